@@ -1,0 +1,262 @@
+package brokersim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// RequestRecord is one request the broker routes received, as served by
+// GET /_sim/requests. Status is the HTTP status answered (0 when the
+// connection was reset by fault injection).
+type RequestRecord struct {
+	Time   time.Time `json:"time"`
+	KeyID  string    `json:"keyId"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	Query  string    `json:"query"`
+	Body   string    `json:"body"`
+	Status int       `json:"status"`
+}
+
+type requestLog struct{ entries []RequestRecord }
+
+// logRequest appends the request to the log and returns its index. Secrets
+// are never logged: only the public key id.
+func (s *Sim) logRequest(r *http.Request, body []byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log.entries = append(s.log.entries, RequestRecord{
+		Time:   s.clockNow(),
+		KeyID:  r.Header.Get(s.sc.KeyHeaderPrefix + "-API-KEY-ID"),
+		Method: r.Method,
+		Path:   r.URL.Path,
+		Query:  r.URL.RawQuery,
+		Body:   string(body),
+	})
+	return len(s.log.entries) - 1
+}
+
+func (s *Sim) setStatus(i, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < len(s.log.entries) {
+		s.log.entries[i].Status = status
+	}
+}
+
+// Requests returns a copy of the request log, oldest first.
+func (s *Sim) Requests() []RequestRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RequestRecord(nil), s.log.entries...)
+}
+
+// Advance moves the simulator's clock forward by d: a clock that can jump
+// (fake, scaled) is moved, so code sharing it moves too; otherwise the
+// simulator keeps an offset of its own.
+func (s *Sim) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.clk.(interface{ Advance(time.Duration) }); ok {
+		a.Advance(d)
+	} else {
+		s.offset += d
+	}
+	s.advanceLocked()
+}
+
+// SetPrice sets a symbol's last price and lets working orders react.
+func (s *Sim) SetPrice(symbol string, price decimal.Decimal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	s.prices[symbol] = price
+	s.ord.priceChanged(s, symbol)
+}
+
+// SetFaults replaces the fault configuration.
+func (s *Sim) SetFaults(f Faults) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults.cfg = f
+	return nil
+}
+
+// Reset rebuilds the world from the scenario and clears the request log and
+// faults; the clock keeps running.
+func (s *Sim) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = faultState{}
+	s.resetLocked()
+}
+
+// Settings are the scenario values that can change at run time.
+type Settings struct {
+	FeeDelay         *Duration `json:"feeDelay,omitempty"`
+	CreditClear      *Duration `json:"creditClear,omitempty"`
+	FeeMultiplier    *Decimal  `json:"feeMultiplier,omitempty"`
+	CreditBackRefund *Decimal  `json:"creditBackRefund,omitempty"`
+	RateLimits       *bool     `json:"rateLimits,omitempty"`
+}
+
+// ApplySettings changes the given settings for what happens from now on.
+func (s *Sim) ApplySettings(st Settings) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.FeeDelay != nil {
+		s.sc.Timing.FeeDelay = *st.FeeDelay
+	}
+	if st.CreditClear != nil {
+		s.sc.Timing.CreditClear = *st.CreditClear
+	}
+	if st.FeeMultiplier != nil {
+		s.sc.FeeMultiplier = *st.FeeMultiplier
+	}
+	if st.CreditBackRefund != nil {
+		s.sc.CreditBackRefund = *st.CreditBackRefund
+	}
+	if st.RateLimits != nil {
+		s.sc.RateLimits = *st.RateLimits
+		s.limits.on = *st.RateLimits
+	}
+}
+
+// AddCashRows appends rows to the cash ledger, as a broker back office would.
+func (s *Sim) AddCashRows(rows []ScenarioCashRow) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range rows {
+		if err := s.cash.addSeed(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serveAdmin answers the /_sim/ routes. They are not part of the broker
+// interface: no credentials, no rate limits, no faults, not logged.
+func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	route := r.Method + " " + strings.TrimSuffix(r.URL.Path, "/")
+	writeJSON := func(v any) {
+		w.Header().Set("Content-Type", ctypeJSON)
+		json.NewEncoder(w).Encode(v)
+	}
+	bad := func(err error) { http.Error(w, err.Error(), http.StatusBadRequest) }
+	decode := func(v any) bool {
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			bad(fmt.Errorf("body: %w", err))
+			return false
+		}
+		return true
+	}
+	switch route {
+	case "GET /_sim/requests":
+		all := s.Requests()
+		if v := r.URL.Query().Get("since"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				bad(fmt.Errorf("since must be a non-negative index"))
+				return
+			}
+			all = all[min(n, len(all)):]
+		}
+		writeJSON(all)
+	case "DELETE /_sim/requests":
+		s.mu.Lock()
+		s.log = requestLog{}
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	case "GET /_sim/clock":
+		writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
+	case "POST /_sim/clock":
+		var req struct {
+			Advance Duration  `json:"advance"`
+			Set     time.Time `json:"set"`
+		}
+		if !decode(&req) {
+			return
+		}
+		if !req.Set.IsZero() {
+			now := s.Now()
+			if req.Set.Before(now) {
+				bad(fmt.Errorf("set: the clock only moves forward (now %s)", now.UTC().Format(time.RFC3339Nano)))
+				return
+			}
+			req.Advance += Duration(req.Set.Sub(now))
+		}
+		if req.Advance < 0 {
+			bad(fmt.Errorf("advance must not be negative"))
+			return
+		}
+		s.Advance(time.Duration(req.Advance))
+		writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
+	case "POST /_sim/prices":
+		var req struct {
+			Symbol string  `json:"symbol"`
+			Price  Decimal `json:"price"`
+		}
+		if !decode(&req) {
+			return
+		}
+		if req.Symbol == "" || !req.Price.IsPositive() {
+			bad(fmt.Errorf("need a symbol and a positive price"))
+			return
+		}
+		s.SetPrice(req.Symbol, req.Price.Decimal)
+		w.WriteHeader(http.StatusNoContent)
+	case "GET /_sim/faults":
+		s.mu.Lock()
+		f := s.faults.cfg
+		s.mu.Unlock()
+		writeJSON(f)
+	case "PUT /_sim/faults", "POST /_sim/faults":
+		var f Faults
+		if !decode(&f) {
+			return
+		}
+		if err := s.SetFaults(f); err != nil {
+			bad(err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case "PATCH /_sim/settings", "POST /_sim/settings":
+		var st Settings
+		if !decode(&st) {
+			return
+		}
+		s.ApplySettings(st)
+		w.WriteHeader(http.StatusNoContent)
+	case "POST /_sim/ledger":
+		var rows []ScenarioCashRow
+		if !decode(&rows) {
+			return
+		}
+		if err := s.AddCashRows(rows); err != nil {
+			bad(err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case "POST /_sim/reset":
+		s.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	case "GET /_sim/scenario":
+		s.mu.Lock()
+		sc := s.sc
+		s.mu.Unlock()
+		writeJSON(sc)
+	default:
+		http.Error(w, "unknown admin route "+route, http.StatusNotFound)
+	}
+}
