@@ -87,7 +87,9 @@ func notFoundText() reply { return textReply(http.StatusNotFound, "Not found") }
 func pageNotFound() reply { return textReply(http.StatusNotFound, "404 page not found") }
 
 // methodNotAllowed is the router's answer to a wrong method.
-func methodNotAllowed() reply { return textReply(http.StatusMethodNotAllowed, "405 method not allowed") }
+func methodNotAllowed() reply {
+	return textReply(http.StatusMethodNotAllowed, "405 method not allowed")
+}
 
 // errorJSON is the broker's { statusCode, message, detail } error body.
 type errorJSON struct {
