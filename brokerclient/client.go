@@ -1,0 +1,390 @@
+package brokerclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator/clock"
+)
+
+// DefaultHeaderPrefix is the key-header prefix of the public service that
+// publishes this interface (TZ-API-KEY-ID, TZ-API-SECRET-KEY).
+const DefaultHeaderPrefix = "TZ"
+
+// maxErrorBody caps how much of an error body is read into an error value.
+const maxErrorBody = 64 << 10
+
+// Client talks to the broker's REST interface. It is safe for concurrent use;
+// every goroutine shares its per-route token buckets, so together they stay
+// inside the spec's rate limits.
+type Client struct {
+	baseURL   *url.URL
+	http      *http.Client
+	keyID     string
+	secret    string
+	tokens    TokenSource
+	prefix    string
+	userAgent string
+	clock     clock.Clock
+	logger    *slog.Logger
+	pacer     *pacer
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	common service
+
+	// Accounts reads accounts and profit and loss.
+	Accounts *AccountsService
+	// Orders places, reads and cancels orders, and reads routes and easy-to-borrow.
+	Orders *OrdersService
+	// Positions reads open, closed and historical positions.
+	Positions *PositionsService
+	// Locates runs the short-locate endpoints.
+	Locates *LocatesService
+	// Ledger reads the cash ledger.
+	Ledger *LedgerService
+}
+
+type service struct{ client *Client }
+
+// TokenSource supplies a bearer token for the partner OAuth flow; when set,
+// requests carry Authorization: Bearer instead of the key headers.
+type TokenSource interface {
+	Token(ctx context.Context) (string, error)
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithBaseURL sets the REST base address, for example the simulator's.
+func WithBaseURL(raw string) Option {
+	return func(c *Client) error {
+		u, err := url.Parse(strings.TrimSuffix(raw, "/"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("base URL %q: want http(s)://host[:port]", raw)
+		}
+		c.baseURL = u
+		return nil
+	}
+}
+
+// WithCredentials sets the API key pair. The secret is only ever written to
+// the request header.
+func WithCredentials(keyID, secret string) Option {
+	return func(c *Client) error {
+		if keyID == "" || secret == "" {
+			return errors.New("credentials: key id and secret are both required")
+		}
+		c.keyID, c.secret = keyID, secret
+		return nil
+	}
+}
+
+// WithTokenSource authenticates with partner OAuth bearer tokens.
+func WithTokenSource(ts TokenSource) Option {
+	return func(c *Client) error { c.tokens = ts; return nil }
+}
+
+// WithHeaderPrefix sets the key-header prefix (default "TZ").
+func WithHeaderPrefix(p string) Option {
+	return func(c *Client) error {
+		if p == "" || strings.ContainsAny(p, " :\r\n") {
+			return fmt.Errorf("header prefix %q is not a header-name token", p)
+		}
+		c.prefix = p
+		return nil
+	}
+}
+
+// WithHTTPClient sets the *http.Client used for every call.
+func WithHTTPClient(h *http.Client) Option {
+	return func(c *Client) error { c.http = h; return nil }
+}
+
+// WithUserAgent sets the User-Agent header; the spec asks servers to send a
+// stable, identifying one.
+func WithUserAgent(ua string) Option { return func(c *Client) error { c.userAgent = ua; return nil } }
+
+// WithClock sets the clock used for pacing and back-off waits.
+func WithClock(clk clock.Clock) Option { return func(c *Client) error { c.clock = clk; return nil } }
+
+// WithLogger sets the structured logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(c *Client) error { c.logger = l; return nil } }
+
+// WithRandSeed makes back-off jitter repeatable (tests).
+func WithRandSeed(seed uint64) Option {
+	return func(c *Client) error { c.rng = rand.New(rand.NewPCG(seed, seed+1)); return nil }
+}
+
+// WithoutPacing turns the client-side token buckets off; only for benchmarks
+// against a simulator whose limits are lifted.
+func WithoutPacing() Option { return func(c *Client) error { c.pacer.off = true; return nil } }
+
+// NewClient builds a client. A base URL and either a key pair or a token
+// source are required.
+func NewClient(opts ...Option) (*Client, error) {
+	c := &Client{
+		http:      &http.Client{Timeout: 15 * time.Second},
+		prefix:    DefaultHeaderPrefix,
+		userAgent: "locator-brokerclient/1",
+		clock:     clock.Real{},
+		logger:    slog.New(slog.DiscardHandler),
+		pacer:     newPacer(),
+		rng:       rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x10ca7e)),
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, fmt.Errorf("brokerclient: %w", err)
+		}
+	}
+	if c.baseURL == nil {
+		return nil, errors.New("brokerclient: a base URL is required (WithBaseURL)")
+	}
+	if c.keyID == "" && c.tokens == nil {
+		return nil, errors.New("brokerclient: credentials are required (WithCredentials or WithTokenSource)")
+	}
+	c.common.client = c
+	c.Accounts = (*AccountsService)(&c.common)
+	c.Orders = (*OrdersService)(&c.common)
+	c.Positions = (*PositionsService)(&c.common)
+	c.Locates = (*LocatesService)(&c.common)
+	c.Ledger = (*LedgerService)(&c.common)
+	return c, nil
+}
+
+// BaseURL returns the configured base address.
+func (c *Client) BaseURL() string { return c.baseURL.String() }
+
+// KeyID returns the public key id (never the secret).
+func (c *Client) KeyID() string { return c.keyID }
+
+// Response wraps the final HTTP response of a call.
+type Response struct {
+	*http.Response
+	// Attempts is how many times the request was sent (1 without retries).
+	Attempts int
+}
+
+// retryPolicy says what may be repeated when an attempt fails.
+type retryPolicy int
+
+const (
+	// retryRead: reads and writes the spec says are safe to repeat (locate
+	// accept, locate cancel, order cancel): transport errors, 5xx and 429 retry.
+	retryRead retryPolicy = iota
+	// retryNever: writes that must not be duplicated (locate quote, locate
+	// sell, order placement). Only a 429, which the service answers without
+	// processing, is retried; a lost answer is an OutcomeUnknownError.
+	retryNever
+)
+
+// call describes one endpoint invocation.
+type call struct {
+	method   string
+	path     string // already escaped
+	query    url.Values
+	body     any    // JSON-encoded unless it is a formBody
+	route    string // pacing bucket, a key of the spec's "Rate limits" table
+	retry    retryPolicy
+	clientID string // the client id a non-repeatable write carries
+	op       string // human name, for errors and logs
+}
+
+// formBody is sent as application/x-www-form-urlencoded.
+type formBody url.Values
+
+// maxTransientRetries bounds retries of transport errors and 5xx.
+const maxTransientRetries = 4
+
+// maxRateLimitRetries bounds 429 recoveries (1–2 s, then 2, 4, 8, 16, 32, 60 s).
+const maxRateLimitRetries = 7
+
+// do runs a call: pacing, sending, the spec's 429 recovery, narrow retries,
+// the error taxonomy and decoding of a JSON success body into v.
+func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
+	var payload []byte
+	ctype := ""
+	switch b := cl.body.(type) {
+	case nil:
+	case formBody:
+		payload = []byte(url.Values(b).Encode())
+		ctype = "application/x-www-form-urlencoded"
+	default:
+		var err error
+		if payload, err = json.Marshal(b); err != nil {
+			return nil, fmt.Errorf("brokerclient: %s: encode body: %w", cl.op, err)
+		}
+		ctype = "application/json"
+	}
+	target := c.baseURL.String() + cl.path
+	if len(cl.query) > 0 {
+		target += "?" + cl.query.Encode()
+	}
+
+	transient, limited := 0, 0
+	for attempt := 1; ; attempt++ {
+		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, cl.method, target, bytes.NewReader(payload))
+		if err != nil {
+			return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, err)
+		}
+		if payload == nil {
+			req.Body, req.ContentLength = nil, 0
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("User-Agent", c.userAgent)
+		if err := c.authorize(ctx, req); err != nil {
+			return nil, err
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if cl.retry == retryNever {
+				return nil, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
+			}
+			if transient++; transient > maxTransientRetries {
+				return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, redact(err))
+			}
+			c.logger.Debug("transport error, retrying", "op", cl.op, "attempt", attempt, "err", redact(err))
+			if err := clock.Sleep(ctx, c.clock, c.backoff(transient)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		r := &Response{Response: resp, Attempts: attempt}
+		if resp.StatusCode == http.StatusTooManyRequests {
+			drain(resp)
+			limited++
+			if limited > maxRateLimitRetries {
+				return r, &RateLimitError{Op: cl.op, Attempts: attempt}
+			}
+			wait := c.rateLimitWait(limited)
+			c.logger.Warn("rate limited (429); backing off", "op", cl.op, "wait", wait)
+			if err := clock.Sleep(ctx, c.clock, wait); err != nil {
+				return r, err
+			}
+			continue
+		}
+		if resp.StatusCode >= 500 {
+			errResp := checkResponse(cl, resp)
+			if cl.retry == retryNever {
+				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: errResp}
+			}
+			if transient++; transient > maxTransientRetries {
+				return r, errResp
+			}
+			if err := clock.Sleep(ctx, c.clock, c.backoff(transient)); err != nil {
+				return r, err
+			}
+			continue
+		}
+		if resp.StatusCode >= 300 {
+			return r, checkResponse(cl, resp)
+		}
+		defer resp.Body.Close()
+		if v == nil {
+			drain(resp)
+			return r, nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			if cl.retry == retryNever {
+				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
+			}
+			return r, fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			return r, &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
+		}
+		return r, nil
+	}
+}
+
+// authorize sets the key headers or the bearer token.
+func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+	if c.tokens != nil {
+		tok, err := c.tokens.Token(ctx)
+		if err != nil {
+			return fmt.Errorf("brokerclient: token: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return nil
+	}
+	req.Header.Set(c.prefix+"-API-KEY-ID", c.keyID)
+	req.Header.Set(c.prefix+"-API-SECRET-KEY", c.secret)
+	return nil
+}
+
+// rateLimitWait is the spec's recovery: wait 1 to 2 seconds and retry once;
+// if it persists, 2, 4, 8 seconds with jitter, capped at 60.
+func (c *Client) rateLimitWait(n int) time.Duration {
+	if n == 1 {
+		return time.Second + c.jitter(time.Second)
+	}
+	base := min(time.Duration(1<<(n-1))*time.Second, 60*time.Second)
+	return min(base+c.jitter(base/4), 60*time.Second)
+}
+
+// backoff is the wait before the n-th retry of a transport error or 5xx:
+// 250 ms doubling, with jitter, capped at the spec's 60 s.
+func (c *Client) backoff(n int) time.Duration {
+	base := min(250*time.Millisecond<<(n-1), 60*time.Second)
+	return base + c.jitter(base/2)
+}
+
+func (c *Client) jitter(max time.Duration) time.Duration {
+	if max <= 0 {
+		return 0
+	}
+	c.rngMu.Lock()
+	defer c.rngMu.Unlock()
+	return time.Duration(c.rng.Int64N(int64(max)))
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+}
+
+// redact strips the query from URL errors; secrets travel only in headers,
+// but a query may carry account data the logs need not see.
+func redact(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			u.RawQuery = ""
+			return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
+		}
+	}
+	return err
+}
+
+func truncate(b []byte) string {
+	const n = 512
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// pathEscape escapes one path segment.
+func pathEscape(s string) string { return url.PathEscape(s) }

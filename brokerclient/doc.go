@@ -1,0 +1,10 @@
+// Package brokerclient is a typed client of the broker's whole REST interface
+// (spec: ../shared/spec/broker-interface.md, "Endpoints"). It paces every
+// route with a token bucket matching the spec's "Rate limits" table, recovers
+// 429s on the spec's schedule, retries only what is safe to repeat, reports a
+// lost answer to a quote, sell or order as OutcomeUnknownError carrying the
+// client id, and decodes every shape the spec warns about without losing data.
+//
+// Services are grouped by area, after go-github: Client.Accounts,
+// Client.Orders, Client.Positions, Client.Locates, Client.Ledger.
+package brokerclient
