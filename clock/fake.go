@@ -130,3 +130,42 @@ func (t *fakeTimer) Stop() bool {
 	t.fired = true
 	return true
 }
+
+// AdvanceToNext moves the clock to the earliest pending timer's deadline and
+// fires it; it reports false when no timer is pending.
+func (f *Fake) AdvanceToNext() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.timers) == 0 {
+		return false
+	}
+	next := f.timers[0].at
+	for _, t := range f.timers[1:] {
+		if t.at.Before(next) {
+			next = t.at
+		}
+	}
+	if next.After(f.now) {
+		f.setLocked(next)
+	} else {
+		f.setLocked(f.now)
+	}
+	return true
+}
+
+// Run drives the clock as virtual time until stop is closed: whenever timers
+// are pending and nothing has happened for a moment of wall time, it jumps
+// to the next deadline. Code that sleeps on the clock then runs at full speed
+// while keeping its relative timing exact.
+func (f *Fake) Run(stop <-chan struct{}) {
+	tick := time.NewTicker(200 * time.Microsecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			f.AdvanceToNext()
+		}
+	}
+}
