@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes, the contract in DESIGN.md.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // unexpected failure
+	exitUsage    = 2 // bad usage or input; nothing was sent
+	exitBroker   = 3 // the broker rejected, expired or cancelled it
+	exitDeclined = 4 // declined by the cost policy
+)
+
+// Main is the program, separated from os so tests can drive it.
+type Main struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// NewMain returns a Main writing to the given streams and reading the given
+// environment.
+func NewMain(stdout, stderr io.Writer, getenv func(string) string) *Main {
+	return &Main{Stdout: stdout, Stderr: stderr, Getenv: getenv}
+}
+
+// command is one subcommand: its flags are declared on fs, then Run gets the
+// positional arguments.
+type command interface {
+	synopsis() string
+	flags(fs *pflag.FlagSet)
+	run(ctx context.Context, args []string) error
+}
+
+// commands lists the subcommands by name.
+func (m *Main) commands() map[string]func() command {
+	return map[string]func() command{
+		"sim":  func() command { return &simCommand{m: m} },
+	}
+}
+
+// usageError is bad usage or input: exit 2, nothing was sent.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Run parses args, runs the subcommand and returns the exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	cmds := m.commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		m.usage(cmds)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	mk, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(m.Stderr, "locator: unknown command %q\n\n", args[0])
+		m.usage(cmds)
+		return exitUsage
+	}
+	cmd := mk()
+	fs := pflag.NewFlagSet("locator "+args[0], pflag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	cmd.flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	err := cmd.run(ctx, fs.Args())
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(m.Stderr, "locator %s: interrupted\n", args[0])
+		return exitFailure
+	default:
+		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
+		return exitFailure
+	}
+}
+
+func (m *Main) usage(cmds map[string]func() command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("usage: locator <command> [flags]\n\ncommands:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-12s %s\n", n, cmds[n]().synopsis())
+	}
+	b.WriteString("\nRun 'locator <command> --help' for a command's flags.\n")
+	fmt.Fprint(m.Stderr, b.String())
+}

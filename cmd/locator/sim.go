@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
+)
+
+// simCommand serves the broker simulator until interrupted.
+type simCommand struct {
+	m             *Main
+	addr          string
+	scenario      string
+	speed         float64
+	start         string
+	seed          uint64
+	noRateLimits  bool
+	printScenario bool
+	faults        brokersim.Faults
+	faultDelay    time.Duration
+}
+
+func (c *simCommand) synopsis() string {
+	return "serve the broker simulator; prints one JSON line with its address and keys when ready"
+}
+
+func (c *simCommand) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:0", "address to listen on")
+	fs.StringVar(&c.scenario, "scenario", "", "scenario JSON file (default: the embedded scenario)")
+	fs.Float64Var(&c.speed, "speed", 1, "run the simulator's clock N times faster than real time")
+	fs.StringVar(&c.start, "start", "", "start the simulator's clock at this RFC 3339 instant")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed for settle delays and fault draws (default: the scenario's)")
+	fs.BoolVar(&c.noRateLimits, "no-rate-limits", false, "lift the per-route rate limits")
+	fs.BoolVar(&c.printScenario, "print-scenario", false, "print the scenario as JSON and exit")
+	fs.StringVar(&c.faults.Match, "fault-match", "", `limit faults to requests whose "METHOD /path" contains this`)
+	fs.Float64Var(&c.faults.Rate500, "fault-500", 0, "fraction of requests answered 500")
+	fs.Float64Var(&c.faults.Rate503, "fault-503", 0, "fraction of requests answered 503")
+	fs.Float64Var(&c.faults.Rate429, "fault-429", 0, "fraction of requests answered 429")
+	fs.Float64Var(&c.faults.RateReset, "fault-reset", 0, "fraction of connections reset before processing")
+	fs.Float64Var(&c.faults.RateResetAfter, "fault-reset-after", 0, "fraction of connections reset after processing")
+	fs.Float64Var(&c.faults.RateDelay, "fault-delay", 0, "fraction of requests delayed")
+	fs.DurationVar(&c.faultDelay, "fault-delay-time", 2*time.Second, "how long a delayed request waits (wall time)")
+}
+
+// readyLine is the contract of DESIGN.md: printed once, when serving.
+type readyLine struct {
+	BaseURL string     `json:"baseURL"`
+	WSURL   string     `json:"wsURL"`
+	Keys    []readyKey `json:"keys"`
+}
+
+type readyKey struct {
+	KeyID    string   `json:"keyId"`
+	Secret   string   `json:"secret"`
+	Env      string   `json:"env"`
+	Accounts []string `json:"accounts"`
+}
+
+func (c *simCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	sc := brokersim.DefaultScenario()
+	if c.scenario != "" {
+		var err error
+		if sc, err = brokersim.LoadScenario(c.scenario); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	if c.noRateLimits {
+		sc.RateLimits = false
+	}
+	if c.printScenario {
+		enc := json.NewEncoder(c.m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sc)
+	}
+	if c.speed <= 0 {
+		return usagef("--speed must be positive")
+	}
+	var clk clock.Clock = clock.Real{}
+	if c.start != "" || c.speed != 1 {
+		start := time.Now()
+		if c.start != "" {
+			t, err := time.Parse(time.RFC3339, c.start)
+			if err != nil {
+				return usagef("--start %q: want RFC 3339, like 2026-11-25T15:00:00Z", c.start)
+			}
+			start = t
+		}
+		clk = clock.NewScaled(start, c.speed)
+	}
+	c.faults.Delay = brokersim.Duration(c.faultDelay)
+	opts := []brokersim.Option{brokersim.WithClock(clk), brokersim.WithFaults(c.faults)}
+	if c.seed != 0 {
+		opts = append(opts, brokersim.WithSeed(c.seed))
+	}
+	sim, err := brokersim.New(sc, opts...)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return usagef("--addr %s: %v", c.addr, err)
+	}
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	addr := ln.Addr().String()
+	ready := readyLine{BaseURL: "http://" + addr, WSURL: "ws://" + addr}
+	for _, k := range sc.Keys {
+		ready.Keys = append(ready.Keys, readyKey{KeyID: k.KeyID, Secret: k.Secret, Env: k.Env, Accounts: k.Accounts})
+	}
+	if err := json.NewEncoder(c.m.Stdout).Encode(ready); err != nil {
+		return err
+	}
+	if f, ok := c.m.Stdout.(*os.File); ok {
+		f.Sync()
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
