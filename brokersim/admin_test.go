@@ -1,0 +1,62 @@
+package brokersim_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/simtest"
+)
+
+// The admin routes under /_sim/ (DESIGN.md "Contracts"): the request log,
+// the clock, reset. They sit outside the broker interface.
+func TestAdmin(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	b.Do(t, b.Live, "GET", "/v1/api/accounts/LV100001/locates/history?x=1", nil)
+	b.Do(t, b.Live, "POST", "/v1/api/accounts/locates/accept", `{"accountId":"LV100001","quoteReqID":"q1"}`)
+
+	r := b.Do(t, simtest.Key{}, "GET", "/_sim/requests", nil)
+	var log []map[string]any
+	r.JSON(t, &log)
+	if len(log) != 2 {
+		t.Fatalf("log has %d entries, want 2 (admin calls are not logged)", len(log))
+	}
+	for _, k := range []string{"time", "keyId", "method", "path", "query", "body", "status"} {
+		if _, ok := log[0][k]; !ok {
+			t.Errorf("log entry lacks %q: %v", k, log[0])
+		}
+	}
+	if log[0]["query"] != "x=1" || log[1]["body"] != `{"accountId":"LV100001","quoteReqID":"q1"}` || log[1]["keyId"] != b.Live.ID {
+		t.Errorf("log entries %v", log)
+	}
+	if raw, _ := json.Marshal(log); strings.Contains(string(raw), b.Live.Secret) {
+		t.Error("the request log carries the secret")
+	}
+	if r := b.Do(t, simtest.Key{}, "GET", "/_sim/requests?since=1", nil); len(decodeArray(t, r)) != 1 {
+		t.Error("since=1 should return the last entry only")
+	}
+
+	before := b.Sim.Now()
+	r = b.Do(t, simtest.Key{}, "POST", "/_sim/clock", `{"advance":"30s"}`)
+	if r.Status != 200 || b.Clock.Now().Sub(before) != 30*time.Second {
+		t.Errorf("advance: %d %s; clock moved %s", r.Status, r.Body, b.Clock.Now().Sub(before))
+	}
+	if r := b.Do(t, simtest.Key{}, "POST", "/_sim/clock", `{"set":"2020-01-01T00:00:00Z"}`); r.Status != 400 {
+		t.Errorf("setting the clock backwards: %d, want 400", r.Status)
+	}
+	if r := b.Do(t, simtest.Key{}, "POST", "/_sim/reset", nil); r.Status != 204 || len(b.Sim.Requests()) != 0 {
+		t.Errorf("reset: %d, log %d entries", r.Status, len(b.Sim.Requests()))
+	}
+	if r := b.Do(t, simtest.Key{}, "GET", "/_sim/nothing", nil); r.Status != 404 {
+		t.Errorf("unknown admin route: %d", r.Status)
+	}
+}
+
+func decodeArray(t *testing.T, r *simtest.Response) []json.RawMessage {
+	t.Helper()
+	var a []json.RawMessage
+	r.JSON(t, &a)
+	return a
+}
