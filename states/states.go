@@ -1,0 +1,320 @@
+// Package states defines locator's workflows as data: the states a locate
+// request and a credit-back pass through, the events that move them, and the
+// transition tables that looplab/fsm checks. It does no I/O and imports
+// nothing of locator's, so the engine, the store and the CLI share one truth.
+package states
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/looplab/fsm"
+)
+
+// Kind names a workflow machine.
+type Kind string
+
+const (
+	// Locate is the quote workflow: quote, watch the offer, accept or decline.
+	// A Reg SHO pair (id and id.SU) is one Locate workflow with two legs.
+	Locate Kind = "locate"
+	// CreditBack is the sell workflow that returns unused located shares.
+	CreditBack Kind = "credit_back"
+)
+
+// State is where a workflow stands.
+type State string
+
+// Locate workflow states. The broker's status code that leads into a state,
+// if any, is in brackets.
+const (
+	// Requested: intent persisted (with its quoteReqID), nothing sent yet.
+	Requested State = "requested"
+	// Quoting: the quote was sent; the row is absent or Quoting [81].
+	Quoting State = "quoting"
+	// Pending: the broker holds the quote without inventory [54].
+	Pending State = "pending"
+	// Offered: an offer is live for 30 seconds [65].
+	Offered State = "offered"
+	// Accepting: the accept was persisted and sent; waiting for Filled.
+	Accepting State = "accepting"
+	// Canceling: a cancel requested by the user was sent; waiting for [52].
+	Canceling State = "canceling"
+	// Filled: the shares are located [50]. Terminal.
+	Filled State = "filled"
+	// Declined: the cost policy said no and the offer was cancelled. Terminal.
+	Declined State = "declined"
+	// Canceled: cancelled before fill [52]. Terminal.
+	Canceled State = "canceled"
+	// Expired: the offer window closed, or a pending quote lapsed [67]. Terminal.
+	Expired State = "expired"
+	// Rejected: the broker refused the quote [56]. Terminal.
+	Rejected State = "rejected"
+	// Failed: the engine gave up, with a reason. Terminal.
+	Failed State = "failed"
+	// Covered: inventory already covered the request; nothing was quoted. Terminal.
+	Covered State = "covered"
+	// NotNeeded: the symbol is easy to borrow; nothing was quoted. Terminal.
+	NotNeeded State = "not_needed"
+)
+
+// Credit-back workflow states (Requested, Canceled, Rejected and Failed are
+// shared with the locate workflow).
+const (
+	// Submitted: the sell was sent; its row is not seen yet.
+	Submitted State = "submitted"
+	// New: the broker queued the credit-back [48].
+	New State = "new"
+	// Credited: the credit cleared [50]. Terminal.
+	Credited State = "credited"
+)
+
+// Event moves a workflow. Row events come from history rows by status code;
+// the others are engine decisions.
+type Event string
+
+const (
+	// Send: the quote or sell left (write-ahead record already persisted).
+	Send Event = "send"
+	// RowQuoting .. RowNew mirror the history row's locateStatus.
+	RowQuoting  Event = "row_quoting"  // 81
+	RowPending  Event = "row_pending"  // 54
+	RowOffered  Event = "row_offered"  // 65
+	RowFilled   Event = "row_filled"   // 50
+	RowCanceled Event = "row_canceled" // 52
+	RowExpired  Event = "row_expired"  // 67
+	RowRejected Event = "row_rejected" // 56
+	RowNew      Event = "row_new"      // 48
+	// Accept: policy (or the user) took the offer; the accept is being sent.
+	Accept Event = "accept"
+	// Decline: policy refused the offer; a cancel is being sent.
+	Decline Event = "decline"
+	// Cancel: the user asked to cancel.
+	Cancel Event = "cancel"
+	// Timeout: the offer window closed without a terminal row.
+	Timeout Event = "timeout"
+	// Fail: the engine gave up (reason recorded).
+	Fail Event = "fail"
+	// Cover: inventory already covers the request.
+	Cover Event = "cover"
+	// Skip: the symbol is easy to borrow.
+	Skip Event = "skip"
+)
+
+// EventForStatus maps a history row's locateStatus to its event.
+func EventForStatus(code int) (Event, bool) {
+	switch code {
+	case 81:
+		return RowQuoting, true
+	case 54:
+		return RowPending, true
+	case 65:
+		return RowOffered, true
+	case 50:
+		return RowFilled, true
+	case 52:
+		return RowCanceled, true
+	case 67:
+		return RowExpired, true
+	case 56:
+		return RowRejected, true
+	case 48:
+		return RowNew, true
+	}
+	return "", false
+}
+
+func ev(e Event, to State, from ...State) fsm.EventDesc {
+	src := make([]string, len(from))
+	for i, s := range from {
+		src[i] = string(s)
+	}
+	return fsm.EventDesc{Name: string(e), Src: src, Dst: string(to)}
+}
+
+// locateEvents is the locate workflow's transition table.
+var locateEvents = []fsm.EventDesc{
+	ev(Skip, NotNeeded, Requested),
+	ev(Cover, Covered, Requested),
+	ev(Send, Quoting, Requested),
+	ev(RowQuoting, Quoting, Quoting),
+	ev(RowPending, Pending, Quoting, Pending),
+	ev(RowOffered, Offered, Quoting, Pending, Offered),
+	ev(Accept, Accepting, Offered),
+	ev(RowFilled, Filled, Quoting, Pending, Offered, Accepting, Canceling),
+	ev(Decline, Declined, Offered, Pending),
+	ev(Cancel, Canceling, Quoting, Pending, Offered),
+	ev(RowCanceled, Canceled, Quoting, Pending, Offered, Accepting, Canceling),
+	ev(RowExpired, Expired, Quoting, Pending, Offered, Accepting, Canceling),
+	ev(Timeout, Expired, Offered, Accepting, Pending),
+	ev(RowRejected, Rejected, Quoting, Pending),
+	ev(Fail, Failed, Requested, Quoting, Pending, Offered, Accepting, Canceling),
+	// Rows seen again after the end change nothing; a declined offer's
+	// cancel confirmation (52), or its expiry if the cancel lost the race,
+	// is expected.
+	ev(RowFilled, Filled, Filled),
+	ev(RowCanceled, Canceled, Canceled),
+	ev(RowExpired, Expired, Expired),
+	ev(RowRejected, Rejected, Rejected),
+	ev(RowCanceled, Declined, Declined),
+	ev(RowExpired, Declined, Declined),
+}
+
+// creditBackEvents is the credit-back workflow's transition table.
+var creditBackEvents = []fsm.EventDesc{
+	ev(Send, Submitted, Requested),
+	ev(RowNew, New, Submitted, New),
+	ev(RowFilled, Credited, Submitted, New),
+	ev(Cancel, Canceling, Submitted, New),
+	ev(RowCanceled, Canceled, Submitted, New, Canceling),
+	ev(RowRejected, Rejected, Submitted, New, Canceling),
+	ev(Fail, Failed, Requested, Submitted, New, Canceling),
+	ev(RowFilled, Credited, Credited),
+	ev(RowCanceled, Canceled, Canceled),
+	ev(RowRejected, Rejected, Rejected),
+}
+
+// Events returns a copy of kind's transition table.
+func Events(kind Kind) []fsm.EventDesc {
+	switch kind {
+	case Locate:
+		return slices.Clone(locateEvents)
+	case CreditBack:
+		return slices.Clone(creditBackEvents)
+	}
+	return nil
+}
+
+// Kinds lists the workflow kinds.
+func Kinds() []Kind { return []Kind{Locate, CreditBack} }
+
+// All lists every state of kind, initial first, in table order.
+func All(kind Kind) []State {
+	seen := map[State]bool{Requested: true}
+	out := []State{Requested}
+	for _, e := range Events(kind) {
+		for _, s := range append(slices.Clone(e.Src), e.Dst) {
+			if st := State(s); !seen[st] {
+				seen[st] = true
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// Terminal reports whether no event leaves s.
+func Terminal(s State) bool {
+	switch s {
+	case Filled, Declined, Canceled, Expired, Rejected, Failed, Covered, NotNeeded, Credited:
+		return true
+	}
+	return false
+}
+
+// Machine rebuilds kind's FSM at the persisted state current. Machines are
+// short-lived: build one per decision, check or fire an event, persist, drop
+// it (see DESIGN.md on looplab/fsm's stuck-transition pitfalls).
+func Machine(kind Kind, current State) (*fsm.FSM, error) {
+	evs := Events(kind)
+	if evs == nil {
+		return nil, fmt.Errorf("states: unknown workflow kind %q", kind)
+	}
+	return fsm.NewFSM(string(current), evs, nil), nil
+}
+
+// Next returns where e takes a kind workflow standing at from. A
+// self-transition (the same row seen again) returns from with ok false and
+// no error: nothing to persist.
+func Next(kind Kind, from State, e Event) (to State, changed bool, err error) {
+	m, err := Machine(kind, from)
+	if err != nil {
+		return from, false, err
+	}
+	// WithoutCancel: a cancelled ctx mid-transition would leave the machine
+	// stuck (upstream issues #101, #115); there are no callbacks to cancel.
+	err = m.Event(context.WithoutCancel(context.Background()), string(e))
+	var none fsm.NoTransitionError
+	if errors.As(err, &none) {
+		return from, false, nil
+	}
+	if err != nil {
+		return from, false, &TransitionError{Kind: kind, From: from, Event: e, Err: err}
+	}
+	return State(m.Current()), true, nil
+}
+
+// TransitionError is an event the table does not allow from a state.
+type TransitionError struct {
+	Kind  Kind
+	From  State
+	Event Event
+	Err   error
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("states: %s workflow cannot take %q from %q", e.Kind, e.Event, e.From)
+}
+
+// Unwrap returns looplab's error.
+func (e *TransitionError) Unwrap() error { return e.Err }
+
+// Mermaid renders kind's machine as a Mermaid state diagram.
+func Mermaid(kind Kind) string {
+	var b strings.Builder
+	b.WriteString("stateDiagram-v2\n")
+	fmt.Fprintf(&b, "    [*] --> %s\n", Requested)
+	for _, t := range edges(kind) {
+		fmt.Fprintf(&b, "    %s --> %s: %s\n", t.from, t.to, t.event)
+	}
+	for _, s := range All(kind) {
+		if Terminal(s) {
+			fmt.Fprintf(&b, "    %s --> [*]\n", s)
+		}
+	}
+	return b.String()
+}
+
+// Dot renders kind's machine as a Graphviz digraph.
+func Dot(kind Kind) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "digraph %s {\n    rankdir=LR;\n", kind)
+	for _, s := range All(kind) {
+		shape := "ellipse"
+		if Terminal(s) {
+			shape = "doublecircle"
+		}
+		fmt.Fprintf(&b, "    %q [shape=%s];\n", s, shape)
+	}
+	for _, t := range edges(kind) {
+		fmt.Fprintf(&b, "    %q -> %q [label=%q];\n", t.from, t.to, t.event)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+type edge struct{ from, to, event string }
+
+// edges lists the table's transitions, self-loops omitted, in a stable order.
+func edges(kind Kind) []edge {
+	var out []edge
+	for _, e := range Events(kind) {
+		for _, src := range e.Src {
+			if src != e.Dst {
+				out = append(out, edge{src, e.Dst, e.Name})
+			}
+		}
+	}
+	order := map[State]int{}
+	for i, s := range All(kind) {
+		order[s] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return order[State(out[i].from)] < order[State(out[j].from)]
+	})
+	return out
+}
