@@ -1,0 +1,179 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+)
+
+type testBundle struct {
+	path  string
+	clock *clock.Fake
+	store *store.Store
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	b := &testBundle{path: filepath.Join(t.TempDir(), "locator.db"), clock: clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))}
+	b.store = mustOpen(t, b.path, b.clock)
+	return b
+}
+
+func mustOpen(t *testing.T, path string, clk clock.Clock) *store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), path, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newLocate(id string) *store.Workflow {
+	return &store.Workflow{
+		ID: id, Kind: states.Locate, Account: "LV100001", Symbol: "HTBX", Requested: 250, Quantity: 300,
+		QuoteReqID: "q-" + id, Policy: store.Policy{MaxPrice: decimal.RequireFromString("0.02"), AutoAccept: true},
+	}
+}
+
+func TestCreateApplyAndLog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(2 * time.Second)
+	w, err := b.store.Apply(ctx, "w1", store.Change{From: states.Requested, To: states.Quoting, Event: states.Send, Apply: func(w *store.Workflow) { w.SentAt = b.clock.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.State != states.Quoting || w.Version != 2 || !w.SentAt.Equal(b.clock.Now()) {
+		t.Errorf("after send: %+v", w)
+	}
+	// Compare-and-set: a change from a state the workflow has left fails.
+	_, err = b.store.Apply(ctx, "w1", store.Change{From: states.Requested, To: states.Quoting, Event: states.Send})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Errorf("stale change: %v, want ErrConflict", err)
+	}
+	w, err = b.store.Apply(ctx, "w1", store.Change{From: states.Quoting, To: states.Offered, Event: states.RowOffered, RawRow: []byte(`{"locateStatus":65}`),
+		Apply: func(w *store.Workflow) {
+			w.Legs["q-w1"] = store.Leg{Status: 65, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300}
+			w.ExpiresAt = b.clock.Now().Add(30 * time.Second)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.store.ByQuoteReqID(ctx, "q-w1.SU")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Legs["q-w1"].Price.String() != "0.015" || !got.ExpiresAt.Equal(w.ExpiresAt) || got.Policy.MaxPrice.String() != "0.02" || !got.Policy.AutoAccept {
+		t.Errorf("round trip: %+v", got)
+	}
+	log, err := b.store.Transitions(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 || log[0].To != states.Requested || log[1].Event != states.Send || log[2].RawRow != `{"locateStatus":65}` {
+		t.Errorf("log %+v", log)
+	}
+}
+
+// Two goroutines race to move the same workflow: exactly one wins.
+func TestCompareAndSetUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+		t.Fatal(err)
+	}
+	other := mustOpen(t, b.path, b.clock) // a second process on the same file
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins, conflicts := 0, 0
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := b.store
+			if i%2 == 1 {
+				s = other
+			}
+			_, err := s.Apply(context.Background(), "w1", store.Change{From: states.Requested, To: states.Quoting, Event: states.Send})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, store.ErrConflict):
+				conflicts++
+			default:
+				t.Errorf("unexpected: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 || conflicts != 19 {
+		t.Errorf("wins %d conflicts %d, want 1 and 19", wins, conflicts)
+	}
+}
+
+func TestListAndReopen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	for _, id := range []string{"a", "b", "c"} {
+		if err := b.store.Create(ctx, newLocate(id)); err != nil {
+			t.Fatal(err)
+		}
+		b.clock.Advance(time.Second)
+	}
+	if _, err := b.store.Apply(ctx, "b", store.Change{From: states.Requested, To: states.Covered, Event: states.Cover}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.SaveInventory(ctx, "LV100001", []byte(`[{"symbol":"HTBX","available":300}]`)); err != nil {
+		t.Fatal(err)
+	}
+	b.store.Close()
+
+	s := mustOpen(t, b.path, b.clock) // migrations run again: nothing to do
+	open, err := s.List(ctx, store.Filter{Account: "LV100001", Open: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open) != 2 || open[0].ID != "a" || open[1].ID != "c" {
+		t.Errorf("open workflows %v", ids(open))
+	}
+	newest, _ := s.List(ctx, store.Filter{Limit: 1})
+	if len(newest) != 1 || newest[0].ID != "c" {
+		t.Errorf("newest %v", ids(newest))
+	}
+	rows, at, err := s.LatestInventory(ctx, "LV100001")
+	if err != nil || string(rows) != `[{"symbol":"HTBX","available":300}]` || at.IsZero() {
+		t.Errorf("inventory %s %v %v", rows, at, err)
+	}
+	if _, err := s.Get(ctx, "zzz"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+	if err := s.Create(ctx, newLocate("a")); err == nil {
+		t.Error("duplicate id accepted")
+	}
+}
+
+func ids(ws []*store.Workflow) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.ID)
+	}
+	return out
+}
