@@ -49,3 +49,22 @@ type realTimer struct{ t *time.Timer }
 
 func (r realTimer) C() <-chan time.Time { return r.t.C }
 func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+// WithDeadline is context.WithDeadline on clock c: the context ends when c
+// reaches deadline, so a fake or scaled clock governs it like the rest.
+func WithDeadline(ctx context.Context, c Clock, deadline time.Time) (context.Context, context.CancelFunc) {
+	if _, ok := c.(Real); ok {
+		return context.WithDeadline(ctx, deadline)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	t := c.NewTimer(deadline.Sub(c.Now()))
+	go func() {
+		select {
+		case <-t.C():
+			cancel(context.DeadlineExceeded)
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}

@@ -169,3 +169,29 @@ func (f *Fake) Run(stop <-chan struct{}) {
 		}
 	}
 }
+
+// RunWhen is Run for code whose goroutines all sleep on the clock when idle:
+// it jumps only while at least minTimers timers are pending (everyone is
+// asleep), so time never moves under a goroutine that is busy with I/O.
+func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int) {
+	tick := time.NewTicker(200 * time.Microsecond)
+	defer tick.Stop()
+	quiet := 0
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			if f.Timers() < minTimers {
+				quiet = 0
+				continue
+			}
+			// Twice in a row, so a goroutine that just woke has had a moment
+			// to start its work before time moves again.
+			if quiet++; quiet >= 2 {
+				quiet = 0
+				f.AdvanceToNext()
+			}
+		}
+	}
+}

@@ -33,3 +33,13 @@ func (b *Bundle) RunClock(tb testing.TB) {
 	go func() { defer close(done); b.Clock.Run(stop) }()
 	tb.Cleanup(func() { close(stop); <-done })
 }
+
+// RunClockWhen drives the fake clock as virtual time, jumping only while at
+// least minTimers timers are pending: use it with code whose goroutines all
+// sleep on the clock when idle (the engine's poller and dispatcher: 2).
+func (b *Bundle) RunClockWhen(tb testing.TB, minTimers int) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); b.Clock.RunWhen(stop, minTimers) }()
+	tb.Cleanup(func() { close(stop); <-done })
+}

@@ -148,6 +148,7 @@ var locateEvents = []fsm.EventDesc{
 	ev(RowFilled, Filled, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(Decline, Declined, Offered, Pending),
 	ev(Cancel, Canceling, Quoting, Pending, Offered),
+	ev(Cancel, Canceled, Requested), // nothing was sent: nothing to cancel at the broker
 	ev(RowCanceled, Canceled, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(RowExpired, Expired, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(Timeout, Expired, Offered, Accepting, Pending),
@@ -170,6 +171,7 @@ var creditBackEvents = []fsm.EventDesc{
 	ev(RowNew, New, Submitted, New),
 	ev(RowFilled, Credited, Submitted, New),
 	ev(Cancel, Canceling, Submitted, New),
+	ev(Cancel, Canceled, Requested),
 	ev(RowCanceled, Canceled, Submitted, New, Canceling),
 	ev(RowRejected, Rejected, Submitted, New, Canceling),
 	ev(Fail, Failed, Requested, Submitted, New, Canceling),

@@ -1,0 +1,367 @@
+// Package poller runs one spaced history and inventory poller per account:
+// one history GET per tick serves every waiting workflow, fanned out by
+// quoteReqID (the .SU shadow row goes to its base id), and a row is delivered
+// again only when it changed. The cadence follows the spec's polling
+// guidance: after a write about 2 s then 2 s spacing; idle, inventory every
+// 5 s and history every 8 s; about 1 s while an offer is live or a quote is
+// young, which stays under the history route's 2-per-second limit.
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+)
+
+// Source is what the poller reads; *brokerclient.Client provides it through
+// ClientSource.
+type Source interface {
+	History(ctx context.Context, account string) ([]brokerclient.HistoryRow, error)
+	Inventory(ctx context.Context, account string) ([]brokerclient.InventoryRow, error)
+}
+
+// ClientSource adapts a brokerclient.Client.
+func ClientSource(c *brokerclient.Client) Source { return clientSource{c} }
+
+type clientSource struct{ c *brokerclient.Client }
+
+func (s clientSource) History(ctx context.Context, account string) ([]brokerclient.HistoryRow, error) {
+	rows, _, err := s.c.Locates.History(ctx, account)
+	return rows, err
+}
+
+func (s clientSource) Inventory(ctx context.Context, account string) ([]brokerclient.InventoryRow, error) {
+	rows, _, err := s.c.Locates.Inventory(ctx, account)
+	return rows, err
+}
+
+// Cadence is the poller's spacing, from the spec's "Short locates" rule 7.
+type Cadence struct {
+	AfterWrite       time.Duration // first history poll after a write (2 s)
+	WriteSpacing     time.Duration // spacing of the follow-up polls (2 s)
+	WritePolls       int           // follow-up polls after a write (4)
+	Hot              time.Duration // spacing while an offer is live or a quote young (1 s)
+	IdleHistory      time.Duration // idle history spacing (8 s)
+	IdleInventory    time.Duration // idle inventory spacing (5 s)
+	MaxBackoff       time.Duration // cap of the error back-off (60 s)
+	InventoryOnWrite time.Duration // delay of the inventory refresh asked for after fills and sells
+}
+
+// DefaultCadence is the spec's guidance.
+var DefaultCadence = Cadence{
+	AfterWrite: 2 * time.Second, WriteSpacing: 2 * time.Second, WritePolls: 4,
+	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second,
+	MaxBackoff: 60 * time.Second, InventoryOnWrite: time.Second,
+}
+
+// Config configures a Poller.
+type Config struct {
+	Account string
+	Source  Source
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	Cadence Cadence
+	// Unmatched receives changed rows no watcher claims (optional).
+	Unmatched func(brokerclient.HistoryRow)
+	// OnInventory receives every inventory read (optional).
+	OnInventory func([]brokerclient.InventoryRow)
+	// AfterPoll runs after each history poll's rows were delivered (optional);
+	// the engine checks its timers there.
+	AfterPoll func()
+}
+
+// Poller polls one account. Watch registers interest in a quoteReqID.
+type Poller struct {
+	cfg  Config
+	wake chan struct{}
+
+	mu        sync.Mutex
+	watchers  map[string]func([]brokerclient.HistoryRow)
+	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
+	hot       bool
+	writePoll int       // follow-up polls left after a write
+	nextHist  time.Time // when history is due
+	nextInv   time.Time // when inventory is due
+	polls     int
+	rng       *rand.Rand
+}
+
+// New returns a poller; Run starts it.
+func New(cfg Config) *Poller {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Cadence == (Cadence{}) {
+		cfg.Cadence = DefaultCadence
+	}
+	now := cfg.Clock.Now()
+	return &Poller{
+		cfg: cfg, wake: make(chan struct{}, 1),
+		watchers: map[string]func([]brokerclient.HistoryRow){},
+		seen:     map[string]brokerclient.HistoryRow{},
+		nextHist: now, nextInv: now,
+		rng: rand.New(rand.NewPCG(uint64(now.UnixNano()), 7)),
+	}
+}
+
+// Watch delivers changed rows of quoteReqID and of its .SU shadow to fn,
+// starting with the rows already seen. Both rows of a Reg SHO pair that
+// change in one poll arrive in one call, so a choice between the sides sees
+// both. fn runs on the poller's goroutine.
+func (p *Poller) Watch(quoteReqID string, fn func([]brokerclient.HistoryRow)) {
+	p.mu.Lock()
+	p.watchers[quoteReqID] = fn
+	var replay []brokerclient.HistoryRow
+	for _, id := range []string{quoteReqID, quoteReqID + ".SU"} {
+		if r, ok := p.seen[id]; ok {
+			replay = append(replay, r)
+		}
+	}
+	p.mu.Unlock()
+	if len(replay) > 0 {
+		fn(replay)
+	}
+}
+
+// Unwatch stops deliveries for quoteReqID.
+func (p *Poller) Unwatch(quoteReqID string) {
+	p.mu.Lock()
+	delete(p.watchers, quoteReqID)
+	p.mu.Unlock()
+}
+
+// Wrote tells the poller a write was sent: history is polled about 2 s later
+// and then at 2 s spacing a few times.
+func (p *Poller) Wrote() {
+	p.mu.Lock()
+	due := p.cfg.Clock.Now().Add(p.cfg.Cadence.AfterWrite)
+	if due.Before(p.nextHist) {
+		p.nextHist = due
+	}
+	p.writePoll = p.cfg.Cadence.WritePolls
+	p.mu.Unlock()
+	p.kick()
+}
+
+// SetHot tightens history polling to about 1 s (an offer is live or a quote
+// is young) or relaxes it.
+func (p *Poller) SetHot(hot bool) {
+	p.mu.Lock()
+	changed := p.hot != hot
+	p.hot = hot
+	if hot {
+		if due := p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot); due.Before(p.nextHist) {
+			p.nextHist = due
+		}
+	}
+	p.mu.Unlock()
+	if changed {
+		p.kick()
+	}
+}
+
+// RefreshInventory asks for an inventory read soon (after fills and sells).
+func (p *Poller) RefreshInventory() {
+	p.mu.Lock()
+	if due := p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite); due.Before(p.nextInv) {
+		p.nextInv = due
+	}
+	p.mu.Unlock()
+	p.kick()
+}
+
+// Polls reports how many history polls have completed.
+func (p *Poller) Polls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.polls
+}
+
+func (p *Poller) kick() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// PollHistory reads history once now and delivers what changed; the engine
+// calls it at start-up to reconcile before sending anything.
+func (p *Poller) PollHistory(ctx context.Context) error {
+	rows, err := p.cfg.Source.History(ctx, p.cfg.Account)
+	if err != nil {
+		return err
+	}
+	p.deliver(rows)
+	return nil
+}
+
+// deliver hands the new or changed rows to their watchers, grouped by base
+// id in the order the ids first appear.
+func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
+	var order []string
+	groups := map[string][]brokerclient.HistoryRow{}
+	var unmatched []brokerclient.HistoryRow
+	p.mu.Lock()
+	for _, r := range rows {
+		if prev, ok := p.seen[r.QuoteReqID]; ok && sameRow(prev, r) {
+			continue
+		}
+		p.seen[r.QuoteReqID] = r
+		base := r.BaseID()
+		if p.watchers[base] == nil {
+			unmatched = append(unmatched, r)
+			continue
+		}
+		if _, ok := groups[base]; !ok {
+			order = append(order, base)
+		}
+		groups[base] = append(groups[base], r)
+	}
+	fns := make([]func([]brokerclient.HistoryRow), len(order))
+	for i, base := range order {
+		fns[i] = p.watchers[base]
+	}
+	p.polls++
+	p.mu.Unlock()
+	for i, base := range order {
+		fns[i](groups[base])
+	}
+	if p.cfg.Unmatched != nil {
+		for _, r := range unmatched {
+			p.cfg.Unmatched(r)
+		}
+	}
+	if p.cfg.AfterPoll != nil {
+		p.cfg.AfterPoll()
+	}
+}
+
+// sameRow compares the fields a transition can change.
+func sameRow(a, b brokerclient.HistoryRow) bool {
+	return a.LocateStatus == b.LocateStatus && a.FilledShares == b.FilledShares && a.LocateShares == b.LocateShares &&
+		a.LocatePrice.Equal(b.LocatePrice) && a.LocateError == b.LocateError && a.LocateType == b.LocateType &&
+		a.TextValue() == b.TextValue() && a.UpdatedDate.Equal(b.UpdatedDate.Time)
+}
+
+// Run polls until ctx ends or an error that retrying cannot fix (bad
+// credentials, an account the keys do not own).
+func (p *Poller) Run(ctx context.Context) error {
+	failures := 0
+	for {
+		p.mu.Lock()
+		next := p.nextHist
+		if p.nextInv.Before(next) {
+			next = p.nextInv
+		}
+		p.mu.Unlock()
+		if wait := next.Sub(p.cfg.Clock.Now()); wait > 0 {
+			t := p.cfg.Clock.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-p.wake:
+				t.Stop()
+				continue
+			case <-t.C():
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := p.tick(ctx)
+		if err == nil {
+			failures = 0
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if irrecoverable(err) {
+			return fmt.Errorf("poller %s: %w", p.cfg.Account, err)
+		}
+		failures++
+		back := p.backoff(failures)
+		p.cfg.Logger.Warn("poll failed; backing off", "account", p.cfg.Account, "err", err, "wait", back)
+		p.mu.Lock()
+		at := p.cfg.Clock.Now().Add(back)
+		p.nextHist, p.nextInv = later(p.nextHist, at), later(p.nextInv, at)
+		p.mu.Unlock()
+	}
+}
+
+// tick runs whichever reads are due and schedules the next ones.
+func (p *Poller) tick(ctx context.Context) error {
+	now := p.cfg.Clock.Now()
+	p.mu.Lock()
+	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
+	p.mu.Unlock()
+	if histDue {
+		rows, err := p.cfg.Source.History(ctx, p.cfg.Account)
+		if err != nil {
+			return err
+		}
+		p.deliver(rows)
+		p.mu.Lock()
+		p.nextHist = p.cfg.Clock.Now().Add(p.historySpacingLocked())
+		p.mu.Unlock()
+	}
+	if invDue {
+		rows, err := p.cfg.Source.Inventory(ctx, p.cfg.Account)
+		if err != nil {
+			return err
+		}
+		if p.cfg.OnInventory != nil {
+			p.cfg.OnInventory(rows)
+		}
+		p.mu.Lock()
+		p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+func (p *Poller) historySpacingLocked() time.Duration {
+	c := p.cfg.Cadence
+	switch {
+	case p.hot:
+		return c.Hot
+	case p.writePoll > 0:
+		p.writePoll--
+		return c.WriteSpacing
+	}
+	return c.IdleHistory
+}
+
+// backoff is exponential from 1 s with jitter, capped.
+func (p *Poller) backoff(n int) time.Duration {
+	base := min(time.Second<<min(n-1, 6), p.cfg.Cadence.MaxBackoff)
+	p.mu.Lock()
+	j := time.Duration(p.rng.Int64N(int64(base/4) + 1))
+	p.mu.Unlock()
+	return min(base+j, p.cfg.Cadence.MaxBackoff)
+}
+
+// irrecoverable errors stop the poller: retrying cannot fix credentials or
+// an account the keys do not own.
+func irrecoverable(err error) bool {
+	return errors.Is(err, brokerclient.ErrNotFound) || errors.Is(err, brokerclient.ErrUnauthorized) ||
+		errors.Is(err, brokerclient.ErrBadRequest) || errors.Is(err, brokerclient.ErrInvalidInput)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
