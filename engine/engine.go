@@ -352,13 +352,15 @@ func (e *Engine) apply(w *store.Workflow, c store.Change, offer *Offer) (*store.
 		}
 		return nil, err
 	}
-	e.refresh(saved)
 	if c.To != c.From || offer != nil {
 		e.log.Info("workflow", "id", saved.ID, "symbol", saved.Symbol, "from", c.From, "to", c.To, "event", c.Event, "reason", c.Reason)
 		if e.cfg.OnUpdate != nil {
+			// Before waiters are released, so a progress display has shown
+			// the last change when Wait returns.
 			e.cfg.OnUpdate(Update{Workflow: *saved, From: c.From, Event: c.Event, Offer: offer})
 		}
 	}
+	e.refresh(saved)
 	return saved, nil
 }
 

@@ -43,7 +43,16 @@ type command interface {
 // commands lists the subcommands by name.
 func (m *Main) commands() map[string]func() command {
 	return map[string]func() command{
-		"sim":  func() command { return &simCommand{m: m} },
+		"sim":         func() command { return &simCommand{m: m} },
+		"demo":        func() command { return &demoCommand{m: m} },
+		"locate":      func() command { return &locateCommand{conn: connFlags{m: m}} },
+		"credit-back": func() command { return &creditBackCommand{conn: connFlags{m: m}} },
+		"cancel":      func() command { return &cancelCommand{conn: connFlags{m: m}} },
+		"status":      func() command { return &statusCommand{conn: connFlags{m: m}} },
+		"inventory":   func() command { return &inventoryCommand{conn: connFlags{m: m}} },
+		"history":     func() command { return &historyCommand{conn: connFlags{m: m}} },
+		"resume":      func() command { return &resumeCommand{conn: connFlags{m: m}} },
+		"states":      func() command { return &statesCommand{m: m} },
 	}
 }
 
@@ -82,9 +91,13 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	err := cmd.run(ctx, fs.Args())
 	var ue *usageError
+	var ee *exitError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ee):
+		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
+		return ee.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
 		return exitUsage

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/engine"
+)
+
+// creditBackCommand returns unused located shares.
+type creditBackCommand struct {
+	conn connFlags
+	typ  string
+}
+
+func (c *creditBackCommand) synopsis() string {
+	return "SYMBOL QTY: credit back QTY unused located shares of one inventory row"
+}
+
+func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	fs.StringVar(&c.typ, "type", "Locate", "inventory row to credit: Locate, PreBorrow or SingleUse")
+}
+
+func (c *creditBackCommand) run(ctx context.Context, args []string) error {
+	symbol, qty, err := parseSymbolQty(args)
+	if err != nil {
+		return err
+	}
+	typ := brokerclient.LocateType(c.typ)
+	switch typ {
+	case brokerclient.LocateTypeLocate, brokerclient.LocateTypePreBorrow, brokerclient.LocateTypeSingleUse:
+	default:
+		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
+	}
+	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	sess, err := c.conn.open(ctx, engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)})
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	h, err := sess.engine.CreditBack(ctx, symbol, qty, typ)
+	if errors.Is(err, engine.ErrInput) {
+		return usagef("%v; nothing was sent", err)
+	}
+	if err != nil {
+		return err
+	}
+	w, err := h.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	return finish(out, w)
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/states"
+)
+
+// resumeCommand drives every unfinished workflow of the account to its end.
+type resumeCommand struct{ conn connFlags }
+
+func (c *resumeCommand) synopsis() string {
+	return "drive every unfinished workflow to a final state (after a crash or an interrupt), then exit"
+}
+
+func (c *resumeCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
+
+func (c *resumeCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	sess, err := c.conn.open(ctx, engine.Config{
+		OnUpdate: progress(out, c.conn.m, time.Now),
+		// Nobody is asked during a resume: offers the policy does not
+		// accept by itself are declined.
+	})
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	open := sess.engine.Active()
+	if err := sess.engine.Resume(ctx); err != nil {
+		return err
+	}
+	counts := map[states.State]int{}
+	for _, w := range open {
+		final, err := sess.store.Get(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		counts[final.State]++
+		out.event(outcomeOf(final), fmt.Sprintf("%s %s %s: %s %s", final.ID, final.Kind, final.Symbol, final.State, final.Reason))
+	}
+	summary := fmt.Sprintf("resumed %d workflow(s)", len(open))
+	for st, n := range counts {
+		summary += fmt.Sprintf(", %d %s", n, st)
+	}
+	if !out.json {
+		fmt.Fprintln(c.conn.m.Stdout, summary)
+	}
+	return nil
+}
+

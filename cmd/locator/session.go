@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/store"
+)
+
+// connFlags are the connection settings every broker command shares. The
+// secret has no flag: flags show in process listings (DESIGN.md rule 7).
+type connFlags struct {
+	m       *Main
+	baseURL string
+	account string
+	db      string
+	env     string
+	json    bool
+	verbose bool
+}
+
+func (c *connFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.baseURL, "base-url", "", "broker REST address (env LOCATOR_BASE_URL)")
+	fs.StringVar(&c.account, "account", "", "account id (env LOCATOR_ACCOUNT)")
+	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
+	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
+	fs.BoolVar(&c.json, "json", false, "print machine-readable JSON, one object per line")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "log the engine's decisions to stderr")
+}
+
+// settings resolves flags over the environment and checks them; nothing is
+// sent to the broker here.
+type settings struct {
+	baseURL, keyID, secret, account, db string
+	env                                 brokerclient.Env
+}
+
+func (c *connFlags) resolve(needAccount bool) (settings, error) {
+	get := c.m.Getenv
+	pick := func(flag, env string) string {
+		if flag != "" {
+			return flag
+		}
+		return get(env)
+	}
+	s := settings{
+		baseURL: pick(c.baseURL, "LOCATOR_BASE_URL"),
+		keyID:   get("LOCATOR_KEY_ID"),
+		secret:  get("LOCATOR_SECRET"),
+		account: strings.ToUpper(strings.TrimSpace(pick(c.account, "LOCATOR_ACCOUNT"))),
+		db:      pick(c.db, "LOCATOR_DB"),
+		env:     brokerclient.Env(strings.ToLower(pick(c.env, "LOCATOR_ENV"))),
+	}
+	if s.env == "" {
+		s.env = brokerclient.EnvLive
+	}
+	if s.env != brokerclient.EnvLive && s.env != brokerclient.EnvPaper {
+		return s, usagef("--env %q: want live or paper", s.env)
+	}
+	if s.baseURL == "" {
+		return s, usagef("no broker address: set LOCATOR_BASE_URL or --base-url (try 'locator sim' for a local one)")
+	}
+	if u, err := url.Parse(s.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return s, usagef("broker address %q: want http(s)://host[:port]", s.baseURL)
+	}
+	if s.keyID == "" || s.secret == "" {
+		return s, usagef("no API key: set LOCATOR_KEY_ID and LOCATOR_SECRET in the environment")
+	}
+	if needAccount {
+		if s.account == "" {
+			return s, usagef("no account: set LOCATOR_ACCOUNT or --account")
+		}
+		if strings.ContainsAny(s.account, "/?#% ") {
+			return s, usagef("account %q is not an account id", s.account)
+		}
+	}
+	if s.db == "" {
+		s.db = defaultDBPath(get)
+	}
+	return s, nil
+}
+
+func defaultDBPath(get func(string) string) string {
+	if d := get("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "locator", "locator.db")
+	}
+	if h := get("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "locator", "locator.db")
+	}
+	return "locator.db"
+}
+
+func (c *connFlags) logger() *slog.Logger {
+	if !c.verbose {
+		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, error) {
+	return brokerclient.NewClient(
+		brokerclient.WithBaseURL(s.baseURL),
+		brokerclient.WithCredentials(s.keyID, s.secret),
+		brokerclient.WithClock(clk),
+		brokerclient.WithLogger(c.logger()),
+		brokerclient.WithUserAgent("locator-cli/1"),
+	)
+}
+
+// session is an engine on the account, with its store and client.
+type session struct {
+	settings settings
+	client   *brokerclient.Client
+	store    *store.Store
+	engine   *engine.Engine
+}
+
+// open starts an engine for the account: the environment and account
+// status are checked and unfinished workflows reconciled before it returns.
+func (c *connFlags) open(ctx context.Context, cfg engine.Config) (*session, error) {
+	s, err := c.resolve(true)
+	if err != nil {
+		return nil, err
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	client, err := c.client(s, clk)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.db), 0o700); err != nil {
+		return nil, fmt.Errorf("database directory: %w", err)
+	}
+	st, err := store.Open(ctx, s.db, clk)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Client, cfg.Store, cfg.Clock, cfg.Account, cfg.Env = client, st, clk, s.account, s.env
+	if cfg.Logger == nil {
+		cfg.Logger = c.logger()
+	}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := eng.Start(ctx); err != nil {
+		st.Close()
+		return nil, accountError(s.account, err)
+	}
+	return &session{settings: s, client: client, store: st, engine: eng}, nil
+}
+
+func (s *session) close() {
+	s.engine.Close()
+	s.store.Close()
+}
+
+// accountError turns the start-up checks' failures into usage errors (exit
+// 2, nothing was sent) with a message a person can act on.
+func accountError(account string, err error) error {
+	switch {
+	case errors.Is(err, brokerclient.ErrEnvMismatch), errors.Is(err, brokerclient.ErrAccountNotActive):
+		return usagef("%v; nothing was sent", err)
+	case errors.Is(err, brokerclient.ErrNotFound):
+		return usagef("account %s not found for these keys (or the keys are invalid); nothing was sent", account)
+	}
+	return err
+}

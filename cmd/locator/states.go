@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/states"
+)
+
+// statesCommand renders the workflow state machines.
+type statesCommand struct {
+	m      *Main
+	format string
+	kind   string
+}
+
+func (c *statesCommand) synopsis() string {
+	return "print the workflow state machines as Mermaid or Graphviz"
+}
+
+func (c *statesCommand) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.format, "format", "mermaid", "mermaid or dot")
+	fs.StringVar(&c.kind, "kind", "", "locate or credit_back (default: both)")
+}
+
+func (c *statesCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	render := states.Mermaid
+	switch c.format {
+	case "mermaid":
+	case "dot":
+		render = states.Dot
+	default:
+		return usagef("--format %q: want mermaid or dot", c.format)
+	}
+	kinds := states.Kinds()
+	if c.kind != "" {
+		k := states.Kind(c.kind)
+		if states.Events(k) == nil {
+			return usagef("--kind %q: want locate or credit_back", c.kind)
+		}
+		kinds = []states.Kind{k}
+	}
+	for i, k := range kinds {
+		if i > 0 {
+			fmt.Fprintln(c.m.Stdout)
+		}
+		fmt.Fprint(c.m.Stdout, render(k))
+	}
+	return nil
+}

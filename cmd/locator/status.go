@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/store"
+)
+
+// statusCommand shows workflows from the local database; it sends nothing.
+type statusCommand struct {
+	conn  connFlags
+	limit int
+}
+
+func (c *statusCommand) synopsis() string {
+	return "[ID]: list recent workflows, or one workflow with its transitions (local, sends nothing)"
+}
+
+func (c *statusCommand) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.conn.db, "db", "", "SQLite database path (env LOCATOR_DB)")
+	fs.BoolVar(&c.conn.json, "json", false, "print JSON, one object per line")
+	fs.IntVar(&c.limit, "limit", 20, "how many recent workflows to list")
+}
+
+func (c *statusCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 1 {
+		return usagef("want at most one workflow ID")
+	}
+	path := c.conn.db
+	if path == "" {
+		path = c.conn.m.Getenv("LOCATOR_DB")
+	}
+	if path == "" {
+		path = defaultDBPath(c.conn.m.Getenv)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
+	}
+	st, err := store.Open(ctx, path, clock.Real{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	if len(args) == 1 {
+		w, err := st.Get(ctx, args[0])
+		if errors.Is(err, store.ErrNotFound) {
+			w, err = st.ByQuoteReqID(ctx, args[0])
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return usagef("no workflow %s", args[0])
+		}
+		if err != nil {
+			return err
+		}
+		log, err := st.Transitions(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		out.event(outcomeOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
+		var rows [][]string
+		var objs []any
+		for _, t := range log {
+			rows = append(rows, []string{t.At.Local().Format(time.DateTime), string(t.From), string(t.To), string(t.Event), t.Reason})
+			objs = append(objs, map[string]any{"at": t.At, "from": t.From, "to": t.To, "event": t.Event, "reason": t.Reason, "row": t.RawRow})
+		}
+		out.table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
+		return nil
+	}
+	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
+	if err != nil {
+		return err
+	}
+	var rows [][]string
+	var objs []any
+	for _, w := range ws {
+		o := outcomeOf(w)
+		rows = append(rows, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
+			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Reason})
+		objs = append(objs, o)
+	}
+	out.table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "REASON"}, rows, objs)
+	return nil
+}
