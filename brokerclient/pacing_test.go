@@ -1,0 +1,128 @@
+package brokerclient_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/simtest"
+)
+
+// Spec: Limits, "Rate limits" (per key pair, per route token buckets;
+// locates history 2/s, burst 2): 200 goroutines sharing one client are paced
+// by its bucket, so the simulator, whose limits are on, answers no 429.
+//
+// Virtual time here moves only while every goroutine is asleep on the clock
+// (driveWhileAsleep). simtest's RunClock jumps to the next timer every 200µs
+// of wall time even while requests are in flight, so with 200 sleepers it
+// runs seconds of simulator time ahead of requests already on their way and
+// they reach the simulator bunched; the result would be 429s that say
+// nothing about the client's pacing.
+func TestPacingManyGoroutinesNo429(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.Client(t, b.Live)
+	const n = 200
+	errs := make(chan error, n)
+	finished := make(chan struct{}, n)
+	for range n {
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			if _, _, err := c.Locates.History(t.Context(), "LV100001"); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	driveWhileAsleep(b, n, finished)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	reqs := loggedRequests(b, "GET", "/locates/history")
+	if len(reqs) != n {
+		t.Fatalf("%d history requests reached the simulator, want %d", len(reqs), n)
+	}
+	for _, r := range reqs {
+		if r.Status == http.StatusTooManyRequests {
+			t.Fatalf("a request at %s was answered 429; the client should have paced it", r.Time.Format(time.RFC3339Nano))
+		}
+	}
+	// 2 at once (the burst), then at most 2 per second: the 200 calls
+	// cannot span less than 99 seconds of simulator time.
+	if span := reqs[n-1].Time.Sub(reqs[0].Time); span < 99*time.Second {
+		t.Errorf("200 history calls spanned %v of simulator time, faster than 2/s", span)
+	}
+}
+
+// driveWhileAsleep moves the fake clock to its next timer only when all of
+// the workers still running are asleep on it, until all n have reported on
+// finished: virtual time then never passes while a request is in flight.
+func driveWhileAsleep(b *simtest.Bundle, n int, finished <-chan struct{}) {
+	for running := n; running > 0; {
+		select {
+		case <-b.Clock.BlockUntil(running):
+			b.Clock.AdvanceToNext()
+		case <-finished:
+			running--
+		}
+	}
+}
+
+// Spec: Limits, "Rate limits" (quote 1/s, burst 1). Back-to-back quotes on
+// different symbols leave the client at least a second apart.
+func TestPacingQuotesOnePerSecond(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	b.RunClock(t)
+	c := b.Client(t, b.Live)
+	for _, sym := range []string{"HTBX", "HTBY", "RSHO", "RSSU"} {
+		if _, _, err := c.Locates.Quote(t.Context(), brokerclient.QuoteRequest{Account: "LV100001", Symbol: sym, Quantity: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := loggedRequests(b, "POST", "/locates/quote")
+	if len(reqs) != 4 {
+		t.Fatalf("%d quotes logged, want 4", len(reqs))
+	}
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < time.Second {
+			t.Errorf("quotes %d and %d only %v apart", i-1, i, gap)
+		}
+		if reqs[i].Status != http.StatusOK {
+			t.Errorf("quote %d answered %d", i, reqs[i].Status)
+		}
+	}
+}
+
+// Spec: Limits, "Rate limits". A call waiting for its route's token returns
+// as soon as its ctx ends, sends nothing, and gives its place back.
+func TestPacingWaitHonoursCancel(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t) // no RunClock: the fake clock stands still
+	c := b.Client(t, b.Live)
+	if _, _, err := c.Locates.Quote(t.Context(), brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 100}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Locates.Quote(ctx, brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBY", Quantity: 100})
+		done <- err
+	}()
+	<-b.Clock.BlockUntil(1) // the second quote waits for the 1/s bucket
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call waiting for its token ignored ctx cancellation")
+	}
+	if n := len(loggedRequests(b, "POST", "/locates/quote")); n != 1 {
+		t.Errorf("%d quotes sent, want 1", n)
+	}
+}
