@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
+)
+
+// cliBundle is a simulator on the wall clock (fast settle) and the
+// environment a user would export.
+type cliBundle struct {
+	sim *brokersim.Sim
+	env map[string]string
+}
+
+func setupCLI(t *testing.T) *cliBundle {
+	t.Helper()
+	sc := brokersim.DefaultScenario()
+	sc.Timing.SettleMin = brokersim.Duration(100 * time.Millisecond)
+	sc.Timing.SettleMax = brokersim.Duration(200 * time.Millisecond)
+	sc.Timing.CreditClear = brokersim.Duration(500 * time.Millisecond)
+	sim, err := brokersim.New(sc, brokersim.WithClock(clock.Real{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	return &cliBundle{sim: sim, env: map[string]string{
+		"LOCATOR_BASE_URL": srv.URL, "LOCATOR_KEY_ID": "SIMLIVEKEY01", "LOCATOR_SECRET": "sim-live-secret-01",
+		"LOCATOR_ACCOUNT": "LV100001", "LOCATOR_DB": filepath.Join(t.TempDir(), "locator.db"),
+	}}
+}
+
+// MustRunMain runs the CLI in-process and returns its exit code and output.
+func (b *cliBundle) MustRunMain(tb testing.TB, env map[string]string, args ...string) (int, string, string) {
+	tb.Helper()
+	var stdout, stderr bytes.Buffer
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return b.env[k]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code := NewMain(&stdout, &stderr, getenv).Run(ctx, args)
+	return code, stdout.String(), stderr.String()
+}
+
+func (b *cliBundle) writes() []string {
+	var out []string
+	for _, r := range b.sim.Requests() {
+		if r.Method != "GET" {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+// DESIGN.md "Contracts": locate --json ends with the outcome object; exit 0.
+func TestLocateJSON(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var o outcome
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if o.State != "filled" || o.Symbol != "HTBX" || o.Shares != 300 || o.PricePerShare != "0.015" || o.LocateType != "Locate" || o.QuoteReqID == "" || o.ID == "" {
+		t.Errorf("outcome %+v", o)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("--json printed a non-JSON line %q", l)
+		}
+	}
+	// status reads the same workflow back from the database.
+	code, out, _ = b.MustRunMain(t, nil, "status", o.ID, "--json")
+	if code != 0 || !strings.Contains(out, `"state":"filled"`) || !strings.Contains(out, `"to":"accepting"`) {
+		t.Errorf("status: exit %d %s", code, out)
+	}
+	if strings.Contains(out+errOut, "sim-live-secret-01") {
+		t.Error("the secret was printed")
+	}
+}
+
+// Exit codes (DESIGN.md): 4 declined by the policy, 3 rejected by the
+// broker, 0 not needed / covered.
+func TestLocateExitCodes(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"locate", "AAPL", "100", "--yes"}, 0, "not_needed"},
+		{[]string{"locate", "HTBY", "1000", "--max-price", "0.02"}, 4, "declined"},
+		{[]string{"locate", "RSTR", "100", "--yes"}, 3, "rejected"},
+		{[]string{"locate", "HTBX", "100", "--yes"}, 0, "filled"},
+		{[]string{"locate", "HTBX", "100", "--yes"}, 0, "covered"},
+		{[]string{"credit-back", "HTBX", "100", "--type", "Locate"}, 0, "credited"},
+	} {
+		code, out, errOut := b.MustRunMain(t, nil, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q\nstdout %s\nstderr %s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+}
+
+// Bad input exits 2 with a clear message and sends nothing (issue: "Bad
+// input ... exits 2 ... asserted from the simulator's request log").
+func TestBadInputSendsNothing(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"quantity 150", nil, []string{"locate", "HTBX", "150", "--yes"}, "multiple of 100"},
+		{"quantity 0", nil, []string{"locate", "HTBX", "0", "--yes"}, "multiple of 100"},
+		{"empty symbol", nil, []string{"locate", "", "100", "--yes"}, "symbol"},
+		{"lowercase with slash", nil, []string{"locate", "ht/bx", "100", "--yes"}, "symbol"},
+		{"unknown account", map[string]string{"LOCATOR_ACCOUNT": "ZZ999999"}, []string{"locate", "HTBX", "100", "--yes"}, "not found"},
+		{"non-Active account", map[string]string{"LOCATOR_ACCOUNT": "LV100002"}, []string{"locate", "HTBX", "100", "--yes"}, "not active"},
+		{"paper account under --env live", map[string]string{"LOCATOR_KEY_ID": "SIMPAPERKEY01", "LOCATOR_SECRET": "sim-paper-secret-01", "LOCATOR_ACCOUNT": "PP200001"}, []string{"locate", "HTBX", "100", "--yes"}, "but live was selected"},
+		{"live account under --env paper", nil, []string{"locate", "HTBX", "100", "--yes", "--env", "paper"}, "but paper was selected"},
+		{"credit-back type in wrong case", nil, []string{"credit-back", "HTBX", "100", "--type", "locate"}, "case-sensitive"},
+		{"credit-back above inventory", nil, []string{"credit-back", "HTBX", "100"}, "available"},
+		{"no key", map[string]string{"LOCATOR_SECRET": ""}, []string{"locate", "HTBX", "100"}, "API key"},
+		{"unknown command", nil, []string{"borrow", "HTBX"}, "unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(b.writes())
+			code, _, errOut := b.MustRunMain(t, tc.env, tc.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %s", code, errOut)
+			}
+			if !strings.Contains(strings.ToLower(errOut), strings.ToLower(tc.want)) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.want)
+			}
+			if w := b.writes(); len(w) != before {
+				t.Errorf("writes sent: %v", w[before:])
+			}
+		})
+	}
+}
+
+func TestStatesCommand(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, out, _ := b.MustRunMain(t, nil, "states", "--format", "dot", "--kind", "credit_back")
+	if code != 0 || !strings.HasPrefix(out, "digraph credit_back") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png"); code != 2 {
+		t.Errorf("bad format: exit %d", code)
+	}
+}
