@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+)
+
+// TestCrashRecovery kills the built binary with SIGKILL at random points of
+// its workflows (DESIGN.md rule 1), runs `locator resume` after each kill,
+// and checks against a `locator sim` subprocess that every workflow ended in
+// the state the broker's history shows, with exactly one quote (or sell)
+// processed per workflow and none sent without a workflow behind it.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it for about a minute")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "locator")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+
+	// A scenario with fresh symbols, so the 30-second same-symbol spacing
+	// never makes an iteration wait, and fast settling.
+	sc := brokersim.DefaultScenario()
+	sc.Timing.SettleMin = brokersim.Duration(150 * time.Millisecond)
+	sc.Timing.SettleMax = brokersim.Duration(400 * time.Millisecond)
+	sc.Timing.CreditClear = brokersim.Duration(time.Second)
+	sc.DefaultRate = brokersim.ScenarioRate{PerSecond: 10, Burst: 10}
+	for i := range 60 {
+		sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: fmt.Sprintf("CR%02d", i), LocateType: 1, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0100"))})
+	}
+	for i := range 10 {
+		sym := fmt.Sprintf("RS%02d", i)
+		sc.RegSHO = append(sc.RegSHO, sym)
+		sc.Pools = append(sc.Pools,
+			brokersim.ScenarioPool{Symbol: sym, LocateType: 3, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0300"))},
+			brokersim.ScenarioPool{Symbol: sym, LocateType: 4, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0200"))})
+	}
+	scPath := filepath.Join(dir, "scenario.json")
+	raw, _ := json.Marshal(sc)
+	if err := os.WriteFile(scPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	simCmd := exec.Command(bin, "sim", "--scenario", scPath, "--seed", "7")
+	stdout, _ := simCmd.StdoutPipe()
+	simCmd.Stderr = os.Stderr
+	if err := simCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { simCmd.Process.Signal(syscall.SIGTERM); simCmd.Wait() })
+	var ready readyLine
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil {
+		t.Fatalf("ready line %q: %v", line, err)
+	}
+	db := filepath.Join(dir, "locator.db")
+	env := append(os.Environ(),
+		"LOCATOR_BASE_URL="+ready.BaseURL, "LOCATOR_KEY_ID="+ready.Keys[0].KeyID, "LOCATOR_SECRET="+ready.Keys[0].Secret,
+		"LOCATOR_ACCOUNT=LV100001", "LOCATOR_DB="+db)
+	run := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = env
+		return cmd
+	}
+
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	kills, resumed, filledSymbols := 0, 0, []string{}
+	for i := 0; kills < 22 && i < 60; i++ {
+		var args []string
+		switch {
+		case i%5 == 4 && len(filledSymbols) > 0:
+			args = []string{"credit-back", filledSymbols[rng.IntN(len(filledSymbols))], "100", "--type", "Locate"}
+		case i%7 == 3:
+			args = []string{"locate", fmt.Sprintf("RS%02d", i%10), "300", "--yes", "--allow-single-use"}
+		default:
+			args = []string{"locate", fmt.Sprintf("CR%02d", i), "300", "--max-price", "0.02"}
+			filledSymbols = append(filledSymbols, fmt.Sprintf("CR%02d", i))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := run(ctx, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-time.After(time.Duration(rng.Int64N(int64(1800 * time.Millisecond)))):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		case <-done:
+		}
+		// Recover before the next run, as a user would after a crash.
+		out, err := run(ctx, "resume").CombinedOutput()
+		if err != nil {
+			cancel()
+			t.Fatalf("resume after %v: %v\n%s", args, err, out)
+		}
+		if !strings.Contains(string(out), "resumed 0 workflow") {
+			resumed++
+		}
+		cancel()
+	}
+	if kills < 20 {
+		t.Fatalf("only %d kills", kills)
+	}
+	t.Logf("%d kills; %d resumes found unfinished work", kills, resumed)
+	if resumed == 0 {
+		t.Error("no kill interrupted a workflow: the kill points are not random enough")
+	}
+	checkAgainstBroker(t, ready, db)
+}
+
+// checkAgainstBroker compares every workflow in the database with the
+// simulator's history and request log.
+func checkAgainstBroker(t *testing.T, ready readyLine, db string) {
+	t.Helper()
+	ctx := t.Context()
+	st, err := store.Open(ctx, db, clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	workflows, err := st.List(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := brokerclient.NewClient(brokerclient.WithBaseURL(ready.BaseURL), brokerclient.WithCredentials(ready.Keys[0].KeyID, ready.Keys[0].Secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, _, err := client.Locates.History(ctx, "LV100001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]brokerclient.HistoryRow{}
+	for _, r := range history {
+		rows[r.QuoteReqID] = r
+	}
+	resp, err := http.Get(ready.BaseURL + "/_sim/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []brokersim.RequestRecord
+	json.NewDecoder(resp.Body).Decode(&log)
+	resp.Body.Close()
+	sent := map[string]int{} // quoteReqID → processed quote/sell requests
+	for _, r := range log {
+		if r.Method != "POST" || (r.Path != "/v1/api/accounts/locates/quote" && r.Path != "/v1/api/accounts/locates/sell") || r.Status != 200 {
+			continue
+		}
+		var body struct {
+			QuoteReqID string `json:"quoteReqID"`
+		}
+		json.Unmarshal([]byte(r.Body), &body)
+		sent[body.QuoteReqID]++
+	}
+	known := map[string]bool{}
+	for _, w := range workflows {
+		known[w.QuoteReqID] = true
+		if !w.Terminal() {
+			t.Errorf("%s %s %s left %s after resume", w.ID, w.Kind, w.Symbol, w.State)
+			continue
+		}
+		n := sent[w.QuoteReqID]
+		switch {
+		case n > 1:
+			t.Errorf("%s %s %s: %d quotes/sells processed for one workflow", w.ID, w.Kind, w.Symbol, n)
+		case n == 0 && w.State != states.Failed && w.State != states.Covered && w.State != states.NotNeeded && w.State != states.Canceled:
+			t.Errorf("%s %s %s ended %s but nothing was sent", w.ID, w.Kind, w.Symbol, w.State)
+		}
+		base, hasRow := rows[w.QuoteReqID]
+		want := map[states.State][]brokerclient.LocateStatus{
+			states.Rejected: {56}, states.Expired: {67}, states.Declined: {52, 67}, states.Credited: {50},
+			states.Canceled: {52},
+		}[w.State]
+		switch w.State {
+		case states.Filled:
+			if r, ok := rows[w.AcceptedID]; !ok || r.LocateStatus != 50 {
+				t.Errorf("%s %s filled, broker row %s is %v", w.ID, w.Symbol, w.AcceptedID, r.LocateStatus)
+			}
+		case states.Failed, states.Covered, states.NotNeeded:
+			if hasRow {
+				t.Errorf("%s %s %s but the broker has row %v", w.ID, w.Symbol, w.State, base.LocateStatus)
+			}
+		default:
+			if !hasRow || !containsStatus(want, base.LocateStatus) {
+				t.Errorf("%s %s %s, broker row status %v (present %v)", w.ID, w.Symbol, w.State, base.LocateStatus, hasRow)
+			}
+		}
+	}
+	for id := range sent {
+		if !known[id] {
+			t.Errorf("the broker processed %s, which no workflow recorded before sending", id)
+		}
+	}
+	counts := map[states.State]int{}
+	for _, w := range workflows {
+		counts[w.State]++
+	}
+	t.Logf("%d workflows: %v", len(workflows), counts)
+	if !strings.Contains(fmt.Sprint(counts), "filled") {
+		t.Error("no workflow filled at all")
+	}
+}
+
+func containsStatus(list []brokerclient.LocateStatus, s brokerclient.LocateStatus) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
