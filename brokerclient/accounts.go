@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/shopspring/decimal"
 )
@@ -252,13 +251,8 @@ func (s *AccountsService) PnL(ctx context.Context, accountID string) (*PnL, *Res
 // returns it escaped. Ids are case-insensitive in paths, so case is kept;
 // an empty id would make a malformed URL (the router's 404).
 func accountSegment(accountID string) (string, error) {
-	switch {
-	case accountID == "":
-		return "", invalid("accountId", "must not be empty")
-	case accountID == "." || accountID == "..":
-		return "", invalid("accountId", "%q is not an account id", accountID)
-	case strings.IndexFunc(accountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		return "", invalid("accountId", "%q must not contain '/', spaces or control characters", accountID)
+	if err := validateAccount("accountId", accountID); err != nil {
+		return "", err
 	}
 	return pathEscape(accountID), nil
 }
