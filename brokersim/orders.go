@@ -1,29 +1,1189 @@
 package brokersim
 
-import "net/http"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// orderBook holds orders, fills, lots and positions.
-type orderBook struct{}
+	"github.com/shopspring/decimal"
+)
 
-func newOrderBook(s *Sim, sc Scenario) orderBook { return orderBook{} }
+// Order statuses the simulator produces (spec: "Order statuses").
+const (
+	statusPendingNew = "PendingNew"
+	statusAccepted   = "Accepted"
+	statusPartial    = "PartiallyFilled"
+	statusFilled     = "Filled"
+	statusCanceled   = "Canceled"
+	statusRejected   = "Rejected"
+	statusExpired    = "Expired"
+)
 
-func (o *orderBook) priceChanged(s *Sim, symbol string) {}
+// Rejection texts (spec: "Order rejection codes"). Clients parse the code
+// from the leading R<digits>; the reason after it is free text.
+const (
+	textR06  = "R06: Symbol is restricted at this price"
+	textR24  = "R24: Stop price of zero is not allowed"
+	textR54  = "R54: Unable to reach the destination route"
+	textR78  = "R78: Market orders are not allowed at this time"
+	textR95  = "R95: Cannot have opening buy and sell orders at the same time"
+	textR114 = "R114: Invalid duplicate user order id"
+	textR118 = "R118: Stop price is on the wrong side of the market"
+	textR130 = "R130: Cancel request rejected: the order is already rejected"
+	textR145 = "R145: Negative price not allowed"
+	// brokerRejected prefixes the spec's no-code venue declines.
+	brokerRejected = "Rejected: Broker Rejected: "
+)
 
-func (s *Sim) handlePlaceOrder(c *call) reply   { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleGetOrder(c *call) reply     { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleOrderBook(c *call) reply    { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleFillArchive(c *call) reply  { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleOrderHistory(c *call) reply { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleCancelOrder(c *call) reply  { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleCancelAll(c *call) reply    { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleRoutes(c *call) reply       { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handlePositions(c *call) reply    { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleClosedPositions(c *call) reply {
-	return textReply(http.StatusNotImplemented, "todo")
+// orderBook holds orders, fills, lots and positions of every account. Its
+// methods run under the simulator's lock.
+type orderBook struct {
+	orders []*order             // every placement, in arrival order
+	byID   map[orderKey]*order  // lookups by clientOrderId (first use only)
+	used   map[orderKey]bool    // clientOrderIds consumed this session (R114)
+	fills  []*fill              // executions, seeded history first
+	lots   []*lot               // open lots and lots closed in this session
+	closed []closedSeed         // closed-position rows carried from the scenario
+	books  map[string]*acctBook // per-account counters kept here, not on account
+
+	tradeSeq int64  // last tradeId handed out
+	lotSeq   uint64 // last positionId handed out
+	genSeq   int64  // last generated clientOrderId
 }
-func (s *Sim) handleHistoricalPositions(c *call) reply {
-	return textReply(http.StatusNotImplemented, "todo")
+
+// orderKey scopes a clientOrderId to its account: the spec's session-scoped
+// deduplication is per account.
+type orderKey struct{ account, id string }
+
+// acctBook holds the per-account values the order book maintains: counters
+// the account struct does not carry, the equity mark (the spec says equity
+// does not reprice on every tick, so it moves only on fills), and the
+// session-open values the detail object reports for today-counters.
+type acctBook struct {
+	optContracts int64
+	equity       decimal.Decimal
+
+	sodShares       int64
+	sodCommissions  decimal.Decimal
+	sodOptContracts int64
+	sodOptionCash   decimal.Decimal
 }
-func (s *Sim) handleAccounts(c *call) reply      { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handleAccountDetail(c *call) reply { return textReply(http.StatusNotImplemented, "todo") }
-func (s *Sim) handlePnL(c *call) reply           { return textReply(http.StatusNotImplemented, "todo") }
+
+// order is one placement and its lifecycle.
+type order struct {
+	acct                                             *account
+	id                                               string // clientOrderId as returned (rewritten on R118 with a route)
+	symbol, side, openClose, orderType, secType, tif string
+	route                                            string
+	qty                                              int64
+	limit, stop                                      decimal.Decimal
+	hasLimit, hasStop                                bool
+	legs                                             []orderLeg
+	status                                           string
+	text                                             *string
+	start, updated                                   time.Time
+	registerAt                                       time.Time // the single-order GET and cancel see it from here on
+	executed, canceled, lastQty                      int64
+	priceAvg, lastPrice                              decimal.Decimal
+	triggered                                        bool // a stop that has been crossed
+	hidden                                           bool // R118 with a route: only the book shows it
+	lot                                              *lot // the lot an opening order fills into
+}
+
+type orderLeg struct {
+	symbol, side string
+	ratio        int64
+}
+
+func (o *order) leaves() int64 { return o.qty - o.executed - o.canceled }
+
+// working reports whether the order can still fill or be cancelled.
+func (o *order) working() bool {
+	switch o.status {
+	case statusPendingNew, statusAccepted, statusPartial:
+		return true
+	}
+	return false
+}
+
+func (o *order) buy() bool { return o.side == "Buy" }
+
+func (o *order) stopType() bool { return o.orderType == "Stop" || o.orderType == "StopLimit" }
+
+func (o *order) limitType() bool { return o.orderType == "Limit" || o.orderType == "StopLimit" }
+
+// reject ends the order as Rejected; text nil is the spec's null-text risk
+// rejection.
+func (o *order) reject(now time.Time, text *string) {
+	o.status = statusRejected
+	o.text = text
+	o.canceled = o.qty - o.executed
+	o.updated = now
+}
+
+func strp(s string) *string { return &s }
+
+// fill is one execution (spec: "Fill row").
+type fill struct {
+	tradeID    int64
+	account    string
+	symbol     string
+	side       string
+	secType    string
+	qty        int64
+	price      decimal.Decimal
+	commission decimal.Decimal
+	at         time.Time
+	seeded     bool // scenario history: date-only, no execTime
+}
+
+func (b *orderBook) book(id string) *acctBook {
+	ab := b.books[id]
+	if ab == nil {
+		ab = &acctBook{}
+		b.books[id] = ab
+	}
+	return ab
+}
+
+// newOrderBook seeds carried lots from sc.Positions, closed lifecycle rows
+// from sc.ClosedPositions, and the fills those imply, so the archive and the
+// paginated history have something before the session starts.
+func newOrderBook(s *Sim, sc Scenario) orderBook {
+	b := orderBook{
+		byID:     map[orderKey]*order{},
+		used:     map[orderKey]bool{},
+		books:    map[string]*acctBook{},
+		tradeSeq: 700000000,
+		lotSeq:   9007199254750000, // above 2^53: clients must keep ids as strings
+	}
+	var seeds []*fill
+	seedFill := func(account, symbol, side, date string, qty int64, price decimal.Decimal) {
+		d, err := time.Parse(time.DateOnly, date)
+		if err != nil || qty <= 0 {
+			return
+		}
+		seeds = append(seeds, &fill{
+			account: account, symbol: symbol, side: side, secType: "Stock", qty: qty, price: price,
+			commission: sc.CommissionPerShare.Mul(decimal.NewFromInt(qty)).Round(2),
+			at:         d.Add(15 * time.Hour), seeded: true, // 10:00 ET
+		})
+	}
+	for _, p := range sc.Positions {
+		if s.accounts[p.Account] == nil || p.Shares == 0 {
+			continue
+		}
+		opened, err := time.Parse(time.DateOnly, p.OpenedDate)
+		if err != nil {
+			opened = tradeDate(s.now).AddDate(0, 0, -1)
+		}
+		sign, shares, side := int64(1), p.Shares, "Buy"
+		if shares < 0 {
+			sign, shares, side = -1, -shares, "Sell"
+		}
+		l := b.newLot(p.Account, strings.ToUpper(p.Symbol), "Stock", sign, opened.Add(15*time.Hour))
+		l.carried = true
+		l.priorClose = p.PriorClose.Decimal
+		if !l.priorClose.IsPositive() {
+			l.priorClose = p.PriceAvg.Decimal
+		}
+		l.addShares(shares, p.PriceAvg.Decimal, l.opened)
+		seedFill(p.Account, l.symbol, side, p.OpenedDate, shares, p.PriceAvg.Decimal)
+	}
+	for _, c := range sc.ClosedPositions {
+		if s.accounts[c.Account] == nil {
+			continue
+		}
+		b.closed = append(b.closed, closedSeed{c})
+		in, out := "Buy", "Sell"
+		long := c.PriceClose.Sub(c.PriceOpen.Decimal).Mul(decimal.NewFromInt(c.SharesOut))
+		if !long.Equal(c.Realized.Decimal) && long.Neg().Equal(c.Realized.Decimal) {
+			in, out = "Sell", "Buy" // a closed short
+		}
+		seedFill(c.Account, strings.ToUpper(c.Symbol), in, c.OpenedDate, c.SharesIn, c.PriceOpen.Decimal)
+		seedFill(c.Account, strings.ToUpper(c.Symbol), out, c.ClosedDate, c.SharesOut, c.PriceClose.Decimal)
+	}
+	slices.SortStableFunc(seeds, func(x, y *fill) int { return x.at.Compare(y.at) })
+	for _, f := range seeds {
+		b.tradeSeq++
+		f.tradeID = b.tradeSeq
+		b.fills = append(b.fills, f)
+	}
+	for _, a := range s.accounts {
+		ab := b.book(a.id)
+		m := b.metrics(s, a)
+		ab.equity = m.value
+		ab.sodShares = a.sharesTraded
+		ab.sodCommissions = a.commissions
+		ab.sodOptionCash = m.optionCash
+	}
+	return b
+}
+
+// priceChanged re-evaluates the working orders on symbol against its new
+// last price (stops trigger, limits become marketable). P&L is computed on
+// demand from the prices, so it reprices by itself.
+func (b *orderBook) priceChanged(s *Sim, symbol string) {
+	for _, o := range slices.Clone(b.orders) {
+		if o.symbol == symbol && o.working() && o.status != statusPendingNew {
+			b.evaluate(s, o)
+		}
+	}
+}
+
+// ---- placement ----
+
+// orderRequest is a structurally valid placement body.
+type orderRequest struct {
+	clientOrderID                                    string
+	symbol, side, openClose, orderType, secType, tif string
+	route                                            string
+	qty                                              int64
+	limit, stop                                      decimal.Decimal
+	hasLimit, hasStop                                bool
+	legs                                             []orderLeg
+}
+
+var (
+	symbolPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	sides         = []string{"Buy", "Sell"}
+	openCloses    = []string{"Open", "Close"}
+	orderTypes    = []string{"Market", "Limit", "Stop", "StopLimit"}
+	securityTypes = []string{"Stock", "Option", "Mleg"}
+	timesInForce  = []string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus", "GoodTillCrossing", "IOC", "FOK", "AtTheOpening"}
+	priceMax      = decimal.RequireFromString("9999.99")
+)
+
+// jsonType names a decoded JSON value the way the broker's schema validator
+// does in its messages; integral numbers are "integer".
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number:
+		if d, ok := sizedNumber(x); ok && d.IsInteger() {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// sizedNumber parses a JSON number whose digits and exponent stay within
+// reason: arithmetic on something like 1e-999999999 would take the lock for
+// minutes, so such numbers are reported as out of range instead.
+func sizedNumber(n json.Number) (decimal.Decimal, bool) {
+	if len(n) > 64 {
+		return decimal.Zero, false
+	}
+	d, err := decimal.NewFromString(n.String())
+	if err != nil || d.Exponent() > 30 || d.Exponent() < -30 {
+		return decimal.Zero, false
+	}
+	return d, true
+}
+
+func typeLine(field, want string, v any) string {
+	return fmt.Sprintf("- %s: Invalid type. Expected: %s, given: %s.", field, want, jsonType(v))
+}
+
+func enumLine(field string, allowed []string) string {
+	q := make([]string, len(allowed))
+	for i, a := range allowed {
+		q[i] = strconv.Quote(a)
+	}
+	return fmt.Sprintf("- %s: %s must be one of the following: %s", field, field, strings.Join(q, ", "))
+}
+
+// parseOrderRequest checks a placement body the way the broker's schema
+// validator does (spec: "Order schema or parse failure", rule 4 of
+// "Orders"): enumerations case-sensitive, quantity an integer, at most four
+// price decimals. It returns the "- field: message" lines of every problem.
+func parseOrderRequest(body []byte) (orderRequest, []string) {
+	var req orderRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return req, []string{"- (root): Invalid type. Expected: object, given: null."}
+		}
+		return req, []string{"- (root): " + err.Error()}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return req, []string{typeLine("(root)", "object", v)}
+	}
+	var missing, lines []string
+	for _, f := range []string{"symbol", "side", "orderType", "orderQuantity", "timeInForce", "openClose", "securityType"} {
+		if _, ok := m[f]; !ok {
+			missing = append(missing, "- (root): "+f+" is required")
+		}
+	}
+	str := func(obj map[string]any, path, name string, optional bool) (string, bool) {
+		v, ok := obj[name]
+		if !ok || (v == nil && optional) {
+			return "", false
+		}
+		s, ok := v.(string)
+		if !ok {
+			lines = append(lines, typeLine(path, "string", v))
+			return "", false
+		}
+		return s, true
+	}
+	enum := func(obj map[string]any, path, name string, allowed []string) string {
+		s, ok := str(obj, path, name, false)
+		if ok && !slices.Contains(allowed, s) {
+			lines = append(lines, enumLine(path, allowed))
+		}
+		return s
+	}
+	symbol := func(obj map[string]any, path string) string {
+		s, ok := str(obj, path, "symbol", false)
+		switch {
+		case !ok:
+		case s == "":
+			lines = append(lines, "- "+path+": String length must be greater than or equal to 1")
+		case len(s) > 30:
+			lines = append(lines, "- "+path+": String length must be less than or equal to 30")
+		case !symbolPattern.MatchString(s):
+			lines = append(lines, "- "+path+": Does not match pattern '^[A-Za-z0-9._-]+$'")
+		}
+		return strings.ToUpper(s)
+	}
+	price := func(name string) (decimal.Decimal, bool) {
+		v, ok := m[name]
+		if !ok || v == nil {
+			return decimal.Zero, false
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			lines = append(lines, typeLine(name, "number", v))
+			return decimal.Zero, false
+		}
+		d, ok := sizedNumber(n)
+		if !ok {
+			lines = append(lines, "- "+name+": Must be less than or equal to 9999.99")
+			return decimal.Zero, false
+		}
+		switch {
+		case !d.Shift(4).IsInteger():
+			lines = append(lines, "- "+name+": Must be a multiple of 0.0001")
+		case d.GreaterThan(priceMax):
+			lines = append(lines, "- "+name+": Must be less than or equal to 9999.99")
+		}
+		return d, true
+	}
+
+	if id, ok := str(m, "clientOrderId", "clientOrderId", true); ok {
+		if len(id) > 375 {
+			lines = append(lines, "- clientOrderId: String length must be less than or equal to 375")
+		}
+		req.clientOrderID = id
+	}
+	req.symbol = symbol(m, "symbol")
+	req.side = enum(m, "side", "side", sides)
+	req.orderType = enum(m, "orderType", "orderType", orderTypes)
+	if v, ok := m["orderQuantity"]; ok {
+		n, isNum := v.(json.Number)
+		d, sized := sizedNumber(n)
+		switch {
+		case isNum && !sized:
+			lines = append(lines, "- orderQuantity: Must be less than or equal to 1000000")
+		case !isNum || !d.IsInteger():
+			lines = append(lines, typeLine("orderQuantity", "integer", v))
+		case d.LessThan(decimal.NewFromInt(1)):
+			lines = append(lines, "- orderQuantity: Must be greater than or equal to 1")
+		case d.GreaterThan(decimal.NewFromInt(1000000)):
+			lines = append(lines, "- orderQuantity: Must be less than or equal to 1000000")
+		default:
+			req.qty = d.IntPart()
+		}
+	}
+	req.tif = enum(m, "timeInForce", "timeInForce", timesInForce)
+	req.openClose = enum(m, "openClose", "openClose", openCloses)
+	req.secType = enum(m, "securityType", "securityType", securityTypes)
+	req.limit, req.hasLimit = price("limitPrice")
+	req.stop, req.hasStop = price("stopPrice")
+	req.route, _ = str(m, "route", "route", true)
+	if v, ok := m["legs"]; ok && v != nil {
+		arr, ok := v.([]any)
+		if !ok {
+			lines = append(lines, typeLine("legs", "array", v))
+		}
+		for i, e := range arr {
+			path := "legs." + strconv.Itoa(i)
+			leg, ok := e.(map[string]any)
+			if !ok {
+				lines = append(lines, typeLine(path, "object", e))
+				continue
+			}
+			for _, f := range []string{"symbol", "side"} {
+				if _, ok := leg[f]; !ok {
+					lines = append(lines, "- "+path+": "+f+" is required")
+				}
+			}
+			l := orderLeg{symbol: symbol(leg, path+".symbol"), side: enum(leg, path+".side", "side", sides), ratio: 1}
+			if r, ok := leg["ratio"].(json.Number); ok {
+				if n, err := r.Int64(); err == nil && n > 0 {
+					l.ratio = n
+				}
+			}
+			req.legs = append(req.legs, l)
+		}
+	}
+	if (req.orderType == "Limit" || req.orderType == "StopLimit") && !req.hasLimit {
+		if _, sent := m["limitPrice"]; !sent || m["limitPrice"] == nil {
+			missing = append(missing, "- (root): limitPrice is required")
+		}
+	}
+	if req.secType == "Mleg" && len(req.legs) < 2 {
+		lines = append(lines, "- legs: Array must have at least 2 items")
+	}
+	return req, append(missing, lines...)
+}
+
+// handlePlaceOrder serves POST .../order (spec: "Orders", "Order rejection
+// codes"): 400 lines for schema failures, 400 account JSON for an account
+// the key does not own, else 200 with the order, rejected or PendingNew.
+func (s *Sim) handlePlaceOrder(c *call) reply {
+	a := s.ownedAccount(c.key, c.r.PathValue("accountId"))
+	if a == nil {
+		return accountMismatch()
+	}
+	req, lines := parseOrderRequest(c.body)
+	if len(lines) > 0 {
+		return validationLines(lines...)
+	}
+	o := s.ord.place(s, a, req, c.now)
+	return jsonReply(http.StatusOK, o.toJSON())
+}
+
+// place runs the synchronous checks and, when they pass, schedules the
+// asynchronous outcome Timing.OrderAsync later.
+func (b *orderBook) place(s *Sim, a *account, req orderRequest, now time.Time) *order {
+	async := time.Duration(s.sc.Timing.OrderAsync)
+	o := &order{
+		acct: a, id: req.clientOrderID, symbol: req.symbol, side: req.side, openClose: req.openClose,
+		orderType: req.orderType, secType: req.secType, tif: req.tif, route: req.route, qty: req.qty,
+		limit: req.limit, hasLimit: req.hasLimit, stop: req.stop, hasStop: req.hasStop, legs: req.legs,
+		status: statusPendingNew, start: now, updated: now, registerAt: now.Add(async),
+	}
+	if o.id == "" {
+		o.id = b.generateID(a.id)
+	}
+	b.orders = append(b.orders, o)
+	key := orderKey{a.id, o.id}
+	if b.used[key] {
+		o.reject(now, strp(textR114)) // the original keeps the id for lookups
+		return o
+	}
+	b.used[key] = true
+	b.byID[key] = o
+
+	price, hasPrice := s.prices[o.symbol]
+	switch {
+	case !a.active():
+		o.reject(now, nil) // spec: risk check with no surfaced code
+	case (o.hasLimit && o.limit.IsNegative()) || (o.hasStop && o.stop.IsNegative()):
+		o.reject(now, strp(textR145))
+	case o.secType != "Stock" && a.optLevel == 0:
+		o.reject(now, nil)
+	case o.orderType == "Market" && !regularHours(now):
+		o.reject(now, strp(textR78))
+	case o.route != "" && o.stopType() && o.stop.IsPositive() && hasPrice && stopWrongSide(o, price):
+		// Spec: R118 with an explicit route is synchronous, text null, the id
+		// rewritten, and the single-order GET answers 404 for both ids.
+		o.reject(now, nil)
+		o.id = fmt.Sprintf("%sINVALID%d", o.id, now.UnixMilli())
+		o.hidden = true
+		delete(b.byID, key)
+	case o.openClose == "Open" && b.overBuyingPower(s, a, o, price, hasPrice):
+		o.reject(now, nil)
+	default:
+		if a.paper && o.route == "" {
+			o.route = "PAPER"
+			if o.secType == "Mleg" {
+				o.route = "PAPERM"
+			}
+		}
+		s.after(async, func() { s.ord.decide(s, o) })
+	}
+	return o
+}
+
+// generateID makes a clientOrderId for a placement that omitted one.
+func (b *orderBook) generateID(account string) string {
+	for {
+		b.genSeq++
+		id := fmt.Sprintf("SIM%012d", b.genSeq)
+		if !b.used[orderKey{account, id}] {
+			return id
+		}
+	}
+}
+
+// stopWrongSide: a buy stop below the last price, or a sell stop above it.
+func stopWrongSide(o *order, price decimal.Decimal) bool {
+	if o.buy() {
+		return o.stop.LessThan(price)
+	}
+	return o.stop.GreaterThan(price)
+}
+
+// overBuyingPower is the risk check on opening orders: the notional at the
+// limit (or last) price may not exceed the account's buying power.
+func (b *orderBook) overBuyingPower(s *Sim, a *account, o *order, price decimal.Decimal, hasPrice bool) bool {
+	px := price
+	if o.hasLimit && o.limitType() {
+		px = o.limit
+	} else if !hasPrice {
+		return false
+	}
+	notional := px.Mul(decimal.NewFromInt(o.qty)).Mul(multiplier(o.secType))
+	return notional.GreaterThan(b.metrics(s, a).bp(a))
+}
+
+// decide is the asynchronous outcome at startTime+OrderAsync: a rejection
+// with its text, or acceptance and a first attempt to fill.
+func (b *orderBook) decide(s *Sim, o *order) {
+	if o.status != statusPendingNew {
+		return // cancelled meanwhile
+	}
+	if text := b.asyncCheck(s, o); text != "" {
+		o.reject(s.now, strp(text))
+		return
+	}
+	o.status = statusAccepted
+	o.updated = s.now
+	if at, ok := expiry(o.tif, s.now); ok {
+		s.after(at.Sub(s.now), func() { s.ord.expire(s, o) })
+	}
+	b.evaluate(s, o)
+	if (o.tif == "IOC" || o.tif == "FOK") && o.working() {
+		o.cancel(s.now) // immediate or cancel: what did not fill at once is cancelled
+	}
+}
+
+// asyncCheck returns the text of the first asynchronous rejection that
+// applies, or "".
+func (b *orderBook) asyncCheck(s *Sim, o *order) string {
+	a := o.acct
+	if o.stopType() && !(o.hasStop && o.stop.IsPositive()) {
+		return textR24
+	}
+	price, hasPrice := s.prices[o.symbol]
+	if o.stopType() && hasPrice && stopWrongSide(o, price) {
+		return textR118 // the quote check runs before routing (spec: R118 async without a route)
+	}
+	rt, known := routeCatalog[o.route]
+	if o.route == "" || !a.hasRoute(o.route) || !known || !slices.Contains(rt.SecurityTypes, routeSecType(o.secType)) {
+		return textR54
+	}
+	if !slices.Contains(rt.OrderTypes, o.orderType) {
+		return brokerRejected + o.orderType + " orders are not available on route " + o.route
+	}
+	switch {
+	case (o.tif == "Day_Plus" || o.tif == "GTC_Plus") && o.orderType != "Limit":
+		return brokerRejected + "extended-hours orders must be Limit orders"
+	case o.tif == "AtTheOpening" && a.paper:
+		// Spec: paper accepts AtTheOpening more broadly than live.
+	case o.tif == "AtTheOpening" && !beforeOpen(s.now):
+		return brokerRejected + "AtTheOpening orders are accepted only before the open"
+	case !slices.Contains(rt.TimesInForce, o.tif):
+		return brokerRejected + "time in force " + o.tif + " is not available on route " + o.route
+	}
+	if o.openClose == "Open" {
+		for _, w := range b.orders {
+			if w != o && w.acct == a && w.symbol == o.symbol && w.openClose == "Open" && w.side != o.side && w.working() {
+				return textR95
+			}
+		}
+	}
+	if s.restricted[o.symbol] && o.hasLimit && o.limitType() && hasPrice {
+		band := price.Mul(s.sc.RestrictedBand.Decimal)
+		if o.limit.Sub(price).Abs().GreaterThan(band) {
+			return textR06
+		}
+	}
+	return ""
+}
+
+// beforeOpen reports whether t is before 9:30 AM Eastern on its day.
+func beforeOpen(t time.Time) bool {
+	et := t.In(eastern)
+	return et.Hour()*60+et.Minute() < 9*60+30
+}
+
+// expiry is when a day order ends unfilled: the next 4:00 PM Eastern close
+// on a weekday for Day, 8:00 PM for Day_Plus. Other times in force persist.
+func expiry(tif string, now time.Time) (time.Time, bool) {
+	hour := 0
+	switch tif {
+	case "Day", "AtTheOpening":
+		hour = 16
+	case "Day_Plus":
+		hour = 20
+	default:
+		return time.Time{}, false
+	}
+	et := now.In(eastern)
+	d := time.Date(et.Year(), et.Month(), et.Day(), hour, 0, 0, 0, eastern)
+	for !d.After(now) || d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+		d = time.Date(d.Year(), d.Month(), d.Day()+1, hour, 0, 0, 0, eastern)
+	}
+	return d, true
+}
+
+func (b *orderBook) expire(s *Sim, o *order) {
+	if !o.working() || o.status == statusPendingNew {
+		return
+	}
+	o.status = statusExpired
+	o.canceled += o.leaves()
+	o.updated = s.now
+}
+
+// evaluate fills a working order when it is marketable at the last price:
+// stops trigger when the price crosses them, limits fill at the last price
+// when it is at or better than the limit, market orders fill at the last
+// price. Symbols without a price never fill; multi-leg orders only work.
+func (b *orderBook) evaluate(s *Sim, o *order) {
+	if !o.working() || o.status == statusPendingNew || o.secType == "Mleg" {
+		return
+	}
+	p, ok := s.prices[o.symbol]
+	if !ok {
+		return
+	}
+	if o.stopType() && !o.triggered {
+		if (o.buy() && p.LessThan(o.stop)) || (!o.buy() && p.GreaterThan(o.stop)) {
+			return
+		}
+		o.triggered = true
+	}
+	if o.limitType() && ((o.buy() && o.limit.LessThan(p)) || (!o.buy() && o.limit.GreaterThan(p))) {
+		return
+	}
+	b.fill(s, o, o.leaves(), p)
+}
+
+// locateNeeded says whether a short on symbol ties located shares: live
+// equity accounts on symbols off the easy-to-borrow list (paper's
+// easy-to-borrow check is always true).
+func locateNeeded(s *Sim, o *order) bool {
+	return !o.acct.paper && o.secType == "Stock" && !s.etb[o.symbol]
+}
+
+// preFill returns the venue decline that stops a fill, or "". It reserves
+// located shares for a short last, as that has effects.
+func (b *orderBook) preFill(s *Sim, o *order, q int64) string {
+	long, short := b.held(o.acct.id, o.symbol)
+	switch {
+	case o.openClose == "Open" && o.buy() && short > 0:
+		return brokerRejected + "account is short " + o.symbol + "; buy to close first"
+	case o.openClose == "Open" && !o.buy() && long > 0:
+		return brokerRejected + "account is long " + o.symbol + "; sell to close first"
+	case o.openClose == "Close" && !o.buy() && long < q:
+		return brokerRejected + "sell quantity exceeds the long position"
+	case o.openClose == "Close" && o.buy() && short < q:
+		return brokerRejected + "buy quantity exceeds the short position"
+	case o.openClose == "Open" && !o.buy() && locateNeeded(s, o):
+		if !s.loc.reserveForShort(s, o.acct.id, o.symbol, q) {
+			return brokerRejected + "no locate available"
+		}
+	}
+	return ""
+}
+
+// held sums the open shares of the account's long and short lots on symbol.
+func (b *orderBook) held(account, symbol string) (long, short int64) {
+	for _, l := range b.lots {
+		if l.account == account && l.symbol == symbol && l.shares > 0 {
+			if l.sign > 0 {
+				long += l.shares
+			} else {
+				short += l.shares
+			}
+		}
+	}
+	return long, short
+}
+
+// fill executes q shares of o at px: a fill row, cash, counters, lots and
+// realized P&L.
+func (b *orderBook) fill(s *Sim, o *order, q int64, px decimal.Decimal) {
+	if text := b.preFill(s, o, q); text != "" {
+		o.reject(s.now, strp(text))
+		return
+	}
+	a := o.acct
+	dq := decimal.NewFromInt(q)
+	notional := px.Mul(dq).Mul(multiplier(o.secType))
+	comm := s.sc.CommissionPerShare.Mul(dq).Round(2) // commissions are charged in cents
+	b.tradeSeq++
+	b.fills = append(b.fills, &fill{
+		tradeID: b.tradeSeq, account: a.id, symbol: o.symbol, side: o.side, secType: o.secType,
+		qty: q, price: px, commission: comm, at: s.now,
+	})
+	if o.buy() {
+		a.cash = a.cash.Sub(notional).Sub(comm)
+	} else {
+		a.cash = a.cash.Add(notional).Sub(comm)
+	}
+	a.commissions = a.commissions.Add(comm)
+	ab := b.book(a.id)
+	if o.secType == "Stock" {
+		a.sharesTraded += q
+	} else {
+		ab.optContracts += q
+	}
+
+	prev := o.priceAvg.Mul(decimal.NewFromInt(o.executed))
+	o.executed += q
+	o.priceAvg = prev.Add(px.Mul(dq)).DivRound(decimal.NewFromInt(o.executed), 4)
+	o.lastQty, o.lastPrice = q, px
+	o.status = statusPartial
+	if o.leaves() == 0 {
+		o.status = statusFilled
+	}
+	o.updated = s.now
+
+	if o.openClose == "Open" {
+		if o.lot == nil {
+			sign := int64(1)
+			if !o.buy() {
+				sign = -1
+			}
+			o.lot = b.newLot(a.id, o.symbol, o.secType, sign, s.now)
+		}
+		o.lot.addShares(q, px, s.now)
+	} else {
+		sign := int64(1) // selling closes longs
+		if o.buy() {
+			sign = -1
+		}
+		b.closeLots(a.id, o.symbol, sign, q, px, s.now)
+		if o.buy() && locateNeeded(s, o) {
+			s.loc.releaseShort(s, a.id, o.symbol, q)
+		}
+	}
+	ab.equity = b.metrics(s, a).value
+}
+
+// ---- reads ----
+
+// orderJSON is the order record (spec: "Order record", reference field list).
+type orderJSON struct {
+	AccountID              string    `json:"accountId"`
+	CanceledQuantity       int64     `json:"canceledQuantity"`
+	ClientOrderID          string    `json:"clientOrderId"`
+	Executed               int64     `json:"executed"`
+	LastPrice              Decimal   `json:"lastPrice"`
+	LastQuantity           int64     `json:"lastQuantity"`
+	LastUpdated            string    `json:"lastUpdated"`
+	LeavesQuantity         int64     `json:"leavesQuantity"`
+	LegCount               int       `json:"legCount"`
+	Legs                   []legJSON `json:"legs"`
+	LimitPrice             Decimal   `json:"limitPrice"`
+	MaintenanceRequirement Decimal   `json:"maintenanceRequirement"`
+	MarginRequirement      Decimal   `json:"marginRequirement"`
+	MaxDisplayQuantity     int64     `json:"maxDisplayQuantity"`
+	OpenClose              string    `json:"openClose"`
+	OrderQuantity          int64     `json:"orderQuantity"`
+	OrderStatus            string    `json:"orderStatus"`
+	OrderType              string    `json:"orderType"`
+	PegDifference          Decimal   `json:"pegDifference"`
+	PegOffsetType          *string   `json:"pegOffsetType"`
+	PriceAvg               Decimal   `json:"priceAvg"`
+	PriceStop              Decimal   `json:"priceStop"`
+	Route                  string    `json:"route"`
+	SecurityType           string    `json:"securityType"`
+	Side                   string    `json:"side"`
+	StartTime              string    `json:"startTime"`
+	StrikePrice            Decimal   `json:"strikePrice"`
+	Symbol                 string    `json:"symbol"`
+	Text                   *string   `json:"text"`
+	TimeInForce            string    `json:"timeInForce"`
+	TradedSymbol           string    `json:"tradedSymbol"`
+}
+
+// legJSON is one leg of a multi-leg order row.
+type legJSON struct {
+	AvgPx   Decimal `json:"avgPx"`
+	CxlQty  int64   `json:"cxlQty"`
+	Index   int     `json:"index"`
+	LastPx  Decimal `json:"lastPx"`
+	LastQty int64   `json:"lastQty"`
+	LvsQty  int64   `json:"lvsQty"`
+	Qty     int64   `json:"qty"`
+	Side    string  `json:"side"`
+	Symbol  string  `json:"symbol"`
+}
+
+func (o *order) toJSON() orderJSON {
+	j := orderJSON{
+		AccountID: o.acct.id, CanceledQuantity: o.canceled, ClientOrderID: o.id, Executed: o.executed,
+		LastPrice: Dec(o.lastPrice), LastQuantity: o.lastQty, LastUpdated: fmt7(o.updated),
+		LeavesQuantity: o.leaves(), LimitPrice: Dec(o.limit),
+		OpenClose: o.openClose, OrderQuantity: o.qty, OrderStatus: o.status, OrderType: o.orderType,
+		PriceAvg: Dec(o.priceAvg), PriceStop: Dec(o.stop), Route: o.route, SecurityType: o.secType,
+		Side: o.side, StartTime: fmt7(o.start), Symbol: o.symbol, Text: o.text, TimeInForce: o.tif,
+		TradedSymbol: o.symbol,
+	}
+	if o.secType == "Option" {
+		if occ, ok := parseOCC(o.symbol); ok {
+			j.StrikePrice = Dec(occ.strike)
+		}
+	}
+	if len(o.legs) > 0 {
+		j.LegCount = len(o.legs)
+		for i, l := range o.legs {
+			q := o.qty * l.ratio
+			lvs := q
+			if !o.working() {
+				lvs = 0
+			}
+			j.Legs = append(j.Legs, legJSON{Index: i, Qty: q, LvsQty: lvs, CxlQty: q - lvs, Side: l.side, Symbol: l.symbol})
+		}
+	}
+	return j
+}
+
+// lookup finds an order by clientOrderId as the single-order GET and the
+// cancel see it: registered (startTime+OrderAsync passed) and not hidden.
+func (b *orderBook) lookup(a *account, id string, now time.Time) *order {
+	o := b.byID[orderKey{a.id, id}]
+	if o == nil || o.hidden || now.Before(o.registerAt) {
+		return nil
+	}
+	return o
+}
+
+// handleGetOrder serves GET .../order/{clientOrderId}: one order object,
+// 404 text until it is registered.
+func (s *Sim) handleGetOrder(c *call) reply {
+	o := s.ord.lookup(c.acct, c.r.PathValue("clientOrderId"), c.now)
+	if o == nil {
+		return notFoundText()
+	}
+	return jsonReply(http.StatusOK, o.toJSON())
+}
+
+// handleOrderBook serves GET .../orders: today's book as a bare JSON array
+// (reference notes), every placement in any state, oldest first.
+func (s *Sim) handleOrderBook(c *call) reply {
+	out := []orderJSON{}
+	for _, o := range s.ord.orders {
+		if o.acct == c.acct {
+			out = append(out, o.toJSON())
+		}
+	}
+	return jsonReply(http.StatusOK, out)
+}
+
+// fillJSON is a fill row of the archive and the paginated history
+// (spec: "Fill row"; reference field list).
+type fillJSON struct {
+	AccountID     string  `json:"accountId"`
+	Canceled      bool    `json:"canceled"`
+	Commission    Decimal `json:"commission"`
+	Currency      string  `json:"currency"`
+	EntryDate     string  `json:"entryDate"`
+	ExecTime      string  `json:"execTime,omitempty"`
+	GrossProceeds Decimal `json:"grossProceeds"`
+	MLegID        *string `json:"mLegId"`
+	NetProceeds   Decimal `json:"netProceeds"`
+	Notes         string  `json:"notes"`
+	Price         Decimal `json:"price"`
+	Qty           int64   `json:"qty"`
+	SecurityType  string  `json:"securityType"`
+	SettleDate    string  `json:"settleDate"`
+	Side          string  `json:"side"`
+	SpreadType    *string `json:"spreadType"`
+	Symbol        string  `json:"symbol"`
+	TotalFees     Decimal `json:"totalFees"`
+	TradeDate     string  `json:"tradeDate"`
+	TradeID       int64   `json:"tradeId"`
+}
+
+func (f *fill) toJSON() fillJSON {
+	day := tradeDate(f.at)
+	gross := f.price.Mul(decimal.NewFromInt(f.qty)).Mul(multiplier(f.secType))
+	if f.side == "Buy" {
+		gross = gross.Neg()
+	}
+	j := fillJSON{
+		AccountID: f.account, Commission: Dec(f.commission), Currency: "USD",
+		EntryDate: day.Format(dateMidnight), GrossProceeds: Dec(gross),
+		NetProceeds: Dec(gross.Sub(f.commission)), Price: Dec(f.price), Qty: f.qty,
+		SecurityType: f.secType, SettleDate: nextBusinessDay(day).Format(dateMidnight), Side: f.side,
+		Symbol: f.symbol, TotalFees: Dec(f.commission), TradeDate: day.Format(dateMidnight), TradeID: f.tradeID,
+	}
+	// Spec: "on some rows execTime", a bare local time with no zone.
+	if !f.seeded && f.tradeID%3 != 0 {
+		j.ExecTime = f.at.In(eastern).Format("2006-01-02T15:04:05")
+	}
+	return j
+}
+
+// nextBusinessDay is T+1 settlement, skipping weekends.
+func nextBusinessDay(d time.Time) time.Time {
+	d = d.AddDate(0, 0, 1)
+	for d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+		d = d.AddDate(0, 0, 1)
+	}
+	return d
+}
+
+// fillsBetween returns the account's fills with trade dates in [from, to],
+// oldest first, matching symbol when it is not empty.
+func (b *orderBook) fillsBetween(account string, from, to time.Time, symbol string) []fillJSON {
+	out := []fillJSON{}
+	for _, f := range b.fills {
+		d := tradeDate(f.at)
+		if f.account != account || d.Before(from) || d.After(to) || (symbol != "" && !strings.EqualFold(symbol, f.symbol)) {
+			continue
+		}
+		out = append(out, f.toJSON())
+	}
+	return out
+}
+
+// handleFillArchive serves GET .../orders/start-date/{date}: fills from
+// date, at most one week back from today; paper always answers empty.
+func (s *Sim) handleFillArchive(c *call) reply {
+	start, err := time.Parse(time.DateOnly, c.r.PathValue("date"))
+	if err != nil {
+		return notFoundText()
+	}
+	out := struct {
+		Orders []fillJSON `json:"orders"`
+	}{Orders: []fillJSON{}}
+	if !c.acct.paper {
+		today := tradeDate(c.now)
+		out.Orders = s.ord.fillsBetween(c.acct.id, latest(start, today.AddDate(0, 0, -7)), today, "")
+	}
+	return jsonReply(http.StatusOK, out)
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// handleOrderHistory serves GET .../orders-with-pagination/start-date/{date}:
+// the window [date, date+numberOfDays) within one year back, paged by
+// offset and limit (at most 100), optionally one symbol.
+func (s *Sim) handleOrderHistory(c *call) reply {
+	start, err := time.Parse(time.DateOnly, c.r.PathValue("date"))
+	if err != nil {
+		return notFoundText()
+	}
+	q := c.r.URL.Query()
+	intParam := func(name string, def int) int {
+		v, err := strconv.Atoi(q.Get(name))
+		if err != nil {
+			return def
+		}
+		return v
+	}
+	days := min(intParam("numberOfDays", 30), 365)
+	offset := max(intParam("offset", 0), 0)
+	limit := intParam("limit", 100)
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 100)
+	type pagination struct {
+		CurrentLimit  int `json:"currentLimit"`
+		CurrentOffset int `json:"currentOffset"`
+		TotalRecords  int `json:"totalRecords"`
+	}
+	out := struct {
+		Pagination     pagination `json:"pagination"`
+		TradingHistory []fillJSON `json:"tradingHistory"`
+	}{Pagination: pagination{CurrentLimit: limit, CurrentOffset: offset}, TradingHistory: []fillJSON{}}
+	if c.acct.paper || days <= 0 {
+		return jsonReply(http.StatusOK, out)
+	}
+	today := tradeDate(c.now)
+	rows := s.ord.fillsBetween(c.acct.id, latest(start, today.AddDate(-1, 0, 0)), start.AddDate(0, 0, days-1), q.Get("symbol"))
+	out.Pagination.TotalRecords = len(rows)
+	if offset < len(rows) {
+		out.TradingHistory = rows[offset:min(offset+limit, len(rows))]
+	}
+	return jsonReply(http.StatusOK, out)
+}
+
+// ---- cancels ----
+
+// cancelRefusal is the 400 of a cancel on a path account the key does not
+// own (reference: "Cancel-by-id refusal body example").
+type cancelRefusal struct {
+	StatusCode string `json:"statusCode"`
+	Message    string `json:"message"`
+	Detail     string `json:"detail"`
+	Error      bool   `json:"error"`
+}
+
+// handleCancelOrder serves DELETE .../orders/{clientOrderId} (spec: "Order
+// statuses" transitions and the HTTP status map).
+func (s *Sim) handleCancelOrder(c *call) reply {
+	id := c.r.PathValue("accountId")
+	a := s.ownedAccount(c.key, id)
+	if a == nil {
+		return jsonReply(http.StatusBadRequest, cancelRefusal{
+			StatusCode: "BadRequest", Message: "CancelOrderWithResponse", Error: true,
+			Detail: "Unable to fetch orders for account " + strings.ToUpper(id) + ": the account was not found or is not accessible with these credentials.",
+		})
+	}
+	o := s.ord.lookup(a, c.r.PathValue("clientOrderId"), c.now)
+	switch {
+	case o == nil:
+		return notFoundText()
+	case o.status == statusRejected:
+		// Spec: always 200, still Rejected, text overwritten with R130.
+		o.text = strp(textR130)
+		o.updated = c.now
+	case o.working():
+		o.cancel(c.now)
+	default:
+		return notFoundText()
+	}
+	return jsonReply(http.StatusOK, o.toJSON())
+}
+
+func (o *order) cancel(now time.Time) {
+	o.canceled += o.leaves()
+	o.status = statusCanceled
+	o.updated = now
+}
+
+// handleCancelAll serves DELETE /v1/api/accounts/orders: `account` in a form
+// or multipart body (a JSON body is refused with 404), optional query
+// `symbol`. It confirms acceptance only; the working orders it found are
+// cancelled Timing.OrderAsync later.
+func (s *Sim) handleCancelAll(c *call) reply {
+	form, ok := formBody(c.r, c.body)
+	if !ok {
+		return notFoundText()
+	}
+	a := s.ownedAccount(c.key, form.Get("account"))
+	if a == nil {
+		return accountMismatch()
+	}
+	symbol := c.r.URL.Query().Get("symbol")
+	var targets []*order
+	for _, o := range s.ord.orders {
+		if o.acct == a && o.working() && (symbol == "" || strings.EqualFold(symbol, o.symbol)) {
+			targets = append(targets, o)
+		}
+	}
+	s.after(time.Duration(s.sc.Timing.OrderAsync), func() {
+		for _, o := range targets {
+			if o.working() {
+				o.cancel(s.now)
+			}
+		}
+	})
+	return jsonReply(http.StatusOK, map[string]string{"message": "Cancel request submitted"})
+}
+
+// formBody reads a form-encoded or multipart body; ok is false for a JSON
+// body, which the broker refuses.
+func formBody(r *http.Request, body []byte) (url.Values, bool) {
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return nil, false
+	case mt == "multipart/form-data":
+		form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(maxBody)
+		if err != nil {
+			return url.Values{}, true
+		}
+		defer form.RemoveAll()
+		return url.Values(form.Value), true
+	}
+	if t := bytes.TrimSpace(body); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return nil, false
+	}
+	v, err := url.ParseQuery(string(body))
+	if err != nil {
+		return url.Values{}, true
+	}
+	return v, true
+}
+
+// ---- routes ----
+
+// routeJSON is a route record (spec: "Route record"; reference envelope).
+type routeJSON struct {
+	RouteName     string   `json:"routeName"`
+	SecurityTypes []string `json:"securityTypes"`
+	OrderTypes    []string `json:"orderTypes"`
+	TimesInForce  []string `json:"timesInForce"`
+	UseDisplayQty bool     `json:"useDisplayQty"`
+}
+
+// routeCatalog describes the route names the spec lists; placement checks
+// security type, order type and time in force against it.
+var routeCatalog = map[string]routeJSON{
+	"PAPER": {"PAPER", []string{"Stock", "Option"}, []string{"Market", "Limit", "Stop", "StopLimit"},
+		[]string{"Day", "GoodTillCancel", "GoodTillCrossing"}, false},
+	"PAPERM": {"PAPERM", []string{"MLEG"}, []string{"Market", "Limit"}, []string{"Day"}, false},
+	"SMART": {"SMART", []string{"Stock"},
+		[]string{"Market", "Limit", "Stop", "StopLimit", "RangeOrder", "MarketOnOpen", "LimitOnOpen", "TrailStop", "MarketOnClose", "LimitOnClose", "Pegged"},
+		[]string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus", "GoodTillCrossing", "AtTheOpening"}, true},
+	"CTDL": {"CTDL", []string{"Stock"}, []string{"Market", "Limit", "Stop", "StopLimit"},
+		[]string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus"}, true},
+	"SMARTO": {"SMARTO", []string{"Option"}, []string{"Market", "Limit", "Stop", "StopLimit"},
+		[]string{"Day", "GoodTillCancel"}, false},
+	"SMARTM": {"SMARTM", []string{"MLEG"}, []string{"Market", "Limit"}, []string{"Day", "GoodTillCancel"}, false},
+	"ARCA": {"ARCA", []string{"Stock"}, []string{"Market", "Limit", "Stop", "StopLimit", "Pegged"},
+		[]string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus", "IOC", "FOK"}, true},
+}
+
+// routeSecType maps a placement securityType to its spelling in routes.
+func routeSecType(secType string) string {
+	if secType == "Mleg" {
+		return "MLEG"
+	}
+	return secType
+}
+
+// handleRoutes serves GET .../routes: {"routes":[...]} for the account's routes.
+func (s *Sim) handleRoutes(c *call) reply {
+	out := struct {
+		Routes []routeJSON `json:"routes"`
+	}{Routes: []routeJSON{}}
+	for _, name := range c.acct.routes {
+		rt, ok := routeCatalog[name]
+		if !ok {
+			rt = routeJSON{name, []string{"Stock"}, []string{"Market", "Limit"}, []string{"Day"}, false}
+		}
+		out.Routes = append(out.Routes, rt)
+	}
+	return jsonReply(http.StatusOK, out)
+}

@@ -56,4 +56,3 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
-
