@@ -172,8 +172,9 @@ func (f *Fake) Run(stop <-chan struct{}) {
 
 // RunWhen is Run for code whose goroutines all sleep on the clock when idle:
 // it jumps only while at least minTimers timers are pending (everyone is
-// asleep), so time never moves under a goroutine that is busy with I/O.
-func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int) {
+// asleep) and idle, when given, reports true (no request in flight, say), so
+// time never moves under a goroutine that is busy with I/O.
+func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int, idle func() bool) {
 	tick := time.NewTicker(200 * time.Microsecond)
 	defer tick.Stop()
 	quiet := 0
@@ -182,7 +183,7 @@ func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int) {
 		case <-stop:
 			return
 		case <-tick.C:
-			if f.Timers() < minTimers {
+			if f.Timers() < minTimers || (idle != nil && !idle()) {
 				quiet = 0
 				continue
 			}

@@ -115,15 +115,19 @@ func (e *Engine) sendQuote(ctx context.Context, id string) {
 		e.log.Error("could not record the quote intent; not sending", "id", id, "err", err)
 		return
 	}
-	e.mu.Lock()
-	e.lastQuote[w.Symbol], e.lastAny = now, now
-	e.mu.Unlock()
 	e.poll.Watch(saved.QuoteReqID, e.onRows)
 	e.poll.Wrote()
 	e.updateHot()
 	_, _, err = e.client.Locates.Quote(ctx, brokerclient.QuoteRequest{
 		Account: e.cfg.Account, Symbol: saved.Symbol, Quantity: qty, QuoteReqID: saved.QuoteReqID,
 	})
+	// Spacing counts from the answer: the broker received the quote before
+	// it answered, so the next one cannot reach it closer than the spacing,
+	// whatever the network did to this one.
+	done := e.clock.Now()
+	e.mu.Lock()
+	e.lastQuote[w.Symbol], e.lastAny = done, done
+	e.mu.Unlock()
 	e.writeOutcome(saved, "quote", err)
 }
 

@@ -85,6 +85,8 @@ type Update struct {
 	Workflow store.Workflow
 	From     states.State
 	Event    states.Event
+	// Reason explains this change (empty when the change carries none).
+	Reason string
 	// Offer is set when the change is an offer arriving.
 	Offer *Offer
 }
@@ -105,6 +107,7 @@ type Engine struct {
 	lastQuote map[string]time.Time       // symbol → when its last quote left
 	lastAny   time.Time                  // when the last quote left, any symbol
 	deciding  map[string]bool            // offers being decided (asked), by workflow id
+	declining map[string]string          // offers whose cancel is in flight → the reason
 	waiters   map[string][]chan *store.Workflow
 	idle      []chan struct{} // Resume waiters
 	inventory []brokerclient.InventoryRow
@@ -147,7 +150,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg: cfg, client: cfg.Client, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
 		active: map[string]*store.Workflow{}, byQuote: map[string]string{}, lastQuote: map[string]time.Time{},
-		deciding: map[string]bool{}, waiters: map[string][]chan *store.Workflow{},
+		deciding: map[string]bool{}, declining: map[string]string{}, waiters: map[string][]chan *store.Workflow{},
 		wakeQ: make(chan struct{}, 1), runErr: make(chan error, 2),
 	}
 	e.poll = poller.New(poller.Config{
@@ -357,7 +360,7 @@ func (e *Engine) apply(w *store.Workflow, c store.Change, offer *Offer) (*store.
 		if e.cfg.OnUpdate != nil {
 			// Before waiters are released, so a progress display has shown
 			// the last change when Wait returns.
-			e.cfg.OnUpdate(Update{Workflow: *saved, From: c.From, Event: c.Event, Offer: offer})
+			e.cfg.OnUpdate(Update{Workflow: *saved, From: c.From, Event: c.Event, Reason: c.Reason, Offer: offer})
 		}
 	}
 	e.refresh(saved)
@@ -375,6 +378,7 @@ func (e *Engine) refresh(w *store.Workflow) {
 	}
 	delete(e.active, w.ID)
 	delete(e.deciding, w.ID)
+	delete(e.declining, w.ID)
 	for _, ch := range e.waiters[w.ID] {
 		ch <- w
 	}

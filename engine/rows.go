@@ -16,6 +16,10 @@ import (
 func (e *Engine) onRows(rows []brokerclient.HistoryRow) {
 	e.mu.Lock()
 	w := e.active[e.byQuote[rows[0].BaseID()]]
+	var declining string
+	if w != nil {
+		declining = e.declining[w.ID]
+	}
 	e.mu.Unlock()
 	if w == nil {
 		return
@@ -41,6 +45,11 @@ func (e *Engine) onRows(rows []brokerclient.HistoryRow) {
 		ev, _ = states.EventForStatus(int(row.LocateStatus))
 	} else {
 		ev, accepted = legEvent(w, legs)
+		if _, _, err := states.Next(w.Kind, w.State, states.Decline); declining != "" && ev == states.RowCanceled && err == nil {
+			// Our own cancel of a declined offer, seen before the decline
+			// was recorded: it is the decline.
+			ev = states.Decline
+		}
 	}
 	to := w.State
 	if ev != "" {
@@ -53,25 +62,33 @@ func (e *Engine) onRows(rows []brokerclient.HistoryRow) {
 		}
 	}
 	now := e.clock.Now()
-	var offer *Offer
-	change := store.Change{To: to, Event: ev, RawRow: rawJSON(rows), Reason: rowReason(rows, ev),
+	offeredAt, expiresAt := w.OfferedAt, w.ExpiresAt
+	if (to == states.Offered || to == states.Pending) && expiresAt.IsZero() {
+		offeredAt = now
+		if t := row.UpdatedDate.Time; !row.UpdatedDate.NoZone && !t.IsZero() && t.Before(now) {
+			offeredAt = t // the window began when the broker offered, not when we looked
+		}
+		expiresAt = offeredAt.Add(e.cfg.OfferWindow)
+	}
+	reason := rowReason(rows, ev)
+	if ev == states.Decline {
+		reason = declining
+	}
+	change := store.Change{To: to, Event: ev, RawRow: rawJSON(rows), Reason: reason,
 		Apply: func(s *store.Workflow) {
 			s.Legs = legs
+			s.OfferedAt, s.ExpiresAt = offeredAt, expiresAt
 			if accepted != "" && s.AcceptedID == "" {
 				s.AcceptedID = accepted
 				s.Price = legs[accepted].Price
 				s.LocateType = string(brokerclient.LocateTypeForCode(legs[accepted].Type))
 			}
-			if (to == states.Offered || to == states.Pending) && s.ExpiresAt.IsZero() {
-				start := now
-				if t := row.UpdatedDate.Time; !row.UpdatedDate.NoZone && !t.IsZero() && t.Before(now) {
-					start = t // the window began when the broker offered, not when we looked
-				}
-				s.OfferedAt, s.ExpiresAt = start, start.Add(e.cfg.OfferWindow)
-			}
 		}}
+	var offer *Offer
 	if to == states.Offered && w.State != states.Offered {
-		offer = e.bestOffer(w, legs)
+		view := *w
+		view.ExpiresAt = expiresAt
+		offer = e.bestOffer(&view, legs)
 	}
 	if ev == "" && sameLegs(w.Legs, legs) {
 		return
@@ -271,16 +288,17 @@ func (e *Engine) decide(id string) {
 // ask puts the offer to the user and acts on the answer, if the answer comes
 // while an accept can still land.
 func (e *Engine) ask(w *store.Workflow, offer Offer) {
+	id := w.ID
 	defer func() {
 		e.mu.Lock()
-		delete(e.deciding, w.ID)
+		delete(e.deciding, id)
 		e.mu.Unlock()
 	}()
 	ctx, cancel := clock.WithDeadline(e.ctxOrBackground(), e.clock, w.ExpiresAt.Add(-e.cfg.AcceptMargin))
 	ok := e.cfg.Ask(ctx, offer)
 	late := ctx.Err() != nil
 	cancel()
-	if w = e.get(w.ID); w == nil || w.State != states.Offered {
+	if w = e.get(id); w == nil || w.State != states.Offered {
 		return // it ended while we asked (expired, cancelled)
 	}
 	switch {
@@ -326,8 +344,13 @@ func (e *Engine) sendAccept(w *store.Workflow) {
 // safe to repeat, and a crash in between leaves the workflow offered, to be
 // decided (and cancelled) again on recovery.
 func (e *Engine) decline(w *store.Workflow, reason string) {
+	e.mu.Lock()
+	e.declining[w.ID] = reason
+	e.mu.Unlock()
 	e.sendCancel(w)
-	e.apply(w, store.Change{To: states.Declined, Event: states.Decline, Reason: reason}, nil)
+	if cur := e.get(w.ID); cur != nil && cur.State == w.State {
+		e.apply(cur, store.Change{To: states.Declined, Event: states.Decline, Reason: reason}, nil)
+	}
 }
 
 // checkTimers runs after each history poll: a quote or sell whose row never

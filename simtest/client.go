@@ -1,6 +1,10 @@
 package simtest
 
 import (
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/locatorhq/locator/brokerclient"
@@ -14,7 +18,7 @@ func (b *Bundle) Client(tb testing.TB, key Key, opts ...brokerclient.Option) *br
 	base := []brokerclient.Option{
 		brokerclient.WithBaseURL(b.URL),
 		brokerclient.WithCredentials(key.ID, key.Secret),
-		brokerclient.WithHTTPClient(b.Server.Client()),
+		brokerclient.WithHTTPClient(&http.Client{Transport: &countingTransport{base: b.Server.Client().Transport, n: &b.inflight}}),
 		brokerclient.WithClock(b.Clock),
 		brokerclient.WithRandSeed(1),
 	}
@@ -35,11 +39,45 @@ func (b *Bundle) RunClock(tb testing.TB) {
 }
 
 // RunClockWhen drives the fake clock as virtual time, jumping only while at
-// least minTimers timers are pending: use it with code whose goroutines all
-// sleep on the clock when idle (the engine's poller and dispatcher: 2).
+// least minTimers timers are pending and no request of a Client is in
+// flight: use it with code whose goroutines all sleep on the clock when idle
+// (the engine's poller and dispatcher: 2). Time then never moves between a
+// request leaving and its answer, so the simulator sees requests at the
+// instants the client paced them.
 func (b *Bundle) RunClockWhen(tb testing.TB, minTimers int) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	go func() { defer close(done); b.Clock.RunWhen(stop, minTimers) }()
+	go func() {
+		defer close(done)
+		b.Clock.RunWhen(stop, minTimers, func() bool { return b.inflight.Load() == 0 })
+	}()
 	tb.Cleanup(func() { close(stop); <-done })
+}
+
+// countingTransport counts requests from send until their body is closed.
+type countingTransport struct {
+	base http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		t.n.Add(-1)
+		return nil, err
+	}
+	resp.Body = &countedBody{ReadCloser: resp.Body, n: t.n}
+	return resp, nil
+}
+
+type countedBody struct {
+	io.ReadCloser
+	n    *atomic.Int64
+	once sync.Once
+}
+
+func (b *countedBody) Close() error {
+	b.once.Do(func() { b.n.Add(-1) })
+	return b.ReadCloser.Close()
 }

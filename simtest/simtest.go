@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,8 @@ type Bundle struct {
 	// Live owns LV100001 (Active margin) and LV100002 (not Active); Paper owns
 	// PP200001; Live2 owns LV300001 (cash, with 12,000 synthetic ledger rows).
 	Live, Paper, Live2 Key
+
+	inflight atomic.Int64 // requests of Client clients awaiting their answer
 }
 
 type config struct {

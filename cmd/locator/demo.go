@@ -105,9 +105,8 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 			switch {
 			case u.Offer != nil:
 				line += fmt.Sprintf(" offer %s", describeLegs(w, clk.Now()))
-			case w.State == states.Accepting || w.State == states.Declined || w.State == states.Covered ||
-				w.State == states.NotNeeded || w.State == states.Rejected || w.State == states.Expired:
-				line += " " + w.Reason
+			case u.Reason != "" && w.State != states.Quoting:
+				line += " " + u.Reason
 			case w.State == states.Quoting && w.Kind == states.Locate:
 				line += fmt.Sprintf(" quote %d shares, quoteReqID %s…", w.Quantity, w.QuoteReqID[:8])
 			}

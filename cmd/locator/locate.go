@@ -128,7 +128,7 @@ func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 	return func(u engine.Update) {
 		w := u.Workflow
 		if out.json {
-			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": w.Reason}, "")
+			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": u.Reason}, "")
 			return
 		}
 		line := fmt.Sprintf("%s %s: %s → %s", w.Symbol, w.ID, u.From, w.State)
@@ -137,8 +137,8 @@ func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 			left := o.ExpiresAt.Sub(now()).Round(time.Second)
 			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", price4(o.Price), o.Shares, money(o.Total),
 				brokerclient.LocateTypeForCode(o.LocateType), left)
-		} else if w.Reason != "" && w.State != states.Quoting {
-			line += " — " + w.Reason
+		} else if u.Reason != "" && w.State != states.Quoting {
+			line += " — " + u.Reason
 		}
 		fmt.Fprintln(m.Stderr, line)
 	}
