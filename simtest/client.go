@@ -29,14 +29,10 @@ func (b *Bundle) Client(tb testing.TB, key Key, opts ...brokerclient.Option) *br
 	return c
 }
 
-// RunClock drives the fake clock as virtual time (see clock.Fake.Run) until
-// the test ends.
-func (b *Bundle) RunClock(tb testing.TB) {
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); b.Clock.Run(stop) }()
-	tb.Cleanup(func() { close(stop); <-done })
-}
+// RunClock drives the fake clock as virtual time until the test ends: it
+// jumps to the next timer whenever some code sleeps on the clock and no
+// request of a Client is in flight.
+func (b *Bundle) RunClock(tb testing.TB) { b.RunClockWhen(tb, 1) }
 
 // RunClockWhen drives the fake clock as virtual time, jumping only while at
 // least minTimers timers are pending and no request of a Client is in
