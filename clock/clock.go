@@ -2,6 +2,7 @@ package clock
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -56,15 +57,32 @@ func WithDeadline(ctx context.Context, c Clock, deadline time.Time) (context.Con
 	if _, ok := c.(Real); ok {
 		return context.WithDeadline(ctx, deadline)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	inner, cancel := context.WithCancelCause(ctx)
 	t := c.NewTimer(deadline.Sub(c.Now()))
 	go func() {
 		select {
 		case <-t.C():
 			cancel(context.DeadlineExceeded)
-		case <-ctx.Done():
+		case <-inner.Done():
 			t.Stop()
 		}
 	}()
-	return ctx, func() { cancel(context.Canceled) }
+	return deadlineCtx{Context: inner, deadline: deadline}, func() { cancel(context.Canceled) }
+}
+
+// deadlineCtx reports its clock deadline and, once it has passed,
+// DeadlineExceeded, as a context from context.WithDeadline does.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (d deadlineCtx) Deadline() (time.Time, bool) { return d.deadline, true }
+
+func (d deadlineCtx) Err() error {
+	err := d.Context.Err()
+	if err != nil && errors.Is(context.Cause(d.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
 }

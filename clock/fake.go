@@ -153,25 +153,9 @@ func (f *Fake) AdvanceToNext() bool {
 	return true
 }
 
-// Run drives the clock as virtual time until stop is closed: whenever timers
-// are pending and nothing has happened for a moment of wall time, it jumps
-// to the next deadline. Code that sleeps on the clock then runs at full speed
-// while keeping its relative timing exact.
-func (f *Fake) Run(stop <-chan struct{}) {
-	tick := time.NewTicker(200 * time.Microsecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			f.AdvanceToNext()
-		}
-	}
-}
-
-// RunWhen is Run for code whose goroutines all sleep on the clock when idle:
-// it jumps only while at least minTimers timers are pending (everyone is
+// RunWhen drives the clock as virtual time until stop is closed, for code
+// whose goroutines all sleep on the clock when idle: it jumps to the next
+// deadline only while at least minTimers timers are pending (everyone is
 // asleep) and idle, when given, reports true (no request in flight, say), so
 // time never moves under a goroutine that is busy with I/O.
 func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int, idle func() bool) {

@@ -48,7 +48,18 @@ func (s *Scaled) Advance(d time.Duration) {
 	s.realAt = time.Now()
 }
 
-// NewTimer fires after d of scaled time, that is d/speed of wall time.
+// NewTimer fires after d of scaled time, that is d/speed of wall time, and
+// delivers the scaled clock's reading.
 func (s *Scaled) NewTimer(d time.Duration) Timer {
-	return realTimer{time.NewTimer(time.Duration(float64(d) / s.speed))}
+	t := &scaledTimer{ch: make(chan time.Time, 1)}
+	t.t = time.AfterFunc(time.Duration(float64(d)/s.speed), func() { t.ch <- s.Now() })
+	return t
 }
+
+type scaledTimer struct {
+	t  *time.Timer
+	ch chan time.Time
+}
+
+func (t *scaledTimer) C() <-chan time.Time { return t.ch }
+func (t *scaledTimer) Stop() bool          { return t.t.Stop() }

@@ -46,7 +46,7 @@ func (s clientSource) Inventory(ctx context.Context, account string) ([]brokercl
 type Cadence struct {
 	AfterWrite       time.Duration // first history poll after a write (2 s)
 	WriteSpacing     time.Duration // spacing of the follow-up polls (2 s)
-	WritePolls       int           // follow-up polls after a write (4)
+	WritePolls       int           // history polls after a write, the first included (4)
 	Hot              time.Duration // spacing while an offer is live or a quote young (1 s)
 	IdleHistory      time.Duration // idle history spacing (8 s)
 	IdleInventory    time.Duration // idle inventory spacing (5 s)
@@ -59,6 +59,25 @@ var DefaultCadence = Cadence{
 	AfterWrite: 2 * time.Second, WriteSpacing: 2 * time.Second, WritePolls: 4,
 	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second,
 	MaxBackoff: 60 * time.Second, InventoryOnWrite: time.Second,
+}
+
+// withDefaults fills each zero field from DefaultCadence, so a partly set
+// cadence never spins (a zero spacing) or outruns the route's limit.
+func (c Cadence) withDefaults() Cadence {
+	d := DefaultCadence
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&c.AfterWrite, &d.AfterWrite}, {&c.WriteSpacing, &d.WriteSpacing}, {&c.Hot, &d.Hot},
+		{&c.IdleHistory, &d.IdleHistory}, {&c.IdleInventory, &d.IdleInventory},
+		{&c.MaxBackoff, &d.MaxBackoff}, {&c.InventoryOnWrite, &d.InventoryOnWrite},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	if c.WritePolls <= 0 {
+		c.WritePolls = d.WritePolls
+	}
+	return c
 }
 
 // Config configures a Poller.
@@ -82,15 +101,16 @@ type Poller struct {
 	cfg  Config
 	wake chan struct{}
 
-	mu        sync.Mutex
-	watchers  map[string]func([]brokerclient.HistoryRow)
-	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
-	hot       bool
-	writePoll int       // follow-up polls left after a write
-	nextHist  time.Time // when history is due
-	nextInv   time.Time // when inventory is due
-	polls     int
-	rng       *rand.Rand
+	mu         sync.Mutex
+	watchers   map[string]func([]brokerclient.HistoryRow)
+	seen       map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
+	hot        bool
+	writePoll  int       // follow-up polls left after a write
+	nextHist   time.Time // when history is due
+	nextInv    time.Time // when inventory is due
+	quietUntil time.Time // after a failed read, nothing is pulled in before this
+	polls      int
+	rng        *rand.Rand
 }
 
 // New returns a poller; Run starts it.
@@ -101,9 +121,7 @@ func New(cfg Config) *Poller {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Cadence == (Cadence{}) {
-		cfg.Cadence = DefaultCadence
-	}
+	cfg.Cadence = cfg.Cadence.withDefaults()
 	now := cfg.Clock.Now()
 	return &Poller{
 		cfg: cfg, wake: make(chan struct{}, 1),
@@ -114,10 +132,10 @@ func New(cfg Config) *Poller {
 	}
 }
 
-// Watch delivers changed rows of quoteReqID and of its .SU shadow to fn,
-// starting with the rows already seen. Both rows of a Reg SHO pair that
-// change in one poll arrive in one call, so a choice between the sides sees
-// both. fn runs on the poller's goroutine.
+// Watch delivers changed rows of quoteReqID and of its .SU shadow to fn.
+// Rows already seen are replayed at once, on the caller's goroutine; later
+// changes arrive on the poller's. Both rows of a Reg SHO pair that change in
+// one poll arrive in one call, so a choice between the sides sees both.
 func (p *Poller) Watch(quoteReqID string, fn func([]brokerclient.HistoryRow)) {
 	p.mu.Lock()
 	p.watchers[quoteReqID] = fn
@@ -144,7 +162,7 @@ func (p *Poller) Unwatch(quoteReqID string) {
 // and then at 2 s spacing a few times.
 func (p *Poller) Wrote() {
 	p.mu.Lock()
-	due := p.cfg.Clock.Now().Add(p.cfg.Cadence.AfterWrite)
+	due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.AfterWrite), p.quietUntil)
 	if due.Before(p.nextHist) {
 		p.nextHist = due
 	}
@@ -160,7 +178,7 @@ func (p *Poller) SetHot(hot bool) {
 	changed := p.hot != hot
 	p.hot = hot
 	if hot {
-		if due := p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot); due.Before(p.nextHist) {
+		if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot), p.quietUntil); due.Before(p.nextHist) {
 			p.nextHist = due
 		}
 	}
@@ -173,7 +191,7 @@ func (p *Poller) SetHot(hot bool) {
 // RefreshInventory asks for an inventory read soon (after fills and sells).
 func (p *Poller) RefreshInventory() {
 	p.mu.Lock()
-	if due := p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite); due.Before(p.nextInv) {
+	if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite), p.quietUntil); due.Before(p.nextInv) {
 		p.nextInv = due
 	}
 	p.mu.Unlock()
@@ -295,7 +313,7 @@ func (p *Poller) Run(ctx context.Context) error {
 		p.cfg.Logger.Warn("poll failed; backing off", "account", p.cfg.Account, "err", err, "wait", back)
 		p.mu.Lock()
 		at := p.cfg.Clock.Now().Add(back)
-		p.nextHist, p.nextInv = later(p.nextHist, at), later(p.nextInv, at)
+		p.nextHist, p.nextInv, p.quietUntil = later(p.nextHist, at), later(p.nextInv, at), at
 		p.mu.Unlock()
 	}
 }
@@ -337,8 +355,12 @@ func (p *Poller) historySpacingLocked() time.Duration {
 	case p.hot:
 		return c.Hot
 	case p.writePoll > 0:
+		// The spec: "poll history up to four times at 2-second spacing";
+		// the poll just made was one of them.
 		p.writePoll--
-		return c.WriteSpacing
+		if p.writePoll > 0 {
+			return c.WriteSpacing
+		}
 	}
 	return c.IdleHistory
 }

@@ -1,0 +1,579 @@
+package clock_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/locatorhq/locator/clock"
+)
+
+var t0 = time.Date(2025, 3, 10, 14, 30, 0, 0, time.UTC)
+
+// recv waits for a value on ch, failing the test if none comes within a
+// generous wall-clock bound (a safety net for a broken hand-off, never a way
+// to wait out a time window).
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// fired reports whether tm has fired, without waiting, and the time it sent.
+func fired(tm clock.Timer) (time.Time, bool) {
+	select {
+	case v := <-tm.C():
+		return v, true
+	default:
+		return time.Time{}, false
+	}
+}
+
+func TestFakeAdvanceFiresDueTimers(t *testing.T) {
+	t.Parallel()
+	deadlines := []time.Duration{3 * time.Second, time.Second, 2 * time.Second}
+	tests := []struct {
+		name    string
+		advance time.Duration
+		want    []bool // fired, per deadline
+	}{
+		{"before any", 999 * time.Millisecond, []bool{false, false, false}},
+		{"exactly the first", time.Second, []bool{false, true, false}},
+		{"between", 2500 * time.Millisecond, []bool{false, true, true}},
+		{"exactly the last", 3 * time.Second, []bool{true, true, true}},
+		{"far past", time.Hour, []bool{true, true, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(t0)
+			timers := make([]clock.Timer, len(deadlines))
+			for i, d := range deadlines {
+				timers[i] = clk.NewTimer(d)
+			}
+			clk.Advance(tt.advance)
+			if got, want := clk.Now(), t0.Add(tt.advance); !got.Equal(want) {
+				t.Errorf("Now() = %v, want %v", got, want)
+			}
+			got := make([]bool, len(timers))
+			pending := 0
+			for i, tm := range timers {
+				v, ok := fired(tm)
+				got[i] = ok
+				if !ok {
+					pending++
+					continue
+				}
+				// The timer sends a time no earlier than its deadline and no
+				// later than the clock's.
+				if v.Before(t0.Add(deadlines[i])) || v.After(clk.Now()) {
+					t.Errorf("timer %v sent %v, want within [%v, %v]", deadlines[i], v, t0.Add(deadlines[i]), clk.Now())
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("fired (-want +got):\n%s", diff)
+			}
+			if got := clk.Timers(); got != pending {
+				t.Errorf("Timers() = %d, want %d", got, pending)
+			}
+		})
+	}
+}
+
+func TestFakeAdvanceToNextFiresInDeadlineOrder(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	if clk.AdvanceToNext() {
+		t.Fatal("AdvanceToNext() = true with no timers pending")
+	}
+	deadlines := []time.Duration{3 * time.Second, time.Second, 2 * time.Second, 2 * time.Second}
+	timers := make([]clock.Timer, len(deadlines))
+	for i, d := range deadlines {
+		timers[i] = clk.NewTimer(d)
+	}
+	steps := []struct {
+		now   time.Duration
+		fired []int // indexes into timers
+	}{
+		{time.Second, []int{1}},
+		{2 * time.Second, []int{2, 3}}, // equal deadlines fire together
+		{3 * time.Second, []int{0}},
+	}
+	for _, st := range steps {
+		if !clk.AdvanceToNext() {
+			t.Fatalf("AdvanceToNext() = false, want a timer at %v", st.now)
+		}
+		if got, want := clk.Now(), t0.Add(st.now); !got.Equal(want) {
+			t.Fatalf("Now() = %v, want %v", got, want)
+		}
+		var got []int
+		for i, tm := range timers {
+			if v, ok := fired(tm); ok {
+				got = append(got, i)
+				if !v.Equal(clk.Now()) {
+					t.Errorf("timer %d sent %v, want %v", i, v, clk.Now())
+				}
+			}
+		}
+		if diff := cmp.Diff(st.fired, got); diff != "" {
+			t.Errorf("at %v fired (-want +got):\n%s", st.now, diff)
+		}
+	}
+	if clk.AdvanceToNext() {
+		t.Error("AdvanceToNext() = true after every timer fired")
+	}
+	if got, want := clk.Now(), t0.Add(3*time.Second); !got.Equal(want) {
+		t.Errorf("Now() = %v after a fruitless AdvanceToNext, want %v", got, want)
+	}
+}
+
+func TestFakeTimerStop(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		d        time.Duration
+		advance  time.Duration // before the first Stop
+		wantStop bool
+	}{
+		{"pending", time.Second, 500 * time.Millisecond, true},
+		{"already fired", time.Second, time.Second, false},
+		{"zero duration fires at once", 0, 0, false},
+		{"negative duration fires at once", -time.Second, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(t0)
+			tm := clk.NewTimer(tt.d)
+			clk.Advance(tt.advance)
+			if got := tm.Stop(); got != tt.wantStop {
+				t.Errorf("Stop() = %v, want %v", got, tt.wantStop)
+			}
+			if tm.Stop() {
+				t.Error("second Stop() = true, want false")
+			}
+			if got := clk.Timers(); got != 0 {
+				t.Errorf("Timers() = %d after Stop, want 0", got)
+			}
+			clk.Advance(time.Hour)
+			_, ok := fired(tm)
+			if wantFired := !tt.wantStop; ok != wantFired {
+				t.Errorf("fired = %v, want %v (a stopped timer never fires)", ok, wantFired)
+			}
+		})
+	}
+}
+
+func TestFakeNewTimerNonPositiveSendsNow(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	v, ok := fired(clk.NewTimer(0))
+	if !ok || !v.Equal(t0) {
+		t.Errorf("NewTimer(0) sent (%v, %v), want (%v, true)", v, ok, t0)
+	}
+}
+
+func TestFakeSetBackwardsFiresNothing(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	tm := clk.NewTimer(time.Second)
+
+	clk.Set(t0.Add(-time.Hour))
+	if got := clk.Now(); !got.Equal(t0.Add(-time.Hour)) {
+		t.Fatalf("Now() = %v, want %v", got, t0.Add(-time.Hour))
+	}
+	if _, ok := fired(tm); ok {
+		t.Fatal("timer fired when the clock moved backwards")
+	}
+	// Deadlines are instants: an hour forward only brings the clock back to t0.
+	clk.Advance(time.Hour)
+	if _, ok := fired(tm); ok {
+		t.Fatal("timer fired before its deadline")
+	}
+	clk.Set(t0.Add(time.Second))
+	if v, ok := fired(tm); !ok || !v.Equal(t0.Add(time.Second)) {
+		t.Errorf("after Set to the deadline: fired = (%v, %v), want (%v, true)", v, ok, t0.Add(time.Second))
+	}
+}
+
+func TestFakeBlockUntil(t *testing.T) {
+	t.Parallel()
+	isClosed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	clk := clock.NewFake(t0)
+	if !isClosed(clk.BlockUntil(0)) {
+		t.Error("BlockUntil(0) not closed at once")
+	}
+	two := clk.BlockUntil(2)
+	first := clk.NewTimer(time.Second)
+	if isClosed(two) {
+		t.Fatal("BlockUntil(2) closed with one timer pending")
+	}
+	// A timer that goes away does not count.
+	first.Stop()
+	clk.NewTimer(time.Second)
+	if isClosed(two) {
+		t.Fatal("BlockUntil(2) closed with one timer pending after a Stop")
+	}
+	clk.NewTimer(2 * time.Second)
+	if !isClosed(two) {
+		t.Fatal("BlockUntil(2) not closed with two timers pending")
+	}
+	if !isClosed(clk.BlockUntil(2)) {
+		t.Error("BlockUntil(2) made while two timers are pending not closed at once")
+	}
+}
+
+func TestSleepOnFake(t *testing.T) {
+	t.Parallel()
+	t.Run("returns when advanced to the end", func(t *testing.T) {
+		t.Parallel()
+		clk := clock.NewFake(t0)
+		done := make(chan error, 1)
+		go func() { done <- clock.Sleep(t.Context(), clk, 5*time.Second) }()
+		recv(t, clk.BlockUntil(1), "Sleep to make its timer")
+		clk.Advance(5*time.Second - time.Nanosecond)
+		if got := clk.Timers(); got != 1 {
+			t.Fatalf("Timers() = %d a nanosecond early, want 1 (still asleep)", got)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Sleep returned %v a nanosecond early", err)
+		default:
+		}
+		clk.Advance(time.Nanosecond)
+		if err := recv(t, done, "Sleep to return"); err != nil {
+			t.Errorf("Sleep() = %v, want nil", err)
+		}
+	})
+	t.Run("ctx cancelled while asleep", func(t *testing.T) {
+		t.Parallel()
+		clk := clock.NewFake(t0)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- clock.Sleep(ctx, clk, time.Hour) }()
+		recv(t, clk.BlockUntil(1), "Sleep to make its timer")
+		cancel()
+		if err := recv(t, done, "Sleep to return"); !errors.Is(err, context.Canceled) {
+			t.Errorf("Sleep() = %v, want context.Canceled", err)
+		}
+		if got := clk.Timers(); got != 0 {
+			t.Errorf("Timers() = %d after a cancelled Sleep, want 0 (its timer released)", got)
+		}
+		if !clk.Now().Equal(t0) {
+			t.Errorf("Now() = %v, want %v", clk.Now(), t0)
+		}
+	})
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		d    time.Duration
+		want error
+	}{
+		{"zero", context.Background(), 0, nil},
+		{"negative", context.Background(), -time.Second, nil},
+		{"zero, ctx done", cancelled, 0, context.Canceled},
+		{"positive, ctx done", cancelled, time.Hour, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(t0)
+			if err := clock.Sleep(tt.ctx, clk, tt.d); !errors.Is(err, tt.want) {
+				t.Errorf("Sleep() = %v, want %v", err, tt.want)
+			}
+			if got := clk.Timers(); got != 0 {
+				t.Errorf("Timers() = %d, want 0", got)
+			}
+		})
+	}
+}
+
+func TestSleepOnRealHonoursCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := clock.Sleep(ctx, clock.Real{}, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep() = %v, want context.Canceled", err)
+	}
+}
+
+func TestWithDeadlineOnFake(t *testing.T) {
+	t.Parallel()
+	t.Run("ends exactly at the deadline", func(t *testing.T) {
+		t.Parallel()
+		clk := clock.NewFake(t0)
+		ctx, cancel := clock.WithDeadline(t.Context(), clk, t0.Add(30*time.Second))
+		defer cancel()
+		clk.Advance(30*time.Second - time.Nanosecond)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("ctx ended %v a nanosecond before the deadline", err)
+		}
+		if got := clk.Timers(); got != 1 {
+			t.Fatalf("Timers() = %d, want 1", got)
+		}
+		clk.Advance(time.Nanosecond)
+		recv(t, ctx.Done(), "ctx to end at the deadline")
+		if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+			t.Errorf("Cause(ctx) = %v, want context.DeadlineExceeded", cause)
+		}
+	})
+	t.Run("deadline already passed", func(t *testing.T) {
+		t.Parallel()
+		clk := clock.NewFake(t0)
+		ctx, cancel := clock.WithDeadline(t.Context(), clk, t0.Add(-time.Second))
+		defer cancel()
+		recv(t, ctx.Done(), "ctx to end")
+		if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+			t.Errorf("Cause(ctx) = %v, want context.DeadlineExceeded", cause)
+		}
+	})
+
+	release := []struct {
+		name string
+		end  func(cancel, cancelParent context.CancelFunc)
+	}{
+		{"cancel", func(cancel, _ context.CancelFunc) { cancel() }},
+		{"parent cancelled", func(_, cancelParent context.CancelFunc) { cancelParent() }},
+	}
+	for _, tt := range release {
+		t.Run(tt.name+" releases the timer", func(t *testing.T) {
+			t.Parallel()
+			// The bubble lets synctest.Wait tell when WithDeadline's goroutine
+			// has stopped its timer and gone.
+			synctest.Test(t, func(t *testing.T) {
+				clk := clock.NewFake(t0)
+				parent, cancelParent := context.WithCancel(t.Context())
+				defer cancelParent()
+				ctx, cancel := clock.WithDeadline(parent, clk, t0.Add(time.Minute))
+				defer cancel()
+				tt.end(cancel, cancelParent)
+				<-ctx.Done()
+				synctest.Wait()
+				if got := clk.Timers(); got != 0 {
+					t.Errorf("Timers() = %d after the context ended, want 0", got)
+				}
+				if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+					t.Errorf("Cause(ctx) = %v, want context.Canceled", cause)
+				}
+				clk.Advance(time.Hour)
+				if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+					t.Errorf("Cause(ctx) = %v after the deadline passed, want still context.Canceled", cause)
+				}
+			})
+		})
+	}
+}
+
+// TestWithDeadlineOnFakeMatchesContext fails: on a non-Real clock the context
+// comes from WithCancelCause, so at the deadline ctx.Err() is
+// context.Canceled (only Cause says DeadlineExceeded) and ctx.Deadline()
+// reports no deadline, unlike context.WithDeadline and the Real branch. An
+// Ask callback that checks errors.Is(ctx.Err(), context.DeadlineExceeded), or
+// an HTTP client reading ctx.Deadline(), behaves differently under test.
+func TestWithDeadlineOnFakeMatchesContext(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	deadline := t0.Add(30 * time.Second)
+	ctx, cancel := clock.WithDeadline(t.Context(), clk, deadline)
+	defer cancel()
+	if got, ok := ctx.Deadline(); !ok || !got.Equal(deadline) {
+		t.Errorf("ctx.Deadline() = (%v, %v), want (%v, true)", got, ok, deadline)
+	}
+	clk.Advance(30 * time.Second)
+	recv(t, ctx.Done(), "ctx to end")
+	if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ctx.Err() = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func TestWithDeadlineOnReal(t *testing.T) {
+	t.Parallel()
+	deadline := time.Now().Add(-time.Second)
+	ctx, cancel := clock.WithDeadline(t.Context(), clock.Real{}, deadline)
+	defer cancel()
+	if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ctx.Err() = %v, want context.DeadlineExceeded", err)
+	}
+	if got, ok := ctx.Deadline(); !ok || !got.Equal(deadline) {
+		t.Errorf("ctx.Deadline() = (%v, %v), want (%v, true)", got, ok, deadline)
+	}
+}
+
+func TestFakeRunWhen(t *testing.T) {
+	t.Parallel()
+	// In a synctest bubble RunWhen's wall-clock ticker is virtual: a bubble
+	// second is thousands of RunWhen ticks, with no real sleeping.
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		var idle atomic.Bool
+		stop := make(chan struct{})
+		ran := make(chan struct{})
+		go func() { clk.RunWhen(stop, 2, idle.Load); close(ran) }()
+		defer func() { close(stop); <-ran }()
+
+		// Bubble time bounds the wait should RunWhen never fire the timers.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		var woke []time.Duration
+		var sleepErr error
+		slept := make(chan struct{})
+		go func() {
+			defer close(slept)
+			for range 3 {
+				if sleepErr = clock.Sleep(ctx, clk, time.Second); sleepErr != nil {
+					return
+				}
+				woke = append(woke, clk.Now().Sub(t0))
+			}
+		}()
+
+		stays := func(why string) {
+			t.Helper()
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if got := clk.Now(); !got.Equal(t0) {
+				t.Fatalf("Now() = %v with %s, want %v", got, why, t0)
+			}
+		}
+		idle.Store(true)
+		stays("1 timer pending and minTimers 2")
+		long := clk.NewTimer(time.Minute)
+		idle.Store(false)
+		stays("2 timers pending but idle() false")
+
+		// Idle with two timers: RunWhen drives the sleeper through its three
+		// seconds; then only the long timer is left and time stops.
+		idle.Store(true)
+		<-slept
+		if sleepErr != nil {
+			t.Fatalf("Sleep() = %v", sleepErr)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, woke); diff != "" {
+			t.Errorf("wake-ups (-want +got):\n%s", diff)
+		}
+		if got, want := clk.Now(), t0.Add(3*time.Second); !got.Equal(want) {
+			t.Errorf("Now() = %v once the sleeper left, want %v", got, want)
+		}
+		if _, ok := fired(long); ok {
+			t.Error("the one-minute timer fired although it was the only one pending")
+		}
+	})
+}
+
+func TestFakeRunWhenNilIdle(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		stop := make(chan struct{})
+		ran := make(chan struct{})
+		go func() { clk.RunWhen(stop, 1, nil); close(ran) }()
+		defer func() { close(stop); <-ran }()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		if err := clock.Sleep(ctx, clk, 30*time.Second); err != nil {
+			t.Fatalf("Sleep() = %v, want nil", err)
+		}
+		if got, want := clk.Now(), t0.Add(30*time.Second); !got.Equal(want) {
+			t.Errorf("Now() = %v, want %v", got, want)
+		}
+	})
+}
+
+func TestScaledSpeed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		speed, want float64
+	}{
+		{1000, 1000},
+		{2.5, 2.5},
+		{1, 1},
+		{0, 1},
+		{-3, 1},
+	}
+	for _, tt := range tests {
+		if got := clock.NewScaled(t0, tt.speed).Speed(); got != tt.want {
+			t.Errorf("NewScaled(_, %v).Speed() = %v, want %v", tt.speed, got, tt.want)
+		}
+	}
+}
+
+func TestScaledRunsFaster(t *testing.T) {
+	t.Parallel()
+	// A small real interval: a 50 s timer at speed 1000 is 50 ms of wall time.
+	wallStart := time.Now()
+	s := clock.NewScaled(t0, 1000)
+	tm := s.NewTimer(50 * time.Second)
+	recv(t, tm.C(), "the scaled timer")
+	scaled := s.Now().Sub(t0)
+	wall := time.Since(wallStart)
+	if scaled < 50*time.Second {
+		t.Errorf("scaled elapsed %v after a 50 s scaled timer, want at least 50s", scaled)
+	}
+	if limit := time.Duration(float64(wall) * 1000); scaled > limit {
+		t.Errorf("scaled elapsed %v in %v of wall time, want at most %v", scaled, wall, limit)
+	}
+}
+
+func TestScaledExact(t *testing.T) {
+	t.Parallel()
+	// In a synctest bubble the wall clock is virtual, so the scaling is exact.
+	synctest.Test(t, func(t *testing.T) {
+		s := clock.NewScaled(t0, 60)
+		if got := s.Now(); !got.Equal(t0) {
+			t.Fatalf("Now() = %v at creation, want %v", got, t0)
+		}
+		time.Sleep(time.Second)
+		if got, want := s.Now(), t0.Add(time.Minute); !got.Equal(want) {
+			t.Errorf("after 1 s of wall time Now() = %v, want %v", got, want)
+		}
+		s.Advance(time.Hour)
+		if got, want := s.Now(), t0.Add(time.Hour+time.Minute); !got.Equal(want) {
+			t.Errorf("after Advance(1h) Now() = %v, want %v", got, want)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if got, want := s.Now(), t0.Add(time.Hour+90*time.Second); !got.Equal(want) {
+			t.Errorf("after another 0.5 s Now() = %v, want %v", got, want)
+		}
+
+		before := time.Now()
+		<-s.NewTimer(30 * time.Second).C()
+		if got := time.Since(before); got != 500*time.Millisecond {
+			t.Errorf("a 30 s scaled timer took %v of wall time, want 500ms", got)
+		}
+	})
+}
+
+// TestScaledTimerSendsScaledTime fails: Scaled.NewTimer wraps a time.Timer,
+// so C delivers the wall time, not "the clock's time" that clock.Timer
+// promises. Nothing reads the value yet (Sleep and the poller ignore it).
+func TestScaledTimerSendsScaledTime(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2020, 1, 2, 9, 30, 0, 0, time.UTC)
+	s := clock.NewScaled(start, 1000)
+	v := recv(t, s.NewTimer(time.Second).C(), "the scaled timer")
+	if now := s.Now(); v.Before(start.Add(time.Second)) || v.After(now) {
+		t.Errorf("timer sent %v, want a scaled time within [%v, %v]", v, start.Add(time.Second), now)
+	}
+}
