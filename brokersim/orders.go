@@ -98,9 +98,10 @@ type order struct {
 	priceAvg, lastPrice                              decimal.Decimal
 	triggered                                        bool // a stop that has been crossed
 	hidden                                           bool // R118 with a route: only the book shows it
-	lot                                              *lot // the lot an opening order fills into
 }
 
+// orderLeg is one leg of a multi-leg order; the spec leaves the leg
+// structure out, so the simulator reads only symbol, side and a ratio.
 type orderLeg struct {
 	symbol, side string
 	ratio        int64
@@ -654,6 +655,7 @@ func expiry(tif string, now time.Time) (time.Time, bool) {
 	return d, true
 }
 
+// expire ends a day order still working at its session's close.
 func (b *orderBook) expire(s *Sim, o *order) {
 	if !o.working() || o.status == statusPendingNew {
 		return
@@ -769,14 +771,11 @@ func (b *orderBook) fill(s *Sim, o *order, q int64, px decimal.Decimal) {
 	o.updated = s.now
 
 	if o.openClose == "Open" {
-		if o.lot == nil {
-			sign := int64(1)
-			if !o.buy() {
-				sign = -1
-			}
-			o.lot = b.newLot(a.id, o.symbol, o.secType, sign, s.now)
+		sign := int64(1)
+		if !o.buy() {
+			sign = -1
 		}
-		o.lot.addShares(q, px, s.now)
+		b.openLot(a.id, o.symbol, o.secType, sign, s.now).addShares(q, px, s.now)
 	} else {
 		sign := int64(1) // selling closes longs
 		if o.buy() {
@@ -1075,6 +1074,7 @@ func (s *Sim) handleCancelOrder(c *call) reply {
 	return jsonReply(http.StatusOK, o.toJSON())
 }
 
+// cancel ends a working order; what was left becomes canceledQuantity.
 func (o *order) cancel(now time.Time) {
 	o.canceled += o.leaves()
 	o.status = statusCanceled
