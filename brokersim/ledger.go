@@ -3,6 +3,7 @@ package brokersim
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -109,27 +110,7 @@ func (s *Sim) handleCashLedger(c *call) reply {
 	if err != nil {
 		return notFoundText()
 	}
-	q := c.r.URL.Query()
-	intParam := func(name string, def int) int {
-		v, err := strconv.Atoi(q.Get(name))
-		if err != nil {
-			return def
-		}
-		return v
-	}
-	days := min(intParam("numberOfDays", 30), 365)
-	offset := max(intParam("offset", 0), 0)
-	limit := intParam("limit", 100)
-	if limit <= 0 {
-		limit = 100
-	}
-	limit = min(limit, 10000)
-
-	type pagination struct {
-		CurrentLimit  int `json:"currentLimit"`
-		CurrentOffset int `json:"currentOffset"`
-		TotalRecords  int `json:"totalRecords"`
-	}
+	days, offset, limit := windowParams(c.r.URL.Query(), 10000)
 	out := struct {
 		CashHistory []cashRowJSON `json:"cashHistory"`
 		Pagination  pagination    `json:"pagination"`
@@ -156,4 +137,31 @@ func (s *Sim) handleCashLedger(c *call) reply {
 	}
 	out.Pagination.TotalRecords = total
 	return jsonReply(http.StatusOK, out)
+}
+
+// pagination is the paging envelope of the ledger and order history.
+type pagination struct {
+	CurrentLimit  int `json:"currentLimit"`
+	CurrentOffset int `json:"currentOffset"`
+	TotalRecords  int `json:"totalRecords"`
+}
+
+// windowParams reads numberOfDays (default 30, at most 365), offset (default
+// 0) and limit (default 100, clamped to maxLimit); unparsable values take
+// their defaults, as the service ignores what it cannot read.
+func windowParams(q url.Values, maxLimit int) (days, offset, limit int) {
+	intParam := func(name string, def int) int {
+		v, err := strconv.Atoi(q.Get(name))
+		if err != nil {
+			return def
+		}
+		return v
+	}
+	days = min(intParam("numberOfDays", 30), 365)
+	offset = max(intParam("offset", 0), 0)
+	limit = intParam("limit", 100)
+	if limit <= 0 {
+		limit = 100
+	}
+	return days, offset, min(limit, maxLimit)
 }

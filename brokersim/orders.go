@@ -1000,26 +1000,7 @@ func (s *Sim) handleOrderHistory(c *call) reply {
 	if err != nil {
 		return notFoundText()
 	}
-	q := c.r.URL.Query()
-	intParam := func(name string, def int) int {
-		v, err := strconv.Atoi(q.Get(name))
-		if err != nil {
-			return def
-		}
-		return v
-	}
-	days := min(intParam("numberOfDays", 30), 365)
-	offset := max(intParam("offset", 0), 0)
-	limit := intParam("limit", 100)
-	if limit <= 0 {
-		limit = 100
-	}
-	limit = min(limit, 100)
-	type pagination struct {
-		CurrentLimit  int `json:"currentLimit"`
-		CurrentOffset int `json:"currentOffset"`
-		TotalRecords  int `json:"totalRecords"`
-	}
+	days, offset, limit := windowParams(c.r.URL.Query(), 100)
 	out := struct {
 		Pagination     pagination `json:"pagination"`
 		TradingHistory []fillJSON `json:"tradingHistory"`
@@ -1028,7 +1009,7 @@ func (s *Sim) handleOrderHistory(c *call) reply {
 		return jsonReply(http.StatusOK, out)
 	}
 	today := tradeDate(c.now)
-	rows := s.ord.fillsBetween(c.acct.id, latest(start, today.AddDate(-1, 0, 0)), start.AddDate(0, 0, days-1), q.Get("symbol"))
+	rows := s.ord.fillsBetween(c.acct.id, latest(start, today.AddDate(-1, 0, 0)), start.AddDate(0, 0, days-1), c.r.URL.Query().Get("symbol"))
 	out.Pagination.TotalRecords = len(rows)
 	if offset < len(rows) {
 		out.TradingHistory = rows[offset:min(offset+limit, len(rows))]
