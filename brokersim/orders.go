@@ -614,8 +614,13 @@ func (b *orderBook) asyncCheck(s *Sim, o *order) string {
 		return brokerRejected + "time in force " + o.tif + " is not available on route " + o.route
 	}
 	if o.openClose == "Open" {
+		// Only an earlier order can make this one the second of a pair: the
+		// one that arrives last is refused, whichever check runs first.
 		for _, w := range b.orders {
-			if w != o && w.acct == a && w.symbol == o.symbol && w.openClose == "Open" && w.side != o.side && w.working() {
+			if w == o {
+				break
+			}
+			if w.acct == a && w.symbol == o.symbol && w.openClose == "Open" && w.side != o.side && w.working() {
 				return textR95
 			}
 		}
