@@ -85,7 +85,10 @@ func (b *testBundle) start(t *testing.T, ask func(context.Context, engine.Offer)
 // tWriter sends the engine's log to the test's log.
 type tWriter struct{ t *testing.T }
 
-func (w tWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func (b *testBundle) locate(t *testing.T, symbol string, qty int64, p store.Policy) *store.Workflow {
 	t.Helper()
