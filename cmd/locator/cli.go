@@ -53,6 +53,8 @@ func (m *Main) commands() map[string]func() command {
 		"history":     func() command { return &historyCommand{conn: connFlags{m: m}} },
 		"resume":      func() command { return &resumeCommand{conn: connFlags{m: m}} },
 		"states":      func() command { return &statesCommand{m: m} },
+		"fees":        func() command { return &feesCommand{conn: connFlags{m: m}} },
+		"size":        func() command { return &sizeCommand{conn: connFlags{m: m}} },
 	}
 }
 

@@ -1,0 +1,539 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+)
+
+// Status is the outcome of reconciling one locate fee or credit.
+type Status string
+
+// Statuses of a reconciled line.
+const (
+	// StatusMatched: the ledger row is there, within a cent of the expected amount.
+	StatusMatched Status = "matched"
+	// StatusPending: no ledger row yet, but the grace period has not passed
+	// (the spec: a fee row may appear later than the fill).
+	StatusPending Status = "pending"
+	// StatusMissing: no ledger row, and the grace period has passed.
+	StatusMissing Status = "missing"
+	// StatusWrongAmount: a ledger row that belongs to the workflow differs
+	// from the expected amount by more than a cent.
+	StatusWrongAmount Status = "wrong amount"
+	// StatusUnexplained: a `Locate Fees` ledger row with no locate or
+	// credit-back in the store behind it.
+	StatusUnexplained Status = "unexplained"
+)
+
+// Problem reports whether the status needs a person: missing, wrong amount
+// or unexplained. Matched and pending do not.
+func (s Status) Problem() bool {
+	return s == StatusMissing || s == StatusWrongAmount || s == StatusUnexplained
+}
+
+// LineKind says whether a line is a charge or a credit.
+type LineKind string
+
+// Line kinds.
+const (
+	// KindFee is a locate fee: a `Locate Fees` withdraw.
+	KindFee LineKind = "fee"
+	// KindCredit is a credit-back refund: a `Locate Fees` deposit.
+	KindCredit LineKind = "credit"
+)
+
+// FeeCashType is the ledger label of locate charges and credits (spec: Cash
+// ledger row). Matching ignores case and surrounding spaces.
+const FeeCashType = brokerclient.CashTypeLocateFees
+
+// tolerance is how far a ledger amount may be from the expected one and
+// still match: a cent, for rounding (spec: exact penny reconciliation is not
+// guaranteed).
+var tolerance = decimal.New(1, -2)
+
+// Line is one reconciled fee or credit: a workflow with its ledger row, a
+// workflow still without one, or a ledger row without a workflow.
+type Line struct {
+	Kind LineKind
+	// Date is the trade date (Eastern) of the fill or credit; for an
+	// unexplained row, the ledger row's date.
+	Date   time.Time
+	Symbol string
+	Shares int64
+	// Expected is price × shares for a workflow; zero for an unexplained row.
+	Expected decimal.Decimal
+	// ExpectedKnown is false for a credit-back whose price the store does not
+	// know; such a credit matches a deposit of any amount.
+	ExpectedKnown bool
+	// Charged is the ledger amount (positive, for fees and credits alike);
+	// zero when no row was found.
+	Charged decimal.Decimal
+	Status  Status
+	// WorkflowID and QuoteReqID identify the workflow; empty for an
+	// unexplained row.
+	WorkflowID string
+	QuoteReqID string
+	// At is when the workflow filled or was credited.
+	At time.Time
+	// Due is when a missing row stops being pending (At + grace).
+	Due time.Time
+	// LedgerDate and Note describe the ledger row, when there is one.
+	LedgerDate time.Time
+	Note       string
+}
+
+// Difference is Charged − Expected (zero unless the amount is wrong).
+func (l Line) Difference() decimal.Decimal {
+	if l.Status != StatusWrongAmount {
+		return decimal.Zero
+	}
+	return l.Charged.Sub(l.Expected)
+}
+
+// DayStatus compares a day's ledger charges with the broker's own total.
+type DayStatus string
+
+// Day statuses. Only today has a broker total (totalLocateCosts is a today
+// counter); earlier days are DayNoTotal.
+const (
+	DayNoTotal DayStatus = ""
+	// DayAgrees: totalLocateCosts equals the day's ledger charges (gross, or
+	// net of credits).
+	DayAgrees DayStatus = "agrees"
+	// DayPending: totalLocateCosts equals the charges once the fees still
+	// pending are counted; the ledger is behind.
+	DayPending DayStatus = "pending"
+	// DayDiffers: totalLocateCosts matches neither.
+	DayDiffers DayStatus = "differs"
+)
+
+// Day is one trade date's totals.
+type Day struct {
+	Date time.Time
+	// ExpectedFees sums price × shares of the locates filled that day.
+	ExpectedFees decimal.Decimal
+	// Charged sums the day's `Locate Fees` withdraws in the ledger.
+	Charged decimal.Decimal
+	// ExpectedCredits sums the known refunds of the day's credit-backs.
+	ExpectedCredits decimal.Decimal
+	// Credited sums the day's `Locate Fees` deposits.
+	Credited decimal.Decimal
+	// PendingFees sums the expected fees of the day still pending.
+	PendingFees decimal.Decimal
+	// BrokerTotal is the account's totalLocateCosts; set for today only.
+	BrokerTotal *decimal.Decimal
+	Status      DayStatus
+}
+
+// Report is the outcome of Reconcile.
+type Report struct {
+	Account string
+	// Since and Today bound the report (trade dates, inclusive).
+	Since, Today time.Time
+	Now          time.Time
+	Grace        time.Duration
+	// Lines are the fees and credits, by date, then symbol.
+	Lines []Line
+	// Days are the per-day totals of the days with any line, oldest first.
+	Days []Day
+}
+
+// Counts returns how many lines have each status.
+func (r *Report) Counts() map[Status]int {
+	out := map[Status]int{}
+	for _, l := range r.Lines {
+		out[l.Status]++
+	}
+	return out
+}
+
+// Problems counts what needs a person: missing, wrong and unexplained lines,
+// and a day whose broker total differs from its ledger.
+func (r *Report) Problems() int {
+	n := 0
+	for _, l := range r.Lines {
+		if l.Status.Problem() {
+			n++
+		}
+	}
+	for _, d := range r.Days {
+		if d.Status == DayDiffers {
+			n++
+		}
+	}
+	return n
+}
+
+// item is a workflow waiting for its ledger row.
+type item struct {
+	w        *store.Workflow
+	kind     LineKind
+	at       time.Time
+	date     time.Time
+	last     time.Time // the last ledger date that may still carry its row
+	expected decimal.Decimal
+	known    bool
+	report   bool // on or after since; earlier ones only absorb rows
+	row      *cashRow
+}
+
+// cashRow is a `Locate Fees` ledger row.
+type cashRow struct {
+	e      store.CashEntry
+	kind   LineKind
+	amount decimal.Decimal
+	used   bool
+}
+
+// Reconcile matches every filled locate workflow of the account in the store
+// to its `Locate Fees` charge in the synced ledger (run Sync first), and
+// every credited credit-back to its `Locate Fees` credit:
+//
+//   - the expected fee is the workflow's Price × Quantity; the expected
+//     credit is the credit-back row's price × Quantity (unknown when the store
+//     holds no price, in which case any amount matches);
+//   - a row whose note names the workflow's quoteReqID is its row, whatever
+//     the amount; otherwise a row matches when it is dated on the workflow's
+//     trade date (Eastern) or later, no later than the trade date of At +
+//     grace, and within a cent of the expected amount; each row matches one
+//     workflow at most;
+//   - a matched row more than a cent off is a wrong amount; a workflow still
+//     without a row is paired, as a wrong amount, with a row of its window
+//     that names no other workflow only when the row's note names its symbol
+//     (notes are free-form, so an arbitrary pairing could hide an
+//     unexplained charge);
+//   - without a row a workflow is pending until At + grace, then missing;
+//   - a `Locate Fees` row dated on or after since that nothing explains
+//     (a second row naming the same quoteReqID included) is unexplained.
+//
+// Locates filled up to grace before since take part in the matching (their
+// fees may land on or after since) but are reported only when they explain a
+// row. When c is not nil, today's totals are compared with the account's
+// totalLocateCosts (a today-only counter): it agrees when it equals the
+// day's charges, gross or net of credits, within a cent per row; it is
+// "pending" when it does once the fees still pending are added.
+func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, since time.Time, now time.Time, grace time.Duration) (*Report, error) {
+	switch {
+	case st == nil:
+		return nil, invalid("store", "is required")
+	case strings.TrimSpace(account) == "":
+		return nil, invalid("account", "is empty")
+	case since.IsZero() || now.IsZero():
+		return nil, invalid("since/now", "both times are required")
+	case grace < 0:
+		return nil, invalid("grace", "%s is negative", grace)
+	}
+	account = strings.ToUpper(strings.TrimSpace(account))
+	r := &Report{Account: account, Since: civilDate(since), Today: TradeDate(now), Now: now, Grace: grace}
+	if r.Today.Before(r.Since) {
+		return nil, invalid("since", "%s is after today %s", r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly))
+	}
+
+	items, err := loadItems(ctx, st, account, r.Since, grace)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := st.CashEntries(ctx, account, r.Since, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var rows []*cashRow
+	for _, e := range entries {
+		if !strings.EqualFold(strings.TrimSpace(e.CashType), string(FeeCashType)) {
+			continue
+		}
+		cr := &cashRow{e: e, kind: KindFee, amount: e.Withdraw}
+		if e.Deposit.IsPositive() {
+			cr.kind, cr.amount = KindCredit, e.Deposit
+		}
+		rows = append(rows, cr)
+	}
+
+	match(items, rows)
+
+	var broker *decimal.Decimal
+	if c != nil {
+		acct, _, err := c.Accounts.Get(ctx, account)
+		if err != nil {
+			return nil, err
+		}
+		total := acct.TotalLocateCosts
+		broker = &total
+	}
+
+	for _, it := range items {
+		if !it.report && it.row == nil {
+			continue
+		}
+		l := Line{
+			Kind: it.kind, Date: it.date, Symbol: it.w.Symbol, Shares: it.w.Quantity, Expected: it.expected,
+			ExpectedKnown: it.known, WorkflowID: it.w.ID, QuoteReqID: it.w.QuoteReqID, At: it.at, Due: it.at.Add(grace),
+		}
+		switch {
+		case it.row != nil:
+			l.Charged, l.LedgerDate, l.Note = it.row.amount, it.row.e.EntryDate, it.row.e.Note
+			l.Status = StatusMatched
+			if it.known && !within(it.row.amount, it.expected, tolerance) {
+				l.Status = StatusWrongAmount
+			}
+		case now.Before(l.Due):
+			l.Status = StatusPending
+		default:
+			l.Status = StatusMissing
+		}
+		r.Lines = append(r.Lines, l)
+	}
+	for _, cr := range rows {
+		if cr.used {
+			continue
+		}
+		r.Lines = append(r.Lines, Line{
+			Kind: cr.kind, Date: cr.e.EntryDate, Symbol: symbolInNote(cr.e.Note), Charged: cr.amount,
+			Status: StatusUnexplained, LedgerDate: cr.e.EntryDate, Note: cr.e.Note,
+		})
+	}
+	sort.SliceStable(r.Lines, func(i, j int) bool {
+		a, b := r.Lines[i], r.Lines[j]
+		if !a.Date.Equal(b.Date) {
+			return a.Date.Before(b.Date)
+		}
+		if (a.WorkflowID == "") != (b.WorkflowID == "") {
+			return b.WorkflowID == "" // a day's unexplained rows after its workflows
+		}
+		if !a.At.Equal(b.At) {
+			return a.At.Before(b.At)
+		}
+		return a.Symbol < b.Symbol
+	})
+	r.Days = days(r, rows, broker)
+	return r, nil
+}
+
+// loadItems reads the filled locates and credited credit-backs that may own
+// a ledger row dated on or after since.
+func loadItems(ctx context.Context, st *store.Store, account string, since time.Time, grace time.Duration) ([]*item, error) {
+	// Workflows are listed by creation; a fill comes seconds after it, so a
+	// day of margin is plenty.
+	from := since.Add(-grace).AddDate(0, 0, -2)
+	var items []*item
+	for _, k := range []struct {
+		kind  states.Kind
+		state states.State
+		line  LineKind
+	}{{states.Locate, states.Filled, KindFee}, {states.CreditBack, states.Credited, KindCredit}} {
+		// All accounts, then the account case-insensitively: ids are
+		// case-insensitive at the broker, and a workflow may have been
+		// stored under the spelling its caller used.
+		ws, err := st.List(ctx, store.Filter{Kind: k.kind, Since: from})
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			if w.State != k.state || !strings.EqualFold(w.Account, account) {
+				continue
+			}
+			at, err := reachedAt(ctx, st, w)
+			if err != nil {
+				return nil, err
+			}
+			it := &item{w: w, kind: k.line, at: at, date: TradeDate(at), last: TradeDate(at.Add(grace))}
+			it.report = !it.date.Before(since)
+			if it.last.Before(since) {
+				continue // its row, if any, is dated before the report
+			}
+			it.expected, it.known = expectedAmount(w)
+			items = append(items, it)
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].at.Before(items[j].at) })
+	return items, nil
+}
+
+// reachedAt is when the workflow reached its final state: the log's entry,
+// or the last update when the log has none.
+func reachedAt(ctx context.Context, st *store.Store, w *store.Workflow) (time.Time, error) {
+	ts, err := st.Transitions(ctx, w.ID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].To == w.State && ts[i].From != w.State {
+			return ts[i].At, nil
+		}
+	}
+	return w.UpdatedAt, nil
+}
+
+// expectedAmount is what the ledger should show for w: price × quantity,
+// with the workflow's price or, for a credit-back, its history row's price.
+func expectedAmount(w *store.Workflow) (decimal.Decimal, bool) {
+	price := w.Price
+	if !price.IsPositive() {
+		if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {
+			price = l.Price
+		} else {
+			for _, l := range w.Legs {
+				if l.Price.IsPositive() {
+					price = l.Price
+					break
+				}
+			}
+		}
+	}
+	if !price.IsPositive() {
+		return decimal.Zero, false
+	}
+	return price.Mul(decimal.NewFromInt(w.Quantity)), true
+}
+
+// match pairs workflows with ledger rows, most certain pairings first:
+//
+//  1. a row whose note names a workflow's quoteReqID belongs to it, whatever
+//     the amount (a second such row is a double charge, left unexplained);
+//  2. a row that names no workflow, within a cent of the expected amount;
+//  3. a row that names no workflow but names the symbol (a wrong amount).
+func match(items []*item, rows []*cashRow) {
+	owner := map[*cashRow]*item{}
+	for _, cr := range rows {
+		for _, it := range items {
+			if it.kind == cr.kind && namesID(it, cr) {
+				owner[cr] = it
+				break
+			}
+		}
+	}
+	inWindow := func(it *item, cr *cashRow) bool {
+		return cr.kind == it.kind && !cr.e.EntryDate.Before(it.date) && !cr.e.EntryDate.After(it.last)
+	}
+	for _, cr := range rows {
+		if it := owner[cr]; it != nil && it.row == nil && !cr.e.EntryDate.Before(it.date) {
+			it.row, cr.used = cr, true
+		}
+	}
+	symbolRE := map[string]*regexp.Regexp{}
+	namesSymbol := func(it *item, cr *cashRow) bool {
+		re := symbolRE[it.w.Symbol]
+		if re == nil {
+			re = symbolPattern(it.w.Symbol)
+			symbolRE[it.w.Symbol] = re
+		}
+		return re.MatchString(cr.e.Note)
+	}
+	for _, ok := range []func(it *item, cr *cashRow) bool{amountOK, namesSymbol} {
+		for _, it := range items {
+			if it.row != nil {
+				continue
+			}
+			for _, cr := range rows {
+				if cr.used || owner[cr] != nil || !inWindow(it, cr) || !ok(it, cr) {
+					continue
+				}
+				it.row, cr.used = cr, true
+				break
+			}
+		}
+	}
+}
+
+func amountOK(it *item, cr *cashRow) bool {
+	return !it.known || within(cr.amount, it.expected, tolerance)
+}
+
+// namesID reports whether the row's note carries the workflow's quoteReqID
+// (which the accepted leg's id.SU contains too).
+func namesID(it *item, cr *cashRow) bool {
+	return it.w.QuoteReqID != "" && strings.Contains(cr.e.Note, it.w.QuoteReqID)
+}
+
+// symbolPattern matches a note that mentions symbol as a whole word.
+func symbolPattern(symbol string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9.])` + regexp.QuoteMeta(symbol) + `($|[^A-Za-z0-9])`)
+}
+
+// symbolWord finds an uppercase ticker-like word after "fee" or "credit-back"
+// in a note, for showing an unexplained row; "" when there is none.
+var symbolWord = regexp.MustCompile(`(?i:fee|credit-back|credit)\s+([A-Z][A-Z0-9.]{0,9})\b`)
+
+func symbolInNote(note string) string {
+	if m := symbolWord.FindStringSubmatch(note); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func within(a, b, tol decimal.Decimal) bool { return a.Sub(b).Abs().LessThanOrEqual(tol) }
+
+// days totals the report per trade date and compares today's charges with
+// the broker's totalLocateCosts.
+func days(r *Report, rows []*cashRow, broker *decimal.Decimal) []Day {
+	byDate := map[time.Time]*Day{}
+	get := func(d time.Time) *Day {
+		if byDate[d] == nil {
+			byDate[d] = &Day{Date: d}
+		}
+		return byDate[d]
+	}
+	for _, l := range r.Lines {
+		if l.WorkflowID == "" || l.Date.Before(r.Since) {
+			continue
+		}
+		d := get(l.Date)
+		switch l.Kind {
+		case KindFee:
+			d.ExpectedFees = d.ExpectedFees.Add(l.Expected)
+			if l.Status == StatusPending {
+				d.PendingFees = d.PendingFees.Add(l.Expected)
+			}
+		case KindCredit:
+			d.ExpectedCredits = d.ExpectedCredits.Add(l.Expected)
+		}
+	}
+	rowsOn := map[time.Time]int{}
+	for _, cr := range rows {
+		d := get(cr.e.EntryDate)
+		rowsOn[cr.e.EntryDate]++
+		if cr.kind == KindFee {
+			d.Charged = d.Charged.Add(cr.amount)
+		} else {
+			d.Credited = d.Credited.Add(cr.amount)
+		}
+	}
+	if broker != nil {
+		d := get(r.Today)
+		d.BrokerTotal = broker
+		tol := tolerance.Mul(decimal.NewFromInt(int64(max(1, rowsOn[r.Today]))))
+		net := d.Charged.Sub(d.Credited)
+		switch {
+		case within(*broker, d.Charged, tol) || within(*broker, net, tol):
+			d.Status = DayAgrees
+		case d.PendingFees.IsPositive() && (within(*broker, d.Charged.Add(d.PendingFees), tol) || within(*broker, net.Add(d.PendingFees), tol)):
+			d.Status = DayPending
+		default:
+			d.Status = DayDiffers
+		}
+	}
+	out := make([]Day, 0, len(byDate))
+	for _, d := range byDate {
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Date.Before(out[j].Date) })
+	return out
+}
+
+// String is a one-line summary, for logs.
+func (r *Report) String() string {
+	c := r.Counts()
+	return fmt.Sprintf("%s %s..%s: %d matched, %d pending, %d missing, %d wrong amount, %d unexplained",
+		r.Account, r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly),
+		c[StatusMatched], c[StatusPending], c[StatusMissing], c[StatusWrongAmount], c[StatusUnexplained])
+}
