@@ -55,6 +55,7 @@ func (m *Main) commands() map[string]func() command {
 		"states":      func() command { return &statesCommand{m: m} },
 		"fees":        func() command { return &feesCommand{conn: connFlags{m: m}} },
 		"size":        func() command { return &sizeCommand{conn: connFlags{m: m}} },
+		"run":         func() command { return &runCommand{conn: connFlags{m: m}} },
 	}
 }
 

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+)
+
+// runCommand is the daemon: one engine for the account and a robfig cron
+// scheduler firing the jobs of a config file (see the README for the
+// format), each run recorded in the database's job_runs.
+type runCommand struct {
+	conn   connFlags
+	config string
+	once   string
+	grace  time.Duration
+
+	outMu sync.Mutex
+}
+
+func (c *runCommand) synopsis() string {
+	return "--config FILE [--once JOB]: the daemon: scheduled locates, credit-backs, ledger syncs, reconciliation"
+}
+
+func (c *runCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	fs.StringVar(&c.config, "config", "", "the jobs, a JSON file (see the README)")
+	fs.StringVar(&c.once, "once", "", "run the job named JOB now, once, and exit with its outcome")
+	fs.DurationVar(&c.grace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running jobs may finish the step in flight before they are stopped (their workflows resume at the next start)")
+}
+
+func (c *runCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q: the jobs come from --config", args[0])
+	}
+	if c.config == "" {
+		return usagef("--config FILE is required")
+	}
+	if c.grace < 0 {
+		return usagef("--stop-grace %s: want a duration of zero or more", c.grace)
+	}
+	// The whole config is checked before anything is sent.
+	cfg, err := loadConfig(c.config)
+	if err != nil {
+		return err
+	}
+	var only jobs.Job
+	if c.once != "" {
+		var ok bool
+		if only, ok = cfg.Job(c.once); !ok {
+			var names []string
+			for _, j := range cfg.Jobs {
+				names = append(names, j.Name)
+			}
+			return usagef("--once %q: no such job in %s (jobs: %s)", c.once, c.config, strings.Join(names, ", "))
+		}
+	}
+	// Every logger (the client's, the engine's, the jobs') writes to stderr
+	// from its own goroutines through its own handler: one lock for all.
+	m := *c.conn.m
+	m.Stderr = &lockedWriter{w: m.Stderr}
+	c.conn.m = &m
+	log := c.logger()
+	sess, err := c.conn.open(ctx, engine.Config{Logger: log.With("component", "engine")})
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	runner := &jobs.Runner{
+		Engine: sess.engine, Client: sess.client, Store: sess.store, Clock: clock.Real{},
+		Account: sess.settings.account, Logger: log,
+	}
+	if c.once != "" {
+		return c.runOnce(ctx, runner, only, log)
+	}
+	return c.daemon(ctx, runner, cfg, sess, log)
+}
+
+// loadConfig reads and checks the config file; any fault is a usage error
+// (exit 2) naming the file and line.
+func loadConfig(path string) (*jobs.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("config: %v", err)
+	}
+	cfg, err := jobs.ParseConfig(data)
+	if err != nil {
+		var ce *jobs.ConfigError
+		if errors.As(err, &ce) {
+			return nil, usagef("config %s:%d: %s", path, ce.Line, ce.Msg)
+		}
+		return nil, usagef("config %s: %v", path, err)
+	}
+	return cfg, nil
+}
+
+// logger logs to stderr: info and up (debug with -v), JSON with --json.
+func (c *runCommand) logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if c.conn.verbose {
+		opts.Level = slog.LevelDebug
+	}
+	if c.conn.json {
+		return slog.New(slog.NewJSONHandler(c.conn.m.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(c.conn.m.Stderr, opts))
+}
+
+// runOnce runs one job now. A signal drains it: it starts nothing new and
+// has the grace period to finish what is in flight before it is stopped.
+func (c *runCommand) runOnce(ctx context.Context, runner *jobs.Runner, j jobs.Job, log *slog.Logger) error {
+	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	type result struct {
+		run *store.JobRun
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		run, err := runner.Run(jobCtx, j)
+		done <- result{run, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		log.Info("stopping: the job starts nothing new and finishes its current step", "grace", c.grace)
+		runner.Drain()
+		timer := time.NewTimer(c.grace)
+		select {
+		case res = <-done:
+		case <-timer.C:
+			log.Warn("grace period over: stopping the job; its workflows resume at the next start")
+			cancel()
+			res = <-done
+		}
+		timer.Stop()
+	}
+	if res.run == nil {
+		return res.err // the run could not even be recorded
+	}
+	c.report(res.run)
+	return exitForRun(res.err)
+}
+
+// exitForRun maps a run's outcome to the exit-code contract: 0 ok; for a
+// run that failed on its workflows, 4 when the worst was a policy decline, 3
+// when the broker rejected, expired or cancelled; 1 otherwise (an error, an
+// interruption, a reconciliation with problems).
+func exitForRun(err error) error {
+	if err == nil {
+		return nil
+	}
+	var f *jobs.Failure
+	if errors.As(err, &f) && !f.Interrupted {
+		switch f.Worst {
+		case states.Declined:
+			return &exitError{code: exitDeclined, msg: f.Detail}
+		case states.Rejected, states.Expired, states.Canceled:
+			return &exitError{code: exitBroker, msg: f.Detail}
+		}
+	}
+	return &exitError{code: exitFailure, msg: err.Error()}
+}
+
+// daemon schedules every job and runs until ctx ends (SIGTERM, Ctrl-C) or
+// the engine stops on an error it cannot recover from.
+func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.Config, sess *session, log *slog.Logger) error {
+	// No run of this process is in flight yet: rows still "running" were
+	// left by a process that died.
+	if n, err := sess.store.AbandonJobRuns(ctx, sess.settings.account,
+		"interrupted: the process ended before the run did; its workflows resumed when the daemon started again"); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("job runs left unfinished by an earlier process marked failed", "count", n)
+	}
+	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	cl := cronLogger{log}
+	cr := cron.New(
+		cron.WithLocation(jobs.Market),
+		cron.WithParser(jobs.Parser),
+		cron.WithLogger(cl),
+		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)),
+	)
+	now := time.Now()
+	for _, j := range cfg.Jobs {
+		cr.Schedule(j.Schedule, cron.FuncJob(func() {
+			if run, _ := runner.Run(jobCtx, j); run != nil {
+				c.report(run)
+			}
+		}))
+		log.Info("job scheduled", "job", j.Name, "kind", string(j.Kind), "schedule", j.Schedule.Spec,
+			"next", j.Schedule.Next(now).In(jobs.Market).Format(time.RFC3339))
+	}
+	cr.Start()
+	log.Info("daemon running", "account", sess.settings.account, "jobs", len(cfg.Jobs), "zone", jobs.Market.String())
+
+	var stopErr error
+	select {
+	case <-ctx.Done():
+		log.Info("stopping: no new runs; running jobs finish their current step", "grace", c.grace)
+	case err := <-sess.engine.Err():
+		stopErr = fmt.Errorf("the engine stopped: %w", err)
+		log.Error("stopping: the engine stopped", "err", err)
+	}
+	stopped := cr.Stop() // no new runs; done once the running ones return
+	runner.Drain()
+	timer := time.NewTimer(c.grace)
+	defer timer.Stop()
+	select {
+	case <-stopped.Done():
+	case <-timer.C:
+		log.Warn("grace period over: stopping running jobs; their workflows resume at the next start")
+		cancelJobs()
+		<-stopped.Done()
+	}
+	log.Info("stopped")
+	return stopErr
+}
+
+// runJSON is a job run as printed with --json.
+type runJSON struct {
+	ID        int64  `json:"id"`
+	Job       string `json:"job"`
+	Kind      string `json:"kind"`
+	Account   string `json:"account"`
+	StartedAt string `json:"startedAt"`
+	EndedAt   string `json:"endedAt"`
+	Outcome   string `json:"outcome"`
+	Detail    string `json:"detail"`
+}
+
+// report prints a finished run on stdout: one line, or one JSON object.
+func (c *runCommand) report(r *store.JobRun) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	p := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	p.event(runJSON{
+		ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
+		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano), EndedAt: r.EndedAt.UTC().Format(time.RFC3339Nano),
+	}, fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
+		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
+}
+
+// cronLogger adapts slog to robfig's logger: its chatter (schedule, wake,
+// run) is debug; a skipped run is a warning, since it means a job outlasted
+// its interval.
+type cronLogger struct{ log *slog.Logger }
+
+func (l cronLogger) Info(msg string, kv ...any) {
+	if msg == "skip" {
+		l.log.Warn("run skipped: the job's previous run is still going", kv...)
+		return
+	}
+	l.log.Debug("cron "+msg, kv...)
+}
+
+func (l cronLogger) Error(err error, msg string, kv ...any) {
+	l.log.Error("cron "+msg, append([]any{"err", err}, kv...)...)
+}
+
+// lockedWriter serialises writes from several slog handlers sharing one
+// writer (os.Stderr is safe; a test's buffer is not).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

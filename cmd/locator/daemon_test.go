@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/store"
+)
+
+// daemonConfig is a config with one job of each kind plus two that cannot
+// end located; schedules are far away, the tests use --once.
+const daemonConfig = `{
+  "jobs": [
+    {"name": "watch", "kind": "locate", "schedule": "0 0 9 * * MON-FRI",
+     "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": "0.02"}},
+    {"name": "pricey", "kind": "locate", "schedule": "0 0 9 * * MON-FRI",
+     "symbols": ["HTBY"], "quantity": 100, "policy": {"maxPrice": 0.02}},
+    {"name": "restricted", "kind": "locate", "schedule": "0 0 9 * * MON-FRI",
+     "symbols": ["RSTR"], "quantity": 100, "policy": {"maxCost": 50}},
+    {"name": "eod", "kind": "credit-back-unused", "schedule": "0 45 15 * * MON-FRI"},
+    {"name": "ledger", "kind": "ledger-sync", "schedule": "0 0 18 * * *", "days": 30},
+    {"name": "fees", "kind": "reconcile", "schedule": "0 30 18 * * *", "grace": "1h"}
+  ]
+}
+`
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// jobRuns reads the job_runs of the bundle's database.
+func (b *cliBundle) jobRuns(t *testing.T) []store.JobRun {
+	t.Helper()
+	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.JobRuns(t.Context(), store.JobRunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// quotes counts the quotes the simulator received.
+func (b *cliBundle) quotes() int {
+	n := 0
+	for _, w := range b.writes() {
+		if strings.HasSuffix(w, "/locates/quote") {
+			n++
+		}
+	}
+	return n
+}
+
+// Issue 5 item 6: a malformed config or cron spec is refused at start, with
+// the file, line and reason, exit 2, and nothing is sent.
+func TestRunRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	good := writeFile(t, "good.json", daemonConfig)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no --config", []string{"run"}, "--config FILE is required"},
+		{"missing file", []string{"run", "--config", filepath.Join(t.TempDir(), "nope.json")}, "no such file"},
+		{"syntax error", []string{"run", "--config", writeFile(t, "c.json", "{\n  \"jobs\": [\n    {\"name\": \"a\",}\n  ]\n}")}, "c.json:3: invalid JSON"},
+		{"cron spec", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, "0 45 15 * * MON-FRI", "0 45 25 * * MON-FRI", 1))},
+			`c.json:9: job "eod": schedule "0 45 25 * * MON-FRI": end of range (25) above maximum (23)`},
+		{"unknown kind", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, `"ledger-sync"`, `"ledger_sync"`, 1))},
+			`c.json:10: job "ledger": unknown kind "ledger_sync"`},
+		{"--once unknown job", []string{"run", "--config", good, "--once", "nightly"}, `no such job`},
+		{"stray argument", []string{"run", "--config", good, "watch"}, "unexpected argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(b.sim.Requests())
+			code, _, errOut := b.MustRunMain(t, nil, tc.args...)
+			if code != exitUsage || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
+			}
+			if n := len(b.sim.Requests()) - before; n != 0 {
+				t.Errorf("%d requests sent for a refused config", n)
+			}
+		})
+	}
+}
+
+// Issue 5 item 6, --once: each kind runs now, once, is recorded in
+// job_runs, and sets the exit code from its outcome (0 ok, 4 declined by the
+// policy, 3 rejected by the broker). Run again, the locate job is covered
+// by the inventory and quotes nothing.
+func TestRunOnce(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	cfg := writeFile(t, "locator.json", daemonConfig)
+	for _, tc := range []struct {
+		job  string
+		code int
+		want string
+	}{
+		{"watch", exitOK, "HTBX filled 300 @ 0.0150"},
+		{"fees", exitOK, "1 pending"}, // the fee lands 5 s after the fill
+		{"watch", exitOK, "HTBX covered"},
+		{"pricey", exitDeclined, "HTBY declined"},
+		{"restricted", exitBroker, "RSTR rejected"},
+		{"ledger", exitOK, "rows read"},
+		{"eod", exitOK, "HTBX Locate credited 300"},
+	} {
+		code, out, errOut := b.MustRunMain(t, nil, "run", "--config", cfg, "--once", tc.job)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("--once %s: exit %d, stdout %q; want %d with %q\nstderr %s", tc.job, code, out, tc.code, tc.want, errOut)
+		}
+	}
+	if n := b.quotes(); n != 3 {
+		t.Errorf("%d quotes, want 3 (HTBX once, HTBY, RSTR)", n)
+	}
+	runs := b.jobRuns(t)
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.Job+" "+string(r.Outcome))
+		if r.EndedAt.Before(r.StartedAt) || r.Account != "LV100001" {
+			t.Errorf("run %+v", r)
+		}
+	}
+	want := "watch ok,fees ok,watch ok,pricey failed,restricted failed,ledger ok,eod ok"
+	if strings.Join(got, ",") != want {
+		t.Errorf("job_runs %v, want %s", got, want)
+	}
+	// --json prints the run record.
+	code, out, _ := b.MustRunMain(t, nil, "run", "--config", cfg, "--once", "ledger", "--json")
+	var rec runJSON
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); code != 0 || err != nil || rec.Job != "ledger" || rec.Outcome != "ok" || !strings.Contains(rec.Detail, "rows read") {
+		t.Errorf("--json: exit %d %q %v", code, out, err)
+	}
+}
+
+// runningMain is the CLI running with a context the test cancels, as SIGTERM does
+// through signal.NotifyContext in main.
+type runningMain struct {
+	cancel         context.CancelFunc
+	done           chan int
+	stdout, stderr *syncBuffer
+}
+
+func (b *cliBundle) startMain(t *testing.T, args ...string) *runningMain {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	r := &runningMain{cancel: cancel, done: make(chan int, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	t.Cleanup(cancel)
+	go func() {
+		r.done <- NewMain(r.stdout, r.stderr, func(k string) string { return b.env[k] }).Run(ctx, args)
+	}()
+	return r
+}
+
+// stop signals the process and returns its exit code.
+func (r *runningMain) stop(t *testing.T) int {
+	t.Helper()
+	r.cancel()
+	select {
+	case code := <-r.done:
+		return code
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the command did not stop\nstderr %s", r.stderr)
+		return -1
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls cond (a signal, not a time window) until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Issue 5 item 6, the daemon itself: the robfig runner fires an
+// every-second job on the wall clock (robfig sleeps on time.Timer, so this
+// one test runs in real time: about two seconds); every run is recorded; a
+// run a dead process left "running" is marked failed at start; SIGTERM stops
+// it cleanly with exit 0.
+func TestRunDaemonSchedulesAndStops(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	cfg := writeFile(t, "locator.json", `{"jobs": [
+  {"name": "tick", "kind": "credit-back-unused", "schedule": "* * * * * *"}
+]}`)
+	// A run left behind by a process that died.
+	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.StartJobRun(t.Context(), "tick", "credit-back-unused", "LV100001"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	r := b.startMain(t, "run", "--config", cfg)
+	ok := func() int {
+		n := 0
+		for _, run := range b.jobRuns(t) {
+			if run.Outcome == store.JobOK {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, "two scheduled runs", func() bool { return ok() >= 2 })
+	if code := r.stop(t); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM\nstderr %s", code, r.stderr)
+	}
+	runs := b.jobRuns(t)
+	if runs[0].Outcome != store.JobFailed || !strings.Contains(runs[0].Detail, "interrupted") {
+		t.Errorf("the dead process's run: %+v", runs[0])
+	}
+	for i, run := range runs[1:] {
+		if run.Outcome != store.JobOK || run.Detail != "nothing to credit back" {
+			t.Errorf("run %d: %+v", i+1, run)
+		}
+		if i > 0 && run.StartedAt.Sub(runs[i].StartedAt) < 900*time.Millisecond {
+			t.Errorf("runs %d and %d started %s apart on an every-second schedule", i, i+1, run.StartedAt.Sub(runs[i].StartedAt))
+		}
+	}
+	if lines := strings.Count(r.stdout.String(), "tick ok"); lines < 2 {
+		t.Errorf("stdout %q: want a line per run", r.stdout)
+	}
+	for _, w := range []string{"job scheduled", "daemon running", "stopping", "stopped"} {
+		if !strings.Contains(r.stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+}
+
+// Issue 5 item 6, SIGTERM mid-job: with a grace period the job finishes the
+// locate in flight and the run ends ok; with none it stops at once, the run
+// is recorded as interrupted, and the workflow resumes at the next start: the
+// same job run again quotes nothing more.
+func TestRunOnceSIGTERM(t *testing.T) {
+	t.Parallel()
+	cfg := `{"jobs": [{"name": "watch", "kind": "locate", "schedule": "@daily",
+  "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": "0.02"}}]}`
+	for _, tc := range []struct {
+		grace string
+		code  int
+		runs  string
+	}{
+		{"30s", exitOK, "ok"},
+		{"0s", exitFailure, "failed,ok"},
+	} {
+		t.Run("grace "+tc.grace, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			path := writeFile(t, "locator.json", cfg)
+			r := b.startMain(t, "run", "--config", path, "--once", "watch", "--stop-grace", tc.grace)
+			waitFor(t, "the quote", func() bool { return b.quotes() > 0 })
+			if code := r.stop(t); code != tc.code {
+				t.Fatalf("exit %d after SIGTERM, want %d\nstderr %s", code, tc.code, r.stderr)
+			}
+			if tc.code != exitOK {
+				if !strings.Contains(r.stdout.String(), "interrupted") {
+					t.Errorf("stdout %q: want the interrupted run", r.stdout)
+				}
+				code, out, errOut := b.MustRunMain(t, nil, "run", "--config", path, "--once", "watch")
+				if code != exitOK || !strings.Contains(out, "covered") {
+					t.Errorf("after restart: exit %d %q\nstderr %s", code, out, errOut)
+				}
+			}
+			if n := b.quotes(); n != 1 {
+				t.Errorf("%d quotes, want 1", n)
+			}
+			var got []string
+			for _, run := range b.jobRuns(t) {
+				got = append(got, string(run.Outcome))
+			}
+			if strings.Join(got, ",") != tc.runs {
+				t.Errorf("job_runs outcomes %v, want %s", got, tc.runs)
+			}
+		})
+	}
+}

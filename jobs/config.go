@@ -1,0 +1,616 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	_ "time/tzdata" // America/New_York must load on machines without zone files
+
+	"github.com/robfig/cron/v3"
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/store"
+)
+
+// Market is the time zone schedules run in: the spec's session hours are
+// Eastern Time, so "0 0 9 * * MON-FRI" means 9:00 in New York whatever the
+// host's zone.
+var Market = mustLoad("America/New_York")
+
+func mustLoad(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err) // time/tzdata is embedded: cannot happen
+	}
+	return loc
+}
+
+// Parser parses schedules: six fields with seconds first, plus descriptors
+// such as @hourly and "@every 10s". cmd/locator hands the same parser to the
+// robfig runner, so a spec means one thing everywhere.
+var Parser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Schedule is a parsed cron spec in the Market zone: a value with Next, so
+// tests step through it on a fake clock and the robfig runner takes it as a
+// cron.Schedule.
+type Schedule struct {
+	// Spec is the text it was parsed from.
+	Spec  string
+	sched cron.Schedule
+}
+
+var _ cron.Schedule = Schedule{}
+
+// ParseSchedule parses spec (seconds field first) in the Market zone. A
+// TZ= prefix is refused: every schedule is market time.
+func ParseSchedule(spec string) (Schedule, error) {
+	s := strings.TrimSpace(spec)
+	if s == "" {
+		return Schedule{}, errors.New("empty schedule")
+	}
+	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
+		return Schedule{}, fmt.Errorf("schedule %q: schedules run in %s; drop the time-zone prefix", spec, Market)
+	}
+	sched, err := Parser.Parse(s)
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(s, "@") && len(strings.Fields(s)) != 6 {
+			msg += ` (six fields, seconds first: e.g. "0 0 9 * * MON-FRI")`
+		}
+		return Schedule{}, fmt.Errorf("schedule %q: %s", spec, msg)
+	}
+	if ss, ok := sched.(*cron.SpecSchedule); ok && ss.Location == time.Local {
+		ss.Location = Market
+	}
+	return Schedule{Spec: s, sched: sched}, nil
+}
+
+// Next returns the first activation strictly after t (zero if none), in t's
+// location.
+func (s Schedule) Next(t time.Time) time.Time {
+	if s.sched == nil {
+		return time.Time{}
+	}
+	return s.sched.Next(t)
+}
+
+// String returns the spec.
+func (s Schedule) String() string { return s.Spec }
+
+// Kind is what a job does.
+type Kind string
+
+// Job kinds.
+const (
+	// KindLocate ensures Quantity located shares of each symbol, accepting
+	// offers within Policy without asking (pre-market locates for a
+	// watchlist).
+	KindLocate Kind = "locate"
+	// KindCreditBackUnused credits back every located share not tied to a
+	// short (end of day): Locate and PreBorrow rows' available shares in whole
+	// lots, and SingleUse rows only when never used.
+	KindCreditBackUnused Kind = "credit-back-unused"
+	// KindLedgerSync pulls the last Days days of the cash ledger into the
+	// store.
+	KindLedgerSync Kind = "ledger-sync"
+	// KindReconcile matches locate fees in the ledger to the store's locates
+	// over the last Days days.
+	KindReconcile Kind = "reconcile"
+)
+
+// Kinds lists the job kinds, for messages and docs.
+func Kinds() []Kind {
+	return []Kind{KindLocate, KindCreditBackUnused, KindLedgerSync, KindReconcile}
+}
+
+// Defaults for the optional fields.
+const (
+	DefaultDays  = 7
+	DefaultGrace = 24 * time.Hour
+	maxDays      = 3650
+)
+
+// Job is one configured job.
+type Job struct {
+	Name     string
+	Kind     Kind
+	Schedule Schedule
+	// Line is where the job's object starts in the config file.
+	Line int
+
+	// locate
+	Symbols  []string
+	Quantity int64
+	// Policy is the cost policy, always with AutoAccept: nobody is there to
+	// be asked.
+	Policy store.Policy
+
+	// ledger-sync and reconcile: the window is the last Days trade dates,
+	// today included.
+	Days int
+	// reconcile: how long a filled locate's fee may be absent from the
+	// ledger before it is reported missing.
+	Grace time.Duration
+}
+
+// Config is a parsed daemon config.
+type Config struct {
+	// Jobs are in file order; names are unique.
+	Jobs []Job
+}
+
+// Job returns the job named name.
+func (c *Config) Job(name string) (Job, bool) {
+	for _, j := range c.Jobs {
+		if j.Name == name {
+			return j, true
+		}
+	}
+	return Job{}, false
+}
+
+// ConfigError is a config refused at start, with the line it concerns.
+type ConfigError struct {
+	// Line is 1-based.
+	Line int
+	// Msg says what is wrong and, where it helps, what is wanted.
+	Msg string
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// fields allowed per kind (besides name, kind and schedule).
+var kindFields = map[Kind][]string{
+	KindLocate:           {"symbols", "quantity", "policy"},
+	KindCreditBackUnused: {},
+	KindLedgerSync:       {"days"},
+	KindReconcile:        {"days", "grace"},
+}
+
+var allFields = []string{"name", "kind", "schedule", "symbols", "quantity", "policy", "days", "grace"}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ParseConfig parses a daemon config:
+//
+//	{"jobs": [{"name": "...", "kind": "...", "schedule": "...", ...}, ...]}
+//
+// and checks everything a run would need, so a mistake is refused at start
+// (with the line it is on) rather than at 9:00 the next morning. Unknown
+// fields, fields of another kind, duplicate keys or names, and schedules
+// that never fire are refused too.
+func ParseConfig(data []byte) (*Config, error) {
+	p := &parser{data: data}
+	// One pass with json.Decoder finds syntax errors, with their offset.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, p.syntaxError(err)
+	}
+	if rest := skipSpace(data, int(dec.InputOffset())); rest < len(data) {
+		return nil, p.errAt(rest, "unexpected text after the end of the config object")
+	}
+	top, err := p.object(data, 0, "the config")
+	if err != nil {
+		return nil, err
+	}
+	var jobsField *field
+	for i, f := range top {
+		if f.key != "jobs" {
+			return nil, p.errAt(f.off, "unknown field %q (the config holds only \"jobs\"; account settings come from the environment or flags)", f.key)
+		}
+		jobsField = &top[i]
+	}
+	if jobsField == nil {
+		return nil, p.errAt(skipSpace(data, 0), `no "jobs" list`)
+	}
+	elems, err := p.array(jobsField.value, jobsField.voff, `"jobs"`)
+	if err != nil {
+		return nil, err
+	}
+	if len(elems) == 0 {
+		return nil, p.errAt(jobsField.voff, `"jobs" is empty`)
+	}
+	cfg := &Config{}
+	names := map[string]int{}
+	for _, el := range elems {
+		j, err := p.job(el)
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := names[j.Name]; dup {
+			return nil, &ConfigError{Line: j.Line, Msg: fmt.Sprintf("job name %q is already used by the job on line %d", j.Name, first)}
+		}
+		names[j.Name] = j.Line
+		cfg.Jobs = append(cfg.Jobs, j)
+	}
+	return cfg, nil
+}
+
+// parser keeps the whole file to turn offsets into lines.
+type parser struct{ data []byte }
+
+// line is the 1-based line of the byte at off.
+func (p *parser) line(off int) int {
+	off = max(0, min(off, len(p.data)))
+	return 1 + bytes.Count(p.data[:off], []byte("\n"))
+}
+
+func (p *parser) errAt(off int, format string, args ...any) error {
+	return &ConfigError{Line: p.line(off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// syntaxError places a decoder error: a SyntaxError's offset counts the
+// offending byte, so the line is that of the byte before it.
+func (p *parser) syntaxError(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return p.errAt(int(se.Offset)-1, "invalid JSON: %v", se)
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(p.data)) == 0:
+		return &ConfigError{Line: 1, Msg: "the config is empty"}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		end := len(bytes.TrimRight(p.data, " \t\r\n"))
+		return p.errAt(end, "invalid JSON: unexpected end of file (an unclosed brace, bracket or string)")
+	}
+	return &ConfigError{Line: 1, Msg: err.Error()}
+}
+
+// field is one key of a JSON object, with absolute offsets of the key and
+// of its value.
+type field struct {
+	key   string
+	off   int
+	value json.RawMessage
+	voff  int
+}
+
+// object splits an object found at base into its fields, refusing
+// duplicate keys (encoding/json would silently keep the last one).
+func (p *parser) object(raw []byte, base int, what string) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, p.syntaxError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, p.errAt(base+skipSpace(raw, 0), "%s must be an object, not %s", what, describe(tok))
+	}
+	var out []field
+	seen := map[string]int{}
+	for dec.More() {
+		koff := base + skipSep(raw, int(dec.InputOffset()))
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, p.syntaxError(err)
+		}
+		key, _ := tok.(string)
+		voff := base + skipSep(raw, int(dec.InputOffset()))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, p.syntaxError(err)
+		}
+		if first, dup := seen[key]; dup {
+			return nil, p.errAt(koff, "field %q appears twice in %s (first on line %d)", key, what, p.line(first))
+		}
+		seen[key] = koff
+		out = append(out, field{key: key, off: koff, value: v, voff: voff})
+	}
+	return out, nil
+}
+
+// element is one value of a JSON array with its absolute offset.
+type element struct {
+	value json.RawMessage
+	off   int
+}
+
+func (p *parser) array(raw []byte, base int, what string) ([]element, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, p.syntaxError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, p.errAt(base+skipSpace(raw, 0), "%s must be a list, not %s", what, describe(tok))
+	}
+	var out []element
+	for dec.More() {
+		off := base + skipSep(raw, int(dec.InputOffset()))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, p.syntaxError(err)
+		}
+		out = append(out, element{value: v, off: off})
+	}
+	return out, nil
+}
+
+// describe names a JSON token's type for messages.
+func describe(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "a list"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%v", tok)
+}
+
+// decodeField decodes f's value into dst, turning a type mismatch into a
+// message about the field.
+func (p *parser) decodeField(job string, f field, dst any, want string) error {
+	if err := json.Unmarshal(f.value, dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return p.errAt(f.voff, "job %s: %s must be %s, not %s", job, f.key, want, jsonKind(te.Value))
+		}
+		return p.errAt(f.voff, "job %s: %s must be %s: %v", job, f.key, want, err)
+	}
+	return nil
+}
+
+func jsonKind(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return "the number " + n
+	}
+	switch v {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "string", "number", "bool":
+		if v == "bool" {
+			return "a boolean"
+		}
+		return "a " + v
+	}
+	return v
+}
+
+// job parses and checks one element of "jobs".
+func (p *parser) job(el element) (Job, error) {
+	j := Job{Line: p.line(el.off)}
+	fields, err := p.object(el.value, el.off, fmt.Sprintf("the job on line %d", j.Line))
+	if err != nil {
+		return j, err
+	}
+	byKey := map[string]field{}
+	for _, f := range fields {
+		if !slices.Contains(allFields, f.key) {
+			return j, p.errAt(f.off, "unknown field %q (want one of %s)", f.key, strings.Join(allFields, ", "))
+		}
+		byKey[f.key] = f
+	}
+	label := fmt.Sprintf("on line %d", j.Line)
+	// name, kind and schedule are required and checked first.
+	f, ok := byKey["name"]
+	if !ok {
+		return j, p.errAt(el.off, "job %s has no \"name\"", label)
+	}
+	if err := p.decodeField(label, f, &j.Name, "a string"); err != nil {
+		return j, err
+	}
+	if !namePattern.MatchString(j.Name) {
+		return j, p.errAt(f.voff, "job name %q: use letters, digits, '.', '_' and '-' (it is typed after --once)", j.Name)
+	}
+	label = fmt.Sprintf("%q", j.Name)
+	f, ok = byKey["kind"]
+	if !ok {
+		return j, p.errAt(el.off, "job %s has no \"kind\" (want one of %s)", label, kindList())
+	}
+	var kind string
+	if err := p.decodeField(label, f, &kind, "a string"); err != nil {
+		return j, err
+	}
+	j.Kind = Kind(kind)
+	allowed, known := kindFields[j.Kind]
+	if !known {
+		return j, p.errAt(f.voff, "job %s: unknown kind %q (want one of %s)", label, kind, kindList())
+	}
+	for _, f := range fields {
+		switch f.key {
+		case "name", "kind", "schedule":
+			continue
+		}
+		if !slices.Contains(allowed, f.key) {
+			return j, p.errAt(f.off, "job %s: %q is not a field of a %s job", label, f.key, j.Kind)
+		}
+	}
+	f, ok = byKey["schedule"]
+	if !ok {
+		return j, p.errAt(el.off, "job %s has no \"schedule\" (six cron fields, seconds first, in %s)", label, Market)
+	}
+	var spec string
+	if err := p.decodeField(label, f, &spec, "a string"); err != nil {
+		return j, err
+	}
+	if j.Schedule, err = ParseSchedule(spec); err != nil {
+		return j, p.errAt(f.voff, "job %s: %v", label, err)
+	}
+	probe := time.Date(2026, 1, 1, 0, 0, 0, 0, Market)
+	if j.Schedule.Next(probe).IsZero() {
+		return j, p.errAt(f.voff, "job %s: schedule %q never fires", label, spec)
+	}
+
+	switch j.Kind {
+	case KindLocate:
+		err = p.locateFields(&j, label, el, byKey)
+	case KindLedgerSync, KindReconcile:
+		err = p.windowFields(&j, label, byKey)
+	}
+	return j, err
+}
+
+func kindList() string {
+	var s []string
+	for _, k := range Kinds() {
+		s = append(s, string(k))
+	}
+	return strings.Join(s, ", ")
+}
+
+// policyJSON is the policy object of a locate job. Money is decimal: a
+// JSON number or a string, never a float.
+type policyJSON struct {
+	MaxPrice       *decimal.Decimal `json:"maxPrice"`
+	MaxCost        *decimal.Decimal `json:"maxCost"`
+	AllowSingleUse bool             `json:"allowSingleUse"`
+}
+
+func (p *parser) locateFields(j *Job, label string, el element, byKey map[string]field) error {
+	f, ok := byKey["symbols"]
+	if !ok {
+		return p.errAt(el.off, "job %s has no \"symbols\"", label)
+	}
+	if err := p.decodeField(label, f, &j.Symbols, "a list of symbols"); err != nil {
+		return err
+	}
+	if len(j.Symbols) == 0 {
+		return p.errAt(f.voff, "job %s: \"symbols\" is empty", label)
+	}
+	seen := map[string]bool{}
+	for _, s := range j.Symbols {
+		if err := brokerclient.ValidateSymbol(s); err != nil {
+			var ie *brokerclient.InputError
+			msg := err.Error()
+			if errors.As(err, &ie) {
+				msg = ie.Message
+			}
+			return p.errAt(f.voff, "job %s: symbol %s", label, msg)
+		}
+		if seen[s] {
+			return p.errAt(f.voff, "job %s: symbol %s is listed twice", label, s)
+		}
+		seen[s] = true
+	}
+
+	f, ok = byKey["quantity"]
+	if !ok {
+		return p.errAt(el.off, "job %s has no \"quantity\" (shares to have located per symbol)", label)
+	}
+	if err := p.decodeField(label, f, &j.Quantity, "a whole number of shares"); err != nil {
+		return err
+	}
+	if err := brokerclient.ValidateLocateQuantity(j.Quantity); err != nil {
+		var ie *brokerclient.InputError
+		msg := err.Error()
+		if errors.As(err, &ie) {
+			msg = ie.Message
+		}
+		return p.errAt(f.voff, "job %s: quantity %s", label, msg)
+	}
+
+	f, ok = byKey["policy"]
+	if !ok {
+		return p.errAt(el.off, "job %s has no \"policy\": a locate job accepts without asking, so it needs maxPrice or maxCost", label)
+	}
+	pf, err := p.object(f.value, f.voff, fmt.Sprintf("the policy of job %s", label))
+	if err != nil {
+		return err
+	}
+	for _, k := range pf {
+		if !slices.Contains([]string{"maxPrice", "maxCost", "allowSingleUse"}, k.key) {
+			return p.errAt(k.off, "job %s: unknown policy field %q (want maxPrice, maxCost, allowSingleUse)", label, k.key)
+		}
+	}
+	var pol policyJSON
+	for _, k := range pf {
+		var err error
+		switch k.key {
+		case "maxPrice":
+			err = p.decodeMoney(label, k, &pol.MaxPrice)
+		case "maxCost":
+			err = p.decodeMoney(label, k, &pol.MaxCost)
+		case "allowSingleUse":
+			err = p.decodeField(label, k, &pol.AllowSingleUse, "true or false")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if pol.MaxPrice == nil && pol.MaxCost == nil {
+		return p.errAt(f.voff, "job %s: the policy needs maxPrice or maxCost: a locate job accepts without asking", label)
+	}
+	j.Policy = store.Policy{AutoAccept: true, AllowSingleUse: pol.AllowSingleUse}
+	if pol.MaxPrice != nil {
+		j.Policy.MaxPrice = *pol.MaxPrice
+	}
+	if pol.MaxCost != nil {
+		j.Policy.MaxCost = *pol.MaxCost
+	}
+	return nil
+}
+
+// decodeMoney reads a positive decimal given as a JSON number or string.
+func (p *parser) decodeMoney(label string, f field, dst **decimal.Decimal) error {
+	var d decimal.Decimal
+	if err := json.Unmarshal(f.value, &d); err != nil || !d.IsPositive() {
+		return p.errAt(f.voff, "job %s: policy %s must be a positive amount, not %s", label, f.key, strings.TrimSpace(string(f.value)))
+	}
+	*dst = &d
+	return nil
+}
+
+func (p *parser) windowFields(j *Job, label string, byKey map[string]field) error {
+	j.Days = DefaultDays
+	if f, ok := byKey["days"]; ok {
+		if err := p.decodeField(label, f, &j.Days, "a whole number of days"); err != nil {
+			return err
+		}
+		if j.Days < 1 || j.Days > maxDays {
+			return p.errAt(f.voff, "job %s: days %d: want 1 to %d", label, j.Days, maxDays)
+		}
+	}
+	if j.Kind != KindReconcile {
+		return nil
+	}
+	j.Grace = DefaultGrace
+	if f, ok := byKey["grace"]; ok {
+		var s string
+		if err := p.decodeField(label, f, &s, `a duration such as "24h"`); err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return p.errAt(f.voff, "job %s: grace %q: want a duration such as \"24h\" or \"90m\"", label, s)
+		}
+		j.Grace = d
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// skipSpace returns the offset of the first non-space byte at or after off.
+func skipSpace(b []byte, off int) int {
+	for off < len(b) && isSpace(b[off]) {
+		off++
+	}
+	return off
+}
+
+// skipSep skips spaces and the separators a decoder leaves before the next
+// token (',' between values, ':' after a key).
+func skipSep(b []byte, off int) int {
+	for off < len(b) && (isSpace(b[off]) || b[off] == ',' || b[off] == ':') {
+		off++
+	}
+	return off
+}

@@ -1,0 +1,89 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locatorhq/locator/ledger"
+)
+
+// window is the last days trade dates, today included: [from, to) as the
+// ledger package takes them.
+func window(now time.Time, days int) (from, to time.Time) {
+	today := ledger.TradeDate(now)
+	return today.AddDate(0, 0, -(days - 1)), today.AddDate(0, 0, 1)
+}
+
+// LedgerSync is the body of a ledger-sync job: copy the cash ledger of the
+// last days trade dates (today included) into the store. It is idempotent
+// (ledger.Sync's dedupe key), so overlapping windows of successive runs
+// store each row once.
+func (r *Runner) LedgerSync(ctx context.Context, days int) (string, error) {
+	if days <= 0 {
+		days = DefaultDays
+	}
+	from, to := window(r.now(), days)
+	res, err := ledger.Sync(ctx, r.Client, r.Store, r.Account, from, to)
+	if err != nil {
+		return "", fmt.Errorf("ledger sync %s..%s: %w", from.Format(time.DateOnly), to.AddDate(0, 0, -1).Format(time.DateOnly), err)
+	}
+	return fmt.Sprintf("ledger %s..%s: %d rows read, %d new", from.Format(time.DateOnly),
+		to.AddDate(0, 0, -1).Format(time.DateOnly), res.Fetched, res.Inserted), nil
+}
+
+// maxProblemLines caps the problem lines quoted in a run's detail.
+const maxProblemLines = 10
+
+// Reconcile is the body of a reconcile job: sync the window's ledger first
+// (a report against a stale ledger would call every recent fee missing),
+// then match the store's locates and credit-backs of the last days trade
+// dates to their `Locate Fees` rows. A run with problems (missing, wrong
+// amount, unexplained, a day that differs from totalLocateCosts) fails, so
+// it shows in job_runs; pending fees within grace do not.
+func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (string, error) {
+	if days <= 0 {
+		days = DefaultDays
+	}
+	now := r.now()
+	from, to := window(now, days)
+	if _, err := ledger.Sync(ctx, r.Client, r.Store, r.Account, from, to); err != nil {
+		return "", fmt.Errorf("ledger sync before reconciling: %w", err)
+	}
+	rep, err := ledger.Reconcile(ctx, r.Client, r.Store, r.Account, from, now, grace)
+	if err != nil {
+		return "", fmt.Errorf("reconcile: %w", err)
+	}
+	detail := rep.String()
+	if rep.Problems() == 0 {
+		return detail, nil
+	}
+	var probs []string
+	for _, l := range rep.Lines {
+		if !l.Status.Problem() {
+			continue
+		}
+		if len(probs) == maxProblemLines {
+			probs = append(probs, "...")
+			break
+		}
+		s := fmt.Sprintf("%s %s %s %s", l.Date.Format(time.DateOnly), l.Symbol, l.Kind, l.Status)
+		switch {
+		case l.WorkflowID == "":
+			s += fmt.Sprintf(" %s (%s)", l.Charged.StringFixed(2), l.Note)
+		case l.Status == ledger.StatusWrongAmount:
+			s += fmt.Sprintf(" %s, expected %s [%s]", l.Charged.StringFixed(2), l.Expected.StringFixed(2), l.WorkflowID)
+		default:
+			s += fmt.Sprintf(" %s expected [%s]", l.Expected.StringFixed(2), l.WorkflowID)
+		}
+		probs = append(probs, s)
+	}
+	for _, d := range rep.Days {
+		if d.Status == ledger.DayDiffers && d.BrokerTotal != nil {
+			probs = append(probs, fmt.Sprintf("%s totalLocateCosts %s differs from the ledger's %s",
+				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2)))
+		}
+	}
+	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(probs, "; "))}
+}

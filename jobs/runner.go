@@ -1,0 +1,250 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+)
+
+// Runner runs job bodies for one account on one running engine, which every
+// job shares: one poller, one quote queue, one view of the inventory.
+type Runner struct {
+	// Engine is started; the runner never starts or closes it.
+	Engine *engine.Engine
+	// Client is the engine's client, for the reads the bodies make
+	// themselves (inventory, order book, ledger).
+	Client *brokerclient.Client
+	// Store is the engine's store; runs are recorded in its job_runs.
+	Store *store.Store
+	// Clock is the engine's clock: "today" and ledger windows come from it.
+	Clock   clock.Clock
+	Account string
+	// Logger receives a line when a run starts and ends (nil: none).
+	Logger *slog.Logger
+
+	mu    sync.Mutex
+	drain chan struct{}
+}
+
+// Failure is a run that did not reach its goal. Detail says what each part
+// of the run came to; Worst is the worst end among its workflows (empty when
+// no workflow caused the failure), from which cmd/locator derives an exit
+// code.
+type Failure struct {
+	// Detail is the run's account, part by part.
+	Detail string
+	// Worst is the worst workflow end behind the failure.
+	Worst states.State
+	// Interrupted is set when the run was stopped (shutdown) before it
+	// finished; its workflows stay in the store and resume at the next start.
+	Interrupted bool
+}
+
+func (f *Failure) Error() string { return f.Detail }
+
+// Drain tells running bodies to start nothing new (no new quote or
+// credit-back) while they finish what is in flight: the first step of a
+// graceful shutdown.
+func (r *Runner) Drain() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.drain == nil {
+		r.drain = make(chan struct{})
+	}
+	select {
+	case <-r.drain:
+	default:
+		close(r.drain)
+	}
+}
+
+func (r *Runner) draining() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.drain == nil {
+		return false
+	}
+	select {
+	case <-r.drain:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Logger
+}
+
+func (r *Runner) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// Body returns j's body as a plain func(ctx) error, not recorded in
+// job_runs: what Run wraps and what tests may call directly.
+func (r *Runner) Body(j Job) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := r.do(ctx, j)
+		return err
+	}
+}
+
+// Run runs j once, now, recording the run in job_runs before the body
+// starts and its outcome (ok or failed, with a detail) when it ends, even if
+// ctx was cancelled or the body panicked. The error is the body's (a
+// *Failure when the goal was not reached).
+func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
+	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.Account)
+	if err != nil {
+		return nil, err
+	}
+	log := r.log().With("job", j.Name, "kind", string(j.Kind), "run", run.ID)
+	log.Info("job started")
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		p := recover()
+		if p == nil { // runtime.Goexit
+			r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobFailed, "the job's goroutine exited")
+			return
+		}
+		r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobFailed, fmt.Sprintf("panic: %v", p))
+		panic(p) // for cron.Recover to log with its stack
+	}()
+	detail, bodyErr := r.do(ctx, j)
+	finished = true
+	outcome := store.JobOK
+	if bodyErr != nil {
+		outcome, detail = store.JobFailed, bodyErr.Error()
+	}
+	ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, outcome, detail)
+	if err != nil {
+		return nil, errors.Join(bodyErr, fmt.Errorf("record job run %d: %w", run.ID, err))
+	}
+	if bodyErr != nil {
+		log.Warn("job failed", "detail", detail, "took", ended.EndedAt.Sub(ended.StartedAt))
+	} else {
+		log.Info("job done", "detail", detail, "took", ended.EndedAt.Sub(ended.StartedAt))
+	}
+	return ended, bodyErr
+}
+
+// do runs j's body and returns a one-line account of what it did.
+func (r *Runner) do(ctx context.Context, j Job) (string, error) {
+	switch j.Kind {
+	case KindLocate:
+		return r.Locate(ctx, j)
+	case KindCreditBackUnused:
+		return r.CreditBackUnused(ctx)
+	case KindLedgerSync:
+		return r.LedgerSync(ctx, j.Days)
+	case KindReconcile:
+		return r.Reconcile(ctx, j.Days, j.Grace)
+	}
+	return "", fmt.Errorf("job %s: unknown kind %q", j.Name, j.Kind)
+}
+
+// outcome is one workflow-sized part of a run.
+type outcome struct {
+	label string // symbol, or symbol and type
+	w     *store.Workflow
+	note  string // what happened instead of a workflow (skipped, refused)
+	err   error
+	ok    bool
+}
+
+func (o outcome) String() string {
+	switch {
+	case o.err != nil:
+		return o.label + ": " + o.err.Error()
+	case o.w != nil:
+		s := fmt.Sprintf("%s %s", o.label, o.w.State)
+		if o.w.Quantity > 0 && (o.w.State == states.Filled || o.w.State == states.Credited) {
+			s += fmt.Sprintf(" %d", o.w.Quantity)
+			if !o.w.Price.IsZero() {
+				s += " @ " + o.w.Price.StringFixed(4)
+			}
+		}
+		if o.w.Reason != "" && !o.ok {
+			s += " (" + o.w.Reason + ")"
+		}
+		if o.note != "" {
+			s += " " + o.note
+		}
+		return s + " [" + o.w.ID + "]"
+	}
+	return o.label + " " + o.note
+}
+
+// severity orders workflow ends for Failure.Worst: a failure beats a
+// broker refusal, which beats a policy decline.
+func severity(s states.State) int {
+	switch s {
+	case states.Declined:
+		return 1
+	case states.Rejected, states.Expired, states.Canceled:
+		return 2
+	}
+	return 3
+}
+
+// summarize joins the parts of a run into its detail and decides its
+// outcome.
+func summarize(parts []outcome, empty string) (string, error) {
+	if len(parts) == 0 {
+		return empty, nil
+	}
+	var lines []string
+	fail := &Failure{}
+	failed := false
+	for _, p := range parts {
+		lines = append(lines, p.String())
+		if p.ok {
+			continue
+		}
+		failed = true
+		st := states.Failed
+		if p.err == nil && p.w != nil {
+			st = p.w.State
+		}
+		if p.err != nil && (errors.Is(p.err, context.Canceled) || errors.Is(p.err, context.DeadlineExceeded)) {
+			fail.Interrupted = true
+		}
+		if fail.Worst == "" || severity(st) > severity(fail.Worst) {
+			fail.Worst = st
+		}
+	}
+	detail := strings.Join(lines, "; ")
+	if !failed {
+		return detail, nil
+	}
+	if fail.Interrupted {
+		detail = "interrupted; unfinished workflows stay in the store and resume at the next start: " + detail
+	}
+	fail.Detail = detail
+	return "", fail
+}
+
+// marketDay is the start of t's trading day in New York.
+func marketDay(t time.Time) time.Time {
+	t = t.In(Market)
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, Market)
+}
