@@ -89,8 +89,8 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	if p.off {
 		return ctx.Err()
 	}
-	now := clk.Now()
 	p.mu.Lock()
+	now := clk.Now() // under the lock: the limiter's time must never go back
 	lim := p.limiters[route]
 	if lim == nil {
 		l, ok := RateLimits[route]

@@ -171,9 +171,9 @@ func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int, idle func() bool) {
 				quiet = 0
 				continue
 			}
-			// Twice in a row, so a goroutine that just woke has had a moment
-			// to start its work before time moves again.
-			if quiet++; quiet >= 2 {
+			// Quiet for about a millisecond, so a goroutine that just woke
+			// has had a moment to start its work before time moves again.
+			if quiet++; quiet >= 5 {
 				quiet = 0
 				f.AdvanceToNext()
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 )
@@ -29,7 +30,22 @@ type Main struct {
 // NewMain returns a Main writing to the given streams and reading the given
 // environment.
 func NewMain(stdout, stderr io.Writer, getenv func(string) string) *Main {
-	return &Main{Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	// Loggers of the client, the engine and the jobs write to stderr from
+	// their own goroutines through their own handlers: one lock for all.
+	return &Main{Stdout: stdout, Stderr: &lockedWriter{w: stderr}, Getenv: getenv}
+}
+
+// lockedWriter serialises writes from several slog handlers sharing one
+// writer (os.Stderr is safe; a test's buffer is not).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // command is one subcommand: its flags are declared on fs, then Run gets the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -70,11 +69,6 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 			return usagef("--once %q: no such job in %s (jobs: %s)", c.once, c.config, strings.Join(names, ", "))
 		}
 	}
-	// Every logger (the client's, the engine's, the jobs') writes to stderr
-	// from its own goroutines through its own handler: one lock for all.
-	m := *c.conn.m
-	m.Stderr = &lockedWriter{w: m.Stderr}
-	c.conn.m = &m
 	log := c.logger()
 	sess, err := c.conn.open(ctx, engine.Config{Logger: log.With("component", "engine")})
 	if err != nil {
@@ -273,17 +267,4 @@ func (l cronLogger) Info(msg string, kv ...any) {
 
 func (l cronLogger) Error(err error, msg string, kv ...any) {
 	l.log.Error("cron "+msg, append([]any{"err", err}, kv...)...)
-}
-
-// lockedWriter serialises writes from several slog handlers sharing one
-// writer (os.Stderr is safe; a test's buffer is not).
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
