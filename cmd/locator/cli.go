@@ -71,6 +71,12 @@ func (m *Main) commands() map[string]func() command {
 		"states":      func() command { return &statesCommand{m: m} },
 		"fees":        func() command { return &feesCommand{conn: connFlags{m: m}} },
 		"size":        func() command { return &sizeCommand{conn: connFlags{m: m}} },
+		"accounts":    func() command { return &accountsCommand{conn: connFlags{m: m}} },
+		"pnl":         func() command { return &pnlCommand{conn: connFlags{m: m}} },
+		"positions":   func() command { return &positionsCommand{conn: connFlags{m: m}} },
+		"orders":      func() command { return &ordersCommand{conn: connFlags{m: m}} },
+		"routes":      func() command { return &routesCommand{conn: connFlags{m: m}} },
+		"short":       func() command { return &shortCommand{conn: connFlags{m: m}} },
 		"run":         func() command { return &runCommand{conn: connFlags{m: m}} },
 	}
 }

@@ -47,7 +47,11 @@ func parseSymbolQty(args []string) (string, int64, error) {
 	}
 	symbol := args[0]
 	if err := brokerclient.ValidateSymbol(symbol); err != nil {
-		return "", 0, usagef("symbol %q: %v", symbol, errors.Unwrap(err))
+		var ie *brokerclient.InputError
+		if errors.As(err, &ie) {
+			return "", 0, usagef("symbol %q: %s", symbol, ie.Message)
+		}
+		return "", 0, usagef("symbol %q: %v", symbol, err)
 	}
 	qty, err := strconv.ParseInt(args[1], 10, 64)
 	if err != nil || qty <= 0 || qty%100 != 0 {
@@ -166,8 +170,13 @@ func prompt(m *Main) func(ctx context.Context, o engine.Offer) bool {
 	}
 }
 
-// isTerminal reports whether f is a character device (a person typing).
+// isTerminal reports whether f is a terminal (a person typing): a character
+// device that is not /dev/null, which cron and CI give as stdin.
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }

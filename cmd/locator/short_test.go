@@ -1,0 +1,330 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/store"
+)
+
+// orderPosts returns the bodies of the order placements the simulator
+// received, oldest first.
+func (b *cliBundle) orderPosts(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, r := range b.sim.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/order") {
+			var body map[string]any
+			if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
+				t.Fatalf("order body %q: %v", r.Body, err)
+			}
+			out = append(out, body)
+		}
+	}
+	return out
+}
+
+// orderRecord reads the order's write-ahead record from the CLI's database.
+func (b *cliBundle) orderRecord(t *testing.T, id string) *store.Order {
+	t.Helper()
+	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o, err := st.GetOrder(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// shortJSON runs a short with --json and decodes its one line.
+func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...string) (int, shortOutcome, string) {
+	t.Helper()
+	code, out, errOut := b.MustRunMain(t, env, append([]string{"short"}, append(args, "--json")...)...)
+	var o shortOutcome
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &o) != nil {
+		t.Fatalf("want one JSON object, exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	return code, o, errOut
+}
+
+// Issue 5 item 5, spec "Short locates" then "Orders": HTBX (price 12.50)
+// needs a locate; the command takes it, then places one Sell/Open Day limit
+// on SMART (live default route) under a fresh clientOrderId recorded before
+// the POST, and follows it to Filled at the last price. The table form runs
+// the same flow on HTBY (price 8.40).
+func TestShortFilled(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if o.State != "filled" || o.OrderStatus != "Filled" || o.Executed != 100 || o.PriceAvg != "12.50" || o.Route != "SMART" ||
+		o.LimitPrice != "12.00" || o.Side != "Sell" || o.OpenClose != "Open" || o.Locate == nil || o.Locate.State != "filled" || o.Locate.Shares != 100 {
+		t.Errorf("outcome %+v (locate %+v)", o, o.Locate)
+	}
+	if _, err := uuid.Parse(o.ClientOrderID); err != nil {
+		t.Errorf("clientOrderId %q is not a fresh uuid", o.ClientOrderID)
+	}
+
+	// Exactly one placement, after the locate was accepted, saying what was asked.
+	var accepted, placed int
+	for i, r := range b.sim.Requests() {
+		switch {
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/locates/accept"):
+			accepted = i
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/order"):
+			placed = i
+		}
+	}
+	posts := b.orderPosts(t)
+	if len(posts) != 1 || accepted == 0 || placed < accepted {
+		t.Fatalf("%d placements (accept at %d, order at %d)", len(posts), accepted, placed)
+	}
+	want := map[string]any{"clientOrderId": o.ClientOrderID, "symbol": "HTBX", "side": "Sell", "openClose": "Open", "orderType": "Limit",
+		"securityType": "Stock", "timeInForce": "Day", "orderQuantity": 100.0, "limitPrice": 12.0, "route": "SMART"}
+	for k, v := range want {
+		if posts[0][k] != v {
+			t.Errorf("order body %s = %v, want %v", k, posts[0][k], v)
+		}
+	}
+	rec := b.orderRecord(t, o.ClientOrderID)
+	if rec.State != store.OrderFilled || rec.OrderStatus != "Filled" || rec.Executed != 100 || !rec.LimitPrice.Equal(decimal.NewFromInt(12)) ||
+		rec.LocateWorkflowID != o.Locate.ID || rec.SentAt.IsZero() || rec.SentAt.Before(rec.CreatedAt) || rec.Route != "SMART" {
+		t.Errorf("record %+v", rec)
+	}
+
+	code, out, errOut := b.MustRunMain(t, nil, "short", "HTBY", "300", "--limit", "8.40", "--yes")
+	if code != 0 {
+		t.Fatalf("table: exit %d\n%s\n%s", code, out, errOut)
+	}
+	wantLines(t, "short table", out, "CLIENT ORDER ID", "STATE", "AVG PRICE", "HTBY", "Sell short", "300", "8.40", "SMART", "filled", "Filled")
+	if n := strings.Count(strings.TrimSpace(out), "\n"); n != 1 {
+		t.Errorf("want a header and one line, got %d lines:\n%s", n+1, out)
+	}
+	wantLines(t, "progress", errOut, "locate HTBY", "filled — 300 shares at 0.0300", "PendingNew", "Filled")
+}
+
+// Spec "Order statuses": a sell limit above the last price rests; the
+// command reports it working (exit 0) instead of waiting for a fill.
+func TestShortWorking(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "150", "--limit", "13.00", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if o.State != "working" || o.OrderStatus != "Accepted" || o.Executed != 0 || o.Quantity != 150 || o.Locate.Shares != 200 {
+		t.Errorf("outcome %+v (locate %+v)", o, o.Locate)
+	}
+	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != store.OrderWorking || rec.OrderStatus != "Accepted" {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// Spec "Order rejection codes": R95 (an opening buy and sell on one symbol)
+// is asynchronous; the command follows the order to Rejected and reports the
+// code (exit 3). The working buy is placed by another tool first.
+func TestShortRejectedR95(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	buy := b.placeLimit(t, brokerclient.SideBuy, brokerclient.OpenCloseOpen, "HTBX", 100, "10.00")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, errOut)
+	}
+	if o.State != "rejected" || o.OrderStatus != "Rejected" || o.Code != "R95" || !strings.HasPrefix(o.Text, "R95:") {
+		t.Errorf("outcome %+v", o)
+	}
+	if !strings.Contains(errOut, "rejected R95") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != store.OrderRejected || rec.Code != "R95" {
+		t.Errorf("record %+v", rec)
+	}
+	posts := b.orderPosts(t)
+	if len(posts) != 2 || posts[0]["clientOrderId"] != buy.ClientOrderID || posts[1]["clientOrderId"] != o.ClientOrderID {
+		t.Errorf("placements %v", posts)
+	}
+}
+
+// Spec "Locate errors": a restricted symbol's locate is rejected (R06); the
+// command stops with the locate's exit code (3) and places no order.
+func TestShortLocateRejected(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, o, errOut := b.shortJSON(t, nil, "RSTR", "100", "--limit", "22.00", "--yes")
+	if code != 3 || !strings.Contains(errOut, "R06") {
+		t.Fatalf("exit %d, want 3 with R06\n%s", code, errOut)
+	}
+	if o.State != notSent || o.ClientOrderID != "" || o.Locate == nil || o.Locate.State != "rejected" {
+		t.Errorf("outcome %+v", o)
+	}
+	if posts := b.orderPosts(t); len(posts) != 0 {
+		t.Errorf("orders placed: %v", posts)
+	}
+}
+
+// DESIGN.md rule 6 and spec "API keys" rule 5: bad input, a non-Active
+// account, a paper/live mismatch, a route the account lacks or that takes no
+// stock, and a short buying power cannot carry all exit 2 with nothing
+// written at the broker.
+func TestShortRefusals(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	paper := map[string]string{"LOCATOR_KEY_ID": "SIMPAPERKEY01", "LOCATOR_SECRET": "sim-paper-secret-01", "LOCATOR_ACCOUNT": "PP200001"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"non-Active account", map[string]string{"LOCATOR_ACCOUNT": "LV100002"}, []string{"HTBX", "100", "--limit", "12.00"}, "not active"},
+		{"paper account under --env live", paper, []string{"HTBX", "100", "--limit", "12.00"}, "but live was selected"},
+		{"live account under --env paper", nil, []string{"HTBX", "100", "--limit", "12.00", "--env", "paper"}, "but paper was selected"},
+		{"no limit", nil, []string{"HTBX", "100"}, "--limit is required"},
+		{"zero limit", nil, []string{"HTBX", "100", "--limit", "0"}, "positive"},
+		{"negative limit", nil, []string{"HTBX", "100", "--limit", "-12"}, "positive"},
+		{"limit not a number", nil, []string{"HTBX", "100", "--limit", "twelve"}, "positive"},
+		{"five decimals", nil, []string{"HTBX", "100", "--limit", "0.12345"}, "4 decimal places"},
+		{"sub-penny above a dollar", nil, []string{"HTBX", "100", "--limit", "12.005"}, "whole cents"},
+		{"limit above 9999.99", nil, []string{"HTBX", "100", "--limit", "10000"}, "at most 9999.99"},
+		{"zero quantity", nil, []string{"HTBX", "0", "--limit", "12.00"}, "whole number"},
+		{"fractional quantity", nil, []string{"HTBX", "1.5", "--limit", "12.00"}, "whole number"},
+		{"quantity above a million", nil, []string{"HTBX", "1000001", "--limit", "12.00"}, "whole number"},
+		{"lowercase symbol", nil, []string{"htbx", "100", "--limit", "12.00"}, "uppercase"},
+		{"one argument", nil, []string{"HTBX", "--limit", "12.00"}, "SYMBOL QTY"},
+		{"bad max price", nil, []string{"HTBX", "100", "--limit", "12.00", "--max-price", "-1"}, "max-price"},
+		{"unknown route", nil, []string{"HTBX", "100", "--limit", "12.00", "--route", "NOPE"}, "not available"},
+		{"option route", nil, []string{"HTBX", "100", "--limit", "12.00", "--route", "SMARTO"}, "does not take Day limit orders for stock"},
+		{"over buying power", nil, []string{"HTBX", "100000", "--limit", "12.00"}, "buying power allows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(b.writes())
+			code, out, errOut := b.MustRunMain(t, tc.env, append([]string{"short", "--yes"}, tc.args...)...)
+			if code != 2 || !strings.Contains(strings.ToLower(errOut), strings.ToLower(tc.want)) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q\n%s", code, errOut, tc.want, out)
+			}
+			if w := b.writes(); len(w) != before {
+				t.Errorf("writes sent: %v", w[before:])
+			}
+		})
+	}
+	if w := b.writes(); len(w) != 0 {
+		t.Errorf("writes sent: %v", w)
+	}
+}
+
+// Issue 5 item 5: a confirmation is required unless --yes; when nobody can
+// give one (no terminal; --json is for machines) the command declines,
+// exit 4, before a quote or an order is sent.
+func TestShortNeedsConfirmation(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, args := range [][]string{
+		{"short", "HTBX", "100", "--limit", "12.00", "--json"},
+		{"short", "HTBX", "100", "--limit", "12.00", "--max-price", "0.02", "--json"},
+	} {
+		code, out, errOut := b.MustRunMain(t, nil, args...)
+		if code != 4 || !strings.Contains(errOut, "--yes") || out != "" {
+			t.Errorf("%v: exit %d, want 4\nstdout %s\nstderr %s", args, code, out, errOut)
+		}
+	}
+	if w := b.writes(); len(w) != 0 {
+		t.Errorf("writes sent: %v", w)
+	}
+}
+
+// DESIGN.md rule 1: an order recorded but left unanswered by an earlier run
+// (a crash between the intent and the answer) is settled by its
+// clientOrderId before anything new is sent, never placed again: one that
+// reached the broker takes its status, one that never did is marked
+// unregistered. AAPL is easy to borrow, so no locate is involved.
+func TestShortSettlesLeftovers(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	ctx := t.Context()
+	reached, lost := uuid.NewString(), uuid.NewString()
+	st, err := store.Open(ctx, b.env["LOCATOR_DB"], clock.NewFake(time.Now().Add(-2*time.Minute)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{reached, lost} {
+		if err := st.CreateOrder(ctx, &store.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
+			OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("189.00"), Route: "SMART"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	px := decimal.RequireFromString("189.00")
+	if _, _, err := b.brokerClient(t).Orders.Place(ctx, "LV100001", brokerclient.OrderRequest{ClientOrderID: reached, Symbol: "AAPL",
+		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeLimit,
+		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: 10, LimitPrice: &px, Route: "SMART"}); err != nil {
+		t.Fatal(err)
+	}
+
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "189.00", "--yes")
+	if code != 0 || o.State != "filled" || o.Locate.State != "not_needed" {
+		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
+	}
+	wantLines(t, "stderr", errOut, "order "+reached+" (Sell 10 AAPL, left by an earlier run): filled", "order "+lost+" (Sell 10 AAPL, left by an earlier run): unregistered")
+	if r := b.orderRecord(t, reached); r.State != store.OrderFilled || r.OrderStatus != "Filled" {
+		t.Errorf("reached: %+v", r)
+	}
+	if r := b.orderRecord(t, lost); r.State != store.OrderUnregistered {
+		t.Errorf("lost: %+v", r)
+	}
+	count := map[any]int{}
+	for _, p := range b.orderPosts(t) {
+		count[p["clientOrderId"]]++
+	}
+	if count[reached] != 1 || count[lost] != 0 || count[o.ClientOrderID] != 1 || len(count) != 2 {
+		t.Errorf("placements by id: %v", count)
+	}
+}
+
+// Spec "Cross-cutting conventions" (clientOrderId is not an idempotency key)
+// and DESIGN.md rule 1: a placement whose answer is lost is settled by its
+// clientOrderId, never sent again. A connection reset after the broker took
+// the order settles as that order (filled); a reset before it did settles
+// as unregistered, exit 1, with nothing working under the id.
+func TestShortLostAnswer(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, tc := range []struct {
+		kind  string
+		code  int
+		state store.OrderState
+	}{
+		{"reset-after", 0, store.OrderFilled},
+		{"reset", 1, store.OrderUnregistered},
+	} {
+		if err := b.sim.SetFaults(brokersim.Faults{Script: []brokersim.FaultStep{{Match: "POST /v1/api/accounts/LV100001/order", Kind: tc.kind, Count: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(b.orderPosts(t))
+		code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "189.00", "--yes")
+		if code != tc.code || o.State != string(tc.state) || !strings.Contains(errOut, "the answer was lost") {
+			t.Errorf("%s: exit %d (want %d), outcome %+v\n%s", tc.kind, code, tc.code, o, errOut)
+		}
+		rec := b.orderRecord(t, o.ClientOrderID)
+		if rec.State != tc.state || !strings.Contains(rec.Reason, "lost") {
+			t.Errorf("%s: record %+v", tc.kind, rec)
+		}
+		posts := b.orderPosts(t)[before:]
+		if len(posts) != 1 || posts[0]["clientOrderId"] != o.ClientOrderID {
+			t.Errorf("%s: placements %v", tc.kind, posts)
+		}
+	}
+}
