@@ -23,7 +23,7 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return usagef("want one workflow ID (see 'locator status')")
 	}
-	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	out := c.conn.out()
 	sess, err := c.conn.open(ctx, engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)})
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	default:
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
-	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	out := c.conn.out()
 	sess, err := c.conn.open(ctx, engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)})
 	if err != nil {
 		return err

@@ -244,7 +244,7 @@ type runJSON struct {
 func (c *runCommand) report(r *store.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	p := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	p := c.conn.out()
 	p.event(runJSON{
 		ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
 		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano), EndedAt: r.EndedAt.UTC().Format(time.RFC3339Nano),

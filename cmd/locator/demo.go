@@ -162,11 +162,7 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 	var rows [][]string
 	for i, w := range finals {
 		o := outcomeOf(w)
-		price := ""
-		if !w.Price.IsZero() {
-			price = price4(w.Price)
-		}
-		rows = append(rows, []string{fmt.Sprint(i + 1), string(w.Kind), w.Symbol, i64(w.Requested), i64(w.Quantity), string(w.State), price, o.Total, w.LocateType})
+		rows = append(rows, []string{fmt.Sprint(i + 1), string(w.Kind), w.Symbol, i64(w.Requested), i64(w.Quantity), string(w.State), locatePrice(w.Price), o.Total, w.LocateType})
 	}
 	p.table([]string{"#", "KIND", "SYMBOL", "ASKED", "SENT", "STATE", "PRICE", "TOTAL", "TYPE"}, rows, nil)
 

@@ -36,7 +36,7 @@ func (c *inventoryCommand) run(ctx context.Context, args []string) error {
 		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), i64(r.Available), i64(r.Unavailable), i64(r.ToBeSold), i64(r.Sold)})
 		objs = append(objs, r)
 	}
-	printer{w: c.conn.m.Stdout, json: c.conn.json}.table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
+	c.conn.out().table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
 	return nil
 }
 
@@ -62,15 +62,11 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	var table [][]string
 	var objs []any
 	for _, r := range rows {
-		price := ""
-		if !r.LocatePrice.IsZero() {
-			price = price4(r.LocatePrice)
-		}
 		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, i64(r.LocateShares),
-			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), price, r.TextValue()})
+			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), locatePrice(r.LocatePrice), r.TextValue()})
 		objs = append(objs, r)
 	}
-	printer{w: c.conn.m.Stdout, json: c.conn.json}.table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
+	c.conn.out().table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
 	return nil
 }
 

@@ -85,7 +85,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	}
 	// The policy decides when the user gave --yes or set a cap; otherwise ask.
 	policy.AutoAccept = c.yes || c.maxPrice != "" || c.maxCost != ""
-	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	out := c.conn.out()
 	cfg := engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)}
 	if !policy.AutoAccept && isTerminal(os.Stdin) && !c.conn.json {
 		cfg.Ask = prompt(c.conn.m)

@@ -104,3 +104,15 @@ func money(d decimal.Decimal) string { return d.StringFixed(2) }
 
 // price4 shows a locate price with the spec's four decimals.
 func price4(d decimal.Decimal) string { return d.StringFixed(4) }
+
+// locatePrice is price4 for a table cell, blank while no price is known
+// (a quote still Quoting or Pending carries 0).
+func locatePrice(d decimal.Decimal) string {
+	if d.IsZero() {
+		return ""
+	}
+	return price4(d)
+}
+
+// out is the printer for a command's results: text, or JSON with --json.
+func (c *connFlags) out() printer { return printer{w: c.m.Stdout, json: c.json} }

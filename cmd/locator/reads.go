@@ -61,7 +61,7 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 			money(a.Equity), money(a.Realized), money(a.TotalCommissions), money(a.TotalLocateCosts)})
 		objs = append(objs, a)
 	}
-	c.conn.readsOut().table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
+	c.conn.out().table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
 	return nil
 }
 
@@ -86,7 +86,7 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.account, err)
 	}
-	out := c.conn.readsOut()
+	out := c.conn.out()
 	if out.json {
 		out.event(p, "")
 		return nil
@@ -180,7 +180,7 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := c.conn.readsOut()
+	out := c.conn.out()
 	var rows [][]string
 	var objs []any
 	switch {
@@ -267,7 +267,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := c.conn.readsOut()
+	out := c.conn.out()
 	if c.history == "" {
 		book, _, err := client.Orders.Book(ctx, s.account)
 		if err != nil {
@@ -338,12 +338,9 @@ func (c *routesCommand) run(ctx context.Context, args []string) error {
 		rows = append(rows, []string{r.RouteName, joinNames(r.SecurityTypes), joinNames(r.OrderTypes), joinNames(r.TimesInForce)})
 		objs = append(objs, r)
 	}
-	c.conn.readsOut().table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
+	c.conn.out().table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
 	return nil
 }
-
-// readsOut is the printer the flags ask for.
-func (c *connFlags) readsOut() printer { return printer{w: c.m.Stdout, json: c.json} }
 
 // pastDate parses a YYYY-MM-DD flag value that may not lie after today's
 // trade date (Eastern).

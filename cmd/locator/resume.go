@@ -24,7 +24,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	out := c.conn.out()
 	sess, err := c.conn.open(ctx, engine.Config{
 		OnUpdate: progress(out, c.conn.m, time.Now),
 		// Nobody is asked during a resume: offers the policy does not

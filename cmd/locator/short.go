@@ -528,7 +528,7 @@ func (c *shortCommand) report(r shortOutcome) {
 	if reason == "" {
 		reason = r.Reason
 	}
-	c.conn.readsOut().table(
+	c.conn.out().table(
 		[]string{"CLIENT ORDER ID", "SYMBOL", "SIDE", "QTY", "LIMIT", "ROUTE", "STATE", "STATUS", "EXECUTED", "AVG PRICE", "REASON"},
 		[][]string{{r.ClientOrderID, r.Symbol, "Sell short", i64(r.Quantity), r.LimitPrice, r.Route, r.State, r.OrderStatus, i64(r.Executed), r.PriceAvg, reason}},
 		[]any{r})

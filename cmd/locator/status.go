@@ -50,7 +50,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	out := printer{w: c.conn.m.Stdout, json: c.conn.json}
+	out := c.conn.out()
 	if len(args) == 1 {
 		w, err := st.Get(ctx, args[0])
 		if errors.Is(err, store.ErrNotFound) {
