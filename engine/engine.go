@@ -1,34 +1,52 @@
-// Package engine runs locator's workflows: it quotes only the shortfall of a
-// request, queues quotes so the broker's one-open-quote-per-symbol and
-// 30-second same-symbol rules are never provoked, accepts an offer within the
-// cost policy inside its 30-second window (choosing the right side of a Reg
-// SHO pair), declines the rest explicitly, credits back unused shares, and
-// after a crash reconciles every unfinished workflow against the broker's
-// history before sending anything. Decisions are checked by the states
-// machines and persisted by the store with compare-and-set before any write
-// leaves (write-ahead intent).
+// Package engine runs locator's workflows for one account: it quotes only
+// the shortfall of a request, queues quotes so the broker's one-open-quote-
+// per-symbol and 30-second same-symbol rules are never provoked, accepts an
+// offer within the cost policy inside its 30-second window (choosing the
+// right side of a Reg SHO pair), declines the rest explicitly, credits back
+// unused shares, places a short under a write-ahead clientOrderId and
+// follows it, and after a crash reconciles every unfinished workflow against
+// the broker before sending anything.
+//
+// One loop per account alone owns the workflows' state. Requests, history
+// rows, inventory reads, timers, a person's answers and the results of
+// broker writes are events on its mailbox; it runs the pure step of package
+// workflow, commits the record, and only then hands the effects (quote,
+// accept, cancel, sell, place or cancel an order) to workers, which report
+// back as events. The poller only reads and delivers.
 package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/poller"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
-// Config wires an Engine.
+// The engine's types are the domain's.
+type (
+	// Workflow is a locate request or a credit-back; Located says plainly
+	// whether the shares are there.
+	Workflow = workflow.Workflow
+	// Policy is a locate's cost policy.
+	Policy = workflow.Policy
+	// Offer is an offer being weighed or put to a person.
+	Offer = workflow.Offer
+	// Order is an order placed under a write-ahead clientOrderId.
+	Order = workflow.Order
+	// Cadence is the poller's spacing (tests tighten it).
+	Cadence = poller.Cadence
+)
+
+// Config wires an Engine. Client, Store and Account are required; the rest
+// has defaults (the wall clock, a discarding logger).
 type Config struct {
 	Client  *brokerclient.Client
 	Store   *store.Store
@@ -38,58 +56,46 @@ type Config struct {
 	// Env, when set, is checked against the account's accountType at Start,
 	// together with the account being Active (spec "API keys" rule 5).
 	Env brokerclient.Env
-	// Ask is consulted for an offer within policy when the request does not
-	// auto-accept. It must answer before ctx's deadline (the last moment an
-	// accept can still land). Nil means nobody can answer: such offers are
-	// declined.
+	// Ask is consulted for an offer within policy when the request neither
+	// auto-accepts nor sets a cap. It must answer before ctx's deadline (the
+	// last moment an accept can still land). Nil means nobody can answer:
+	// requests must then auto-accept or set a cap.
 	Ask func(ctx context.Context, o Offer) bool
-	// OnUpdate receives every state change, for progress displays.
+	// OnUpdate receives every state change, on the engine's loop: it must
+	// return quickly (print a line, say).
 	OnUpdate func(Update)
 	// Cadence overrides the poller's spacing (tests).
-	Cadence poller.Cadence
-	// AcceptMargin is the least time that must remain in the offer window for
-	// an accept to be sent (default 2 s).
-	AcceptMargin time.Duration
-	// OfferWindow is the broker's offer validity (default 30 s).
-	OfferWindow time.Duration
+	Cadence Cadence
+	// Rules override the offer window, accept margin and settle grace.
+	Rules workflow.Rules
 	// QuoteSpacing is the broker's same-symbol quote spacing (default 30 s).
 	QuoteSpacing time.Duration
-	// SettleGrace is how long after a quote or sell left the engine waits for
-	// its history row before giving up on it (default 20 s); it is never
-	// re-sent.
-	SettleGrace time.Duration
+	// Workers is how many broker writes may be under way at once (default 4).
+	Workers int
 }
 
-// Request is a locate request with "ensure" semantics: have at least
-// Quantity located shares of Symbol.
-type Request struct {
-	Symbol   string
-	Quantity int64
-	Policy   store.Policy
-}
-
-// Offer is an offer the engine is considering.
-type Offer struct {
-	WorkflowID string
-	Symbol     string
-	QuoteReqID string // the leg: id, or id.SU for the SingleUse side
-	LocateType int
-	Price      decimal.Decimal
-	Shares     int64
-	Total      decimal.Decimal
-	ExpiresAt  time.Time
-}
-
-// Update is one state change of a workflow.
+// Update is one state change of a workflow or an order.
 type Update struct {
-	Workflow store.Workflow
-	From     states.State
-	Event    states.Event
-	// Reason explains this change (empty when the change carries none).
+	// Workflow is set for a locate or credit-back change.
+	Workflow *Workflow
+	// Order is set for an order change.
+	Order  *Order
+	From   states.State
+	Event  states.Event
 	Reason string
 	// Offer is set when the change is an offer arriving.
 	Offer *Offer
 }
+
+// Errors the engine returns. Input errors also match workflow.ErrInput.
+var (
+	// ErrInput: the request is malformed; nothing was recorded or sent.
+	ErrInput = workflow.ErrInput
+	// ErrNotOpen: the workflow has ended or is unknown.
+	ErrNotOpen = workflow.ErrNotOpen
+	// ErrStopped: the engine was closed.
+	ErrStopped = errors.New("engine stopped")
+)
 
 // Engine runs the workflows of one account.
 type Engine struct {
@@ -100,32 +106,16 @@ type Engine struct {
 	log    *slog.Logger
 	poll   *poller.Poller
 
-	mu        sync.Mutex
-	active    map[string]*store.Workflow // non-terminal, by workflow id
-	byQuote   map[string]string          // quoteReqID → workflow id
-	queue     []string                   // locate workflows waiting to quote, FIFO
-	lastQuote map[string]time.Time       // symbol → when its last quote left
-	lastAny   time.Time                  // when the last quote left, any symbol
-	deciding  map[string]bool            // offers being decided (asked), by workflow id
-	declining map[string]string          // offers whose cancel is in flight → the reason
-	waiters   map[string][]chan *store.Workflow
-	idle      []chan struct{} // Resume waiters
-	inventory []brokerclient.InventoryRow
+	inbox  *mailbox[event]
+	writes *mailbox[job]
+	asks   *mailbox[job]
+	runErr chan error
 
-	wakeQ  chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	runErr chan error
+	done   chan struct{} // closed when the loop has ended
 }
-
-// Errors the engine returns.
-var (
-	// ErrInput: the request is malformed; nothing was sent.
-	ErrInput = errors.New("invalid request")
-	// ErrNotOpen: the workflow has ended or is unknown.
-	ErrNotOpen = errors.New("workflow is not open")
-)
 
 // New validates cfg and returns an engine; Start runs it.
 func New(cfg Config) (*Engine, error) {
@@ -143,97 +133,92 @@ func New(cfg Config) (*Engine, error) {
 			*d = v
 		}
 	}
-	def(&cfg.AcceptMargin, 2*time.Second)
-	def(&cfg.OfferWindow, 30*time.Second)
+	def(&cfg.Rules.OfferWindow, workflow.DefaultRules.OfferWindow)
+	def(&cfg.Rules.AcceptMargin, workflow.DefaultRules.AcceptMargin)
+	def(&cfg.Rules.SettleGrace, workflow.DefaultRules.SettleGrace)
 	def(&cfg.QuoteSpacing, 30*time.Second)
-	def(&cfg.SettleGrace, 20*time.Second)
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
 	e := &Engine{
 		cfg: cfg, client: cfg.Client, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
-		active: map[string]*store.Workflow{}, byQuote: map[string]string{}, lastQuote: map[string]time.Time{},
-		deciding: map[string]bool{}, declining: map[string]string{}, waiters: map[string][]chan *store.Workflow{},
-		wakeQ: make(chan struct{}, 1), runErr: make(chan error, 2),
+		inbox: newMailbox[event](), writes: newMailbox[job](), asks: newMailbox[job](),
+		runErr: make(chan error, 1), done: make(chan struct{}),
 	}
 	e.poll = poller.New(poller.Config{
 		Account: cfg.Account, Source: poller.ClientSource(cfg.Client), Clock: cfg.Clock, Logger: cfg.Logger,
-		Cadence: cfg.Cadence, OnInventory: e.onInventory, AfterPoll: e.checkTimers,
+		Cadence:     cfg.Cadence,
+		OnInventory: func(rows []brokerclient.InventoryRow) { e.inbox.push(inventoryEv{rows: rows}) },
+		AfterPoll:   func() { e.inbox.push(tickEv{}) },
 	})
 	return e, nil
 }
 
-// Start checks the account, loads every unfinished workflow, reconciles them
-// against the broker's history (one read, before anything is sent), then
-// starts the poller and the quote dispatcher. It returns once reconciled.
+// Start checks the account, loads every unfinished workflow and order,
+// reconciles them against the broker's history (one read, before anything
+// is sent), resumes what each was doing, and starts the loop, the workers
+// and the poller. It returns once reconciled.
 func (e *Engine) Start(ctx context.Context) error {
 	if e.cfg.Env != "" {
 		if _, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env); err != nil {
 			return err
 		}
 	}
-	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
+	l, err := e.load(ctx)
 	if err != nil {
 		return err
-	}
-	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	for _, w := range recent {
-		if w.SentAt.After(e.lastQuote[w.Symbol]) {
-			e.lastQuote[w.Symbol] = w.SentAt
-		}
-		if w.SentAt.After(e.lastAny) {
-			e.lastAny = w.SentAt
-		}
-	}
-	for _, w := range open {
-		e.track(w)
-		if w.State == states.Requested && w.Kind == states.Locate {
-			e.queue = append(e.queue, w.ID)
-		}
-	}
-	e.mu.Unlock()
-	for _, w := range open {
-		if w.State != states.Requested {
-			e.poll.Watch(w.QuoteReqID, e.onRows)
-		}
-	}
-	// Reconcile before sending anything.
-	if len(open) > 0 {
-		if err := e.poll.PollHistory(ctx); err != nil {
-			return fmt.Errorf("engine: reconcile history: %w", err)
-		}
-	}
-	if _, err := e.readInventory(ctx); err != nil {
-		return fmt.Errorf("engine: inventory: %w", err)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	// Resume what each recovered workflow was doing.
-	for _, w := range e.snapshot() {
-		e.resume(w)
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer close(e.done)
+		l.run(e.ctx)
+	}()
+	for range e.cfg.Workers {
+		e.wg.Add(1)
+		go e.work(e.writes)
 	}
-	e.updateHot()
-	e.wg.Add(2)
+	for range max(e.cfg.Workers, 4) {
+		e.wg.Add(1)
+		go e.work(e.asks)
+	}
+	started := make(chan error, 1)
+	e.inbox.push(startEv{reply: started})
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		e.Close()
+		return err
+	}
+	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		if err := e.poll.Run(e.ctx); err != nil && !errors.Is(err, context.Canceled) {
 			e.log.Error("poller stopped", "err", err)
-			e.runErr <- err
+			e.fail(err)
 		}
 	}()
-	go func() {
-		defer e.wg.Done()
-		e.dispatch(e.ctx)
-	}()
 	return nil
+}
+
+// fail reports an error that stopped the engine's background work.
+func (e *Engine) fail(err error) {
+	select {
+	case e.runErr <- err:
+	default:
+	}
 }
 
 // Err delivers an error that stopped the engine's background work (the
 // poller met bad credentials, say).
 func (e *Engine) Err() <-chan error { return e.runErr }
 
-// Close stops the poller and the dispatcher. Unfinished workflows stay in
-// the store and resume at the next Start.
+// Close stops the loop, the workers and the poller. Unfinished workflows
+// stay in the store and resume at the next Start.
 func (e *Engine) Close() {
 	if e.cancel != nil {
 		e.cancel()
@@ -241,22 +226,21 @@ func (e *Engine) Close() {
 	e.wg.Wait()
 }
 
-// resume re-drives a recovered workflow from its persisted state.
-func (e *Engine) resume(w *store.Workflow) {
-	switch w.State {
-	case states.Offered:
-		go e.decide(w.ID)
-	case states.Accepting:
-		if l, ok := w.Legs[w.AcceptedID]; ok && l.Status == 65 && e.clock.Now().Before(w.ExpiresAt) {
-			// An accept is safe to repeat (spec "Short locates" rule 3).
-			go e.sendAccept(w)
-		}
-	case states.Canceling:
-		go e.sendCancel(w)
-	case states.Requested:
-		if w.Kind == states.CreditBack {
-			go e.sendSell(w.ID)
-		}
+// ask sends a request to the loop and waits for its reply.
+func ask[T any](ctx context.Context, e *Engine, build func(reply chan T) event) (T, error) {
+	reply := make(chan T, 1)
+	e.inbox.push(build(reply))
+	var zero T
+	select {
+	case v := <-reply:
+		return v, nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-e.done:
+		return zero, ErrStopped
+	case err := <-e.runErr:
+		e.fail(err)
+		return zero, err
 	}
 }
 
@@ -267,171 +251,70 @@ type Handle struct {
 }
 
 // Wait blocks until the workflow ends and returns its final record.
-func (h *Handle) Wait(ctx context.Context) (*store.Workflow, error) {
-	return h.e.Wait(ctx, h.ID)
-}
+func (h *Handle) Wait(ctx context.Context) (*Workflow, error) { return h.e.Wait(ctx, h.ID) }
 
 // Wait blocks until workflow id ends and returns its final record.
-func (e *Engine) Wait(ctx context.Context, id string) (*store.Workflow, error) {
-	ch := make(chan *store.Workflow, 1)
-	e.mu.Lock()
-	if _, ok := e.active[id]; !ok {
-		e.mu.Unlock()
-		return e.store.Get(ctx, id)
+func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
+	ch, err := ask(ctx, e, func(r chan chan *Workflow) event { return waitEv{id: id, reply: r} })
+	if err != nil {
+		return nil, err
 	}
-	e.waiters[id] = append(e.waiters[id], ch)
-	e.mu.Unlock()
+	if ch == nil {
+		return e.store.Get(ctx, id) // not open here: the store has its end
+	}
 	select {
 	case w := <-ch:
 		return w, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-e.done:
+		return nil, ErrStopped
 	case err := <-e.runErr:
-		e.runErr <- err
+		e.fail(err)
 		return nil, err
 	}
 }
 
-// Resume waits until every unfinished workflow has ended.
+// Resume waits until every unfinished workflow and order has settled.
 func (e *Engine) Resume(ctx context.Context) error {
-	ch := make(chan struct{})
-	e.mu.Lock()
-	if len(e.active) == 0 {
-		e.mu.Unlock()
-		return nil
+	ch, err := ask(ctx, e, func(r chan chan struct{}) event { return idleEv{reply: r} })
+	if err != nil || ch == nil {
+		return err
 	}
-	e.idle = append(e.idle, ch)
-	e.mu.Unlock()
 	select {
 	case <-ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-e.done:
+		return ErrStopped
 	case err := <-e.runErr:
-		e.runErr <- err
+		e.fail(err)
 		return err
 	}
 }
 
 // Active returns copies of the unfinished workflows.
-func (e *Engine) Active() []store.Workflow {
-	var out []store.Workflow
-	for _, w := range e.snapshot() {
-		out = append(out, *w)
-	}
+func (e *Engine) Active() []Workflow {
+	out, _ := ask(context.Background(), e, func(r chan []Workflow) event { return activeEv{reply: r} })
 	return out
+}
+
+// Inventory returns the latest inventory read.
+func (e *Engine) Inventory() []brokerclient.InventoryRow {
+	out, _ := ask(context.Background(), e, func(r chan []brokerclient.InventoryRow) event { return inventoryAskEv{reply: r} })
+	return out
+}
+
+// Subscribe delivers every state change until ctx ends; the channel is
+// closed after that. A subscriber that falls more than a few hundred updates
+// behind misses the overflow (it is logged), so a stuck reader never stalls
+// the engine.
+func (e *Engine) Subscribe(ctx context.Context) <-chan Update {
+	ch := make(chan Update, 256)
+	e.inbox.push(subscribeEv{ctx: ctx, ch: ch})
+	return ch
 }
 
 // Polls reports the poller's completed history reads (tests, diagnostics).
 func (e *Engine) Polls() int { return e.poll.Polls() }
-
-func (e *Engine) snapshot() []*store.Workflow {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]*store.Workflow, 0, len(e.active))
-	for _, w := range e.active {
-		out = append(out, w)
-	}
-	return out
-}
-
-// track registers a non-terminal workflow; e.mu held.
-func (e *Engine) track(w *store.Workflow) {
-	e.active[w.ID] = w
-	e.byQuote[w.QuoteReqID] = w.ID
-}
-
-// apply persists a change of w with compare-and-set on its state and
-// version, then updates the in-memory view and tells whoever listens.
-func (e *Engine) apply(w *store.Workflow, c store.Change, offer *Offer) (*store.Workflow, error) {
-	c.From, c.Version = w.State, w.Version
-	saved, err := e.store.Apply(context.WithoutCancel(e.ctxOrBackground()), w.ID, c)
-	if err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			// Someone else moved it (another process): take the stored truth.
-			if cur, gerr := e.store.Get(context.Background(), w.ID); gerr == nil {
-				e.refresh(cur)
-			}
-		}
-		return nil, err
-	}
-	if c.To != c.From || offer != nil {
-		e.log.Info("workflow", "id", saved.ID, "symbol", saved.Symbol, "from", c.From, "to", c.To, "event", c.Event, "reason", c.Reason)
-		if e.cfg.OnUpdate != nil {
-			// Before waiters are released, so a progress display has shown
-			// the last change when Wait returns.
-			e.cfg.OnUpdate(Update{Workflow: *saved, From: c.From, Event: c.Event, Reason: c.Reason, Offer: offer})
-		}
-	}
-	e.refresh(saved)
-	return saved, nil
-}
-
-// refresh installs the latest record of a workflow and settles the waiters
-// of one that ended.
-func (e *Engine) refresh(w *store.Workflow) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !w.Terminal() {
-		e.track(w)
-		return
-	}
-	delete(e.active, w.ID)
-	delete(e.deciding, w.ID)
-	delete(e.declining, w.ID)
-	for _, ch := range e.waiters[w.ID] {
-		ch <- w
-	}
-	delete(e.waiters, w.ID)
-	e.poll.Unwatch(w.QuoteReqID)
-	if len(e.active) == 0 {
-		for _, ch := range e.idle {
-			close(ch)
-		}
-		e.idle = nil
-	}
-	e.wakeDispatcher()
-	go e.updateHot()
-}
-
-func (e *Engine) ctxOrBackground() context.Context {
-	if e.ctx != nil {
-		return e.ctx
-	}
-	return context.Background()
-}
-
-// get returns the current record of an active workflow.
-func (e *Engine) get(id string) *store.Workflow {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.active[id]
-}
-
-// updateHot tightens polling while any sent workflow waits on the broker.
-func (e *Engine) updateHot() {
-	hot := false
-	for _, w := range e.snapshot() {
-		if w.State != states.Requested {
-			hot = true
-			break
-		}
-	}
-	e.poll.SetHot(hot)
-}
-
-// newWorkflow builds a workflow record with fresh ids.
-func (e *Engine) newWorkflow(kind states.Kind, symbol string, requested int64) *store.Workflow {
-	return &store.Workflow{
-		ID: "wf-" + uuid.NewString()[:13], Kind: kind, Account: e.cfg.Account, Symbol: symbol,
-		Requested: requested, QuoteReqID: uuid.NewString(), State: states.Requested,
-	}
-}
-
-func rawJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
-}

@@ -20,6 +20,7 @@ import (
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 type testBundle struct {
@@ -90,7 +91,7 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *testBundle) locate(t *testing.T, symbol string, qty int64, p store.Policy) *store.Workflow {
+func (b *testBundle) locate(t *testing.T, symbol string, qty int64, p workflow.Policy) *workflow.Workflow {
 	t.Helper()
 	h, err := b.engine.Locate(t.Context(), engine.Request{Symbol: symbol, Quantity: qty, Policy: p})
 	if err != nil {
@@ -99,7 +100,7 @@ func (b *testBundle) locate(t *testing.T, symbol string, qty int64, p store.Poli
 	return b.wait(t, h.ID)
 }
 
-func (b *testBundle) wait(t *testing.T, id string) *store.Workflow {
+func (b *testBundle) wait(t *testing.T, id string) *workflow.Workflow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -130,15 +131,15 @@ func (b *testBundle) no429(t *testing.T) {
 	}
 }
 
-func auto(maxPrice string) store.Policy {
-	p := store.Policy{AutoAccept: true}
+func auto(maxPrice string) workflow.Policy {
+	p := workflow.Policy{AutoAccept: true}
 	if maxPrice != "" {
 		p.MaxPrice = decimal.RequireFromString(maxPrice)
 	}
 	return p
 }
 
-func expect(t *testing.T, w *store.Workflow, state states.State) {
+func expect(t *testing.T, w *workflow.Workflow, state states.State) {
 	t.Helper()
 	if w.State != state {
 		t.Fatalf("%s %s: state %s (%s), want %s", w.ID, w.Symbol, w.State, w.Reason, state)
@@ -206,18 +207,18 @@ func TestRegSHOPair(t *testing.T) {
 	cases := []struct {
 		name    string
 		symbol  string
-		policy  store.Policy
+		policy  workflow.Policy
 		state   states.State
 		leg     string // "" base, ".SU" shadow
 		price   string
 		locType string
 	}{
-		{"cheaper SingleUse when allowed", "RSHO", store.Policy{AutoAccept: true, AllowSingleUse: true}, states.Filled, ".SU", "0.04", "SingleUse"},
-		{"PreBorrow when SingleUse is not allowed", "RSHO", store.Policy{AutoAccept: true}, states.Filled, "", "0.09", "PreBorrow"},
-		{"declined when PreBorrow is above the cap", "RSHO", store.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.05")}, states.Declined, "", "", ""},
-		{"only SingleUse priced, allowed", "RSSU", store.Policy{AutoAccept: true, AllowSingleUse: true}, states.Filled, ".SU", "0.05", "SingleUse"},
-		{"only SingleUse priced, not allowed", "RSSU", store.Policy{AutoAccept: true}, states.Declined, "", "", ""},
-		{"no inventory on either side expires", "RSDRY", store.Policy{AutoAccept: true, AllowSingleUse: true}, states.Expired, "", "", ""},
+		{"cheaper SingleUse when allowed", "RSHO", workflow.Policy{AutoAccept: true, AllowSingleUse: true}, states.Filled, ".SU", "0.04", "SingleUse"},
+		{"PreBorrow when SingleUse is not allowed", "RSHO", workflow.Policy{AutoAccept: true}, states.Filled, "", "0.09", "PreBorrow"},
+		{"declined when PreBorrow is above the cap", "RSHO", workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.05")}, states.Declined, "", "", ""},
+		{"only SingleUse priced, allowed", "RSSU", workflow.Policy{AutoAccept: true, AllowSingleUse: true}, states.Filled, ".SU", "0.05", "SingleUse"},
+		{"only SingleUse priced, not allowed", "RSSU", workflow.Policy{AutoAccept: true}, states.Declined, "", "", ""},
+		{"no inventory on either side expires", "RSDRY", workflow.Policy{AutoAccept: true, AllowSingleUse: true}, states.Expired, "", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +256,7 @@ func TestDeclinedByPolicy(t *testing.T) {
 	if !strings.Contains(w.Reason, "above the cap") {
 		t.Errorf("reason %q", w.Reason)
 	}
-	w2 := b.locate(t, "HTBX", 1000, store.Policy{AutoAccept: true, MaxCost: decimal.RequireFromString("10")})
+	w2 := b.locate(t, "HTBX", 1000, workflow.Policy{AutoAccept: true, MaxCost: decimal.RequireFromString("10")})
 	expect(t, w2, states.Declined) // 0.015 × 1000 = 15 > 10
 	rows, _, err := b.sim.Client(t, b.sim.Live).Locates.History(t.Context(), "LV100001")
 	if err != nil {
@@ -305,7 +306,7 @@ func TestAskPolicy(t *testing.T) {
 				mu.Unlock()
 				return tc.answer(ctx, o)
 			}})
-			w := b.locate(t, "HTBX", 400, store.Policy{})
+			w := b.locate(t, "HTBX", 400, workflow.Policy{})
 			expect(t, w, tc.state)
 			mu.Lock()
 			defer mu.Unlock()
@@ -401,7 +402,7 @@ func TestBadInput(t *testing.T) {
 	before := sent()
 	for _, req := range []engine.Request{
 		{Symbol: "HTBX", Quantity: 150}, {Symbol: "HTBX", Quantity: 0}, {Symbol: "", Quantity: 100},
-		{Symbol: "ht/bx", Quantity: 100}, {Symbol: "HTBX", Quantity: 100, Policy: store.Policy{MaxPrice: decimal.NewFromInt(-1)}},
+		{Symbol: "ht/bx", Quantity: 100}, {Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{MaxPrice: decimal.NewFromInt(-1)}},
 	} {
 		if _, err := b.engine.Locate(t.Context(), req); !errors.Is(err, engine.ErrInput) {
 			t.Errorf("%+v: %v, want ErrInput", req, err)

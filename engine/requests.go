@@ -2,82 +2,107 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
-// Locate ensures at least req.Quantity located shares of req.Symbol: an
-// easy-to-borrow symbol ends "not_needed" and inventory that already covers
-// the quantity ends "covered", both without a quote; otherwise the shortfall,
-// rounded up to 100, is queued for a quote.
+// Request is a locate request with "ensure" semantics: have at least
+// Quantity shares of Symbol available to short.
+type Request struct {
+	Symbol   string
+	Quantity int64
+	Policy   Policy
+}
+
+// Validate checks the request before anything is recorded or sent. canAsk
+// says whether a person can confirm an offer: without one, the policy must
+// decide alone (auto-accept, or a cap to accept within).
+func (r Request) Validate(canAsk bool) error {
+	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
+		return err
+	}
+	if err := workflow.ValidateQuantity(r.Quantity); err != nil {
+		return err
+	}
+	if err := workflow.ValidatePolicy(r.Policy); err != nil {
+		return err
+	}
+	if !canAsk && !r.Policy.Decides() {
+		return &workflow.InputError{Field: "policy", Message: "an offer would need a person's confirmation and nobody can give one here: set a price or cost cap, or auto-accept"}
+	}
+	return nil
+}
+
+// Locate ensures at least req.Quantity shares of req.Symbol available to
+// short (see workflow.Available): an easy-to-borrow symbol ends
+// "not_needed" and inventory that already covers the quantity ends
+// "covered", both without a quote; otherwise the shortfall, rounded up to
+// 100, is queued for a quote. Bad input is refused before anything is
+// recorded or sent.
 func (e *Engine) Locate(ctx context.Context, req Request) (*Handle, error) {
-	if err := brokerclient.ValidateSymbol(req.Symbol); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
-	}
-	if req.Quantity <= 0 || req.Quantity%100 != 0 {
-		return nil, fmt.Errorf("%w: quantity %d: want a positive multiple of 100", ErrInput, req.Quantity)
-	}
-	if req.Policy.MaxPrice.IsNegative() || req.Policy.MaxCost.IsNegative() {
-		return nil, fmt.Errorf("%w: price and cost caps must not be negative", ErrInput)
+	if err := req.Validate(e.cfg.Ask != nil); err != nil {
+		return nil, err
 	}
 	etb, _, err := e.client.Orders.EasyToBorrow(ctx, e.cfg.Account, req.Symbol)
 	if err != nil {
 		return nil, fmt.Errorf("easy-to-borrow check: %w", err)
 	}
-	w := e.newWorkflow(states.Locate, req.Symbol, req.Quantity)
-	w.Policy = req.Policy
-	if err := e.store.Create(ctx, w); err != nil {
+	ev := locateEv{w: e.newWorkflow(states.Locate, req.Symbol, req.Quantity), begin: workflow.Begin{EasyToBorrow: etb}}
+	ev.w.Policy = req.Policy
+	if !etb {
+		located, book, err := e.available(ctx, req.Symbol)
+		if err != nil {
+			return nil, err
+		}
+		ev.begin.Available, ev.book = workflow.Available(located, book, req.Symbol), book
+	}
+	if err := e.request(ctx, func(r chan error) event { ev.reply = r; return ev }); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	e.track(w)
-	e.mu.Unlock()
-	h := &Handle{ID: w.ID, e: e}
-	if etb {
-		_, err := e.apply(w, store.Change{To: states.NotNeeded, Event: states.Skip, Reason: req.Symbol + " is easy to borrow"}, nil)
-		return h, err
-	}
-	rows, err := e.readInventory(ctx)
+	return &Handle{ID: ev.w.ID, e: e}, nil
+}
+
+// available reads the located inventory of symbol and today's order book,
+// the two inputs of workflow.Available; the inventory also refreshes the
+// loop's snapshot.
+func (e *Engine) available(ctx context.Context, symbol string) (int64, []workflow.BookOrder, error) {
+	rows, _, err := e.client.Locates.Inventory(ctx, e.cfg.Account)
 	if err != nil {
-		e.apply(w, store.Change{To: states.Failed, Event: states.Fail, Reason: "inventory read failed: " + err.Error()}, nil)
-		return h, err
+		return 0, nil, fmt.Errorf("inventory: %w", err)
 	}
-	if have := brokerclient.Available(rows, req.Symbol); have >= req.Quantity {
-		_, err := e.apply(w, store.Change{To: states.Covered, Event: states.Cover,
-			Reason: fmt.Sprintf("inventory holds %d available", have)}, nil)
-		return h, err
+	e.inbox.push(inventoryEv{rows: rows})
+	orders, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
+	if err != nil {
+		return 0, nil, fmt.Errorf("order book: %w", err)
 	}
-	e.mu.Lock()
-	e.queue = append(e.queue, w.ID)
-	e.mu.Unlock()
-	e.wakeDispatcher()
-	return h, nil
+	return brokerclient.Available(rows, symbol), ledger.BookOrders(orders), nil
 }
 
 // CreditBack returns shares of symbol's typ inventory row (spec "Short
 // locates" rule 5). It refuses, sending nothing, when the row does not hold
 // that many available shares.
 func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, typ brokerclient.LocateType) (*Handle, error) {
-	if err := brokerclient.ValidateSymbol(symbol); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
-	}
-	if err := brokerclient.ValidateLocateQuantity(shares); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
-	}
-	if typ == brokerclient.LocateTypeIntraDay {
-		typ = brokerclient.LocateTypeLocate
-	}
-	if typ != brokerclient.LocateTypeLocate && typ != brokerclient.LocateTypePreBorrow && typ != brokerclient.LocateTypeSingleUse {
-		return nil, fmt.Errorf("%w: type %q: want Locate, PreBorrow or SingleUse", ErrInput, typ)
-	}
-	rows, err := e.readInventory(ctx)
-	if err != nil {
+	if err := workflow.ValidateSymbol(symbol); err != nil {
 		return nil, err
 	}
+	if err := workflow.ValidateQuantity(shares); err != nil {
+		return nil, err
+	}
+	if typ == brokerclient.LocateTypeIntraDay {
+		typ = brokerclient.LocateTypeLocate // the spec's deprecated alias
+	}
+	if typ != brokerclient.LocateTypeLocate && typ != brokerclient.LocateTypePreBorrow && typ != brokerclient.LocateTypeSingleUse {
+		return nil, &workflow.InputError{Field: "type", Message: fmt.Sprintf("%q: want Locate, PreBorrow or SingleUse", typ)}
+	}
+	rows, _, err := e.client.Locates.Inventory(ctx, e.cfg.Account)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	e.inbox.push(inventoryEv{rows: rows})
 	var have int64
 	for _, r := range rows {
 		if r.Symbol == symbol && r.Type() == typ {
@@ -85,98 +110,28 @@ func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, ty
 		}
 	}
 	if have < shares {
-		return nil, fmt.Errorf("%w: %s %s inventory has %d available, fewer than %d", ErrInput, symbol, typ, have, shares)
+		return nil, &workflow.InputError{Field: "quantity", Message: fmt.Sprintf("%s %s inventory has %d available, fewer than %d", symbol, typ, have, shares)}
 	}
-	w := e.newWorkflow(states.CreditBack, symbol, shares)
-	w.Quantity, w.LocateType = shares, string(typ)
-	if err := e.store.Create(ctx, w); err != nil {
+	ev := creditEv{w: e.newWorkflow(states.CreditBack, symbol, shares)}
+	ev.w.Quantity, ev.w.LocateType = shares, string(typ)
+	if err := e.request(ctx, func(r chan error) event { ev.reply = r; return ev }); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	e.track(w)
-	e.mu.Unlock()
-	e.sendSell(w.ID)
-	return &Handle{ID: w.ID, e: e}, nil
+	return &Handle{ID: ev.w.ID, e: e}, nil
 }
 
-// Cancel cancels an unfinished workflow: one not yet sent ends at once;
-// a sent quote or sell is cancelled at the broker and ends when history
-// shows it (status 52).
+// Cancel cancels an unfinished workflow: one not yet sent ends at once; a
+// sent quote or sell is cancelled at the broker and ends when history shows
+// it (status 52).
 func (e *Engine) Cancel(ctx context.Context, id string) error {
-	w := e.get(id)
-	if w == nil {
-		if stored, err := e.store.Get(ctx, id); err == nil {
-			return fmt.Errorf("%w: %s is %s", ErrNotOpen, id, stored.State)
-		}
-		return fmt.Errorf("%w: unknown workflow %s", ErrNotOpen, id)
-	}
-	switch w.State {
-	case states.Requested:
-		e.mu.Lock()
-		e.removeQueued(id)
-		e.mu.Unlock()
-		_, err := e.apply(w, store.Change{To: states.Canceled, Event: states.Cancel, Reason: "cancelled before sending"}, nil)
-		return err
-	case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
-		saved, err := e.apply(w, store.Change{To: states.Canceling, Event: states.Cancel, Reason: "cancel requested"}, nil)
-		if err != nil {
-			return err
-		}
-		e.sendCancel(saved)
-		return nil
-	}
-	return fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, id, w.State)
+	return e.request(ctx, func(r chan error) event { return cancelEv{id: id, reply: r} })
 }
 
-// removeQueued drops id from the quote queue; e.mu held.
-func (e *Engine) removeQueued(id string) {
-	for i, q := range e.queue {
-		if q == id {
-			e.queue = append(e.queue[:i], e.queue[i+1:]...)
-			return
-		}
+// request sends an event whose reply is an error.
+func (e *Engine) request(ctx context.Context, build func(chan error) event) error {
+	err, waitErr := ask(ctx, e, build)
+	if waitErr != nil {
+		return waitErr
 	}
-}
-
-// readInventory reads the account's locate inventory and keeps a snapshot.
-func (e *Engine) readInventory(ctx context.Context) ([]brokerclient.InventoryRow, error) {
-	rows, _, err := e.client.Locates.Inventory(ctx, e.cfg.Account)
-	if err != nil {
-		return nil, err
-	}
-	e.onInventory(rows)
-	return rows, nil
-}
-
-// onInventory keeps the latest inventory and persists a snapshot.
-func (e *Engine) onInventory(rows []brokerclient.InventoryRow) {
-	e.mu.Lock()
-	e.inventory = rows
-	e.mu.Unlock()
-	if err := e.store.SaveInventory(context.Background(), e.cfg.Account, rawJSON(rows)); err != nil {
-		e.log.Warn("inventory snapshot not saved", "err", err)
-	}
-}
-
-// Inventory returns the latest inventory read.
-func (e *Engine) Inventory() []brokerclient.InventoryRow {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]brokerclient.InventoryRow(nil), e.inventory...)
-}
-
-// writeOutcome classifies the error of a quote or sell that left: a sync
-// refusal ends the workflow as rejected; an unknown outcome leaves it to be
-// settled from history; anything else is logged and left to the timers.
-func (e *Engine) writeOutcome(w *store.Workflow, op string, err error) {
-	var unknown *brokerclient.OutcomeUnknownError
-	switch {
-	case err == nil:
-	case errors.As(err, &unknown):
-		e.log.Warn(op+" outcome unknown; settling from history", "id", w.ID, "quoteReqID", w.QuoteReqID)
-	case errors.Is(err, brokerclient.ErrBadRequest), errors.Is(err, brokerclient.ErrNotFound), errors.Is(err, brokerclient.ErrInvalidInput):
-		e.apply(w, store.Change{To: states.Rejected, Event: states.RowRejected, Reason: "broker refused the " + op + ": " + err.Error()}, nil)
-	default:
-		e.log.Warn(op+" failed", "id", w.ID, "err", err)
-	}
+	return err
 }

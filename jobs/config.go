@@ -16,7 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Market is the time zone schedules run in: the spec's session hours are
@@ -130,7 +130,7 @@ type Job struct {
 	Quantity int64
 	// Policy is the cost policy, always with AutoAccept: nobody is there to
 	// be asked.
-	Policy store.Policy
+	Policy workflow.Policy
 
 	// ledger-sync and reconcile: the window is the last Days trade dates,
 	// today included.
@@ -548,7 +548,7 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 	if pol.MaxPrice == nil && pol.MaxCost == nil {
 		return p.errAt(f.voff, "job %s: the policy needs maxPrice or maxCost: a locate job accepts without asking", label)
 	}
-	j.Policy = store.Policy{AutoAccept: true, AllowSingleUse: pol.AllowSingleUse}
+	j.Policy = workflow.Policy{AutoAccept: true, AllowSingleUse: pol.AllowSingleUse}
 	if pol.MaxPrice != nil {
 		j.Policy.MaxPrice = *pol.MaxPrice
 	}

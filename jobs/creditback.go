@@ -9,8 +9,10 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // CreditBackUnused is the body of a credit-back-unused job: it credits back
@@ -106,16 +108,14 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("order book (working short sells hold located shares): %w", err)
 	}
+	// Working short sells hold located shares: the one definition of
+	// available shares (workflow.Available) decides which.
+	orders := ledger.BookOrders(book)
 	hold := map[string]int64{}
-	for _, o := range book {
-		if o.Side != brokerclient.SideSell || o.OpenClose != brokerclient.OpenCloseOpen || o.IsTerminal() {
-			continue
+	for _, row := range rows {
+		if _, ok := hold[row.Symbol]; !ok {
+			hold[row.Symbol] = workflow.WorkingShortSells(orders, row.Symbol)
 		}
-		leaves := o.LeavesQuantity
-		if leaves <= 0 {
-			leaves = o.OrderQuantity - o.Executed - o.CanceledQuantity
-		}
-		hold[o.Symbol] += max(leaves, 0)
 	}
 	open, err := r.Store.List(ctx, store.Filter{Account: r.Account, Kind: states.CreditBack, Open: true})
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // testBundle is the simulator on its fake clock, driven as virtual time, a
@@ -142,7 +143,7 @@ func (b *testBundle) runs(job string) []store.JobRun {
 func (b *testBundle) locate(symbol string, qty int64, singleUse bool) {
 	b.t.Helper()
 	h, err := b.engine.Locate(b.t.Context(), engine.Request{Symbol: symbol, Quantity: qty,
-		Policy: store.Policy{AutoAccept: true, AllowSingleUse: singleUse}})
+		Policy: workflow.Policy{AutoAccept: true, AllowSingleUse: singleUse}})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -189,8 +190,8 @@ func mustSchedule(t *testing.T, spec string) jobs.Schedule {
 	return s
 }
 
-func pol(maxPrice string, singleUse bool) store.Policy {
-	return store.Policy{MaxPrice: decimal.RequireFromString(maxPrice), AutoAccept: true, AllowSingleUse: singleUse}
+func pol(maxPrice string, singleUse bool) workflow.Policy {
+	return workflow.Policy{MaxPrice: decimal.RequireFromString(maxPrice), AutoAccept: true, AllowSingleUse: singleUse}
 }
 
 // checkTicks asserts the runs started at successive activations of an

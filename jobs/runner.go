@@ -14,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Runner runs job bodies for one account on one running engine, which every
@@ -165,7 +166,7 @@ func (r *Runner) do(ctx context.Context, j Job) (string, error) {
 // outcome is one workflow-sized part of a run.
 type outcome struct {
 	label string // symbol, or symbol and type
-	w     *store.Workflow
+	w     *workflow.Workflow
 	note  string // what happened instead of a workflow (skipped, refused)
 	err   error
 	ok    bool

@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Status is the outcome of reconciling one locate fee or credit.
@@ -176,7 +177,7 @@ func (r *Report) Problems() int {
 
 // item is a workflow waiting for its ledger row.
 type item struct {
-	w        *store.Workflow
+	w        *workflow.Workflow
 	kind     LineKind
 	at       time.Time
 	date     time.Time
@@ -361,7 +362,7 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 
 // reachedAt is when the workflow reached its final state: the log's entry,
 // or the last update when the log has none.
-func reachedAt(ctx context.Context, st *store.Store, w *store.Workflow) (time.Time, error) {
+func reachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time.Time, error) {
 	ts, err := st.Transitions(ctx, w.ID)
 	if err != nil {
 		return time.Time{}, err
@@ -376,7 +377,7 @@ func reachedAt(ctx context.Context, st *store.Store, w *store.Workflow) (time.Ti
 
 // expectedAmount is what the ledger should show for w: price × quantity,
 // with the workflow's price or, for a credit-back, its history row's price.
-func expectedAmount(w *store.Workflow) (decimal.Decimal, bool) {
+func expectedAmount(w *workflow.Workflow) (decimal.Decimal, bool) {
 	price := w.Price
 	if !price.IsPositive() {
 		if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {

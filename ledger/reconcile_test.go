@@ -16,7 +16,7 @@ import (
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // want is one expected line: kind, symbol, status, expected and charged.
@@ -243,7 +243,7 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 	if err := e.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	run := func(h *engine.Handle, err error) *store.Workflow {
+	run := func(h *engine.Handle, err error) *workflow.Workflow {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
@@ -256,7 +256,7 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 		}
 		return w
 	}
-	fill := run(e.Locate(t.Context(), engine.Request{Symbol: "HTBX", Quantity: 500, Policy: store.Policy{AutoAccept: true}}))
+	fill := run(e.Locate(t.Context(), engine.Request{Symbol: "HTBX", Quantity: 500, Policy: workflow.Policy{AutoAccept: true}}))
 	credit := run(e.CreditBack(t.Context(), "HTBX", 200, brokerclient.LocateTypeLocate))
 	e.Close() // the clock stops with the engine's timers
 	if fill.State != states.Filled || credit.State != states.Credited {

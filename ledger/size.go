@@ -11,6 +11,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // LimitName names one bound on the shares shortable now.
@@ -94,7 +95,8 @@ type Sizing struct {
 	// Explanation says the above in sentences, for a person.
 	Explanation string
 
-	active bool
+	active    bool
+	available int64 // workflow.Available: located less working short sells
 }
 
 // lot is the locate quantity step (spec: Locate limits).
@@ -153,14 +155,16 @@ func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account,
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range book {
-		if o.Symbol != symbol || o.Side != brokerclient.SideSell || o.OpenClose != brokerclient.OpenCloseOpen || !working(o) {
+	orders := BookOrders(book)
+	s.available = workflow.Available(s.Located, orders, symbol)
+	for i, b := range orders {
+		if b.Symbol != symbol || !b.WorkingShortSell() {
 			continue
 		}
-		left := remaining(o)
+		left := b.Remaining()
 		px := price
-		if o.LimitPrice.IsPositive() {
-			px = o.LimitPrice
+		if book[i].LimitPrice.IsPositive() {
+			px = book[i].LimitPrice
 		}
 		s.WorkingSells += left
 		s.WorkingNotional = s.WorkingNotional.Add(px.Mul(decimal.NewFromInt(left)))
@@ -176,18 +180,15 @@ func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account,
 	return s, nil
 }
 
-// working reports whether an order can still fill: not terminal and not done
-// for the day.
-func working(o brokerclient.Order) bool {
-	return !o.IsTerminal() && o.OrderStatus != brokerclient.OrderStatusDoneForDay
-}
-
-// remaining is the order's unfilled quantity.
-func remaining(o brokerclient.Order) int64 {
-	if o.LeavesQuantity > 0 {
-		return o.LeavesQuantity
+// BookOrders is today's order book as the one definition of available
+// shares needs it (workflow.Available).
+func BookOrders(book []brokerclient.Order) []workflow.BookOrder {
+	out := make([]workflow.BookOrder, len(book))
+	for i, o := range book {
+		out[i] = workflow.BookOrder{Symbol: o.Symbol, Side: string(o.Side), OpenClose: string(o.OpenClose), Status: string(o.OrderStatus),
+			Quantity: o.OrderQuantity, Executed: o.Executed, Canceled: o.CanceledQuantity, Leaves: o.LeavesQuantity}
 	}
-	return max(o.OrderQuantity-o.Executed-o.CanceledQuantity, 0)
+	return out
 }
 
 func abs(n int64) int64 {
@@ -205,7 +206,7 @@ func (s *Sizing) limit() {
 	}
 	inv := Limit{Name: LimitInventory, Unlimited: true, Detail: "easy to borrow: no locate needed"}
 	if !s.EasyToBorrow {
-		inv = Limit{Name: LimitInventory, Shares: max(s.Located-s.WorkingSells, 0),
+		inv = Limit{Name: LimitInventory, Shares: s.available,
 			Detail: fmt.Sprintf("%d available − %d in working sells", s.Located, s.WorkingSells)}
 	}
 	room := s.BuyingPower.Sub(s.WorkingNotional)
@@ -270,7 +271,7 @@ func (s *Sizing) lastOffer(ctx context.Context, st *store.Store) error {
 	return nil
 }
 
-func cheapestLeg(w *store.Workflow) decimal.Decimal {
+func cheapestLeg(w *workflow.Workflow) decimal.Decimal {
 	var best, singleUse decimal.Decimal
 	for _, l := range w.Legs {
 		if !l.Price.IsPositive() {

@@ -19,6 +19,7 @@ import (
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 const account = "LV100001"
@@ -66,7 +67,7 @@ func (b *testBundle) syncToday(t *testing.T) ledger.SyncResult {
 // fill locates qty shares of symbol through the broker by hand (quote,
 // wait for the offer, accept) and records the filled workflow in the store
 // as the engine would, with the quoteReqID sent.
-func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *store.Workflow {
+func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *workflow.Workflow {
 	t.Helper()
 	ctx := t.Context()
 	id := uuid.NewString()
@@ -85,11 +86,11 @@ func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *store.Workflo
 	if row.LocateStatus != brokerclient.LocateStatus(50) {
 		t.Fatalf("accept %s: status %d, want 50", id, row.LocateStatus)
 	}
-	w := &store.Workflow{
+	w := &workflow.Workflow{
 		ID: "wf-" + id, Kind: states.Locate, Account: account, Symbol: symbol, Requested: qty, Quantity: qty,
 		QuoteReqID: id, State: states.Filled, AcceptedID: id, Price: row.LocatePrice,
-		LocateType: string(row.Type()), Policy: store.Policy{AutoAccept: true},
-		Legs: map[string]store.Leg{id: {Status: 50, Price: row.LocatePrice, Type: row.LocateType, Shares: qty}},
+		LocateType: string(row.Type()), Policy: workflow.Policy{AutoAccept: true},
+		Legs: map[string]workflow.Leg{id: {Status: 50, Price: row.LocatePrice, Type: row.LocateType, Shares: qty}},
 	}
 	if err := b.store.Create(ctx, w); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *store.Workflo
 
 // creditBack credits qty Locate shares of symbol back through the broker,
 // lets it clear, and records the credited workflow.
-func (b *testBundle) creditBack(t *testing.T, symbol string, qty int64) *store.Workflow {
+func (b *testBundle) creditBack(t *testing.T, symbol string, qty int64) *workflow.Workflow {
 	t.Helper()
 	ctx := t.Context()
 	id := uuid.NewString()
@@ -111,10 +112,10 @@ func (b *testBundle) creditBack(t *testing.T, symbol string, qty int64) *store.W
 	if row.LocateStatus != brokerclient.LocateStatus(50) {
 		t.Fatalf("credit-back %s: status %d %q, want 50", id, row.LocateStatus, row.TextValue())
 	}
-	w := &store.Workflow{
+	w := &workflow.Workflow{
 		ID: "wf-" + id, Kind: states.CreditBack, Account: account, Symbol: symbol, Requested: qty, Quantity: qty,
 		QuoteReqID: id, State: states.Credited, LocateType: "Locate",
-		Legs: map[string]store.Leg{id: {Status: 50, Price: row.LocatePrice, Type: row.LocateType, Shares: row.LocateShares}},
+		Legs: map[string]workflow.Leg{id: {Status: 50, Price: row.LocatePrice, Type: row.LocateType, Shares: row.LocateShares}},
 	}
 	if err := b.store.Create(ctx, w); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package states defines locator's workflows as data: the states a locate
-// request and a credit-back pass through, the events that move them, and the
-// transition tables that looplab/fsm checks. It does no I/O and imports
+// request, a credit-back and an order pass through, the events that move
+// them, and the transition tables that looplab/fsm checks. It does no I/O and imports
 // nothing of locator's, so the engine, the store and the CLI share one truth.
 package states
 
@@ -24,6 +24,9 @@ const (
 	Locate Kind = "locate"
 	// CreditBack is the sell workflow that returns unused located shares.
 	CreditBack Kind = "credit_back"
+	// Order is an order placed under a write-ahead clientOrderId (the short
+	// of locate-then-short): recorded, sent once, followed to its end.
+	Order Kind = "order"
 )
 
 // State is where a workflow stands.
@@ -44,6 +47,9 @@ const (
 	Accepting State = "accepting"
 	// Canceling: a cancel requested by the user was sent; waiting for [52].
 	Canceling State = "canceling"
+	// Declining: the offer was refused (policy, prompt, timeout) and that is
+	// recorded; the cancel is being sent; waiting for [52] or [67].
+	Declining State = "declining"
 	// Filled: the shares are located [50]. Terminal.
 	Filled State = "filled"
 	// Declined: the cost policy said no and the offer was cancelled. Terminal.
@@ -71,6 +77,25 @@ const (
 	New State = "new"
 	// Credited: the credit cleared [50]. Terminal.
 	Credited State = "credited"
+)
+
+// Order workflow states. The strings are the ones the orders table has
+// always stored; Pending, Canceling, Filled, Canceled, Expired, Rejected and
+// Failed are shared with the locate workflow's constants of that spelling.
+const (
+	// OrderIntent: the order is recorded with its clientOrderId; nothing sent.
+	OrderIntent State = "intent"
+	// OrderSent: the placement is recorded as leaving; its answer is awaited.
+	OrderSent State = "sent"
+	// OrderUnknown: sent, and the answer was lost; settled by looking the
+	// clientOrderId up, never by sending again.
+	OrderUnknown State = "unknown"
+	// OrderWorking: New, Accepted, PartiallyFilled or DoneForDay. (Pending
+	// is PendingNew: the broker has it and its fate is not known yet.)
+	OrderWorking State = "working"
+	// OrderUnregistered: an unknown outcome settled as never having reached
+	// the broker. Terminal.
+	OrderUnregistered State = "unregistered"
 )
 
 // Event moves a workflow. Row events come from history rows by status code;
@@ -103,7 +128,47 @@ const (
 	Cover Event = "cover"
 	// Skip: the symbol is easy to borrow.
 	Skip Event = "skip"
+	// Confirm: the broker confirmed the cancel of a declined offer [52], or
+	// the declined offer lapsed [67].
+	Confirm Event = "confirm"
 )
+
+// Order events: the placement's answer, then the broker's orderStatus.
+const (
+	// Lost: the placement's answer never came (a lost response, a 5xx).
+	Lost Event = "lost"
+	// Refuse: the broker refused the request itself (an error status).
+	Refuse Event = "refuse"
+	// Unregistered: the lookup of an unknown outcome found no such order.
+	Unregistered Event = "unregistered"
+	// StatusPending .. StatusRejected mirror the order's orderStatus.
+	StatusPending  Event = "status_pending"  // PendingNew
+	StatusWorking  Event = "status_working"  // New, Accepted, PartiallyFilled, DoneForDay
+	StatusFilled   Event = "status_filled"   // Filled
+	StatusCanceled Event = "status_canceled" // Canceled
+	StatusExpired  Event = "status_expired"  // Expired
+	StatusRejected Event = "status_rejected" // Rejected
+)
+
+// EventForOrderStatus maps an order's orderStatus (spec "Order statuses") to
+// its event.
+func EventForOrderStatus(status string) (Event, bool) {
+	switch status {
+	case "PendingNew":
+		return StatusPending, true
+	case "New", "Accepted", "PartiallyFilled", "DoneForDay":
+		return StatusWorking, true
+	case "Filled":
+		return StatusFilled, true
+	case "Canceled":
+		return StatusCanceled, true
+	case "Expired":
+		return StatusExpired, true
+	case "Rejected":
+		return StatusRejected, true
+	}
+	return "", false
+}
 
 // EventForStatus maps a history row's locateStatus to its event.
 func EventForStatus(code int) (Event, bool) {
@@ -146,14 +211,19 @@ var locateEvents = []fsm.EventDesc{
 	ev(RowOffered, Offered, Quoting, Pending, Offered),
 	ev(Accept, Accepting, Offered),
 	ev(RowFilled, Filled, Quoting, Pending, Offered, Accepting, Canceling),
-	ev(Decline, Declined, Offered, Pending),
+	// A refusal is recorded before its cancel leaves (write-ahead); the
+	// cancel's confirmation, or the offer's lapse, ends it.
+	ev(Decline, Declining, Offered),
+	ev(Confirm, Declined, Declining),
+	ev(RowFilled, Filled, Declining), // accepted elsewhere before the cancel landed
 	ev(Cancel, Canceling, Quoting, Pending, Offered),
 	ev(Cancel, Canceled, Requested), // nothing was sent: nothing to cancel at the broker
 	ev(RowCanceled, Canceled, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(RowExpired, Expired, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(Timeout, Expired, Offered, Accepting, Pending),
+	ev(Timeout, Declined, Declining),
 	ev(RowRejected, Rejected, Quoting, Pending),
-	ev(Fail, Failed, Requested, Quoting, Pending, Offered, Accepting, Canceling),
+	ev(Fail, Failed, Requested, Quoting, Pending, Offered, Accepting, Canceling, Declining),
 	// Rows seen again after the end change nothing; a declined offer's
 	// cancel confirmation (52), or its expiry if the cancel lost the race,
 	// is expected.
@@ -161,8 +231,7 @@ var locateEvents = []fsm.EventDesc{
 	ev(RowCanceled, Canceled, Canceled),
 	ev(RowExpired, Expired, Expired),
 	ev(RowRejected, Rejected, Rejected),
-	ev(RowCanceled, Declined, Declined),
-	ev(RowExpired, Declined, Declined),
+	ev(Confirm, Declined, Declined),
 }
 
 // creditBackEvents is the credit-back workflow's transition table.
@@ -180,6 +249,33 @@ var creditBackEvents = []fsm.EventDesc{
 	ev(RowRejected, Rejected, Rejected),
 }
 
+// orderEvents is the order workflow's transition table. The placement is
+// sent once: Send is the only way out of OrderIntent towards the broker, and
+// an unknown outcome is settled by the status found under the
+// clientOrderId, or as never registered.
+var orderEvents = []fsm.EventDesc{
+	ev(Send, OrderSent, OrderIntent),
+	ev(Cancel, Canceled, OrderIntent), // nothing was sent
+	ev(Refuse, Failed, OrderSent),
+	// An intent found after a crash may have left: it is looked up too.
+	ev(Lost, OrderUnknown, OrderSent, OrderIntent),
+	ev(Unregistered, OrderUnregistered, OrderUnknown),
+	ev(StatusPending, Pending, OrderSent, OrderUnknown, Pending),
+	ev(StatusWorking, OrderWorking, OrderSent, OrderUnknown, Pending, OrderWorking),
+	ev(StatusPending, Canceling, Canceling),
+	ev(StatusWorking, Canceling, Canceling),
+	ev(Cancel, Canceling, Pending, OrderWorking),
+	ev(StatusFilled, Filled, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
+	ev(StatusCanceled, Canceled, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
+	ev(StatusExpired, Expired, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
+	ev(StatusRejected, Rejected, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
+	// The same status seen again after the end changes nothing.
+	ev(StatusFilled, Filled, Filled),
+	ev(StatusCanceled, Canceled, Canceled),
+	ev(StatusExpired, Expired, Expired),
+	ev(StatusRejected, Rejected, Rejected),
+}
+
 // Events returns a copy of kind's transition table.
 func Events(kind Kind) []fsm.EventDesc {
 	switch kind {
@@ -187,17 +283,29 @@ func Events(kind Kind) []fsm.EventDesc {
 		return slices.Clone(locateEvents)
 	case CreditBack:
 		return slices.Clone(creditBackEvents)
+	case Order:
+		return slices.Clone(orderEvents)
 	}
 	return nil
 }
 
 // Kinds lists the workflow kinds.
-func Kinds() []Kind { return []Kind{Locate, CreditBack} }
+func Kinds() []Kind { return []Kind{Locate, CreditBack, Order} }
+
+// Initial is the state a kind's workflow is created in: its write-ahead
+// record, before anything is sent.
+func Initial(kind Kind) State {
+	if kind == Order {
+		return OrderIntent
+	}
+	return Requested
+}
 
 // All lists every state of kind, initial first, in table order.
 func All(kind Kind) []State {
-	seen := map[State]bool{Requested: true}
-	out := []State{Requested}
+	first := Initial(kind)
+	seen := map[State]bool{first: true}
+	out := []State{first}
 	for _, e := range Events(kind) {
 		for _, s := range append(slices.Clone(e.Src), e.Dst) {
 			if st := State(s); !seen[st] {
@@ -212,7 +320,7 @@ func All(kind Kind) []State {
 // Terminal reports whether no event leaves s.
 func Terminal(s State) bool {
 	switch s {
-	case Filled, Declined, Canceled, Expired, Rejected, Failed, Covered, NotNeeded, Credited:
+	case Filled, Declined, Canceled, Expired, Rejected, Failed, Covered, NotNeeded, Credited, OrderUnregistered:
 		return true
 	}
 	return false
@@ -269,7 +377,7 @@ func (e *TransitionError) Unwrap() error { return e.Err }
 func Mermaid(kind Kind) string {
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")
-	fmt.Fprintf(&b, "    [*] --> %s\n", Requested)
+	fmt.Fprintf(&b, "    [*] --> %s\n", Initial(kind))
 	for _, t := range edges(kind) {
 		fmt.Fprintf(&b, "    %s --> %s: %s\n", t.from, t.to, t.event)
 	}

@@ -31,7 +31,9 @@ func TestLocateTransitions(t *testing.T) {
 		{states.Locate, states.Offered, states.RowOffered, states.Offered, false, false},
 		{states.Locate, states.Accepting, states.RowFilled, states.Filled, true, false},
 		{states.Locate, states.Accepting, states.RowExpired, states.Expired, true, false},
-		{states.Locate, states.Offered, states.Decline, states.Declined, true, false},
+		{states.Locate, states.Offered, states.Decline, states.Declining, true, false},
+		{states.Locate, states.Declining, states.Confirm, states.Declined, true, false},
+		{states.Locate, states.Declining, states.Timeout, states.Declined, true, false},
 		{states.Locate, states.Offered, states.RowCanceled, states.Canceled, true, false},
 		{states.Locate, states.Offered, states.Cancel, states.Canceling, true, false},
 		{states.Locate, states.Canceling, states.RowCanceled, states.Canceled, true, false},
@@ -51,6 +53,17 @@ func TestLocateTransitions(t *testing.T) {
 		{states.CreditBack, states.Canceling, states.RowCanceled, states.Canceled, true, false},
 		{states.CreditBack, states.Submitted, states.RowRejected, states.Rejected, true, false},
 		{states.CreditBack, states.Credited, states.RowCanceled, states.Credited, false, true},
+		// Orders (spec "Order statuses"): sent once, settled by status.
+		{states.Order, states.OrderIntent, states.Send, states.OrderSent, true, false},
+		{states.Order, states.OrderSent, states.Lost, states.OrderUnknown, true, false},
+		{states.Order, states.OrderUnknown, states.Unregistered, states.OrderUnregistered, true, false},
+		{states.Order, states.OrderUnknown, states.StatusFilled, states.Filled, true, false},
+		{states.Order, states.OrderSent, states.StatusPending, states.Pending, true, false},
+		{states.Order, states.Pending, states.StatusRejected, states.Rejected, true, false},
+		{states.Order, states.OrderWorking, states.Cancel, states.Canceling, true, false},
+		{states.Order, states.Canceling, states.StatusCanceled, states.Canceled, true, false},
+		{states.Order, states.OrderUnknown, states.Send, states.OrderUnknown, false, true},
+		{states.Order, states.Filled, states.Cancel, states.Filled, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind)+"/"+string(tc.from)+"+"+string(tc.ev), func(t *testing.T) {
@@ -89,7 +102,7 @@ func TestTerminalStates(t *testing.T) {
 			}
 		}
 		all := states.All(kind)
-		if all[0] != states.Requested {
+		if all[0] != states.Initial(kind) {
 			t.Errorf("%s: first state %s", kind, all[0])
 		}
 	}

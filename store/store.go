@@ -34,8 +34,11 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the database at path and applies pending
-// migrations.
+// migrations. A nil clock is the wall clock.
 func Open(ctx context.Context, path string, clk clock.Clock) (*Store, error) {
+	if clk == nil {
+		clk = clock.Real{}
+	}
 	if path == "" || path == ":memory:" {
 		// :memory: gives each pooled connection its own database.
 		return nil, errors.New("store: a file path is required")

@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 type testBundle struct {
@@ -38,11 +39,21 @@ func mustOpen(t *testing.T, path string, clk clock.Clock) *store.Store {
 	return s
 }
 
-func newLocate(id string) *store.Workflow {
-	return &store.Workflow{
-		ID: id, Kind: states.Locate, Account: "LV100001", Symbol: "HTBX", Requested: 250, Quantity: 300,
-		QuoteReqID: "q-" + id, Policy: store.Policy{MaxPrice: decimal.RequireFromString("0.02"), AutoAccept: true},
+func newLocate(id string) *workflow.Workflow {
+	return &workflow.Workflow{
+		ID: id, Kind: states.Locate, Account: "LV100001", Symbol: "HTBX", Requested: 250,
+		QuoteReqID: "q-" + id, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.02"), AutoAccept: true},
 	}
+}
+
+// commit steps w with in and commits the result on s.
+func commit(t *testing.T, s *store.Store, w *workflow.Workflow, in workflow.Input, now time.Time) (*workflow.Workflow, error) {
+	t.Helper()
+	step := workflow.StepWorkflow(w, in, workflow.Env{Now: now})
+	if step.Err != nil || step.Next == nil {
+		t.Fatalf("step %T from %s: %+v", in, w.State, step)
+	}
+	return s.Commit(context.Background(), w, step.Next, step.Transition)
 }
 
 func TestCreateApplyAndLog(t *testing.T) {
@@ -53,23 +64,25 @@ func TestCreateApplyAndLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.clock.Advance(2 * time.Second)
-	w, err := b.store.Apply(ctx, "w1", store.Change{From: states.Requested, To: states.Quoting, Event: states.Send, Apply: func(w *store.Workflow) { w.SentAt = b.clock.Now() }})
+	created, err := b.store.Get(ctx, "w1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.State != states.Quoting || w.Version != 2 || !w.SentAt.Equal(b.clock.Now()) {
+	w, err := commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.State != states.Quoting || w.Version != 2 || !w.SentAt.Equal(b.clock.Now()) || w.Quantity != 300 {
 		t.Errorf("after send: %+v", w)
 	}
 	// Compare-and-set: a change from a state the workflow has left fails.
-	_, err = b.store.Apply(ctx, "w1", store.Change{From: states.Requested, To: states.Quoting, Event: states.Send})
+	_, err = commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now())
 	if !errors.Is(err, store.ErrConflict) {
 		t.Errorf("stale change: %v, want ErrConflict", err)
 	}
-	w, err = b.store.Apply(ctx, "w1", store.Change{From: states.Quoting, To: states.Offered, Event: states.RowOffered, RawRow: []byte(`{"locateStatus":65}`),
-		Apply: func(w *store.Workflow) {
-			w.Legs["q-w1"] = store.Leg{Status: 65, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300}
-			w.ExpiresAt = b.clock.Now().Add(30 * time.Second)
-		}})
+	w, err = commit(t, b.store, w, workflow.Rows{Latest: "q-w1", Raw: []byte(`{"locateStatus":65}`), Legs: map[string]workflow.Leg{
+		"q-w1": {Status: workflow.StatusOffered, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300},
+	}}, b.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +110,10 @@ func TestCompareAndSetUnderConcurrency(t *testing.T) {
 	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
 		t.Fatal(err)
 	}
+	created, err := b.store.Get(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := mustOpen(t, b.path, b.clock) // a second process on the same file
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -109,7 +126,7 @@ func TestCompareAndSetUnderConcurrency(t *testing.T) {
 			if i%2 == 1 {
 				s = other
 			}
-			_, err := s.Apply(context.Background(), "w1", store.Change{From: states.Requested, To: states.Quoting, Event: states.Send})
+			_, err := commit(t, s, created, workflow.QuoteTurn{}, b.clock.Now())
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -138,7 +155,11 @@ func TestListAndReopen(t *testing.T) {
 		}
 		b.clock.Advance(time.Second)
 	}
-	if _, err := b.store.Apply(ctx, "b", store.Change{From: states.Requested, To: states.Covered, Event: states.Cover}); err != nil {
+	wb, err := b.store.Get(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := commit(t, b.store, wb, workflow.Begin{Available: 300}, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.store.SaveInventory(ctx, "LV100001", []byte(`[{"symbol":"HTBX","available":300}]`)); err != nil {
@@ -170,7 +191,7 @@ func TestListAndReopen(t *testing.T) {
 	}
 }
 
-func ids(ws []*store.Workflow) []string {
+func ids(ws []*workflow.Workflow) []string {
 	var out []string
 	for _, w := range ws {
 		out = append(out, w.ID)

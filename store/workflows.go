@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // ErrNotFound is returned for an unknown workflow.
@@ -20,56 +21,6 @@ var ErrNotFound = errors.New("store: workflow not found")
 // ErrConflict is returned when a compare-and-set finds the workflow in
 // another state than expected: someone else moved it first.
 var ErrConflict = errors.New("store: workflow state changed concurrently")
-
-// Policy is the cost policy a locate request carries.
-type Policy struct {
-	// MaxPrice is the highest price per share to accept; zero means no cap.
-	MaxPrice decimal.Decimal `json:"maxPrice"`
-	// MaxCost is the highest total (price × shares) to accept; zero means no cap.
-	MaxCost decimal.Decimal `json:"maxCost"`
-	// AutoAccept accepts an offer within policy without asking.
-	AutoAccept bool `json:"autoAccept"`
-	// AllowSingleUse lets the engine take the SingleUse side of a Reg SHO pair,
-	// which cannot be credited back once used.
-	AllowSingleUse bool `json:"allowSingleUse"`
-}
-
-// Leg is the last history row seen for one leg of a quote (id or id.SU).
-type Leg struct {
-	Status int             `json:"status"`
-	Price  decimal.Decimal `json:"price"`
-	Type   int             `json:"type"`
-	Shares int64           `json:"shares"`
-	Text   string          `json:"text,omitempty"`
-	Error  int             `json:"error,omitempty"`
-}
-
-// Workflow is one locate request or credit-back.
-type Workflow struct {
-	ID         string
-	Kind       states.Kind
-	Account    string
-	Symbol     string
-	Requested  int64 // shares the caller asked for
-	Quantity   int64 // shares quoted or sold; 0 when nothing is sent
-	QuoteReqID string
-	State      states.State
-	Policy     Policy
-	LocateType string          // credit-back type string, or the filled leg's type name
-	AcceptedID string          // the leg accepted (QuoteReqID or QuoteReqID.SU)
-	Price      decimal.Decimal // price per share of the offer taken
-	Legs       map[string]Leg
-	OfferedAt  time.Time
-	ExpiresAt  time.Time // end of the 30-second window, from when the offer was seen
-	SentAt     time.Time
-	Reason     string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	Version    int64
-}
-
-// Terminal reports whether the workflow has ended.
-func (w *Workflow) Terminal() bool { return states.Terminal(w.State) }
 
 // Transition is one row of the append-only log.
 type Transition struct {
@@ -86,12 +37,12 @@ const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_r
 
 // Create inserts a new workflow in its initial state with its creation logged.
 // The QuoteReqID must be set: it is the write-ahead intent.
-func (s *Store) Create(ctx context.Context, w *Workflow) error {
+func (s *Store) Create(ctx context.Context, w *workflow.Workflow) error {
 	if w.ID == "" || w.QuoteReqID == "" || w.Kind == "" {
 		return errors.New("store: a workflow needs an id, a kind and a quoteReqID")
 	}
 	if w.State == "" {
-		w.State = states.Requested
+		w.State = states.Initial(w.Kind)
 	}
 	return s.inTx(ctx, func(tx *Tx) error {
 		w.CreatedAt, w.UpdatedAt, w.Version = tx.now, tx.now, 1
@@ -110,77 +61,80 @@ func (s *Store) Create(ctx context.Context, w *Workflow) error {
 	})
 }
 
-// Change is one compare-and-set update: the workflow must still be at From
-// (and at Version, when set) for it to apply.
-type Change struct {
-	From   states.State
-	To     states.State
-	Event  states.Event
-	Reason string
-	RawRow []byte
-	// Version, when non-zero, must match too: guards field updates that keep
-	// the state (a new leg row, the sent-at stamp).
-	Version int64
-	// Apply edits the other fields of the workflow being saved.
-	Apply func(w *Workflow)
+// Commit saves next, the record a step made of prev, with compare-and-set
+// on prev's state and version, and logs tr (when the step made a
+// transition), in one immediate transaction. It returns the saved record, or
+// ErrConflict when the workflow had moved on (another process moved it).
+func (s *Store) Commit(ctx context.Context, prev, next *workflow.Workflow, tr *workflow.Transition) (*workflow.Workflow, error) {
+	out := *next
+	err := s.inTx(ctx, func(tx *Tx) error {
+		return commitTx(ctx, tx, prev, &out, tr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
-// Apply loads the workflow, checks the compare-and-set condition, applies the
-// change and logs it, in one immediate transaction. It returns the saved
-// workflow, or ErrConflict when the workflow was no longer at c.From.
-func (s *Store) Apply(ctx context.Context, id string, c Change) (*Workflow, error) {
-	var out *Workflow
+// Step is one workflow's step for CommitAll.
+type Step struct {
+	Prev, Next *workflow.Workflow
+	Transition *workflow.Transition
+}
+
+// CommitAll commits the steps of several workflows in one transaction (one
+// fsync for all of them): all are saved or none. Each keeps its own
+// compare-and-set; the saved records come back in order.
+func (s *Store) CommitAll(ctx context.Context, steps []Step) ([]*workflow.Workflow, error) {
+	out := make([]*workflow.Workflow, len(steps))
 	err := s.inTx(ctx, func(tx *Tx) error {
-		w, err := getWorkflow(ctx, tx, `id = ?`, id)
-		if err != nil {
-			return err
-		}
-		if w.State != c.From || (c.Version != 0 && w.Version != c.Version) {
-			return fmt.Errorf("%w: %s is %s (version %d), expected %s", ErrConflict, id, w.State, w.Version, c.From)
-		}
-		if c.Apply != nil {
-			c.Apply(w)
-		}
-		w.State = c.To
-		if c.Reason != "" && c.To != c.From {
-			w.Reason = c.Reason
-		}
-		w.UpdatedAt = tx.now
-		w.Version++
-		policy, legs, err := encodeJSON(w)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE workflows SET state=?, quantity=?, policy=?, locate_type=?, accepted_id=?, price=?, legs=?, offered_at=?, expires_at=?, sent_at=?, reason=?, updated_at=?, version=?
-			WHERE id = ? AND state = ? AND version = ?`,
-			string(w.State), w.Quantity, policy, w.LocateType, w.AcceptedID, priceText(w.Price), legs,
-			formatTime(w.OfferedAt), formatTime(w.ExpiresAt), formatTime(w.SentAt), w.Reason, formatTime(w.UpdatedAt), w.Version,
-			id, string(c.From), w.Version-1)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("%w: %s", ErrConflict, id)
-		}
-		if c.To != c.From || c.Event != "" {
-			if err := insertTransition(ctx, tx, id, c.From, c.To, c.Event, c.Reason, string(c.RawRow)); err != nil {
+		for i, st := range steps {
+			n := *st.Next
+			if err := commitTx(ctx, tx, st.Prev, &n, st.Transition); err != nil {
 				return err
 			}
+			out[i] = &n
 		}
-		out = w
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func commitTx(ctx context.Context, tx *Tx, prev, w *workflow.Workflow, tr *workflow.Transition) error {
+	w.UpdatedAt = tx.now
+	w.Version = prev.Version + 1
+	policy, legs, err := encodeJSON(w)
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE workflows SET state=?, quantity=?, policy=?, locate_type=?, accepted_id=?, price=?, legs=?, offered_at=?, expires_at=?, sent_at=?, reason=?, updated_at=?, version=?
+		WHERE id = ? AND state = ? AND version = ?`,
+		string(w.State), w.Quantity, policy, w.LocateType, w.AcceptedID, priceText(w.Price), legs,
+		formatTime(w.OfferedAt), formatTime(w.ExpiresAt), formatTime(w.SentAt), w.Reason, formatTime(w.UpdatedAt), w.Version,
+		w.ID, string(prev.State), prev.Version)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%w: %s is no longer %s (version %d)", ErrConflict, w.ID, prev.State, prev.Version)
+	}
+	if tr != nil {
+		return insertTransition(ctx, tx, w.ID, tr.From, tr.To, tr.Event, tr.Reason, string(tr.Raw))
+	}
+	return nil
 }
 
 // Get returns one workflow.
-func (s *Store) Get(ctx context.Context, id string) (*Workflow, error) {
+func (s *Store) Get(ctx context.Context, id string) (*workflow.Workflow, error) {
 	return getWorkflow(ctx, s.db, `id = ?`, id)
 }
 
 // ByQuoteReqID returns the workflow that sent quoteReqID (with or without
 // the .SU suffix of a Reg SHO shadow row).
-func (s *Store) ByQuoteReqID(ctx context.Context, quoteReqID string) (*Workflow, error) {
+func (s *Store) ByQuoteReqID(ctx context.Context, quoteReqID string) (*workflow.Workflow, error) {
 	return getWorkflow(ctx, s.db, `quote_req_id = ?`, strings.TrimSuffix(quoteReqID, ".SU"))
 }
 
@@ -198,7 +152,7 @@ type Filter struct {
 }
 
 // List returns workflows matching f, oldest first (newest first with Limit).
-func (s *Store) List(ctx context.Context, f Filter) ([]*Workflow, error) {
+func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error) {
 	var where []string
 	var args []any
 	if f.Account != "" {
@@ -238,7 +192,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Workflow, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*Workflow
+	var out []*workflow.Workflow
 	for rows.Next() {
 		w, err := scanWorkflow(rows)
 		if err != nil {
@@ -302,7 +256,7 @@ type querier interface {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func getWorkflow(ctx context.Context, q querier, where string, arg any) (*Workflow, error) {
+func getWorkflow(ctx context.Context, q querier, where string, arg any) (*workflow.Workflow, error) {
 	w, err := scanWorkflow(q.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE `+where, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %v", ErrNotFound, arg)
@@ -310,8 +264,8 @@ func getWorkflow(ctx context.Context, q querier, where string, arg any) (*Workfl
 	return w, err
 }
 
-func scanWorkflow(sc scanner) (*Workflow, error) {
-	var w Workflow
+func scanWorkflow(sc scanner) (*workflow.Workflow, error) {
+	var w workflow.Workflow
 	var kind, state, policy, price, legs, offered, expires, sent, created, updated string
 	err := sc.Scan(&w.ID, &kind, &w.Account, &w.Symbol, &w.Requested, &w.Quantity, &w.QuoteReqID, &state, &policy,
 		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version)
@@ -341,13 +295,13 @@ func scanWorkflow(sc scanner) (*Workflow, error) {
 	return &w, nil
 }
 
-func encodeJSON(w *Workflow) (policy, legs string, err error) {
+func encodeJSON(w *workflow.Workflow) (policy, legs string, err error) {
 	p, err := json.Marshal(w.Policy)
 	if err != nil {
 		return "", "", err
 	}
 	if w.Legs == nil {
-		w.Legs = map[string]Leg{}
+		w.Legs = map[string]workflow.Leg{}
 	}
 	l, err := json.Marshal(w.Legs)
 	return string(p), string(l), err

@@ -5,26 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Exit codes, the contract in DESIGN.md.
 const (
-	exitOK       = 0
-	exitFailure  = 1 // unexpected failure
-	exitUsage    = 2 // bad usage or input; nothing was sent
-	exitBroker   = 3 // the broker rejected, expired or cancelled it
-	exitDeclined = 4 // declined by the cost policy
+	exitOK        = 0
+	exitFailure   = 1 // unexpected failure
+	exitUsage     = 2 // bad usage or input; nothing was sent
+	exitBroker    = 3 // the broker rejected, expired or cancelled it
+	exitDeclined  = 4 // declined by the cost policy
+	exitInterrupt = 130
 )
 
 // Main is the program, separated from os so tests can drive it.
 type Main struct {
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+
+	linesOnce sync.Once
+	lines     chan string // Stdin's lines, for the prompts
 }
 
 // NewMain returns a Main writing to the given streams and reading the given
@@ -32,7 +41,7 @@ type Main struct {
 func NewMain(stdout, stderr io.Writer, getenv func(string) string) *Main {
 	// Loggers of the client, the engine and the jobs write to stderr from
 	// their own goroutines through their own handlers: one lock for all.
-	return &Main{Stdout: stdout, Stderr: &lockedWriter{w: stderr}, Getenv: getenv}
+	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: &lockedWriter{w: stderr}, Getenv: getenv}
 }
 
 // lockedWriter serialises writes from several slog handlers sharing one
@@ -126,9 +135,15 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
 		return exitUsage
+	case errors.Is(err, workflow.ErrInput):
+		fmt.Fprintf(m.Stderr, "locator %s: %v; nothing was sent\n", args[0], err)
+		return exitUsage
+	case errors.Is(err, engine.ErrSizing):
+		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
+		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(m.Stderr, "locator %s: interrupted\n", args[0])
-		return exitFailure
+		return exitInterrupt
 	default:
 		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
 		return exitFailure

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -44,9 +43,6 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	}
 	defer sess.close()
 	h, err := sess.engine.CreditBack(ctx, symbol, qty, typ)
-	if errors.Is(err, engine.ErrInput) {
-		return usagef("%v; nothing was sent", err)
-	}
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // demoCommand runs the engine against the embedded simulator, on a sped-up
@@ -101,10 +102,13 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 		Client: client, Store: st, Clock: clk, Account: account, Env: brokerclient.EnvLive,
 		OnUpdate: func(u engine.Update) {
 			w := u.Workflow
+			if w == nil {
+				return // the demo places no orders
+			}
 			line := fmt.Sprintf("  %s %-10s → %-10s", stamp(), u.From, w.State)
 			switch {
 			case u.Offer != nil:
-				line += fmt.Sprintf(" offer %s", describeLegs(w, clk.Now()))
+				line += fmt.Sprintf(" offer %s", describeLegs(*w, clk.Now()))
 			case u.Reason != "" && w.State != states.Quoting:
 				line += " " + u.Reason
 			case w.State == states.Quoting && w.Kind == states.Locate:
@@ -124,10 +128,10 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "locator demo: the simulated broker at %s, its clock shared with the engine at %gx speed.\n", baseURL, c.speed)
 	fmt.Fprintf(out, "Account %s (live margin). Every step below is real HTTP to the simulator, persisted in %s.\n\n", account, dbPath)
 
-	capPrice := func(p string) store.Policy {
-		return store.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString(p)}
+	capPrice := func(p string) workflow.Policy {
+		return workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString(p)}
 	}
-	locate := func(symbol string, qty int64, p store.Policy) func(context.Context, *engine.Engine) (*engine.Handle, error) {
+	locate := func(symbol string, qty int64, p workflow.Policy) func(context.Context, *engine.Engine) (*engine.Handle, error) {
 		return func(ctx context.Context, e *engine.Engine) (*engine.Handle, error) {
 			return e.Locate(ctx, engine.Request{Symbol: symbol, Quantity: qty, Policy: p})
 		}
@@ -135,14 +139,14 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 	steps := []demoStep{
 		{"AAPL 500", "easy to borrow: the engine checks and sends no quote", locate("AAPL", 500, capPrice("0.05")), "AAPL", 500},
 		{"HTBX 300, max 0.0200/share", "a hard-to-borrow symbol: quote, wait for the offer, accept inside the 30 s window", locate("HTBX", 300, capPrice("0.02")), "HTBX", 300},
-		{"RSHO 1000, SingleUse allowed", "Reg SHO threshold symbol: one quote, two offers (PreBorrow id, SingleUse id.SU); the cheaper allowed side is taken", locate("RSHO", 1000, store.Policy{AutoAccept: true, AllowSingleUse: true, MaxPrice: decimal.RequireFromString("0.10")}), "RSHO", 1000},
+		{"RSHO 1000, SingleUse allowed", "Reg SHO threshold symbol: one quote, two offers (PreBorrow id, SingleUse id.SU); the cheaper allowed side is taken", locate("RSHO", 1000, workflow.Policy{AutoAccept: true, AllowSingleUse: true, MaxPrice: decimal.RequireFromString("0.10")}), "RSHO", 1000},
 		{"HTBY 1000, max 0.0200/share", "the offer (0.0300) is above the cap: declined and cancelled, not left to expire", locate("HTBY", 1000, capPrice("0.02")), "HTBY", 1000},
 		{"HTBX 200", "inventory already holds 300 HTBX: covered, no quote", locate("HTBX", 200, capPrice("0.02")), "HTBX", 200},
 		{"credit back 300 HTBX (Locate)", "return the unused shares; the credit clears a few seconds later", func(ctx context.Context, e *engine.Engine) (*engine.Handle, error) {
 			return e.CreditBack(ctx, "HTBX", 300, brokerclient.LocateTypeLocate)
 		}, "HTBX", 300},
 	}
-	var finals []*store.Workflow
+	var finals []*workflow.Workflow
 	for i, s := range steps {
 		fmt.Fprintf(out, "%d. %s — %s\n", i+1, s.title, s.why)
 		h, err := s.run(ctx, eng)
@@ -196,7 +200,7 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 
 // describeLegs shows the offers of a workflow: one leg, or both sides of a
 // Reg SHO pair.
-func describeLegs(w store.Workflow, now time.Time) string {
+func describeLegs(w workflow.Workflow, now time.Time) string {
 	var parts []string
 	for _, id := range []string{w.QuoteReqID, w.QuoteReqID + ".SU"} {
 		l, ok := w.Legs[id]
@@ -213,7 +217,7 @@ func describeLegs(w store.Workflow, now time.Time) string {
 	return strings.Join(parts, "; ") + fmt.Sprintf(" (%.0fs left)", w.ExpiresAt.Sub(now).Seconds())
 }
 
-func summarize(w *store.Workflow) string {
+func summarize(w *workflow.Workflow) string {
 	switch w.State {
 	case states.Filled:
 		return fmt.Sprintf("filled: %d shares at %s (%s), total %s", w.Quantity, price4(w.Price), w.LocateType, outcomeOf(w).Total)

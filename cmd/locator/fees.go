@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // defaultFeeGrace is how long a locate fee may take to reach the ledger
@@ -347,13 +348,13 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 		return usagef("want SYMBOL, got %d argument(s)", len(args))
 	}
 	symbol := args[0]
-	if err := brokerclient.ValidateSymbol(symbol); err != nil {
-		return usagef("symbol %q: %v", symbol, errors.Unwrap(err))
+	if err := workflow.ValidateSymbol(symbol); err != nil {
+		return err
 	}
 	if c.price == "" {
 		return usagef("--price is required")
 	}
-	price, err := parseMoney("price", c.price)
+	price, err := workflow.ParsePrice("--price", c.price)
 	if err != nil {
 		return err
 	}

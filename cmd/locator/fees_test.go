@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // feesJSONLines decodes every stdout line, failing on one that is not JSON.
@@ -94,14 +95,14 @@ func TestFeesProblemsExit3(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	today := ledger.TradeDate(now).Format(time.DateOnly)
-	add := func(clk clock.Clock, symbol string, qty int64, price string) *store.Workflow {
+	add := func(clk clock.Clock, symbol string, qty int64, price string) *workflow.Workflow {
 		st, err := store.Open(ctx, b.env["LOCATOR_DB"], clk)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
 		id := uuid.NewString()
-		w := &store.Workflow{ID: "wf-" + id, Kind: states.Locate, Account: "LV100001", Symbol: symbol, Requested: qty, Quantity: qty,
+		w := &workflow.Workflow{ID: "wf-" + id, Kind: states.Locate, Account: "LV100001", Symbol: symbol, Requested: qty, Quantity: qty,
 			QuoteReqID: id, AcceptedID: id, State: states.Filled, Price: decimal.RequireFromString(price)}
 		if err := st.Create(ctx, w); err != nil {
 			t.Fatal(err)

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // locateCommand ensures located shares of a symbol.
@@ -40,35 +34,32 @@ func (c *locateCommand) flags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.yes, "yes", "y", false, "accept an offer within policy without asking")
 }
 
-// parseSymbolQty reads and checks the SYMBOL QTY arguments.
+// parseSymbolQty reads and checks the SYMBOL QTY arguments (the domain's
+// rules: nothing is recorded or sent for a bad one).
 func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
 		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
-	symbol := args[0]
-	if err := brokerclient.ValidateSymbol(symbol); err != nil {
-		var ie *brokerclient.InputError
-		if errors.As(err, &ie) {
-			return "", 0, usagef("symbol %q: %s", symbol, ie.Message)
-		}
-		return "", 0, usagef("symbol %q: %v", symbol, err)
+	if err := workflow.ValidateSymbol(args[0]); err != nil {
+		return "", 0, err
 	}
-	qty, err := strconv.ParseInt(args[1], 10, 64)
-	if err != nil || qty <= 0 || qty%100 != 0 {
-		return "", 0, usagef("quantity %q: want a positive multiple of 100", args[1])
-	}
-	return symbol, qty, nil
+	qty, err := workflow.ParseQuantity(args[1])
+	return args[0], qty, err
 }
 
-func parseMoney(flag, v string) (decimal.Decimal, error) {
-	if v == "" {
-		return decimal.Zero, nil
+// parsePolicy reads the cost-policy flags; --yes or a cap lets the policy
+// decide alone, otherwise a person at the terminal is asked.
+func parsePolicy(maxPrice, maxCost string, allowSingleUse, yes bool) (workflow.Policy, error) {
+	p := workflow.Policy{AllowSingleUse: allowSingleUse, AutoAccept: yes}
+	var err error
+	if p.MaxPrice, err = workflow.ParsePrice("--max-price", maxPrice); err != nil {
+		return p, err
 	}
-	d, err := decimal.NewFromString(v)
-	if err != nil || !d.IsPositive() {
-		return decimal.Zero, usagef("--%s %q: want a positive number", flag, v)
+	if p.MaxCost, err = workflow.ParseCost("--max-cost", maxCost); err != nil {
+		return p, err
 	}
-	return d, nil
+	p.AutoAccept = p.AutoAccept || p.Capped()
+	return p, nil
 }
 
 func (c *locateCommand) run(ctx context.Context, args []string) error {
@@ -76,18 +67,21 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	policy := store.Policy{AllowSingleUse: c.allowSingleUse}
-	if policy.MaxPrice, err = parseMoney("max-price", c.maxPrice); err != nil {
+	policy, err := parsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
+	if err != nil {
 		return err
 	}
-	if policy.MaxCost, err = parseMoney("max-cost", c.maxCost); err != nil {
+	if _, err := c.conn.resolve(true); err != nil {
 		return err
 	}
-	// The policy decides when the user gave --yes or set a cap; otherwise ask.
-	policy.AutoAccept = c.yes || c.maxPrice != "" || c.maxCost != ""
+	canAsk := !policy.AutoAccept && c.conn.m.interactive(c.conn.json)
+	// Refused before the session opens: nothing is recorded or sent.
+	if err := (engine.Request{Symbol: symbol, Quantity: qty, Policy: policy}).Validate(canAsk); err != nil {
+		return err
+	}
 	out := c.conn.out()
 	cfg := engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)}
-	if !policy.AutoAccept && isTerminal(os.Stdin) && !c.conn.json {
+	if canAsk {
 		cfg.Ask = prompt(c.conn.m)
 	}
 	sess, err := c.conn.open(ctx, cfg)
@@ -96,9 +90,6 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	}
 	defer sess.close()
 	h, err := sess.engine.Locate(ctx, engine.Request{Symbol: symbol, Quantity: qty, Policy: policy})
-	if errors.Is(err, engine.ErrInput) {
-		return usagef("%v", err)
-	}
 	if err != nil {
 		return err
 	}
@@ -110,7 +101,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 }
 
 // finish prints a workflow's outcome and returns its exit status.
-func finish(out printer, w *store.Workflow) error {
+func finish(out printer, w *workflow.Workflow) error {
 	o := outcomeOf(w)
 	text := fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, w.State)
 	switch w.State {
@@ -130,6 +121,22 @@ func finish(out printer, w *store.Workflow) error {
 // progress prints each state change as it happens.
 func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 	return func(u engine.Update) {
+		if u.Order != nil {
+			o := u.Order
+			if out.json {
+				out.event(map[string]any{"event": "order", "clientOrderId": o.LookupID(), "symbol": o.Symbol, "from": u.From, "to": o.State, "status": o.OrderStatus, "reason": u.Reason}, "")
+				return
+			}
+			line := fmt.Sprintf("order %s %s: %s → %s", o.LookupID(), o.Symbol, u.From, o.State)
+			if o.OrderStatus != "" {
+				line += " (" + o.OrderStatus + ")"
+			}
+			if u.Reason != "" {
+				line += " — " + u.Reason
+			}
+			fmt.Fprintln(m.Stderr, line)
+			return
+		}
 		w := u.Workflow
 		if out.json {
 			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": u.Reason}, "")
@@ -148,35 +155,12 @@ func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 	}
 }
 
-// prompt asks at the terminal whether to take an offer, counting down the
-// seconds left in the window.
+// prompt asks at the terminal whether to take an offer, with the seconds
+// left in the window.
 func prompt(m *Main) func(ctx context.Context, o engine.Offer) bool {
 	return func(ctx context.Context, o engine.Offer) bool {
-		fmt.Fprintf(m.Stderr, "Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
+		return m.ask(ctx, fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
 			o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total),
-			time.Until(o.ExpiresAt).Round(time.Second))
-		answer := make(chan string, 1)
-		go func() {
-			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-			answer <- strings.TrimSpace(strings.ToLower(line))
-		}()
-		select {
-		case a := <-answer:
-			return a == "y" || a == "yes"
-		case <-ctx.Done():
-			fmt.Fprintln(m.Stderr, "\nno answer in time")
-			return false
-		}
+			time.Until(o.ExpiresAt).Round(time.Second)))
 	}
-}
-
-// isTerminal reports whether f is a terminal (a person typing): a character
-// device that is not /dev/null, which cron and CI give as stdin.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(st, null)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/store"
 )
 
 // cliBundle is a simulator on the wall clock (fast settle) and the
@@ -51,8 +52,25 @@ func (b *cliBundle) MustRunMain(tb testing.TB, env map[string]string, args ...st
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	code := NewMain(&stdout, &stderr, getenv).Run(ctx, args)
+	m := NewMain(&stdout, &stderr, getenv)
+	m.Stdin = strings.NewReader("") // nobody at a terminal
+	code := m.Run(ctx, args)
 	return code, stdout.String(), stderr.String()
+}
+
+// workflowCount counts the workflows recorded in the CLI's database.
+func (b *cliBundle) workflowCount(t *testing.T) int {
+	t.Helper()
+	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, err := st.List(t.Context(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ws)
 }
 
 func (b *cliBundle) writes() []string {
@@ -142,10 +160,18 @@ func TestBadInputSendsNothing(t *testing.T) {
 		{"credit-back type in wrong case", nil, []string{"credit-back", "HTBX", "100", "--type", "locate"}, "case-sensitive"},
 		{"credit-back above inventory", nil, []string{"credit-back", "HTBX", "100"}, "available"},
 		{"no key", map[string]string{"LOCATOR_SECRET": ""}, []string{"locate", "HTBX", "100"}, "API key"},
+		// Issue 8: input the domain refuses before anything is recorded.
+		{"quantity above the spec's bound", nil, []string{"locate", "HTBX", "2147483700", "--yes"}, "multiple of 100 from 100 to 2147483647"},
+		{"quantity that would overflow", nil, []string{"locate", "HTBX", "9223372036854775800", "--yes"}, "multiple of 100"},
+		{"40-character symbol", nil, []string{"locate", strings.Repeat("A", 40), "100", "--yes"}, "longer than"},
+		{"non-ASCII symbol", nil, []string{"locate", "ÄÖÜ", "100", "--yes"}, "not a ticker"},
+		{"infinite cap", nil, []string{"locate", "HTBX", "100", "--max-price", "1e400"}, "at most 9999.99"},
+		{"cap with five decimals", nil, []string{"locate", "HTBX", "100", "--max-price", "0.00001"}, "decimal places"},
+		{"nobody to confirm and no cap", nil, []string{"locate", "HTBY", "9000"}, "confirmation"},
 		{"unknown command", nil, []string{"borrow", "HTBX"}, "unknown command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := len(b.writes())
+			before, recorded := len(b.writes()), b.workflowCount(t)
 			code, _, errOut := b.MustRunMain(t, tc.env, tc.args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr %s", code, errOut)
@@ -155,6 +181,9 @@ func TestBadInputSendsNothing(t *testing.T) {
 			}
 			if w := b.writes(); len(w) != before {
 				t.Errorf("writes sent: %v", w[before:])
+			}
+			if n := b.workflowCount(t); n != recorded {
+				t.Errorf("%d workflows recorded for bad input", n-recorded)
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // outcome is the JSON a workflow command ends with (DESIGN.md contract).
@@ -33,7 +33,7 @@ type outcome struct {
 	UpdatedAt     string `json:"updatedAt"`
 }
 
-func outcomeOf(w *store.Workflow) outcome {
+func outcomeOf(w *workflow.Workflow) outcome {
 	o := outcome{
 		ID: w.ID, Kind: string(w.Kind), Account: w.Account, Symbol: w.Symbol, State: string(w.State),
 		Requested: w.Requested, Shares: w.Quantity, QuoteReqID: w.QuoteReqID, AcceptedID: w.AcceptedID,
@@ -48,7 +48,7 @@ func outcomeOf(w *store.Workflow) outcome {
 }
 
 // exitFor maps a workflow's end to the exit-code contract.
-func exitFor(w *store.Workflow) error {
+func exitFor(w *workflow.Workflow) error {
 	switch w.State {
 	case states.Filled, states.Covered, states.NotNeeded, states.Credited:
 		return nil

@@ -12,7 +12,9 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // orderPosts returns the bodies of the order placements the simulator
@@ -33,7 +35,7 @@ func (b *cliBundle) orderPosts(t *testing.T) []map[string]any {
 }
 
 // orderRecord reads the order's write-ahead record from the CLI's database.
-func (b *cliBundle) orderRecord(t *testing.T, id string) *store.Order {
+func (b *cliBundle) orderRecord(t *testing.T, id string) *workflow.Order {
 	t.Helper()
 	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
 	if err != nil {
@@ -100,7 +102,7 @@ func TestShortFilled(t *testing.T) {
 		}
 	}
 	rec := b.orderRecord(t, o.ClientOrderID)
-	if rec.State != store.OrderFilled || rec.OrderStatus != "Filled" || rec.Executed != 100 || !rec.LimitPrice.Equal(decimal.NewFromInt(12)) ||
+	if rec.State != states.Filled || rec.OrderStatus != "Filled" || rec.Executed != 100 || !rec.LimitPrice.Equal(decimal.NewFromInt(12)) ||
 		rec.LocateWorkflowID != o.Locate.ID || rec.SentAt.IsZero() || rec.SentAt.Before(rec.CreatedAt) || rec.Route != "SMART" {
 		t.Errorf("record %+v", rec)
 	}
@@ -128,7 +130,7 @@ func TestShortWorking(t *testing.T) {
 	if o.State != "working" || o.OrderStatus != "Accepted" || o.Executed != 0 || o.Quantity != 150 || o.Locate.Shares != 200 {
 		t.Errorf("outcome %+v (locate %+v)", o, o.Locate)
 	}
-	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != store.OrderWorking || rec.OrderStatus != "Accepted" {
+	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != states.OrderWorking || rec.OrderStatus != "Accepted" {
 		t.Errorf("record %+v", rec)
 	}
 }
@@ -150,7 +152,7 @@ func TestShortRejectedR95(t *testing.T) {
 	if !strings.Contains(errOut, "rejected R95") {
 		t.Errorf("stderr %q", errOut)
 	}
-	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != store.OrderRejected || rec.Code != "R95" {
+	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != states.Rejected || rec.Code != "R95" {
 		t.Errorf("record %+v", rec)
 	}
 	posts := b.orderPosts(t)
@@ -261,7 +263,7 @@ func TestShortSettlesLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{reached, lost} {
-		if err := st.CreateOrder(ctx, &store.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
+		if err := st.CreateOrder(ctx, &workflow.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
 			OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("189.00"), Route: "SMART"}); err != nil {
 			t.Fatal(err)
 		}
@@ -278,11 +280,13 @@ func TestShortSettlesLeftovers(t *testing.T) {
 	if code != 0 || o.State != "filled" || o.Locate.State != "not_needed" {
 		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
 	}
-	wantLines(t, "stderr", errOut, "order "+reached+" (Sell 10 AAPL, left by an earlier run): filled", "order "+lost+" (Sell 10 AAPL, left by an earlier run): unregistered")
-	if r := b.orderRecord(t, reached); r.State != store.OrderFilled || r.OrderStatus != "Filled" {
+	wantLines(t, "stderr", errOut,
+		"order "+reached+" AAPL: intent → unknown — left unanswered by an earlier run", "order "+reached+" AAPL: unknown → filled (Filled)",
+		"order "+lost+" AAPL: intent → unknown — left unanswered by an earlier run", "order "+lost+" AAPL: unknown → unregistered — it never reached the broker")
+	if r := b.orderRecord(t, reached); r.State != states.Filled || r.OrderStatus != "Filled" {
 		t.Errorf("reached: %+v", r)
 	}
-	if r := b.orderRecord(t, lost); r.State != store.OrderUnregistered {
+	if r := b.orderRecord(t, lost); r.State != states.OrderUnregistered {
 		t.Errorf("lost: %+v", r)
 	}
 	count := map[any]int{}
@@ -305,10 +309,10 @@ func TestShortLostAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		kind  string
 		code  int
-		state store.OrderState
+		state states.State
 	}{
-		{"reset-after", 0, store.OrderFilled},
-		{"reset", 1, store.OrderUnregistered},
+		{"reset-after", 0, states.Filled},
+		{"reset", 1, states.OrderUnregistered},
 	} {
 		if err := b.sim.SetFaults(brokersim.Faults{Script: []brokersim.FaultStep{{Match: "POST /v1/api/accounts/LV100001/order", Kind: tc.kind, Count: 1}}}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// interactive reports whether a person can answer a prompt: stdin is a
+// terminal (not /dev/null, which cron and CI give) and output is for people.
+func (m *Main) interactive(jsonOut bool) bool {
+	f, ok := m.Stdin.(*os.File)
+	return ok && isTerminal(f) && !jsonOut
+}
+
+// isTerminal reports whether f is a terminal (a person typing): a character
+// device that is not /dev/null.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
+}
+
+// ask prints question and reads one answer line from Main's stdin; anything
+// but y or yes, or no answer before ctx ends, is a no. One reader serves
+// every prompt of the process, so an answer typed late is never lost to a
+// prompt that gave up.
+func (m *Main) ask(ctx context.Context, question string) bool {
+	fmt.Fprint(m.Stderr, question)
+	select {
+	case line, ok := <-m.stdinLines():
+		a := strings.TrimSpace(strings.ToLower(line))
+		return ok && (a == "y" || a == "yes")
+	case <-ctx.Done():
+		fmt.Fprintln(m.Stderr, "\nno answer in time")
+		return false
+	}
+}
+
+// stdinLines starts, once, the reader of Main's stdin.
+func (m *Main) stdinLines() <-chan string {
+	m.linesOnce.Do(func() {
+		m.lines = make(chan string)
+		in := m.Stdin
+		if in == nil {
+			in = strings.NewReader("")
+		}
+		go readLines(in, m.lines)
+	})
+	return m.lines
+}
+
+func readLines(r io.Reader, out chan<- string) {
+	defer close(out)
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		out <- sc.Text()
+	}
+}

@@ -1,0 +1,678 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// quoteSpacingAny is the least gap between two quotes of one key pair: the
+// quote route allows one per second.
+const quoteSpacingAny = time.Second
+
+// persistRetries is how often a step whose record could not be saved is
+// tried again (a second apart) before the workflow is failed with the
+// reason.
+const persistRetries = 5
+
+// event is something for the loop to handle.
+type event interface{}
+
+// Events on the loop's mailbox.
+type (
+	startEv struct{ reply chan error }
+	rowsEv  struct{ rows []brokerclient.HistoryRow }
+	// inventoryEv is an inventory read (the poller's, or a request's).
+	inventoryEv struct{ rows []brokerclient.InventoryRow }
+	tickEv      struct{}
+	writtenEv   struct {
+		id  string
+		in  workflow.Written
+		at  time.Time
+		sym string
+	}
+	answerEv struct {
+		id string
+		in workflow.Answer
+	}
+	locateEv struct {
+		w     *Workflow
+		begin workflow.Begin
+		book  []workflow.BookOrder
+		reply chan error
+	}
+	creditEv struct {
+		w     *Workflow
+		reply chan error
+	}
+	cancelEv struct {
+		id    string
+		reply chan error
+	}
+	waitEv struct {
+		id    string
+		reply chan chan *Workflow
+	}
+	idleEv         struct{ reply chan chan struct{} }
+	activeEv       struct{ reply chan []Workflow }
+	inventoryAskEv struct {
+		reply chan []brokerclient.InventoryRow
+	}
+	subscribeEv struct {
+		ctx context.Context
+		ch  chan Update
+	}
+)
+
+// job is a broker write or a question, run on a worker; the event it
+// returns goes back to the loop.
+type job func(ctx context.Context) event
+
+// retry is a step to try again after its record could not be saved.
+type retry struct {
+	id      string
+	in      workflow.Input
+	attempt int
+	at      time.Time
+}
+
+// subscriber is a Subscribe caller.
+type subscriber struct {
+	ctx context.Context
+	ch  chan Update
+}
+
+// loop is the state one account's loop alone owns: no other goroutine
+// reads or writes it, so nothing here needs a lock.
+type loop struct {
+	e         *Engine
+	open      map[string]*Workflow // unfinished workflows, by id
+	byQuote   map[string]string    // quoteReqID → workflow id
+	loaded    map[string]int64     // versions found at Start, to resume what reconciling did not move
+	queue     []string             // locate workflows waiting to quote, FIFO
+	books     map[string][]workflow.BookOrder
+	lastQuote map[string]time.Time // symbol → when its last quote left
+	lastAny   time.Time
+	waiters   map[string][]chan *Workflow
+	idle      []chan struct{}
+	inventory []brokerclient.InventoryRow
+	retries   []retry
+	subs      []subscriber
+	orders    orderBook
+}
+
+// load reads what an earlier run left unfinished and builds the loop.
+func (e *Engine) load(ctx context.Context) (*loop, error) {
+	l := &loop{
+		e: e, open: map[string]*Workflow{}, byQuote: map[string]string{}, loaded: map[string]int64{},
+		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{},
+		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(),
+	}
+	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
+	if err != nil {
+		return nil, err
+	}
+	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range recent {
+		l.noteQuote(w.Symbol, w.SentAt)
+	}
+	for _, w := range open {
+		l.track(w)
+		l.loaded[w.ID] = w.Version
+		if w.State != states.Requested {
+			e.poll.Watch(w.QuoteReqID, l.deliver)
+		}
+	}
+	orders, err := e.store.Orders(ctx, store.OrderFilter{Account: e.cfg.Account, Open: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range orders {
+		// An unsettled order younger than leftoverAge may belong to a run
+		// still sending it: leave it to that run.
+		if o.Settled() || e.clock.Now().Sub(o.UpdatedAt) >= leftoverAge {
+			l.orders.track(o)
+		}
+	}
+	return l, nil
+}
+
+// deliver hands the poller's rows to the loop; it never blocks.
+func (l *loop) deliver(rows []brokerclient.HistoryRow) { l.e.inbox.push(rowsEv{rows: rows}) }
+
+// run is the account's loop: it handles events until ctx ends.
+func (l *loop) run(ctx context.Context) {
+	defer l.shutdown()
+	for {
+		// Always asleep on the clock when idle, so a virtual-time driver
+		// can tell the loop is waiting.
+		t := l.e.clock.NewTimer(l.nextWake())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-l.e.inbox.ready:
+			t.Stop()
+			for _, ev := range l.e.inbox.take() {
+				l.handle(ctx, ev)
+			}
+		case <-t.C():
+		}
+		l.due()
+	}
+}
+
+// nextWake is how long the loop may sleep: until the next quote or retry is
+// due, at most a minute.
+func (l *loop) nextWake() time.Duration {
+	wait := time.Minute
+	now := l.e.clock.Now()
+	if _, d := l.nextQuotable(); d > 0 && d < wait {
+		wait = d
+	}
+	for _, r := range l.retries {
+		if d := r.at.Sub(now); d < wait {
+			wait = max(d, time.Millisecond)
+		}
+	}
+	return wait
+}
+
+// due sends the quotes whose turn has come and retries due steps.
+func (l *loop) due() {
+	for {
+		id, _ := l.nextQuotable()
+		if id == "" {
+			break
+		}
+		l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == id })
+		w := l.open[id]
+		located := brokerclient.Available(l.inventory, w.Symbol)
+		l.step(w, workflow.QuoteTurn{Available: workflow.Available(located, l.books[id], w.Symbol)})
+	}
+	now := l.e.clock.Now()
+	var later []retry
+	for _, r := range l.retries {
+		if r.at.After(now) {
+			later = append(later, r)
+			continue
+		}
+		if w := l.open[r.id]; w != nil {
+			l.stepAttempt(w, r.in, r.attempt)
+		}
+	}
+	l.retries = later
+}
+
+// nextQuotable returns the first queued workflow that may be quoted now, or
+// how long until one may: one open quote per symbol, QuoteSpacing between
+// quotes of a symbol, one quote per second overall.
+func (l *loop) nextQuotable() (string, time.Duration) {
+	if len(l.queue) == 0 {
+		return "", 0
+	}
+	now := l.e.clock.Now()
+	if d := l.lastAny.Add(quoteSpacingAny).Sub(now); d > 0 {
+		return "", d
+	}
+	busy := map[string]bool{}
+	for _, w := range l.open {
+		if w.Kind == states.Locate && w.State != states.Requested {
+			busy[w.Symbol] = true
+		}
+	}
+	var wait time.Duration
+	for _, id := range l.queue {
+		w := l.open[id]
+		if w == nil || busy[w.Symbol] {
+			continue
+		}
+		if d := l.lastQuote[w.Symbol].Add(l.e.cfg.QuoteSpacing).Sub(now); d > 0 {
+			if wait == 0 || d < wait {
+				wait = d
+			}
+			continue
+		}
+		return id, 0
+	}
+	return "", wait
+}
+
+func (l *loop) noteQuote(symbol string, at time.Time) {
+	if at.After(l.lastQuote[symbol]) {
+		l.lastQuote[symbol] = at
+	}
+	if at.After(l.lastAny) {
+		l.lastAny = at
+	}
+}
+
+func (l *loop) env() workflow.Env {
+	return workflow.Env{Now: l.e.clock.Now(), CanAsk: l.e.cfg.Ask != nil, Rules: l.e.cfg.Rules}
+}
+
+// handle is the loop's one dispatch on events.
+func (l *loop) handle(ctx context.Context, ev event) {
+	switch ev := ev.(type) {
+	case startEv:
+		// Reconciling (the rows delivered before this event) may have moved
+		// some; resume the others from their persisted state.
+		for id, v := range l.loaded {
+			if w := l.open[id]; w != nil && w.Version == v {
+				l.step(w, workflow.Resume{})
+			}
+		}
+		l.loaded = nil
+		l.orders.resume(l)
+		l.updateHot()
+		ev.reply <- nil
+	case rowsEv:
+		l.onRows(ev.rows)
+	case inventoryEv:
+		l.inventory = ev.rows
+		if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, rawJSON(ev.rows)); err != nil {
+			l.e.log.Warn("inventory snapshot not saved", "err", err)
+		}
+	case tickEv:
+		for _, w := range l.sorted() {
+			l.step(w, workflow.Tick{})
+		}
+	case writtenEv:
+		if ev.in.Op == workflow.OpQuote {
+			// Spacing counts from the answer: the broker received the quote
+			// before it answered, so the next one cannot reach it closer.
+			l.noteQuote(ev.sym, ev.at)
+		}
+		if w := l.open[ev.id]; w != nil {
+			l.step(w, ev.in)
+		}
+	case answerEv:
+		if w := l.open[ev.id]; w != nil {
+			l.step(w, ev.in)
+		}
+	case locateEv:
+		ev.reply <- l.create(ctx, ev.w, ev.begin, ev.book)
+	case creditEv:
+		ev.reply <- l.create(ctx, ev.w, workflow.SellTurn{}, nil)
+	case cancelEv:
+		ev.reply <- l.cancel(ctx, ev.id)
+	case waitEv:
+		if l.open[ev.id] == nil {
+			ev.reply <- nil
+			return
+		}
+		ch := make(chan *Workflow, 1)
+		l.waiters[ev.id] = append(l.waiters[ev.id], ch)
+		ev.reply <- ch
+	case idleEv:
+		if len(l.open) == 0 && l.orders.settled() {
+			ev.reply <- nil
+			return
+		}
+		ch := make(chan struct{})
+		l.idle = append(l.idle, ch)
+		ev.reply <- ch
+	case activeEv:
+		out := make([]Workflow, 0, len(l.open))
+		for _, w := range l.sorted() {
+			out = append(out, *w)
+		}
+		ev.reply <- out
+	case inventoryAskEv:
+		ev.reply <- slices.Clone(l.inventory)
+	case subscribeEv:
+		l.subs = append(l.subs, subscriber(ev))
+	case orderEvent:
+		l.orders.handle(ctx, l, ev)
+	default:
+		l.e.log.Error("engine: unknown event", "type", fmt.Sprintf("%T", ev))
+	}
+}
+
+// sorted lists the open workflows oldest first, for a stable order.
+func (l *loop) sorted() []*Workflow {
+	out := make([]*Workflow, 0, len(l.open))
+	for _, w := range l.open {
+		out = append(out, w)
+	}
+	slices.SortFunc(out, func(a, b *Workflow) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return compareStrings(a.ID, b.ID)
+	})
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// create records a new workflow (its write-ahead intent) and takes its
+// first step.
+func (l *loop) create(ctx context.Context, w *Workflow, first workflow.Input, book []workflow.BookOrder) error {
+	if err := l.e.store.Create(ctx, w); err != nil {
+		return err
+	}
+	l.track(w)
+	if book != nil {
+		l.books[w.ID] = book
+	}
+	l.step(w, first)
+	return nil
+}
+
+func (l *loop) cancel(ctx context.Context, id string) error {
+	w := l.open[id]
+	if w == nil {
+		if stored, err := l.e.store.Get(ctx, id); err == nil {
+			return fmt.Errorf("%w: %s is %s", ErrNotOpen, id, stored.State)
+		}
+		return fmt.Errorf("%w: unknown workflow %s", ErrNotOpen, id)
+	}
+	return l.step(w, workflow.CancelAsked{})
+}
+
+// onRows turns one workflow's new or changed history rows (both legs of a
+// Reg SHO pair together) into its Rows input.
+func (l *loop) onRows(rows []brokerclient.HistoryRow) {
+	w := l.open[l.byQuote[rows[0].BaseID()]]
+	if w == nil {
+		return
+	}
+	in := workflow.Rows{Legs: map[string]workflow.Leg{}, Raw: rawJSON(rows)}
+	latest := rows[0]
+	for _, r := range rows {
+		in.Legs[r.QuoteReqID] = workflow.Leg{Status: workflow.Status(r.LocateStatus), Price: r.LocatePrice, Type: r.LocateType,
+			Shares: r.LocateShares, Text: r.TextValue(), Error: r.LocateError}
+		if r.UpdatedDate.After(latest.UpdatedDate.Time) {
+			latest = r
+		}
+	}
+	in.Latest = latest.QuoteReqID
+	if t := latest.UpdatedDate.Time; !latest.UpdatedDate.NoZone && !t.IsZero() {
+		in.OfferedAt = t
+	}
+	l.step(w, in)
+}
+
+// step runs the pure step, commits its record, and only then carries out
+// its effects and its follow-up input.
+func (l *loop) step(w *Workflow, in workflow.Input) error { return l.stepAttempt(w, in, 0) }
+
+func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
+	s := workflow.StepWorkflow(w, in, l.env())
+	if s.Err != nil {
+		if _, isRows := in.(workflow.Rows); !isRows {
+			l.e.log.Debug("step refused", "id", w.ID, "state", w.State, "input", fmt.Sprintf("%T", in), "err", s.Err)
+		}
+		return s.Err
+	}
+	cur := w
+	if s.Next != nil {
+		saved, err := l.e.store.Commit(context.Background(), w, s.Next, s.Transition)
+		if err != nil {
+			l.persistFailed(w, in, attempt, err)
+			return err
+		}
+		l.install(saved, w.State, s.Transition, s.Offer)
+		cur = saved
+	}
+	for _, eff := range s.Effects {
+		l.effect(cur, eff)
+	}
+	if s.Then != nil {
+		return l.step(cur, s.Then)
+	}
+	return nil
+}
+
+// persistFailed handles a record that could not be saved: another process
+// moved the workflow (take the stored truth and tell its waiters), or the
+// database failed (try again a second later, then fail the workflow with
+// the reason). Nothing is stranded and no effect left.
+func (l *loop) persistFailed(w *Workflow, in workflow.Input, attempt int, err error) {
+	if errors.Is(err, store.ErrConflict) {
+		cur, gerr := l.e.store.Get(context.Background(), w.ID)
+		if gerr == nil {
+			l.e.log.Info("workflow moved by another process; taking the stored record", "id", w.ID, "state", cur.State)
+			l.install(cur, w.State, nil, nil)
+			return
+		}
+		err = gerr
+	}
+	if _, abandoning := in.(workflow.Abandon); attempt >= persistRetries && !abandoning {
+		in, attempt = workflow.Abandon{Reason: "its record could not be saved: " + err.Error()}, 0
+	}
+	l.e.log.Error("workflow record not saved; trying again", "id", w.ID, "attempt", attempt+1, "err", err)
+	l.retries = append(l.retries, retry{id: w.ID, in: in, attempt: attempt + 1, at: l.e.clock.Now().Add(time.Second)})
+}
+
+// track registers a non-terminal workflow.
+func (l *loop) track(w *Workflow) {
+	l.open[w.ID] = w
+	l.byQuote[w.QuoteReqID] = w.ID
+}
+
+// install takes a saved record as the truth, tells whoever listens, and
+// settles the waiters of one that ended.
+func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, offer *Offer) {
+	if tr != nil || offer != nil {
+		u := Update{Workflow: w, From: from, Offer: offer}
+		if tr != nil {
+			u.Event, u.Reason = tr.Event, tr.Reason
+		}
+		l.e.log.Info("workflow", "id", w.ID, "symbol", w.Symbol, "from", from, "to", w.State, "event", u.Event, "reason", u.Reason)
+		l.publish(u)
+	}
+	if !w.Terminal() {
+		l.track(w)
+		l.updateHot()
+		return
+	}
+	delete(l.open, w.ID)
+	delete(l.byQuote, w.QuoteReqID)
+	delete(l.books, w.ID)
+	l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == w.ID })
+	l.e.poll.Unwatch(w.QuoteReqID)
+	for _, ch := range l.waiters[w.ID] {
+		ch <- w
+	}
+	delete(l.waiters, w.ID)
+	l.checkIdle()
+	l.updateHot()
+}
+
+// publish hands an update to OnUpdate (before waiters are released, so a
+// progress display has shown the last change when Wait returns) and to the
+// subscribers.
+func (l *loop) publish(u Update) {
+	if l.e.cfg.OnUpdate != nil {
+		l.e.cfg.OnUpdate(u)
+	}
+	live := l.subs[:0]
+	for _, s := range l.subs {
+		if s.ctx.Err() != nil {
+			close(s.ch)
+			continue
+		}
+		select {
+		case s.ch <- u:
+		default:
+			l.e.log.Warn("subscriber behind; update dropped")
+		}
+		live = append(live, s)
+	}
+	l.subs = live
+}
+
+func (l *loop) checkIdle() {
+	if l.orders.settled() {
+		for _, ch := range l.orders.quiet {
+			close(ch)
+		}
+		l.orders.quiet = nil
+	}
+	if len(l.open) == 0 && l.orders.settled() {
+		for _, ch := range l.idle {
+			close(ch)
+		}
+		l.idle = nil
+	}
+}
+
+// updateHot tightens history polling while any sent workflow waits on the
+// broker.
+func (l *loop) updateHot() {
+	hot := false
+	for _, w := range l.open {
+		if w.State != states.Requested {
+			hot = true
+			break
+		}
+	}
+	l.e.poll.SetHot(hot)
+}
+
+// effect carries out one effect of a committed step.
+func (l *loop) effect(w *Workflow, eff workflow.Effect) {
+	e := l.e
+	account, id, symbol := e.cfg.Account, w.ID, w.Symbol
+	switch eff := eff.(type) {
+	case workflow.Enqueue:
+		if !slices.Contains(l.queue, id) {
+			l.queue = append(l.queue, id)
+		}
+	case workflow.SendQuote:
+		e.poll.Watch(w.QuoteReqID, l.deliver)
+		e.poll.Wrote()
+		l.noteQuote(symbol, e.clock.Now())
+		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
+		e.writes.push(func(ctx context.Context) event {
+			_, _, err := e.client.Locates.Quote(ctx, req)
+			return e.written(id, symbol, workflow.OpQuote, err)
+		})
+	case workflow.SendSell:
+		e.poll.Watch(w.QuoteReqID, l.deliver)
+		e.poll.Wrote()
+		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
+			LocateType: brokerclient.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}
+		e.writes.push(func(ctx context.Context) event {
+			_, _, err := e.client.Locates.Sell(ctx, req)
+			return e.written(id, symbol, workflow.OpSell, err)
+		})
+	case workflow.SendAccept:
+		e.poll.Wrote()
+		e.writes.push(func(ctx context.Context) event {
+			_, _, err := e.client.Locates.Accept(ctx, account, eff.Leg)
+			return e.written(id, symbol, workflow.OpAccept, err)
+		})
+	case workflow.SendCancel:
+		e.poll.Wrote()
+		quote := w.QuoteReqID
+		e.writes.push(func(ctx context.Context) event {
+			// The cancel must land even when the engine is being stopped:
+			// nothing is left open at the broker.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer cancel()
+			_, _, err := e.client.Locates.Cancel(ctx, account, quote)
+			return e.written(id, symbol, workflow.OpCancel, err)
+		})
+	case workflow.Ask:
+		offer := eff.Offer
+		deadline := w.ExpiresAt.Add(-e.cfg.Rules.AcceptMargin)
+		e.asks.push(func(ctx context.Context) event {
+			ctx, cancel := clock.WithDeadline(ctx, e.clock, deadline)
+			defer cancel()
+			ok := e.cfg.Ask(ctx, offer)
+			return answerEv{id: id, in: workflow.Answer{Accept: ok, Late: ctx.Err() != nil}}
+		})
+	case workflow.RefreshInventory:
+		e.poll.RefreshInventory()
+	default:
+		e.log.Error("engine: unknown effect", "type", fmt.Sprintf("%T", eff))
+	}
+}
+
+// written turns a broker write's error into the loop's event.
+func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
+	in := workflow.Written{Op: op, Outcome: workflow.Done}
+	var unknown *brokerclient.OutcomeUnknownError
+	switch {
+	case err == nil:
+	case errors.As(err, &unknown):
+		in.Outcome = workflow.Unknown
+		e.log.Warn(string(op)+" outcome unknown; settling from history", "id", id)
+	case errors.Is(err, brokerclient.ErrBadRequest), errors.Is(err, brokerclient.ErrNotFound), errors.Is(err, brokerclient.ErrInvalidInput):
+		in.Outcome, in.Detail = workflow.Refused, err.Error()
+	default:
+		in.Outcome, in.Detail = workflow.Failed, err.Error()
+		e.log.Warn(string(op)+" failed; history will tell", "id", id, "err", err)
+	}
+	return writtenEv{id: id, in: in, at: e.clock.Now(), sym: symbol}
+}
+
+// work runs jobs from box until the engine stops.
+func (e *Engine) work(box *mailbox[job]) {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-box.ready:
+		}
+		for {
+			j, ok := box.pop()
+			if !ok {
+				break
+			}
+			if ev := j(e.ctx); ev != nil {
+				e.inbox.push(ev)
+			}
+		}
+	}
+}
+
+// shutdown releases whoever waits on the loop.
+func (l *loop) shutdown() {
+	for _, s := range l.subs {
+		close(s.ch)
+	}
+	l.subs = nil
+}
+
+// newWorkflow builds a workflow record with fresh ids.
+func (e *Engine) newWorkflow(kind states.Kind, symbol string, requested int64) *Workflow {
+	return &Workflow{
+		ID: "wf-" + uuid.NewString()[:13], Kind: kind, Account: e.cfg.Account, Symbol: symbol,
+		Requested: requested, QuoteReqID: uuid.NewString(), State: states.Initial(kind),
+	}
+}
+
+func rawJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,527 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
+)
+
+const (
+	// followFor is how long an order is looked up for a final or working
+	// status; the spec's asynchronous checks take milliseconds.
+	followFor = 15 * time.Second
+	// followEvery spaces the lookups (the single-order GET allows 2/s).
+	followEvery = 500 * time.Millisecond
+	// leftoverAge is how old an unsettled order record must be before a
+	// starting engine settles it: younger ones may belong to a run still
+	// sending.
+	leftoverAge = time.Minute
+	// defaultLiveRoute is sent when a live account's short names no route
+	// (spec: live requires an explicit route, R54).
+	defaultLiveRoute = "SMART"
+)
+
+// ErrSizing: sizing says the short cannot be placed now (buying power,
+// located shares, account status); nothing was sent.
+var ErrSizing = errors.New("sizing refuses the short")
+
+// ShortRequest is a locate-then-short: make sure Quantity shares of Symbol
+// are available to short (locating the shortfall under Policy), check the
+// sizing, then sell short at Limit under a write-ahead clientOrderId.
+type ShortRequest struct {
+	Symbol   string
+	Quantity int64
+	Limit    decimal.Decimal
+	// Route names the order route; empty means SMART on a live account and
+	// none (the broker assigns one) on paper.
+	Route  string
+	Policy Policy
+	// Confirm, when set, is asked before the order leaves; false sends
+	// nothing.
+	Confirm func(ctx context.Context, o Order) bool
+}
+
+// ShortResult says how a short went: the locate behind it, the sizing, and
+// the order (nil when none was sent, with Reason saying why).
+type ShortResult struct {
+	Locate *Workflow
+	Sizing *ledger.Sizing
+	Order  *Order
+	Reason string
+}
+
+// Validate checks the request before anything is sent.
+func (r ShortRequest) Validate() error {
+	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
+		return err
+	}
+	if err := workflow.ValidateOrderQuantity(r.Quantity); err != nil {
+		return err
+	}
+	if _, err := workflow.ParsePrice("limit", r.Limit.String()); err != nil || !r.Limit.IsPositive() {
+		return &workflow.InputError{Field: "limit", Message: fmt.Sprintf("%s: want a positive price of at most %s with at most %d decimals", r.Limit, workflow.MaxPrice, workflow.PriceDecimals)}
+	}
+	if r.Limit.GreaterThanOrEqual(decimal.NewFromInt(1)) && !r.Limit.Equal(r.Limit.Truncate(2)) {
+		// Spec "Cross-cutting conventions": the tick is $0.01 at or above $1.00.
+		return &workflow.InputError{Field: "limit", Message: fmt.Sprintf("%s: prices from $1.00 trade in whole cents", r.Limit)}
+	}
+	if strings.ContainsAny(r.Route, "/?#% \t\r\n") {
+		return &workflow.InputError{Field: "route", Message: fmt.Sprintf("%q is not a route name", r.Route)}
+	}
+	return workflow.ValidatePolicy(r.Policy)
+}
+
+// Short ensures the locate, checks sizing, places one Sell/Open Day limit
+// order under a clientOrderId recorded before it is sent, and follows it to
+// a final or working state. The order is never sent twice: an answer lost
+// on the way is settled by looking its id up.
+func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	route, err := e.route(ctx, req.Route)
+	if err != nil {
+		return nil, err
+	}
+	res := &ShortResult{}
+	// Buying power and account status first: a locate the account could not
+	// use would be paid for nothing.
+	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, req.Limit, req.Quantity); err != nil {
+		return nil, fmt.Errorf("sizing: %w", err)
+	}
+	for _, l := range res.Sizing.Limits {
+		if l.Name != ledger.LimitInventory && !l.Unlimited && l.Shares < req.Quantity {
+			return res, fmt.Errorf("%w: %s allows %d shares of %s at %s, not %d (%s); no order was sent",
+				ErrSizing, l.Name, l.Shares, req.Symbol, req.Limit, req.Quantity, l.Detail)
+		}
+	}
+	h, err := e.Locate(ctx, Request{Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy})
+	if err != nil {
+		return res, err
+	}
+	if res.Locate, err = h.Wait(ctx); err != nil {
+		return res, err
+	}
+	if !res.Locate.Located() {
+		res.Reason = "the locate ended " + string(res.Locate.State)
+		return res, nil
+	}
+	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, req.Limit, req.Quantity); err != nil {
+		return res, fmt.Errorf("sizing: %w", err)
+	}
+	if res.Sizing.Shortable < req.Quantity {
+		res.Reason = fmt.Sprintf("sizing: %d shortable, bound by %s", res.Sizing.Shortable, res.Sizing.Binding)
+		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, res.Sizing.Explanation)
+	}
+	limit := req.Limit
+	o := &Order{
+		ClientOrderID: uuid.NewString(), Account: e.cfg.Account, Symbol: req.Symbol,
+		Side: string(brokerclient.SideSell), OpenClose: string(brokerclient.OpenCloseOpen),
+		OrderType: string(brokerclient.OrderTypeLimit), TimeInForce: string(brokerclient.TimeInForceDay),
+		Quantity: req.Quantity, LimitPrice: limit, Route: route, LocateWorkflowID: res.Locate.ID,
+	}
+	if err := validOrder(o); err != nil {
+		return res, err
+	}
+	// Orders an earlier run left unanswered are settled by their ids
+	// before anything new is sent.
+	if err := e.ordersSettled(ctx); err != nil {
+		return res, err
+	}
+	if req.Confirm != nil && !req.Confirm(ctx, *o) {
+		res.Reason = "declined at the confirmation"
+		return res, nil
+	}
+	res.Order, err = e.PlaceOrder(ctx, o)
+	return res, err
+}
+
+// route returns the route to send: the one asked for, else SMART on a live
+// account and none on paper. A named route must be one of the account's and
+// take Day limit orders for stock; otherwise nothing is sent.
+func (e *Engine) route(ctx context.Context, route string) (string, error) {
+	if route == "" {
+		env := e.cfg.Env
+		if env == "" {
+			acct, _, err := e.client.Accounts.Get(ctx, e.cfg.Account)
+			if err != nil {
+				return "", fmt.Errorf("account: %w", err)
+			}
+			env = brokerclient.EnvLive
+			if acct.IsPaper() {
+				env = brokerclient.EnvPaper
+			}
+		}
+		if env == brokerclient.EnvPaper {
+			return "", nil
+		}
+		route = defaultLiveRoute
+	}
+	routes, _, err := e.client.Orders.Routes(ctx, e.cfg.Account)
+	if err != nil {
+		return "", fmt.Errorf("routes: %w", err)
+	}
+	var names []string
+	for _, r := range routes {
+		if r.RouteName == route {
+			if !r.Allows(brokerclient.SecurityTypeStock, brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay) {
+				return "", &workflow.InputError{Field: "route", Message: fmt.Sprintf("%s does not take Day limit orders for stock", route)}
+			}
+			return route, nil
+		}
+		names = append(names, r.RouteName)
+	}
+	return "", &workflow.InputError{Field: "route", Message: fmt.Sprintf("%q is not available to %s (its routes: %s)", route, e.cfg.Account, strings.Join(names, ", "))}
+}
+
+func orderRequest(o *Order) brokerclient.OrderRequest {
+	limit := o.LimitPrice
+	return brokerclient.OrderRequest{
+		ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: brokerclient.Side(o.Side), OpenClose: brokerclient.OpenClose(o.OpenClose),
+		OrderType: brokerclient.OrderType(o.OrderType), SecurityType: brokerclient.SecurityTypeStock,
+		TimeInForce: brokerclient.TimeInForce(o.TimeInForce), OrderQuantity: o.Quantity, LimitPrice: &limit, Route: o.Route,
+	}
+}
+
+// validOrder checks what the client would refuse to send.
+func validOrder(o *Order) error {
+	req := orderRequest(o)
+	if err := req.Validate(); err != nil {
+		return &workflow.InputError{Field: "order", Message: err.Error()}
+	}
+	return nil
+}
+
+// PlaceOrder records o's intent, sends it once, and follows it until it is
+// final or working (or followFor has passed, when it returns the order as
+// it stands).
+func (e *Engine) PlaceOrder(ctx context.Context, o *Order) (*Order, error) {
+	if err := validOrder(o); err != nil {
+		return nil, err
+	}
+	if err := e.request(ctx, func(r chan error) event { return placeEv{o: o, reply: r} }); err != nil {
+		return nil, err
+	}
+	ctx, cancel := clock.WithDeadline(ctx, e.clock, e.clock.Now().Add(followFor))
+	defer cancel()
+	got, err := e.WaitOrder(ctx, o.ClientOrderID, true)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return e.store.GetOrder(context.WithoutCancel(ctx), o.ClientOrderID)
+	}
+	return got, err
+}
+
+// ordersSettled waits until no order waits on a write-ahead state or on
+// its first answer.
+func (e *Engine) ordersSettled(ctx context.Context) error {
+	ch, err := ask(ctx, e, func(r chan chan struct{}) event { return settledEv{reply: r} })
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.done:
+		return ErrStopped
+	}
+}
+
+// CancelOrder cancels a working order through the order workflow and waits
+// for the broker's answer.
+func (e *Engine) CancelOrder(ctx context.Context, clientOrderID string) (*Order, error) {
+	if err := e.request(ctx, func(r chan error) event { return cancelOrderEv{id: clientOrderID, reply: r} }); err != nil {
+		return nil, err
+	}
+	return e.WaitOrder(ctx, clientOrderID, false)
+}
+
+// WaitOrder blocks until the order ends (or, with working, is working) and
+// returns its record.
+func (e *Engine) WaitOrder(ctx context.Context, clientOrderID string, working bool) (*Order, error) {
+	ch, err := ask(ctx, e, func(r chan chan *Order) event { return waitOrderEv{id: clientOrderID, working: working, reply: r} })
+	if err != nil {
+		return nil, err
+	}
+	if ch == nil {
+		return e.store.GetOrder(ctx, clientOrderID)
+	}
+	select {
+	case o := <-ch:
+		return o, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-e.done:
+		return nil, ErrStopped
+	}
+}
+
+// Order events on the loop's mailbox.
+type (
+	orderEvent interface{ orderID() string }
+	placeEv    struct {
+		o     *Order
+		reply chan error
+	}
+	orderSeenEv struct {
+		id string
+		in workflow.OrderInput // nil: the lookup failed; look again
+	}
+	cancelOrderEv struct {
+		id    string
+		reply chan error
+	}
+	waitOrderEv struct {
+		id      string
+		working bool
+		reply   chan chan *Order
+	}
+	// settledEv asks for a channel closed once no order waits on a
+	// write-ahead state or its first answer.
+	settledEv struct{ reply chan chan struct{} }
+)
+
+func (e placeEv) orderID() string       { return e.o.ClientOrderID }
+func (e orderSeenEv) orderID() string   { return e.id }
+func (e cancelOrderEv) orderID() string { return e.id }
+func (e waitOrderEv) orderID() string   { return e.id }
+func (e settledEv) orderID() string     { return "" }
+
+// orderWaiter waits for an order to end, or to be working.
+type orderWaiter struct {
+	working bool
+	ch      chan *Order
+}
+
+// orderBook is the loop's state of the orders it follows.
+type orderBook struct {
+	open    map[string]*Order // unfinished orders, by clientOrderId
+	until   map[string]time.Time
+	waiters map[string][]orderWaiter
+	quiet   []chan struct{} // closed once every order is settled
+}
+
+func newOrderBook() orderBook {
+	return orderBook{open: map[string]*Order{}, until: map[string]time.Time{}, waiters: map[string][]orderWaiter{}}
+}
+
+func (b *orderBook) track(o *Order) { b.open[o.ClientOrderID] = o }
+
+// settled reports whether no order waits on a write-ahead state or on the
+// broker's first answer.
+func (b *orderBook) settled() bool {
+	for _, o := range b.open {
+		if !o.Settled() || o.State == states.Pending {
+			return false
+		}
+	}
+	return true
+}
+
+// resume re-drives the orders an earlier run left unfinished: intents and
+// lost answers are looked up, never sent again.
+func (b *orderBook) resume(l *loop) {
+	for _, id := range slices.Sorted(maps.Keys(b.open)) {
+		b.step(l, b.open[id], workflow.OrderResume{})
+	}
+}
+
+func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
+	switch ev := ev.(type) {
+	case placeEv:
+		if err := l.e.store.CreateOrder(ctx, ev.o); err != nil {
+			ev.reply <- err
+			return
+		}
+		b.track(ev.o)
+		ev.reply <- b.step(l, ev.o, workflow.OrderSend{})
+	case orderSeenEv:
+		o := b.open[ev.id]
+		if o == nil {
+			return
+		}
+		if ev.in == nil {
+			b.effect(l, o, workflow.LookupOrder{})
+			return
+		}
+		b.step(l, o, ev.in)
+	case cancelOrderEv:
+		o := b.open[ev.id]
+		if o == nil {
+			stored, err := l.e.store.GetOrder(ctx, ev.id)
+			if err != nil {
+				ev.reply <- fmt.Errorf("%w: order %s: %v", ErrNotOpen, ev.id, err)
+				return
+			}
+			o = stored
+		}
+		ev.reply <- b.step(l, o, workflow.OrderCancelAsked{})
+	case settledEv:
+		ch := make(chan struct{})
+		if b.settled() {
+			close(ch)
+		} else {
+			b.quiet = append(b.quiet, ch)
+		}
+		ev.reply <- ch
+	case waitOrderEv:
+		o := b.open[ev.id]
+		if o == nil || (ev.working && o.State == states.OrderWorking) {
+			ev.reply <- nil
+			return
+		}
+		ch := make(chan *Order, 1)
+		b.waiters[ev.id] = append(b.waiters[ev.id], orderWaiter{working: ev.working, ch: ch})
+		ev.reply <- ch
+	}
+}
+
+// step runs the order's pure step, commits, then carries out the effects.
+func (b *orderBook) step(l *loop, o *Order, in workflow.OrderInput) error {
+	s := workflow.StepOrder(o, in, l.e.clock.Now())
+	if s.Err != nil {
+		return s.Err
+	}
+	cur := o
+	if s.Next != nil {
+		saved, err := l.e.store.CommitOrder(context.Background(), o, s.Next)
+		if err != nil {
+			// Another process settled it, or the database failed: take the
+			// stored truth when there is one, else look again later.
+			if stored, gerr := l.e.store.GetOrder(context.Background(), o.ClientOrderID); gerr == nil {
+				b.install(l, stored, o.State, nil)
+			}
+			return err
+		}
+		b.install(l, saved, o.State, s.Transition)
+		cur = saved
+	}
+	for _, eff := range s.Effects {
+		b.effect(l, cur, eff)
+	}
+	return nil
+}
+
+func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.Transition) {
+	if tr != nil {
+		l.e.log.Info("order", "clientOrderId", o.ClientOrderID, "symbol", o.Symbol, "from", from, "to", o.State, "status", o.OrderStatus)
+		l.publish(Update{Order: o, From: from, Event: tr.Event, Reason: tr.Reason})
+	}
+	if o.Terminal() {
+		delete(b.open, o.ClientOrderID)
+		delete(b.until, o.ClientOrderID)
+	} else {
+		b.track(o)
+	}
+	keep := b.waiters[o.ClientOrderID][:0]
+	for _, w := range b.waiters[o.ClientOrderID] {
+		if o.Terminal() || (w.working && o.State == states.OrderWorking) {
+			w.ch <- o
+			continue
+		}
+		keep = append(keep, w)
+	}
+	b.waiters[o.ClientOrderID] = keep
+	if len(keep) == 0 {
+		delete(b.waiters, o.ClientOrderID)
+	}
+	l.checkIdle()
+}
+
+// effect carries out an order effect on a worker.
+func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
+	e := l.e
+	account, id := e.cfg.Account, o.ClientOrderID
+	switch eff.(type) {
+	case workflow.PlaceOrder:
+		req := orderRequest(o)
+		e.writes.push(func(ctx context.Context) event {
+			got, _, err := e.client.Orders.Place(ctx, account, req)
+			switch {
+			case err == nil:
+				return orderSeenEv{id: id, in: seenOf(got)}
+			case refused(err):
+				return orderSeenEv{id: id, in: workflow.OrderRefused{Reason: err.Error()}}
+			}
+			return orderSeenEv{id: id, in: workflow.OrderLost{Reason: "the answer was lost, looking it up by its id: " + err.Error()}}
+		})
+	case workflow.LookupOrder:
+		now := e.clock.Now()
+		if _, ok := b.until[id]; !ok {
+			b.until[id] = now.Add(followFor)
+		}
+		if now.After(b.until[id]) {
+			return // followed long enough: `locator orders` or a later run settles it
+		}
+		lookup := o.LookupID()
+		e.writes.push(func(ctx context.Context) event {
+			if err := clock.Sleep(ctx, e.clock, followEvery); err != nil {
+				return nil
+			}
+			got, _, err := e.client.Orders.ResolveOrder(ctx, account, lookup)
+			switch {
+			case errors.Is(err, brokerclient.ErrNeverRegistered):
+				return orderSeenEv{id: id, in: workflow.OrderNotFound{}}
+			case err != nil:
+				e.log.Warn("order lookup failed; looking again", "clientOrderId", id, "err", err)
+				return orderSeenEv{id: id}
+			}
+			return orderSeenEv{id: id, in: seenOf(got)}
+		})
+	case workflow.CancelOrder:
+		lookup := o.LookupID()
+		e.writes.push(func(ctx context.Context) event {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer cancel()
+			got, _, err := e.client.Orders.Cancel(ctx, account, lookup)
+			if err != nil {
+				e.log.Warn("order cancel failed; looking it up", "clientOrderId", id, "err", err)
+				return orderSeenEv{id: id, in: nil}
+			}
+			return orderSeenEv{id: id, in: seenOf(got)}
+		})
+	}
+}
+
+// seenOf is the broker's order record as the step's input.
+func seenOf(o *brokerclient.Order) workflow.OrderSeen {
+	in := workflow.OrderSeen{ClientOrderID: o.ClientOrderID, Status: string(o.OrderStatus), Executed: o.Executed,
+		PriceAvg: o.PriceAvg, Route: string(o.Route)}
+	if rej := o.Rejection(); rej != nil {
+		in.Code = rej.Code
+		if rej.Text != nil {
+			in.Text = *rej.Text
+		}
+	} else if o.Text != nil {
+		in.Text = *o.Text
+	}
+	return in
+}
+
+// refused reports whether a placement error is an answer that says the
+// order was not taken (an error status other than 5xx, a 429, or input the
+// client refused to send). Anything else (a lost answer, a 5xx, a
+// cancellation mid-request) leaves the outcome unknown.
+func refused(err error) bool {
+	if errors.Is(err, brokerclient.ErrOutcomeUnknown) {
+		return false
+	}
+	var er *brokerclient.ErrorResponse
+	var pd *brokerclient.ProblemDetails
+	var rl *brokerclient.RateLimitError
+	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokerclient.ErrInvalidInput)
+}

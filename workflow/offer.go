@@ -1,0 +1,67 @@
+package workflow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// candidate is one priced leg with whether the policy allows it and why not.
+type candidate struct {
+	id     string
+	leg    Leg
+	total  decimal.Decimal
+	reason string // empty when within policy
+}
+
+// candidates lists the offered legs of w, cheapest first (the primary id
+// before .SU at equal prices, for a stable choice), judged by its policy.
+// Spec "Short locates" rule 2: a Reg SHO pair offers two priced sides, or
+// one; an unpriced side is no candidate.
+func candidates(w *Workflow) []candidate {
+	var out []candidate
+	for id, l := range w.Legs {
+		if l.Status != StatusOffered || !l.Price.IsPositive() {
+			continue
+		}
+		c := candidate{id: id, leg: l, total: l.Price.Mul(decimal.NewFromInt(w.Quantity))}
+		p := w.Policy
+		switch {
+		case l.Type == TypeSingleUse && !p.AllowSingleUse:
+			c.reason = "SingleUse side not allowed (it cannot be credited back once used; pass --allow-single-use)"
+		case p.MaxPrice.IsPositive() && l.Price.GreaterThan(p.MaxPrice):
+			c.reason = fmt.Sprintf("price %s above the cap %s per share", l.Price, p.MaxPrice)
+		case p.MaxCost.IsPositive() && c.total.GreaterThan(p.MaxCost):
+			c.reason = fmt.Sprintf("total %s above the cap %s", c.total.StringFixed(2), p.MaxCost)
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b candidate) int {
+		if c := a.leg.Price.Cmp(b.leg.Price); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return out
+}
+
+// Choose returns the offer the policy would take (within is true), or the
+// cheapest one when none is within policy, with the reason it is refused
+// (for display and for the decline). It returns nil when no leg is priced.
+func Choose(w *Workflow) (o *Offer, within bool, reason string) {
+	cs := candidates(w)
+	if len(cs) == 0 {
+		return nil, false, "no priced offer"
+	}
+	pick := cs[0]
+	for _, c := range cs {
+		if c.reason == "" {
+			pick = c
+			break
+		}
+	}
+	return &Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: pick.id, LocateType: pick.leg.Type,
+		Price: pick.leg.Price, Shares: w.Quantity, Total: pick.total, ExpiresAt: w.ExpiresAt}, pick.reason == "", pick.reason
+}

@@ -1,0 +1,532 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locatorhq/locator/states"
+)
+
+// Rules are the broker's timing rules the step applies.
+type Rules struct {
+	// OfferWindow is an offer's validity (spec "Locate limits": 30 s).
+	OfferWindow time.Duration
+	// AcceptMargin is the least time that must remain in the window for an
+	// accept to be sent: less, and it could not land in time.
+	AcceptMargin time.Duration
+	// SettleGrace is how long after a quote or sell left its history row may
+	// take to appear, and how long past an offer's window its final row may
+	// take, before the engine gives up on it (never re-sending).
+	SettleGrace time.Duration
+}
+
+// DefaultRules are the spec's windows with this engine's margins.
+var DefaultRules = Rules{OfferWindow: 30 * time.Second, AcceptMargin: 2 * time.Second, SettleGrace: 20 * time.Second}
+
+// Env is what a step may know besides the record and the input.
+type Env struct {
+	Now time.Time
+	// CanAsk is true when a person can answer an offer the policy leaves to
+	// them.
+	CanAsk bool
+	Rules  Rules
+}
+
+// ErrNotOpen is returned for an input a workflow can no longer take (a
+// cancel of one that ended, say).
+var ErrNotOpen = errors.New("workflow is not open")
+
+// Transition is one state change, with its reason and the broker's rows
+// behind it.
+type Transition struct {
+	From   states.State
+	To     states.State
+	Event  states.Event
+	Reason string
+	Raw    []byte
+}
+
+// Step is what the step function decided: the record to persist (nil when
+// nothing changes), the transition it makes (nil when only fields change),
+// the effects to carry out once the record is committed, and a follow-up
+// input to step at once (the decision on an offer that just arrived).
+type Step struct {
+	Next       *Workflow
+	Transition *Transition
+	Effects    []Effect
+	Then       Input
+	// Offer is set when an offer arrives (for displays).
+	Offer *Offer
+	// Err refuses the input; nothing changes.
+	Err error
+}
+
+// Input is something that happens to a workflow.
+type Input interface{ input() }
+
+// Begin: a new locate request after its checks.
+type Begin struct {
+	EasyToBorrow bool
+	Available    int64 // shares available to short (see Available)
+}
+
+// QuoteTurn: the dispatcher's turn to quote this request.
+type QuoteTurn struct{ Available int64 }
+
+// SellTurn: the credit-back's turn to send its sell.
+type SellTurn struct{}
+
+// Rows: new or changed history rows of this workflow (both legs of a Reg
+// SHO pair that changed in one poll arrive together).
+type Rows struct {
+	Legs map[string]Leg
+	// Latest is the id of the leg whose row changed last.
+	Latest string
+	// OfferedAt is when the broker says the latest row changed, on this
+	// machine's clock; zero when unknown.
+	OfferedAt time.Time
+	Raw       []byte
+}
+
+// Decide: weigh the live offer under the policy (after it arrived, or after
+// a restart).
+type Decide struct{}
+
+// Answer: a person's answer to an offer put to them.
+type Answer struct {
+	Accept bool
+	// Late is set when the answer came when an accept could no longer land
+	// (or the asker went away).
+	Late bool
+}
+
+// CancelAsked: the user asked to cancel.
+type CancelAsked struct{}
+
+// Written: a broker write carried out by a worker, and how it went.
+type Written struct {
+	Op      Op
+	Outcome Outcome
+	Detail  string
+}
+
+// Tick: the timers' check (windows and grace periods).
+type Tick struct{}
+
+// Resume: re-drive what the persisted state was doing, after a restart.
+type Resume struct{}
+
+// Abandon: the engine gives up (a record that cannot be saved, say).
+type Abandon struct{ Reason string }
+
+func (Begin) input()       {}
+func (QuoteTurn) input()   {}
+func (SellTurn) input()    {}
+func (Rows) input()        {}
+func (Decide) input()      {}
+func (Answer) input()      {}
+func (CancelAsked) input() {}
+func (Written) input()     {}
+func (Tick) input()        {}
+func (Resume) input()      {}
+func (Abandon) input()     {}
+
+// Op names a broker write.
+type Op string
+
+// Broker writes.
+const (
+	OpQuote  Op = "quote"
+	OpSell   Op = "credit-back"
+	OpAccept Op = "accept"
+	OpCancel Op = "cancel"
+)
+
+// Outcome is how a broker write went.
+type Outcome int
+
+// Outcomes of a broker write.
+const (
+	// Done: the broker took it.
+	Done Outcome = iota
+	// Refused: the broker answered that it did not take it.
+	Refused
+	// Unknown: the answer was lost; history settles it.
+	Unknown
+	// Failed: it could not be sent (the engine stopping, say).
+	Failed
+)
+
+// Effect is something to carry out once the step's record is committed.
+type Effect interface{ effect() }
+
+// SendQuote sends the quote of Next.Quantity under its QuoteReqID.
+type SendQuote struct{}
+
+// SendAccept accepts leg Leg (the id, or id.SU).
+type SendAccept struct{ Leg string }
+
+// SendCancel cancels the quote or sell at the broker (safe to repeat).
+type SendCancel struct{}
+
+// SendSell sends the credit-back's sell.
+type SendSell struct{}
+
+// Ask puts the offer to a person.
+type Ask struct{ Offer Offer }
+
+// Enqueue queues a locate for the quote dispatcher.
+type Enqueue struct{}
+
+// RefreshInventory asks for an inventory read (after a fill or a sell).
+type RefreshInventory struct{}
+
+func (SendQuote) effect()        {}
+func (SendAccept) effect()       {}
+func (SendCancel) effect()       {}
+func (SendSell) effect()         {}
+func (Ask) effect()              {}
+func (Enqueue) effect()          {}
+func (RefreshInventory) effect() {}
+
+// StepWorkflow is the pure step of a locate or credit-back workflow: the
+// record w, the input and the environment give the transition and the
+// effects. Every state change is looked up in the states tables through the
+// constructors below; none is written by hand.
+func StepWorkflow(w *Workflow, in Input, env Env) Step {
+	if env.Rules == (Rules{}) {
+		env.Rules = DefaultRules
+	}
+	switch in := in.(type) {
+	case Begin:
+		switch {
+		case in.EasyToBorrow:
+			return move(w, states.Skip, w.Symbol+" is easy to borrow", nil)
+		case in.Available >= w.Requested:
+			return move(w, states.Cover, fmt.Sprintf("inventory holds %d available", in.Available), nil)
+		}
+		return Step{Effects: []Effect{Enqueue{}}}
+	case QuoteTurn:
+		if w.Kind != states.Locate {
+			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a locate", w.ID, w.Kind)}
+		}
+		if w.State != states.Requested {
+			return Step{}
+		}
+		if in.Available >= w.Requested {
+			return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil)
+		}
+		qty := RoundUpLot(w.Requested - in.Available)
+		return move(w, states.Send, "quote sent", func(n *Workflow) { n.Quantity, n.SentAt = qty, env.Now }, SendQuote{})
+	case SellTurn:
+		if w.Kind != states.CreditBack {
+			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a credit-back", w.ID, w.Kind)}
+		}
+		if w.State != states.Requested {
+			return Step{}
+		}
+		return move(w, states.Send, "credit-back sent", func(n *Workflow) { n.SentAt = env.Now }, SendSell{})
+	case Rows:
+		return rows(w, in, env)
+	case Decide:
+		return decide(w, env)
+	case Answer:
+		if w.State != states.Offered {
+			return Step{} // it ended, or was decided, while the person thought
+		}
+		switch {
+		case in.Late:
+			return decline(w, "no answer while an accept could still land")
+		case !in.Accept:
+			return decline(w, "declined at the prompt")
+		}
+		return accept(w, env)
+	case CancelAsked:
+		switch w.State {
+		case states.Requested:
+			return move(w, states.Cancel, "cancelled before sending", nil)
+		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
+			return move(w, states.Cancel, "cancel requested", nil, SendCancel{})
+		}
+		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
+	case Written:
+		if in.Outcome == Refused && (in.Op == OpQuote || in.Op == OpSell) {
+			return move(w, states.RowRejected, "broker refused the "+string(in.Op)+": "+in.Detail, nil)
+		}
+		return Step{}
+	case Tick:
+		return tick(w, env)
+	case Resume:
+		return resume(w, env)
+	case Abandon:
+		var cancel []Effect
+		if w.State != states.Requested {
+			cancel = []Effect{SendCancel{}} // leave nothing open at the broker
+		}
+		return move(w, states.Fail, in.Reason, nil, cancel...)
+	}
+	return Step{Err: fmt.Errorf("workflow: unknown input %T", in)}
+}
+
+// move is the one constructor of transitions: the destination comes from
+// kind's table. A self-transition yields no state change (but edit may still
+// change fields); an event the table refuses from this state yields Err.
+func move(w *Workflow, ev states.Event, reason string, edit func(*Workflow), effects ...Effect) Step {
+	to, changed, err := states.Next(w.Kind, w.State, ev)
+	if err != nil {
+		return Step{Err: err}
+	}
+	n := w.clone()
+	if edit != nil {
+		edit(n)
+	}
+	n.State = to
+	if changed && reason != "" {
+		n.Reason = reason
+	}
+	s := Step{Next: n, Effects: effects}
+	if changed {
+		s.Transition = &Transition{From: w.State, To: to, Event: ev, Reason: reason}
+	}
+	return s
+}
+
+// rows moves a workflow on its history rows.
+func rows(w *Workflow, in Rows, env Env) Step {
+	legs := make(map[string]Leg, len(w.Legs)+len(in.Legs))
+	for k, v := range w.Legs {
+		legs[k] = v
+	}
+	for k, v := range in.Legs {
+		legs[k] = v
+	}
+	var ev states.Event
+	if w.Kind == states.CreditBack {
+		ev, _ = legs[in.Latest].Status.Event()
+	} else {
+		ev = legEvent(w, legs)
+	}
+	if w.State == states.Declining || w.State == states.Declined {
+		if ev == states.RowCanceled || ev == states.RowExpired {
+			ev = states.Confirm // our own cancel of the declined offer, or its lapse
+		}
+	}
+	if ev != "" {
+		if _, _, err := states.Next(w.Kind, w.State, ev); err != nil {
+			ev = "" // the row does not fit: recorded, state kept
+		}
+	}
+	if ev == "" && sameLegs(w.Legs, legs) {
+		return Step{}
+	}
+	edit := func(n *Workflow) {
+		n.Legs = legs
+		if w.Kind == states.Locate && w.AcceptedID == "" {
+			if id, ok := filledLeg(legs); ok { // accepted elsewhere, or before a crash
+				n.AcceptedID, n.Price, n.LocateType = id, legs[id].Price, TypeName(legs[id].Type)
+			}
+		}
+	}
+	var s Step
+	if ev == "" {
+		s = Step{Next: w.clone()}
+		edit(s.Next)
+	} else {
+		s = move(w, ev, rowReason(legs, in.Latest, ev), edit)
+		if s.Err != nil {
+			return s
+		}
+	}
+	n := s.Next
+	// The window runs from when the quote reached Offered (spec "Locate
+	// limits"); a Pending quote gets one too, so that it cannot wait for
+	// ever.
+	if (n.State == states.Pending && n.ExpiresAt.IsZero()) || (s.Transition != nil && s.Transition.To == states.Offered) {
+		n.OfferedAt = env.Now
+		if t := in.OfferedAt; !t.IsZero() && t.Before(env.Now) {
+			n.OfferedAt = t // the window began when the broker offered, not when we looked
+		}
+		n.ExpiresAt = n.OfferedAt.Add(env.Rules.OfferWindow)
+	}
+	if s.Transition != nil {
+		s.Transition.Raw = in.Raw
+		switch s.Transition.To {
+		case states.Offered:
+			s.Offer, _, _ = Choose(n)
+			s.Then = Decide{}
+		case states.Filled, states.Credited, states.Canceled:
+			s.Effects = append(s.Effects, RefreshInventory{})
+		}
+	}
+	return s
+}
+
+// legEvent derives a locate's event from its legs. After an accept only the
+// accepted leg counts: the sibling's expiry is expected.
+func legEvent(w *Workflow, legs map[string]Leg) states.Event {
+	if w.AcceptedID != "" {
+		switch st := legs[w.AcceptedID].Status; st {
+		case StatusFilled, StatusExpired, StatusCanceled, StatusRejected:
+			ev, _ := st.Event()
+			return ev
+		}
+		return ""
+	}
+	count := map[Status]int{}
+	for _, l := range legs {
+		count[l.Status]++
+	}
+	n := len(legs)
+	switch {
+	case count[StatusFilled] > 0:
+		return states.RowFilled
+	case count[StatusCanceled] > 0:
+		return states.RowCanceled
+	case count[StatusOffered] > 0:
+		return states.RowOffered
+	case n > 0 && count[StatusRejected] == n:
+		return states.RowRejected
+	case n > 0 && count[StatusRejected]+count[StatusExpired] == n:
+		return states.RowExpired
+	case count[StatusPending] > 0:
+		return states.RowPending
+	case count[StatusQuoting] > 0:
+		return states.RowQuoting
+	}
+	return ""
+}
+
+func filledLeg(legs map[string]Leg) (string, bool) {
+	for id, l := range legs {
+		if l.Status == StatusFilled {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+func sameLegs(a, b map[string]Leg) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || v.Status != w.Status || !v.Price.Equal(w.Price) || v.Text != w.Text || v.Shares != w.Shares {
+			return false
+		}
+	}
+	return true
+}
+
+// rowReason is the broker's text behind an ending event. A confirmed
+// decline keeps the decline's reason.
+func rowReason(legs map[string]Leg, latest string, ev states.Event) string {
+	switch ev {
+	case states.RowRejected, states.RowExpired, states.RowCanceled:
+		if t := legs[latest].Text; t != "" {
+			return t
+		}
+		for _, l := range legs {
+			if l.Text != "" {
+				return l.Text
+			}
+		}
+		return fmt.Sprintf("locate status %d", legs[latest].Status)
+	}
+	return ""
+}
+
+// decide takes an offered workflow to accept, ask or decline.
+func decide(w *Workflow, env Env) Step {
+	if w.State != states.Offered {
+		return Step{}
+	}
+	o, within, reason := Choose(w)
+	switch {
+	case o == nil || !within:
+		return decline(w, reason)
+	case w.Policy.AutoAccept || (!env.CanAsk && w.Policy.Capped()):
+		return accept(w, env)
+	case env.CanAsk:
+		return Step{Effects: []Effect{Ask{Offer: *o}}}
+	}
+	return decline(w, "the policy asks for confirmation and nobody can answer")
+}
+
+// accept records the choice of leg, then sends the accept, unless it could
+// no longer land in the window: then the offer is declined (cancelled).
+func accept(w *Workflow, env Env) Step {
+	o, within, reason := Choose(w)
+	if o == nil || !within {
+		return decline(w, reason)
+	}
+	if left := w.ExpiresAt.Sub(env.Now); left < env.Rules.AcceptMargin {
+		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)))
+	}
+	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
+		func(n *Workflow) {
+			n.AcceptedID, n.Price, n.LocateType = o.QuoteReqID, o.Price, TypeName(o.LocateType)
+		}, SendAccept{Leg: o.QuoteReqID})
+}
+
+// decline records the refusal, then cancels the offer (both sides of a
+// pair) so that it does not linger at the broker.
+func decline(w *Workflow, reason string) Step {
+	return move(w, states.Decline, reason, nil, SendCancel{})
+}
+
+// tick gives up on what the broker never settled: a quote or sell whose row
+// never appeared fails (it is never re-sent), and an offer, pending quote or
+// refusal past its window with no final row ends.
+func tick(w *Workflow, env Env) Step {
+	switch w.State {
+	case states.Quoting, states.Submitted:
+		if len(w.Legs) == 0 && !w.SentAt.IsZero() && env.Now.Sub(w.SentAt) > env.Rules.SettleGrace {
+			return move(w, states.Fail, fmt.Sprintf("no history row %s after sending; not re-sent", env.Rules.SettleGrace), nil, SendCancel{})
+		}
+	case states.Offered, states.Accepting, states.Pending, states.Declining:
+		if !w.ExpiresAt.IsZero() && env.Now.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
+			// Cancelling is safe to repeat and leaves nothing open at the
+			// broker, whatever became of the quote.
+			return move(w, states.Timeout, "offer window closed without a final history row", nil, SendCancel{})
+		}
+	}
+	return Step{}
+}
+
+// resume re-drives a recovered workflow from its persisted state.
+func resume(w *Workflow, env Env) Step {
+	switch w.State {
+	case states.Requested:
+		if w.Kind == states.CreditBack {
+			return StepWorkflow(w, SellTurn{}, env)
+		}
+		return Step{Effects: []Effect{Enqueue{}}}
+	case states.Offered:
+		return decide(w, env)
+	case states.Accepting:
+		// An accept is safe to repeat (spec "Short locates" rule 3), and
+		// only this one resend happens per recovery.
+		if w.Legs[w.AcceptedID].Status == StatusOffered && env.Now.Before(w.ExpiresAt) {
+			return Step{Effects: []Effect{SendAccept{Leg: w.AcceptedID}}}
+		}
+	case states.Canceling, states.Declining:
+		return Step{Effects: []Effect{SendCancel{}}}
+	}
+	return Step{}
+}
+
+// TypeName is the locate type string of a type code (spec "Locate types":
+// send Locate for codes 1 and 2).
+func TypeName(code int) string {
+	switch code {
+	case TypeLocate, TypeIntraDay:
+		return "Locate"
+	case TypePreBorrow:
+		return "PreBorrow"
+	case TypeSingleUse:
+		return "SingleUse"
+	}
+	return "Unknown"
+}

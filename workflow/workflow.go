@@ -1,0 +1,172 @@
+package workflow
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/states"
+)
+
+// Status is a locate history row's locateStatus (spec "Locate statuses").
+type Status int
+
+// The broker's locate statuses.
+const (
+	StatusNew      Status = 48 // a credit-back row just queued
+	StatusFilled   Status = 50
+	StatusCanceled Status = 52
+	StatusPending  Status = 54
+	StatusRejected Status = 56
+	StatusOffered  Status = 65
+	StatusExpired  Status = 67
+	StatusQuoting  Status = 81
+)
+
+// Event is the workflow event a history row with this status carries.
+func (s Status) Event() (states.Event, bool) { return states.EventForStatus(int(s)) }
+
+// Locate type codes (spec "Locate types").
+const (
+	TypeLocate    = 1
+	TypeIntraDay  = 2
+	TypePreBorrow = 3
+	TypeSingleUse = 4
+)
+
+// Policy is the cost policy a locate request carries.
+type Policy struct {
+	// MaxPrice is the highest price per share to accept; zero means no cap.
+	MaxPrice decimal.Decimal `json:"maxPrice"`
+	// MaxCost is the highest total (price × shares) to accept; zero means no cap.
+	MaxCost decimal.Decimal `json:"maxCost"`
+	// AutoAccept accepts an offer within policy without asking.
+	AutoAccept bool `json:"autoAccept"`
+	// AllowSingleUse lets the engine take the SingleUse side of a Reg SHO pair,
+	// which cannot be credited back once used.
+	AllowSingleUse bool `json:"allowSingleUse"`
+}
+
+// Capped reports whether the policy sets a price or a cost cap.
+func (p Policy) Capped() bool { return p.MaxPrice.IsPositive() || p.MaxCost.IsPositive() }
+
+// Decides reports whether the policy decides an offer alone: it
+// auto-accepts, or it sets a cap, which with nobody to ask means "accept
+// within the cap" (never a quote that can only be declined).
+func (p Policy) Decides() bool { return p.AutoAccept || p.Capped() }
+
+// Leg is the last history row seen for one leg of a quote (id or id.SU).
+type Leg struct {
+	Status Status          `json:"status"`
+	Price  decimal.Decimal `json:"price"`
+	Type   int             `json:"type"`
+	Shares int64           `json:"shares"`
+	Text   string          `json:"text,omitempty"`
+	Error  int             `json:"error,omitempty"`
+}
+
+// Workflow is one locate request or credit-back.
+type Workflow struct {
+	ID         string
+	Kind       states.Kind
+	Account    string
+	Symbol     string
+	Requested  int64 // shares the caller asked for
+	Quantity   int64 // shares quoted or sold; 0 when nothing is sent
+	QuoteReqID string
+	State      states.State
+	Policy     Policy
+	LocateType string          // credit-back type string, or the filled leg's type name
+	AcceptedID string          // the leg accepted (QuoteReqID or QuoteReqID.SU)
+	Price      decimal.Decimal // price per share of the offer taken
+	Legs       map[string]Leg
+	OfferedAt  time.Time // when the broker offered, on this machine's clock
+	ExpiresAt  time.Time // end of the 30-second window, on this machine's clock
+	SentAt     time.Time
+	Reason     string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Version    int64
+}
+
+// Terminal reports whether the workflow has ended.
+func (w *Workflow) Terminal() bool { return states.Terminal(w.State) }
+
+// Located reports whether the shares asked for are there: filled, already
+// covered by inventory, or not needed (easy to borrow).
+func (w *Workflow) Located() bool {
+	return w.Kind == states.Locate && (w.State == states.Filled || w.State == states.Covered || w.State == states.NotNeeded)
+}
+
+// Total is the cost of the offer taken (price × shares), zero when none.
+func (w *Workflow) Total() decimal.Decimal { return w.Price.Mul(decimal.NewFromInt(w.Quantity)) }
+
+// clone copies w deeply enough that the step can edit the copy.
+func (w *Workflow) clone() *Workflow {
+	c := *w
+	c.Legs = make(map[string]Leg, len(w.Legs))
+	for k, v := range w.Legs {
+		c.Legs[k] = v
+	}
+	return &c
+}
+
+// Offer is an offer the engine is considering, or puts to a person.
+type Offer struct {
+	WorkflowID string
+	Symbol     string
+	QuoteReqID string // the leg: id, or id.SU for the SingleUse side
+	LocateType int
+	Price      decimal.Decimal
+	Shares     int64
+	Total      decimal.Decimal
+	ExpiresAt  time.Time
+}
+
+// Order is one order placed under a write-ahead clientOrderId, with what it
+// sent and what the broker said about it.
+type Order struct {
+	ClientOrderID string // the id generated and sent
+	// BrokerOrderID is the clientOrderId in the broker's answer when it
+	// differs from the one sent (the spec's R118 rewrite); empty otherwise.
+	BrokerOrderID    string
+	Account          string
+	Symbol           string
+	Side             string // Buy or Sell
+	OpenClose        string // Open or Close
+	OrderType        string
+	TimeInForce      string
+	Quantity         int64
+	LimitPrice       decimal.Decimal // zero when none was sent
+	Route            string          // as sent, or as paper assigned it when none was
+	LocateWorkflowID string          // the locate workflow that covers a short
+	State            states.State
+	OrderStatus      string // the broker's last orderStatus
+	Executed         int64
+	PriceAvg         decimal.Decimal
+	Code             string // rejection code, as parsed from text
+	Text             string // the broker's text
+	Reason           string // why the state is what it is, for a person
+	CreatedAt        time.Time
+	SentAt           time.Time
+	UpdatedAt        time.Time
+	Version          int64
+}
+
+// Terminal reports whether the order can no longer change.
+func (o *Order) Terminal() bool { return states.Terminal(o.State) }
+
+// LookupID is the id to look the order up by: the one the broker answered
+// with when it rewrote it, else the one sent.
+func (o *Order) LookupID() string {
+	if o.BrokerOrderID != "" {
+		return o.BrokerOrderID
+	}
+	return o.ClientOrderID
+}
+
+// Settled reports whether the broker's answer is recorded: the order is not
+// in a write-ahead state that must be sent or looked up.
+func (o *Order) Settled() bool {
+	return o.State != states.OrderIntent && o.State != states.OrderSent && o.State != states.OrderUnknown
+}
