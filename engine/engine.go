@@ -72,6 +72,11 @@ type Config struct {
 	QuoteSpacing time.Duration
 	// Workers is how many broker writes may be under way at once (default 4).
 	Workers int
+	// SettleAllOrders settles, at Start, every order an earlier run left
+	// unanswered, however recent. By default one younger than a minute is
+	// left to the run that may still be sending it; `locator resume`, run
+	// after a crash, settles them all.
+	SettleAllOrders bool
 }
 
 // Update is one state change of a workflow or an order.

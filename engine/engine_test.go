@@ -481,3 +481,68 @@ func TestRecoveryAfterStop(t *testing.T) {
 		t.Errorf("legs %s", raw)
 	}
 }
+
+// Issue 8, and spec "Rate limits" (recovery of a 429): accepts run on the
+// workers, not on the poller. With the simulator answering the first
+// accepts with a burst of 429s, history keeps its cadence (from the
+// simulator's request log, on the fake clock) and every offer is still
+// accepted inside its window.
+func TestAccept429BurstStallsNothing(t *testing.T) {
+	t.Parallel()
+	var symbols []string
+	b := setup(t, setupOpt{scenario: func(sc *brokersim.Scenario) {
+		for i := range 4 {
+			sym := fmt.Sprintf("HTB%02d", i)
+			symbols = append(symbols, sym)
+			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: sym, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
+		}
+	}})
+	if err := b.sim.Sim.SetFaults(brokersim.Faults{Script: []brokersim.FaultStep{{Match: "POST /v1/api/accounts/locates/accept", Kind: "429", Count: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	var handles []*engine.Handle
+	for _, sym := range symbols {
+		h, err := b.engine.Locate(t.Context(), engine.Request{Symbol: sym, Quantity: 500, Policy: auto("0.02")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles = append(handles, h)
+	}
+	var last time.Time
+	for _, h := range handles {
+		w := b.wait(t, h.ID)
+		expect(t, w, states.Filled)
+		if w.UpdatedAt.After(last) {
+			last = w.UpdatedAt
+		}
+	}
+	var throttled int
+	var firstThrottle, lastAccept time.Time
+	for _, r := range b.requests("POST /v1/api/accounts/locates/accept") {
+		switch {
+		case r.Status == 429:
+			if throttled++; throttled == 1 {
+				firstThrottle = r.Time
+			}
+		case r.Time.After(lastAccept):
+			lastAccept = r.Time
+		}
+	}
+	if throttled != 4 || lastAccept.Sub(firstThrottle) < 3*time.Second {
+		t.Fatalf("%d accepts answered 429 (want the scripted 4), the last accept %s after the first 429 (want a back-off of seconds)",
+			throttled, lastAccept.Sub(firstThrottle))
+	}
+	first := b.requests("POST /v1/api/accounts/locates/quote")[0].Time
+	var prev time.Time
+	for _, r := range b.requests("GET /v1/api/accounts/LV100001/locates/history") {
+		if r.Time.Before(first) || r.Time.After(last) {
+			continue
+		}
+		if !prev.IsZero() {
+			if gap := r.Time.Sub(prev); gap > 2500*time.Millisecond {
+				t.Errorf("history polls %s apart at %s while offers were live: the 429 back-off stalled polling", gap, r.Time.Format(time.TimeOnly))
+			}
+		}
+		prev = r.Time
+	}
+}

@@ -39,7 +39,6 @@ type (
 	writtenEv   struct {
 		id  string
 		in  workflow.Written
-		at  time.Time
 		sym string
 	}
 	answerEv struct {
@@ -144,7 +143,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	for _, o := range orders {
 		// An unsettled order younger than leftoverAge may belong to a run
 		// still sending it: leave it to that run.
-		if o.Settled() || e.clock.Now().Sub(o.UpdatedAt) >= leftoverAge {
+		if o.Settled() || e.cfg.SettleAllOrders || e.clock.Now().Sub(o.UpdatedAt) >= leftoverAge {
 			l.orders.track(o)
 		}
 	}
@@ -295,7 +294,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		if ev.in.Op == workflow.OpQuote {
 			// Spacing counts from the answer: the broker received the quote
 			// before it answered, so the next one cannot reach it closer.
-			l.noteQuote(ev.sym, ev.at)
+			l.noteQuote(ev.sym, ev.in.At)
 		}
 		if w := l.open[ev.id]; w != nil {
 			l.step(w, ev.in)
@@ -616,7 +615,7 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 
 // written turns a broker write's error into the loop's event.
 func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
-	in := workflow.Written{Op: op, Outcome: workflow.Done}
+	in := workflow.Written{Op: op, Outcome: workflow.Done, At: e.clock.Now()}
 	var unknown *brokerclient.OutcomeUnknownError
 	switch {
 	case err == nil:
@@ -629,7 +628,7 @@ func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
 		in.Outcome, in.Detail = workflow.Failed, err.Error()
 		e.log.Warn(string(op)+" failed; history will tell", "id", id, "err", err)
 	}
-	return writtenEv{id: id, in: in, at: e.clock.Now(), sym: symbol}
+	return writtenEv{id: id, in: in, sym: symbol}
 }
 
 // work runs jobs from box until the engine stops.

@@ -109,6 +109,8 @@ type Written struct {
 	Op      Op
 	Outcome Outcome
 	Detail  string
+	// At is when the answer came back (or the write gave up).
+	At time.Time
 }
 
 // Tick: the timers' check (windows and grace periods).
@@ -251,8 +253,18 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		}
 		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
 	case Written:
-		if in.Outcome == Refused && (in.Op == OpQuote || in.Op == OpSell) {
+		if in.Op != OpQuote && in.Op != OpSell {
+			return Step{}
+		}
+		if in.Outcome == Refused {
 			return move(w, states.RowRejected, "broker refused the "+string(in.Op)+": "+in.Detail, nil)
+		}
+		if in.Outcome != Failed && in.At.After(w.SentAt) {
+			// The broker had it by the time it answered: the same-symbol
+			// spacing counts from here, in this process and the next.
+			n := w.clone()
+			n.SentAt = in.At
+			return Step{Next: n}
 		}
 		return Step{}
 	case Tick:

@@ -1057,6 +1057,13 @@ func TestInputs(t *testing.T) {
 			want: result{State: states.Rejected, Event: states.RowRejected}},
 		{name: "quote answer lost: nothing (history settles it)", w: locate(states.Quoting), in: workflow.Written{Op: workflow.OpQuote, Outcome: workflow.Unknown}, want: result{}},
 		{name: "quote done: nothing", w: locate(states.Quoting), in: workflow.Written{Op: workflow.OpQuote, Outcome: workflow.Done}, want: result{}},
+		{name: "\"Locate limits\" spacing: the quote's answer time is recorded as SentAt, no transition", w: locate(states.Quoting),
+			in: workflow.Written{Op: workflow.OpQuote, Outcome: workflow.Done, At: t0.Add(700 * time.Millisecond)}, want: result{State: states.Quoting},
+			check: func(t *testing.T, s workflow.Step) {
+				if !s.Next.SentAt.Equal(t0.Add(700 * time.Millisecond)) {
+					t.Errorf("SentAt %s, want the answer's time", s.Next.SentAt)
+				}
+			}},
 		{name: "rule 3: accept refused: nothing (history settles it)", w: offered(withState(states.Accepting)), in: workflow.Written{Op: workflow.OpAccept, Outcome: workflow.Refused}, want: result{}},
 		{name: "cancel refused: nothing", w: offered(withState(states.Declining)), in: workflow.Written{Op: workflow.OpCancel, Outcome: workflow.Refused}, want: result{}},
 		// Abandon.

@@ -82,7 +82,7 @@ type Workflow struct {
 	Legs       map[string]Leg
 	OfferedAt  time.Time // when the broker offered, on this machine's clock
 	ExpiresAt  time.Time // end of the 30-second window, on this machine's clock
-	SentAt     time.Time
+	SentAt     time.Time // when the quote or sell was answered (or left, until then)
 	Reason     string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time

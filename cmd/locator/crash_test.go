@@ -25,10 +25,12 @@ import (
 )
 
 // TestCrashRecovery kills the built binary with SIGKILL at random points of
-// its workflows (DESIGN.md rule 1), runs `locator resume` after each kill,
-// and checks against a `locator sim` subprocess that every workflow ended in
-// the state the broker's history shows, with exactly one quote (or sell)
-// processed per workflow and none sent without a workflow behind it.
+// its workflows and of order placement (DESIGN.md rule 1), runs `locator
+// resume` after each kill, and checks against a `locator sim` subprocess
+// that every workflow ended in the state the broker's history shows, with
+// exactly one quote (or sell) processed per workflow, none sent without a
+// workflow behind it, at most one order per short and none placed twice,
+// and each accept sent at most once by any one run.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it for about a minute")
@@ -87,10 +89,16 @@ func TestCrashRecovery(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	kills, resumed, filledSymbols := 0, 0, []string{}
+	kills, resumed, filledSymbols, shorts := 0, 0, []string{}, 0
+	var runs []window // when each process ran, to count its accepts
 	for i := 0; kills < 22 && i < 60; i++ {
 		var args []string
 		switch {
+		case i%3 == 2:
+			// AAPL is easy to borrow: the kill lands in the order's
+			// placement and follow.
+			args = []string{"short", "AAPL", "10", "--limit", "189.00", "--yes"}
+			shorts++
 		case i%5 == 4 && len(filledSymbols) > 0:
 			args = []string{"credit-back", filledSymbols[rng.IntN(len(filledSymbols))], "100", "--type", "Locate"}
 		case i%7 == 3:
@@ -101,20 +109,30 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := run(ctx, args...)
+		start := time.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		// A short reads the sizing before it places: its kill points spread
+		// wider, to land in the placement too.
+		after, within := time.Duration(0), 1800*time.Millisecond
+		if args[0] == "short" {
+			after, within = time.Second, 2*time.Second
+		}
 		select {
-		case <-time.After(time.Duration(rng.Int64N(int64(1800 * time.Millisecond)))):
+		case <-time.After(after + time.Duration(rng.Int64N(int64(within)))):
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			kills++
 		case <-done:
 		}
+		runs = append(runs, window{start, time.Now()})
 		// Recover before the next run, as a user would after a crash.
+		start = time.Now()
 		out, err := run(ctx, "resume").CombinedOutput()
+		runs = append(runs, window{start, time.Now()})
 		if err != nil {
 			cancel()
 			t.Fatalf("resume after %v: %v\n%s", args, err, out)
@@ -131,12 +149,15 @@ func TestCrashRecovery(t *testing.T) {
 	if resumed == 0 {
 		t.Error("no kill interrupted a workflow: the kill points are not random enough")
 	}
-	checkAgainstBroker(t, ready, db)
+	checkAgainstBroker(t, ready, db, shorts, runs)
 }
+
+// window is when one process ran, on the wall clock the simulator keeps.
+type window struct{ from, to time.Time }
 
 // checkAgainstBroker compares every workflow in the database with the
 // simulator's history and request log.
-func checkAgainstBroker(t *testing.T, ready readyLine, db string) {
+func checkAgainstBroker(t *testing.T, ready readyLine, db string, shorts int, runs []window) {
 	t.Helper()
 	ctx := t.Context()
 	st, err := store.Open(ctx, db, clock.Real{})
@@ -167,6 +188,8 @@ func checkAgainstBroker(t *testing.T, ready readyLine, db string) {
 	var log []brokersim.RequestRecord
 	json.NewDecoder(resp.Body).Decode(&log)
 	resp.Body.Close()
+	checkOrders(t, st, log, shorts)
+	checkAccepts(t, log, runs)
 	sent := map[string]int{} // quoteReqID → processed quote/sell requests
 	for _, r := range log {
 		if r.Method != "POST" || (r.Path != "/v1/api/accounts/locates/quote" && r.Path != "/v1/api/accounts/locates/sell") || r.Status != 200 {
@@ -224,6 +247,83 @@ func checkAgainstBroker(t *testing.T, ready readyLine, db string) {
 	t.Logf("%d workflows: %v", len(workflows), counts)
 	if !strings.Contains(fmt.Sprint(counts), "filled") {
 		t.Error("no workflow filled at all")
+	}
+}
+
+// checkOrders: every placement the broker saw was recorded before it was
+// sent, none was sent twice, there are no more than one per short, and each
+// record ended settled.
+func checkOrders(t *testing.T, st *store.Store, log []brokersim.RequestRecord, shorts int) {
+	t.Helper()
+	placed := map[string]int{}
+	for _, r := range log {
+		if r.Method != "POST" || !strings.HasSuffix(r.Path, "/order") {
+			continue
+		}
+		var body struct {
+			ClientOrderID string `json:"clientOrderId"`
+		}
+		json.Unmarshal([]byte(r.Body), &body)
+		placed[body.ClientOrderID]++
+	}
+	orders, err := st.Orders(t.Context(), store.OrderFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, lookedUp := map[string]bool{}, 0
+	for _, o := range orders {
+		recorded[o.ClientOrderID] = true
+		if strings.Contains(o.Reason, "left unanswered") {
+			lookedUp++
+		}
+		if !o.Settled() {
+			t.Errorf("order %s left %s after resume", o.ClientOrderID, o.State)
+		}
+	}
+	for id, n := range placed {
+		if n > 1 {
+			t.Errorf("order %s placed %d times", id, n)
+		}
+		if !recorded[id] {
+			t.Errorf("order %s reached the broker with no record behind it", id)
+		}
+	}
+	if len(placed) > shorts || len(orders) > shorts {
+		t.Errorf("%d placements and %d records for %d shorts: at most one each", len(placed), len(orders), shorts)
+	}
+	if len(orders) < 2 {
+		t.Errorf("only %d orders recorded for %d shorts: the kills never reached the placement", len(orders), shorts)
+	}
+	t.Logf("%d shorts: %d orders recorded, %d placed, %d settled by a lookup after a kill", shorts, len(orders), len(placed), lookedUp)
+}
+
+// checkAccepts: no one run sent the same accept twice (an accept may be
+// re-sent by the resume after a crash, once).
+func checkAccepts(t *testing.T, log []brokersim.RequestRecord, runs []window) {
+	t.Helper()
+	type key struct {
+		run int
+		leg string
+	}
+	count := map[key]int{}
+	for _, r := range log {
+		if r.Method != "POST" || !strings.HasSuffix(r.Path, "/locates/accept") {
+			continue
+		}
+		var body struct {
+			QuoteReqID string `json:"quoteReqID"`
+		}
+		json.Unmarshal([]byte(r.Body), &body)
+		for i, w := range runs {
+			if !r.Time.Before(w.from) && !r.Time.After(w.to) {
+				count[key{i, body.QuoteReqID}]++
+			}
+		}
+	}
+	for k, n := range count {
+		if n > 1 {
+			t.Errorf("run %d sent the accept of %s %d times", k.run, k.leg, n)
+		}
 	}
 }
 

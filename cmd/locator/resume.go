@@ -11,7 +11,9 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// resumeCommand drives every unfinished workflow of the account to its end.
+// resumeCommand drives every unfinished workflow of the account to its end,
+// and settles every order left unanswered (by looking it up, never by
+// sending it again).
 type resumeCommand struct{ conn connFlags }
 
 func (c *resumeCommand) synopsis() string {
@@ -29,6 +31,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 		OnUpdate: progress(out, c.conn.m, time.Now),
 		// Nobody is asked during a resume: offers the policy does not
 		// accept by itself are declined.
+		SettleAllOrders: true,
 	})
 	if err != nil {
 		return err

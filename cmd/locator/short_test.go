@@ -12,6 +12,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -331,4 +332,58 @@ func TestShortLostAnswer(t *testing.T) {
 			t.Errorf("%s: placements %v", tc.kind, posts)
 		}
 	}
+}
+
+// Issue 8: locate, size and short share one definition of the shares
+// available to short (workflow.Available): located inventory less what
+// working short sells will take. With 1000 located and a working 300-share
+// short sell, all three see 700.
+func TestAvailableSharesAgree(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "1000", "--yes"); code != 0 || !strings.Contains(out, "filled") {
+		t.Fatalf("locate: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b.placeLimit(t, brokerclient.SideSell, brokerclient.OpenCloseOpen, "HTBX", 300, "20.00") // far above the market: it works
+
+	code, out, errOut := b.MustRunMain(t, nil, "size", "HTBX", "--price", "12.50", "--json")
+	var z sizeJSON
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &z); err != nil || code != 0 {
+		t.Fatalf("size: exit %d %q %v\n%s", code, out, err, errOut)
+	}
+	var inventory int64 = -1
+	for _, l := range z.Limits {
+		if l.Name == string(ledger.LimitInventory) && l.Shares != nil {
+			inventory = *l.Shares
+		}
+	}
+	if z.Located != 1000 || z.WorkingSells != 300 || inventory != 700 {
+		t.Fatalf("size: located %d, working sells %d, inventory limit %d; want 1000, 300, 700", z.Located, z.WorkingSells, inventory)
+	}
+
+	quotes := len(b.requestsTo("POST /v1/api/accounts/locates/quote"))
+	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "700", "--yes"); code != 0 || !strings.Contains(out, "covered") {
+		t.Errorf("locate 700 with 700 available: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "800", "--yes", "--json"); code != 0 || !strings.Contains(out, `"shares":100`) {
+		t.Errorf("locate 800 with 700 available should quote the 100-share shortfall: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := len(b.requestsTo("POST /v1/api/accounts/locates/quote")) - quotes; n != 1 {
+		t.Errorf("%d quotes for the two locates, want 1", n)
+	}
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "800", "--limit", "12.50", "--yes")
+	if code != 0 || o.Locate == nil || o.Locate.State != "covered" {
+		t.Errorf("short 800 with 800 available: exit %d, outcome %+v\n%s", code, o, errOut)
+	}
+}
+
+// requestsTo lists the simulator's requests whose "METHOD path" has sub.
+func (b *cliBundle) requestsTo(sub string) []brokersim.RequestRecord {
+	var out []brokersim.RequestRecord
+	for _, r := range b.sim.Requests() {
+		if strings.Contains(r.Method+" "+r.Path, sub) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
