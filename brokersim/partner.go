@@ -217,9 +217,9 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 `))
 
 type loginView struct {
-	Error                                            string
-	Form                                             bool
-	Action                                           string
+	Error                                             string
+	Form                                              bool
+	Action                                            string
 	ClientID, RedirectURI, ResponseType, State, Scope string
 }
 
