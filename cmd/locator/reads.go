@@ -45,24 +45,32 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	accts, _, err := client.Accounts.List(ctx)
 	if errors.Is(err, brokerclient.ErrNotFound) {
 		// Spec: the list doubles as a credential check (404 invalid).
+		if s.auth == authPartner {
+			return usagef("the broker refused the partner token (404): run 'locator login --partner' again")
+		}
 		return usagef("the broker refused these keys (404): check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	}
 	if err != nil {
 		return err
 	}
+	printAccounts(c.conn.out(), accts, s.account)
+	return nil
+}
+
+// printAccounts prints the account list, marking the selected account.
+func printAccounts(out printer, accts []brokerclient.Account, selected string) {
 	var rows [][]string
 	var objs []any
 	for _, a := range accts {
 		mark := ""
-		if strings.EqualFold(a.Account, s.account) {
+		if strings.EqualFold(a.Account, selected) {
 			mark = "*"
 		}
 		rows = append(rows, []string{mark + a.Account, a.AccountType, a.AccountStatus, money(a.AvailableCash), money(a.BuyingPower),
 			money(a.Equity), money(a.Realized), money(a.TotalCommissions), money(a.TotalLocateCosts)})
 		objs = append(objs, a)
 	}
-	c.conn.out().table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
-	return nil
+	out.table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
 }
 
 // pnlCommand prints the account's profit and loss: the aggregates, then one
