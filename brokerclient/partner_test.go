@@ -21,16 +21,23 @@ func partnerSetup(t *testing.T) (*simtest.Bundle, *brokerclient.Client, brokercl
 	t.Helper()
 	b := simtest.New(t)
 	login := b.PartnerClient(t, b.Partner.LiveClientID)
-	auth, err := login.Partner.AuthCodeURL("state-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb := b.PartnerLogin(t, auth, "alice", "alice-pass", "123456")
+	cb := aliceSignsIn(t, b, login, "state-1")
 	tok, err := login.Partner.ExchangeCallback(t.Context(), cb.Query(), "state-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b, login, *tok
+}
+
+// aliceSignsIn opens c's authorize address for state and signs alice in;
+// it returns the callback address the login page redirected to.
+func aliceSignsIn(t *testing.T, b *simtest.Bundle, c *brokerclient.Client, state string) *url.URL {
+	t.Helper()
+	auth, err := c.Partner.AuthCodeURL(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.PartnerLogin(t, auth, "alice", "alice-pass", "123456")
 }
 
 func tokenPosts(b *simtest.Bundle) []brokersim.RequestRecord {
@@ -84,8 +91,7 @@ func TestPartnerStateMismatch(t *testing.T) {
 	t.Parallel()
 	b := simtest.New(t)
 	c := b.PartnerClient(t, b.Partner.LiveClientID)
-	auth, _ := c.Partner.AuthCodeURL("sent")
-	cb := b.PartnerLogin(t, auth, "alice", "alice-pass", "123456")
+	cb := aliceSignsIn(t, b, c, "sent")
 	q := cb.Query()
 	q.Set("state", "forged")
 	if _, err := c.Partner.ExchangeCallback(t.Context(), q, "sent"); !errors.Is(err, brokerclient.ErrStateMismatch) {
@@ -104,8 +110,7 @@ func TestPartnerReplayedCode(t *testing.T) {
 	t.Parallel()
 	b := simtest.New(t)
 	c := b.PartnerClient(t, b.Partner.LiveClientID)
-	auth, _ := c.Partner.AuthCodeURL("s")
-	code := b.PartnerLogin(t, auth, "alice", "alice-pass", "123456").Query().Get("code")
+	code := aliceSignsIn(t, b, c, "s").Query().Get("code")
 	if _, err := c.Partner.Exchange(t.Context(), code); err != nil {
 		t.Fatal(err)
 	}

@@ -58,3 +58,11 @@ func (c *connFlags) credentials(s settings) ([]brokerclient.Option, error) {
 	}
 	return []brokerclient.Option{brokerclient.WithPartner(cfg), brokerclient.WithPartnerToken(l.Token, save)}, nil
 }
+
+// flagOrEnv is the flag's value when given, else the environment's.
+func flagOrEnv(getenv func(string) string, flag, env string) string {
+	if flag != "" {
+		return flag
+	}
+	return getenv(env)
+}

@@ -62,12 +62,7 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	if err != nil {
 		return loginSettings{}, err
 	}
-	pick := func(flag, env string) string {
-		if flag != "" {
-			return flag
-		}
-		return c.conn.m.Getenv(env)
-	}
+	pick := func(flag, env string) string { return flagOrEnv(c.conn.m.Getenv, flag, env) }
 	l := loginSettings{settings: s, cfg: brokerclient.PartnerConfig{
 		ClientID: pick(c.clientID, "LOCATOR_CLIENT_ID"), ClientSecret: s.clientSecret,
 		LoginURL: pick(c.loginURL, "LOCATOR_LOGIN_URL"), RedirectURI: pick(c.redirectURI, "LOCATOR_REDIRECT_URI"),
@@ -251,10 +246,7 @@ func (c *logoutCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	db := c.conn.db
-	if db == "" {
-		db = c.conn.m.Getenv("LOCATOR_DB")
-	}
+	db := flagOrEnv(c.conn.m.Getenv, c.conn.db, "LOCATOR_DB")
 	if db == "" {
 		db = defaultDBPath(c.conn.m.Getenv)
 	}
