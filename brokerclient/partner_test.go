@@ -219,3 +219,35 @@ func TestPartnerAuthCodeURL(t *testing.T) {
 		t.Errorf("authorize address %s", raw)
 	}
 }
+
+// headerRecorder keeps the headers of the requests it passes on.
+type headerRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen map[string]http.Header // by path
+}
+
+func (h *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.seen[req.URL.Path] = req.Header.Clone()
+	h.mu.Unlock()
+	return h.base.RoundTrip(req)
+}
+
+// The token endpoint gets the spec's Accept header and the client's stable
+// User-Agent, as REST calls do.
+func TestPartnerTokenRequestHeaders(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	rec := &headerRecorder{base: b.Server.Client().Transport, seen: map[string]http.Header{}}
+	c := b.PartnerClient(t, b.Partner.LiveClientID,
+		brokerclient.WithHTTPClient(&http.Client{Transport: rec}), brokerclient.WithUserAgent("locator-test/1"))
+	cb := aliceSignsIn(t, b, c, "s")
+	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	h := rec.seen[brokersim.TokenPath]
+	if h.Get("User-Agent") != "locator-test/1" || h.Get("Accept") != "application/json" || h.Get("Authorization") != "" {
+		t.Errorf("token request headers %v", h)
+	}
+}
