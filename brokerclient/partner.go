@@ -1,14 +1,19 @@
 package brokerclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -265,8 +270,7 @@ func (s *PartnerService) Exchange(ctx context.Context, code string) (*PartnerTok
 	if err != nil {
 		return nil, err
 	}
-	tok, err := cfg.Exchange(s.oauthContext(ctx), code)
-	return s.token("exchange", tok, err)
+	return s.retrieve(ctx, "exchange", func(ctx context.Context) (*oauth2.Token, error) { return cfg.Exchange(ctx, code) })
 }
 
 // Refresh trades a refresh token for a new pair. A JSON refusal is a
@@ -278,10 +282,25 @@ func (s *PartnerService) Refresh(ctx context.Context, refreshToken string) (*Par
 	if err != nil {
 		return nil, err
 	}
-	// A token without an access token is never valid, so the source
-	// refreshes at once, whatever oauth2's own wall-clock expiry says.
-	tok, err := cfg.TokenSource(s.oauthContext(ctx), &oauth2.Token{RefreshToken: refreshToken}).Token()
-	return s.token("refresh", tok, err)
+	return s.retrieve(ctx, "refresh", func(ctx context.Context) (*oauth2.Token, error) {
+		// A token without an access token is never valid, so the source
+		// refreshes at once, whatever oauth2's own wall-clock expiry says.
+		return cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
+	})
+}
+
+// retrieve posts to the token endpoint form-encoded and, when that is
+// refused with the JSON error, once more as multipart: the spec's failure
+// table says to retry the same fields with the other encoding.
+func (s *PartnerService) retrieve(ctx context.Context, op string, fetch func(context.Context) (*oauth2.Token, error)) (*PartnerToken, error) {
+	tok, err := fetch(s.oauthContext(ctx, false))
+	out, err := s.token(op, tok, err)
+	var te *TokenError
+	if errors.As(err, &te) && te.StatusCode == http.StatusBadRequest && te.json() {
+		tok, err = fetch(s.oauthContext(ctx, true))
+		return s.token(op, tok, err)
+	}
+	return out, err
 }
 
 // KeepRenewed renews the client's partner tokens at each pair's RenewAt,
@@ -308,29 +327,68 @@ func (s *PartnerService) KeepRenewed(ctx context.Context) error {
 	}
 }
 
-// oauthContext makes oauth2 use the client's HTTP client and User-Agent.
-func (s *PartnerService) oauthContext(ctx context.Context) context.Context {
+// oauthContext makes oauth2 use the client's HTTP client and User-Agent,
+// and post multipart bodies when asked to.
+func (s *PartnerService) oauthContext(ctx context.Context, multipart bool) context.Context {
 	hc := *s.client.http
-	hc.Transport = &tokenTransport{base: hc.Transport, userAgent: s.client.userAgent}
+	hc.Transport = &tokenTransport{base: hc.Transport, userAgent: s.client.userAgent, multipart: multipart}
 	return context.WithValue(ctx, oauth2.HTTPClient, &hc)
 }
 
-// tokenTransport sets the headers the spec asks of token requests: a
-// stable, identifying User-Agent and Accept: application/json.
+// tokenTransport sets the headers the spec asks of token requests (a
+// stable, identifying User-Agent and Accept: application/json) and, for the
+// encoding retry, re-encodes oauth2's form body as multipart/form-data.
 type tokenTransport struct {
 	base      http.RoundTripper
 	userAgent string
+	multipart bool
 }
 
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("User-Agent", t.userAgent)
 	req.Header.Set("Accept", "application/json")
+	if t.multipart && req.Body != nil {
+		if err := toMultipart(req); err != nil {
+			return nil, err
+		}
+	}
 	base := t.base
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	return base.RoundTrip(req)
+}
+
+// toMultipart re-encodes a form-encoded request body as multipart, with an
+// explicit length.
+func toMultipart(req *http.Request) error {
+	raw, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return err
+	}
+	form, err := url.ParseQuery(string(raw))
+	if err != nil {
+		return err
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		for _, v := range form[k] {
+			if err := mw.WriteField(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.ContentLength = int64(body.Len())
+	req.Body = io.NopCloser(&body)
+	req.GetBody = nil
+	return nil
 }
 
 // token turns oauth2's answer into a PartnerToken on the client's clock, or

@@ -3,7 +3,10 @@ package brokerclient_test
 import (
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -249,5 +252,49 @@ func TestPartnerTokenRequestHeaders(t *testing.T) {
 	h := rec.seen[brokersim.TokenPath]
 	if h.Get("User-Agent") != "locator-test/1" || h.Get("Accept") != "application/json" || h.Get("Authorization") != "" {
 		t.Errorf("token request headers %v", h)
+	}
+}
+
+// A token endpoint that refuses one body encoding with its JSON error gets
+// the same fields once more in the other (spec: "Partner token endpoint
+// failures").
+func TestPartnerRetriesTheOtherEncoding(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		mu.Lock()
+		seen = append(seen, mt)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if mt != "multipart/form-data" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"statusCode":"BadRequest","message":"Unable to authorize the request.","detail":null}`)
+			return
+		}
+		if err := r.ParseMultipartForm(1 << 16); err != nil || r.FormValue("code") != "the-code" || r.FormValue("client_secret") != "s3" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"statusCode":"BadRequest","message":"fields","detail":null}`)
+			return
+		}
+		io.WriteString(w, `{"token_type":"bearer","access_token":"a.b.c","expires_in":60,"refresh_token":"d.e.f"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(srv.URL), brokerclient.WithPartner(brokerclient.PartnerConfig{
+		ClientID: "id", ClientSecret: "s3", LoginURL: srv.URL + "/login", RedirectURI: "http://127.0.0.1:1/cb",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := c.Partner.Exchange(t.Context(), "the-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.AccessToken != "a.b.c" || tok.Expiry.Sub(tok.Issued) != time.Minute {
+		t.Errorf("token %v", tok)
+	}
+	if strings.Join(seen, ",") != "application/x-www-form-urlencoded,multipart/form-data" {
+		t.Errorf("encodings sent: %v", seen)
 	}
 }
