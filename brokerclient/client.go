@@ -224,6 +224,10 @@ const maxTransientRetries = 4
 // maxRateLimitRetries bounds 429 recoveries (1–2 s, then 2, 4, 8, 16, 32, 60 s).
 const maxRateLimitRetries = 7
 
+// maxForbiddenRetries bounds the retries of a 403 on bearer calls: the spec
+// says a fresh partner token may briefly meet one.
+const maxForbiddenRetries = 3
+
 // do runs a call: pacing, sending, the spec's 429 recovery, narrow retries,
 // the error taxonomy and decoding of a JSON success body into v.
 func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
@@ -246,7 +250,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		target += "?" + cl.query.Encode()
 	}
 
-	transient, limited := 0, 0
+	transient, limited, forbidden := 0, 0, 0
 	for attempt := 1; ; attempt++ {
 		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
 			return nil, err
@@ -293,6 +297,17 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			wait := c.rateLimitWait(limited)
 			c.logger.Warn("rate limited (429); backing off", "op", cl.op, "wait", wait)
 			if err := clock.Sleep(ctx, c.clock, wait); err != nil {
+				return r, err
+			}
+			continue
+		}
+		if resp.StatusCode == http.StatusForbidden && c.tokens != nil && forbidden < maxForbiddenRetries {
+			// Spec: "Brief 403 on REST after a fresh token: retry with
+			// short backoff." The edge answers it before processing.
+			drain(resp)
+			forbidden++
+			c.logger.Debug("403 on a bearer call; retrying", "op", cl.op, "attempt", attempt)
+			if err := clock.Sleep(ctx, c.clock, c.backoff(forbidden)); err != nil {
 				return r, err
 			}
 			continue

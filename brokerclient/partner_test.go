@@ -298,3 +298,24 @@ func TestPartnerRetriesTheOtherEncoding(t *testing.T) {
 		t.Errorf("encodings sent: %v", seen)
 	}
 }
+
+// Spec: "Brief 403 on REST after a fresh token: retry with short backoff";
+// at the token endpoint a 403 is the network edge, not a bad code, and no
+// reason to log in again.
+func TestPartner403(t *testing.T) {
+	t.Parallel()
+	b, _, tok := partnerSetup(t)
+	b.RunClock(t)
+	c := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithPartnerToken(tok, nil))
+	setFaults(t, b, brokersim.FaultStep{Match: "GET /v1/api/accounts", Kind: "403", Count: 2})
+	if _, resp, err := c.Accounts.List(t.Context()); err != nil || resp.Attempts != 3 {
+		t.Fatalf("list after two 403s: %v (%+v)", err, resp)
+	}
+
+	setFaults(t, b, brokersim.FaultStep{Match: "POST " + brokersim.TokenPath, Kind: "403", Count: 1})
+	_, err := c.Partner.Refresh(t.Context(), tok.RefreshToken)
+	var te *brokerclient.TokenError
+	if !errors.As(err, &te) || te.StatusCode != http.StatusForbidden || errors.Is(err, brokerclient.ErrLoginRequired) || !strings.Contains(err.Error(), "network edge") {
+		t.Errorf("403 at the token endpoint: %v", err)
+	}
+}

@@ -177,6 +177,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case fault429:
 		s.finish(w, r, entry, reply{status: http.StatusTooManyRequests, noBody: true})
 		return
+	case fault403:
+		s.finish(w, r, entry, reply{status: http.StatusForbidden, ctype: "text/html; charset=utf-8",
+			body: []byte("<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1></body></html>")})
+		return
 	case faultDelay:
 		s.delay(r)
 	}
