@@ -29,16 +29,19 @@ const maxErrorBody = 64 << 10
 // every goroutine shares its per-route token buckets, so together they stay
 // inside the spec's rate limits.
 type Client struct {
-	baseURL   *url.URL
-	http      *http.Client
-	keyID     string
-	secret    string
-	tokens    TokenSource
-	prefix    string
-	userAgent string
-	clock     clock.Clock
-	logger    *slog.Logger
-	pacer     *pacer
+	baseURL *url.URL
+	http    *http.Client
+	keyID   string
+	secret  string
+	tokens  TokenSource
+	partner *PartnerConfig
+	// partnerTok is tokens when they are partner tokens the client renews.
+	partnerTok *partnerTokens
+	prefix     string
+	userAgent  string
+	clock      clock.Clock
+	logger     *slog.Logger
+	pacer      *pacer
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -55,6 +58,8 @@ type Client struct {
 	Locates *LocatesService
 	// Ledger reads the cash ledger.
 	Ledger *LedgerService
+	// Partner signs a user in through partner OAuth and renews the tokens.
+	Partner *PartnerService
 }
 
 type service struct{ client *Client }
@@ -132,8 +137,9 @@ func WithRandSeed(seed uint64) Option {
 // against a simulator whose limits are lifted.
 func WithoutPacing() Option { return func(c *Client) error { c.pacer.off = true; return nil } }
 
-// NewClient builds a client. A base URL and either a key pair or a token
-// source are required.
+// NewClient builds a client. A base URL and a key pair, a token source or a
+// partner program are required; a client with only the partner program can
+// sign a user in but not call the REST interface yet.
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{
 		http:      &http.Client{Timeout: 15 * time.Second},
@@ -152,8 +158,11 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.baseURL == nil {
 		return nil, errors.New("brokerclient: a base URL is required (WithBaseURL)")
 	}
-	if c.keyID == "" && c.tokens == nil {
-		return nil, errors.New("brokerclient: credentials are required (WithCredentials or WithTokenSource)")
+	if c.keyID == "" && c.tokens == nil && c.partner == nil {
+		return nil, errors.New("brokerclient: credentials are required (WithCredentials, WithTokenSource or WithPartner)")
+	}
+	if c.partnerTok != nil && c.partner == nil {
+		return nil, errors.New("brokerclient: WithPartnerToken needs the program it was issued by (WithPartner)")
 	}
 	c.common.client = c
 	c.Accounts = (*AccountsService)(&c.common)
@@ -161,6 +170,10 @@ func NewClient(opts ...Option) (*Client, error) {
 	c.Positions = (*PositionsService)(&c.common)
 	c.Locates = (*LocatesService)(&c.common)
 	c.Ledger = (*LedgerService)(&c.common)
+	c.Partner = (*PartnerService)(&c.common)
+	if c.partnerTok != nil {
+		c.partnerTok.p = c.Partner
+	}
 	return c, nil
 }
 
@@ -211,6 +224,10 @@ const maxTransientRetries = 4
 // maxRateLimitRetries bounds 429 recoveries (1–2 s, then 2, 4, 8, 16, 32, 60 s).
 const maxRateLimitRetries = 7
 
+// maxForbiddenRetries bounds the retries of a 403 on bearer calls: the spec
+// says a fresh partner token may briefly meet one.
+const maxForbiddenRetries = 3
+
 // do runs a call: pacing, sending, the spec's 429 recovery, narrow retries,
 // the error taxonomy and decoding of a JSON success body into v.
 func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
@@ -233,7 +250,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		target += "?" + cl.query.Encode()
 	}
 
-	transient, limited := 0, 0
+	transient, limited, forbidden := 0, 0, 0
 	for attempt := 1; ; attempt++ {
 		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
 			return nil, err
@@ -284,6 +301,17 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			}
 			continue
 		}
+		if resp.StatusCode == http.StatusForbidden && c.tokens != nil && forbidden < maxForbiddenRetries {
+			// Spec: "Brief 403 on REST after a fresh token: retry with
+			// short backoff." The edge answers it before processing.
+			drain(resp)
+			forbidden++
+			c.logger.Debug("403 on a bearer call; retrying", "op", cl.op, "attempt", attempt)
+			if err := clock.Sleep(ctx, c.clock, c.backoff(forbidden)); err != nil {
+				return r, err
+			}
+			continue
+		}
 		if resp.StatusCode >= 500 {
 			errResp := checkResponse(cl, resp)
 			if cl.retry == retryNever {
@@ -321,6 +349,9 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 
 // authorize sets the key headers or the bearer token.
 func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+	if c.tokens == nil && c.keyID == "" {
+		return &LoginRequiredError{Reason: "the client holds no partner token yet"}
+	}
 	if c.tokens != nil {
 		tok, err := c.tokens.Token(ctx)
 		if err != nil {

@@ -6,5 +6,8 @@
 // client id, and decodes every shape the spec warns about without losing data.
 //
 // Services are grouped by area, after go-github: Client.Accounts,
-// Client.Orders, Client.Positions, Client.Locates, Client.Ledger.
+// Client.Orders, Client.Positions, Client.Locates, Client.Ledger, and
+// Client.Partner, which signs a user in through the partner OAuth flow
+// (WithPartner) and renews the user's tokens before they expire
+// (WithPartnerToken, on the client's clock).
 package brokerclient

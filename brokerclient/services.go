@@ -15,3 +15,8 @@ type LocatesService service
 
 // LedgerService reads the cash ledger.
 type LedgerService service
+
+// PartnerService signs a user in through the partner OAuth flow and renews
+// the user's tokens (spec: Authentication, "Partner OAuth 2.0 (direct
+// program)").
+type PartnerService service

@@ -13,10 +13,12 @@ import (
 
 // RequestRecord is one request the broker routes received, as served by
 // GET /_sim/requests. Status is the HTTP status answered (0 when the
-// connection was reset by fault injection).
+// connection was reset by fault injection). Auth says which credentials came:
+// "keys" (the key headers), "bearer" (a partner token) or "" (none).
 type RequestRecord struct {
 	Time   time.Time `json:"time"`
 	KeyID  string    `json:"keyId"`
+	Auth   string    `json:"auth,omitempty"`
 	Method string    `json:"method"`
 	Path   string    `json:"path"`
 	Query  string    `json:"query"`
@@ -27,17 +29,31 @@ type RequestRecord struct {
 type requestLog struct{ entries []RequestRecord }
 
 // logRequest appends the request to the log and returns its index. Secrets
-// are never logged: only the public key id.
+// are never logged: only the public key id, and of the partner login and
+// token bodies only the form with its secrets redacted.
 func (s *Sim) logRequest(r *http.Request, body []byte) int {
+	keyID := r.Header.Get(s.sc.KeyHeaderPrefix + "-API-KEY-ID")
+	auth := ""
+	if _, ok := bearerToken(r); ok {
+		auth = "bearer"
+	}
+	if keyID != "" || r.Header.Get(s.sc.KeyHeaderPrefix+"-API-SECRET-KEY") != "" {
+		auth = "keys"
+	}
+	text := string(body)
+	if p := s.sc.Partner; p != nil && (r.URL.Path == TokenPath || r.URL.Path == p.LoginPath) && len(body) > 0 {
+		text = redactedForm(r, body)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log.entries = append(s.log.entries, RequestRecord{
 		Time:   s.clockNow(),
-		KeyID:  r.Header.Get(s.sc.KeyHeaderPrefix + "-API-KEY-ID"),
+		KeyID:  keyID,
+		Auth:   auth,
 		Method: r.Method,
 		Path:   r.URL.Path,
 		Query:  r.URL.RawQuery,
-		Body:   string(body),
+		Body:   text,
 	})
 	return len(s.log.entries) - 1
 }

@@ -31,7 +31,9 @@ type Faults struct {
 // FaultStep forces a fault on the next Count requests matching Match.
 type FaultStep struct {
 	Match string `json:"match"`
-	// Kind is one of 500, 503, 429, reset, reset-after, delay.
+	// Kind is one of 500, 503, 429, reset, reset-after, delay, or 403: the
+	// network edge's refusal with an HTML body (spec: "Partner token
+	// endpoint failures"), which only a script injects.
 	Kind  string `json:"kind"`
 	Count int    `json:"count"`
 }
@@ -46,11 +48,12 @@ const (
 	faultReset
 	faultResetAfter
 	faultDelay
+	fault403
 )
 
 var faultKinds = map[string]faultKind{
 	"500": fault500, "503": fault503, "429": fault429,
-	"reset": faultReset, "reset-after": faultResetAfter, "delay": faultDelay,
+	"reset": faultReset, "reset-after": faultResetAfter, "delay": faultDelay, "403": fault403,
 }
 
 func (f Faults) validate() error {
@@ -66,7 +69,7 @@ func (f Faults) validate() error {
 	}
 	for _, st := range f.Script {
 		if _, ok := faultKinds[st.Kind]; !ok {
-			return fmt.Errorf("fault kind %q: want one of 500, 503, 429, reset, reset-after, delay", st.Kind)
+			return fmt.Errorf("fault kind %q: want one of 500, 503, 429, reset, reset-after, delay, 403", st.Kind)
 		}
 		if st.Count < 1 {
 			return fmt.Errorf("fault step %q needs count >= 1", st.Kind)

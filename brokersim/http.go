@@ -34,6 +34,9 @@ const (
 	authLedger
 	// authNone: answered before any credential check (405s, OPTIONS).
 	authNone
+	// authPartner: the partner login page and token endpoint, whose
+	// credentials travel in the form; no key check, no rate limit.
+	authPartner
 )
 
 // route is one endpoint: its ServeMux pattern, its rate-limit bucket (the
@@ -174,6 +177,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case fault429:
 		s.finish(w, r, entry, reply{status: http.StatusTooManyRequests, noBody: true})
 		return
+	case fault403:
+		s.finish(w, r, entry, reply{status: http.StatusForbidden, ctype: "text/html; charset=utf-8",
+			body: []byte("<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1></body></html>")})
+		return
 	case faultDelay:
 		s.delay(r)
 	}
@@ -221,6 +228,12 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte) reply {
 		defer s.mu.Unlock()
 		return rt.h(&call{s: s, r: r, body: body, now: s.now})
 	}
+	if rt.auth == authPartner {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.advanceLocked()
+		return rt.h(&call{s: s, r: r, body: body, now: s.now})
+	}
 	prefix := s.sc.KeyHeaderPrefix
 	keyID := r.Header.Get(prefix + "-API-KEY-ID")
 	secret := r.Header.Get(prefix + "-API-SECRET-KEY")
@@ -231,12 +244,15 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte) reply {
 	if key != nil && key.secret != secret {
 		key = nil
 	}
+	if tok, ok := bearerToken(r); ok && keyID == "" && secret == "" {
+		key = s.bearerPrincipal(tok)
+	}
 	if key == nil {
 		switch rt.auth {
 		case authRead, authLedger:
 			return notFoundText()
 		case authCancelOrder:
-			if keyID == "" && secret == "" {
+			if keyID == "" && secret == "" && r.Header.Get("Authorization") == "" {
 				return jsonReply(http.StatusUnauthorized, errorJSON{StatusCode: "Unauthorized", Message: "No token was provided."})
 			}
 			return jsonReply(http.StatusUnauthorized, errorJSON{StatusCode: "Unauthorized", Message: "The provided credentials are not valid."})

@@ -3,12 +3,13 @@ package brokersim
 import "net/http"
 
 // routes is every endpoint of the spec's "Endpoints" part, with its
-// rate-limit bucket and its authentication behaviour.
+// rate-limit bucket and its authentication behaviour; with a partner program
+// in the scenario, also its login page and token endpoint.
 func (s *Sim) routes() []route {
 	const acct = "/v1/api/accounts/{accountId}"
 	status := func(r reply) func(*call) reply { return func(*call) reply { return r } }
 	options := reply{status: http.StatusOK, header: http.Header{"Allow": {"GET"}}}
-	return []route{
+	rts := []route{
 		// Accounts and profit and loss, with the HTTP semantics of the
 		// account endpoints: HEAD 405 on all three, POST 405 on list and
 		// detail and 404 on /pnl, OPTIONS on the list 200 with Allow: GET.
@@ -50,4 +51,12 @@ func (s *Sim) routes() []route {
 		// Cash ledger.
 		{"GET " + acct + "/cash-transactions/start-date/{startDate}", "ledger", authLedger, s.handleCashLedger},
 	}
+	if p := s.sc.Partner; p != nil {
+		rts = append(rts,
+			route{"GET " + p.LoginPath, "", authPartner, s.handleLogin},
+			route{"POST " + p.LoginPath, "", authPartner, s.handleLogin},
+			route{"POST " + TokenPath, "", authPartner, s.handleToken},
+		)
+	}
+	return rts
 }

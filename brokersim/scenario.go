@@ -66,6 +66,11 @@ type Scenario struct {
 	Positions []ScenarioPosition `json:"positions"`
 	// ClosedPositions seeds closed-position lifecycle rows.
 	ClosedPositions []ScenarioClosedPosition `json:"closedPositions"`
+	// Partner is the direct partner OAuth program; nil serves no login page
+	// and no token endpoint.
+	Partner *ScenarioPartner `json:"partner,omitempty"`
+	// Users sign in on the partner login page.
+	Users []ScenarioUser `json:"users,omitempty"`
 }
 
 // ScenarioKey is one API key pair.
@@ -284,7 +289,7 @@ func (sc *Scenario) Validate() error {
 	if sc.RestrictedBand.IsZero() {
 		sc.RestrictedBand = Dec(decimal.RequireFromString("0.05"))
 	}
-	return nil
+	return sc.validatePartner()
 }
 
 func (sc *Scenario) account(id string) ScenarioAccount {

@@ -41,9 +41,10 @@ type Sim struct {
 	ord  orderBook
 	cash cashLedger
 
-	limits rateLimits
-	faults faultState
-	log    requestLog
+	limits  rateLimits
+	faults  faultState
+	log     requestLog
+	partner partnerState
 
 	mux *http.ServeMux
 }
@@ -101,7 +102,6 @@ func (s *Sim) resetLocked() {
 		key := &simKey{id: k.KeyID, secret: k.Secret, paper: k.Env == "paper"}
 		for _, id := range k.Accounts {
 			a := s.accounts[id]
-			a.key = key
 			key.accounts = append(key.accounts, a)
 			if a.routes == nil {
 				a.routes = sc.Routes[k.Env]
@@ -126,9 +126,11 @@ func (s *Sim) resetLocked() {
 	s.cash = newCashLedger(sc, s.now)
 	s.limits = newRateLimits(sc)
 	s.log = requestLog{}
+	s.resetPartnerLocked()
 }
 
-// simKey is an API key pair and the accounts it owns.
+// simKey is an API key pair and the accounts it owns, or the principal a
+// partner user's bearer tokens act as (no secret; the user's accounts).
 type simKey struct {
 	id, secret string
 	paper      bool
@@ -139,7 +141,6 @@ type simKey struct {
 type account struct {
 	id, typ, status string
 	paper           bool
-	key             *simKey
 	cash            decimal.Decimal
 	sodEquity       decimal.Decimal
 	leverage        decimal.Decimal
@@ -196,13 +197,15 @@ func (s *Sim) uniform(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(s.rng.Int64N(int64(hi-lo)+1))
 }
 
-// ownedAccount returns the account with id (case-insensitive) when key owns it.
+// ownedAccount returns the account with id (case-insensitive) when key
+// reaches it: one account can be reached by its key pair and by the bearer
+// tokens of the users entitled to it.
 func (s *Sim) ownedAccount(key *simKey, id string) *account {
 	if key == nil {
 		return nil
 	}
 	a := s.accounts[strings.ToUpper(id)]
-	if a == nil || a.key != key {
+	if a == nil || !slices.Contains(key.accounts, a) {
 		return nil
 	}
 	return a

@@ -15,9 +15,28 @@ import (
 // the clock yourself, or they wait for ever.
 func (b *Bundle) Client(tb testing.TB, key Key, opts ...brokerclient.Option) *brokerclient.Client {
 	tb.Helper()
+	return b.newClient(tb, append([]brokerclient.Option{brokerclient.WithCredentials(key.ID, key.Secret)}, opts...))
+}
+
+// PartnerClient returns a brokerclient of the scenario's partner program on
+// clientID, on the simulator's fake clock. It can sign a user in; add
+// brokerclient.WithPartnerToken to call the REST interface as that user.
+func (b *Bundle) PartnerClient(tb testing.TB, clientID string, opts ...brokerclient.Option) *brokerclient.Client {
+	tb.Helper()
+	if b.Partner == nil {
+		tb.Fatal("simtest: the scenario has no partner program")
+	}
+	cfg := brokerclient.PartnerConfig{
+		ClientID: clientID, ClientSecret: b.Partner.ClientSecret,
+		LoginURL: b.URL + b.Partner.LoginPath, RedirectURI: b.Partner.RedirectURI,
+	}
+	return b.newClient(tb, append([]brokerclient.Option{brokerclient.WithPartner(cfg)}, opts...))
+}
+
+func (b *Bundle) newClient(tb testing.TB, opts []brokerclient.Option) *brokerclient.Client {
+	tb.Helper()
 	base := []brokerclient.Option{
 		brokerclient.WithBaseURL(b.URL),
-		brokerclient.WithCredentials(key.ID, key.Secret),
 		brokerclient.WithHTTPClient(&http.Client{Transport: &countingTransport{base: b.Server.Client().Transport, n: &b.inflight}}),
 		brokerclient.WithClock(b.Clock),
 		brokerclient.WithRandSeed(1),

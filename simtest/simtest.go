@@ -41,6 +41,8 @@ type Bundle struct {
 	// Live owns LV100001 (Active margin) and LV100002 (not Active); Paper owns
 	// PP200001; Live2 owns LV300001 (cash, with 12,000 synthetic ledger rows).
 	Live, Paper, Live2 Key
+	// Partner is the scenario's partner program (nil without one).
+	Partner *brokersim.ScenarioPartner
 
 	inflight atomic.Int64 // requests of Client clients awaiting their answer
 }
@@ -86,7 +88,7 @@ func New(tb testing.TB, opts ...Option) *Bundle {
 	}
 	srv := httptest.NewServer(sim)
 	tb.Cleanup(srv.Close)
-	b := &Bundle{Sim: sim, Server: srv, Clock: clk, URL: srv.URL, Prefix: sc.KeyHeaderPrefix}
+	b := &Bundle{Sim: sim, Server: srv, Clock: clk, URL: srv.URL, Prefix: sc.KeyHeaderPrefix, Partner: sc.Partner}
 	for _, k := range sc.Keys {
 		key := Key{ID: k.KeyID, Secret: k.Secret, Paper: k.Env == "paper", Accounts: k.Accounts}
 		switch {

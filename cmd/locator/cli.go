@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -87,6 +88,8 @@ func (m *Main) commands() map[string]func() command {
 		"routes":      func() command { return &routesCommand{conn: connFlags{m: m}} },
 		"short":       func() command { return &shortCommand{conn: connFlags{m: m}} },
 		"run":         func() command { return &runCommand{conn: connFlags{m: m}} },
+		"login":       func() command { return &loginCommand{conn: connFlags{m: m}} },
+		"logout":      func() command { return &logoutCommand{conn: connFlags{m: m}} },
 	}
 }
 
@@ -141,6 +144,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	case errors.Is(err, engine.ErrSizing):
 		fmt.Fprintf(m.Stderr, "locator %s: %v\n", args[0], err)
 		return exitUsage
+	case errors.Is(err, brokerclient.ErrLoginRequired):
+		fmt.Fprintf(m.Stderr, "locator %s: %v\nrun 'locator login --partner' to sign in again\n", args[0], err)
+		return exitFailure
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(m.Stderr, "locator %s: interrupted\n", args[0])
 		return exitInterrupt

@@ -183,6 +183,15 @@ func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.
 	} else if n > 0 {
 		log.Warn("job runs left unfinished by an earlier process marked failed", "count", n)
 	}
+	if sess.settings.auth == authPartner {
+		// A daemon may idle for longer than a refresh token lives: renew
+		// each pair on its own schedule, not at the next job's first call.
+		go func() {
+			if err := sess.client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
+				log.Error("partner token renewal stopped; run 'locator login --partner' again", "err", err)
+			}
+		}()
+	}
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	cl := cronLogger{log}

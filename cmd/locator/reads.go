@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,7 +12,10 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
 )
 
 // The read commands print what the broker says about the account for a
@@ -45,24 +49,32 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	accts, _, err := client.Accounts.List(ctx)
 	if errors.Is(err, brokerclient.ErrNotFound) {
 		// Spec: the list doubles as a credential check (404 invalid).
+		if s.auth == authPartner {
+			return usagef("the broker refused the partner token (404): run 'locator login --partner' again")
+		}
 		return usagef("the broker refused these keys (404): check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	}
 	if err != nil {
 		return err
 	}
+	printAccounts(c.conn.out(), accts, s.account)
+	return nil
+}
+
+// printAccounts prints the account list, marking the selected account.
+func printAccounts(out printer, accts []brokerclient.Account, selected string) {
 	var rows [][]string
 	var objs []any
 	for _, a := range accts {
 		mark := ""
-		if strings.EqualFold(a.Account, s.account) {
+		if strings.EqualFold(a.Account, selected) {
 			mark = "*"
 		}
 		rows = append(rows, []string{mark + a.Account, a.AccountType, a.AccountStatus, money(a.AvailableCash), money(a.BuyingPower),
 			money(a.Equity), money(a.Realized), money(a.TotalCommissions), money(a.TotalLocateCosts)})
 		objs = append(objs, a)
 	}
-	c.conn.out().table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
-	return nil
+	out.table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
 }
 
 // pnlCommand prints the account's profit and loss: the aggregates, then one
@@ -230,12 +242,40 @@ type ordersCommand struct {
 }
 
 func (c *ordersCommand) synopsis() string {
-	return "print today's orders [--history DATE: fills since DATE]"
+	return "print today's orders [--history DATE: fills since DATE]; 'orders cancel CLIENT_ORDER_ID' cancels one locator placed"
 }
 
 func (c *ordersCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.history, "history", "", "fills since DATE (YYYY-MM-DD): the archive within a week, the paginated history up to a year back")
+}
+
+// cancel cancels a working order locator placed, through its order
+// workflow: the cancel is recorded before it is sent, and the order ends
+// with the broker's answer.
+func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
+	if len(args) != 1 || strings.ContainsAny(args[0], "/?#% \t") {
+		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
+	}
+	out := c.conn.out()
+	sess, err := c.conn.open(ctx, engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)})
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	o, err := sess.engine.CancelOrder(ctx, args[0])
+	if errors.Is(err, engine.ErrNotOpen) || errors.Is(err, store.ErrOrderNotFound) {
+		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
+	}
+	if err != nil {
+		return err
+	}
+	out.event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
+		fmt.Sprintf("order %s %s: %s (%s), %d executed", o.LookupID(), o.Symbol, o.State, o.OrderStatus, o.Executed))
+	if o.State != states.Canceled {
+		return &exitError{code: exitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
+	}
+	return nil
 }
 
 // archiveDays is how far back the fill archive reaches (spec: "up to one
@@ -247,6 +287,9 @@ const archiveDays = 7
 const historyDays = 365
 
 func (c *ordersCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "cancel" {
+		return c.cancel(ctx, args[1:])
+	}
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}

@@ -26,6 +26,7 @@ type connFlags struct {
 	account string
 	db      string
 	env     string
+	auth    string
 	json    bool
 	verbose bool
 }
@@ -35,6 +36,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.account, "account", "", "account id (env LOCATOR_ACCOUNT)")
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
+	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
 	fs.BoolVar(&c.json, "json", false, "print machine-readable JSON, one object per line")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "log the engine's decisions to stderr")
 }
@@ -44,6 +46,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 type settings struct {
 	baseURL, keyID, secret, account, db string
 	env                                 brokerclient.Env
+	auth, clientSecret                  string
 }
 
 func (c *connFlags) resolve(needAccount bool) (settings, error) {
@@ -61,6 +64,9 @@ func (c *connFlags) resolve(needAccount bool) (settings, error) {
 		account: strings.ToUpper(strings.TrimSpace(pick(c.account, "LOCATOR_ACCOUNT"))),
 		db:      pick(c.db, "LOCATOR_DB"),
 		env:     brokerclient.Env(strings.ToLower(pick(c.env, "LOCATOR_ENV"))),
+		auth:    strings.ToLower(pick(c.auth, "LOCATOR_AUTH")),
+		// The client secret, like the key secret, has no flag.
+		clientSecret: get("LOCATOR_CLIENT_SECRET"),
 	}
 	if s.env == "" {
 		s.env = brokerclient.EnvLive
@@ -74,8 +80,8 @@ func (c *connFlags) resolve(needAccount bool) (settings, error) {
 	if u, err := url.Parse(s.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return s, usagef("broker address %q: want http(s)://host[:port]", s.baseURL)
 	}
-	if s.keyID == "" || s.secret == "" {
-		return s, usagef("no API key: set LOCATOR_KEY_ID and LOCATOR_SECRET in the environment")
+	if err := s.checkCredentials(); err != nil {
+		return s, err
 	}
 	if needAccount {
 		if s.account == "" {
@@ -109,13 +115,16 @@ func (c *connFlags) logger() *slog.Logger {
 }
 
 func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, error) {
-	return brokerclient.NewClient(
+	creds, err := c.credentials(s)
+	if err != nil {
+		return nil, err
+	}
+	return brokerclient.NewClient(append(creds,
 		brokerclient.WithBaseURL(s.baseURL),
-		brokerclient.WithCredentials(s.keyID, s.secret),
 		brokerclient.WithClock(clk),
 		brokerclient.WithLogger(c.logger()),
-		brokerclient.WithUserAgent("locator-cli/1"),
-	)
+		brokerclient.WithUserAgent(userAgent),
+	)...)
 }
 
 // session is an engine on the account, with its store and client.

@@ -387,3 +387,32 @@ func (b *cliBundle) requestsTo(sub string) []brokersim.RequestRecord {
 	}
 	return out
 }
+
+// Issue 8: `locator orders cancel CLIENT_ORDER_ID` cancels a working order
+// locator placed through its order workflow (spec "Orders": DELETE by id);
+// an order that is not open is refused with nothing sent.
+func TestOrdersCancel(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	// A sell far above the market stays working.
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "250.00", "--yes")
+	if code != 0 || o.State != string(states.OrderWorking) {
+		t.Fatalf("short: exit %d, outcome %+v\n%s", code, o, errOut)
+	}
+	code, out, errOut := b.MustRunMain(t, nil, "orders", "cancel", o.ClientOrderID)
+	if code != 0 || !strings.Contains(out, "canceled (Canceled)") {
+		t.Fatalf("orders cancel: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if rec := b.orderRecord(t, o.ClientOrderID); rec.State != states.Canceled || rec.OrderStatus != "Canceled" {
+		t.Errorf("record %+v", rec)
+	}
+	deletes := len(b.requestsTo("DELETE /v1/api/accounts/LV100001/orders/"))
+	for _, id := range []string{o.ClientOrderID, "not-an-order-of-ours"} {
+		if code, _, errOut := b.MustRunMain(t, nil, "orders", "cancel", id); code != 2 || !strings.Contains(errOut, "nothing was sent") {
+			t.Errorf("cancel %s again: exit %d, want 2\n%s", id, code, errOut)
+		}
+	}
+	if n := len(b.requestsTo("DELETE /v1/api/accounts/LV100001/orders/")); n != deletes || deletes != 1 {
+		t.Errorf("%d order cancels sent, want 1", n)
+	}
+}

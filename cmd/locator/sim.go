@@ -54,9 +54,21 @@ func (c *simCommand) flags(fs *pflag.FlagSet) {
 
 // readyLine is the contract of DESIGN.md: printed once, when serving.
 type readyLine struct {
-	BaseURL string     `json:"baseURL"`
-	WSURL   string     `json:"wsURL"`
-	Keys    []readyKey `json:"keys"`
+	BaseURL string        `json:"baseURL"`
+	WSURL   string        `json:"wsURL"`
+	Keys    []readyKey    `json:"keys"`
+	Partner *readyPartner `json:"partner,omitempty"`
+}
+
+// readyPartner is the scenario's partner program as a user configures it
+// (LOCATOR_LOGIN_URL, LOCATOR_CLIENT_ID, LOCATOR_CLIENT_SECRET,
+// LOCATOR_REDIRECT_URI); its users are in --print-scenario.
+type readyPartner struct {
+	LoginURL     string `json:"loginURL"`
+	DemoClientID string `json:"demoClientId"`
+	LiveClientID string `json:"liveClientId"`
+	ClientSecret string `json:"clientSecret"`
+	RedirectURI  string `json:"redirectUri"`
 }
 
 type readyKey struct {
@@ -121,6 +133,10 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	ready := readyLine{BaseURL: "http://" + addr, WSURL: "ws://" + addr}
 	for _, k := range sc.Keys {
 		ready.Keys = append(ready.Keys, readyKey{KeyID: k.KeyID, Secret: k.Secret, Env: k.Env, Accounts: k.Accounts})
+	}
+	if p := sc.Partner; p != nil {
+		ready.Partner = &readyPartner{LoginURL: ready.BaseURL + p.LoginPath, DemoClientID: p.DemoClientID,
+			LiveClientID: p.LiveClientID, ClientSecret: p.ClientSecret, RedirectURI: p.RedirectURI}
 	}
 	if err := json.NewEncoder(c.m.Stdout).Encode(ready); err != nil {
 		return err

@@ -1,0 +1,321 @@
+package brokerclient_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/simtest"
+)
+
+// partnerSetup signs alice in on the live client id and returns the
+// simulator, the login-only client and her token pair.
+func partnerSetup(t *testing.T) (*simtest.Bundle, *brokerclient.Client, brokerclient.PartnerToken) {
+	t.Helper()
+	b := simtest.New(t)
+	login := b.PartnerClient(t, b.Partner.LiveClientID)
+	cb := aliceSignsIn(t, b, login, "state-1")
+	tok, err := login.Partner.ExchangeCallback(t.Context(), cb.Query(), "state-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, login, *tok
+}
+
+// aliceSignsIn opens c's authorize address for state and signs alice in;
+// it returns the callback address the login page redirected to.
+func aliceSignsIn(t *testing.T, b *simtest.Bundle, c *brokerclient.Client, state string) *url.URL {
+	t.Helper()
+	auth, err := c.Partner.AuthCodeURL(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.PartnerLogin(t, auth, "alice", "alice-pass", "123456")
+}
+
+func tokenPosts(b *simtest.Bundle) []brokersim.RequestRecord {
+	var out []brokersim.RequestRecord
+	for _, r := range b.Sim.Requests() {
+		if r.Path == brokersim.TokenPath {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestPartnerLoginAndBearerCalls(t *testing.T) {
+	t.Parallel()
+	b, _, tok := partnerSetup(t)
+	if want := simtest.Start.Add(15 * time.Minute); !tok.Expiry.Equal(want) || !tok.RenewAt().Before(want) {
+		t.Errorf("expiry %s renew at %s, want expiry %s (expires_in on the fake clock) and renewal before it", tok.Expiry, tok.RenewAt(), want)
+	}
+	if !tok.RefreshExpiry.Equal(simtest.Start.Add(24 * time.Hour)) {
+		t.Errorf("refresh expiry %s", tok.RefreshExpiry)
+	}
+	c := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithPartnerToken(tok, nil))
+	accts, _, err := c.Accounts.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range accts {
+		ids = append(ids, a.Account)
+	}
+	if strings.Join(ids, ",") != "LV100001,LV100002" {
+		t.Errorf("accounts %v", ids)
+	}
+	last := b.Sim.Requests()[len(b.Sim.Requests())-1]
+	if last.Path != "/v1/api/accounts" || last.Auth != "bearer" || last.KeyID != "" {
+		t.Errorf("last request %+v", last)
+	}
+	posts := tokenPosts(b)
+	if len(posts) != 1 || !strings.Contains(posts[0].Body, "grant_type=authorization_code") {
+		t.Errorf("token posts %+v", posts)
+	}
+	for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%+v", tok), fmt.Sprintf("%#v", tok)} {
+		if strings.Contains(s, tok.AccessToken) || strings.Contains(s, tok.RefreshToken) {
+			t.Errorf("a token was formatted: %s", s)
+		}
+	}
+}
+
+// The callback is refused when its state differs, and nothing is posted.
+func TestPartnerStateMismatch(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.PartnerClient(t, b.Partner.LiveClientID)
+	cb := aliceSignsIn(t, b, c, "sent")
+	q := cb.Query()
+	q.Set("state", "forged")
+	if _, err := c.Partner.ExchangeCallback(t.Context(), q, "sent"); !errors.Is(err, brokerclient.ErrStateMismatch) {
+		t.Fatalf("err %v, want ErrStateMismatch", err)
+	}
+	if p := tokenPosts(b); len(p) != 0 {
+		t.Errorf("posted %+v", p)
+	}
+	// The unspent code still works for the right state.
+	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), "sent"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPartnerReplayedCode(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.PartnerClient(t, b.Partner.LiveClientID)
+	code := aliceSignsIn(t, b, c, "s").Query().Get("code")
+	if _, err := c.Partner.Exchange(t.Context(), code); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Partner.Exchange(t.Context(), code)
+	var te *brokerclient.TokenError
+	if !errors.As(err, &te) || te.StatusCode != http.StatusBadRequest || errors.Is(err, brokerclient.ErrLoginRequired) {
+		t.Fatalf("replayed code: %v", err)
+	}
+	if strings.Contains(err.Error(), code) || strings.Contains(err.Error(), b.Partner.ClientSecret) {
+		t.Errorf("error text holds a secret: %v", err)
+	}
+}
+
+// KeepRenewed refreshes at RenewAt, before expiry, on the fake clock; the
+// renewed pair is saved, the old one stops working.
+func TestPartnerRenewsBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	b, _, tok := partnerSetup(t)
+	saved := make(chan brokerclient.PartnerToken, 1)
+	c := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithPartnerToken(tok, func(next brokerclient.PartnerToken) error {
+		saved <- next
+		return nil
+	}))
+	done := make(chan error, 1)
+	ctx := t.Context()
+	go func() { done <- c.Partner.KeepRenewed(ctx) }()
+
+	select {
+	case <-b.Clock.BlockUntil(1):
+	case <-time.After(5 * time.Second):
+		t.Fatal("KeepRenewed never slept on the clock")
+	}
+	b.Advance(tok.RenewAt().Sub(b.Clock.Now()))
+	var next brokerclient.PartnerToken
+	select {
+	case next = <-saved:
+	case err := <-done:
+		t.Fatalf("KeepRenewed ended: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no renewal")
+	}
+	posts := tokenPosts(b)
+	refresh := posts[len(posts)-1]
+	if !strings.Contains(refresh.Body, "grant_type=refresh_token") || !refresh.Time.Before(tok.Expiry) {
+		t.Errorf("refresh %+v, want one before %s", refresh, tok.Expiry)
+	}
+	if !next.Expiry.Equal(tok.RenewAt().Add(15 * time.Minute)) {
+		t.Errorf("renewed expiry %s", next.Expiry)
+	}
+	// Calls use the renewed token; the rotated pair is refused, so its
+	// holder must log in again.
+	if _, _, err := c.Accounts.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithPartnerToken(tok, nil))
+	if _, _, err := old.Accounts.List(ctx); !errors.Is(err, brokerclient.ErrLoginRequired) {
+		t.Errorf("rotated pair: %v", err)
+	}
+}
+
+// A refresh refused with the token endpoint's JSON error asks for a new
+// login, and says so without printing a token.
+func TestPartnerRefreshRefusedAsksForLogin(t *testing.T) {
+	t.Parallel()
+	b, _, tok := partnerSetup(t)
+	var mu sync.Mutex
+	saves := 0
+	stale := tok
+	stale.RefreshToken = "revoked." + tok.RefreshToken
+	c := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithPartnerToken(stale, func(brokerclient.PartnerToken) error {
+		mu.Lock()
+		defer mu.Unlock()
+		saves++
+		return nil
+	}))
+	b.Advance(tok.RenewAt().Sub(b.Clock.Now()))
+	_, _, err := c.Accounts.List(t.Context())
+	if !errors.Is(err, brokerclient.ErrLoginRequired) || !strings.Contains(err.Error(), "log in again") {
+		t.Fatalf("err %v, want ErrLoginRequired", err)
+	}
+	if strings.Contains(err.Error(), tok.RefreshToken) || strings.Contains(err.Error(), tok.AccessToken) {
+		t.Errorf("error text holds a token: %v", err)
+	}
+	if saves != 0 {
+		t.Errorf("saved %d times", saves)
+	}
+	// A client of the program without a token does not call at all.
+	login := b.PartnerClient(t, b.Partner.LiveClientID)
+	if _, _, err := login.Accounts.List(t.Context()); !errors.Is(err, brokerclient.ErrLoginRequired) {
+		t.Errorf("no token: %v", err)
+	}
+}
+
+func TestPartnerAuthCodeURL(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.PartnerClient(t, b.Partner.DemoClientID)
+	raw, err := c.Partner.AuthCodeURL("xyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(raw)
+	q := u.Query()
+	if u.Path != b.Partner.LoginPath || q.Get("client_id") != b.Partner.DemoClientID || q.Get("redirect_uri") != b.Partner.RedirectURI ||
+		q.Get("response_type") != "code" || q.Get("state") != "xyz" || q.Has("client_secret") {
+		t.Errorf("authorize address %s", raw)
+	}
+}
+
+// headerRecorder keeps the headers of the requests it passes on.
+type headerRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen map[string]http.Header // by path
+}
+
+func (h *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.seen[req.URL.Path] = req.Header.Clone()
+	h.mu.Unlock()
+	return h.base.RoundTrip(req)
+}
+
+// The token endpoint gets the spec's Accept header and the client's stable
+// User-Agent, as REST calls do.
+func TestPartnerTokenRequestHeaders(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	rec := &headerRecorder{base: b.Server.Client().Transport, seen: map[string]http.Header{}}
+	c := b.PartnerClient(t, b.Partner.LiveClientID,
+		brokerclient.WithHTTPClient(&http.Client{Transport: rec}), brokerclient.WithUserAgent("locator-test/1"))
+	cb := aliceSignsIn(t, b, c, "s")
+	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	h := rec.seen[brokersim.TokenPath]
+	if h.Get("User-Agent") != "locator-test/1" || h.Get("Accept") != "application/json" || h.Get("Authorization") != "" {
+		t.Errorf("token request headers %v", h)
+	}
+}
+
+// A token endpoint that refuses one body encoding with its JSON error gets
+// the same fields once more in the other (spec: "Partner token endpoint
+// failures").
+func TestPartnerRetriesTheOtherEncoding(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		mu.Lock()
+		seen = append(seen, mt)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if mt != "multipart/form-data" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"statusCode":"BadRequest","message":"Unable to authorize the request.","detail":null}`)
+			return
+		}
+		if err := r.ParseMultipartForm(1 << 16); err != nil || r.FormValue("code") != "the-code" || r.FormValue("client_secret") != "s3" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"statusCode":"BadRequest","message":"fields","detail":null}`)
+			return
+		}
+		io.WriteString(w, `{"token_type":"bearer","access_token":"a.b.c","expires_in":60,"refresh_token":"d.e.f"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(srv.URL), brokerclient.WithPartner(brokerclient.PartnerConfig{
+		ClientID: "id", ClientSecret: "s3", LoginURL: srv.URL + "/login", RedirectURI: "http://127.0.0.1:1/cb",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := c.Partner.Exchange(t.Context(), "the-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.AccessToken != "a.b.c" || tok.Expiry.Sub(tok.Issued) != time.Minute {
+		t.Errorf("token %v", tok)
+	}
+	if strings.Join(seen, ",") != "application/x-www-form-urlencoded,multipart/form-data" {
+		t.Errorf("encodings sent: %v", seen)
+	}
+}
+
+// Spec: "Brief 403 on REST after a fresh token: retry with short backoff";
+// at the token endpoint a 403 is the network edge, not a bad code, and no
+// reason to log in again.
+func TestPartner403(t *testing.T) {
+	t.Parallel()
+	b, _, tok := partnerSetup(t)
+	b.RunClock(t)
+	c := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithPartnerToken(tok, nil))
+	setFaults(t, b, brokersim.FaultStep{Match: "GET /v1/api/accounts", Kind: "403", Count: 2})
+	if _, resp, err := c.Accounts.List(t.Context()); err != nil || resp.Attempts != 3 {
+		t.Fatalf("list after two 403s: %v (%+v)", err, resp)
+	}
+
+	setFaults(t, b, brokersim.FaultStep{Match: "POST " + brokersim.TokenPath, Kind: "403", Count: 1})
+	_, err := c.Partner.Refresh(t.Context(), tok.RefreshToken)
+	var te *brokerclient.TokenError
+	if !errors.As(err, &te) || te.StatusCode != http.StatusForbidden || errors.Is(err, brokerclient.ErrLoginRequired) || !strings.Contains(err.Error(), "network edge") {
+		t.Errorf("403 at the token endpoint: %v", err)
+	}
+}
