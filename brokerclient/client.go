@@ -260,7 +260,11 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, err)
 		}
 		if payload == nil {
-			req.Body, req.ContentLength = nil, 0
+			// net/http replays a bodiless GET by itself when a reused
+			// connection fails, outside the pacer and this loop's policy;
+			// a body with no GetBody makes the request non-replayable, and
+			// an empty one never reaches the wire.
+			req.Body, req.GetBody, req.ContentLength = noReplay{}, nil, 0
 		}
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
@@ -390,6 +394,13 @@ func (c *Client) jitter(max time.Duration) time.Duration {
 	defer c.rngMu.Unlock()
 	return time.Duration(c.rng.Int64N(int64(max)))
 }
+
+// noReplay is an empty request body that net/http cannot rewind, so it
+// never silently sends the request again.
+type noReplay struct{}
+
+func (noReplay) Read([]byte) (int, error) { return 0, io.EOF }
+func (noReplay) Close() error             { return nil }
 
 func drain(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))

@@ -252,6 +252,34 @@ func TestRetryReadAfterReset(t *testing.T) {
 	}
 }
 
+// DESIGN.md rule 6 ("every request that reaches the broker passes the
+// pacer"): when a kept-alive connection drops, net/http would replay a GET
+// at once by itself; the client's own retry, paced and backed off, is the
+// only one. Two scripted resets on a warm connection show as requests at
+// least the back-off apart, never back to back.
+func TestNoSilentReplayOfReads(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	b.RunClock(t)
+	c := b.Client(t, b.Live)
+	if _, _, err := c.Locates.Inventory(t.Context(), "LV100001"); err != nil { // warms a kept-alive connection
+		t.Fatal(err)
+	}
+	setFaults(t, b, brokersim.FaultStep{Match: "GET /v1/api/accounts/LV100001/locates/inventory", Kind: "reset", Count: 2})
+	if _, _, err := c.Locates.Inventory(t.Context(), "LV100001"); err != nil {
+		t.Fatalf("inventory after two resets: %v", err)
+	}
+	reqs := loggedRequests(b, "GET", "/locates/inventory")[1:]
+	if len(reqs) != 3 {
+		t.Fatalf("statuses %v, want two resets then 200", statuses(reqs))
+	}
+	for i, g := range gaps(reqs) {
+		if g < 250*time.Millisecond {
+			t.Errorf("attempt %d followed the one before it after %s: a replay outside the client's back-off", i+2, g)
+		}
+	}
+}
+
 // Spec: Limits, "Rate limits" recovery; STYLE ("retries that sleep without
 // honouring cancellation" are not worth copying): a call backing off after
 // a 429 returns as soon as its ctx is cancelled, without another attempt.
