@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,7 @@ type Client struct {
 	clock      clock.Clock
 	logger     *slog.Logger
 	pacer      *pacer
+	offset     clockOffset
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -274,7 +276,11 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := c.authorize(ctx, req); err != nil {
 			return nil, err
 		}
+		sent := c.clock.Now()
 		resp, err := c.http.Do(req)
+		if err == nil {
+			c.offset.observe(sent, c.clock.Now(), resp.Header.Get("Date"))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -393,6 +399,47 @@ func (c *Client) jitter(max time.Duration) time.Duration {
 	c.rngMu.Lock()
 	defer c.rngMu.Unlock()
 	return time.Duration(c.rng.Int64N(int64(max)))
+}
+
+// clockOffset estimates how far the broker's clock runs ahead of this
+// machine's (negative: behind) from the Date header of its answers: the
+// broker's time when it answered lay within the header's whole second, and
+// this machine's between sending and receiving. The median of recent
+// samples rides out a slow answer.
+type clockOffset struct {
+	mu      sync.Mutex
+	samples []time.Duration // newest last
+}
+
+const offsetSamples = 15
+
+func (o *clockOffset) observe(sent, recv time.Time, header string) {
+	date, err := http.ParseTime(header)
+	if err != nil {
+		return
+	}
+	mid := sent.Add(recv.Sub(sent) / 2)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.samples = append(o.samples, date.Add(500*time.Millisecond).Sub(mid))
+	if len(o.samples) > offsetSamples {
+		o.samples = o.samples[1:]
+	}
+}
+
+// BrokerClockOffset is how far the broker's clock runs ahead of this
+// machine's (negative: behind), from the Date headers of its answers; ok is
+// false before any answer carried one. The estimate is good to about half
+// a second plus half a round trip: the header has whole seconds.
+func (c *Client) BrokerClockOffset() (offset time.Duration, ok bool) {
+	c.offset.mu.Lock()
+	defer c.offset.mu.Unlock()
+	if len(c.offset.samples) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(c.offset.samples)
+	slices.Sort(s)
+	return s[len(s)/2], true
 }
 
 // noReplay is an empty request body that net/http cannot rewind, so it

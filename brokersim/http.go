@@ -148,6 +148,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
+	s.mu.Lock()
+	now := s.clockNow()
+	s.mu.Unlock()
+	// The broker's own time, which a client may compare with its clock.
+	w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	entry := s.logRequest(r, body)

@@ -58,6 +58,11 @@ func WithClock(c clock.Clock) Option { return func(s *Sim) { s.clk = c } }
 // WithSeed overrides the scenario's seed.
 func WithSeed(seed uint64) Option { return func(s *Sim) { s.sc.Seed = seed } }
 
+// WithClockSkew runs the broker's clock d ahead of the given clock (behind
+// when negative): a host whose clock is off, or a replayed day. Its answers
+// carry that time in their Date header, as a real server's do.
+func WithClockSkew(d time.Duration) Option { return func(s *Sim) { s.offset = d } }
+
 // WithFaults starts the simulator with fault injection configured.
 func WithFaults(f Faults) Option { return func(s *Sim) { s.faults.cfg = f } }
 

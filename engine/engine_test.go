@@ -33,6 +33,7 @@ type testBundle struct {
 }
 
 type setupOpt struct {
+	sim      []simtest.Option
 	scenario func(*brokersim.Scenario)
 	ask      func(context.Context, engine.Offer) bool
 	noStart  bool
@@ -42,7 +43,7 @@ type setupOpt struct {
 // LV100001 on one fake clock driven as virtual time.
 func setup(t *testing.T, o setupOpt) *testBundle {
 	t.Helper()
-	var opts []simtest.Option
+	opts := o.sim
 	if o.scenario != nil {
 		opts = append(opts, simtest.WithScenario(o.scenario))
 	}
@@ -544,5 +545,33 @@ func TestAccept429BurstStallsNothing(t *testing.T) {
 			}
 		}
 		prev = r.Time
+	}
+}
+
+// Issue 9 item 4 and DESIGN.md rule 4: with the broker's clock two days
+// behind, or five minutes ahead of, this machine's, offers are measured on
+// the broker's clock: locates fill, a refused offer is cancelled, and
+// nothing is left open at the broker.
+func TestBrokerClockSkew(t *testing.T) {
+	t.Parallel()
+	for _, skew := range []time.Duration{-48 * time.Hour, 5 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithSimOption(brokersim.WithClockSkew(skew))}})
+			expect(t, b.locate(t, "HTBX", 300, auto("0.02")), states.Filled)
+			expect(t, b.locate(t, "HTBY", 300, auto("0.02")), states.Declined)
+			if off, ok := b.sim.Client(t, b.sim.Live).BrokerClockOffset(); ok {
+				t.Errorf("a fresh client knows an offset %s before any answer", off)
+			}
+			rows, _, err := b.sim.Client(t, b.sim.Live).Locates.History(t.Context(), "LV100001")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				if r.LocateStatus == brokerclient.LocateStatusOffered || r.LocateStatus == brokerclient.LocateStatusPending {
+					t.Errorf("row %s left open at the broker (%s)", r.QuoteReqID, r.LocateStatus)
+				}
+			}
+		})
 	}
 }

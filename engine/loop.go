@@ -410,9 +410,20 @@ func (l *loop) onRows(rows []brokerclient.HistoryRow) {
 	}
 	in.Latest = latest.QuoteReqID
 	if t := latest.UpdatedDate.Time; !latest.UpdatedDate.NoZone && !t.IsZero() {
-		in.OfferedAt = t
+		in.OfferedAt = l.e.localTime(t)
 	}
 	l.step(w, in)
+}
+
+// localTime turns a time on the broker's clock into this machine's, so
+// that offer windows are measured on the broker's clock: a host whose clock
+// is off neither misses nor overstays a window. An offset within the Date
+// header's resolution (a second) is no evidence of skew and is ignored.
+func (e *Engine) localTime(broker time.Time) time.Time {
+	if off, ok := e.client.BrokerClockOffset(); ok && (off > time.Second || off < -time.Second) {
+		return broker.Add(-off)
+	}
+	return broker
 }
 
 // step runs the pure step, commits its record, and only then carries out
