@@ -42,13 +42,20 @@ type (
 		sym string
 	}
 	answerEv struct {
-		id string
-		in workflow.Answer
+		id    string
+		in    workflow.Answer
+		reply chan error // nil from an asker's job
+	}
+	attachEv struct {
+		id    string
+		ask   asker
+		reply chan error
 	}
 	locateEv struct {
 		w     *Workflow
 		begin workflow.Begin
 		book  []workflow.BookOrder
+		ask   asker
 		reply chan error
 	}
 	creditEv struct {
@@ -77,6 +84,9 @@ type (
 // job is a broker write or a question, run on a worker; the event it
 // returns goes back to the loop.
 type job func(ctx context.Context) event
+
+// asker answers an offer put to a person.
+type asker func(ctx context.Context, o Offer) bool
 
 // retry is a step to try again after its record could not be saved.
 type retry struct {
@@ -109,6 +119,7 @@ type loop struct {
 	retries   []retry
 	subs      []subscriber
 	orders    orderBook
+	askers    map[string]asker // who answers a workflow's offer, when not Config.Ask
 }
 
 // load reads what an earlier run left unfinished and builds the loop.
@@ -116,7 +127,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	l := &loop{
 		e: e, open: map[string]*Workflow{}, byQuote: map[string]string{}, loaded: map[string]int64{},
 		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{},
-		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(),
+		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
 	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
 	if err != nil {
@@ -260,8 +271,18 @@ func (l *loop) noteQuote(symbol string, at time.Time) {
 	}
 }
 
-func (l *loop) env() workflow.Env {
-	return workflow.Env{Now: l.e.clock.Now(), CanAsk: l.e.cfg.Ask != nil, Rules: l.e.cfg.Rules}
+// env is what the step may know of workflow id's surroundings.
+func (l *loop) env(id string) workflow.Env {
+	return workflow.Env{Now: l.e.clock.Now(), CanAsk: l.askerOf(id) != nil, Rules: l.e.cfg.Rules}
+}
+
+// askerOf is who answers workflow id's offer: its requester's, else the
+// engine's.
+func (l *loop) askerOf(id string) asker {
+	if a := l.askers[id]; a != nil {
+		return a
+	}
+	return l.e.cfg.Ask
 }
 
 // handle is the loop's one dispatch on events.
@@ -300,11 +321,39 @@ func (l *loop) handle(ctx context.Context, ev event) {
 			l.step(w, ev.in)
 		}
 	case answerEv:
-		if w := l.open[ev.id]; w != nil {
-			l.step(w, ev.in)
+		w := l.open[ev.id]
+		var err error
+		if w == nil {
+			err = fmt.Errorf("%w: %s", ErrNotOpen, ev.id)
+		} else if w.State != states.Offered {
+			err = fmt.Errorf("%w: %s is %s, no offer waits for an answer", ErrNotOpen, ev.id, w.State)
+		} else {
+			err = l.step(w, ev.in)
 		}
+		if ev.reply != nil {
+			ev.reply <- err
+		}
+	case attachEv:
+		w := l.open[ev.id]
+		if w == nil {
+			ev.reply <- fmt.Errorf("%w: %s", ErrNotOpen, ev.id)
+			return
+		}
+		if l.askers[ev.id] != nil {
+			ev.reply <- nil // its requester answers already
+			return
+		}
+		l.askers[ev.id] = ev.ask
+		ev.reply <- l.step(w, workflow.Decide{})
 	case locateEv:
-		ev.reply <- l.create(ctx, ev.w, ev.begin, ev.book)
+		if ev.ask != nil {
+			l.askers[ev.w.ID] = ev.ask
+		}
+		err := l.create(ctx, ev.w, ev.begin, ev.book)
+		if err != nil {
+			delete(l.askers, ev.w.ID)
+		}
+		ev.reply <- err
 	case creditEv:
 		ev.reply <- l.create(ctx, ev.w, workflow.SellTurn{}, nil)
 	case cancelEv:
@@ -431,7 +480,7 @@ func (e *Engine) localTime(broker time.Time) time.Time {
 func (l *loop) step(w *Workflow, in workflow.Input) error { return l.stepAttempt(w, in, 0) }
 
 func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
-	s := workflow.StepWorkflow(w, in, l.env())
+	s := workflow.StepWorkflow(w, in, l.env(w.ID))
 	if s.Err != nil {
 		if _, isRows := in.(workflow.Rows); !isRows {
 			l.e.log.Debug("step refused", "id", w.ID, "state", w.State, "input", fmt.Sprintf("%T", in), "err", s.Err)
@@ -503,6 +552,7 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 	delete(l.open, w.ID)
 	delete(l.byQuote, w.QuoteReqID)
 	delete(l.books, w.ID)
+	delete(l.askers, w.ID)
 	l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == w.ID })
 	l.e.poll.Unwatch(w.QuoteReqID)
 	for _, ch := range l.waiters[w.ID] {
@@ -609,12 +659,12 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 			return e.written(id, symbol, workflow.OpCancel, err)
 		})
 	case workflow.Ask:
-		offer := eff.Offer
+		offer, ask := eff.Offer, l.askerOf(id)
 		deadline := w.ExpiresAt.Add(-e.cfg.Rules.AcceptMargin)
 		e.asks.push(func(ctx context.Context) event {
 			ctx, cancel := clock.WithDeadline(ctx, e.clock, deadline)
 			defer cancel()
-			ok := e.cfg.Ask(ctx, offer)
+			ok := ask(ctx, offer)
 			return answerEv{id: id, in: workflow.Answer{Accept: ok, Late: ctx.Err() != nil}}
 		})
 	case workflow.RefreshInventory:

@@ -52,6 +52,9 @@ type ShortRequest struct {
 	// Confirm, when set, is asked before the order leaves; false sends
 	// nothing.
 	Confirm func(ctx context.Context, o Order) bool
+	// Ask and Asker are the locate's (see Request).
+	Ask   func(ctx context.Context, o Offer) bool
+	Asker string
 }
 
 // ShortResult says how a short went: the locate behind it, the sizing, and
@@ -108,7 +111,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 				ErrSizing, l.Name, l.Shares, req.Symbol, req.Limit, req.Quantity, l.Detail)
 		}
 	}
-	h, err := e.Locate(ctx, Request{Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy})
+	h, err := e.Locate(ctx, Request{Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
 	if err != nil {
 		return res, err
 	}

@@ -16,6 +16,12 @@ type Request struct {
 	Symbol   string
 	Quantity int64
 	Policy   Policy
+	// Ask, when set, is who answers this request's offer when the policy
+	// leaves it to a person (the process that asked, through the owner);
+	// it overrides Config.Ask.
+	Ask func(ctx context.Context, o Offer) bool
+	// Asker names who asked (pid@host and the command), for the record.
+	Asker string
 }
 
 // Validate checks the request before anything is recorded or sent. canAsk
@@ -44,15 +50,15 @@ func (r Request) Validate(canAsk bool) error {
 // 100, is queued for a quote. Bad input is refused before anything is
 // recorded or sent.
 func (e *Engine) Locate(ctx context.Context, req Request) (*Handle, error) {
-	if err := req.Validate(e.cfg.Ask != nil); err != nil {
+	if err := req.Validate(req.Ask != nil || e.cfg.Ask != nil); err != nil {
 		return nil, err
 	}
 	etb, _, err := e.client.Orders.EasyToBorrow(ctx, e.cfg.Account, req.Symbol)
 	if err != nil {
 		return nil, fmt.Errorf("easy-to-borrow check: %w", err)
 	}
-	ev := locateEv{w: e.newWorkflow(states.Locate, req.Symbol, req.Quantity), begin: workflow.Begin{EasyToBorrow: etb}}
-	ev.w.Policy = req.Policy
+	ev := locateEv{w: e.newWorkflow(states.Locate, req.Symbol, req.Quantity), begin: workflow.Begin{EasyToBorrow: etb}, ask: req.Ask}
+	ev.w.Policy, ev.w.Asker = req.Policy, req.Asker
 	if !etb {
 		located, book, err := e.available(ctx, req.Symbol)
 		if err != nil {
@@ -125,6 +131,22 @@ func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, ty
 // it (status 52).
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	return e.request(ctx, func(r chan error) event { return cancelEv{id: id, reply: r} })
+}
+
+// Attach makes ask the one who answers workflow id's offer from now on (a
+// follower that reconnected, or took over as owner); an offer waiting for
+// an answer is put to it at once.
+func (e *Engine) Attach(ctx context.Context, id string, ask func(ctx context.Context, o Offer) bool) error {
+	return e.request(ctx, func(r chan error) event { return attachEv{id: id, ask: ask, reply: r} })
+}
+
+// Answer answers workflow id's offer from anywhere (`locator approve` or
+// `decline`, a dashboard): accept takes it within the policy; a refusal
+// declines and cancels it with reason.
+func (e *Engine) Answer(ctx context.Context, id string, accept bool, reason string) error {
+	return e.request(ctx, func(r chan error) event {
+		return answerEv{id: id, in: workflow.Answer{Accept: accept, Reason: reason}, reply: r}
+	})
 }
 
 // request sends an event whose reply is an error.

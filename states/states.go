@@ -220,7 +220,7 @@ var locateEvents = []fsm.EventDesc{
 	ev(Cancel, Canceled, Requested), // nothing was sent: nothing to cancel at the broker
 	ev(RowCanceled, Canceled, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(RowExpired, Expired, Quoting, Pending, Offered, Accepting, Canceling),
-	ev(Timeout, Expired, Offered, Accepting, Pending),
+	ev(Timeout, Expired, Accepting, Pending),
 	ev(Timeout, Declined, Declining),
 	ev(RowRejected, Rejected, Quoting, Pending),
 	ev(Fail, Failed, Requested, Quoting, Pending, Offered, Accepting, Canceling, Declining),

@@ -38,7 +38,7 @@ func TestLocateTransitions(t *testing.T) {
 		{states.Locate, states.Offered, states.Cancel, states.Canceling, true, false},
 		{states.Locate, states.Canceling, states.RowCanceled, states.Canceled, true, false},
 		{states.Locate, states.Quoting, states.RowRejected, states.Rejected, true, false},
-		{states.Locate, states.Offered, states.Timeout, states.Expired, true, false},
+		{states.Locate, states.Pending, states.Timeout, states.Expired, true, false},
 		{states.Locate, states.Accepting, states.Fail, states.Failed, true, false},
 		// A terminal workflow takes nothing, and a quote cannot be accepted
 		// before it is offered.

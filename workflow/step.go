@@ -96,9 +96,11 @@ type Decide struct{}
 // Answer: a person's answer to an offer put to them.
 type Answer struct {
 	Accept bool
-	// Late is set when the answer came when an accept could no longer land
-	// (or the asker went away).
+	// Late is set when the answer came when an accept could no longer land.
 	Late bool
+	// Reason says why a refusal came, when not at the prompt (the asker
+	// went away, say).
+	Reason string
 }
 
 // CancelAsked: the user asked to cancel.
@@ -240,6 +242,8 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		switch {
 		case in.Late:
 			return decline(w, "no answer while an accept could still land")
+		case !in.Accept && in.Reason != "":
+			return decline(w, in.Reason)
 		case !in.Accept:
 			return decline(w, "declined at the prompt")
 		}
@@ -463,7 +467,9 @@ func decide(w *Workflow, env Env) Step {
 	case env.CanAsk:
 		return Step{Effects: []Effect{Ask{Offer: *o}}}
 	}
-	return decline(w, "the policy asks for confirmation and nobody can answer")
+	// Nobody to ask yet: the asker may come back (a follower reconnecting
+	// to a new owner); tick declines when the window is about to close.
+	return Step{}
 }
 
 // accept records the choice of leg, then sends the accept, unless it could
@@ -498,6 +504,11 @@ func tick(w *Workflow, env Env) Step {
 			return move(w, states.Fail, fmt.Sprintf("no history row %s after sending; not re-sent", env.Rules.SettleGrace), nil, SendCancel{})
 		}
 	case states.Offered, states.Accepting, states.Pending, states.Declining:
+		if w.State == states.Offered && !w.ExpiresAt.IsZero() && !env.Now.Before(w.ExpiresAt.Add(-env.Rules.AcceptMargin)) {
+			// Whoever was to answer did not in time: refuse and cancel
+			// while the cancel can still land.
+			return decline(w, "no answer while an accept could still land")
+		}
 		if !w.ExpiresAt.IsZero() && env.Now.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
 			// Cancelling is safe to repeat and leaves nothing open at the
 			// broker, whatever became of the quote.

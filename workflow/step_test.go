@@ -290,7 +290,6 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{L, states.Offered, states.Cancel}:      {w: loc(states.Offered), in: workflow.CancelAsked{}},
 		{L, states.Offered, states.RowCanceled}: {w: loc(states.Offered), in: q1(canceledLeg())},
 		{L, states.Offered, states.RowExpired}:  {w: loc(states.Offered), in: q1(expiredLeg(workflow.TypeLocate))},
-		{L, states.Offered, states.Timeout}:     {w: loc(states.Offered), in: workflow.Tick{}, env: pastOffer},
 		{L, states.Offered, states.Fail}:        {w: loc(states.Offered), in: workflow.Abandon{Reason: "stopping"}},
 		// Accepting: only the accepted leg counts.
 		{L, states.Accepting, states.RowFilled}:   {w: loc(states.Accepting), in: q1(filledLeg("0.05", workflow.TypeLocate))},
@@ -693,7 +692,7 @@ func TestPolicy(t *testing.T) {
 		{name: "price cap with someone to ask, no AutoAccept: Ask", policy: workflow.Policy{MaxPrice: dec("0.10")}, canAsk: true, in: workflow.Decide{}, want: result{Effects: []workflow.Effect{ask}}},
 		{name: "cost cap with someone to ask, no AutoAccept: Ask", policy: workflow.Policy{MaxCost: dec("20")}, canAsk: true, in: workflow.Decide{}, want: result{Effects: []workflow.Effect{ask}}},
 		{name: "no cap, no AutoAccept, someone to ask: Ask", canAsk: true, in: workflow.Decide{}, want: result{Effects: []workflow.Effect{ask}}},
-		{name: "no cap, no AutoAccept, nobody to ask: declined", in: workflow.Decide{}, want: declined, reason: "nobody can answer"},
+		{name: "no cap, no AutoAccept, nobody to ask yet: held for an asker (tick declines near the window's end)", in: workflow.Decide{}, want: result{}},
 		{name: "over the price cap: declined with the reason", policy: workflow.Policy{MaxPrice: dec("0.04"), AutoAccept: true}, in: workflow.Decide{}, want: declined, reason: "price 0.05 above the cap 0.04 per share"},
 		{name: "over the price cap with someone to ask: declined, not asked", policy: workflow.Policy{MaxPrice: dec("0.04")}, canAsk: true, in: workflow.Decide{}, want: declined, reason: "above the cap 0.04"},
 		{name: "over the cost cap: declined with the reason", policy: workflow.Policy{MaxCost: dec("9.99"), AutoAccept: true}, in: workflow.Decide{}, want: declined, reason: "total 10.00 above the cap 9.99"},
@@ -887,9 +886,11 @@ func TestTick(t *testing.T) {
 		want   result
 		reason string
 	}{
-		{name: "Offered just before ExpiresAt+SettleGrace: nothing", w: offered(), now: settle.Add(-time.Millisecond), want: result{}},
-		{name: "Offered exactly at ExpiresAt+SettleGrace: nothing", w: offered(), now: settle, want: result{}},
-		{name: "Offered just after ExpiresAt+SettleGrace: Expired, cancelled", w: offered(), now: settle.Add(time.Millisecond), want: timeout(states.Expired), reason: "offer window closed"},
+		// An offer nobody answered is refused, and cancelled, while the
+		// cancel can still land (AcceptMargin before the window's end).
+		{name: "Offered just before ExpiresAt-AcceptMargin: nothing", w: offered(), now: expires.Add(-rules.AcceptMargin - time.Millisecond), want: result{}},
+		{name: "Offered at ExpiresAt-AcceptMargin: declined, cancelled", w: offered(), now: expires.Add(-rules.AcceptMargin),
+			want: result{State: states.Declining, Event: states.Decline, Effects: []workflow.Effect{workflow.SendCancel{}}}, reason: "no answer"},
 		{name: "Accepting just before: nothing", w: offered(withState(states.Accepting), withAccepted("Q1", offeredLeg("0.05", 1))), now: settle.Add(-time.Millisecond), want: result{}},
 		{name: "Accepting just after: Expired", w: offered(withState(states.Accepting), withAccepted("Q1", offeredLeg("0.05", 1))), now: settle.Add(time.Millisecond), want: timeout(states.Expired)},
 		{name: "Pending just before: nothing", w: offered(withState(states.Pending), withLegs(legs{"Q1": pendingLeg(1)})), now: settle.Add(-time.Millisecond), want: result{}},

@@ -18,7 +18,12 @@ type InputError struct {
 	Message string
 }
 
-func (e *InputError) Error() string { return e.Field + ": " + e.Message }
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
 
 // Is makes errors.Is(err, ErrInput) true.
 func (e *InputError) Is(target error) bool { return target == ErrInput }

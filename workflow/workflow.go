@@ -84,9 +84,11 @@ type Workflow struct {
 	ExpiresAt  time.Time // end of the 30-second window, on this machine's clock
 	SentAt     time.Time // when the quote or sell was answered (or left, until then)
 	Reason     string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	Version    int64
+	// Asker says which process asked for it (pid@host and the command).
+	Asker     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Version   int64
 }
 
 // Terminal reports whether the workflow has ended.

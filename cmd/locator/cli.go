@@ -74,6 +74,8 @@ func (m *Main) commands() map[string]func() command {
 		"locate":      func() command { return &locateCommand{conn: connFlags{m: m}} },
 		"credit-back": func() command { return &creditBackCommand{conn: connFlags{m: m}} },
 		"cancel":      func() command { return &cancelCommand{conn: connFlags{m: m}} },
+		"approve":     func() command { return &answerCommand{conn: connFlags{m: m}, accept: true} },
+		"decline":     func() command { return &answerCommand{conn: connFlags{m: m}} },
 		"status":      func() command { return &statusCommand{conn: connFlags{m: m}} },
 		"inventory":   func() command { return &inventoryCommand{conn: connFlags{m: m}} },
 		"history":     func() command { return &historyCommand{conn: connFlags{m: m}} },
@@ -88,6 +90,7 @@ func (m *Main) commands() map[string]func() command {
 		"routes":      func() command { return &routesCommand{conn: connFlags{m: m}} },
 		"short":       func() command { return &shortCommand{conn: connFlags{m: m}} },
 		"run":         func() command { return &runCommand{conn: connFlags{m: m}} },
+		"serve":       func() command { return &serveCommand{conn: connFlags{m: m}} },
 		"login":       func() command { return &loginCommand{conn: connFlags{m: m}} },
 		"logout":      func() command { return &logoutCommand{conn: connFlags{m: m}} },
 	}

@@ -37,10 +37,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "locator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 
 	// A scenario with fresh symbols, so the 30-second same-symbol spacing
 	// never makes an iteration wait, and fast settling.
@@ -59,23 +56,7 @@ func TestCrashRecovery(t *testing.T) {
 			brokersim.ScenarioPool{Symbol: sym, LocateType: 3, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0300"))},
 			brokersim.ScenarioPool{Symbol: sym, LocateType: 4, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0200"))})
 	}
-	scPath := filepath.Join(dir, "scenario.json")
-	raw, _ := json.Marshal(sc)
-	if err := os.WriteFile(scPath, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	simCmd := exec.Command(bin, "sim", "--scenario", scPath, "--seed", "7")
-	stdout, _ := simCmd.StdoutPipe()
-	simCmd.Stderr = os.Stderr
-	if err := simCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { simCmd.Process.Signal(syscall.SIGTERM); simCmd.Wait() })
-	var ready readyLine
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || json.Unmarshal([]byte(line), &ready) != nil {
-		t.Fatalf("ready line %q: %v", line, err)
-	}
+	ready := startSim(t, bin, dir, sc)
 	db := filepath.Join(dir, "locator.db")
 	env := append(os.Environ(),
 		"LOCATOR_BASE_URL="+ready.BaseURL, "LOCATOR_KEY_ID="+ready.Keys[0].KeyID, "LOCATOR_SECRET="+ready.Keys[0].Secret,
@@ -150,6 +131,40 @@ func TestCrashRecovery(t *testing.T) {
 		t.Error("no kill interrupted a workflow: the kill points are not random enough")
 	}
 	checkAgainstBroker(t, ready, db, shorts, runs)
+}
+
+// buildBinary builds the locator binary into dir.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "locator")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startSim runs `locator sim` on scenario sc as a subprocess until the test
+// ends and returns its ready line.
+func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) readyLine {
+	t.Helper()
+	scPath := filepath.Join(dir, "scenario.json")
+	raw, _ := json.Marshal(sc)
+	if err := os.WriteFile(scPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	simCmd := exec.Command(bin, "sim", "--scenario", scPath, "--seed", "7")
+	stdout, _ := simCmd.StdoutPipe()
+	simCmd.Stderr = os.Stderr
+	if err := simCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { simCmd.Process.Signal(syscall.SIGTERM); simCmd.Wait() })
+	var ready readyLine
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil {
+		t.Fatalf("ready line %q: %v", line, err)
+	}
+	return ready
 }
 
 // window is when one process ran, on the wall clock the simulator keeps.

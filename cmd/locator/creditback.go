@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/engine"
 )
 
 // creditBackCommand returns unused located shares.
@@ -37,18 +36,14 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)})
+	acct, err := c.conn.attach(ctx, "credit-back", nil, progress(out, c.conn.m, time.Now))
 	if err != nil {
 		return err
 	}
-	defer sess.close()
-	h, err := sess.engine.CreditBack(ctx, symbol, qty, typ)
+	defer acct.close()
+	id, err := acct.CreditBack(ctx, symbol, qty, typ)
 	if err != nil {
 		return err
 	}
-	w, err := h.Wait(ctx)
-	if err != nil {
-		return err
-	}
-	return finish(out, w)
+	return follow(ctx, acct, out, id)
 }

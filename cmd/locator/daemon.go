@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -70,19 +69,20 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	log := c.logger()
-	sess, err := c.conn.open(ctx, engine.Config{Logger: log.With("component", "engine")})
+	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer acct.close()
+	eng, _ := acct.Engine()
 	runner := &jobs.Runner{
-		Engine: sess.engine, Client: sess.client, Store: sess.store, Clock: clock.Real{},
-		Account: sess.settings.account, Logger: log,
+		Engine: eng, Client: acct.client, Store: acct.store, Clock: clock.Real{},
+		Account: acct.settings.account, Logger: log,
 	}
 	if c.once != "" {
 		return c.runOnce(ctx, runner, only, log)
 	}
-	return c.daemon(ctx, runner, cfg, sess, log)
+	return c.daemon(ctx, runner, cfg, acct, log)
 }
 
 // loadConfig reads and checks the config file; any fault is a usage error
@@ -174,20 +174,21 @@ func exitForRun(err error) error {
 
 // daemon schedules every job and runs until ctx ends (SIGTERM, Ctrl-C) or
 // the engine stops on an error it cannot recover from.
-func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.Config, sess *session, log *slog.Logger) error {
+func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.Config, acct *account, log *slog.Logger) error {
+	eng, _ := acct.Engine()
 	// No run of this process is in flight yet: rows still "running" were
 	// left by a process that died.
-	if n, err := sess.store.AbandonJobRuns(ctx, sess.settings.account,
+	if n, err := acct.store.AbandonJobRuns(ctx, acct.settings.account,
 		"interrupted: the process ended before the run did; its workflows resumed when the daemon started again"); err != nil {
 		return err
 	} else if n > 0 {
 		log.Warn("job runs left unfinished by an earlier process marked failed", "count", n)
 	}
-	if sess.settings.auth == authPartner {
+	if acct.settings.auth == authPartner {
 		// A daemon may idle for longer than a refresh token lives: renew
 		// each pair on its own schedule, not at the next job's first call.
 		go func() {
-			if err := sess.client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
+			if err := acct.client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
 				log.Error("partner token renewal stopped; run 'locator login --partner' again", "err", err)
 			}
 		}()
@@ -212,15 +213,18 @@ func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.
 			"next", j.Schedule.Next(now).In(jobs.Market).Format(time.RFC3339))
 	}
 	cr.Start()
-	log.Info("daemon running", "account", sess.settings.account, "jobs", len(cfg.Jobs), "zone", jobs.Market.String())
+	log.Info("daemon running", "account", acct.settings.account, "jobs", len(cfg.Jobs), "zone", jobs.Market.String())
 
 	var stopErr error
 	select {
 	case <-ctx.Done():
 		log.Info("stopping: no new runs; running jobs finish their current step", "grace", c.grace)
-	case err := <-sess.engine.Err():
+	case err := <-eng.Err():
 		stopErr = fmt.Errorf("the engine stopped: %w", err)
 		log.Error("stopping: the engine stopped", "err", err)
+	case <-acct.owner.Lost():
+		stopErr = fmt.Errorf("the account's lease was lost (this process stalled past it): another process owns it now")
+		log.Error("stopping: lease lost")
 	}
 	stopped := cr.Stop() // no new runs; done once the running ones return
 	runner.Drain()

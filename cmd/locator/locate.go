@@ -80,21 +80,31 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	out := c.conn.out()
-	cfg := engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)}
+	var ask func(context.Context, engine.Offer) bool
 	if canAsk {
-		cfg.Ask = prompt(c.conn.m)
+		ask = prompt(c.conn.m)
 	}
-	sess, err := c.conn.open(ctx, cfg)
+	acct, err := c.conn.attach(ctx, "locate", ask, progress(out, c.conn.m, time.Now))
 	if err != nil {
 		return err
 	}
-	defer sess.close()
-	h, err := sess.engine.Locate(ctx, engine.Request{Symbol: symbol, Quantity: qty, Policy: policy})
+	defer acct.close()
+	id, err := acct.Locate(ctx, engine.Request{Symbol: symbol, Quantity: qty, Policy: policy})
 	if err != nil {
 		return err
 	}
-	w, err := h.Wait(ctx)
+	return follow(ctx, acct, out, id)
+}
+
+// follow waits for workflow id and prints its outcome. Interrupted, it
+// withdraws the request (an open offer is cancelled at the broker) before
+// the command exits 130.
+func follow(ctx context.Context, acct *account, out printer, id string) error {
+	w, err := acct.Wait(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			acct.withdraw(ctx, id)
+		}
 		return err
 	}
 	return finish(out, w)

@@ -258,12 +258,17 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, engine.Config{OnUpdate: progress(out, c.conn.m, time.Now)})
+	acct, err := c.conn.attach(ctx, "orders cancel", nil, progress(out, c.conn.m, time.Now))
 	if err != nil {
 		return err
 	}
-	defer sess.close()
-	o, err := sess.engine.CancelOrder(ctx, args[0])
+	defer acct.close()
+	eng, owned := acct.Engine()
+	if !owned {
+		lease, _ := acct.followed()
+		return usagef("account %s is owned by pid %d on %s, which follows its orders: cancel it there, or stop it first; nothing was sent", acct.settings.account, lease.PID, lease.Host)
+	}
+	o, err := eng.CancelOrder(ctx, args[0])
 	if errors.Is(err, engine.ErrNotOpen) || errors.Is(err, store.ErrOrderNotFound) {
 		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
 	}

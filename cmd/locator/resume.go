@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -27,23 +26,31 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[0])
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, engine.Config{
-		OnUpdate: progress(out, c.conn.m, time.Now),
-		// Nobody is asked during a resume: offers the policy does not
-		// accept by itself are declined.
-		SettleAllOrders: true,
-	})
+	acct, err := c.conn.attach(ctx, "resume", nil, progress(out, c.conn.m, time.Now))
 	if err != nil {
 		return err
 	}
-	defer sess.close()
-	open := sess.engine.Active()
-	if err := sess.engine.Resume(ctx); err != nil {
+	defer acct.close()
+	eng, owned := acct.Engine()
+	if !owned {
+		lease, _ := acct.followed()
+		out.event(map[string]any{"owner": lease.PID, "host": lease.Host, "since": lease.Since},
+			fmt.Sprintf("account %s is owned by pid %d on %s (since %s): it drives the unfinished workflows",
+				acct.settings.account, lease.PID, lease.Host, lease.Since.Local().Format(time.DateTime)))
+		return nil
+	}
+	// Nobody is asked during a resume: an offer the policy does not accept
+	// by itself waits for its asker until its window nearly closes.
+	open := eng.Active()
+	for _, w := range open {
+		acct.watch(w.ID)
+	}
+	if err := eng.Resume(ctx); err != nil {
 		return err
 	}
 	counts := map[states.State]int{}
 	for _, w := range open {
-		final, err := sess.store.Get(ctx, w.ID)
+		final, err := acct.store.Get(ctx, w.ID)
 		if err != nil {
 			return err
 		}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,8 +11,6 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
-	"github.com/locatorhq/locator/store"
 )
 
 // connFlags are the connection settings every broker command shares. The
@@ -125,57 +120,6 @@ func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, e
 		brokerclient.WithLogger(c.logger()),
 		brokerclient.WithUserAgent(userAgent),
 	)...)
-}
-
-// session is an engine on the account, with its store and client.
-type session struct {
-	settings settings
-	client   *brokerclient.Client
-	store    *store.Store
-	engine   *engine.Engine
-}
-
-// open starts an engine for the account: the environment and account
-// status are checked and unfinished workflows reconciled before it returns.
-func (c *connFlags) open(ctx context.Context, cfg engine.Config) (*session, error) {
-	s, err := c.resolve(true)
-	if err != nil {
-		return nil, err
-	}
-	clk := cfg.Clock
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	client, err := c.client(s, clk)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(s.db), 0o700); err != nil {
-		return nil, fmt.Errorf("database directory: %w", err)
-	}
-	st, err := store.Open(ctx, s.db, clk)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client, cfg.Store, cfg.Clock, cfg.Account, cfg.Env = client, st, clk, s.account, s.env
-	if cfg.Logger == nil {
-		cfg.Logger = c.logger()
-	}
-	eng, err := engine.New(cfg)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	if err := eng.Start(ctx); err != nil {
-		st.Close()
-		return nil, accountError(s.account, err)
-	}
-	return &session{settings: s, client: client, store: st, engine: eng}, nil
-}
-
-func (s *session) close() {
-	s.engine.Close()
-	s.store.Close()
 }
 
 // accountError turns the start-up checks' failures into usage errors (exit

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -106,9 +107,9 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	if !c.yes && !interactive {
 		return &exitError{code: exitDeclined, msg: "declined: the order needs a confirmation and nobody can give one here; pass --yes. Nothing was sent"}
 	}
-	cfg := engine.Config{OnUpdate: progress(printer{w: m.Stderr}, m, time.Now)}
+	var ask func(context.Context, engine.Offer) bool
 	if !req.Policy.AutoAccept {
-		cfg.Ask = prompt(m)
+		ask = prompt(m)
 	}
 	if !c.yes {
 		req.Confirm = func(ctx context.Context, o engine.Order) bool {
@@ -119,14 +120,15 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 			return m.ask(ctx, fmt.Sprintf("Sell short %d %s at %s (route %s)? [y/N] ", o.Quantity, o.Symbol, priceShown(o.LimitPrice), where))
 		}
 	}
-	// open checks the environment and that the account is Active (exit 2).
-	sess, err := c.conn.open(ctx, cfg)
+	// The account's owner (this process, or another) places it; owning, the
+	// checks of the account (environment, Active) come first (exit 2).
+	acct, err := c.conn.attach(ctx, "short", ask, progress(printer{w: m.Stderr}, m, time.Now))
 	if err != nil {
 		return err
 	}
-	defer sess.close()
-	res, err := sess.engine.Short(ctx, req)
-	out := shortOutcome{Account: sess.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
+	defer acct.close()
+	res, err := c.place(ctx, acct, req, ask)
+	out := shortOutcome{Account: acct.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
 		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: priceShown(req.Limit),
 		Route: req.Route, State: notSent}
 	if res != nil {
@@ -148,6 +150,27 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	c.report(out)
 	return shortExit(res)
+}
+
+// place runs the short in this process when it owns the account, or hands
+// it to the owner, which can then neither ask about the offer nor confirm
+// the order here: the policy must decide both (--yes).
+func (c *shortCommand) place(ctx context.Context, acct *account, req engine.ShortRequest, ask func(context.Context, engine.Offer) bool) (*engine.ShortResult, error) {
+	if eng, owned := acct.Engine(); owned {
+		req.Ask, req.Asker = ask, acct.asker
+		return eng.Short(ctx, req)
+	}
+	lease, _ := acct.followed()
+	if req.Confirm != nil || !req.Policy.Decides() {
+		return nil, usagef("account %s is owned by pid %d on %s, which places the short: pass --yes to let the policy decide the offer and the order; nothing was sent",
+			acct.settings.account, lease.PID, lease.Host)
+	}
+	r, err := acct.remote.Short(ctx, service.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit,
+		Route: req.Route, Policy: req.Policy, Asker: acct.asker})
+	if err != nil {
+		return nil, err
+	}
+	return &engine.ShortResult{Locate: r.Locate, Order: r.Order, Reason: r.Reason}, nil
 }
 
 // shortExit maps how the short ended to the exit-code contract.

@@ -76,6 +76,9 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		out.table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
 		return nil
 	}
+	if err := c.owners(ctx, st, out); err != nil {
+		return err
+	}
 	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
 	if err != nil {
 		return err
@@ -85,9 +88,29 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	for _, w := range ws {
 		o := outcomeOf(w)
 		rows = append(rows, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
-			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Reason})
+			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason})
 		objs = append(objs, o)
 	}
-	out.table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "REASON"}, rows, objs)
+	out.table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "ASKED BY", "REASON"}, rows, objs)
+	return nil
+}
+
+// owners says which process owns each account (DESIGN.md rule 3), live or
+// lapsed.
+func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer) error {
+	leases, err := st.Leases(ctx)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	for _, l := range leases {
+		state := "live"
+		if !l.Expires.After(now) {
+			state = "lapsed"
+		}
+		out.event(map[string]any{"owner": map[string]any{"account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state}},
+			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
+				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
+	}
 	return nil
 }

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+)
+
+// ownerBundle is a `locator sim` subprocess and the environment of the
+// commands run against it, with one database.
+type ownerBundle struct {
+	bin, dir, db string
+	ready        readyLine
+	env          []string
+}
+
+func setupOwners(t *testing.T, symbols int) *ownerBundle {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes")
+	}
+	dir := t.TempDir()
+	b := &ownerBundle{dir: dir, bin: buildBinary(t, dir), db: filepath.Join(dir, "locator.db")}
+	sc := brokersim.DefaultScenario()
+	sc.Timing.SettleMin = brokersim.Duration(150 * time.Millisecond)
+	sc.Timing.SettleMax = brokersim.Duration(400 * time.Millisecond)
+	for i := range symbols {
+		sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: fmt.Sprintf("OW%02d", i), LocateType: 1, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0100"))})
+	}
+	b.ready = startSim(t, b.bin, dir, sc)
+	b.env = append(os.Environ(), "LOCATOR_BASE_URL="+b.ready.BaseURL, "LOCATOR_KEY_ID="+b.ready.Keys[0].KeyID,
+		"LOCATOR_SECRET="+b.ready.Keys[0].Secret, "LOCATOR_ACCOUNT=LV100001", "LOCATOR_DB="+b.db)
+	return b
+}
+
+func (b *ownerBundle) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, b.bin, args...)
+	cmd.Env = b.env
+	return cmd
+}
+
+// serve starts `locator serve` and waits until it owns the account.
+func (b *ownerBundle) serve(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := b.command(context.Background(), "serve")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "serving LV100001") {
+		t.Fatalf("serve: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, stderr)
+	return cmd
+}
+
+func (b *ownerBundle) requests(t *testing.T) []brokersim.RequestRecord {
+	t.Helper()
+	resp, err := http.Get(b.ready.BaseURL + "/_sim/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var log []brokersim.RequestRecord
+	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+func (b *ownerBundle) workflows(t *testing.T) []string {
+	t.Helper()
+	st, err := store.Open(t.Context(), b.db, clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ws, err := st.List(t.Context(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range ws {
+		if !w.Terminal() {
+			t.Errorf("%s %s left %s", w.ID, w.Symbol, w.State)
+		}
+		out = append(out, fmt.Sprintf("%s:%s:%s", w.Symbol, w.State, w.Asker))
+	}
+	return out
+}
+
+// noBrokerTrouble checks the request log for 429s, duplicate quotes, and
+// history rows rejected as pending or too close (spec "Locate limits").
+func (b *ownerBundle) noBrokerTrouble(t *testing.T) {
+	t.Helper()
+	quotes := map[string]int{}
+	for _, r := range b.requests(t) {
+		if r.Status == http.StatusTooManyRequests {
+			t.Errorf("429 on %s %s", r.Method, r.Path)
+		}
+		if r.Method == "POST" && r.Path == "/v1/api/accounts/locates/quote" {
+			var q struct {
+				QuoteReqID string `json:"quoteReqID"`
+			}
+			json.Unmarshal([]byte(r.Body), &q)
+			if quotes[q.QuoteReqID]++; quotes[q.QuoteReqID] > 1 {
+				t.Errorf("quote %s sent twice", q.QuoteReqID)
+			}
+		}
+	}
+	out, err := b.command(t.Context(), "history", "--json").Output()
+	if err != nil {
+		t.Fatalf("history: %v", err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.Contains(l, "already pending") || strings.Contains(l, "30 seconds apart") {
+			t.Errorf("broker rejection: %s", l)
+		}
+	}
+}
+
+// Issue 9: an owner (`locator serve`) and three CLI processes issuing 12
+// locates over 6 symbols on one account: every request is handed to the
+// owner, so the broker sees no 429, no "already pending", no duplicate
+// quote, and every locate ends final and correct.
+func TestOwnerServesConcurrentProcesses(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 6)
+	serve := b.serve(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	for p := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 4 {
+				sym := fmt.Sprintf("OW%02d", (p*4+i)%6)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				out, err := b.command(ctx, "locate", sym, fmt.Sprint(100*(p+1)), "--max-price", "0.02").CombinedOutput()
+				cancel()
+				if err != nil || !(bytes.Contains(out, []byte("filled")) || bytes.Contains(out, []byte("covered"))) {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("process %d locate %s: %v\n%s", p, sym, err, out))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Error(f)
+	}
+	ws := b.workflows(t)
+	if len(ws) != 12 {
+		t.Errorf("%d workflows, want 12: %v", len(ws), ws)
+	}
+	for _, w := range ws {
+		if strings.Contains(w, fmt.Sprintf(":%d@", serve.Process.Pid)) {
+			t.Errorf("workflow %s recorded as asked by the owner, not by the process that asked", w)
+		}
+	}
+	b.noBrokerTrouble(t)
+}
+
+// Issue 9: a second `locator serve` on the same database and account
+// refuses with exit 2 and names the owner.
+func TestSecondServeRefused(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 0)
+	serve := b.serve(t)
+	out, err := b.command(t.Context(), "serve").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), fmt.Sprintf("owned by pid %d", serve.Process.Pid)) {
+		t.Fatalf("second serve: %v\n%s", err, out)
+	}
+	if out, err := b.command(t.Context(), "status").CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf("owned by pid %d", serve.Process.Pid)) {
+		t.Errorf("status does not name the owner: %v\n%s", err, out)
+	}
+}
+
+// Issue 9: SIGKILL of the owner while a follower's offer is open (its
+// accept held up at the broker): the follower takes the account over at
+// once (the dead owner's socket refuses), recovers the workflow, and it
+// ends filled with one quote.
+func TestOwnerKilledWhileOfferOpen(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 1)
+	serve := b.serve(t)
+	faults, _ := json.Marshal(brokersim.Faults{Delay: brokersim.Duration(3 * time.Second),
+		Script: []brokersim.FaultStep{{Match: "POST /v1/api/accounts/locates/accept", Kind: "delay", Count: 1}}})
+	if resp, err := http.Post(b.ready.BaseURL+"/_sim/faults", "application/json", bytes.NewReader(faults)); err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("faults: %v %v", resp, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	follower := b.command(ctx, "locate", "OW00", "300", "--max-price", "0.02")
+	var out bytes.Buffer
+	follower.Stdout, follower.Stderr = &out, &out
+	if err := follower.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(fmt.Sprint(b.requests(t)), "/locates/accept") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no accept reached the broker\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling a subprocess's effect, not waiting out a window
+	}
+	serve.Process.Signal(syscall.SIGKILL)
+	killed := time.Now()
+	if err := follower.Wait(); err != nil {
+		t.Fatalf("follower: %v\n%s", err, out.String())
+	}
+	if took := time.Since(killed); took > 15*time.Second {
+		t.Errorf("the workflow ended %s after the owner died", took)
+	}
+	ws := b.workflows(t)
+	if len(ws) != 1 || !strings.HasPrefix(ws[0], "OW00:"+string(states.Filled)) {
+		t.Errorf("workflows %v, want OW00 filled", ws)
+	}
+	b.noBrokerTrouble(t)
+}

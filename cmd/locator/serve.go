@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/store"
+)
+
+// serveCommand is the long-running owner of one or more accounts: every
+// other process (a terminal, the jobs, an execution helper) hands it its
+// requests. Accounts sharing a key pair share one client, so one pacer per
+// key pair, as the broker's buckets are.
+type serveCommand struct {
+	conn   connFlags
+	config string
+}
+
+func (c *serveCommand) synopsis() string {
+	return "own the account(s) and take every other process's requests until stopped (--config FILE lists several)"
+}
+
+func (c *serveCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
+}
+
+// serveConfig lists the accounts to own and where each one's key pair is
+// (the names of environment variables: secrets never sit in the file).
+type serveConfig struct {
+	Accounts []serveAccount `json:"accounts"`
+}
+
+type serveAccount struct {
+	Account   string `json:"account"`
+	KeyIDEnv  string `json:"keyIdEnv"`
+	SecretEnv string `json:"secretEnv"`
+	Env       string `json:"env"`
+}
+
+func (c *serveCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	accounts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	base, err := c.conn.resolve(false)
+	if err != nil && (c.config == "" || base.baseURL == "") {
+		return err // with --config, only the key pair may be elsewhere
+	}
+	if base.db == "" {
+		base.db = flagOrEnv(c.conn.m.Getenv, c.conn.db, "LOCATOR_DB")
+	}
+	if base.db == "" {
+		base.db = defaultDBPath(c.conn.m.Getenv)
+	}
+	if err := os.MkdirAll(filepath.Dir(base.db), 0o700); err != nil {
+		return fmt.Errorf("database directory: %w", err)
+	}
+	clk := clock.Real{}
+	st, err := store.Open(ctx, base.db, clk)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log := c.conn.logger()
+	clients := map[string]*brokerclient.Client{} // one per key pair: one pacer per key pair
+	var owners []*service.Owner
+	defer func() {
+		for _, o := range owners {
+			o.Close()
+		}
+	}()
+	for _, a := range accounts {
+		s := base
+		s.account, s.keyID, s.secret = a.Account, c.conn.m.Getenv(a.KeyIDEnv), c.conn.m.Getenv(a.SecretEnv)
+		if a.Env != "" {
+			s.env = brokerclient.Env(a.Env)
+		}
+		if err := s.checkCredentials(); err != nil {
+			return usagef("account %s: %v (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)
+		}
+		client := clients[s.keyID]
+		if client == nil {
+			if client, err = c.conn.client(s, clk); err != nil {
+				return usagef("%v", err)
+			}
+			clients[s.keyID] = client
+		}
+		o, err := service.Own(ctx, engine.Config{Client: client, Store: st, Clock: clk, Account: s.account, Env: s.env,
+			Logger: log.With("account", s.account)}, base.db)
+		var held *store.LeaseHeldError
+		if errors.As(err, &held) {
+			return usagef("%v: another 'locator serve' or command drives it; stop it first", err)
+		}
+		if err != nil {
+			return accountError(s.account, err)
+		}
+		owners = append(owners, o)
+		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.account, os.Getpid(), o.Lease().Endpoint)
+	}
+	lost := make(chan error, len(owners))
+	for _, o := range owners {
+		go func() {
+			select {
+			case <-o.Lost():
+				lost <- fmt.Errorf("account %s: the lease was lost (this process stalled past it)", o.Lease().Account)
+			case err := <-o.Engine().Err():
+				lost <- fmt.Errorf("account %s: the engine stopped: %w", o.Lease().Account, err)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-lost:
+		return err
+	}
+}
+
+// accounts reads --config, or serves the one account of the flags.
+func (c *serveCommand) accounts() ([]serveAccount, error) {
+	if c.config == "" {
+		s, err := c.conn.resolve(true)
+		if err != nil {
+			return nil, err
+		}
+		return []serveAccount{{Account: s.account, KeyIDEnv: "LOCATOR_KEY_ID", SecretEnv: "LOCATOR_SECRET"}}, nil
+	}
+	data, err := os.ReadFile(c.config)
+	if err != nil {
+		return nil, usagef("config: %v", err)
+	}
+	var cfg serveConfig
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, usagef("config %s: %v", c.config, err)
+	}
+	if len(cfg.Accounts) == 0 {
+		return nil, usagef("config %s: no accounts", c.config)
+	}
+	seen := map[string]bool{}
+	for i, a := range cfg.Accounts {
+		a.Account = strings.ToUpper(strings.TrimSpace(a.Account))
+		switch {
+		case a.Account == "" || strings.ContainsAny(a.Account, "/?#% "):
+			return nil, usagef("config %s: account %d: %q is not an account id", c.config, i+1, a.Account)
+		case seen[a.Account]:
+			return nil, usagef("config %s: account %s listed twice", c.config, a.Account)
+		case a.Env != "" && a.Env != string(brokerclient.EnvLive) && a.Env != string(brokerclient.EnvPaper):
+			return nil, usagef("config %s: account %s: env %q: want live or paper", c.config, a.Account, a.Env)
+		}
+		if a.KeyIDEnv == "" {
+			a.KeyIDEnv = "LOCATOR_KEY_ID"
+		}
+		if a.SecretEnv == "" {
+			a.SecretEnv = "LOCATOR_SECRET"
+		}
+		seen[a.Account] = true
+		cfg.Accounts[i] = a
+	}
+	return cfg.Accounts, nil
+}
