@@ -145,6 +145,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
+	if r.Method == http.MethodGet && (r.URL.Path == "/stream/"+streamPnL || r.URL.Path == "/stream/"+streamPortfolio) {
+		s.serveStream(w, r, strings.TrimPrefix(r.URL.Path, "/stream/"))
+		return
+	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	entry := s.logRequest(r, body)
