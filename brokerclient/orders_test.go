@@ -260,10 +260,10 @@ func TestOrderSchemaErrors(t *testing.T) {
 		},
 		{
 			name: "several missing fields, one line each",
-			raw:  `{` + base + `,"orderType":"Market","orderQuantity":1}`,
+			raw:  `{` + base + `,"orderQuantity":1}`,
 			wantLines: []brokerclient.ValidationLine{
 				{Field: "(root)", Message: "side is required"},
-				{Field: "(root)", Message: "openClose is required"},
+				{Field: "(root)", Message: "orderType is required"},
 			},
 		},
 	}
