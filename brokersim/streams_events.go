@@ -171,12 +171,12 @@ func (s *Sim) applyTicks(ticks []Tick) {
 // stream's (`ts`, `action`, `target`, content under a key) and adds
 // `account`.
 type portfolioMsg struct {
-	TS       int64         `json:"ts"`
-	Account  string        `json:"account"`
-	Action   string        `json:"action"`
-	Target   string        `json:"target"`
-	Topics   []string      `json:"topics,omitempty"`
-	Order    *streamOrder  `json:"order,omitempty"`
+	TS       int64          `json:"ts"`
+	Account  string         `json:"account"`
+	Action   string         `json:"action"`
+	Target   string         `json:"target"`
+	Topics   []string       `json:"topics,omitempty"`
+	Order    *streamOrder   `json:"order,omitempty"`
 	Position *positionEvent `json:"position,omitempty"`
 }
 
