@@ -30,6 +30,7 @@ const maxErrorBody = 64 << 10
 // inside the spec's rate limits.
 type Client struct {
 	baseURL   *url.URL
+	streamURL *url.URL // nil: derived from baseURL
 	http      *http.Client
 	keyID     string
 	secret    string
@@ -55,6 +56,8 @@ type Client struct {
 	Locates *LocatesService
 	// Ledger reads the cash ledger.
 	Ledger *LedgerService
+	// Streams dials the P&L and portfolio WebSocket streams.
+	Streams *StreamsService
 }
 
 type service struct{ client *Client }
@@ -161,6 +164,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	c.Positions = (*PositionsService)(&c.common)
 	c.Locates = (*LocatesService)(&c.common)
 	c.Ledger = (*LedgerService)(&c.common)
+	c.Streams = (*StreamsService)(&c.common)
 	return c, nil
 }
 
@@ -344,11 +348,12 @@ func (c *Client) rateLimitWait(n int) time.Duration {
 	return min(base+c.jitter(base/4), 60*time.Second)
 }
 
-// backoff is the wait before the n-th retry of a transport error or 5xx:
-// 250 ms doubling, with jitter, capped at the spec's 60 s.
+// backoff is the wait before the n-th retry of a transport error or 5xx,
+// or the n-th reconnection of a stream: 250 ms doubling, with jitter,
+// capped at the spec's 60 s.
 func (c *Client) backoff(n int) time.Duration {
-	base := min(250*time.Millisecond<<(n-1), 60*time.Second)
-	return base + c.jitter(base/2)
+	base := min(250*time.Millisecond<<min(n-1, 20), 60*time.Second)
+	return min(base+c.jitter(base/2), 60*time.Second)
 }
 
 func (c *Client) jitter(max time.Duration) time.Duration {

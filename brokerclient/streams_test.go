@@ -1,0 +1,298 @@
+package brokerclient_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/simtest"
+)
+
+// streamWait bounds every wait on a stream signal, so a failing test fails
+// fast instead of hanging.
+const streamWait = 10 * time.Second
+
+func streamCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), streamWait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// streamSetup is a simulator without rate limits and a live client on its
+// fake clock; the test moves the clock.
+func streamSetup(t *testing.T) (*simtest.Bundle, *brokerclient.Client) {
+	t.Helper()
+	b := simtest.New(t, simtest.WithScenario(func(sc *brokersim.Scenario) { sc.RateLimits = false }))
+	return b, b.Client(t, b.Live, brokerclient.WithoutPacing())
+}
+
+// waitFor waits on changed until cond holds, failing after streamWait.
+func waitFor(t *testing.T, what string, changed func() <-chan struct{}, cond func() bool) {
+	t.Helper()
+	deadline := time.After(streamWait)
+	for {
+		ch := changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// reconnect moves the fake clock past the reconnection backoff once the
+// session sleeps on it (the backoff is capped at 60 s).
+func reconnect(t *testing.T, b *simtest.Bundle) {
+	t.Helper()
+	select {
+	case <-b.Clock.BlockUntil(1):
+	case <-time.After(streamWait):
+		t.Fatal("the stream never slept before reconnecting")
+	}
+	b.Advance(time.Minute)
+}
+
+// Spec "WebSocket handshake": Dial authenticates; FAILED_AUTH is an
+// irrecoverable *StreamAuthError whose text never carries the secret.
+func TestStreamDial(t *testing.T) {
+	t.Parallel()
+	b, c := streamSetup(t)
+	ctx := streamCtx(t)
+	conn, err := c.Streams.Dial(ctx, brokerclient.StreamPnL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Subscribe(ctx, "LV100001"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := conn.Next(ctx)
+	snap, ok := m.(*brokerclient.PnLSnapshotMessage)
+	if err != nil || !ok || snap.Account != "LV100001" || len(snap.Snapshot.Positions) != 1 || snap.TS.IsZero() {
+		t.Fatalf("first message %#v, %v; want the init snapshot", m, err)
+	}
+
+	bad := b.Client(t, simtest.Key{ID: b.Live.ID, Secret: "not-the-secret"})
+	_, err = bad.Streams.Dial(ctx, brokerclient.StreamPortfolio)
+	var ae *brokerclient.StreamAuthError
+	if !errors.Is(err, brokerclient.ErrStreamAuth) || !errors.As(err, &ae) || ae.Message == "" {
+		t.Fatalf("bad secret: %v, want a StreamAuthError", err)
+	}
+	if strings.Contains(err.Error(), "not-the-secret") || strings.Contains(err.Error(), b.Live.Secret) {
+		t.Errorf("error %q carries a secret", err)
+	}
+	if _, err := bad.Streams.FollowOrders(ctx, "LV100001"); !errors.Is(err, brokerclient.ErrStreamAuth) {
+		t.Errorf("FollowOrders with a bad secret: %v, want ErrStreamAuth", err)
+	}
+	if _, err := c.Streams.FollowOrders(ctx, "LV300001"); !errors.Is(err, brokerclient.ErrStreamSubscribe) || !errors.Is(err, brokerclient.ErrNotFound) {
+		t.Errorf("foreign account: %v, want a refused subscribe (not found)", err)
+	}
+}
+
+// decimalEqual compares decimals by value in cmp.Diff.
+var decimalEqual = cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })
+
+// freshSnapshot is what a new subscription says about the account now.
+func freshSnapshot(t *testing.T, c *brokerclient.Client, account string) brokerclient.PnLSnapshot {
+	t.Helper()
+	ctx := streamCtx(t)
+	conn, err := c.Streams.Dial(ctx, brokerclient.StreamPnL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Subscribe(ctx, account); err != nil {
+		t.Fatal(err)
+	}
+	m, err := conn.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.(*brokerclient.PnLSnapshotMessage).Snapshot
+}
+
+func sortPositions(s brokerclient.PnLSnapshot) brokerclient.PnLSnapshot {
+	slices.SortFunc(s.Positions, func(a, b brokerclient.PnLPosition) int { return strings.Compare(string(a.PositionID), string(b.PositionID)) })
+	return s
+}
+
+// Spec "P&L stream" rules 1 and 3, and "Events" (reconnection): after 1,000
+// random ticks, interleaved, with two forced disconnects, the model equals
+// a fresh snapshot field by field.
+func TestPnLWatcherConvergesAfterTicksAndDisconnects(t *testing.T) {
+	t.Parallel()
+	b, c := streamSetup(t)
+	ctx := streamCtx(t)
+	// Hold three symbols: the scenario's MSFT lot, plus AAPL and SPY bought
+	// at the market.
+	for _, sym := range []string{"AAPL", "SPY"} {
+		req := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeMarket, sym, 10)
+		if _, _, err := c.Orders.Place(ctx, "LV100001", req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Advance(50 * time.Millisecond)
+
+	w, err := c.Streams.WatchPnL(ctx, []string{"LV100001"}, brokerclient.WithPing(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	prices := map[string]float64{"AAPL": 190, "SPY": 520, "MSFT": 420, "HTBX": 12.5}
+	symbols := []string{"AAPL", "SPY", "MSFT", "HTBX"} // HTBX is not held: its ticks send nothing
+	drops := map[int]bool{300 + rng.IntN(200): true, 700 + rng.IntN(200): true}
+	for sent := 0; sent < 1000; {
+		var batch []brokersim.Tick
+		for n := 1 + rng.IntN(3); n > 0 && sent < 1000; n-- {
+			sym := symbols[rng.IntN(len(symbols))]
+			prices[sym] = max(1, prices[sym]+float64(rng.IntN(201)-100)/100)
+			batch = append(batch, brokersim.Tick{Symbol: sym, Price: brokersim.Dec(decimal.NewFromFloat(prices[sym]).Round(2))})
+			sent++
+			if drops[sent] {
+				b.Sim.SetPrices(batch)
+				batch = nil
+				if _, err := b.Sim.ControlStreams(brokersim.StreamControl{Action: "drop"}); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the watcher to see the drop", w.Changed, func() bool { return !w.Connected() })
+				b.Sim.SetPrice("MSFT", decimal.NewFromInt(int64(400+sent%50))) // missed while down
+				reconnect(t, b)
+				if err := w.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if len(batch) > 0 {
+			b.Sim.SetPrices(batch)
+		}
+	}
+	want := sortPositions(freshSnapshot(t, c, "LV100001"))
+	var last string
+	waitFor(t, "the model to match a fresh snapshot", w.Changed, func() bool {
+		got, ok := w.Snapshot("LV100001")
+		last = cmp.Diff(want, sortPositions(got), decimalEqual)
+		return ok && last == ""
+	})
+	if len(want.Positions) != 3 {
+		t.Errorf("%d positions, want 3", len(want.Positions))
+	}
+}
+
+// Spec "Events": no keepalive comes from the server, so a stalled
+// connection is found by a protocol ping that gets no pong in time, and
+// replaced.
+func TestStreamDeadConnectionDetected(t *testing.T) {
+	t.Parallel()
+	b, c := streamSetup(t)
+	ctx := streamCtx(t)
+	w, err := c.Streams.WatchPnL(ctx, []string{"LV100001"}, brokerclient.WithPing(10*time.Second, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Sim.ControlStreams(brokersim.StreamControl{Action: "stall"}); err != nil {
+		t.Fatal(err)
+	}
+	<-b.Clock.BlockUntil(1) // the pinger sleeps its interval
+	b.Clock.Advance(10 * time.Second)
+	<-b.Clock.BlockUntil(1) // the ping waits for its pong
+	b.Clock.Advance(5 * time.Second)
+	waitFor(t, "the dead connection to be dropped", w.Changed, func() bool { return !w.Connected() })
+	b.Sim.ControlStreams(brokersim.StreamControl{Action: "resume"}) // let the old server side end
+	reconnect(t, b)
+	if err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// orderReads are the logged REST reads of the order book and single orders.
+func orderReads(recs []brokersim.RequestRecord) []int {
+	var out []int
+	for i, r := range recs {
+		if r.Method == "GET" && (strings.HasSuffix(r.Path, "/orders") || strings.Contains(r.Path, "/order/")) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Spec "Portfolio stream": an order followed from before its placement is
+// learnt from the stream alone, each state once, even when every push
+// comes twice; R118 with a route pushes nothing and is known from the
+// placement's answer.
+func TestOrderFollowerStream(t *testing.T) {
+	t.Parallel()
+	b, c := streamSetup(t)
+	ctx := streamCtx(t)
+	f, err := c.Streams.FollowOrders(ctx, "LV100001", brokerclient.WithPing(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if up, _ := f.Connected(); !up {
+		t.Fatal("not connected after FollowOrders")
+	}
+	dup := true
+	b.Sim.ControlStreams(brokersim.StreamControl{Duplicate: &dup})
+
+	follow := func(req brokerclient.OrderRequest) []brokerclient.OrderStatus {
+		t.Helper()
+		req.ClientOrderID = "f-" + string(req.OrderType) + "-" + req.Symbol
+		w := f.Watch(req.ClientOrderID)
+		defer w.Close()
+		placed, _, err := c.Orders.Place(ctx, "LV100001", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Observe(placed)
+		b.Advance(50 * time.Millisecond)
+		var seen []brokerclient.OrderStatus
+		for {
+			o, err := w.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, o.OrderStatus)
+			if o.IsTerminal() {
+				return seen
+			}
+		}
+	}
+	market := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeMarket, "AAPL", 10)
+	if got := follow(market); !slices.Equal(got, []brokerclient.OrderStatus{"PendingNew", "Accepted", "Filled"}) {
+		t.Errorf("market order states %v", got)
+	}
+	noRoute := market
+	noRoute.Route, noRoute.Symbol = "", "SPY" // R54: async, PendingNew then Rejected
+	if got := follow(noRoute); !slices.Equal(got, []brokerclient.OrderStatus{"PendingNew", "Rejected"}) {
+		t.Errorf("R54 states %v", got)
+	}
+	stop := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeStop, "MSFT", 1)
+	stop.StopPrice = pricep("100") // below the market: R118, synchronous with a route
+	if got := follow(stop); !slices.Equal(got, []brokerclient.OrderStatus{"Rejected"}) {
+		t.Errorf("R118 states %v", got)
+	}
+	if reads := orderReads(b.Sim.Requests()); len(reads) != 0 {
+		t.Errorf("%d order reads while the stream was up, want none", len(reads))
+	}
+}
