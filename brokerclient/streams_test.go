@@ -125,7 +125,9 @@ func freshSnapshot(t *testing.T, c *brokerclient.Client, account string) brokerc
 }
 
 func sortPositions(s brokerclient.PnLSnapshot) brokerclient.PnLSnapshot {
-	slices.SortFunc(s.Positions, func(a, b brokerclient.PnLPosition) int { return strings.Compare(string(a.PositionID), string(b.PositionID)) })
+	slices.SortFunc(s.Positions, func(a, b brokerclient.PnLPosition) int {
+		return strings.Compare(string(a.PositionID), string(b.PositionID))
+	})
 	return s
 }
 
