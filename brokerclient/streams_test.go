@@ -298,3 +298,136 @@ func TestOrderFollowerStream(t *testing.T) {
 		t.Errorf("%d order reads while the stream was up, want none", len(reads))
 	}
 }
+
+// Spec "Portfolio stream" ("REST polling is the fallback"; "buffer messages
+// while loading REST state"): with the stream dropped at random during 50
+// placements, every order's final state is known, none twice, and the
+// order book was read only while the stream was down (request log).
+func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
+	t.Parallel()
+	b, c := streamSetup(t)
+	ctx := streamCtx(t)
+	f, err := c.Streams.FollowOrders(ctx, "LV100001", brokerclient.WithPing(0, 0), brokerclient.WithPollInterval(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(3, 5))
+
+	type window struct{ from, to int }
+	var windows []window
+	down := -1 // log length when the current drop was sent
+	drop := func() {
+		down = len(b.Sim.Requests())
+		if _, err := b.Sim.ControlStreams(brokersim.StreamControl{Stream: "portfolio", Action: "drop"}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the follower to see the drop", func() <-chan struct{} { _, ch := f.Connected(); return ch },
+			func() bool { up, _ := f.Connected(); return !up })
+	}
+	// heal lets the follower reconnect: it sleeps its backoff and, with an
+	// order watched, its poll interval; then it settles from the book.
+	heal := func() {
+		if down < 0 {
+			return
+		}
+		select {
+		case <-b.Clock.BlockUntil(2):
+		case <-time.After(streamWait):
+			t.Fatal("the follower never slept while down")
+		}
+		b.Advance(time.Minute)
+		waitFor(t, "the follower to reconnect and settle", func() <-chan struct{} { _, ch := f.Connected(); return ch },
+			func() bool { up, _ := f.Connected(); return up })
+		windows = append(windows, window{down, len(b.Sim.Requests())})
+		down = -1
+	}
+
+	finals := map[string]brokerclient.OrderStatus{}
+	for i := range 50 {
+		id := "o" + itoa(int64(i))
+		req := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeLimit, "AAPL", 10)
+		req.ClientOrderID = id
+		kind := rng.IntN(4)
+		switch kind {
+		case 0: // marketable: fills
+			req.LimitPrice = pricep("200")
+		case 1: // far from the market: works until cancelled
+			req.LimitPrice = pricep("100")
+		case 2: // no route on a live account: R54, asynchronous
+			req.LimitPrice, req.Route = pricep("200"), ""
+		case 3: // stop below the market with a route: R118, synchronous, no push
+			req.OrderType, req.StopPrice = brokerclient.OrderTypeStop, pricep("100")
+		}
+		at := rng.IntN(5) // 0: before placing, 1: before the decision, 2: after it, else no drop
+		w := f.Watch(id)
+		if at == 0 {
+			drop()
+		}
+		placed, _, err := c.Orders.Place(ctx, "LV100001", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Observe(placed)
+		if at == 1 {
+			drop()
+		}
+		b.Advance(50 * time.Millisecond)
+		if at == 2 {
+			drop()
+		}
+		heal()
+		if kind == 1 {
+			if _, _, err := c.Orders.Cancel(ctx, "LV100001", id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var seen []brokerclient.OrderStatus
+		for {
+			o, err := w.Next(ctx)
+			if err != nil {
+				t.Fatalf("order %s after %v: %v", id, seen, err)
+			}
+			if slices.Contains(seen, o.OrderStatus) {
+				t.Errorf("order %s: %s delivered twice (%v)", id, o.OrderStatus, seen)
+			}
+			seen = append(seen, o.OrderStatus)
+			if o.IsTerminal() {
+				finals[id] = o.OrderStatus
+				break
+			}
+		}
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		if o, err := w.Next(done); err == nil {
+			t.Errorf("order %s: a state after the final one: %s", id, o.OrderStatus)
+		}
+		w.Close()
+	}
+
+	reads := orderReads(b.Sim.Requests())
+	for _, i := range reads {
+		if !slices.ContainsFunc(windows, func(w window) bool { return i >= w.from && i < w.to }) {
+			t.Errorf("order read #%d (%s) while the stream was up", i, b.Sim.Requests()[i].Path)
+		}
+	}
+	if len(windows) == 0 || len(reads) == 0 {
+		t.Fatalf("%d drops and %d fallback reads: the test exercised nothing", len(windows), len(reads))
+	}
+	book, _, err := c.Orders.Book(ctx, "LV100001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range book {
+		id := strings.SplitN(o.ClientOrderID, "INVALID", 2)[0]
+		if finals[id] != o.OrderStatus {
+			t.Errorf("order %s: followed to %s, the book says %s", id, finals[id], o.OrderStatus)
+		}
+	}
+	if len(book) != 50 || len(finals) != 50 {
+		t.Errorf("book %d orders, %d finals, want 50", len(book), len(finals))
+	}
+	t.Logf("%d drops, %d fallback reads", len(windows), len(reads))
+}
+
+func itoa(n int64) string { return decimal.NewFromInt(n).String() }
