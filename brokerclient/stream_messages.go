@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -207,11 +209,13 @@ func (t *epochMillis) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &n); err != nil {
 		return fmt.Errorf("ts: %w", err)
 	}
-	d, err := decimal.NewFromString(n.String())
-	if err != nil || d.Abs().GreaterThan(decimal.New(1, 15)) {
+	// A float, not a decimal: rescaling 1e-999999999 to an integer would
+	// take minutes.
+	ms, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || math.Abs(ms) > 1e15 {
 		return fmt.Errorf("ts: %q is not epoch milliseconds", n)
 	}
-	*t = epochMillis(time.UnixMilli(d.IntPart()).UTC())
+	*t = epochMillis(time.UnixMilli(int64(ms)).UTC())
 	return nil
 }
 

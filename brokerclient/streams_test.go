@@ -431,3 +431,46 @@ func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
 }
 
 func itoa(n int64) string { return decimal.NewFromInt(n).String() }
+
+// Spec "Events": each message the two streams send decodes to its type.
+func TestDecodeStreamMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw   string
+		check func(m brokerclient.StreamMessage) bool
+	}{
+		{`{"@system":true,"ts":1764082800000,"status":"CONNECTED"}`, func(m brokerclient.StreamMessage) bool {
+			s, ok := m.(*brokerclient.SystemMessage)
+			return ok && s.Status == brokerclient.StatusConnected && s.TS.Equal(time.UnixMilli(1764082800000))
+		}},
+		{`{"ts":1,"action":"error","message":"account not found"}`, func(m brokerclient.StreamMessage) bool {
+			e, ok := m.(*brokerclient.SubscriptionError)
+			return ok && e.Message == "account not found"
+		}},
+		{`{"ts":1,"account":"LV1","action":"update","target":"Order","order":{"clientOrderId":"a1","userOrderId":"LV1:a1","orderStatus":"Rejected","text":"R54: x"}}`,
+			func(m brokerclient.StreamMessage) bool {
+				o, ok := m.(*brokerclient.OrderUpdate)
+				return ok && o.UserOrderID == "LV1:a1" && o.Order.Rejection().Code == "R54"
+			}},
+		{`{"ts":1,"account":"LV1","action":"update","target":"Position","position":{"id":"77","symbol":"AAPL","shares":10}}`,
+			func(m brokerclient.StreamMessage) bool {
+				p, ok := m.(*brokerclient.PositionUpdate)
+				return ok && p.ID == "77" && p.Position.Shares == 10
+			}},
+		{`{"ts":1,"action":"heartbeat"}`, func(m brokerclient.StreamMessage) bool {
+			_, ok := m.(*brokerclient.UnknownMessage)
+			return ok
+		}},
+	}
+	for _, tt := range tests {
+		m, err := brokerclient.DecodeStreamMessage([]byte(tt.raw))
+		if err != nil || !tt.check(m) {
+			t.Errorf("%s: %#v, %v", tt.raw, m, err)
+		}
+	}
+	for _, bad := range []string{`{"action":"update","target":"aggCalcs"}`, `{"ts":"soon"}`, `nope`} {
+		if _, err := brokerclient.DecodeStreamMessage([]byte(bad)); err == nil {
+			t.Errorf("%s decoded", bad)
+		}
+	}
+}
