@@ -78,6 +78,7 @@ func (m *Main) commands() map[string]func() command {
 		"routes":      func() command { return &routesCommand{conn: connFlags{m: m}} },
 		"short":       func() command { return &shortCommand{conn: connFlags{m: m}} },
 		"run":         func() command { return &runCommand{conn: connFlags{m: m}} },
+		"watch":       func() command { return &watchCommand{conn: connFlags{m: m}} },
 	}
 }
 
