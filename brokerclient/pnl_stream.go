@@ -137,6 +137,9 @@ func merge(partial, dst any) {
 func (w *PnLWatcher) disconnected(error) {
 	w.mu.Lock()
 	w.up = false
+	for _, m := range w.models {
+		m.ready = false // updates may be lost until the next snapshot
+	}
 	w.mu.Unlock()
 	w.sig.notify()
 }

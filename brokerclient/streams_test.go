@@ -53,16 +53,25 @@ func waitFor(t *testing.T, what string, changed func() <-chan struct{}, cond fun
 	}
 }
 
-// reconnect moves the fake clock past the reconnection backoff once the
-// session sleeps on it (the backoff is capped at 60 s).
-func reconnect(t *testing.T, b *simtest.Bundle) {
+// driveUntil moves the fake clock a second whenever the code under test
+// sleeps on it (reconnection backoff, poll interval) until cond holds,
+// failing after streamWait.
+func driveUntil(t *testing.T, b *simtest.Bundle, what string, changed func() <-chan struct{}, cond func() bool) {
 	t.Helper()
-	select {
-	case <-b.Clock.BlockUntil(1):
-	case <-time.After(streamWait):
-		t.Fatal("the stream never slept before reconnecting")
+	deadline := time.After(streamWait)
+	for {
+		ch := changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-b.Clock.BlockUntil(1):
+			b.Advance(time.Second)
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s (%d timers pending)", what, b.Clock.Timers())
+		}
 	}
-	b.Advance(time.Minute)
 }
 
 // Spec "WebSocket handshake": Dial authenticates; FAILED_AUTH is an
@@ -175,10 +184,7 @@ func TestPnLWatcherConvergesAfterTicksAndDisconnects(t *testing.T) {
 				}
 				waitFor(t, "the watcher to see the drop", w.Changed, func() bool { return !w.Connected() })
 				b.Sim.SetPrice("MSFT", decimal.NewFromInt(int64(400+sent%50))) // missed while down
-				reconnect(t, b)
-				if err := w.Wait(ctx); err != nil {
-					t.Fatal(err)
-				}
+				driveUntil(t, b, "the watcher to reconnect", w.Changed, w.Connected)
 			}
 		}
 		if len(batch) > 0 {
@@ -215,16 +221,21 @@ func TestStreamDeadConnectionDetected(t *testing.T) {
 	if _, err := b.Sim.ControlStreams(brokersim.StreamControl{Action: "stall"}); err != nil {
 		t.Fatal(err)
 	}
-	<-b.Clock.BlockUntil(1) // the pinger sleeps its interval
+	sleeping := func(what string) {
+		t.Helper()
+		select {
+		case <-b.Clock.BlockUntil(1):
+		case <-time.After(streamWait):
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	sleeping("the pinger to sleep its interval")
 	b.Clock.Advance(10 * time.Second)
-	<-b.Clock.BlockUntil(1) // the ping waits for its pong
+	sleeping("the ping to wait for its pong")
 	b.Clock.Advance(5 * time.Second)
 	waitFor(t, "the dead connection to be dropped", w.Changed, func() bool { return !w.Connected() })
 	b.Sim.ControlStreams(brokersim.StreamControl{Action: "resume"}) // let the old server side end
-	reconnect(t, b)
-	if err := w.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	driveUntil(t, b, "the watcher to reconnect", w.Changed, w.Connected)
 }
 
 // orderReads are the logged REST reads of the order book and single orders.
@@ -325,19 +336,12 @@ func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
 		waitFor(t, "the follower to see the drop", func() <-chan struct{} { _, ch := f.Connected(); return ch },
 			func() bool { up, _ := f.Connected(); return !up })
 	}
-	// heal lets the follower reconnect: it sleeps its backoff and, with an
-	// order watched, its poll interval; then it settles from the book.
+	// heal lets the follower reconnect and settle from the book.
 	heal := func() {
 		if down < 0 {
 			return
 		}
-		select {
-		case <-b.Clock.BlockUntil(2):
-		case <-time.After(streamWait):
-			t.Fatal("the follower never slept while down")
-		}
-		b.Advance(time.Minute)
-		waitFor(t, "the follower to reconnect and settle", func() <-chan struct{} { _, ch := f.Connected(); return ch },
+		driveUntil(t, b, "the follower to reconnect and settle", func() <-chan struct{} { _, ch := f.Connected(); return ch },
 			func() bool { up, _ := f.Connected(); return up })
 		windows = append(windows, window{down, len(b.Sim.Requests())})
 		down = -1

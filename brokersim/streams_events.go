@@ -14,7 +14,7 @@ type pnlMsg struct {
 	Action    string         `json:"action"`
 	Target    string         `json:"target"`
 	PnLReturn map[string]any `json:"pnlReturn,omitempty"`
-	AggCalcs  fields         `json:"aggCalcs,omitempty"`
+	AggCalcs  *fields        `json:"aggCalcs,omitempty"` // {} when a tick changed no aggregate
 	Position  *pnlPosition   `json:"position,omitempty"`
 }
 
@@ -134,7 +134,8 @@ func (s *Sim) applyTicks(ticks []Tick) {
 					l.byKey[key] = append(l.byKey[key], m)
 				}
 				agg, pos := s.pnlState(a)
-				add("agg "+id, pnlMsg{TS: ts, Account: id, Action: "update", Target: "aggCalcs", AggCalcs: diff(sent.agg, agg)})
+				changed := diff(sent.agg, agg)
+				add("agg "+id, pnlMsg{TS: ts, Account: id, Action: "update", Target: "aggCalcs", AggCalcs: &changed})
 				sent.agg = agg
 				for _, p := range pos {
 					if p.Symbol != t.Symbol {
