@@ -170,7 +170,15 @@ type PnLRow struct {
 	PositionID ID `json:"positionId"`
 	// Symbol is the ticker, or the OCC symbol for options.
 	Symbol string `json:"symbol"`
-	// Exposure is the lot notional; 0 means the lot is closed.
+	// PnLCalc holds the lot's figures, flat on the wire as in the spec.
+	PnLCalc
+}
+
+// PnLCalc is a lot's P&L figures: the REST row carries them flat, the P&L
+// stream nests them under `pnlCalc` (key spellings as the spec's).
+type PnLCalc struct {
+	// Exposure is the lot notional (negative for short options); 0 means
+	// the lot is closed.
 	Exposure decimal.Decimal `json:"exposure"`
 	// DayRealizedPnl is realized today.
 	DayRealizedPnl decimal.Decimal `json:"dayRealizedPnl"`

@@ -71,18 +71,6 @@ type PnLPosition struct {
 	PnLCalc    PnLCalc `json:"pnlCalc"`
 }
 
-// PnLCalc is a position's P&L figures (key spellings as the spec's).
-type PnLCalc struct {
-	UnrealizedPnL    decimal.Decimal `json:"unrealizedPnL"`
-	DayUnrealizedPnL decimal.Decimal `json:"dayUnrealizedPnL"`
-	PctPnLMove       decimal.Decimal `json:"pctPnLMove"`
-	DayPctPnLMove    decimal.Decimal `json:"dayPctPnLMove"`
-	// Exposure is negative for short options.
-	Exposure       decimal.Decimal `json:"exposure"`
-	RealizedPnl    decimal.Decimal `json:"realizedPnl"`
-	DayRealizedPnl decimal.Decimal `json:"dayRealizedPnl"`
-}
-
 // PnLAggregates is a partial `aggCalcs` update: only changed fields are
 // set; nil means unchanged.
 type PnLAggregates struct {
@@ -274,27 +262,19 @@ func DecodeStreamMessage(data []byte) (StreamMessage, error) {
 	case env.Action == "subscribed":
 		return &SubscribedMessage{TS: ts, Account: acct, Topics: env.Topics}, nil
 	case env.Action == "update" && env.Target == "Order":
-		m := &OrderUpdate{TS: ts, Account: acct}
-		err := content(env.Order, &m.Order)
-		if err == nil {
-			var id struct {
-				UserOrderID string `json:"userOrderId"`
-			}
-			json.Unmarshal(env.Order, &id)
-			m.UserOrderID = id.UserOrderID
+		var o struct {
+			Order
+			UserOrderID string `json:"userOrderId"`
 		}
-		return result(m, err)
+		err := content(env.Order, &o)
+		return result(&OrderUpdate{TS: ts, Account: acct, UserOrderID: o.UserOrderID, Order: o.Order}, err)
 	case env.Action == "update" && env.Target == "Position":
-		m := &PositionUpdate{TS: ts, Account: acct}
-		err := content(env.Position, &m.Position)
-		if err == nil {
-			var id struct {
-				ID ID `json:"id"`
-			}
-			json.Unmarshal(env.Position, &id)
-			m.ID = id.ID
+		var p struct {
+			Position
+			ID ID `json:"id"`
 		}
-		return result(m, err)
+		err := content(env.Position, &p)
+		return result(&PositionUpdate{TS: ts, Account: acct, ID: p.ID, Position: p.Position}, err)
 	}
 	return &UnknownMessage{Raw: append(json.RawMessage(nil), data...)}, nil
 }

@@ -37,39 +37,27 @@ func streamSetup(t *testing.T) (*simtest.Bundle, *brokerclient.Client) {
 }
 
 // waitFor waits on changed until cond holds, failing after streamWait.
-func waitFor(t *testing.T, what string, changed func() <-chan struct{}, cond func() bool) {
+// With a bundle it also moves the fake clock a second whenever the code
+// under test sleeps on it (reconnection backoff, poll interval); with nil
+// time stands still.
+func waitFor(t *testing.T, b *simtest.Bundle, what string, changed func() <-chan struct{}, cond func() bool) {
 	t.Helper()
 	deadline := time.After(streamWait)
+	var sleeping <-chan struct{} // nil: never ready
 	for {
 		ch := changed()
 		if cond() {
 			return
 		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
-// driveUntil moves the fake clock a second whenever the code under test
-// sleeps on it (reconnection backoff, poll interval) until cond holds,
-// failing after streamWait.
-func driveUntil(t *testing.T, b *simtest.Bundle, what string, changed func() <-chan struct{}, cond func() bool) {
-	t.Helper()
-	deadline := time.After(streamWait)
-	for {
-		ch := changed()
-		if cond() {
-			return
+		if b != nil {
+			sleeping = b.Clock.BlockUntil(1)
 		}
 		select {
-		case <-b.Clock.BlockUntil(1):
+		case <-sleeping:
 			b.Advance(time.Second)
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("timed out waiting for %s (%d timers pending)", what, b.Clock.Timers())
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }
@@ -182,9 +170,9 @@ func TestPnLWatcherConvergesAfterTicksAndDisconnects(t *testing.T) {
 				if _, err := b.Sim.ControlStreams(brokersim.StreamControl{Action: "drop"}); err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, "the watcher to see the drop", w.Changed, func() bool { return !w.Connected() })
+				waitFor(t, nil, "the watcher to see the drop", w.Changed, func() bool { return !w.Connected() })
 				b.Sim.SetPrice("MSFT", decimal.NewFromInt(int64(400+sent%50))) // missed while down
-				driveUntil(t, b, "the watcher to reconnect", w.Changed, w.Connected)
+				waitFor(t, b, "the watcher to reconnect", w.Changed, w.Connected)
 			}
 		}
 		if len(batch) > 0 {
@@ -193,7 +181,12 @@ func TestPnLWatcherConvergesAfterTicksAndDisconnects(t *testing.T) {
 	}
 	want := sortPositions(freshSnapshot(t, c, "LV100001"))
 	var last string
-	waitFor(t, "the model to match a fresh snapshot", w.Changed, func() bool {
+	defer func() {
+		if t.Failed() {
+			t.Logf("model against a fresh snapshot (-want +got):\n%s", last)
+		}
+	}()
+	waitFor(t, nil, "the model to match a fresh snapshot", w.Changed, func() bool {
 		got, ok := w.Snapshot("LV100001")
 		last = cmp.Diff(want, sortPositions(got), decimalEqual)
 		return ok && last == ""
@@ -233,9 +226,9 @@ func TestStreamDeadConnectionDetected(t *testing.T) {
 	b.Clock.Advance(10 * time.Second)
 	sleeping("the ping to wait for its pong")
 	b.Clock.Advance(5 * time.Second)
-	waitFor(t, "the dead connection to be dropped", w.Changed, func() bool { return !w.Connected() })
+	waitFor(t, nil, "the dead connection to be dropped", w.Changed, func() bool { return !w.Connected() })
 	b.Sim.ControlStreams(brokersim.StreamControl{Action: "resume"}) // let the old server side end
-	driveUntil(t, b, "the watcher to reconnect", w.Changed, w.Connected)
+	waitFor(t, b, "the watcher to reconnect", w.Changed, w.Connected)
 }
 
 // orderReads are the logged REST reads of the order book and single orders.
@@ -333,7 +326,7 @@ func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
 		if _, err := b.Sim.ControlStreams(brokersim.StreamControl{Stream: "portfolio", Action: "drop"}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the follower to see the drop", func() <-chan struct{} { _, ch := f.Connected(); return ch },
+		waitFor(t, nil, "the follower to see the drop", func() <-chan struct{} { _, ch := f.Connected(); return ch },
 			func() bool { up, _ := f.Connected(); return !up })
 	}
 	// heal lets the follower reconnect and settle from the book.
@@ -341,7 +334,7 @@ func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
 		if down < 0 {
 			return
 		}
-		driveUntil(t, b, "the follower to reconnect and settle", func() <-chan struct{} { _, ch := f.Connected(); return ch },
+		waitFor(t, b, "the follower to reconnect and settle", func() <-chan struct{} { _, ch := f.Connected(); return ch },
 			func() bool { up, _ := f.Connected(); return up })
 		windows = append(windows, window{down, len(b.Sim.Requests())})
 		down = -1
