@@ -48,20 +48,8 @@ type SystemMessage struct {
 // entry per position. The stream's model of an account is one of these,
 // kept up to date by merging partial updates.
 type PnLSnapshot struct {
-	AccountValue    decimal.Decimal `json:"accountValue"`
-	AvailableCash   decimal.Decimal `json:"availableCash"`
-	OptionCashUsed  decimal.Decimal `json:"optionCashUsed"`
-	UsedLeverage    decimal.Decimal `json:"usedLeverage"`
-	AllowedLeverage decimal.Decimal `json:"allowedLeverage"`
-	SharesTraded    decimal.Decimal `json:"sharesTraded"`
-	// Exposure is long minus short.
-	Exposure        decimal.Decimal `json:"exposure"`
-	DayUnrealized   decimal.Decimal `json:"dayUnrealized"`
-	DayRealized     decimal.Decimal `json:"dayRealized"`
-	DayPnl          decimal.Decimal `json:"dayPnl"`
-	TotalUnrealized decimal.Decimal `json:"totalUnrealized"`
-	EquityRatio     decimal.Decimal `json:"equityRatio"`
-	Positions       []PnLPosition   `json:"positions"`
+	PnLTotals
+	Positions []PnLPosition `json:"positions"`
 }
 
 // PnLPosition is one position of a P&L snapshot.
@@ -79,7 +67,7 @@ type PnLAggregates struct {
 	OptionCashUsed  *decimal.Decimal `json:"optionCashUsed,omitempty"`
 	UsedLeverage    *decimal.Decimal `json:"usedLeverage,omitempty"`
 	AllowedLeverage *decimal.Decimal `json:"allowedLeverage,omitempty"`
-	SharesTraded    *decimal.Decimal `json:"sharesTraded,omitempty"`
+	SharesTraded    *int64           `json:"sharesTraded,omitempty"`
 	Exposure        *decimal.Decimal `json:"exposure,omitempty"`
 	DayUnrealized   *decimal.Decimal `json:"dayUnrealized,omitempty"`
 	DayRealized     *decimal.Decimal `json:"dayRealized,omitempty"`
