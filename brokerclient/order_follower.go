@@ -83,8 +83,8 @@ func (f *OrderFollower) message(msg StreamMessage) error {
 	switch m := msg.(type) {
 	case *SubscribedMessage:
 		f.mu.Lock()
-		if len(f.watches) == 0 {
-			f.up = true // nothing to settle
+		if len(f.watches) == 0 || f.sess.cfg.pollInterval == 0 {
+			f.up = true // nothing to settle, or the caller settles
 		} else {
 			f.resync = f.gen
 			f.buffering++
@@ -132,7 +132,7 @@ func (f *OrderFollower) failed(err error) {
 // order is watched.
 func (f *OrderFollower) poll(ctx context.Context) {
 	clk := f.sess.svc.client.clock
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && f.sess.cfg.pollInterval > 0 {
 		changed := f.sig.changed()
 		f.mu.Lock()
 		resync, down, watched, failed := f.resync, !f.up, len(f.watches) > 0, f.err != nil

@@ -228,7 +228,10 @@ func WithPing(interval, timeout time.Duration) StreamOption {
 }
 
 // WithPollInterval sets how often FollowOrders reads the order book while
-// the stream is down (default 2 s, the book's rate limit being 2 per second).
+// the stream is down (default 2 s, the book's rate limit being 2 per
+// second). 0 leaves REST to the caller: the follower reads nothing, reports
+// Connected as soon as it is subscribed, and a caller that saw Connected
+// false must settle its orders itself (ResolveOrder, then Observe).
 func WithPollInterval(d time.Duration) StreamOption {
 	return func(c *streamConfig) { c.pollInterval = d }
 }

@@ -471,3 +471,26 @@ func TestDecodeStreamMessage(t *testing.T) {
 		}
 	}
 }
+
+// With WithPollInterval(0) the follower leaves REST to its caller: it reads
+// nothing, even across a drop, and Connected tells the caller when it must
+// settle its orders itself.
+func TestOrderFollowerWithoutPolling(t *testing.T) {
+	t.Parallel()
+	b, c := streamSetup(t)
+	ctx := streamCtx(t)
+	f, err := c.Streams.FollowOrders(ctx, "LV100001", brokerclient.WithPing(0, 0), brokerclient.WithPollInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := f.Watch("np-1")
+	defer w.Close()
+	b.Sim.ControlStreams(brokersim.StreamControl{Action: "drop"})
+	changed := func() <-chan struct{} { _, ch := f.Connected(); return ch }
+	waitFor(t, nil, "the drop", changed, func() bool { up, _ := f.Connected(); return !up })
+	waitFor(t, b, "the reconnection", changed, func() bool { up, _ := f.Connected(); return up })
+	if reads := orderReads(b.Sim.Requests()); len(reads) != 0 {
+		t.Errorf("%d order reads, want none", len(reads))
+	}
+}
