@@ -13,7 +13,9 @@ import (
 // older than what the book said is dropped.
 func TestOrderFollowerBuffersWhileLoading(t *testing.T) {
 	t.Parallel()
-	at := func(ms int) Time { return Time{Time: time.Date(2026, 11, 25, 15, 0, 0, ms*int(time.Millisecond), time.UTC)} }
+	at := func(ms int) Time {
+		return Time{Time: time.Date(2026, 11, 25, 15, 0, 0, ms*int(time.Millisecond), time.UTC)}
+	}
 	order := func(status OrderStatus, ms int) Order {
 		return Order{ClientOrderID: "b1", OrderStatus: status, LastUpdated: at(ms)}
 	}
