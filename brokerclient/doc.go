@@ -6,5 +6,8 @@
 // client id, and decodes every shape the spec warns about without losing data.
 //
 // Services are grouped by area, after go-github: Client.Accounts,
-// Client.Orders, Client.Positions, Client.Locates, Client.Ledger.
+// Client.Orders, Client.Positions, Client.Locates, Client.Ledger, and
+// Client.Streams for the two WebSocket streams: WatchPnL keeps a P&L model
+// in sync, FollowOrders learns order states from the portfolio stream and
+// falls back to the order book only while the stream is down.
 package brokerclient
