@@ -409,6 +409,14 @@ func TestPortfolioStreamOrderLifecycle(t *testing.T) {
 	if p := m.obj("position"); p.str("id") == "" || p.str("symbol") != "AAPL" || p["shares"] != float64(10) {
 		t.Errorf("position event %v, want id, symbol and shares", p)
 	}
+
+	// A Day order still working at the close expires, and that is pushed too.
+	ordPlace(t, b, b.Live, "LV100001", ordBody(map[string]any{"clientOrderId": "day1"}))
+	order("PendingNew")
+	b.Advance(50 * time.Millisecond)
+	order("Accepted")
+	b.Advance(7 * time.Hour)
+	order("Expired")
 }
 
 // Spec "Order statuses" and "Portfolio stream": an asynchronous rejection
@@ -435,6 +443,13 @@ func TestPortfolioStreamRejections(t *testing.T) {
 	updated, _ := time.Parse(time.RFC3339Nano, o.str("lastUpdated"))
 	if d := updated.Sub(start); d != 50*time.Millisecond {
 		t.Errorf("lastUpdated %v after startTime, want 50ms", d)
+	}
+
+	// Spec "Order statuses": a cancel of a Rejected order overwrites text
+	// with R130, a change the stream carries too.
+	b.Do(t, b.Live, "DELETE", "/v1/api/accounts/LV100001/orders/r54", nil)
+	if o := c.want(action("update", "Order")).obj("order"); o.str("orderStatus") != "Rejected" || !strings.HasPrefix(o.str("text"), "R130") {
+		t.Errorf("push after the cancel %v, want Rejected R130", o)
 	}
 
 	r118 := ordPlace(t, b, b.Live, "LV100001", ordBody(map[string]any{"clientOrderId": "r118", "orderType": "Stop", "stopPrice": 100, "side": "Buy", "limitPrice": nil}))
