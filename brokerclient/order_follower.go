@@ -272,7 +272,9 @@ func (f *OrderFollower) Connected() (bool, <-chan struct{}) {
 	return f.up, ch
 }
 
-// Err returns the error that stopped the follower for good, or nil.
+// Err returns the error that stopped the follower for good (an
+// authentication or subscribe error, or the context's once it ended or
+// Close was called), or nil.
 func (f *OrderFollower) Err() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

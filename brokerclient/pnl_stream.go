@@ -146,9 +146,9 @@ func (w *PnLWatcher) disconnected(error) {
 
 func (w *PnLWatcher) failed(err error) {
 	w.mu.Lock()
-	w.up, w.err = false, err
+	w.err = err
 	w.mu.Unlock()
-	w.sig.notify()
+	w.disconnected(err)
 }
 
 // Snapshot returns a copy of the account's model and whether it is in sync
@@ -178,7 +178,8 @@ func (w *PnLWatcher) Connected() bool {
 }
 
 // Err returns the error that stopped the watch for good (authentication,
-// a refused subscribe), or nil.
+// a refused subscribe, or the context's once it ended or Close was
+// called), or nil.
 func (w *PnLWatcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

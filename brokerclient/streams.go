@@ -245,7 +245,8 @@ type sessionHandler interface {
 	message(m StreamMessage) error
 	// disconnected is told the connection is gone.
 	disconnected(err error)
-	// failed is told the session stopped for good.
+	// failed is told the session stopped for good: an irrecoverable error,
+	// or ctx's when it ended.
 	failed(err error)
 }
 
@@ -266,29 +267,33 @@ func irrecoverable(err error) bool {
 	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, ErrInvalidInput)
 }
 
+// run keeps the stream up until ctx ends or an irrecoverable error, and
+// tells the handler which one stopped it.
 func (s *session) run(ctx context.Context) {
+	s.h.failed(s.loop(ctx))
+}
+
+func (s *session) loop(ctx context.Context) error {
 	c := s.svc.client
 	failures := 0
-	for ctx.Err() == nil {
+	for {
 		conn, err := s.svc.Dial(ctx, s.kind)
 		if err == nil {
 			failures = 0
 			err = s.serve(ctx, conn)
 		}
-		if ctx.Err() != nil {
-			s.h.disconnected(ctx.Err())
-			return
-		}
-		if irrecoverable(err) {
-			s.h.failed(err)
-			return
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case irrecoverable(err):
+			return err
 		}
 		s.h.disconnected(err)
 		failures++
 		wait := c.backoff(failures)
 		c.logger.Debug("stream down; reconnecting", "stream", s.kind, "wait", wait, "err", err)
-		if clock.Sleep(ctx, c.clock, wait) != nil {
-			return
+		if err := clock.Sleep(ctx, c.clock, wait); err != nil {
+			return err
 		}
 	}
 }
