@@ -134,6 +134,14 @@ func (a Account) MarshalJSON() ([]byte, error) {
 // PnL is the profit and loss response (spec: Resources, "Profit and loss
 // response"): account aggregates repriced on every call, plus one row per lot.
 type PnL struct {
+	PnLTotals
+	// Lots are the per-lot rows; a lot closed today stays with exposure 0.
+	Lots []PnLRow `json:"pnl"`
+}
+
+// PnLTotals are the account-level figures of the P&L response, which the
+// P&L stream's snapshot carries under the same names.
+type PnLTotals struct {
 	// AccountValue is the current equity, repriced on every call.
 	AccountValue decimal.Decimal `json:"accountValue"`
 	// AllowedLeverage is the maximum leverage multiplier.
@@ -152,8 +160,6 @@ type PnL struct {
 	Exposure decimal.Decimal `json:"exposure"`
 	// OptionCashUsed is the cash tied in open options.
 	OptionCashUsed decimal.Decimal `json:"optionCashUsed"`
-	// Lots are the per-lot rows; a lot closed today stays with exposure 0.
-	Lots []PnLRow `json:"pnl"`
 	// SharesTraded counts shares traded today.
 	SharesTraded int64 `json:"sharesTraded"`
 	// TotalUnrealized is lifetime unrealized P&L over open positions.
@@ -170,7 +176,15 @@ type PnLRow struct {
 	PositionID ID `json:"positionId"`
 	// Symbol is the ticker, or the OCC symbol for options.
 	Symbol string `json:"symbol"`
-	// Exposure is the lot notional; 0 means the lot is closed.
+	// PnLCalc holds the lot's figures, flat on the wire as in the spec.
+	PnLCalc
+}
+
+// PnLCalc is a lot's P&L figures: the REST row carries them flat, the P&L
+// stream nests them under `pnlCalc` (key spellings as the spec's).
+type PnLCalc struct {
+	// Exposure is the lot notional (negative for short options); 0 means
+	// the lot is closed.
 	Exposure decimal.Decimal `json:"exposure"`
 	// DayRealizedPnl is realized today.
 	DayRealizedPnl decimal.Decimal `json:"dayRealizedPnl"`

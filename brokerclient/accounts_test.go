@@ -233,9 +233,10 @@ func TestAccountsPnL(t *testing.T) {
 	msft := p.Lots[0]
 	// Carried lot: 100 MSFT bought at 400, prior close 415, last 420.
 	want := brokerclient.PnLRow{
-		PositionID: msft.PositionID, Symbol: "MSFT",
-		Exposure: dec("42000"), UnrealizedPnL: dec("2000"), DayUnrealizedPnL: dec("500"),
-		PctPnLMove: dec("5"), DayPctPnLMove: dec("1.2"),
+		PositionID: msft.PositionID, Symbol: "MSFT", PnLCalc: brokerclient.PnLCalc{
+			Exposure: dec("42000"), UnrealizedPnL: dec("2000"), DayUnrealizedPnL: dec("500"),
+			PctPnLMove: dec("5"), DayPctPnLMove: dec("1.2"),
+		},
 	}
 	if diff := cmp.Diff(want, msft, decEqual); diff != "" {
 		t.Errorf("MSFT lot (-want +got):\n%s", diff)

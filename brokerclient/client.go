@@ -30,12 +30,13 @@ const maxErrorBody = 64 << 10
 // every goroutine shares its per-route token buckets, so together they stay
 // inside the spec's rate limits.
 type Client struct {
-	baseURL *url.URL
-	http    *http.Client
-	keyID   string
-	secret  string
-	tokens  TokenSource
-	partner *PartnerConfig
+	baseURL   *url.URL
+	streamURL *url.URL // nil: derived from baseURL
+	http      *http.Client
+	keyID     string
+	secret    string
+	tokens    TokenSource
+	partner   *PartnerConfig
 	// partnerTok is tokens when they are partner tokens the client renews.
 	partnerTok *partnerTokens
 	prefix     string
@@ -62,6 +63,8 @@ type Client struct {
 	Ledger *LedgerService
 	// Partner signs a user in through partner OAuth and renews the tokens.
 	Partner *PartnerService
+	// Streams dials the P&L and portfolio WebSocket streams.
+	Streams *StreamsService
 }
 
 type service struct{ client *Client }
@@ -176,6 +179,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.partnerTok != nil {
 		c.partnerTok.p = c.Partner
 	}
+	c.Streams = (*StreamsService)(&c.common)
 	return c, nil
 }
 
@@ -385,11 +389,12 @@ func (c *Client) rateLimitWait(n int) time.Duration {
 	return min(base+c.jitter(base/4), 60*time.Second)
 }
 
-// backoff is the wait before the n-th retry of a transport error or 5xx:
-// 250 ms doubling, with jitter, capped at the spec's 60 s.
+// backoff is the wait before the n-th retry of a transport error or 5xx,
+// or the n-th reconnection of a stream: 250 ms doubling, with jitter,
+// capped at the spec's 60 s.
 func (c *Client) backoff(n int) time.Duration {
-	base := min(250*time.Millisecond<<(n-1), 60*time.Second)
-	return base + c.jitter(base/2)
+	base := min(250*time.Millisecond<<min(n-1, 20), 60*time.Second)
+	return min(base+c.jitter(base/2), 60*time.Second)
 }
 
 func (c *Client) jitter(max time.Duration) time.Duration {

@@ -9,5 +9,8 @@
 // Client.Orders, Client.Positions, Client.Locates, Client.Ledger, and
 // Client.Partner, which signs a user in through the partner OAuth flow
 // (WithPartner) and renews the user's tokens before they expire
-// (WithPartnerToken, on the client's clock).
+// (WithPartnerToken, on the client's clock), and Client.Streams for the two
+// WebSocket streams: WatchPnL keeps a P&L model in sync, FollowOrders learns
+// order states from the portfolio stream and falls back to the order book
+// only while the stream is down.
 package brokerclient

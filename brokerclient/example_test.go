@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
@@ -120,4 +122,48 @@ func ExampleLedgerService_Entries() {
 	// 2026-11-16 Margin                     -12.40
 	// 2026-11-18 Interest Adjustment          0.87
 	// net: 99976.32
+}
+
+// Follow an order from the portfolio stream: watch it before placing it,
+// feed the placement's answer in (a synchronous rejection may push
+// nothing), then read its states until a final one. While the stream is
+// down the follower reads the order book instead, and Connected says so.
+func ExampleOrderFollower() {
+	_, c, stop := exampleSim(nil)
+	defer stop()
+	ctx := context.Background()
+
+	f, err := c.Streams.FollowOrders(ctx, "LV100001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+
+	limit := decimal.RequireFromString("200") // above AAPL's 190: marketable
+	req := brokerclient.OrderRequest{
+		ClientOrderID: "example-1", Symbol: "AAPL", Side: brokerclient.SideBuy, OrderType: brokerclient.OrderTypeLimit,
+		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay,
+		OrderQuantity: 10, LimitPrice: &limit, Route: "SMART",
+	}
+	w := f.Watch(req.ClientOrderID)
+	defer w.Close()
+	placed, _, err := c.Orders.Place(ctx, "LV100001", req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	w.Observe(placed)
+	for {
+		o, err := w.Next(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(o.OrderStatus)
+		if o.IsTerminal() {
+			break
+		}
+	}
+	// Output:
+	// PendingNew
+	// Accepted
+	// Filled
 }

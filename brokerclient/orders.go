@@ -132,6 +132,8 @@ type OrderRequest struct {
 	// Side is Buy or Sell.
 	Side Side
 	// OpenClose is Open or Close; with Side it encodes the trader's intent.
+	// Empty leaves it out: the service reads a stock order's intent from the
+	// position (a Sell with no long position opens a short).
 	OpenClose OpenClose
 	// OrderType is Market, Limit, Stop or StopLimit.
 	OrderType OrderType
@@ -171,7 +173,7 @@ type orderRequestWire struct {
 	ClientOrderID string            `json:"clientOrderId"`
 	Symbol        string            `json:"symbol"`
 	Side          Side              `json:"side"`
-	OpenClose     OpenClose         `json:"openClose"`
+	OpenClose     OpenClose         `json:"openClose,omitempty"`
 	OrderType     OrderType         `json:"orderType"`
 	SecurityType  SecurityType      `json:"securityType"`
 	TimeInForce   TimeInForce       `json:"timeInForce"`
@@ -226,8 +228,10 @@ func (r *OrderRequest) Validate() error {
 		TimeInForceGTCPlus, TimeInForceGoodTillCrossing, TimeInForceIOC, TimeInForceFOK, TimeInForceAtTheOpening); err != nil {
 		return err
 	}
-	if err := oneOf("openClose", r.OpenClose, OpenCloseOpen, OpenCloseClose); err != nil {
-		return err
+	if r.OpenClose != "" {
+		if err := oneOf("openClose", r.OpenClose, OpenCloseOpen, OpenCloseClose); err != nil {
+			return err
+		}
 	}
 	if err := checkPrice("limitPrice", r.LimitPrice); err != nil {
 		return err

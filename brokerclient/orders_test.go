@@ -77,7 +77,6 @@ func TestOrderRequestValidation(t *testing.T) {
 		{"timeInForce wrong case", "LV100001", with(func(r *brokerclient.OrderRequest) { r.TimeInForce = "DAY" }), "timeInForce"},
 		{"timeInForce missing", "LV100001", with(func(r *brokerclient.OrderRequest) { r.TimeInForce = "" }), "timeInForce"},
 		{"openClose wrong case", "LV100001", with(func(r *brokerclient.OrderRequest) { r.OpenClose = "open" }), "openClose"},
-		{"openClose missing", "LV100001", with(func(r *brokerclient.OrderRequest) { r.OpenClose = "" }), "openClose"},
 		{"negative limit price", "LV100001", with(func(r *brokerclient.OrderRequest) { r.LimitPrice = pricep("-1") }), "limitPrice"},
 		{"five decimals", "LV100001", with(func(r *brokerclient.OrderRequest) { r.LimitPrice = pricep("1.00001") }), "limitPrice"},
 		{"negative stop price", "LV100001", with(func(r *brokerclient.OrderRequest) { r.StopPrice = pricep("-0.01") }), "stopPrice"},
@@ -261,10 +260,10 @@ func TestOrderSchemaErrors(t *testing.T) {
 		},
 		{
 			name: "several missing fields, one line each",
-			raw:  `{` + base + `,"orderType":"Market","orderQuantity":1}`,
+			raw:  `{` + base + `,"orderQuantity":1}`,
 			wantLines: []brokerclient.ValidationLine{
 				{Field: "(root)", Message: "side is required"},
-				{Field: "(root)", Message: "openClose is required"},
+				{Field: "(root)", Message: "orderType is required"},
 			},
 		},
 	}
@@ -1100,5 +1099,37 @@ func TestOrderRejectionParsing(t *testing.T) {
 		if got := (&brokerclient.Order{OrderStatus: st}).IsTerminal(); got != want {
 			t.Errorf("%s terminal %v, want %v", st, got, want)
 		}
+	}
+}
+
+// TestOrderWithoutOpenClose: the spec never marks openClose required and
+// published clients place stock orders without it: an empty OpenClose is
+// left out of the body, and the order is placed, fetched, listed and
+// cancelled like any other.
+func TestOrderWithoutOpenClose(t *testing.T) {
+	t.Parallel()
+	b := acctSetup(t, true)
+	ctx := t.Context()
+	req := workingBuy("AAPL", "150")
+	req.OpenClose = ""
+	o, _, err := b.live.Orders.Place(ctx, "LV100001", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := b.sent("POST", "/order")[0].Body; strings.Contains(body, "openClose") {
+		t.Errorf("body %s carries openClose", body)
+	}
+	b.Advance(50 * time.Millisecond)
+	got, _, err := b.live.Orders.Get(ctx, "LV100001", o.ClientOrderID)
+	if err != nil || got.OrderStatus != brokerclient.OrderStatusAccepted {
+		t.Fatalf("get: %v %v", got, err)
+	}
+	book, _, err := b.live.Orders.Book(ctx, "LV100001")
+	if err != nil || len(book) != 1 || book[0].ClientOrderID != o.ClientOrderID {
+		t.Fatalf("book: %v %v", book, err)
+	}
+	c, _, err := b.live.Orders.Cancel(ctx, "LV100001", o.ClientOrderID)
+	if err != nil || c.OrderStatus != brokerclient.OrderStatusCanceled {
+		t.Fatalf("cancel: %v %v", c, err)
 	}
 }

@@ -87,13 +87,19 @@ func (s *Sim) Advance(d time.Duration) {
 	s.advanceLocked()
 }
 
-// SetPrice sets a symbol's last price and lets working orders react.
+// SetPrice sets a symbol's last price and lets working orders and P&L
+// stream subscribers react.
 func (s *Sim) SetPrice(symbol string, price decimal.Decimal) {
+	s.SetPrices([]Tick{{Symbol: symbol, Price: Dec(price)}})
+}
+
+// SetPrices applies ticks in order; their P&L stream messages may
+// interleave (spec: P&L stream rule 1).
+func (s *Sim) SetPrices(ticks []Tick) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advanceLocked()
-	s.prices[symbol] = price
-	s.ord.priceChanged(s, symbol)
+	s.applyTicks(ticks)
 }
 
 // SetFaults replaces the fault configuration.
@@ -113,6 +119,7 @@ func (s *Sim) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = faultState{}
+	s.dropStreamsLocked()
 	s.resetLocked()
 }
 
@@ -219,19 +226,38 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.Advance(time.Duration(req.Advance))
 		writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
 	case "POST /_sim/prices":
+		// One tick {symbol, price}, or several {ticks: [...]} whose P&L
+		// stream messages may interleave.
 		var req struct {
-			Symbol string  `json:"symbol"`
-			Price  Decimal `json:"price"`
+			Tick
+			Ticks []Tick `json:"ticks"`
 		}
 		if !decode(&req) {
 			return
 		}
-		if req.Symbol == "" || !req.Price.IsPositive() {
-			bad(fmt.Errorf("need a symbol and a positive price"))
+		ticks := req.Ticks
+		if req.Symbol != "" || len(ticks) == 0 {
+			ticks = append([]Tick{req.Tick}, ticks...)
+		}
+		for _, t := range ticks {
+			if t.Symbol == "" || !t.Price.IsPositive() {
+				bad(fmt.Errorf("need a symbol and a positive price"))
+				return
+			}
+		}
+		s.SetPrices(ticks)
+		w.WriteHeader(http.StatusNoContent)
+	case "POST /_sim/streams":
+		var c StreamControl
+		if !decode(&c) {
 			return
 		}
-		s.SetPrice(req.Symbol, req.Price.Decimal)
-		w.WriteHeader(http.StatusNoContent)
+		n, err := s.ControlStreams(c)
+		if err != nil {
+			bad(err)
+			return
+		}
+		writeJSON(map[string]int{"connections": n})
 	case "GET /_sim/faults":
 		s.mu.Lock()
 		f := s.faults.cfg

@@ -153,6 +153,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	// The broker's own time, which a client may compare with its clock.
 	w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
+	if r.Method == http.MethodGet && (r.URL.Path == "/stream/"+streamPnL || r.URL.Path == "/stream/"+streamPortfolio) {
+		s.serveStream(w, r, strings.TrimPrefix(r.URL.Path, "/stream/"))
+		return
+	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	entry := s.logRequest(r, body)

@@ -333,8 +333,12 @@ func parseOrderRequest(body []byte) (orderRequest, []string) {
 	if !ok {
 		return req, []string{typeLine("(root)", "object", v)}
 	}
+	// Required are only the fields without which there is no order to
+	// speak of. The spec marks none required; openClose, securityType and
+	// timeInForce have safe readings when absent (see defaultOrder), and
+	// published clients place stock orders without openClose.
 	var missing, lines []string
-	for _, f := range []string{"symbol", "side", "orderType", "orderQuantity", "timeInForce", "openClose", "securityType"} {
+	for _, f := range []string{"symbol", "side", "orderType", "orderQuantity"} {
 		if _, ok := m[f]; !ok {
 			missing = append(missing, "- (root): "+f+" is required")
 		}
@@ -457,10 +461,32 @@ func parseOrderRequest(body []byte) (orderRequest, []string) {
 			missing = append(missing, "- (root): limitPrice is required")
 		}
 	}
+	defaultOrder(&req)
 	if req.secType == "Mleg" && len(req.legs) < 2 {
 		lines = append(lines, "- legs: Array must have at least 2 items")
 	}
 	return req, append(missing, lines...)
+}
+
+// defaultOrder fills the optional fields a placement left out: a security
+// type read from the request (legs make Mleg, an OCC symbol Option, else
+// Stock) and a Day time in force. A missing openClose stays empty until
+// place infers it from the position.
+func defaultOrder(req *orderRequest) {
+	if req.secType == "" {
+		_, occ := parseOCC(req.symbol)
+		switch {
+		case len(req.legs) > 0:
+			req.secType = "Mleg"
+		case occ:
+			req.secType = "Option"
+		default:
+			req.secType = "Stock"
+		}
+	}
+	if req.tif == "" {
+		req.tif = "Day"
+	}
 }
 
 // handlePlaceOrder serves POST .../order (spec: "Orders", "Order rejection
@@ -492,10 +518,15 @@ func (b *orderBook) place(s *Sim, a *account, req orderRequest, now time.Time) *
 	if o.id == "" {
 		o.id = b.generateID(a.id)
 	}
+	if o.openClose == "" {
+		o.openClose = b.inferOpenClose(a.id, o)
+	}
 	b.orders = append(b.orders, o)
 	key := orderKey{a.id, o.id}
 	if b.used[key] {
-		o.reject(now, strp(textR114)) // the original keeps the id for lookups
+		// The original keeps the id for lookups, and the stream's updates
+		// keyed on it stay the original's: nothing is pushed.
+		o.reject(now, strp(textR114))
 		return o
 	}
 	b.used[key] = true
@@ -529,7 +560,22 @@ func (b *orderBook) place(s *Sim, a *account, req orderRequest, now time.Time) *
 		}
 		s.after(async, func() { s.ord.decide(s, o) })
 	}
+	if !o.hidden {
+		s.pushOrder(o) // spec: R118 with a route "may push no useful update"
+	}
 	return o
+}
+
+// inferOpenClose reads a placement without openClose as the trader's
+// intent given the position: a Buy closes a short when there is one, a Sell
+// closes a long when there is one; otherwise the order opens (a Sell with
+// no long position opens a short, which then needs located shares).
+func (b *orderBook) inferOpenClose(account string, o *order) string {
+	long, short := b.held(account, o.symbol)
+	if (o.buy() && short > 0) || (!o.buy() && long > 0) {
+		return "Close"
+	}
+	return "Open"
 }
 
 // generateID makes a clientOrderId for a placement that omitted one.
@@ -572,16 +618,19 @@ func (b *orderBook) decide(s *Sim, o *order) {
 	}
 	if text := b.asyncCheck(s, o); text != "" {
 		o.reject(s.now, strp(text))
+		s.pushOrder(o)
 		return
 	}
 	o.status = statusAccepted
 	o.updated = s.now
+	s.pushOrder(o)
 	if at, ok := expiry(o.tif, s.now); ok {
 		s.after(at.Sub(s.now), func() { s.ord.expire(s, o) })
 	}
 	b.evaluate(s, o)
 	if (o.tif == "IOC" || o.tif == "FOK") && o.working() {
 		o.cancel(s.now) // immediate or cancel: what did not fill at once is cancelled
+		s.pushOrder(o)
 	}
 }
 
@@ -668,6 +717,7 @@ func (b *orderBook) expire(s *Sim, o *order) {
 	o.status = statusExpired
 	o.canceled += o.leaves()
 	o.updated = s.now
+	s.pushOrder(o)
 }
 
 // evaluate fills a working order when it is marketable at the last price:
@@ -741,6 +791,7 @@ func (b *orderBook) held(account, symbol string) (long, short int64) {
 func (b *orderBook) fill(s *Sim, o *order, q int64, px decimal.Decimal) {
 	if text := b.preFill(s, o, q); text != "" {
 		o.reject(s.now, strp(text))
+		s.pushOrder(o)
 		return
 	}
 	a := o.acct
@@ -792,6 +843,8 @@ func (b *orderBook) fill(s *Sim, o *order, q int64, px decimal.Decimal) {
 		}
 	}
 	ab.equity = b.metrics(s, a).value
+	s.pushOrder(o)
+	s.pushPositions(a.id, o.symbol)
 }
 
 // ---- reads ----
@@ -1057,6 +1110,7 @@ func (s *Sim) handleCancelOrder(c *call) reply {
 	default:
 		return notFoundText()
 	}
+	s.pushOrder(o)
 	return jsonReply(http.StatusOK, o.toJSON())
 }
 
@@ -1091,6 +1145,7 @@ func (s *Sim) handleCancelAll(c *call) reply {
 		for _, o := range targets {
 			if o.working() {
 				o.cancel(s.now)
+				s.pushOrder(o)
 			}
 		}
 	})

@@ -182,11 +182,13 @@ func TestOrderValidationLines(t *testing.T) {
 			"- symbol: Does not match pattern '^[A-Za-z0-9._-]+$'"},
 		{"limit order without limitPrice", ordBody(map[string]any{"limitPrice": nil}),
 			"- (root): limitPrice is required"},
+		// The spec marks no field required; only those without which there
+		// is no order are (timeInForce, openClose, securityType have
+		// defaults: see TestStockOrderWithoutOpenClose).
 		{"every required field missing", map[string]any{},
 			strings.Join([]string{
 				"- (root): symbol is required", "- (root): side is required", "- (root): orderType is required",
-				"- (root): orderQuantity is required", "- (root): timeInForce is required",
-				"- (root): openClose is required", "- (root): securityType is required",
+				"- (root): orderQuantity is required",
 			}, "\n")},
 		{"two problems, two lines", ordBody(map[string]any{"side": "BUY", "orderQuantity": 2.5}),
 			"- side: side must be one of the following: \"Buy\", \"Sell\"\n- orderQuantity: Invalid type. Expected: integer, given: number."},
@@ -873,5 +875,62 @@ func TestOrderRateLimit(t *testing.T) {
 	b.Advance(time.Second)
 	if r := b.Do(t, b.Live, "GET", "/v1/api/accounts/LV100001/order/none", nil); r.Status != http.StatusNotFound {
 		t.Errorf("after a second: %d, want 404", r.Status)
+	}
+}
+
+// Fidelity where the spec is silent ("Orders": which fields are required is
+// not shown; the reference describes openClose as the options flag): a stock
+// order without openClose is placed, listed, fetched and cancelled like any
+// other, its intent read from the position.
+func TestStockOrderWithoutOpenClose(t *testing.T) {
+	t.Parallel()
+	b := ordSim(t)
+	const acct = "LV100001"
+	placed := ordPlace(t, b, b.Live, acct, ordBody(map[string]any{"clientOrderId": "no-oc", "openClose": nil, "limitPrice": 150}))
+	if placed.OrderStatus != "PendingNew" || placed.OpenClose != "Open" {
+		t.Fatalf("placed %s openClose %q, want PendingNew inferred Open", placed.OrderStatus, placed.OpenClose)
+	}
+	b.Advance(50 * time.Millisecond)
+	got, ok := ordGet(t, b, b.Live, acct, "no-oc")
+	if !ok || got.OrderStatus != "Accepted" {
+		t.Fatalf("get: ok %v status %s, want Accepted", ok, got.OrderStatus)
+	}
+	listed := false
+	for _, o := range ordBook(t, b, b.Live, acct) {
+		listed = listed || o.ClientOrderID == "no-oc"
+	}
+	if !listed {
+		t.Error("the order is not in the book")
+	}
+	r := b.Do(t, b.Live, "DELETE", "/v1/api/accounts/"+acct+"/orders/no-oc", nil)
+	var canceled ordRow
+	r.JSON(t, &canceled)
+	if r.Status != http.StatusOK || canceled.OrderStatus != "Canceled" {
+		t.Errorf("cancel: %d %s", r.Status, canceled.OrderStatus)
+	}
+
+	// Intent from the position: LV100001 holds 100 MSFT long, so a Sell
+	// closes it; a Sell of HTBX (nothing held) opens a short, which needs
+	// located shares like an explicit Sell Open.
+	sell := ordPlace(t, b, b.Live, acct, ordBody(map[string]any{"clientOrderId": "close-msft", "openClose": nil,
+		"symbol": "MSFT", "side": "Sell", "orderType": "Market", "limitPrice": nil, "orderQuantity": 100}))
+	short := ordPlace(t, b, b.Live, acct, ordBody(map[string]any{"clientOrderId": "short-htbx", "openClose": nil,
+		"symbol": "HTBX", "side": "Sell", "orderType": "Market", "limitPrice": nil, "orderQuantity": 100}))
+	if sell.OpenClose != "Close" || short.OpenClose != "Open" {
+		t.Errorf("inferred %q and %q, want Close and Open", sell.OpenClose, short.OpenClose)
+	}
+	b.Advance(50 * time.Millisecond)
+	if o, _ := ordGet(t, b, b.Live, acct, "close-msft"); o.OrderStatus != "Filled" {
+		t.Errorf("sell of the long: %s %q, want Filled", o.OrderStatus, o.text())
+	}
+	if o, _ := ordGet(t, b, b.Live, acct, "short-htbx"); o.OrderStatus != "Rejected" || !strings.Contains(o.text(), "no locate") {
+		t.Errorf("short without a locate: %s %q, want a locate rejection", o.OrderStatus, o.text())
+	}
+
+	// The other optional fields default: no securityType is Stock, no
+	// timeInForce is Day.
+	bare := ordPlace(t, b, b.Live, acct, ordBody(map[string]any{"clientOrderId": "bare", "openClose": nil, "securityType": nil, "timeInForce": nil}))
+	if bare.SecurityType != "Stock" || bare.TimeInForce != "Day" {
+		t.Errorf("defaults: securityType %q timeInForce %q, want Stock and Day", bare.SecurityType, bare.TimeInForce)
 	}
 }

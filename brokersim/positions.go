@@ -183,28 +183,32 @@ type positionJSON struct {
 func (s *Sim) handlePositions(c *call) reply {
 	out := []positionJSON{}
 	for _, l := range s.ord.lots {
-		if l.account != c.acct.id || !l.open() {
-			continue
+		if l.account == c.acct.id && l.open() {
+			out = append(out, s.positionRow(l))
 		}
-		p := positionJSON{
-			AccountID: l.account, CreatedDate: fmt3(l.opened), DayOvernight: "Day", PositionID: l.id,
-			PriceAvg: Dec(l.avg()), PriceClose: Dec(s.mark(l)), PriceOpen: Dec(l.avg()),
-			RootSymbol: l.symbol, SecurityType: l.secType, Shares: l.shares, Side: "Long",
-			Symbol: l.symbol, TradedSymbol: l.symbol, UpdatedDate: fmt3(l.updated),
-		}
-		if l.carried {
-			p.DayOvernight = "Overnight"
-			p.CreatedDate = tradeDate(l.opened).Format(dateMidnight)
-		}
-		if l.sign < 0 {
-			p.Side = "Short"
-		}
-		if occ, ok := parseOCC(l.symbol); ok && l.secType == "Option" {
-			p.RootSymbol, p.PriceStrike, p.PutCall = occ.root, Dec(occ.strike), strp(occ.putCall)
-		}
-		out = append(out, p)
 	}
 	return jsonReply(http.StatusOK, out)
+}
+
+// positionRow is the open-position row of a lot.
+func (s *Sim) positionRow(l *lot) positionJSON {
+	p := positionJSON{
+		AccountID: l.account, CreatedDate: fmt3(l.opened), DayOvernight: "Day", PositionID: l.id,
+		PriceAvg: Dec(l.avg()), PriceClose: Dec(s.mark(l)), PriceOpen: Dec(l.avg()),
+		RootSymbol: l.symbol, SecurityType: l.secType, Shares: l.shares, Side: "Long",
+		Symbol: l.symbol, TradedSymbol: l.symbol, UpdatedDate: fmt3(l.updated),
+	}
+	if l.carried {
+		p.DayOvernight = "Overnight"
+		p.CreatedDate = tradeDate(l.opened).Format(dateMidnight)
+	}
+	if l.sign < 0 {
+		p.Side = "Short"
+	}
+	if occ, ok := parseOCC(l.symbol); ok && l.secType == "Option" {
+		p.RootSymbol, p.PriceStrike, p.PutCall = occ.root, Dec(occ.strike), strp(occ.putCall)
+	}
+	return p
 }
 
 // closedSeed is a closed-position row carried from the scenario.

@@ -16,7 +16,8 @@ import (
 )
 
 // Sim is the simulated broker. It is an http.Handler serving the REST
-// interface of the spec plus admin routes under /_sim/. All state sits behind
+// interface of the spec, its two WebSocket streams under /stream/, plus
+// admin routes under /_sim/. All state sits behind
 // one mutex; timed behaviour (settling quotes, expiring offers, delayed fees)
 // is a queue of events run, in time order, up to the clock's "now" before each
 // request is answered, so a fake clock moved by a test drives it exactly.
@@ -45,6 +46,7 @@ type Sim struct {
 	faults  faultState
 	log     requestLog
 	partner partnerState
+	str     streams
 
 	mux *http.ServeMux
 }
@@ -78,6 +80,7 @@ func New(sc Scenario, opts ...Option) (*Sim, error) {
 	if err := s.faults.cfg.validate(); err != nil {
 		return nil, fmt.Errorf("brokersim: %w", err)
 	}
+	s.str.conns = map[*streamConn]bool{}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))

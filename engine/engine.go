@@ -120,6 +120,9 @@ type Engine struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the loop has ended
+
+	streamOnce sync.Once
+	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed
 }
 
 // New validates cfg and returns an engine; Start runs it.
@@ -229,6 +232,10 @@ func (e *Engine) Close() {
 		e.cancel()
 	}
 	e.wg.Wait()
+	e.streamOnce.Do(func() {}) // none starts after this
+	if e.stream != nil {
+		e.stream.Close()
+	}
 }
 
 // ask sends a request to the loop and waits for its reply.

@@ -199,6 +199,22 @@ func orderRequest(o *Order) brokerclient.OrderRequest {
 	}
 }
 
+// orderStream is the account's portfolio-stream follower, started on first
+// use; nil when the stream cannot be had, and then orders are followed by
+// REST lookups alone. It reads nothing by REST itself: the order workflow
+// looks an order up only while the stream is down.
+func (e *Engine) orderStream() *brokerclient.OrderFollower {
+	e.streamOnce.Do(func() {
+		f, err := e.client.Streams.FollowOrders(e.ctx, e.cfg.Account, brokerclient.WithPollInterval(0))
+		if err != nil {
+			e.log.Warn("portfolio stream unavailable; orders are followed by REST lookups", "err", err)
+			return
+		}
+		e.stream = f
+	})
+	return e.stream
+}
+
 // validOrder checks what the client would refuse to send.
 func validOrder(o *Order) error {
 	req := orderRequest(o)
@@ -215,7 +231,16 @@ func (e *Engine) PlaceOrder(ctx context.Context, o *Order) (*Order, error) {
 	if err := validOrder(o); err != nil {
 		return nil, err
 	}
-	if err := e.request(ctx, func(r chan error) event { return placeEv{o: o, reply: r} }); err != nil {
+	// Subscribed before the order leaves, so no push can slip between
+	// (spec "Portfolio stream").
+	var watch *brokerclient.OrderWatch
+	if f := e.orderStream(); f != nil {
+		watch = f.Watch(o.ClientOrderID)
+	}
+	if err := e.request(ctx, func(r chan error) event { return placeEv{o: o, watch: watch, reply: r} }); err != nil {
+		if watch != nil {
+			watch.Close()
+		}
 		return nil, err
 	}
 	ctx, cancel := clock.WithDeadline(ctx, e.clock, e.clock.Now().Add(followFor))
@@ -278,6 +303,7 @@ type (
 	orderEvent interface{ orderID() string }
 	placeEv    struct {
 		o     *Order
+		watch *brokerclient.OrderWatch // nil without the stream
 		reply chan error
 	}
 	orderSeenEv struct {
@@ -313,13 +339,14 @@ type orderWaiter struct {
 // orderBook is the loop's state of the orders it follows.
 type orderBook struct {
 	open    map[string]*Order // unfinished orders, by clientOrderId
+	watches map[string]*brokerclient.OrderWatch
 	until   map[string]time.Time
 	waiters map[string][]orderWaiter
 	quiet   []chan struct{} // closed once every order is settled
 }
 
 func newOrderBook() orderBook {
-	return orderBook{open: map[string]*Order{}, until: map[string]time.Time{}, waiters: map[string][]orderWaiter{}}
+	return orderBook{open: map[string]*Order{}, watches: map[string]*brokerclient.OrderWatch{}, until: map[string]time.Time{}, waiters: map[string][]orderWaiter{}}
 }
 
 func (b *orderBook) track(o *Order) { b.open[o.ClientOrderID] = o }
@@ -351,6 +378,9 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 			return
 		}
 		b.track(ev.o)
+		if ev.watch != nil {
+			b.watches[ev.o.ClientOrderID] = ev.watch
+		}
 		ev.reply <- b.step(l, ev.o, workflow.OrderSend{})
 	case orderSeenEv:
 		o := b.open[ev.id]
@@ -427,6 +457,10 @@ func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.T
 	if o.Terminal() {
 		delete(b.open, o.ClientOrderID)
 		delete(b.until, o.ClientOrderID)
+		if w := b.watches[o.ClientOrderID]; w != nil {
+			w.Close()
+			delete(b.watches, o.ClientOrderID)
+		}
 	} else {
 		b.track(o)
 	}
@@ -451,11 +485,14 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 	account, id := e.cfg.Account, o.ClientOrderID
 	switch eff.(type) {
 	case workflow.PlaceOrder:
-		req := orderRequest(o)
+		req, watch := orderRequest(o), b.watches[id]
 		e.writes.push(func(ctx context.Context) event {
 			got, _, err := e.client.Orders.Place(ctx, account, req)
 			switch {
 			case err == nil:
+				if watch != nil {
+					watch.Observe(got) // a synchronous answer may have no push behind it
+				}
 				return orderSeenEv{id: id, in: seenOf(got)}
 			case refused(err):
 				return orderSeenEv{id: id, in: workflow.OrderRefused{Reason: err.Error()}}
@@ -470,8 +507,27 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 		if now.After(b.until[id]) {
 			return // followed long enough: `locator orders` or a later run settles it
 		}
-		lookup := o.LookupID()
+		lookup, watch := o.LookupID(), b.watches[id]
+		if o.State == states.OrderUnknown {
+			watch = nil // only a lookup can tell that it never reached the broker
+		}
 		e.writes.push(func(ctx context.Context) event {
+			if watch != nil {
+				if connected, _ := e.stream.Connected(); connected {
+					// The stream tells the order's fate in milliseconds; a
+					// quiet spell is waited out, not polled.
+					wctx, cancel := clock.WithDeadline(ctx, e.clock, e.clock.Now().Add(4*followEvery))
+					got, err := watch.Next(wctx)
+					cancel()
+					if err == nil {
+						return orderSeenEv{id: id, in: seenOf(settle(ctx, e.clock, watch, got))}
+					}
+					if still, _ := e.stream.Connected(); still || ctx.Err() != nil {
+						return orderSeenEv{id: id}
+					}
+				}
+			}
+			// No stream, or it is down: look the order up.
 			if err := clock.Sleep(ctx, e.clock, followEvery); err != nil {
 				return nil
 			}
@@ -498,6 +554,25 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 			return orderSeenEv{id: id, in: seenOf(got)}
 		})
 	}
+}
+
+// settle takes the states that follow an acceptance within moments (a
+// marketable order fills right after it is accepted), so the stream tells
+// at least what a lookup a moment later would.
+func settle(ctx context.Context, clk clock.Clock, watch *brokerclient.OrderWatch, got *brokerclient.Order) *brokerclient.Order {
+	if got.IsTerminal() || got.OrderStatus == brokerclient.OrderStatusPendingNew {
+		return got
+	}
+	ctx, cancel := clock.WithDeadline(ctx, clk, clk.Now().Add(followEvery))
+	defer cancel()
+	for !got.IsTerminal() {
+		next, err := watch.Next(ctx)
+		if err != nil {
+			break
+		}
+		got = next
+	}
+	return got
 }
 
 // seenOf is the broker's order record as the step's input.

@@ -93,6 +93,7 @@ func (m *Main) commands() map[string]func() command {
 		"serve":       func() command { return &serveCommand{conn: connFlags{m: m}} },
 		"login":       func() command { return &loginCommand{conn: connFlags{m: m}} },
 		"logout":      func() command { return &logoutCommand{conn: connFlags{m: m}} },
+		"watch":       func() command { return &watchCommand{conn: connFlags{m: m}} },
 	}
 }
 

@@ -233,6 +233,20 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// orderHeader and orderCells are an order's table row, shared by orders and
+// watch orders.
+var orderHeader = []string{"START", "CLIENT ORDER ID", "SYMBOL", "SIDE", "OPEN/CLOSE", "TYPE", "TIF", "QTY", "LIMIT", "STATUS", "EXECUTED", "AVG PRICE", "ROUTE", "TEXT"}
+
+func orderCells(o brokerclient.Order) []string {
+	text := ""
+	if o.Text != nil {
+		text = *o.Text
+	}
+	return []string{clockTime(o.StartTime), o.ClientOrderID, o.Symbol, string(o.Side), string(o.OpenClose),
+		string(o.OrderType), string(o.TimeInForce), i64(o.OrderQuantity), priceOrBlank(o.LimitPrice), string(o.OrderStatus),
+		i64(o.Executed), priceOrBlank(o.PriceAvg), string(o.Route), text}
+}
+
 // ordersCommand prints today's order book, or with --history DATE the fills
 // since DATE: the one-week archive for a recent DATE, the paginated
 // one-year history for an older one (spec "Orders").
@@ -324,16 +338,10 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 		var rows [][]string
 		var objs []any
 		for _, o := range book {
-			text := ""
-			if o.Text != nil {
-				text = *o.Text
-			}
-			rows = append(rows, []string{clockTime(o.StartTime), o.ClientOrderID, o.Symbol, string(o.Side), string(o.OpenClose),
-				string(o.OrderType), string(o.TimeInForce), i64(o.OrderQuantity), priceOrBlank(o.LimitPrice), string(o.OrderStatus),
-				i64(o.Executed), priceOrBlank(o.PriceAvg), string(o.Route), text})
+			rows = append(rows, orderCells(o))
 			objs = append(objs, o)
 		}
-		out.table([]string{"START", "CLIENT ORDER ID", "SYMBOL", "SIDE", "OPEN/CLOSE", "TYPE", "TIF", "QTY", "LIMIT", "STATUS", "EXECUTED", "AVG PRICE", "ROUTE", "TEXT"}, rows, objs)
+		out.table(orderHeader, rows, objs)
 		return nil
 	}
 	var fills []brokerclient.Fill

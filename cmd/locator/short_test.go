@@ -416,3 +416,41 @@ func TestOrdersCancel(t *testing.T) {
 		t.Errorf("%d order cancels sent, want 1", n)
 	}
 }
+
+// Issue 10 item 3 (spec "Portfolio stream": subscribe before placing): with
+// the stream up, short learns its order's fate from it — the stream is
+// subscribed before the POST, and after it no single-order lookup and at
+// most one order-book read reach the broker.
+func TestShortFollowsTheStream(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "189.00", "--yes")
+	if code != 0 || o.State != string(states.Filled) {
+		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
+	}
+	log := b.sim.Requests()
+	placed, subscribed := -1, -1
+	for i, r := range log {
+		switch {
+		case r.Method == "GET" && r.Path == "/stream/portfolio" && subscribed < 0:
+			subscribed = i
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/order"):
+			placed = i
+		}
+	}
+	if subscribed < 0 || placed < subscribed {
+		t.Fatalf("the portfolio stream (at %d) was not subscribed before the order (at %d)", subscribed, placed)
+	}
+	var lookups, books int
+	for _, r := range log[placed+1:] {
+		switch {
+		case r.Method == "GET" && strings.Contains(r.Path, "/order/"):
+			lookups++
+		case r.Method == "GET" && strings.HasSuffix(r.Path, "/orders"):
+			books++
+		}
+	}
+	if lookups != 0 || books > 1 {
+		t.Errorf("after the placement: %d single-order lookups and %d order-book reads; want 0 and at most 1", lookups, books)
+	}
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+)
+
+// exitInterrupted is the exit code of a watch ended by Ctrl-C (DESIGN.md
+// contract: 130 interrupted).
+const exitInterrupted = 130
+
+// watchCommand follows one of the broker's push streams until interrupted:
+// `watch pnl` the account's profit and loss, `watch orders` its orders. On a
+// terminal it redraws a table in place; otherwise (or with --json) it prints
+// one JSON object per change.
+type watchCommand struct {
+	conn  connFlags
+	wsURL string
+}
+
+func (c *watchCommand) synopsis() string {
+	return "follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams"
+}
+
+func (c *watchCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	fs.StringVar(&c.wsURL, "ws-url", "", "stream address ws(s)://host[:port] (default: the REST address with ws or wss)")
+}
+
+func (c *watchCommand) run(ctx context.Context, args []string) error {
+	if len(args) != 1 || (args[0] != "pnl" && args[0] != "orders") {
+		return usagef("want one of: watch pnl, watch orders")
+	}
+	s, err := c.conn.resolve(true)
+	if err != nil {
+		return err
+	}
+	opts := []brokerclient.Option{
+		brokerclient.WithBaseURL(s.baseURL), brokerclient.WithCredentials(s.keyID, s.secret),
+		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent("locator-cli/1"),
+	}
+	if c.wsURL != "" {
+		opts = append(opts, brokerclient.WithStreamURL(c.wsURL))
+	}
+	client, err := brokerclient.NewClient(opts...)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	f, isFile := c.conn.m.Stdout.(*os.File)
+	live := !c.conn.json && isFile && isTerminal(f)
+	if args[0] == "pnl" {
+		err = c.pnl(ctx, client, s.account, live)
+	} else {
+		err = c.orders(ctx, client, s.account, live)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: exitInterrupted, msg: "interrupted"}
+	case errors.Is(err, brokerclient.ErrStreamAuth):
+		return usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
+	case errors.Is(err, brokerclient.ErrStreamSubscribe):
+		return usagef("account %s not found for these keys; nothing was sent", s.account)
+	}
+	return err
+}
+
+// redraw clears the terminal and prints a status line and the table.
+func (c *watchCommand) redraw(status string, draw func(printer)) {
+	fmt.Fprint(c.conn.m.Stdout, "\x1b[H\x1b[2J")
+	fmt.Fprintln(c.conn.m.Stdout, status)
+	draw(printer{w: c.conn.m.Stdout})
+}
+
+func streamStatus(up bool) string {
+	state := "live"
+	if !up {
+		state = "reconnecting…"
+	}
+	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", time.Now().Format(time.TimeOnly), state)
+}
+
+// pnlLine is one JSON line of watch pnl.
+type pnlLine struct {
+	Time      time.Time                `json:"time"`
+	Account   string                   `json:"account"`
+	Connected bool                     `json:"connected"`
+	PnL       brokerclient.PnLSnapshot `json:"pnl"`
+}
+
+func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
+	w, err := client.Streams.WatchPnL(ctx, []string{account})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.Wait(ctx); err != nil {
+		return err
+	}
+	for {
+		changed := w.Changed()
+		if err := w.Err(); err != nil {
+			return err
+		}
+		snap, up := w.Snapshot(account)
+		if live {
+			c.redraw(streamStatus(up), func(p printer) { pnlTable(p, snap) })
+		} else if up {
+			printer{w: c.conn.m.Stdout, json: true}.event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+func pnlTable(p printer, s brokerclient.PnLSnapshot) {
+	p.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED"},
+		[][]string{{money(s.AccountValue), money(s.DayPnl), money(s.DayRealized), money(s.DayUnrealized), money(s.TotalUnrealized),
+			money(s.Exposure), money(s.AvailableCash), s.UsedLeverage.String() + " of " + s.AllowedLeverage.String()}}, nil)
+	fmt.Fprintln(p.w)
+	var rows [][]string
+	for _, pos := range s.Positions {
+		pc := pos.PnLCalc
+		rows = append(rows, []string{string(pos.PositionID), pos.Symbol, money(pc.Exposure), money(pc.DayRealizedPnl), money(pc.DayUnrealizedPnL),
+			money(pc.RealizedPnl), money(pc.UnrealizedPnL), pc.DayPctPnLMove.String()})
+	}
+	p.table([]string{"POSITION ID", "SYMBOL", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
+}
+
+func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
+	f, err := client.Streams.FollowOrders(ctx, account)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := f.Watch("")
+	defer w.Close()
+	if err := f.Load(ctx); err != nil {
+		return accountError(account, err)
+	}
+	var ids []string
+	latest := map[string]brokerclient.Order{}
+	for {
+		o, err := w.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if !live {
+			printer{w: c.conn.m.Stdout, json: true}.event(o, "")
+			continue
+		}
+		if _, seen := latest[o.ClientOrderID]; !seen {
+			ids = append(ids, o.ClientOrderID)
+		}
+		latest[o.ClientOrderID] = *o
+		up, _ := f.Connected()
+		c.redraw(streamStatus(up), func(p printer) {
+			rows := make([][]string, len(ids))
+			for i, id := range ids {
+				rows[i] = orderCells(latest[id])
+			}
+			p.table(orderHeader, rows, nil)
+		})
+	}
+}

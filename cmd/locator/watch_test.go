@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+)
+
+// watching runs `locator args...` until the test cancels it, handing each
+// stdout line to the test as it is printed.
+type watching struct {
+	lines  chan string
+	code   chan int
+	cancel context.CancelFunc
+}
+
+func (b *cliBundle) watch(t *testing.T, args ...string) *watching {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	w := &watching{lines: make(chan string, 100), code: make(chan int, 1), cancel: cancel}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			w.lines <- sc.Text()
+		}
+	}()
+	var stderr strings.Builder
+	go func() {
+		code := NewMain(pw, &stderr, func(k string) string { return b.env[k] }).Run(ctx, args)
+		pw.Close()
+		w.code <- code
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if t.Failed() {
+			t.Logf("stderr: %s", stderr.String())
+		}
+	})
+	return w
+}
+
+// next returns the next line that matches, failing after 10 s.
+func (w *watching) next(t *testing.T, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l := <-w.lines:
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("not a JSON line: %q", l)
+			}
+			if match(m) {
+				return m
+			}
+		case code := <-w.code:
+			t.Fatalf("exited %d before the expected line", code)
+		case <-deadline:
+			t.Fatal("timed out waiting for a line")
+		}
+	}
+}
+
+// interrupt cancels the command as Ctrl-C does and returns its exit code.
+func (w *watching) interrupt(t *testing.T) int {
+	t.Helper()
+	w.cancel()
+	select {
+	case code := <-w.code:
+		return code
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not stop")
+		return 0
+	}
+}
+
+// `watch pnl` off a terminal prints one JSON line per change of the P&L
+// stream's model: the snapshot first, then after each tick; Ctrl-C exits
+// 130.
+func TestWatchPnL(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	w := b.watch(t, "watch", "pnl")
+	first := w.next(t, func(m map[string]any) bool { return m["connected"] == true })
+	if first["account"] != "LV100001" {
+		t.Errorf("first line %v", first)
+	}
+	b.sim.SetPrice("MSFT", decimal.NewFromInt(450))
+	w.next(t, func(m map[string]any) bool {
+		pnl, _ := m["pnl"].(map[string]any)
+		return pnl["totalUnrealized"] == "5000" // 100 shares from 400 to 450
+	})
+	if code := w.interrupt(t); code != exitInterrupted {
+		t.Errorf("exit %d after Ctrl-C, want 130", code)
+	}
+}
+
+// `watch orders --json` prints today's orders, then each order change from
+// the portfolio stream, one JSON object per line.
+func TestWatchOrders(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	before := b.placeLimit(t, brokerclient.SideBuy, brokerclient.OpenCloseOpen, "AAPL", 10, "150")
+	w := b.watch(t, "watch", "orders", "--json")
+	w.next(t, func(m map[string]any) bool { return m["clientOrderId"] == before.ClientOrderID })
+	after := b.placeLimit(t, brokerclient.SideBuy, brokerclient.OpenCloseOpen, "AAPL", 10, "200")
+	w.next(t, func(m map[string]any) bool {
+		return m["clientOrderId"] == after.ClientOrderID && m["orderStatus"] == "Filled"
+	})
+	if code := w.interrupt(t); code != exitInterrupted {
+		t.Errorf("exit %d after Ctrl-C, want 130", code)
+	}
+	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != exitUsage {
+		t.Errorf("watch positions: exit %d (%s), want 2", code, errOut)
+	}
+}
