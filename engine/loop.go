@@ -228,6 +228,22 @@ func (l *loop) due() {
 	l.retries = later
 }
 
+// coverQueued ends the queued requests the inventory now covers (another
+// request of the symbol filled), at once rather than at their turn to
+// quote, which the same-symbol spacing may hold back for half a minute.
+func (l *loop) coverQueued() {
+	for _, id := range slices.Clone(l.queue) {
+		w := l.open[id]
+		if w == nil {
+			continue
+		}
+		if have := workflow.Available(brokerclient.Available(l.inventory, w.Symbol), l.books[id], w.Symbol); have >= w.Requested {
+			l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == id })
+			l.step(w, workflow.QuoteTurn{Available: have})
+		}
+	}
+}
+
 // nextQuotable returns the first queued workflow that may be quoted now, or
 // how long until one may: one open quote per symbol, QuoteSpacing between
 // quotes of a symbol, one quote per second overall.
@@ -307,6 +323,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, rawJSON(ev.rows)); err != nil {
 			l.e.log.Warn("inventory snapshot not saved", "err", err)
 		}
+		l.coverQueued()
 	case tickEv:
 		for _, w := range l.sorted() {
 			l.step(w, workflow.Tick{})

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,21 +44,66 @@ type Owner struct {
 	followers map[string]*follower // who follows a workflow and answers its offer
 }
 
-// Own takes account's lease (a *store.LeaseHeldError names the live owner
-// otherwise), starts the engine cfg describes — which recovers what an
-// earlier owner left — and serves other processes' requests on a socket
-// beside the database at dbPath. Close gives it all up.
-func Own(ctx context.Context, cfg engine.Config, dbPath string) (*Owner, error) {
-	return own(ctx, cfg, dbPath, "")
+// Role says what kind of process owns an account: a daemon owns it until
+// stopped; a command only for its run.
+type Role string
+
+// Roles.
+const (
+	RoleDaemon  Role = "daemon"
+	RoleCommand Role = "command"
+)
+
+// RoleOf is the role of the process holding lease.
+func RoleOf(lease store.Lease) Role {
+	role, _, _ := strings.Cut(lease.Owner, ":")
+	return Role(role)
+}
+
+// Own takes account's lease for a process of role (a *store.LeaseHeldError
+// names the live owner otherwise), starts the engine cfg describes — which
+// recovers what an earlier owner left — and serves other processes'
+// requests on a socket beside the database at dbPath. Close gives it all
+// up.
+func Own(ctx context.Context, cfg engine.Config, dbPath string, role Role) (*Owner, error) {
+	return own(ctx, cfg, dbPath, role, "")
+}
+
+// OwnAsDaemon takes account for a daemon: a command that owns it for its
+// run is waited out (a killed one replaced at once); another daemon is
+// refused with a *store.LeaseHeldError naming it.
+func OwnAsDaemon(ctx context.Context, cfg engine.Config, dbPath string) (*Owner, error) {
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	for {
+		o, err := Own(ctx, cfg, dbPath, RoleDaemon)
+		var held *store.LeaseHeldError
+		switch {
+		case err == nil || !errors.As(err, &held) || RoleOf(held.Holder) == RoleDaemon:
+			return o, err
+		case !Reachable(ctx, held.Holder):
+			if o, err := TakeOver(ctx, cfg, dbPath, RoleDaemon, held.Holder); err == nil {
+				return o, nil
+			}
+		}
+		if cfg.Logger != nil {
+			cfg.Logger.Info("waiting for a command's run to give the account up", "account", cfg.Account, "pid", held.Holder.PID)
+		}
+		if err := clock.Sleep(ctx, clk, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // TakeOver is Own when the lease's holder is gone (Reachable is false)
 // before its lease lapsed: a killed owner is replaced at once.
-func TakeOver(ctx context.Context, cfg engine.Config, dbPath string, dead store.Lease) (*Owner, error) {
+func TakeOver(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead store.Lease) (*Owner, error) {
 	if Reachable(ctx, dead) {
 		return nil, &store.LeaseHeldError{Holder: dead}
 	}
-	return own(ctx, cfg, dbPath, dead.Owner)
+	return own(ctx, cfg, dbPath, role, dead.Owner)
 }
 
 // Reachable reports whether the owner holding lease takes connections: a
@@ -74,7 +120,7 @@ func Reachable(ctx context.Context, lease store.Lease) bool {
 	return true
 }
 
-func own(ctx context.Context, cfg engine.Config, dbPath, dead string) (*Owner, error) {
+func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead string) (*Owner, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -83,7 +129,7 @@ func own(ctx context.Context, cfg engine.Config, dbPath, dead string) (*Owner, e
 	}
 	host, _ := os.Hostname()
 	o := &Owner{st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, lost: make(chan struct{}), stop: make(chan struct{}), followers: map[string]*follower{}}
-	want := store.Lease{Account: cfg.Account, Owner: uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: socketPath(dbPath, cfg.Account)}
+	want := store.Lease{Account: cfg.Account, Owner: string(role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: socketPath(dbPath, cfg.Account)}
 	var lease store.Lease
 	var err error
 	if dead != "" {

@@ -78,7 +78,7 @@ func (c *connFlags) openAccount(ctx context.Context, command string, ask func(co
 		// it finds unanswered, however recent.
 		SettleAllOrders: command == "resume"}
 	if mustOwn {
-		a.owner, err = service.Own(ctx, a.cfg, s.db)
+		a.owner, err = service.OwnAsDaemon(ctx, a.cfg, s.db)
 		var held *store.LeaseHeldError
 		if errors.As(err, &held) {
 			err = usagef("%v: it already drives the account; stop it first", err)
@@ -105,12 +105,12 @@ func (a *account) connect(ctx context.Context) error {
 		var o *service.Owner
 		switch {
 		case err != nil:
-			o, err = service.Own(ctx, a.cfg, a.settings.db)
+			o, err = service.Own(ctx, a.cfg, a.settings.db, service.RoleCommand)
 		case service.Reachable(ctx, *lease):
 			a.remote = service.Dial(*lease)
 			return nil
 		default: // its process is gone: take the account over now
-			o, err = service.TakeOver(ctx, a.cfg, a.settings.db, *lease)
+			o, err = service.TakeOver(ctx, a.cfg, a.settings.db, service.RoleCommand, *lease)
 		}
 		var held *store.LeaseHeldError
 		if errors.As(err, &held) {

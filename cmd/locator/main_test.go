@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -198,5 +200,26 @@ func TestStatesCommand(t *testing.T) {
 	}
 	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png"); code != 2 {
 		t.Errorf("bad format: exit %d", code)
+	}
+}
+
+// The README's state diagrams are what `locator states` prints: a change
+// to the tables that is not in the README fails here.
+func TestREADMEDiagramsMatchTheTables(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(raw), "```mermaid\n")[1:]
+	kinds := states.Kinds()
+	if len(blocks) != len(kinds) {
+		t.Fatalf("README has %d mermaid diagrams, want %d (one per workflow kind)", len(blocks), len(kinds))
+	}
+	for i, k := range kinds {
+		got, _, _ := strings.Cut(blocks[i], "```")
+		if got != states.Mermaid(k) {
+			t.Errorf("README diagram %d is not `locator states --kind %s --format mermaid`; regenerate it", i+1, k)
+		}
 	}
 }

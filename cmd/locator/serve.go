@@ -100,7 +100,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 			}
 			clients[s.keyID] = client
 		}
-		o, err := service.Own(ctx, engine.Config{Client: client, Store: st, Clock: clk, Account: s.account, Env: s.env,
+		o, err := service.OwnAsDaemon(ctx, engine.Config{Client: client, Store: st, Clock: clk, Account: s.account, Env: s.env,
 			Logger: log.With("account", s.account)}, base.db)
 		var held *store.LeaseHeldError
 		if errors.As(err, &held) {
