@@ -153,7 +153,7 @@ func New(cfg Config) (*Engine, error) {
 	e.poll = poller.New(poller.Config{
 		Account: cfg.Account, Source: poller.ClientSource(cfg.Client), Clock: cfg.Clock, Logger: cfg.Logger,
 		Cadence:     cfg.Cadence,
-		OnInventory: func(rows []brokerclient.InventoryRow) { e.inbox.push(inventoryEv{rows: rows}) },
+		OnInventory: e.gotInventory,
 		AfterPoll:   func() { e.inbox.push(tickEv{}) },
 	})
 	return e, nil

@@ -33,10 +33,14 @@ type event interface{}
 type (
 	startEv struct{ reply chan error }
 	rowsEv  struct{ rows []brokerclient.HistoryRow }
-	// inventoryEv is an inventory read (the poller's, or a request's).
-	inventoryEv struct{ rows []brokerclient.InventoryRow }
-	tickEv      struct{}
-	writtenEv   struct {
+	// inventoryEv is an inventory read (the poller's, or a request's),
+	// stamped when it arrived.
+	inventoryEv struct {
+		rows []brokerclient.InventoryRow
+		at   time.Time
+	}
+	tickEv    struct{}
+	writtenEv struct {
 		id  string
 		in  workflow.Written
 		sym string
@@ -67,6 +71,12 @@ type (
 	activeEv       struct{ reply chan []Workflow }
 	inventoryAskEv struct {
 		reply chan []brokerclient.InventoryRow
+	}
+	// coverageAskEv asks for the latest inventory if it is still good for
+	// symbols' pre-quote coverage check (see loop.freshFor).
+	coverageAskEv struct {
+		symbols []string
+		reply   chan freshInventory
 	}
 	subscribeEv struct {
 		ctx context.Context
@@ -106,6 +116,10 @@ type loop struct {
 	waiters   map[string][]chan *Workflow
 	idle      []chan struct{}
 	inventory []brokerclient.InventoryRow
+	invAt     time.Time            // when inventory arrived
+	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
+	quoting   int                  // quotes handed to a worker and not yet answered
+	group     *group               // steps awaiting one commit while a batch of events is handled
 	retries   []retry
 	subs      []subscriber
 	orders    orderBook
@@ -115,7 +129,7 @@ type loop struct {
 func (e *Engine) load(ctx context.Context) (*loop, error) {
 	l := &loop{
 		e: e, open: map[string]*Workflow{}, byQuote: map[string]string{}, loaded: map[string]int64{},
-		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{},
+		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{}, touched: map[string]time.Time{},
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(),
 	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
@@ -166,9 +180,11 @@ func (l *loop) run(ctx context.Context) {
 			return
 		case <-l.e.inbox.ready:
 			t.Stop()
-			for _, ev := range l.e.inbox.take() {
-				l.handle(ctx, ev)
-			}
+			l.grouped(func() {
+				for _, ev := range l.e.inbox.take() {
+					l.handle(ctx, ev)
+				}
+			})
 		case <-t.C():
 		}
 		l.due()
@@ -219,9 +235,12 @@ func (l *loop) due() {
 
 // nextQuotable returns the first queued workflow that may be quoted now, or
 // how long until one may: one open quote per symbol, QuoteSpacing between
-// quotes of a symbol, one quote per second overall.
+// quotes of a symbol, one quote per second overall. The overall second
+// counts from when the last quote was handed over, not from its answer, so
+// quotes leave at the route's pace; at most one is with a worker at a time,
+// so a quote waiting on the client's pacer never holds back the accepts.
 func (l *loop) nextQuotable() (string, time.Duration) {
-	if len(l.queue) == 0 {
+	if len(l.queue) == 0 || l.quoting > 0 {
 		return "", 0
 	}
 	now := l.e.clock.Now()
@@ -251,12 +270,21 @@ func (l *loop) nextQuotable() (string, time.Duration) {
 	return "", wait
 }
 
+// noteQuote records a quote leaving at: it spaces both the symbol's next
+// quote and the next quote of any symbol.
 func (l *loop) noteQuote(symbol string, at time.Time) {
-	if at.After(l.lastQuote[symbol]) {
-		l.lastQuote[symbol] = at
-	}
+	l.noteAnswer(symbol, at)
 	if at.After(l.lastAny) {
 		l.lastAny = at
+	}
+}
+
+// noteAnswer records the broker's answer to a quote of symbol: the symbol's
+// 30 seconds count from it (the broker received the quote before it
+// answered, so the next one cannot reach it closer).
+func (l *loop) noteAnswer(symbol string, at time.Time) {
+	if at.After(l.lastQuote[symbol]) {
+		l.lastQuote[symbol] = at
 	}
 }
 
@@ -282,7 +310,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case rowsEv:
 		l.onRows(ev.rows)
 	case inventoryEv:
-		l.inventory = ev.rows
+		l.inventory, l.invAt = ev.rows, ev.at
 		if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, rawJSON(ev.rows)); err != nil {
 			l.e.log.Warn("inventory snapshot not saved", "err", err)
 		}
@@ -292,9 +320,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		}
 	case writtenEv:
 		if ev.in.Op == workflow.OpQuote {
-			// Spacing counts from the answer: the broker received the quote
-			// before it answered, so the next one cannot reach it closer.
-			l.noteQuote(ev.sym, ev.in.At)
+			l.quoting--
+			l.noteAnswer(ev.sym, ev.in.At)
 		}
 		if w := l.open[ev.id]; w != nil {
 			l.step(w, ev.in)
@@ -333,13 +360,45 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		ev.reply <- out
 	case inventoryAskEv:
 		ev.reply <- slices.Clone(l.inventory)
+	case coverageAskEv:
+		if l.freshFor(ev.symbols) {
+			ev.reply <- freshInventory{rows: slices.Clone(l.inventory), ok: true}
+			return
+		}
+		ev.reply <- freshInventory{}
 	case subscribeEv:
 		l.subs = append(l.subs, subscriber(ev))
 	case orderEvent:
+		if o := l.orders.open[ev.orderID()]; o != nil {
+			l.touched[o.Symbol] = l.e.clock.Now()
+		}
 		l.orders.handle(ctx, l, ev)
 	default:
 		l.e.log.Error("engine: unknown event", "type", fmt.Sprintf("%T", ev))
 	}
+}
+
+// inventoryFresh is how long an inventory read stands in for a new one in a
+// request's coverage check: the poller's idle inventory spacing (spec
+// "Short locates" rule 7), so a fresh read is never older than one the
+// poller would make anyway.
+const inventoryFresh = 5 * time.Second
+
+// freshFor says whether the latest inventory read answers the coverage
+// check of symbols without a new read: it is younger than inventoryFresh
+// and no fill, credit-back, cancel or order has touched any of them since
+// a moment inventoryFresh before it arrived (a margin for the read being in
+// flight while history showed the change).
+func (l *loop) freshFor(symbols []string) bool {
+	if l.invAt.IsZero() || l.e.clock.Now().Sub(l.invAt) > inventoryFresh {
+		return false
+	}
+	for _, s := range symbols {
+		if t, ok := l.touched[s]; ok && !t.Before(l.invAt.Add(-inventoryFresh)) {
+			return false
+		}
+	}
+	return true
 }
 
 // sorted lists the open workflows oldest first, for a stable order.
@@ -415,11 +474,18 @@ func (l *loop) onRows(rows []brokerclient.HistoryRow) {
 	l.step(w, in)
 }
 
-// step runs the pure step, commits its record, and only then carries out
-// its effects and its follow-up input.
+// step runs the pure step and its follow-up inputs; their records commit,
+// and only then do their effects leave, at the end of the batch of events
+// being handled (see grouped), or at once outside one.
 func (l *loop) step(w *Workflow, in workflow.Input) error { return l.stepAttempt(w, in, 0) }
 
 func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
+	if l.group == nil {
+		var err error
+		l.grouped(func() { err = l.stepAttempt(w, in, attempt) })
+		return err
+	}
+	w = l.group.latest(w)
 	s := workflow.StepWorkflow(w, in, l.env())
 	if s.Err != nil {
 		if _, isRows := in.(workflow.Rows); !isRows {
@@ -427,19 +493,7 @@ func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
 		}
 		return s.Err
 	}
-	cur := w
-	if s.Next != nil {
-		saved, err := l.e.store.Commit(context.Background(), w, s.Next, s.Transition)
-		if err != nil {
-			l.persistFailed(w, in, attempt, err)
-			return err
-		}
-		l.install(saved, w.State, s.Transition, s.Offer)
-		cur = saved
-	}
-	for _, eff := range s.Effects {
-		l.effect(cur, eff)
-	}
+	cur := l.group.add(w, in, attempt, s)
 	if s.Then != nil {
 		return l.step(cur, s.Then)
 	}
@@ -483,6 +537,9 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 		}
 		l.e.log.Info("workflow", "id", w.ID, "symbol", w.Symbol, "from", from, "to", w.State, "event", u.Event, "reason", u.Reason)
 		l.publish(u)
+	}
+	if tr != nil && (tr.To == states.Filled || tr.To == states.Credited || tr.To == states.Canceled) {
+		l.touched[w.Symbol] = l.e.clock.Now()
 	}
 	if !w.Terminal() {
 		l.track(w)
@@ -566,6 +623,7 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
 		l.noteQuote(symbol, e.clock.Now())
+		l.quoting++
 		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
 		e.writes.push(func(ctx context.Context) event {
 			_, _, err := e.client.Locates.Quote(ctx, req)
