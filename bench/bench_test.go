@@ -2,11 +2,16 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/locatorhq/locator/bench"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // The engine and the naive loop both fill a small watchlist on a sped-up
@@ -44,4 +49,52 @@ func TestLocateRunsSideBySide(t *testing.T) {
 			t.Errorf("%s: implausible figures %+v", tc.name, r)
 		}
 	}
+}
+
+// BenchmarkDurableStateChanges measures the store's durable state changes
+// (a workflow's record and its transition, synchronous WAL) per second, one
+// per transaction and grouped as the engine's loop commits a batch.
+func BenchmarkDurableStateChanges(b *testing.B) {
+	for _, group := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("group=%d", group), func(b *testing.B) {
+			st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"), clock.Real{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ws, err := bench.Seed(b.Context(), st, b.N, states.Requested, time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			steps := make([]store.Step, len(ws))
+			for i, w := range ws {
+				s := workflow.StepWorkflow(w, workflow.QuoteTurn{}, workflow.Env{Now: time.Now()})
+				steps[i] = store.Step{Prev: w, Next: s.Next, Transition: s.Transition}
+			}
+			b.ResetTimer()
+			for i := 0; i < len(steps); i += group {
+				if _, err := st.CommitAll(b.Context(), steps[i:min(i+group, len(steps))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "changes/s")
+		})
+	}
+}
+
+// BenchmarkLiveWorkflowMemory reports the heap an engine holds per 1,000
+// live (quoted, unanswered) workflows.
+func BenchmarkLiveWorkflowMemory(b *testing.B) {
+	t, err := bench.InProcess(bench.Scenario(nil), clock.Real{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.Close()
+	var mb float64
+	for i := range b.N {
+		if mb, err = bench.Memory(b.Context(), t, b.TempDir(), 1000); err != nil {
+			b.Fatalf("run %d: %v", i, err)
+		}
+	}
+	b.ReportMetric(mb, "MB/1000wf")
 }

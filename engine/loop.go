@@ -107,6 +107,7 @@ type subscriber struct {
 type loop struct {
 	e         *Engine
 	open      map[string]*Workflow // unfinished workflows, by id
+	busy      map[string]int       // symbol → open locates past Requested (its one open quote)
 	byQuote   map[string]string    // quoteReqID → workflow id
 	loaded    map[string]int64     // versions found at Start, to resume what reconciling did not move
 	queue     []string             // locate workflows waiting to quote, FIFO
@@ -128,7 +129,7 @@ type loop struct {
 // load reads what an earlier run left unfinished and builds the loop.
 func (e *Engine) load(ctx context.Context) (*loop, error) {
 	l := &loop{
-		e: e, open: map[string]*Workflow{}, byQuote: map[string]string{}, loaded: map[string]int64{},
+		e: e, open: map[string]*Workflow{}, busy: map[string]int{}, byQuote: map[string]string{}, loaded: map[string]int64{},
 		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{}, touched: map[string]time.Time{},
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(),
 	}
@@ -247,16 +248,10 @@ func (l *loop) nextQuotable() (string, time.Duration) {
 	if d := l.lastAny.Add(quoteSpacingAny).Sub(now); d > 0 {
 		return "", d
 	}
-	busy := map[string]bool{}
-	for _, w := range l.open {
-		if w.Kind == states.Locate && w.State != states.Requested {
-			busy[w.Symbol] = true
-		}
-	}
 	var wait time.Duration
 	for _, id := range l.queue {
 		w := l.open[id]
-		if w == nil || busy[w.Symbol] {
+		if w == nil || l.busy[w.Symbol] > 0 {
 			continue
 		}
 		if d := l.lastQuote[w.Symbol].Add(l.e.cfg.QuoteSpacing).Sub(now); d > 0 {
@@ -523,9 +518,31 @@ func (l *loop) persistFailed(w *Workflow, in workflow.Input, attempt int, err er
 
 // track registers a non-terminal workflow.
 func (l *loop) track(w *Workflow) {
+	l.untrack(w.ID)
 	l.open[w.ID] = w
 	l.byQuote[w.QuoteReqID] = w.ID
+	if quoted(w) {
+		l.busy[w.Symbol]++
+	}
 }
+
+// untrack forgets the record held for id, keeping busy in step.
+func (l *loop) untrack(id string) {
+	old := l.open[id]
+	if old == nil {
+		return
+	}
+	if quoted(old) {
+		if l.busy[old.Symbol]--; l.busy[old.Symbol] <= 0 {
+			delete(l.busy, old.Symbol)
+		}
+	}
+	delete(l.open, id)
+}
+
+// quoted says whether w is a locate whose quote has left: its symbol has
+// its one open quote (spec "Short locates" rule 4).
+func quoted(w *Workflow) bool { return w.Kind == states.Locate && w.State != states.Requested }
 
 // install takes a saved record as the truth, tells whoever listens, and
 // settles the waiters of one that ended.
@@ -546,7 +563,7 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 		l.updateHot()
 		return
 	}
-	delete(l.open, w.ID)
+	l.untrack(w.ID)
 	delete(l.byQuote, w.QuoteReqID)
 	delete(l.books, w.ID)
 	l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == w.ID })
