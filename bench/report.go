@@ -74,6 +74,9 @@ func (r *Report) Check() {
 	}
 	add("≥ 5,000 durable state changes/s", r.Store.GroupedPerSecond >= 5000, "%.0f/s grouped by %d (%.0f/s one per transaction), GOMAXPROCS %d",
 		r.Store.GroupedPerSecond, r.Store.GroupSize, r.Store.SinglePerSecond, r.Host.GOMAXPROCS)
+	if r.Recovery.Open == 0 {
+		return // memory and recovery were not run (--workflows 0)
+	}
 	add("≤ 10 MB per 1,000 live workflows", r.MemoryMB <= 10, "%.2f MB", r.MemoryMB)
 	add("recover 1,000 open workflows in ≤ 2 s plus one history read", r.Recovery.StartSeconds <= 2,
 		"Start %.3f s + first history read %.3f s (%d open)", r.Recovery.StartSeconds, r.Recovery.FirstReadSeconds, r.Recovery.Open)

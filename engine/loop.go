@@ -314,9 +314,14 @@ func (l *loop) handle(ctx context.Context, ev event) {
 			l.step(w, workflow.Tick{})
 		}
 	case writtenEv:
-		if ev.in.Op == workflow.OpQuote {
+		switch ev.in.Op {
+		case workflow.OpQuote:
 			l.quoting--
 			l.noteAnswer(ev.sym, ev.in.At)
+		case workflow.OpAccept:
+			if ev.in.Outcome == workflow.Done {
+				l.e.poll.Expect()
+			}
 		}
 		if w := l.open[ev.id]; w != nil {
 			l.step(w, ev.in)
