@@ -3,7 +3,10 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -97,4 +100,38 @@ func BenchmarkLiveWorkflowMemory(b *testing.B) {
 		}
 	}
 	b.ReportMetric(mb, "MB/1000wf")
+}
+
+// Recovery kills a process that left open workflows with SIGKILL and an
+// engine's Start finds every one of them.
+func TestRecoveryAfterSIGKILL(t *testing.T) {
+	t.Parallel()
+	target, err := bench.InProcess(bench.Scenario(nil), clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	victim := func(db string, n int) *exec.Cmd {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestVictimProcess$")
+		cmd.Env = append(os.Environ(), "BENCH_VICTIM_DB="+db, fmt.Sprintf("BENCH_VICTIM_N=%d", n))
+		return cmd
+	}
+	r, err := bench.Recovery(t.Context(), target, victim, t.TempDir(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Open != 50 || r.StartSeconds <= 0 {
+		t.Errorf("recovery %+v, want 50 open workflows found", r)
+	}
+}
+
+// TestVictimProcess is the process TestRecoveryAfterSIGKILL kills; it does
+// nothing in a normal run.
+func TestVictimProcess(t *testing.T) {
+	db := os.Getenv("BENCH_VICTIM_DB")
+	if db == "" {
+		t.Skip("run by TestRecoveryAfterSIGKILL")
+	}
+	n, _ := strconv.Atoi(os.Getenv("BENCH_VICTIM_N"))
+	bench.Victim(t.Context(), db, n)
 }
