@@ -23,9 +23,9 @@ const etbWorkers = 2
 // and order-book reading serves every coverage check (the loop's latest
 // inventory when it is fresh, see loop.freshFor), and each request joins
 // the quote queue, in the batch's order, as soon as its own checks are
-// done, so quoting starts while later checks are still under way. A request
-// whose checks failed has a nil handle, and its error, naming the symbol,
-// is joined into the returned error.
+// done, so quoting starts while later checks are still under way. When
+// some requests could not be queued (their checks failed), those have nil
+// handles and the error is a *BatchError saying why, request by request.
 func (e *Engine) LocateAll(ctx context.Context, reqs []Request) ([]*Handle, error) {
 	for i, r := range reqs {
 		if err := r.Validate(e.cfg.Ask != nil); err != nil {
@@ -33,12 +33,35 @@ func (e *Engine) LocateAll(ctx context.Context, reqs []Request) ([]*Handle, erro
 		}
 	}
 	hs, errs := e.locateAll(ctx, reqs)
+	failed := false
 	for i, err := range errs {
 		if err != nil {
-			errs[i] = fmt.Errorf("%s: %w", reqs[i].Symbol, err)
+			errs[i], failed = fmt.Errorf("%s: %w", reqs[i].Symbol, err), true
 		}
 	}
-	return hs, errors.Join(errs...)
+	if failed {
+		return hs, &BatchError{Errs: errs}
+	}
+	return hs, nil
+}
+
+// BatchError is LocateAll's error when some requests could not be queued.
+type BatchError struct {
+	// Errs holds each request's error by index, nil for those queued.
+	Errs []error
+}
+
+func (e *BatchError) Error() string { return errors.Join(e.Errs...).Error() }
+
+// Unwrap gives the requests' errors, so errors.Is sees through the batch.
+func (e *BatchError) Unwrap() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // coverage is the batch's one reading of the two inputs of
