@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -132,7 +133,7 @@ func naiveOne(ctx context.Context, t *Target, c *brokerclient.Client, symbol str
 	}
 	accepted := false
 	for {
-		if err := sleep(ctx, t, time.Second); err != nil {
+		if err := clock.Sleep(ctx, t.Clock, time.Second); err != nil {
 			return r, err
 		}
 		rows, _, err := c.Locates.History(ctx, Account)
@@ -163,17 +164,6 @@ func naiveOne(ctx context.Context, t *Target, c *brokerclient.Client, symbol str
 			r.state = states.Rejected
 			return r, nil
 		}
-	}
-}
-
-func sleep(ctx context.Context, t *Target, d time.Duration) error {
-	timer := t.Clock.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C():
-		return nil
 	}
 }
 

@@ -107,17 +107,6 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sess.close()
-	if len(reqs) == 1 {
-		h, err := sess.engine.Locate(ctx, reqs[0])
-		if err != nil {
-			return err
-		}
-		w, err := h.Wait(ctx)
-		if err != nil {
-			return err
-		}
-		return finish(out, w)
-	}
 	hs, startErr := sess.engine.LocateAll(ctx, reqs)
 	ws := make([]*workflow.Workflow, len(hs))
 	for i, h := range hs {
@@ -205,15 +194,14 @@ func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '
 
 // finishAll prints every outcome of a batch (one JSON object per symbol
 // with --json) and returns the worst exit status; a request whose checks
-// failed before it was queued counts as a failure.
+// failed before it was queued makes it a failure.
 func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 	var worst *workflow.Workflow
 	for _, w := range ws {
 		if w == nil {
 			continue
 		}
-		finish(out, w)
-		if exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
+		if finish(out, w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
 			worst = w
 		}
 	}
