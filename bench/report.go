@@ -126,5 +126,6 @@ func (r *Report) Chart(path string) error {
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.NominalX(labels...)
+	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5 // room for the outer bars
 	return p.Save(vg.Length(max(4, 2*len(labels)))*vg.Inch, 4*vg.Inch, path)
 }
