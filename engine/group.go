@@ -13,6 +13,7 @@ import (
 type group struct {
 	steps []groupStep
 	next  map[string]*Workflow // workflow id → its record after the batch's latest step
+	after []func()             // replies that must wait for the commit
 }
 
 // groupStep is one step awaiting the batch's commit; next is nil for a step
@@ -31,6 +32,9 @@ func (g *group) latest(w *Workflow) *Workflow {
 	}
 	return w
 }
+
+// then runs fn once the batch's records are committed.
+func (g *group) then(fn func()) { g.after = append(g.after, fn) }
 
 // add keeps a step for the batch's commit and returns the record the
 // workflow's next step in the batch starts from.
@@ -54,6 +58,11 @@ func (l *loop) grouped(fn func()) {
 	fn()
 	g := l.group
 	l.group = nil
+	defer func() {
+		for _, fn := range g.after {
+			fn()
+		}
+	}()
 	var commits []store.Step
 	for _, st := range g.steps {
 		if st.next != nil {

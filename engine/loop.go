@@ -294,14 +294,15 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		// Reconciling (the rows delivered before this event) may have moved
 		// some; resume the others from their persisted state.
 		for id, v := range l.loaded {
-			if w := l.open[id]; w != nil && w.Version == v {
+			if w := l.open[id]; w != nil && l.group.latest(w).Version == v {
 				l.step(w, workflow.Resume{})
 			}
 		}
 		l.loaded = nil
 		l.orders.resume(l)
 		l.updateHot()
-		ev.reply <- nil
+		// Start returns once the resumed records are committed.
+		l.group.then(func() { ev.reply <- nil })
 	case rowsEv:
 		l.onRows(ev.rows)
 	case inventoryEv:
