@@ -156,7 +156,7 @@ func New(cfg Config) (*Engine, error) {
 	e.poll = poller.New(poller.Config{
 		Account: cfg.Account, Source: poller.ClientSource(cfg.Client), Clock: cfg.Clock, Logger: cfg.Logger,
 		Cadence:     cfg.Cadence,
-		OnInventory: func(rows []brokerclient.InventoryRow) { e.inbox.push(inventoryEv{rows: rows}) },
+		OnInventory: e.gotInventory,
 		AfterPoll:   func() { e.inbox.push(tickEv{}) },
 	})
 	return e, nil
@@ -242,9 +242,15 @@ func (e *Engine) Close() {
 func ask[T any](ctx context.Context, e *Engine, build func(reply chan T) event) (T, error) {
 	reply := make(chan T, 1)
 	e.inbox.push(build(reply))
+	return await(ctx, e, reply)
+}
+
+// await waits for ch to deliver (or be closed), unless ctx ends, the engine
+// stops, or its background work failed first.
+func await[T any](ctx context.Context, e *Engine, ch <-chan T) (T, error) {
 	var zero T
 	select {
-	case v := <-reply:
+	case v := <-ch:
 		return v, nil
 	case <-ctx.Done():
 		return zero, ctx.Err()
@@ -274,17 +280,7 @@ func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
 	if ch == nil {
 		return e.store.Get(ctx, id) // not open here: the store has its end
 	}
-	select {
-	case w := <-ch:
-		return w, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.done:
-		return nil, ErrStopped
-	case err := <-e.runErr:
-		e.fail(err)
-		return nil, err
-	}
+	return await(ctx, e, ch)
 }
 
 // Resume waits until every unfinished workflow and order has settled.
@@ -293,17 +289,8 @@ func (e *Engine) Resume(ctx context.Context) error {
 	if err != nil || ch == nil {
 		return err
 	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.done:
-		return ErrStopped
-	case err := <-e.runErr:
-		e.fail(err)
-		return err
-	}
+	_, err = await(ctx, e, ch)
+	return err
 }
 
 // Active returns copies of the unfinished workflows.
@@ -318,13 +305,16 @@ func (e *Engine) Inventory() []brokerclient.InventoryRow {
 	return out
 }
 
-// Subscribe delivers every state change until ctx ends; the channel is
-// closed after that. A subscriber that falls more than a few hundred updates
-// behind misses the overflow (it is logged), so a stuck reader never stalls
-// the engine.
+// Subscribe delivers every state change from now until ctx ends; the
+// channel is closed after that. It returns once the subscription is in
+// place, so a read of the store made after it misses no later change. A
+// subscriber that falls more than a few hundred updates behind misses the
+// overflow (it is logged), so a stuck reader never stalls the engine.
 func (e *Engine) Subscribe(ctx context.Context) <-chan Update {
 	ch := make(chan Update, 256)
-	e.inbox.push(subscribeEv{ctx: ctx, ch: ch})
+	if _, err := ask(ctx, e, func(r chan struct{}) event { return subscribeEv{ctx: ctx, ch: ch, reply: r} }); err != nil {
+		close(ch)
+	}
 	return ch
 }
 

@@ -33,10 +33,14 @@ type event interface{}
 type (
 	startEv struct{ reply chan error }
 	rowsEv  struct{ rows []brokerclient.HistoryRow }
-	// inventoryEv is an inventory read (the poller's, or a request's).
-	inventoryEv struct{ rows []brokerclient.InventoryRow }
-	tickEv      struct{}
-	writtenEv   struct {
+	// inventoryEv is an inventory read (the poller's, or a request's),
+	// stamped when it arrived.
+	inventoryEv struct {
+		rows []brokerclient.InventoryRow
+		at   time.Time
+	}
+	tickEv    struct{}
+	writtenEv struct {
 		id  string
 		in  workflow.Written
 		sym string
@@ -75,9 +79,16 @@ type (
 	inventoryAskEv struct {
 		reply chan []brokerclient.InventoryRow
 	}
+	// coverageAskEv asks for the latest inventory if it is still good for
+	// symbols' pre-quote coverage check (see loop.freshFor).
+	coverageAskEv struct {
+		symbols []string
+		reply   chan freshInventory
+	}
 	subscribeEv struct {
-		ctx context.Context
-		ch  chan Update
+		ctx   context.Context
+		ch    chan Update
+		reply chan struct{}
 	}
 )
 
@@ -107,6 +118,7 @@ type subscriber struct {
 type loop struct {
 	e         *Engine
 	open      map[string]*Workflow // unfinished workflows, by id
+	busy      map[string]int       // symbol → open locates past Requested (its one open quote)
 	byQuote   map[string]string    // quoteReqID → workflow id
 	loaded    map[string]int64     // versions found at Start, to resume what reconciling did not move
 	queue     []string             // locate workflows waiting to quote, FIFO
@@ -116,6 +128,10 @@ type loop struct {
 	waiters   map[string][]chan *Workflow
 	idle      []chan struct{}
 	inventory []brokerclient.InventoryRow
+	invAt     time.Time            // when inventory arrived
+	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
+	quoting   int                  // quotes handed to a worker and not yet answered
+	group     *group               // steps awaiting one commit while a batch of events is handled
 	retries   []retry
 	subs      []subscriber
 	orders    orderBook
@@ -125,8 +141,8 @@ type loop struct {
 // load reads what an earlier run left unfinished and builds the loop.
 func (e *Engine) load(ctx context.Context) (*loop, error) {
 	l := &loop{
-		e: e, open: map[string]*Workflow{}, byQuote: map[string]string{}, loaded: map[string]int64{},
-		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{},
+		e: e, open: map[string]*Workflow{}, busy: map[string]int{}, byQuote: map[string]string{}, loaded: map[string]int64{},
+		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{}, touched: map[string]time.Time{},
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
 	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
@@ -177,9 +193,11 @@ func (l *loop) run(ctx context.Context) {
 			return
 		case <-l.e.inbox.ready:
 			t.Stop()
-			for _, ev := range l.e.inbox.take() {
-				l.handle(ctx, ev)
-			}
+			l.grouped(func() {
+				for _, ev := range l.e.inbox.take() {
+					l.handle(ctx, ev)
+				}
+			})
 		case <-t.C():
 		}
 		l.due()
@@ -246,25 +264,22 @@ func (l *loop) coverQueued() {
 
 // nextQuotable returns the first queued workflow that may be quoted now, or
 // how long until one may: one open quote per symbol, QuoteSpacing between
-// quotes of a symbol, one quote per second overall.
+// quotes of a symbol, one quote per second overall. The overall second
+// counts from when the last quote was handed over, not from its answer, so
+// quotes leave at the route's pace; at most one is with a worker at a time,
+// so a quote waiting on the client's pacer never holds back the accepts.
 func (l *loop) nextQuotable() (string, time.Duration) {
-	if len(l.queue) == 0 {
+	if len(l.queue) == 0 || l.quoting > 0 {
 		return "", 0
 	}
 	now := l.e.clock.Now()
 	if d := l.lastAny.Add(quoteSpacingAny).Sub(now); d > 0 {
 		return "", d
 	}
-	busy := map[string]bool{}
-	for _, w := range l.open {
-		if w.Kind == states.Locate && w.State != states.Requested {
-			busy[w.Symbol] = true
-		}
-	}
 	var wait time.Duration
 	for _, id := range l.queue {
 		w := l.open[id]
-		if w == nil || busy[w.Symbol] {
+		if w == nil || l.busy[w.Symbol] > 0 {
 			continue
 		}
 		if d := l.lastQuote[w.Symbol].Add(l.e.cfg.QuoteSpacing).Sub(now); d > 0 {
@@ -278,12 +293,21 @@ func (l *loop) nextQuotable() (string, time.Duration) {
 	return "", wait
 }
 
+// noteQuote records a quote leaving at: it spaces both the symbol's next
+// quote and the next quote of any symbol.
 func (l *loop) noteQuote(symbol string, at time.Time) {
-	if at.After(l.lastQuote[symbol]) {
-		l.lastQuote[symbol] = at
-	}
+	l.noteAnswer(symbol, at)
 	if at.After(l.lastAny) {
 		l.lastAny = at
+	}
+}
+
+// noteAnswer records the broker's answer to a quote of symbol: the symbol's
+// 30 seconds count from it (the broker received the quote before it
+// answered, so the next one cannot reach it closer).
+func (l *loop) noteAnswer(symbol string, at time.Time) {
+	if at.After(l.lastQuote[symbol]) {
+		l.lastQuote[symbol] = at
 	}
 }
 
@@ -308,18 +332,19 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		// Reconciling (the rows delivered before this event) may have moved
 		// some; resume the others from their persisted state.
 		for id, v := range l.loaded {
-			if w := l.open[id]; w != nil && w.Version == v {
+			if w := l.open[id]; w != nil && l.group.latest(w).Version == v {
 				l.step(w, workflow.Resume{})
 			}
 		}
 		l.loaded = nil
 		l.orders.resume(l)
 		l.updateHot()
-		ev.reply <- nil
+		// Start returns once the resumed records are committed.
+		l.group.then(func() { ev.reply <- nil })
 	case rowsEv:
 		l.onRows(ev.rows)
 	case inventoryEv:
-		l.inventory = ev.rows
+		l.inventory, l.invAt = ev.rows, ev.at
 		if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, rawJSON(ev.rows)); err != nil {
 			l.e.log.Warn("inventory snapshot not saved", "err", err)
 		}
@@ -329,10 +354,14 @@ func (l *loop) handle(ctx context.Context, ev event) {
 			l.step(w, workflow.Tick{})
 		}
 	case writtenEv:
-		if ev.in.Op == workflow.OpQuote {
-			// Spacing counts from the answer: the broker received the quote
-			// before it answered, so the next one cannot reach it closer.
-			l.noteQuote(ev.sym, ev.in.At)
+		switch ev.in.Op {
+		case workflow.OpQuote:
+			l.quoting--
+			l.noteAnswer(ev.sym, ev.in.At)
+		case workflow.OpAccept:
+			if ev.in.Outcome == workflow.Done {
+				l.e.poll.Expect()
+			}
 		}
 		if w := l.open[ev.id]; w != nil {
 			l.step(w, ev.in)
@@ -399,13 +428,46 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		ev.reply <- out
 	case inventoryAskEv:
 		ev.reply <- slices.Clone(l.inventory)
+	case coverageAskEv:
+		if l.freshFor(ev.symbols) {
+			ev.reply <- freshInventory{rows: slices.Clone(l.inventory), ok: true}
+			return
+		}
+		ev.reply <- freshInventory{}
 	case subscribeEv:
-		l.subs = append(l.subs, subscriber(ev))
+		l.subs = append(l.subs, subscriber{ctx: ev.ctx, ch: ev.ch})
+		ev.reply <- struct{}{}
 	case orderEvent:
+		if o := l.orders.open[ev.orderID()]; o != nil {
+			l.touched[o.Symbol] = l.e.clock.Now()
+		}
 		l.orders.handle(ctx, l, ev)
 	default:
 		l.e.log.Error("engine: unknown event", "type", fmt.Sprintf("%T", ev))
 	}
+}
+
+// inventoryFresh is how long an inventory read stands in for a new one in a
+// request's coverage check: the poller's idle inventory spacing (spec
+// "Short locates" rule 7), so a fresh read is never older than one the
+// poller would make anyway.
+const inventoryFresh = 5 * time.Second
+
+// freshFor says whether the latest inventory read answers the coverage
+// check of symbols without a new read: it is younger than inventoryFresh
+// and no fill, credit-back, cancel or order has touched any of them since
+// a moment inventoryFresh before it arrived (a margin for the read being in
+// flight while history showed the change).
+func (l *loop) freshFor(symbols []string) bool {
+	if l.invAt.IsZero() || l.e.clock.Now().Sub(l.invAt) > inventoryFresh {
+		return false
+	}
+	for _, s := range symbols {
+		if t, ok := l.touched[s]; ok && !t.Before(l.invAt.Add(-inventoryFresh)) {
+			return false
+		}
+	}
+	return true
 }
 
 // sorted lists the open workflows oldest first, for a stable order.
@@ -492,11 +554,18 @@ func (e *Engine) localTime(broker time.Time) time.Time {
 	return broker
 }
 
-// step runs the pure step, commits its record, and only then carries out
-// its effects and its follow-up input.
+// step runs the pure step and its follow-up inputs; their records commit,
+// and only then do their effects leave, at the end of the batch of events
+// being handled (see grouped), or at once outside one.
 func (l *loop) step(w *Workflow, in workflow.Input) error { return l.stepAttempt(w, in, 0) }
 
 func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
+	if l.group == nil {
+		var err error
+		l.grouped(func() { err = l.stepAttempt(w, in, attempt) })
+		return err
+	}
+	w = l.group.latest(w)
 	s := workflow.StepWorkflow(w, in, l.env(w.ID))
 	if s.Err != nil {
 		if _, isRows := in.(workflow.Rows); !isRows {
@@ -504,19 +573,7 @@ func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
 		}
 		return s.Err
 	}
-	cur := w
-	if s.Next != nil {
-		saved, err := l.e.store.Commit(context.Background(), w, s.Next, s.Transition)
-		if err != nil {
-			l.persistFailed(w, in, attempt, err)
-			return err
-		}
-		l.install(saved, w.State, s.Transition, s.Offer)
-		cur = saved
-	}
-	for _, eff := range s.Effects {
-		l.effect(cur, eff)
-	}
+	cur := l.group.add(w, in, attempt, s)
 	if s.Then != nil {
 		return l.step(cur, s.Then)
 	}
@@ -546,9 +603,31 @@ func (l *loop) persistFailed(w *Workflow, in workflow.Input, attempt int, err er
 
 // track registers a non-terminal workflow.
 func (l *loop) track(w *Workflow) {
+	l.untrack(w.ID)
 	l.open[w.ID] = w
 	l.byQuote[w.QuoteReqID] = w.ID
+	if quoted(w) {
+		l.busy[w.Symbol]++
+	}
 }
+
+// untrack forgets the record held for id, keeping busy in step.
+func (l *loop) untrack(id string) {
+	old := l.open[id]
+	if old == nil {
+		return
+	}
+	if quoted(old) {
+		if l.busy[old.Symbol]--; l.busy[old.Symbol] <= 0 {
+			delete(l.busy, old.Symbol)
+		}
+	}
+	delete(l.open, id)
+}
+
+// quoted says whether w is a locate whose quote has left: its symbol has
+// its one open quote (spec "Short locates" rule 4).
+func quoted(w *Workflow) bool { return w.Kind == states.Locate && w.State != states.Requested }
 
 // install takes a saved record as the truth, tells whoever listens, and
 // settles the waiters of one that ended.
@@ -561,12 +640,15 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 		l.e.log.Info("workflow", "id", w.ID, "symbol", w.Symbol, "from", from, "to", w.State, "event", u.Event, "reason", u.Reason)
 		l.publish(u)
 	}
+	if tr != nil && (tr.To == states.Filled || tr.To == states.Credited || tr.To == states.Canceled) {
+		l.touched[w.Symbol] = l.e.clock.Now()
+	}
 	if !w.Terminal() {
 		l.track(w)
 		l.updateHot()
 		return
 	}
-	delete(l.open, w.ID)
+	l.untrack(w.ID)
 	delete(l.byQuote, w.QuoteReqID)
 	delete(l.books, w.ID)
 	delete(l.askers, w.ID)
@@ -644,6 +726,7 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
 		l.noteQuote(symbol, e.clock.Now())
+		l.quoting++
 		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
 		e.writes.push(func(ctx context.Context) event {
 			_, _, err := e.client.Locates.Quote(ctx, req)

@@ -259,14 +259,8 @@ func (e *Engine) ordersSettled(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.done:
-		return ErrStopped
-	}
+	_, err = await(ctx, e, ch)
+	return err
 }
 
 // CancelOrder cancels a working order through the order workflow and waits
@@ -288,14 +282,7 @@ func (e *Engine) WaitOrder(ctx context.Context, clientOrderID string, working bo
 	if ch == nil {
 		return e.store.GetOrder(ctx, clientOrderID)
 	}
-	select {
-	case o := <-ch:
-		return o, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.done:
-		return nil, ErrStopped
-	}
+	return await(ctx, e, ch)
 }
 
 // Order events on the loop's mailbox.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -48,44 +47,13 @@ func (r Request) Validate(canAsk bool) error {
 // "not_needed" and inventory that already covers the quantity ends
 // "covered", both without a quote; otherwise the shortfall, rounded up to
 // 100, is queued for a quote. Bad input is refused before anything is
-// recorded or sent.
+// recorded or sent. It is LocateAll of one request.
 func (e *Engine) Locate(ctx context.Context, req Request) (*Handle, error) {
 	if err := req.Validate(req.Ask != nil || e.cfg.Ask != nil); err != nil {
 		return nil, err
 	}
-	etb, _, err := e.client.Orders.EasyToBorrow(ctx, e.cfg.Account, req.Symbol)
-	if err != nil {
-		return nil, fmt.Errorf("easy-to-borrow check: %w", err)
-	}
-	ev := locateEv{w: e.newWorkflow(states.Locate, req.Symbol, req.Quantity), begin: workflow.Begin{EasyToBorrow: etb}, ask: req.Ask}
-	ev.w.Policy, ev.w.Asker = req.Policy, req.Asker
-	if !etb {
-		located, book, err := e.available(ctx, req.Symbol)
-		if err != nil {
-			return nil, err
-		}
-		ev.begin.Available, ev.book = workflow.Available(located, book, req.Symbol), book
-	}
-	if err := e.request(ctx, func(r chan error) event { ev.reply = r; return ev }); err != nil {
-		return nil, err
-	}
-	return &Handle{ID: ev.w.ID, e: e}, nil
-}
-
-// available reads the located inventory of symbol and today's order book,
-// the two inputs of workflow.Available; the inventory also refreshes the
-// loop's snapshot.
-func (e *Engine) available(ctx context.Context, symbol string) (int64, []workflow.BookOrder, error) {
-	rows, _, err := e.client.Locates.Inventory(ctx, e.cfg.Account)
-	if err != nil {
-		return 0, nil, fmt.Errorf("inventory: %w", err)
-	}
-	e.inbox.push(inventoryEv{rows: rows})
-	orders, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
-	if err != nil {
-		return 0, nil, fmt.Errorf("order book: %w", err)
-	}
-	return brokerclient.Available(rows, symbol), ledger.BookOrders(orders), nil
+	hs, errs := e.locateAll(ctx, []Request{req})
+	return hs[0], errs[0]
 }
 
 // CreditBack returns shares of symbol's typ inventory row (spec "Short
@@ -108,7 +76,7 @@ func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, ty
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)
 	}
-	e.inbox.push(inventoryEv{rows: rows})
+	e.gotInventory(rows)
 	var have int64
 	for _, r := range rows {
 		if r.Symbol == symbol && r.Type() == typ {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,10 +17,10 @@ import (
 // safe to run again (the next tick, or after a restart): a workflow an
 // earlier run left open for one of its symbols is waited for rather than
 // duplicated, and the engine's ensure semantics then answer "covered" from
-// the inventory, so nothing is quoted twice. Requests are made in the
-// config's order (the engine quotes them in that order), then followed
-// together. It succeeds when every symbol ends filled, covered or not
-// needed.
+// the inventory, so nothing is quoted twice. The requests go to the engine
+// as one batch in the config's order (the engine quotes them in that order)
+// and are followed together. It succeeds when every symbol ends filled,
+// covered or not needed.
 func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 	parts := make([]outcome, len(j.Symbols))
 	for i, sym := range j.Symbols {
@@ -49,7 +50,10 @@ func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 		}()
 	}
 	wg.Wait()
-	handles := make([]*engine.Handle, len(j.Symbols))
+	// The rest go to the engine as one batch, which checks them while it
+	// quotes.
+	var reqs []engine.Request
+	var at []int
 	for i, sym := range j.Symbols {
 		if parts[i].err != nil {
 			continue
@@ -58,12 +62,23 @@ func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 			parts[i].err = fmt.Errorf("not started: shutting down: %w", context.Canceled)
 			continue
 		}
-		h, err := r.Engine.Locate(ctx, engine.Request{Symbol: sym, Quantity: j.Quantity, Policy: j.Policy})
-		if err != nil {
-			parts[i].err = err
-			continue
+		reqs = append(reqs, engine.Request{Symbol: sym, Quantity: j.Quantity, Policy: j.Policy})
+		at = append(at, i)
+	}
+	handles := make([]*engine.Handle, len(j.Symbols))
+	if len(reqs) > 0 {
+		hs, err := r.Engine.LocateAll(ctx, reqs)
+		var batch *engine.BatchError
+		for k, i := range at {
+			switch {
+			case errors.As(err, &batch):
+				handles[i], parts[i].err = hs[k], batch.Errs[k]
+			case err != nil:
+				parts[i].err = err
+			default:
+				handles[i] = hs[k]
+			}
 		}
-		handles[i] = h
 	}
 	for i, h := range handles {
 		if h == nil {

@@ -195,9 +195,10 @@ func (o outcome) String() string {
 	return o.label + " " + o.note
 }
 
-// severity orders workflow ends for Failure.Worst: a failure beats a
-// broker refusal, which beats a policy decline.
-func severity(s states.State) int {
+// Severity orders the unsuccessful ends of workflows, for Failure.Worst and
+// for the exit code of any batch: a failure beats a broker refusal, which
+// beats a policy decline.
+func Severity(s states.State) int {
 	switch s {
 	case states.Declined:
 		return 1
@@ -229,7 +230,7 @@ func summarize(parts []outcome, empty string) (string, error) {
 		if p.err != nil && (errors.Is(p.err, context.Canceled) || errors.Is(p.err, context.DeadlineExceeded)) {
 			fail.Interrupted = true
 		}
-		if fail.Worst == "" || severity(st) > severity(fail.Worst) {
+		if fail.Worst == "" || Severity(st) > Severity(fail.Worst) {
 			fail.Worst = st
 		}
 	}

@@ -107,6 +107,7 @@ type Poller struct {
 	hot        bool
 	writePoll  int       // follow-up polls left after a write
 	nextHist   time.Time // when history is due
+	lastHist   time.Time // when the last history read began
 	nextInv    time.Time // when inventory is due
 	quietUntil time.Time // after a failed read, nothing is pulled in before this
 	polls      int
@@ -186,6 +187,25 @@ func (p *Poller) SetHot(hot bool) {
 	if changed {
 		p.kick()
 	}
+}
+
+// historyGap is the least spacing of two history reads: the history
+// route allows 2 per second (spec "Rate limits").
+const historyGap = time.Second / 2
+
+// Expect tells the poller that history shows a change at once (an accept
+// was answered: the broker fills it on receipt). The next history read
+// moves up to half a second after the last one, the route's pace, when it
+// was due later, and the cadence counts on from it, so a fill is seen
+// half a second sooner at the cost of at most one read in three.
+func (p *Poller) Expect() {
+	p.mu.Lock()
+	due := later(later(p.lastHist.Add(historyGap), p.cfg.Clock.Now()), p.quietUntil)
+	if due.Before(p.nextHist) {
+		p.nextHist = due
+	}
+	p.mu.Unlock()
+	p.kick()
 }
 
 // RefreshInventory asks for an inventory read soon (after fills and sells).
@@ -325,6 +345,9 @@ func (p *Poller) tick(ctx context.Context) error {
 	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
 	p.mu.Unlock()
 	if histDue {
+		p.mu.Lock()
+		p.lastHist = now
+		p.mu.Unlock()
 		rows, err := p.cfg.Source.History(ctx, p.cfg.Account)
 		if err != nil {
 			return err

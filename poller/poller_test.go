@@ -536,6 +536,7 @@ func TestRunCadence(t *testing.T) {
 	hot := func(p *poller.Poller) { p.SetHot(true) }
 	cold := func(p *poller.Poller) { p.SetHot(false) }
 	refresh := func(p *poller.Poller) { p.RefreshInventory() }
+	expect := func(p *poller.Poller) { p.Expect() }
 	tests := []struct {
 		name     string
 		actions  []action
@@ -590,6 +591,26 @@ func TestRunCadence(t *testing.T) {
 			inv:   secs(0, 5, 6.4),
 		},
 		{
+			name: "Expect brings history to half a second after the last read; hot counts on from it",
+			actions: []action{
+				{at: 3 * time.Second, do: hot, kicks: true},
+				{at: 6200 * time.Millisecond, do: expect, kicks: true},
+				{at: 8700 * time.Millisecond, do: cold, kicks: true},
+			},
+			until:    12 * time.Second,
+			hist:     secs(0, 4, 5, 6, 6.5, 7.5, 8.5, 9.5),
+			inv:      secs(0, 5, 10),
+			minSpace: 500 * time.Millisecond,
+		},
+		{
+			name:     "Expect while idle: one read at the route's pace, then idle spacing",
+			actions:  []action{{at: 200 * time.Millisecond, do: expect, kicks: true}},
+			until:    10 * time.Second,
+			hist:     secs(0, 0.5, 8.5),
+			inv:      secs(0, 5, 10),
+			minSpace: 500 * time.Millisecond,
+		},
+		{
 			name:    "RefreshInventory brings inventory forward",
 			actions: []action{{at: time.Second, do: refresh, kicks: true}},
 			until:   17 * time.Second,
@@ -629,10 +650,15 @@ func TestRunCadence(t *testing.T) {
 			if diff := cmp.Diff(tt.inv, upTo(inv, tt.until)); diff != "" {
 				t.Errorf("Inventory at (-want +got):\n%s", diff)
 			}
-			// The history route allows 2/s; the poller keeps to 1/s.
+			// The history route allows 2/s; the poller keeps to 1/s but
+			// for a change it expects.
+			minSpace := tt.minSpace
+			if minSpace == 0 {
+				minSpace = time.Second
+			}
 			for i := 1; i < len(hist); i++ {
-				if gap := hist[i] - hist[i-1]; gap < time.Second {
-					t.Errorf("History at %v and %v: %v apart, want at least 1s", hist[i-1], hist[i], gap)
+				if gap := hist[i] - hist[i-1]; gap < minSpace {
+					t.Errorf("History at %v and %v: %v apart, want at least %v", hist[i-1], hist[i], gap, minSpace)
 				}
 			}
 			if got, want := p.Polls(), len(hist); got != want {

@@ -173,6 +173,35 @@ func (a *account) Locate(ctx context.Context, req engine.Request) (string, error
 	})
 }
 
+// LocateAll hands several locates to the owner at once (the engine's batch
+// call when this process owns the account, one request after another to
+// another owner); ids[i] is "" where request i was refused.
+func (a *account) LocateAll(ctx context.Context, reqs []engine.Request) ([]string, error) {
+	ids := make([]string, len(reqs))
+	if eng, owned := a.Engine(); owned {
+		for i := range reqs {
+			reqs[i].Ask, reqs[i].Asker = a.ask, a.asker
+		}
+		hs, err := eng.LocateAll(ctx, reqs)
+		for i, h := range hs {
+			if h != nil {
+				ids[i] = h.ID
+			}
+		}
+		return ids, err
+	}
+	var errs []error
+	for i, r := range reqs {
+		id, err := a.Locate(ctx, r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.Symbol, err))
+			continue
+		}
+		ids[i] = id
+	}
+	return ids, errors.Join(errs...)
+}
+
 // CreditBack hands a credit-back to the owner.
 func (a *account) CreditBack(ctx context.Context, symbol string, qty int64, typ brokerclient.LocateType) (string, error) {
 	return retryGone(ctx, a, func() (string, error) {

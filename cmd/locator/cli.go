@@ -70,6 +70,7 @@ type command interface {
 func (m *Main) commands() map[string]func() command {
 	return map[string]func() command{
 		"sim":         func() command { return &simCommand{m: m} },
+		"bench":       func() command { return &benchCommand{m: m} },
 		"demo":        func() command { return &demoCommand{m: m} },
 		"locate":      func() command { return &locateCommand{conn: connFlags{m: m}} },
 		"credit-back": func() command { return &creditBackCommand{conn: connFlags{m: m}} },

@@ -2,28 +2,33 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
-// locateCommand ensures located shares of a symbol.
+// locateCommand ensures located shares of one symbol or a watchlist.
 type locateCommand struct {
 	conn           connFlags
 	maxPrice       string
 	maxCost        string
 	allowSingleUse bool
 	yes            bool
+	watchlist      string
 }
 
 func (c *locateCommand) synopsis() string {
-	return "SYMBOL QTY: ensure QTY located shares (quotes only the shortfall), accepting within policy"
+	return "SYMBOL QTY [SYMBOL QTY ...] | --watchlist FILE: ensure QTY located shares of each (quotes only the shortfall), accepting within policy"
 }
 
 func (c *locateCommand) flags(fs *pflag.FlagSet) {
@@ -32,10 +37,11 @@ func (c *locateCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.maxCost, "max-cost", "", "highest total cost (price × shares) to accept")
 	fs.BoolVar(&c.allowSingleUse, "allow-single-use", false, "allow the SingleUse side of a Reg SHO pair (cannot be credited back once used)")
 	fs.BoolVarP(&c.yes, "yes", "y", false, "accept an offer within policy without asking")
+	fs.StringVar(&c.watchlist, "watchlist", "", "CSV file of symbol, quantity[, max price] rows to locate (instead of SYMBOL QTY arguments)")
 }
 
-// parseSymbolQty reads and checks the SYMBOL QTY arguments (the domain's
-// rules: nothing is recorded or sent for a bad one).
+// parseSymbolQty reads and checks one SYMBOL QTY pair (the domain's rules:
+// nothing is recorded or sent for a bad one).
 func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
 		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
@@ -63,37 +69,67 @@ func parsePolicy(maxPrice, maxCost string, allowSingleUse, yes bool) (workflow.P
 }
 
 func (c *locateCommand) run(ctx context.Context, args []string) error {
-	symbol, qty, err := parseSymbolQty(args)
+	policy, err := parsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
 	if err != nil {
 		return err
 	}
-	policy, err := parsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
+	reqs, err := c.requests(args, policy)
 	if err != nil {
 		return err
 	}
 	if _, err := c.conn.resolve(true); err != nil {
 		return err
 	}
-	canAsk := !policy.AutoAccept && c.conn.m.interactive(c.conn.json)
+	// A person is asked only about a single symbol: a watchlist's offers
+	// arrive a second apart, faster than anyone can weigh them.
+	canAsk := len(reqs) == 1 && !policy.AutoAccept && c.conn.m.interactive(c.conn.json)
 	// Refused before the session opens: nothing is recorded or sent.
-	if err := (engine.Request{Symbol: symbol, Quantity: qty, Policy: policy}).Validate(canAsk); err != nil {
-		return err
+	for _, r := range reqs {
+		if err := r.Validate(canAsk); err != nil {
+			if len(reqs) > 1 {
+				return fmt.Errorf("%s: %w", r.Symbol, err)
+			}
+			return err
+		}
 	}
 	out := c.conn.out()
+	onUpdate := progress(out, c.conn.m, time.Now)
+	var board *board
+	if len(reqs) > 1 && !c.conn.json && isTerminalWriter(c.conn.m.Stdout) {
+		board = newBoard(c.conn.m.Stdout, reqs)
+		onUpdate = board.update
+	}
 	var ask func(context.Context, engine.Offer) bool
 	if canAsk {
 		ask = prompt(c.conn.m)
 	}
-	acct, err := c.conn.attach(ctx, "locate", ask, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "locate", ask, onUpdate)
 	if err != nil {
 		return err
 	}
 	defer acct.close()
-	id, err := acct.Locate(ctx, engine.Request{Symbol: symbol, Quantity: qty, Policy: policy})
-	if err != nil {
-		return err
+	ids, startErr := acct.LocateAll(ctx, reqs)
+	ws := make([]*workflow.Workflow, len(ids))
+	for i, id := range ids {
+		if id == "" {
+			continue
+		}
+		if ws[i], err = acct.Wait(ctx, id); err != nil {
+			if ctx.Err() != nil { // interrupted: withdraw what is not over
+				for _, id := range ids[i:] {
+					if id != "" {
+						acct.withdraw(ctx, id)
+					}
+				}
+			}
+			return err
+		}
 	}
-	return follow(ctx, acct, out, id)
+	if board != nil {
+		board.close()
+		out = printer{w: io.Discard}
+	}
+	return finishAll(out, ws, startErr)
 }
 
 // follow waits for workflow id and prints its outcome. Interrupted, it
@@ -108,6 +144,96 @@ func follow(ctx context.Context, acct *account, out printer, id string) error {
 		return err
 	}
 	return finish(out, w)
+}
+
+// requests builds the batch: SYMBOL QTY pairs, or the watchlist's rows
+// (whose max price, when given, caps that row under the other flags'
+// policy).
+func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]engine.Request, error) {
+	if c.watchlist != "" {
+		if len(args) != 0 {
+			return nil, usagef("give SYMBOL QTY pairs or --watchlist, not both")
+		}
+		return readWatchlist(c.watchlist, policy)
+	}
+	if len(args) == 0 || len(args)%2 != 0 {
+		return nil, usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
+	}
+	var reqs []engine.Request
+	for i := 0; i < len(args); i += 2 {
+		symbol, qty, err := parseSymbolQty(args[i : i+2])
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, engine.Request{Symbol: symbol, Quantity: qty, Policy: policy})
+	}
+	return reqs, nil
+}
+
+// readWatchlist reads a CSV watchlist: symbol, quantity and an optional max
+// price per row; blank lines and lines starting with # are skipped, and so
+// is a first row whose quantity is not a number (a header).
+func readWatchlist(path string, policy workflow.Policy) ([]engine.Request, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("watchlist: %v", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comment, r.FieldsPerRecord, r.TrimLeadingSpace = '#', -1, true
+	rows, err := r.ReadAll()
+	if err != nil {
+		return nil, usagef("watchlist %s: %v", path, err)
+	}
+	var reqs []engine.Request
+	for i, row := range rows {
+		if i == 0 && len(row) >= 2 && !startsWithDigit(row[1]) {
+			continue
+		}
+		if len(row) < 2 || len(row) > 3 {
+			return nil, usagef("watchlist %s line %d: want symbol, quantity[, max price]", path, i+1)
+		}
+		symbol, qty, err := parseSymbolQty(row[:2])
+		if err != nil {
+			return nil, fmt.Errorf("watchlist %s line %d: %w", path, i+1, err)
+		}
+		p := policy
+		if len(row) == 3 && row[2] != "" {
+			if p.MaxPrice, err = workflow.ParsePrice("max price", row[2]); err != nil {
+				return nil, fmt.Errorf("watchlist %s line %d: %w", path, i+1, err)
+			}
+			p.AutoAccept = true
+		}
+		reqs = append(reqs, engine.Request{Symbol: symbol, Quantity: qty, Policy: p})
+	}
+	if len(reqs) == 0 {
+		return nil, usagef("watchlist %s has no rows", path)
+	}
+	return reqs, nil
+}
+
+func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
+
+// finishAll prints every outcome of a batch (one JSON object per symbol
+// with --json) and returns the worst exit status; a request whose checks
+// failed before it was queued makes it a failure.
+func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
+	var worst *workflow.Workflow
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		if finish(out, w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
+			worst = w
+		}
+	}
+	if startErr != nil {
+		return startErr
+	}
+	if worst != nil {
+		return exitFor(worst)
+	}
+	return nil
 }
 
 // finish prints a workflow's outcome and returns its exit status.

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/states"
+)
+
+// board is a watchlist's live table on a terminal: one row per symbol,
+// redrawn in place on every change, so a hundred symbols stay readable
+// where a hundred interleaved progress lines would not.
+type board struct {
+	mu    sync.Mutex
+	w     io.Writer
+	rows  []boardRow
+	byID  map[string]int
+	drawn int // lines on screen, to move back over
+}
+
+type boardRow struct {
+	id, symbol, state, detail string
+	requested, shares         int64
+	price                     string
+}
+
+func newBoard(w io.Writer, reqs []engine.Request) *board {
+	b := &board{w: w, byID: map[string]int{}}
+	for _, r := range reqs {
+		b.rows = append(b.rows, boardRow{symbol: r.Symbol, requested: r.Quantity, state: "checking"})
+	}
+	b.draw()
+	return b
+}
+
+// update is the engine's OnUpdate: it runs on the engine's loop, so it
+// only changes a row and redraws.
+func (b *board) update(u engine.Update) {
+	w := u.Workflow
+	if w == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.byID[w.ID]
+	if !ok {
+		// A workflow's first update claims the first unclaimed row of its
+		// symbol (a watchlist may name a symbol twice).
+		i = -1
+		for j, r := range b.rows {
+			if r.id == "" && r.symbol == w.Symbol {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return
+		}
+		b.byID[w.ID] = i
+	}
+	r := &b.rows[i]
+	r.id, r.state, r.shares, r.price = w.ID, string(w.State), w.Quantity, locatePrice(w.Price)
+	switch {
+	case u.Offer != nil:
+		r.price = price4(u.Offer.Price)
+		r.detail = "offer " + money(u.Offer.Total)
+	case w.State != states.Quoting:
+		r.detail = u.Reason
+	}
+	b.draw()
+}
+
+// close leaves the final table on screen.
+func (b *board) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.draw()
+}
+
+// draw rewrites the table over the one drawn before (cursor up, clear
+// line: the two ANSI sequences every terminal understands).
+func (b *board) draw() {
+	var sb strings.Builder
+	if b.drawn > 0 {
+		fmt.Fprintf(&sb, "\x1b[%dA", b.drawn)
+	}
+	line := func(cols ...any) {
+		sb.WriteString("\x1b[2K")
+		fmt.Fprintf(&sb, "%-8s %10v %-11s %10v %-8s %s\n", cols...)
+	}
+	line("SYMBOL", "REQUESTED", "STATE", "SHARES", "PRICE", "DETAIL")
+	for _, r := range b.rows {
+		shares := ""
+		if r.shares > 0 {
+			shares = fmt.Sprint(r.shares)
+		}
+		line(r.symbol, r.requested, r.state, shares, r.price, r.detail)
+	}
+	b.drawn = len(b.rows) + 1
+	io.WriteString(b.w, sb.String())
+}
+
+// isTerminalWriter says whether w is a terminal, where a table can be
+// redrawn in place.
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A batch prints one outcome object per symbol at the end and exits with
+// the worst outcome: here a policy decline (4) beside fills and a symbol
+// that needs no locate.
+func TestLocateManySymbolsJSON(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "AAPL", "100", "HTBY", "1000", "--max-price", "0.02", "--json")
+	if code != exitDeclined {
+		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, exitDeclined, out, errOut)
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o outcome
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if o.ID != "" && o.QuoteReqID != "" {
+			got[o.Symbol] = o.State
+		}
+	}
+	want := map[string]string{"HTBX": "filled", "AAPL": "not_needed", "HTBY": "declined"}
+	for sym, st := range want {
+		if got[sym] != st {
+			t.Errorf("%s ended %q, want %q (all: %v)", sym, got[sym], st, got)
+		}
+	}
+}
+
+// A watchlist file gives the symbols, quantities and per-row price caps; a
+// bad row refuses the whole list before anything is sent.
+func TestLocateWatchlist(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "watch.csv")
+	os.WriteFile(good, []byte("symbol,quantity,max price\n# pre-market names\nHTBX,200,0.02\nHTBY, 100, 0.05\n"), 0o600)
+	code, out, errOut := b.MustRunMain(t, nil, "locate", "--watchlist", good)
+	if code != 0 || strings.Count(out, ": filled") != 2 {
+		t.Fatalf("exit %d, want 0 with two fills\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("HTBX,200\nHTBY,150\n"), 0o600)
+	before := len(b.writes())
+	code, _, errOut = b.MustRunMain(t, nil, "locate", "--watchlist", bad, "--yes")
+	if code != exitUsage || !strings.Contains(errOut, "line 2") {
+		t.Errorf("bad watchlist: exit %d, want %d naming line 2\nstderr %s", code, exitUsage, errOut)
+	}
+	if after := len(b.writes()); after != before {
+		t.Errorf("%d writes sent for a bad watchlist", after-before)
+	}
+}
