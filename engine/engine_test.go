@@ -84,6 +84,21 @@ func (b *testBundle) start(t *testing.T, ask func(context.Context, engine.Offer)
 	return e
 }
 
+// setupSymbols is setup with n fresh hard-to-borrow symbols, HTB00 on,
+// each offered at 0.01.
+func setupSymbols(t *testing.T, n int) (*testBundle, []string) {
+	t.Helper()
+	var symbols []string
+	b := setup(t, setupOpt{scenario: func(sc *brokersim.Scenario) {
+		for i := range n {
+			sym := fmt.Sprintf("HTB%02d", i)
+			symbols = append(symbols, sym)
+			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: sym, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
+		}
+	}})
+	return b, symbols
+}
+
 // tWriter sends the engine's log to the test's log.
 type tWriter struct{ t *testing.T }
 
@@ -419,14 +434,7 @@ func TestBadInput(t *testing.T) {
 // accepted before its window closes.
 func TestTwentySymbolsAtOnce(t *testing.T) {
 	t.Parallel()
-	var symbols []string
-	b := setup(t, setupOpt{scenario: func(sc *brokersim.Scenario) {
-		for i := range 20 {
-			sym := fmt.Sprintf("HTB%02d", i)
-			symbols = append(symbols, sym)
-			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: sym, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
-		}
-	}})
+	b, symbols := setupSymbols(t, 20)
 	var handles []*engine.Handle
 	for _, sym := range symbols {
 		h, err := b.engine.Locate(t.Context(), engine.Request{Symbol: sym, Quantity: 500, Policy: auto("0.02")})
@@ -490,14 +498,7 @@ func TestRecoveryAfterStop(t *testing.T) {
 // accepted inside its window.
 func TestAccept429BurstStallsNothing(t *testing.T) {
 	t.Parallel()
-	var symbols []string
-	b := setup(t, setupOpt{scenario: func(sc *brokersim.Scenario) {
-		for i := range 4 {
-			sym := fmt.Sprintf("HTB%02d", i)
-			symbols = append(symbols, sym)
-			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: sym, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
-		}
-	}})
+	b, symbols := setupSymbols(t, 4)
 	if err := b.sim.Sim.SetFaults(brokersim.Faults{Script: []brokersim.FaultStep{{Match: "POST /v1/api/accounts/locates/accept", Kind: "429", Count: 4}}}); err != nil {
 		t.Fatal(err)
 	}
