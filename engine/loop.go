@@ -264,10 +264,12 @@ func (l *loop) coverQueued() {
 
 // nextQuotable returns the first queued workflow that may be quoted now, or
 // how long until one may: one open quote per symbol, QuoteSpacing between
-// quotes of a symbol, one quote per second overall. The overall second
-// counts from when the last quote was handed over, not from its answer, so
-// quotes leave at the route's pace; at most one is with a worker at a time,
-// so a quote waiting on the client's pacer never holds back the accepts.
+// quotes of a symbol, and one quote per second overall counted from the
+// broker's answer to the last one. The broker had that quote by the time it
+// answered, so the next cannot reach it less than a second later whatever
+// the network does, and no 429 can come of it; at most one quote is with a
+// worker at a time, so a quote waiting on the client's pacer never holds
+// back the accepts.
 func (l *loop) nextQuotable() (string, time.Duration) {
 	if len(l.queue) == 0 || l.quoting > 0 {
 		return "", 0
@@ -293,8 +295,8 @@ func (l *loop) nextQuotable() (string, time.Duration) {
 	return "", wait
 }
 
-// noteQuote records a quote leaving at: it spaces both the symbol's next
-// quote and the next quote of any symbol.
+// noteQuote records the broker's answer to a quote at: it spaces both the
+// symbol's next quote and the next quote of any symbol.
 func (l *loop) noteQuote(symbol string, at time.Time) {
 	l.noteAnswer(symbol, at)
 	if at.After(l.lastAny) {
@@ -357,7 +359,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		switch ev.in.Op {
 		case workflow.OpQuote:
 			l.quoting--
-			l.noteAnswer(ev.sym, ev.in.At)
+			l.noteQuote(ev.sym, ev.in.At)
 		case workflow.OpAccept:
 			if ev.in.Outcome == workflow.Done {
 				l.e.poll.Expect()
@@ -725,7 +727,7 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 	case workflow.SendQuote:
 		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
-		l.noteQuote(symbol, e.clock.Now())
+		l.noteAnswer(symbol, e.clock.Now()) // the symbol is spaced from now on; overall spacing waits for the answer
 		l.quoting++
 		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
 		e.writes.push(func(ctx context.Context) event {
