@@ -32,9 +32,12 @@ var ErrLeaseLost = errors.New("store: lease lost")
 // LeaseHeldError names the live owner of an account.
 type LeaseHeldError struct{ Holder Lease }
 
-func (e *LeaseHeldError) Error() string {
-	h := e.Holder
-	return fmt.Sprintf("account %s is owned by pid %d on %s since %s", h.Account, h.PID, h.Host, h.Since.Local().Format(time.DateTime))
+func (e *LeaseHeldError) Error() string { return e.Holder.String() }
+
+// String names the owner, for a person: "account A is owned by pid P on H
+// since T".
+func (l Lease) String() string {
+	return fmt.Sprintf("account %s is owned by pid %d on %s since %s", l.Account, l.PID, l.Host, l.Since.Local().Format(time.DateTime))
 }
 
 // Is makes errors.Is(err, ErrLeaseHeld) true.

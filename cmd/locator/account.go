@@ -125,12 +125,13 @@ func (a *account) connect(ctx context.Context) error {
 	return fmt.Errorf("account %s: could neither own it nor find its owner", a.settings.account)
 }
 
-// followed reports who owns the account when this process follows it.
-func (a *account) followed() (store.Lease, bool) {
+// followed is the lease of the owner this process follows (zero when it
+// owns the account itself).
+func (a *account) followed() store.Lease {
 	if a.remote == nil {
-		return store.Lease{}, false
+		return store.Lease{}
 	}
-	return a.remote.Owner(), true
+	return a.remote.Owner()
 }
 
 // show prints the changes of the workflows this command follows (the

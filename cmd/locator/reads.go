@@ -279,8 +279,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	defer acct.close()
 	eng, owned := acct.Engine()
 	if !owned {
-		lease, _ := acct.followed()
-		return usagef("account %s is owned by pid %d on %s, which follows its orders: cancel it there, or stop it first; nothing was sent", acct.settings.account, lease.PID, lease.Host)
+		return usagef("%s, which follows its orders: cancel it there, or stop it first; nothing was sent", acct.followed())
 	}
 	o, err := eng.CancelOrder(ctx, args[0])
 	if errors.Is(err, engine.ErrNotOpen) || errors.Is(err, store.ErrOrderNotFound) {

@@ -33,10 +33,9 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	defer acct.close()
 	eng, owned := acct.Engine()
 	if !owned {
-		lease, _ := acct.followed()
+		lease := acct.followed()
 		out.event(map[string]any{"owner": lease.PID, "host": lease.Host, "since": lease.Since},
-			fmt.Sprintf("account %s is owned by pid %d on %s (since %s): it drives the unfinished workflows",
-				acct.settings.account, lease.PID, lease.Host, lease.Since.Local().Format(time.DateTime)))
+			lease.String()+": it drives the unfinished workflows")
 		return nil
 	}
 	// Nobody is asked during a resume: an offer the policy does not accept

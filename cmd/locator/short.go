@@ -160,10 +160,8 @@ func (c *shortCommand) place(ctx context.Context, acct *account, req engine.Shor
 		req.Ask, req.Asker = ask, acct.asker
 		return eng.Short(ctx, req)
 	}
-	lease, _ := acct.followed()
 	if req.Confirm != nil || !req.Policy.Decides() {
-		return nil, usagef("account %s is owned by pid %d on %s, which places the short: pass --yes to let the policy decide the offer and the order; nothing was sent",
-			acct.settings.account, lease.PID, lease.Host)
+		return nil, usagef("%s, which places the short: pass --yes to let the policy decide the offer and the order; nothing was sent", acct.followed())
 	}
 	r, err := acct.remote.Short(ctx, service.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit,
 		Route: req.Route, Policy: req.Policy, Asker: acct.asker})
