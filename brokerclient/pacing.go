@@ -87,6 +87,20 @@ func marginOf(route string) float64 {
 	return pacingMargin
 }
 
+// burstOf is the burst the client uses: one below the published one. The
+// client's bucket counts a request when it leaves, the broker's when it
+// arrives; with the full burst, a burst's first request arriving a few tens
+// of milliseconds late makes the one after the burst arrive early for the
+// broker's bucket (a 2/s route with burst 2 tolerates 26 ms of jitter) and
+// draws a 429. One token short, the same route tolerates half a second,
+// and the sustained rate is unchanged.
+func burstOf(l Limit) int {
+	if l.Burst > 1 {
+		return l.Burst - 1
+	}
+	return l.Burst
+}
+
 // pacer holds one limiter per route, shared by every goroutine of a Client.
 type pacer struct {
 	mu       sync.Mutex
@@ -110,7 +124,7 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 			l = Limit{1, 1}
 		}
 		r := rate.Limit(l.PerSecond * marginOf(route))
-		lim = rate.NewLimiter(r, l.Burst)
+		lim = rate.NewLimiter(r, burstOf(l))
 		lim.SetLimitAt(now, r) // start full on clk's time
 		p.limiters[route] = lim
 	}
