@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/store"
@@ -40,8 +41,13 @@ type Owner struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
+	closeOnce sync.Once
+
+	client *brokerclient.Client // the engine's: job runs make their reads with it
+
 	mu        sync.Mutex
-	followers map[string]*follower // who follows a workflow and answers its offer
+	followers map[string]*follower          // who follows a workflow and answers its offer
+	jobs      map[string]context.CancelFunc // job runs handed over, by their follower's ref
 }
 
 // Role says what kind of process owns an account: a daemon owns it until
@@ -128,7 +134,7 @@ func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead 
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
-	o := &Owner{st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, lost: make(chan struct{}), stop: make(chan struct{}), followers: map[string]*follower{}}
+	o := &Owner{st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, lost: make(chan struct{}), stop: make(chan struct{}), followers: map[string]*follower{}, jobs: map[string]context.CancelFunc{}, client: cfg.Client}
 	want := store.Lease{Account: cfg.Account, Owner: string(role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: socketPath(dbPath, cfg.Account)}
 	var lease store.Lease
 	var err error
@@ -218,15 +224,18 @@ func clockSleep(ctx context.Context, o *Owner, d time.Duration) error {
 }
 
 // Close stops taking requests and the engine, and releases the lease; the
-// workflows stay in the store for the next owner.
+// workflows stay in the store for the next owner. Closing again does
+// nothing.
 func (o *Owner) Close() {
-	close(o.stop)
-	// The engine first: a follower's stream cut below is the owner going,
-	// not the asker, and must decline nothing.
-	o.eng.Close()
-	o.srv.Close()
-	o.wg.Wait()
-	o.release()
+	o.closeOnce.Do(func() {
+		close(o.stop)
+		// The engine first: a follower's stream cut below is the owner
+		// going, not the asker, and must decline nothing.
+		o.eng.Close()
+		o.srv.Close()
+		o.wg.Wait()
+		o.release()
+	})
 }
 
 func (o *Owner) release() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -228,6 +230,22 @@ func (a *account) Cancel(ctx context.Context, id string) error {
 	return err
 }
 
+// CancelOrder cancels a working order locator placed, through the owner,
+// whose order workflow records the cancel before it is sent.
+func (a *account) CancelOrder(ctx context.Context, clientOrderID string) (*workflow.Order, error) {
+	var o *workflow.Order
+	_, err := retryGone(ctx, a, func() (string, error) {
+		var err error
+		if a.owner != nil {
+			o, err = a.owner.Engine().CancelOrder(ctx, clientOrderID)
+		} else {
+			o, err = a.remote.CancelOrder(ctx, clientOrderID)
+		}
+		return "", err
+	})
+	return o, err
+}
+
 // Answer answers workflow id's offer.
 func (a *account) Answer(ctx context.Context, id string, accept bool, reason string) error {
 	_, err := retryGone(ctx, a, func() (string, error) {
@@ -323,6 +341,33 @@ func (a *account) withdraw(ctx context.Context, id string) {
 		return // already over, or nothing to cancel
 	}
 	a.Wait(ctx, id)
+}
+
+// runner runs jobs on this process's engine (it owns the account).
+func (a *account) runner(log *slog.Logger) *jobs.Runner {
+	eng, _ := a.Engine()
+	return &jobs.Runner{Engine: eng, Client: a.client, Store: a.store, Clock: clock.Real{}, Account: a.settings.account, Logger: log}
+}
+
+// RunJob runs one run of j, a job of the jobs file config, on the account's
+// owner: here when this process owns the account, else in the owner's
+// process, whose engine, pacer and poller every job shares. ctx's end
+// drains the run (grace for its step in flight). When the owner goes away
+// mid-run, this process follows or becomes the next one and runs the job
+// again: a job's body adopts what an earlier run left open.
+func (a *account) RunJob(ctx context.Context, config []byte, j jobs.Job, grace time.Duration, log *slog.Logger) (*store.JobRun, error) {
+	for {
+		if a.owner != nil {
+			return a.runner(log).RunOnce(ctx, j, grace)
+		}
+		run, err := a.remote.RunJob(ctx, service.JobRequest{Config: config, Job: j.Name, Grace: grace})
+		if !errors.Is(err, service.ErrOwnerGone) {
+			return run, err
+		}
+		if err := a.reconnect(ctx); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Engine is the engine when this process owns the account.

@@ -13,7 +13,6 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -69,20 +68,15 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	log := c.logger()
+	if c.once != "" {
+		return c.runOnce(ctx, only, log)
+	}
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
 	}
 	defer acct.close()
-	eng, _ := acct.Engine()
-	runner := &jobs.Runner{
-		Engine: eng, Client: acct.client, Store: acct.store, Clock: clock.Real{},
-		Account: acct.settings.account, Logger: log,
-	}
-	if c.once != "" {
-		return c.runOnce(ctx, runner, only, log)
-	}
-	return c.daemon(ctx, runner, cfg, acct, log)
+	return c.daemon(ctx, acct.runner(log), cfg, acct, log)
 }
 
 // loadConfig reads and checks the config file; any fault is a usage error
@@ -115,41 +109,29 @@ func (c *runCommand) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(c.conn.m.Stderr, opts))
 }
 
-// runOnce runs one job now. A signal drains it: it starts nothing new and
-// has the grace period to finish what is in flight before it is stopped.
-func (c *runCommand) runOnce(ctx context.Context, runner *jobs.Runner, j jobs.Job, log *slog.Logger) error {
-	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	type result struct {
-		run *store.JobRun
-		err error
+// runOnce runs one job now, in this process when it owns the account for
+// the run, else in the owner's (which checks the same config). A signal
+// drains it: it starts nothing new and has the grace period to finish what
+// is in flight before it is stopped.
+func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, log *slog.Logger) error {
+	config, err := os.ReadFile(c.config)
+	if err != nil {
+		return usagef("config: %v", err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		run, err := runner.Run(jobCtx, j)
-		done <- result{run, err}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		log.Info("stopping: the job starts nothing new and finishes its current step", "grace", c.grace)
-		runner.Drain()
-		timer := time.NewTimer(c.grace)
-		select {
-		case res = <-done:
-		case <-timer.C:
-			log.Warn("grace period over: stopping the job; its workflows resume at the next start")
-			cancel()
-			res = <-done
-		}
-		timer.Stop()
+	acct, err := c.conn.attach(ctx, "run --once "+j.Name, nil, nil)
+	if err != nil {
+		return err
 	}
-	if res.run == nil {
-		return res.err // the run could not even be recorded
+	defer acct.close()
+	run, err := acct.RunJob(ctx, config, j, c.grace, log)
+	if run == nil {
+		return err // the run could not even be recorded
 	}
-	c.report(res.run)
-	return exitForRun(res.err)
+	c.report(run)
+	if err != nil && ctx.Err() != nil {
+		return &exitError{code: exitInterrupt, msg: "interrupted: " + err.Error()}
+	}
+	return exitForRun(err)
 }
 
 // exitForRun maps a run's outcome to the exit-code contract: 0 ok; for a
@@ -200,7 +182,7 @@ func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.
 		cron.WithLocation(jobs.Market),
 		cron.WithParser(jobs.Parser),
 		cron.WithLogger(cl),
-		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)),
+		cron.WithChain(cron.Recover(cl), jobs.CatchUp(ctx, cl)),
 	)
 	now := time.Now()
 	for _, j := range cfg.Jobs {
@@ -266,13 +248,13 @@ func (c *runCommand) report(r *store.JobRun) {
 }
 
 // cronLogger adapts slog to robfig's logger: its chatter (schedule, wake,
-// run) is debug; a skipped run is a warning, since it means a job outlasted
-// its interval.
+// run) is debug; a run delayed behind the previous one is info, since it
+// means a job outlasted its interval.
 type cronLogger struct{ log *slog.Logger }
 
 func (l cronLogger) Info(msg string, kv ...any) {
-	if msg == "skip" {
-		l.log.Warn("run skipped: the job's previous run is still going", kv...)
+	if msg == "delayed" {
+		l.log.Info("run delayed: the job's previous run is still going", kv...)
 		return
 	}
 	l.log.Debug("cron "+msg, kv...)

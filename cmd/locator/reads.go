@@ -277,11 +277,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 		return err
 	}
 	defer acct.close()
-	eng, owned := acct.Engine()
-	if !owned {
-		return usagef("%s, which follows its orders: cancel it there, or stop it first; nothing was sent", acct.followed())
-	}
-	o, err := eng.CancelOrder(ctx, args[0])
+	o, err := acct.CancelOrder(ctx, args[0])
 	if errors.Is(err, engine.ErrNotOpen) || errors.Is(err, store.ErrOrderNotFound) {
 		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
 	}
