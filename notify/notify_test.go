@@ -80,9 +80,9 @@ func env(vars map[string]string) func(string) (string, bool) {
 
 var event = notify.Event{
 	Kind: notify.JobFailed, Job: "premarket", JobKind: "locate", Account: "LV100001",
-	Time:   time.Date(2026, 11, 25, 14, 0, 5, 0, time.UTC),
-	RunID:  12,
-	Detail: "HTBX filled 100 @ 0.0150 [w1]; HTBY declined (price 0.03 > max 0.02) [w2]",
+	Time:        time.Date(2026, 11, 25, 14, 0, 5, 0, time.UTC),
+	RunID:       12,
+	Detail:      "HTBX filled 100 @ 0.0150 [w1]; HTBY declined (price 0.03 > max 0.02) [w2]",
 	WorkflowIDs: []string{"w2"},
 }
 
@@ -111,7 +111,7 @@ func TestNotifyJSONAndSlack(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
 	n, err := notify.New(notify.Config{
-		Webhooks: []notify.Webhook{{URLEnv: "HOOK_JSON", Format: notify.FormatJSON}, {URLEnv: "HOOK_SLACK", Format: notify.FormatSlack}},
+		Webhooks:  []notify.Webhook{{URLEnv: "HOOK_JSON", Format: notify.FormatJSON}, {URLEnv: "HOOK_SLACK", Format: notify.FormatSlack}},
 		LookupEnv: env(map[string]string{"HOOK_JSON": rcv.srv.URL + "/json", "HOOK_SLACK": rcv.srv.URL + "/services/T0/B0/secret"}),
 		Clock:     clock.NewFake(event.Time),
 	})
