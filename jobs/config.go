@@ -16,6 +16,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -217,6 +218,10 @@ type Job struct {
 type Config struct {
 	// Jobs are in file order; names are unique.
 	Jobs []Job
+	// Webhooks are told of failed runs and fee problems (the config's
+	// "notify": {"webhooks": [...]}); each names the environment variable
+	// holding its URL, never the URL.
+	Webhooks []notify.Webhook
 }
 
 // Job returns the job named name.
@@ -247,7 +252,7 @@ var kindFields = map[Kind][]string{
 	KindReconcile:        {"days", "grace"},
 }
 
-var allFields = []string{"name", "kind", "schedule", "symbols", "quantity", "policy", "days", "grace"}
+var allFields = []string{"name", "kind", "schedule", "holidays", "symbols", "quantity", "policy", "days", "grace"}
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
@@ -274,12 +279,16 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	var jobsField *field
+	var jobsField, notifyField *field
 	for i, f := range top {
-		if f.key != "jobs" {
-			return nil, p.errAt(f.off, "unknown field %q (the config holds only \"jobs\"; account settings come from the environment or flags)", f.key)
+		switch f.key {
+		case "jobs":
+			jobsField = &top[i]
+		case "notify":
+			notifyField = &top[i]
+		default:
+			return nil, p.errAt(f.off, "unknown field %q (the config holds \"jobs\" and \"notify\"; account settings come from the environment or flags)", f.key)
 		}
-		jobsField = &top[i]
 	}
 	if jobsField == nil {
 		return nil, p.errAt(skipSpace(data, 0), `no "jobs" list`)
@@ -304,7 +313,76 @@ func ParseConfig(data []byte) (*Config, error) {
 		names[j.Name] = j.Line
 		cfg.Jobs = append(cfg.Jobs, j)
 	}
+	if notifyField != nil {
+		if cfg.Webhooks, err = p.webhooks(*notifyField); err != nil {
+			return nil, err
+		}
+	}
 	return cfg, nil
+}
+
+// webhooks parses "notify": {"webhooks": [{"urlEnv": "NAME", "format":
+// "json"|"slack"}, ...]}. A "url" field is refused with the reason, and no
+// message quotes a value that could be the URL.
+func (p *parser) webhooks(nf field) ([]notify.Webhook, error) {
+	top, err := p.object(nf.value, nf.voff, `"notify"`)
+	if err != nil {
+		return nil, err
+	}
+	var list *field
+	for i, f := range top {
+		if f.key != "webhooks" {
+			return nil, p.errAt(f.off, "unknown field %q in \"notify\" (want \"webhooks\")", f.key)
+		}
+		list = &top[i]
+	}
+	if list == nil {
+		return nil, p.errAt(nf.voff, `"notify" has no "webhooks" list`)
+	}
+	elems, err := p.array(list.value, list.voff, `"webhooks"`)
+	if err != nil {
+		return nil, err
+	}
+	var out []notify.Webhook
+	for _, el := range elems {
+		fields, err := p.object(el.value, el.off, fmt.Sprintf("the webhook on line %d", p.line(el.off)))
+		if err != nil {
+			return nil, err
+		}
+		w := notify.Webhook{Format: notify.FormatJSON}
+		envOff, formatOff := -1, -1
+		for _, f := range fields {
+			switch f.key {
+			case "urlEnv":
+				envOff = f.voff
+				if json.Unmarshal(f.value, &w.URLEnv) != nil {
+					return nil, p.errAt(f.voff, "webhook urlEnv must be a string: the name of an environment variable")
+				}
+			case "format":
+				formatOff = f.voff
+				var s string
+				if err := p.decodeField("webhook", f, &s, "a string"); err != nil {
+					return nil, err
+				}
+				w.Format = notify.Format(s)
+			case "url":
+				return nil, p.errAt(f.off, "webhook: a URL does not belong in the config (a webhook URL is a secret): put it in an environment variable and name that in \"urlEnv\"")
+			default:
+				return nil, p.errAt(f.off, "unknown webhook field %q (want urlEnv, format)", f.key)
+			}
+		}
+		if envOff < 0 {
+			return nil, p.errAt(el.off, "webhook has no \"urlEnv\" (the environment variable holding its URL)")
+		}
+		if err := (notify.Webhook{URLEnv: w.URLEnv, Format: notify.FormatJSON}).Check(); err != nil {
+			return nil, p.errAt(envOff, "webhook: %v", err)
+		}
+		if err := w.Check(); err != nil {
+			return nil, p.errAt(formatOff, "webhook: %v", err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
 }
 
 // parser keeps the whole file to turn offsets into lines.
@@ -499,7 +577,7 @@ func (p *parser) job(el element) (Job, error) {
 	}
 	for _, f := range fields {
 		switch f.key {
-		case "name", "kind", "schedule":
+		case "name", "kind", "schedule", "holidays":
 			continue
 		}
 		if !slices.Contains(allowed, f.key) {
@@ -517,9 +595,22 @@ func (p *parser) job(el element) (Job, error) {
 	if j.Schedule, err = ParseSchedule(spec); err != nil {
 		return j, p.errAt(f.voff, "job %s: %v", label, err)
 	}
+	if hf, ok := byKey["holidays"]; ok {
+		var h string
+		if err := p.decodeField(label, hf, &h, `"skip" or "run"`); err != nil {
+			return j, err
+		}
+		switch {
+		case h != "skip" && h != "run":
+			return j, p.errAt(hf.voff, "job %s: holidays %q: want \"skip\" (the default) or \"run\"", label, h)
+		case h == "run" && j.Schedule.anchor != "":
+			return j, p.errAt(hf.voff, "job %s: holidays \"run\" does not go with %s: a holiday has no session", label, j.Schedule.Spec)
+		}
+		j.Schedule.RunOnHolidays = h == "run"
+	}
 	probe := time.Date(2026, 1, 1, 0, 0, 0, 0, Market)
 	if j.Schedule.Next(probe).IsZero() {
-		return j, p.errAt(f.voff, "job %s: schedule %q never fires", label, spec)
+		return j, p.errAt(f.voff, "job %s: schedule %q never fires on a day the market is open", label, spec)
 	}
 
 	switch j.Kind {

@@ -59,10 +59,13 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	if rep.Problems() == 0 {
 		return detail, nil
 	}
-	var probs []string
+	var probs, ids []string
 	for _, l := range rep.Lines {
 		if !l.Status.Problem() {
 			continue
+		}
+		if l.WorkflowID != "" {
+			ids = append(ids, l.WorkflowID)
 		}
 		if len(probs) == maxProblemLines {
 			probs = append(probs, "...")
@@ -85,5 +88,6 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2)))
 		}
 	}
-	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(probs, "; "))}
+	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(probs, "; ")),
+		WorkflowIDs: ids, FeeProblems: rep.Problems()}
 }
