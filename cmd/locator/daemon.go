@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -69,6 +70,17 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	log := c.logger()
+	// Webhook URLs are secrets: the config names the variables that hold them.
+	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
+	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
+	if err != nil {
+		return usagef("config %s: %v", c.config, err)
+	}
+	defer func() { // deliver what failed runs queued, within the grace period
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.grace)
+		defer cancel()
+		notifier.Close(nctx)
+	}()
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
@@ -77,7 +89,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	eng, _ := acct.Engine()
 	runner := &jobs.Runner{
 		Engine: eng, Client: acct.client, Store: acct.store, Clock: clock.Real{},
-		Account: acct.settings.account, Logger: log,
+		Account: acct.settings.account, Logger: log, Notifier: notifier,
 	}
 	if c.once != "" {
 		return c.runOnce(ctx, runner, only, log)
