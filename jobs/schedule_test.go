@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,34 @@ func TestParseConfigHolidaysAndNotify(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: the error quotes the URL: %v", tc.name, err)
 		}
+	}
+}
+
+// Every jobs file shown in the README parses, the one with session
+// schedules, holidays and webhooks among them.
+func TestParseConfigREADMESamples(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, notified := 0, 0
+	for _, block := range strings.Split(string(readme), "```json\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.Contains(block, `"jobs"`) {
+			continue
+		}
+		cfg, err := jobs.ParseConfig([]byte(block))
+		if err != nil {
+			t.Errorf("README sample:\n%s\n%v", block, err)
+			continue
+		}
+		parsed++
+		if len(cfg.Webhooks) > 0 {
+			notified++
+		}
+	}
+	if parsed == 0 || notified == 0 {
+		t.Errorf("%d jobs files in the README, %d with webhooks; want some of each", parsed, notified)
 	}
 }
