@@ -111,8 +111,7 @@ func parseSession(s, anchor, shift string) (Schedule, error) {
 func (s Schedule) Next(t time.Time) time.Time {
 	horizon := t.AddDate(5, 0, 0)
 	if s.anchor != "" {
-		for d := market.On(t).Date; d.Before(horizon); d = d.AddDate(0, 0, 1) {
-			day := market.On(d)
+		for day := market.On(t); day.Date.Before(horizon); day = market.Next(day.Date) {
 			if !day.Trading() {
 				continue
 			}
