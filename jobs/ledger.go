@@ -67,10 +67,6 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 		if l.WorkflowID != "" {
 			ids = append(ids, l.WorkflowID)
 		}
-		if len(probs) == maxProblemLines {
-			probs = append(probs, "...")
-			break
-		}
 		s := fmt.Sprintf("%s %s %s %s", l.Date.Format(time.DateOnly), l.Symbol, l.Kind, l.Status)
 		switch {
 		case l.WorkflowID == "":
@@ -82,12 +78,17 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 		}
 		probs = append(probs, s)
 	}
+	shown := probs
+	if len(shown) > maxProblemLines {
+		shown = append(shown[:maxProblemLines:maxProblemLines], "...")
+	}
 	for _, d := range rep.Days {
 		if d.Status == ledger.DayDiffers && d.BrokerTotal != nil {
-			probs = append(probs, fmt.Sprintf("%s totalLocateCosts %s differs from the ledger's %s",
-				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2)))
+			s := fmt.Sprintf("%s totalLocateCosts %s differs from the ledger's %s",
+				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2))
+			probs, shown = append(probs, s), append(shown, s)
 		}
 	}
-	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(probs, "; ")),
-		WorkflowIDs: ids, FeeProblems: rep.Problems()}
+	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(shown, "; ")),
+		WorkflowIDs: ids, FeeProblems: probs}
 }

@@ -100,7 +100,8 @@ func TestFailedJobNotifies(t *testing.T) {
 
 // Issue 12 item 4: a reconcile run that finds a fee problem (a `Locate
 // Fees` charge with no locate behind it) posts a fee_problem event with the
-// problem in its detail; a run that succeeds posts nothing.
+// problem in its detail; a run that succeeds posts nothing, and one that
+// finds only problems already notified posts nothing either.
 func TestFeeProblemNotifies(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -114,9 +115,21 @@ func TestFeeProblemNotifies(t *testing.T) {
 	if err == nil {
 		t.Fatal("reconcile with an unexplained charge succeeded")
 	}
+	// The same problem found again is not notified again; a new one is.
+	if _, err := b.runner.Run(t.Context(), j); err == nil {
+		t.Fatal("the second reconcile succeeded")
+	}
+	addCharge(t, b, "8.88")
+	again, err := b.runner.Run(t.Context(), j)
+	if err == nil {
+		t.Fatal("the third reconcile succeeded")
+	}
 	got := received()
-	if len(got["/json"]) != 1 || len(got["/slack"]) != 1 {
-		t.Fatalf("received %v, want one JSON and one Slack post (for the failing run only)", got)
+	if len(got["/json"]) != 2 || len(got["/slack"]) != 2 {
+		t.Fatalf("received %v, want two JSON and two Slack posts (for the runs that found a new problem)", got)
+	}
+	if d, _ := got["/json"][1].body["detail"].(string); got["/json"][1].body["run"] != float64(again.ID) || !strings.Contains(d, "8.88") || !strings.Contains(d, "2 unexplained") {
+		t.Errorf("second fee_problem %v", got["/json"][1].body)
 	}
 	body := got["/json"][0].body
 	if body["event"] != "fee_problem" || body["job"] != "fees" || body["run"] != float64(run.ID) ||

@@ -39,6 +39,10 @@ type Runner struct {
 
 	mu    sync.Mutex
 	drain chan struct{}
+	// notified holds the fee problems already notified: a problem stays in
+	// every reconcile window for days, and one message about it is enough
+	// (after a restart, one more).
+	notified map[string]bool
 }
 
 // Failure is a run that did not reach its goal. Detail says what each part
@@ -55,10 +59,11 @@ type Failure struct {
 	Interrupted bool
 	// WorkflowIDs are the workflows behind the failure, for notifications.
 	WorkflowIDs []string
-	// FeeProblems counts the problems a reconcile run found (missing, wrong
-	// amount or unexplained fees, a day's total that differs): such a run
-	// is reported as a fee problem rather than as a failed job.
-	FeeProblems int
+	// FeeProblems are the problems a reconcile run found (missing, wrong
+	// amount or unexplained fees, a day's total that differs), one line
+	// each: such a run is notified as a fee problem rather than as a
+	// failed job, and only when a line is new.
+	FeeProblems []string
 }
 
 func (f *Failure) Error() string { return f.Detail }
@@ -186,9 +191,9 @@ func (r *Runner) skip(ctx context.Context, j Job, why string) (*store.JobRun, er
 }
 
 // notifyFailure tells the notifier of a failed run: a fee problem when a
-// reconcile run found some, a failed job otherwise. A run cut short by a
-// shutdown is not notified: whoever stopped the daemon knows, and its
-// workflows resume at the next start.
+// reconcile run found some not notified before, a failed job otherwise. A
+// run cut short by a shutdown is not notified: whoever stopped the daemon
+// knows, and its workflows resume at the next start.
 func (r *Runner) notifyFailure(ctx context.Context, j Job, run *store.JobRun, err error) {
 	if r.Notifier == nil || ctx.Err() != nil || r.draining() {
 		return
@@ -198,11 +203,31 @@ func (r *Runner) notifyFailure(ctx context.Context, j Job, run *store.JobRun, er
 	var f *Failure
 	if errors.As(err, &f) {
 		ev.WorkflowIDs = f.WorkflowIDs
-		if f.FeeProblems > 0 {
+		if len(f.FeeProblems) > 0 {
 			ev.Kind = notify.FeeProblem
+			if !r.newProblems(f.FeeProblems) {
+				r.log().Info("fee problems already notified", "job", j.Name, "run", run.ID)
+				return
+			}
 		}
 	}
 	r.Notifier.Notify(ev)
+}
+
+// newProblems records problems as notified and reports whether any was new.
+func (r *Runner) newProblems(problems []string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.notified == nil {
+		r.notified = map[string]bool{}
+	}
+	fresh := false
+	for _, p := range problems {
+		if !r.notified[p] {
+			r.notified[p], fresh = true, true
+		}
+	}
+	return fresh
 }
 
 // do runs j's body and returns a one-line account of what it did.
