@@ -257,7 +257,8 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ParseConfig parses a daemon config:
 //
-//	{"jobs": [{"name": "...", "kind": "...", "schedule": "...", ...}, ...]}
+//	{"jobs": [{"name": "...", "kind": "...", "schedule": "...", ...}, ...],
+//	 "notify": {"webhooks": [{"urlEnv": "NAME", "format": "json"}, ...]}}
 //
 // and checks everything a run would need, so a mistake is refused at start
 // (with the line it is on) rather than at 9:00 the next morning. Unknown

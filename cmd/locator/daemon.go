@@ -76,9 +76,15 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
 	}
-	defer func() { // deliver what failed runs queued, within the grace period
-		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.grace)
-		defer cancel()
+	defer func() {
+		// What failed runs queued is delivered first: each delivery is
+		// bounded by its timeout and retries; after a signal, by the grace.
+		nctx := context.WithoutCancel(ctx)
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			nctx, cancel = context.WithTimeout(nctx, c.grace)
+			defer cancel()
+		}
 		notifier.Close(nctx)
 	}()
 	acct, err := c.conn.own(ctx, "run")
