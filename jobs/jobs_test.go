@@ -37,9 +37,9 @@ type testBundle struct {
 	t      *testing.T
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t *testing.T, opts ...simtest.Option) *testBundle {
 	t.Helper()
-	b := &testBundle{sim: simtest.New(t), t: t}
+	b := &testBundle{sim: simtest.New(t, opts...), t: t}
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "locator.db"), b.sim.Clock)
 	if err != nil {
 		t.Fatal(err)

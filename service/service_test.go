@@ -112,8 +112,8 @@ func TestRunJobOnTheOwner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	config := []byte(`{"jobs": [
-		{"name": "loc", "kind": "locate", "schedule": "@every 1h", "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": 1}},
-		{"name": "cheap", "kind": "locate", "schedule": "@every 1h", "symbols": ["HTBY"], "quantity": 300, "policy": {"maxPrice": 0.0001}}]}`)
+		{"name": "loc", "kind": "locate", "schedule": "@every 1h", "holidays": "run", "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": 1}},
+		{"name": "cheap", "kind": "locate", "schedule": "@every 1h", "holidays": "run", "symbols": ["HTBY"], "quantity": 300, "policy": {"maxPrice": 0.0001}}]}`)
 	run, err := b.remote.RunJob(ctx, service.JobRequest{Config: config, Job: "loc", Grace: time.Second})
 	if err != nil || run == nil || run.Outcome != store.JobOK || run.Job != "loc" {
 		t.Fatalf("run %+v: %v", run, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -344,24 +345,28 @@ func (a *account) withdraw(ctx context.Context, id string) {
 }
 
 // runner runs jobs on this process's engine (it owns the account).
-func (a *account) runner(log *slog.Logger) *jobs.Runner {
+func (a *account) runner(log *slog.Logger, notifier *notify.Notifier) *jobs.Runner {
 	eng, _ := a.Engine()
-	return &jobs.Runner{Engine: eng, Client: a.client, Store: a.store, Clock: clock.Real{}, Account: a.settings.account, Logger: log}
+	return &jobs.Runner{Engine: eng, Client: a.client, Store: a.store, Clock: clock.Real{}, Account: a.settings.account, Logger: log, Notifier: notifier}
 }
 
 // RunJob runs one run of j, a job of the jobs file config, on the account's
 // owner: here when this process owns the account, else in the owner's
-// process, whose engine, pacer and poller every job shares. ctx's end
+// process, whose engine, pacer and poller every job shares; the webhooks
+// of this process's config are told of a failure either way. ctx's end
 // drains the run (grace for its step in flight). When the owner goes away
 // mid-run, this process follows or becomes the next one and runs the job
 // again: a job's body adopts what an earlier run left open.
-func (a *account) RunJob(ctx context.Context, config []byte, j jobs.Job, grace time.Duration, log *slog.Logger) (*store.JobRun, error) {
+func (a *account) RunJob(ctx context.Context, config []byte, j jobs.Job, grace time.Duration, notifier *notify.Notifier, log *slog.Logger) (*store.JobRun, error) {
 	for {
 		if a.owner != nil {
-			return a.runner(log).RunOnce(ctx, j, grace)
+			return a.runner(log, notifier).RunOnce(ctx, j, grace)
 		}
 		run, err := a.remote.RunJob(ctx, service.JobRequest{Config: config, Job: j.Name, Grace: grace})
 		if !errors.Is(err, service.ErrOwnerGone) {
+			if run != nil && err != nil {
+				(&jobs.Runner{Account: a.settings.account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, run, err)
+			}
 			return run, err
 		}
 		if err := a.reconnect(ctx); err != nil {

@@ -13,7 +13,9 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -68,15 +70,32 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	log := c.logger()
+	// Webhook URLs are secrets: the config names the variables that hold them.
+	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
+	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
+	if err != nil {
+		return usagef("config %s: %v", c.config, err)
+	}
+	defer func() {
+		// What failed runs queued is delivered first: each delivery is
+		// bounded by its timeout and retries; after a signal, by the grace.
+		nctx := context.WithoutCancel(ctx)
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			nctx, cancel = context.WithTimeout(nctx, c.grace)
+			defer cancel()
+		}
+		notifier.Close(nctx)
+	}()
 	if c.once != "" {
-		return c.runOnce(ctx, only, log)
+		return c.runOnce(ctx, only, notifier, log)
 	}
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
 	}
 	defer acct.close()
-	return c.daemon(ctx, acct.runner(log), cfg, acct, log)
+	return c.daemon(ctx, acct.runner(log, notifier), cfg, acct, log)
 }
 
 // loadConfig reads and checks the config file; any fault is a usage error
@@ -113,7 +132,7 @@ func (c *runCommand) logger() *slog.Logger {
 // the run, else in the owner's (which checks the same config). A signal
 // drains it: it starts nothing new and has the grace period to finish what
 // is in flight before it is stopped.
-func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, log *slog.Logger) error {
+func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.Notifier, log *slog.Logger) error {
 	config, err := os.ReadFile(c.config)
 	if err != nil {
 		return usagef("config: %v", err)
@@ -123,7 +142,7 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, log *slog.Logger) 
 		return err
 	}
 	defer acct.close()
-	run, err := acct.RunJob(ctx, config, j, c.grace, log)
+	run, err := acct.RunJob(ctx, config, j, c.grace, notifier, log)
 	if run == nil {
 		return err // the run could not even be recorded
 	}

@@ -269,8 +269,8 @@ func TestDaemonAndHandRunLoop(t *testing.T) {
 	}
 	cfg := filepath.Join(b.dir, "jobs.json")
 	if err := os.WriteFile(cfg, []byte(`{"jobs": [
-		{"name": "loc", "kind": "locate", "schedule": "@every 20s", "symbols": ["OW00", "OW01"], "quantity": 300, "policy": {"maxPrice": 0.02}},
-		{"name": "cb", "kind": "credit-back-unused", "schedule": "@every 45s"}]}`), 0o600); err != nil {
+		{"name": "loc", "kind": "locate", "schedule": "@every 20s", "holidays": "run", "symbols": ["OW00", "OW01"], "quantity": 300, "policy": {"maxPrice": 0.02}},
+		{"name": "cb", "kind": "credit-back-unused", "schedule": "@every 45s", "holidays": "run"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	daemon := b.command(context.Background(), "run", "--config", cfg, "--json", "-v")
@@ -365,7 +365,7 @@ func TestRunOnceAndOrderCancelHandedToOwner(t *testing.T) {
 	b := setupOwners(t, 1)
 	serve := b.serve(t)
 	cfg := filepath.Join(b.dir, "jobs.json")
-	if err := os.WriteFile(cfg, []byte(`{"jobs": [{"name": "loc", "kind": "locate", "schedule": "@every 1h", "symbols": ["OW00"], "quantity": 300, "policy": {"maxPrice": 0.02}}]}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(`{"jobs": [{"name": "loc", "kind": "locate", "schedule": "@every 1h", "holidays": "run", "symbols": ["OW00"], "quantity": 300, "policy": {"maxPrice": 0.02}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
