@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -32,9 +35,14 @@ import (
 //	                                (stdout and stderr as they interleave)
 //	<!-- sample: file PATH -->      the block is the file PATH (from the
 //	                                repository's root), byte for byte
+//	<!-- sample: curl -->           shell lines of curl calls to the simulator
+//	                                on a fake clock ("sleep N" moves it); a
+//	                                "# BODY" line after a call is its answer,
+//	                                "..." standing for what is left out
 //
 // `go test ./cmd/locator -run TestREADMESamples -update` (or UPDATE_GOLDEN=1)
-// rewrites the blocks from what the code prints now.
+// rewrites the console and file blocks from what the code prints now; a curl
+// block, with its elisions, is only checked.
 var readmeUpdate = flag.Bool("update", false, "rewrite the README's samples from the current output")
 
 const readmePath = "../../README.md"
@@ -46,7 +54,7 @@ type readmeSample struct {
 	start, end int    // the block's body is lines[start:end]
 }
 
-var sampleMarker = regexp.MustCompile(`^<!-- sample: (console|file)\s*(\S*) -->$`)
+var sampleMarker = regexp.MustCompile(`^<!-- sample: (console|file|curl)\s*(\S*) -->$`)
 
 // readmeSamples finds the marked blocks of README lines.
 func readmeSamples(t *testing.T, lines []string) []readmeSample {
@@ -56,7 +64,7 @@ func readmeSamples(t *testing.T, lines []string) []readmeSample {
 		m := sampleMarker.FindStringSubmatch(l)
 		if m == nil {
 			if strings.HasPrefix(l, "<!-- sample:") {
-				t.Errorf("README.md:%d: marker %q: want <!-- sample: console --> or <!-- sample: file PATH -->", i+1, l)
+				t.Errorf("README.md:%d: marker %q: want <!-- sample: console -->, <!-- sample: file PATH --> or <!-- sample: curl -->", i+1, l)
 			}
 			continue
 		}
@@ -107,8 +115,8 @@ func TestREADMESamples(t *testing.T) {
 	}
 	lines := strings.Split(string(raw), "\n")
 	samples := readmeSamples(t, lines)
-	if len(samples) < 3 {
-		t.Fatalf("README has %d marked samples; want the simulator's ready line, the short-selling session and the job config at least", len(samples))
+	if len(samples) < 4 {
+		t.Fatalf("README has %d marked samples; want the simulator's ready line, the short-selling session, the job config and the curl session at least", len(samples))
 	}
 	rewrite := *readmeUpdate || os.Getenv("UPDATE_GOLDEN") == "1"
 	bodies := make([]string, len(samples))
@@ -128,6 +136,9 @@ func TestREADMESamples(t *testing.T) {
 				if !rewrite && bodies[i] != want {
 					t.Errorf("README.md:%d: the block is not %s (-readme +file):\n%s", s.line, s.arg, cmp.Diff(want, bodies[i]))
 				}
+			case "curl":
+				bodies[i] = want
+				checkCurlSample(t, s, want)
 			case "console":
 				bodies[i] = readmeSession(t, s, want)
 				if !rewrite {
@@ -387,5 +398,131 @@ func TestREADMEJobConfigRuns(t *testing.T) {
 				t.Errorf("run --once %s: %q not in\n%s", tc.job, want, out)
 			}
 		}
+	}
+}
+
+// shellWords splits a shell line into words: quotes group and are removed,
+// ";" ends a command. Enough for the README's curl lines.
+func shellWords(line string) [][]string {
+	var cmds [][]string
+	var words []string
+	var w strings.Builder
+	inWord := false
+	quote := rune(0)
+	flush := func() {
+		if inWord {
+			words = append(words, w.String())
+			w.Reset()
+			inWord = false
+		}
+	}
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			flush()
+		case r == ';':
+			flush()
+			cmds = append(cmds, words)
+			words = nil
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	flush()
+	return append(cmds, words)
+}
+
+// checkCurlSample replays a curl sample against the default simulator on a
+// fake clock and checks each shown answer.
+func checkCurlSample(t *testing.T, s readmeSample, body string) {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)) // a Wednesday, 10:00 in New York
+	sim, err := brokersim.New(brokersim.DefaultScenario(), brokersim.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	header := http.Header{}
+	var last string // the latest answer
+	calls, checked := 0, 0
+	lines := strings.Split(strings.ReplaceAll(body, "\\\n", " "), "\n")
+	for n, l := range lines {
+		at := fmt.Sprintf("README.md:%d: sample line %d", s.line, n+1)
+		if expect, ok := strings.CutPrefix(l, "# "); ok {
+			pattern := "^" + strings.Join(strings.Split(regexp.QuoteMeta(expect), `\.\.\.`), ".*") + "$"
+			pattern = regexp.MustCompile(`\s*\.\*\s*`).ReplaceAllString(pattern, ".*")
+			if !regexp.MustCompile(pattern).MatchString(last) {
+				t.Errorf("%s: the simulator answered\n%s\nnot\n%s", at, last, expect)
+			}
+			checked++
+			continue
+		}
+		if h, ok := strings.CutPrefix(l, "H=("); ok {
+			words := shellWords(strings.TrimSuffix(h, ")"))[0]
+			for i := 0; i+1 < len(words); i += 2 {
+				k, v, _ := strings.Cut(words[i+1], ": ")
+				header.Set(k, v)
+			}
+			continue
+		}
+		for _, words := range shellWords(l) {
+			if len(words) == 0 {
+				continue
+			}
+			switch words[0] {
+			case "sleep":
+				d, err := time.ParseDuration(words[1] + "s")
+				if err != nil {
+					t.Fatalf("%s: %v", at, err)
+				}
+				clk.Advance(d)
+			case "curl":
+				method, url, reqBody := "GET", "", ""
+				for i := 1; i < len(words); i++ {
+					switch w := words[i]; {
+					case w == "-X":
+						i++
+						method = words[i]
+					case w == "-d":
+						i++
+						reqBody = words[i]
+					case strings.HasPrefix(w, "localhost:8700/"):
+						url = srv.URL + strings.TrimPrefix(w, "localhost:8700")
+					}
+				}
+				if url == "" {
+					t.Fatalf("%s: no localhost:8700 address in %q", at, words)
+				}
+				req, err := http.NewRequest(method, url, strings.NewReader(reqBody))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header = header.Clone()
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = strings.TrimSpace(string(b))
+				calls++
+			default:
+				t.Fatalf("%s: %q: a curl sample has H=(...), curl, sleep and # lines", at, words[0])
+			}
+		}
+	}
+	if calls == 0 || checked == 0 {
+		t.Errorf("README.md:%d: a curl sample with %d calls and %d answers shown", s.line, calls, checked)
 	}
 }
