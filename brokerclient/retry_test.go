@@ -257,7 +257,7 @@ func TestRetryReadAfterReset(t *testing.T) {
 	}
 }
 
-// DESIGN.md rule 6 ("every request that reaches the broker passes the
+// docs/design.md rule 6 ("every request that reaches the broker passes the
 // pacer"): when a kept-alive connection drops, net/http would replay a GET
 // at once by itself; the client's own retry, paced and backed off, is the
 // only one. Two scripted resets on a warm connection show as requests at

@@ -13,6 +13,10 @@
 // workflow, commits the record, and only then hands the effects (quote,
 // accept, cancel, sell, place or cancel an order) to workers, which report
 // back as events. The poller only reads and delivers.
+//
+// docs/design.md gives the rules this package keeps (write-ahead intent,
+// one owner per account, the broker's clock) and docs/broker.md the broker's
+// locate workflow it drives.
 package engine
 
 import (

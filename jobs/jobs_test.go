@@ -337,7 +337,7 @@ func TestCreditBackUnusedJobOnFastSchedule(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, a restart mid-job (DESIGN.md rule 1): the locate job is
+// Issue 5 item 6, a restart mid-job (docs/design.md rule 1): the locate job is
 // stopped once its quotes have reached the broker and the engine closed;
 // the offers arrive while nothing runs; a new engine on the same store
 // resumes the workflows, and the job run again adopts them instead of
