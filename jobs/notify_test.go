@@ -183,3 +183,21 @@ func addCharge(t *testing.T, b *testBundle, amount string) {
 		t.Fatal(err)
 	}
 }
+
+// The market calendar is read on the broker's clock, as the offer windows
+// are: on this machine's Thanksgiving, a broker whose clock runs two days
+// behind (a replayed Tuesday) trades, and the job runs.
+func TestHolidayIsTheBrokers(t *testing.T) {
+	t.Parallel()
+	thanksgiving := time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC) // 09:00 ET
+	b := setup(t, simtest.WithStart(thanksgiving), simtest.WithSimOption(brokersim.WithClockSkew(-48*time.Hour)))
+	if _, _, err := b.runner.Client.Locates.Inventory(t.Context(), "LV100001"); err != nil { // the offset comes with an answer
+		t.Fatal(err)
+	}
+	j := jobs.Job{Name: "premarket", Kind: jobs.KindLocate, Schedule: mustSchedule(t, "0 0 9 * * MON-FRI"),
+		Symbols: []string{"HTBX"}, Quantity: 100, Policy: pol("0.05", false)}
+	run, err := b.runner.Run(t.Context(), j)
+	if err != nil || run.Outcome != store.JobOK {
+		t.Fatalf("run %+v: %v, want ok on the broker's Tuesday", run, err)
+	}
+}

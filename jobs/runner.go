@@ -105,11 +105,22 @@ func (r *Runner) log() *slog.Logger {
 	return r.Logger
 }
 
+// now is the broker's time: "today", the ledger's trade dates and whether
+// the market is open are the broker's, whose clock may run apart from this
+// machine's (a replayed day, a skewed host). The client's estimate of the
+// offset bridges them; within the Date header's resolution (a second) it
+// is no evidence of skew and is ignored, as the engine does.
 func (r *Runner) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
+	t := time.Now()
+	if r.Clock != nil {
+		t = r.Clock.Now()
 	}
-	return r.Clock.Now()
+	if r.Client != nil {
+		if off, ok := r.Client.BrokerClockOffset(); ok && (off > time.Second || off < -time.Second) {
+			t = t.Add(off)
+		}
+	}
+	return t
 }
 
 // Body returns j's body as a plain func(ctx) error, not recorded in
