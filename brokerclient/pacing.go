@@ -2,7 +2,10 @@ package brokerclient
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -106,6 +109,10 @@ type pacer struct {
 	mu       sync.Mutex
 	off      bool
 	limiters map[string]*rate.Limiter
+	// emptyAt: every bucket starts as if emptied then (see PaceAfter).
+	emptyAt time.Time
+	// last is when the latest request was let go.
+	last time.Time
 }
 
 func newPacer() *pacer { return &pacer{limiters: map[string]*rate.Limiter{}} }
@@ -125,12 +132,22 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 		}
 		r := rate.Limit(l.PerSecond * marginOf(route))
 		lim = rate.NewLimiter(r, burstOf(l))
-		lim.SetLimitAt(now, r) // start full on clk's time
+		if p.emptyAt.IsZero() {
+			lim.SetLimitAt(now, r) // start full on clk's time
+		} else {
+			at := p.emptyAt
+			if at.After(now) {
+				at = now // a limiter's time never goes back
+			}
+			lim.SetLimitAt(at, r)
+			lim.ReserveN(at, burstOf(l)) // empty then, refilling since
+		}
 		p.limiters[route] = lim
 	}
 	r := lim.ReserveN(now, 1)
-	p.mu.Unlock()
 	d := r.DelayFrom(now)
+	p.last = now.Add(d)
+	p.mu.Unlock()
 	if d == 0 {
 		return nil
 	}
@@ -139,4 +156,35 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 		return err
 	}
 	return nil
+}
+
+// PaceAfter starts every route's bucket as if emptied at t: the broker's
+// buckets are per key pair, and another process (the account's previous
+// owner, a moment ago) may have drawn them down until then. Call it before
+// the first request; a t in the future counts as now.
+func (c *Client) PaceAfter(t time.Time) {
+	c.pacer.mu.Lock()
+	defer c.pacer.mu.Unlock()
+	c.pacer.emptyAt = t
+}
+
+// LastRequest is when the client's latest request was let go by its pacer
+// (zero before any): what the next process on the key pair starts its
+// pacer after.
+func (c *Client) LastRequest() time.Time {
+	c.pacer.mu.Lock()
+	defer c.pacer.mu.Unlock()
+	return c.pacer.last
+}
+
+// PacingKey names the broker's buckets this client draws on, its key pair
+// (or its partner client) at its base address, as a hash: processes using
+// the same key pair share a record of it without the key id in it.
+func (c *Client) PacingKey() string {
+	id := "key:" + c.keyID
+	if c.keyID == "" && c.partner != nil {
+		id = "partner:" + c.partner.ClientID
+	}
+	sum := sha256.Sum256([]byte(c.baseURL.String() + "\n" + id))
+	return hex.EncodeToString(sum[:12])
 }

@@ -147,6 +147,21 @@ func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead 
 		return nil, err
 	}
 	o.lease = lease
+	// The broker's buckets are per key pair and may still hold the requests
+	// of the previous owner of this key pair: start the pacer as if emptied
+	// when that owner sent its last, or now when it died (it may have sent
+	// until then).
+	last, err := cfg.Store.LastRequest(ctx, cfg.Client.PacingKey())
+	if err != nil {
+		o.release()
+		return nil, err
+	}
+	if dead != "" {
+		last = o.clk.Now()
+	}
+	if !last.IsZero() {
+		cfg.Client.PaceAfter(last)
+	}
 	// The lease is ours: a socket left by a dead owner can go.
 	os.Remove(lease.Endpoint)
 	if o.ln, err = net.Listen("unix", lease.Endpoint); err != nil {
@@ -239,6 +254,11 @@ func (o *Owner) Close() {
 }
 
 func (o *Owner) release() {
+	if last := o.client.LastRequest(); !last.IsZero() {
+		if err := o.st.SetLastRequest(context.Background(), o.client.PacingKey(), last); err != nil {
+			o.log.Warn("last request time not recorded; the next owner may draw a 429", "err", err)
+		}
+	}
 	if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner); err != nil {
 		o.log.Warn("lease not released; it lapses by itself", "err", err)
 	}

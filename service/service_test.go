@@ -24,6 +24,8 @@ import (
 type bundle struct {
 	sim    *simtest.Bundle
 	db     string
+	st     *store.Store
+	client *brokerclient.Client
 	owner  *service.Owner
 	remote *service.Remote
 }
@@ -36,8 +38,9 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	b.st, b.client = st, b.sim.Client(t, b.sim.Live)
 	b.sim.RunClockWhen(t, 3) // the engine's poller and dispatcher, the owner's heartbeat
-	cfg := engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive}
+	cfg := engine.Config{Client: b.client, Store: st, Clock: b.sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive}
 	if b.owner, err = service.Own(t.Context(), cfg, b.db, service.RoleCommand); err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +129,15 @@ func TestRunJobOnTheOwner(t *testing.T) {
 }
 
 // A follower whose owner went away learns it as ErrOwnerGone (it then takes
-// the account over).
+// the account over). The owner leaves the time of its last request on the
+// key pair for the next owner's pacer.
 func TestOwnerGone(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.owner.Close()
+	if at, err := b.st.LastRequest(t.Context(), b.client.PacingKey()); err != nil || at.IsZero() || !at.Equal(b.client.LastRequest()) {
+		t.Errorf("recorded last request %v %v, want the client's %v", at, err, b.client.LastRequest())
+	}
 	if _, err := b.remote.Locate(t.Context(), service.LocateRequest{Symbol: "HTBX", Quantity: 100}); !errors.Is(err, service.ErrOwnerGone) {
 		t.Errorf("after Close: %v, want ErrOwnerGone", err)
 	}
