@@ -15,7 +15,7 @@ import (
 type cancelCommand struct{ conn connFlags }
 
 func (c *cancelCommand) synopsis() string {
-	return "ID: cancel an unfinished locate or credit-back and wait for the broker to confirm"
+	return "cancel an unfinished locate or credit-back and wait for the broker to confirm"
 }
 
 func (c *cancelCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
@@ -53,9 +53,9 @@ type answerCommand struct {
 
 func (c *answerCommand) synopsis() string {
 	if c.accept {
-		return "ID: accept the offer waiting on workflow ID (within its policy)"
+		return "accept the offer waiting on workflow ID (within its policy)"
 	}
-	return "ID: decline the offer waiting on workflow ID (it is cancelled at the broker)"
+	return "decline the offer waiting on workflow ID (it is cancelled at the broker)"
 }
 
 func (c *answerCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }

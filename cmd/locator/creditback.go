@@ -16,7 +16,7 @@ type creditBackCommand struct {
 }
 
 func (c *creditBackCommand) synopsis() string {
-	return "SYMBOL QTY: credit back QTY unused located shares of one inventory row"
+	return "credit back QTY unused located shares of one inventory row"
 }
 
 func (c *creditBackCommand) flags(fs *pflag.FlagSet) {

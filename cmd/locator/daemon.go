@@ -32,7 +32,7 @@ type runCommand struct {
 }
 
 func (c *runCommand) synopsis() string {
-	return "--config FILE [--once JOB]: the daemon: scheduled locates, credit-backs, ledger syncs, reconciliation"
+	return "the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation"
 }
 
 func (c *runCommand) flags(fs *pflag.FlagSet) {
@@ -103,13 +103,15 @@ func loadConfig(path string) (*jobs.Config, error) {
 	return cfg, nil
 }
 
-// logger logs to stderr: info and up (debug with -v), JSON with --json.
+// logger logs to stderr: info and up (debug with -v), JSON with --json. A
+// daemon, unlike a command, has nobody watching its outcome: its log is how
+// it is watched, so it is on by default.
 func (c *runCommand) logger() *slog.Logger {
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if c.conn.verbose {
+	if c.conn.m.verbosity > 0 {
 		opts.Level = slog.LevelDebug
 	}
-	if c.conn.json {
+	if c.conn.format == formatJSON {
 		return slog.New(slog.NewJSONHandler(c.conn.m.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(c.conn.m.Stderr, opts))
@@ -248,20 +250,26 @@ type runJSON struct {
 	Kind      string `json:"kind"`
 	Account   string `json:"account"`
 	StartedAt string `json:"startedAt"`
-	EndedAt   string `json:"endedAt"`
+	EndedAt   string `json:"endedAt,omitempty"`
 	Outcome   string `json:"outcome"`
 	Detail    string `json:"detail"`
+}
+
+// runJSONOf is r as printed with --json; a run still going has no endedAt.
+func runJSONOf(r store.JobRun) runJSON {
+	o := runJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
+		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
+	if !r.EndedAt.IsZero() {
+		o.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return o
 }
 
 // report prints a finished run on stdout: one line, or one JSON object.
 func (c *runCommand) report(r *store.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	p := c.conn.out()
-	p.event(runJSON{
-		ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
-		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano), EndedAt: r.EndedAt.UTC().Format(time.RFC3339Nano),
-	}, fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
+	c.conn.out().event(runJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
 		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }
 

@@ -11,9 +11,9 @@ import (
 
 // interactive reports whether a person can answer a prompt: stdin is a
 // terminal (not /dev/null, which cron and CI give) and output is for people.
-func (m *Main) interactive(jsonOut bool) bool {
-	f, ok := m.Stdin.(*os.File)
-	return ok && isTerminal(f) && !jsonOut
+func (m *Main) interactive(f format) bool {
+	in, ok := m.Stdin.(*os.File)
+	return ok && isTerminal(in) && f == formatTable
 }
 
 // isTerminal reports whether f is a terminal (a person typing): a character

@@ -60,7 +60,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	for st, n := range counts {
 		summary += fmt.Sprintf(", %d %s", n, st)
 	}
-	if !out.json {
+	if !out.json() {
 		fmt.Fprintln(c.conn.m.Stdout, summary)
 	}
 	return nil

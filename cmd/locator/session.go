@@ -22,8 +22,7 @@ type connFlags struct {
 	db      string
 	env     string
 	auth    string
-	json    bool
-	verbose bool
+	format  format
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -32,8 +31,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
-	fs.BoolVar(&c.json, "json", false, "print machine-readable JSON, one object per line")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "log the engine's decisions to stderr")
+	registerFormat(fs, &c.format)
 }
 
 // settings resolves flags over the environment and checks them; nothing is
@@ -102,11 +100,18 @@ func defaultDBPath(get func(string) string) string {
 	return "locator.db"
 }
 
+// logger is the log of the client, the engine and the jobs: silent unless
+// -v, since a command prints its own outcome and the error that ends it,
+// and a retried 429 or a reconnect is noise to the person waiting; -v shows
+// what the engine does, -vv also the client's retries and reconnects.
 func (c *connFlags) logger() *slog.Logger {
-	if !c.verbose {
-		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	switch {
+	case c.m.verbosity >= 2:
+		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case c.m.verbosity == 1:
+		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.DiscardHandler)
 }
 
 func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, error) {
