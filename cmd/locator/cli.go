@@ -33,7 +33,12 @@ type Main struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 
-	verbosity int // -v count: 0 quiet, 1 info, 2 debug
+	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
+	settingsFlag string // --config-file
+
+	settingsOnce sync.Once
+	settings     *settingsFile
+	settingsErr  error
 
 	linesOnce sync.Once
 	lines     chan string // Stdin's lines, for the prompts
@@ -178,6 +183,10 @@ func (m *Main) commands() []spec {
 		{"logout", "", groupRun, []string{
 			"locator logout",
 		}, func() command { return &logoutCommand{conn: conn} }},
+		{"config", "", groupRun, []string{
+			"locator config",
+			"locator config --account paper --json",
+		}, func() command { return &configCommand{conn: conn} }},
 		{"version", "", groupRun, []string{
 			"locator version",
 			"locator version --json",
@@ -227,7 +236,8 @@ the inventory, credits back what is unused and reconciles the fees: every
 workflow persisted, so a crash or restart loses nothing and repeats nothing.
 
 Connection: LOCATOR_BASE_URL, LOCATOR_KEY_ID, LOCATOR_SECRET, LOCATOR_ACCOUNT,
-LOCATOR_DB (flags --base-url, --account, --db override). Try it on the simulator: 'locator sim'.
+LOCATOR_DB (flags --base-url, --account, --db override), over the settings
+file (see 'locator config'). Try it on the simulator: 'locator sim'.
 
 Exit codes: 0 done, 1 unexpected failure, 2 bad usage or input (nothing was
 sent), 3 rejected, expired or cancelled by the broker, 4 declined by the cost
@@ -254,6 +264,8 @@ policy, 130 interrupted.`,
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
 	pf := root.PersistentFlags()
+	// Not --config: run and serve already take that for their own files.
+	pf.StringVar(&m.settingsFlag, "config-file", "", "settings file (env LOCATOR_CONFIG; default "+settingsHint+")")
 	pf.CountVarP(&m.verbosity, "verbose", "v", "log to stderr what the engine does (-v: its steps, -vv: also retries, reconnects, refused steps)")
 	root.AddGroup(
 		&cobra.Group{ID: groupLocate, Title: "Locates and orders:"},

@@ -246,9 +246,9 @@ func (c *logoutCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	db := flagOrEnv(c.conn.m.Getenv, c.conn.db, "LOCATOR_DB")
-	if db == "" {
-		db = defaultDBPath(c.conn.m.Getenv)
+	db, err := c.conn.dbPath()
+	if err != nil {
+		return err
 	}
 	vault := newTokenVault(db, c.conn.m.Getenv)
 	had, err := vault.forget()

@@ -114,12 +114,9 @@ func (c *connFlags) registerLocal(fs *pflag.FlagSet) {
 // localStore opens the local database for reading, refusing to create one
 // that is not there yet.
 func (c *connFlags) localStore(ctx context.Context) (*store.Store, error) {
-	path := c.db
-	if path == "" {
-		path = c.m.Getenv("LOCATOR_DB")
-	}
-	if path == "" {
-		path = defaultDBPath(c.m.Getenv)
+	path, err := c.dbPath()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
