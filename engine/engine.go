@@ -90,6 +90,11 @@ type Update struct {
 	Reason string
 	// Offer is set when the change is an offer arriving.
 	Offer *Offer
+	// QueuedUntil is set, with no change of state, when a locate joins the
+	// quote queue behind the broker's same-symbol spacing: its quote cannot
+	// leave before then (later still if another of the symbol is open), so
+	// a person is told why nothing happens for up to half a minute.
+	QueuedUntil time.Time
 }
 
 // Errors the engine returns. Input errors also match workflow.ErrInput.

@@ -715,6 +715,9 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 		if !slices.Contains(l.queue, id) {
 			l.queue = append(l.queue, id)
 		}
+		if until := l.lastQuote[symbol].Add(e.cfg.QuoteSpacing); until.After(e.clock.Now()) {
+			l.publish(Update{Workflow: w, From: w.State, QueuedUntil: until})
+		}
 	case workflow.SendQuote:
 		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
