@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -25,7 +24,7 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 		return usagef("want one workflow ID (see 'locator status')")
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "cancel", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "cancel", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
@@ -69,7 +68,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 	if !c.accept {
 		name, reason = "decline", "declined with 'locator decline'"
 	}
-	acct, err := c.conn.attach(ctx, name, nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, name, nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

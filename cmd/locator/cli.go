@@ -36,6 +36,9 @@ type Main struct {
 	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
 	settingsFlag string // --config-file
 
+	displayOnce sync.Once
+	disp        *display
+
 	settingsOnce sync.Once
 	settings     *settingsFile
 	settingsErr  error
@@ -324,6 +327,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	root := m.root()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if m.disp != nil {
+		m.disp.close()
+	}
 	var ce *commandError
 	switch {
 	case err == nil:

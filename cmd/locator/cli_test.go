@@ -290,3 +290,35 @@ func TestInterruptedReadExits130(t *testing.T) {
 		}
 	}
 }
+
+// Issue 12: without a terminal, a write that could need a person's answer
+// (locate, short) and has neither --yes nor a cap is refused before
+// anything is sent, exit 2, also while another process owns the account
+// and would take the request.
+func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	owner := b.startMain(t, "serve")
+	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+	for _, args := range [][]string{
+		{"locate", "HTBY", "9000"},
+		{"locate", "HTBY", "9000", "HTBX", "300"},
+		{"short", "HTBX", "100", "--limit-price", "12.00"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02"},
+	} {
+		before, recorded := len(b.writes()), b.workflowCount(t)
+		code, out, errOut := b.MustRunMain(t, nil, args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "nothing") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing sent", args, code, out, errOut)
+		}
+		if w := b.writes(); len(w) != before {
+			t.Errorf("%v: writes sent: %v", args, w[before:])
+		}
+		if n := b.workflowCount(t); n != recorded {
+			t.Errorf("%v: %d workflows recorded", args, n-recorded)
+		}
+	}
+	if code := owner.stop(t); code != exitInterrupt {
+		t.Errorf("serve: exit %d after SIGTERM, want 130\n%s", code, owner.stderr)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -36,7 +35,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "credit-back", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "credit-back", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	out := c.conn.out()
-	onUpdate := progress(out, c.conn.m, time.Now)
+	onUpdate := progress(out, c.conn.m.display())
 	var board *board
 	if len(reqs) > 1 && c.conn.format == formatTable && isTerminalWriter(c.conn.m.Stdout) {
 		board = newBoard(c.conn.m.Stdout, reqs)
@@ -263,8 +263,9 @@ func outcomeText(w *workflow.Workflow, o outcome) string {
 	return text
 }
 
-// progress prints each state change as it happens.
-func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
+// progress prints each state change as it happens; on a terminal a
+// spinner turns while a quote waits its turn or a credit-back is under way.
+func progress(out printer, d *display) func(engine.Update) {
 	return func(u engine.Update) {
 		if u.Order != nil {
 			o := u.Order
@@ -279,10 +280,22 @@ func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 			if u.Reason != "" {
 				line += " — " + u.Reason
 			}
-			fmt.Fprintln(m.Stderr, line)
+			d.println(line)
 			return
 		}
 		w := u.Workflow
+		if until := u.QueuedUntil; !until.IsZero() {
+			if out.json() {
+				out.event(map[string]any{"event": "queued", "id": w.ID, "symbol": w.Symbol, "until": until.UTC()}, "")
+				return
+			}
+			d.println(fmt.Sprintf("%s %s: queued — the broker spaces quotes of a symbol; this one leaves in about %s",
+				w.Symbol, w.ID, until.Sub(d.clk.Now()).Round(time.Second)))
+			d.spinner(func(now time.Time) string {
+				return fmt.Sprintf("%s: waiting to quote, %s", w.Symbol, max(until.Sub(now), 0).Round(time.Second))
+			})
+			return
+		}
 		if out.json() {
 			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": u.Reason}, "")
 			return
@@ -290,22 +303,29 @@ func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 		line := fmt.Sprintf("%s %s: %s → %s", w.Symbol, w.ID, u.From, w.State)
 		if u.Offer != nil {
 			o := u.Offer
-			left := o.ExpiresAt.Sub(now()).Round(time.Second)
+			left := o.ExpiresAt.Sub(d.clk.Now()).Round(time.Second)
 			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", price4(o.Price), o.Shares, money(o.Total),
 				brokerclient.LocateTypeForCode(o.LocateType), left)
 		} else if u.Reason != "" && w.State != states.Quoting {
 			line += " — " + u.Reason
 		}
-		fmt.Fprintln(m.Stderr, line)
+		d.println(line)
+		if w.Kind == states.CreditBack && !w.Terminal() {
+			start := d.clk.Now()
+			d.spinner(func(now time.Time) string {
+				return fmt.Sprintf("%s: crediting back %d shares, %s", w.Symbol, w.Quantity, now.Sub(start).Round(time.Second))
+			})
+		}
 	}
 }
 
 // prompt asks at the terminal whether to take an offer, with the seconds
-// left in the window.
+// left in the window counting down.
 func prompt(m *Main) func(ctx context.Context, o engine.Offer) bool {
 	return func(ctx context.Context, o engine.Offer) bool {
-		return m.ask(ctx, fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
-			o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total),
-			time.Until(o.ExpiresAt).Round(time.Second)))
+		return m.askBefore(ctx, o.ExpiresAt, func(left time.Duration) string {
+			return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
+				o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total), left)
+		})
 	}
 }

@@ -277,7 +277,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "orders cancel", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "orders cancel", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -126,7 +125,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	// The account's owner (this process, or another) places it; owning, the
 	// checks of the account (environment, Active) come first (exit 2).
-	acct, err := c.conn.attach(ctx, "short", ask, progress(printer{w: m.Stderr}, m, time.Now))
+	acct, err := c.conn.attach(ctx, "short", ask, progress(printer{w: m.Stderr}, m.display()))
 	if err != nil {
 		return err
 	}
