@@ -68,7 +68,8 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 			return usagef("--once %q: no such job in %s (jobs: %s)", c.once, c.config, strings.Join(names, ", "))
 		}
 	}
-	log := c.logger()
+	c.conn.daemon = true
+	log := c.conn.daemonLogger(slog.LevelInfo)
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
@@ -101,20 +102,6 @@ func loadConfig(path string) (*jobs.Config, error) {
 		return nil, usagef("config %s: %v", path, err)
 	}
 	return cfg, nil
-}
-
-// logger logs to stderr: info and up (debug with -v), JSON with --json. A
-// daemon, unlike a command, has nobody watching its outcome: its log is how
-// it is watched, so it is on by default.
-func (c *runCommand) logger() *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if c.conn.m.verbosity > 0 {
-		opts.Level = slog.LevelDebug
-	}
-	if c.conn.format == formatJSON {
-		return slog.New(slog.NewJSONHandler(c.conn.m.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(c.conn.m.Stderr, opts))
 }
 
 // runOnce runs one job now. A signal drains it: it starts nothing new and

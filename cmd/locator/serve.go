@@ -53,6 +53,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
+	c.conn.daemon = true
 	accounts, err := c.accounts()
 	if err != nil {
 		return err

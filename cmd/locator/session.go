@@ -24,6 +24,7 @@ type connFlags struct {
 	env     string
 	auth    string
 	format  format
+	daemon  bool // serve and run: see daemonLogger
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -159,18 +160,35 @@ func defaultDBPath(get func(string) string) string {
 	return "locator.db"
 }
 
-// logger is the log of the client, the engine and the jobs: silent unless
-// -v, since a command prints its own outcome and the error that ends it,
-// and a retried 429 or a reconnect is noise to the person waiting; -v shows
-// what the engine does, -vv also the client's retries and reconnects.
+// logger is the log of the client and the engine: silent unless -v for a
+// command, which prints its own outcome and the error that ends it (a
+// retried 429 or a reconnect is noise to the person waiting); -v shows what
+// the engine does, -vv also the client's retries and reconnects. A daemon
+// logs its warnings by default.
 func (c *connFlags) logger() *slog.Logger {
 	switch {
+	case c.daemon:
+		return c.daemonLogger(slog.LevelWarn)
 	case c.m.verbosity >= 2:
 		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	case c.m.verbosity == 1:
 		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// daemonLogger is the log of serve and run: nobody watches a daemon's
+// outcome at a terminal, its log is how it is watched, so it is on by
+// default from level (debug with -v), as JSON lines with --json.
+func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if c.m.verbosity > 0 {
+		opts.Level = slog.LevelDebug
+	}
+	if c.format == formatJSON {
+		return slog.New(slog.NewJSONHandler(c.m.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(c.m.Stderr, opts))
 }
 
 func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, error) {
