@@ -405,7 +405,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 
 // limitHeader and limitRows are the limits on a short's size, the one
 // that binds marked.
-var limitHeader = []string{"LIMIT", "SHARES", "HOW", "BINDS"}
+var limitHeader = []string{"LIMIT", "SHARES", "HOW", ""}
 
 func limitRows(z *ledger.Sizing) [][]string {
 	var rows [][]string

@@ -169,3 +169,27 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 		t.Error("config printed the secret")
 	}
 }
+
+// The README's sample settings file is one the CLI accepts.
+func TestREADMESettingsSample(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(raw), "```json\n")[1:] {
+		sample, _, _ := strings.Cut(block, "```")
+		if !strings.Contains(sample, `"keyIdEnv"`) || strings.Contains(sample, `"jobs"`) {
+			continue
+		}
+		f, err := parseSettings([]byte(sample))
+		if err != nil {
+			t.Fatalf("README settings sample: %v\n%s", err, sample)
+		}
+		if f.Accounts["paper"].Account != "PP200001" {
+			t.Errorf("README settings sample read as %+v", f)
+		}
+		return
+	}
+	t.Error("no settings sample in the README")
+}
