@@ -339,8 +339,49 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	// The command line itself is wrong: nothing ran.
 	fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+	if s := flagSuggestion(cmd, err); s != "" {
+		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
+	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return exitUsage
+}
+
+// flagSuggestion is cmd's flag nearest a mistyped one (at most two edits
+// away), as cobra suggests commands, or "".
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
+		return ""
+	}
+	typed := ne.GetSpecifiedName()
+	best, bestDist := "", 3
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(typed, f.Name); !f.Hidden && d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // exitCode prints the error a command ended with and maps it to the

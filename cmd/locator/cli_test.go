@@ -33,7 +33,7 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		args       []string
 		want, hint string
 	}{
-		{[]string{"locate", "HTBX", "100", "--max-prise", "0.02"}, "unknown flag: --max-prise", "Run 'locator locate --help' for usage."},
+		{[]string{"locate", "HTBX", "100", "--max-prise", "0.02"}, "unknown flag: --max-prise\nDid you mean --max-price?", "Run 'locator locate --help' for usage."},
 		{[]string{"locate", "HTBX", "100", "--max-price"}, "flag needs an argument: --max-price", "Run 'locator locate --help' for usage."},
 		{[]string{"status", "--limit", "x"}, `invalid argument "x" for "--limit"`, "Run 'locator status --help' for usage."},
 		{[]string{"fees", "--grace", "4d"}, `invalid argument "4d" for "--grace"`, "Run 'locator fees --help' for usage."},
@@ -275,16 +275,18 @@ func TestJobsCommand(t *testing.T) {
 	}
 }
 
-// Exit 130 on interrupt, whatever the command: here a read cut off by the
+// Exit 130 on interrupt, whatever the command: here each is cut off by the
 // signal before the broker answered.
-func TestInterruptedReadExits130(t *testing.T) {
+func TestInterruptExits130(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	var stdout, stderr bytes.Buffer
 	m := NewMain(&stdout, &stderr, func(k string) string { return b.env[k] })
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	for _, args := range [][]string{{"inventory"}, {"accounts"}, {"fees"}} {
+	for _, args := range [][]string{{"inventory"}, {"accounts"}, {"fees"}, {"history"}, {"pnl"}, {"positions"}, {"orders"}, {"routes"},
+		{"size", "HTBX", "--price", "12.50"}, {"locate", "HTBX", "100", "--yes"}, {"credit-back", "HTBX", "100"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--yes"}, {"resume"}, {"watch", "pnl"}, {"demo"}} {
 		if code := m.Run(ctx, args); code != exitInterrupt {
 			t.Errorf("%v: exit %d, want 130\n%s", args, code, stderr.String())
 		}
