@@ -311,7 +311,7 @@ func progress(out printer, d *display) func(engine.Update) {
 		}
 		d.println(line)
 		if w.Kind == states.CreditBack && !w.Terminal() {
-			start := d.clk.Now()
+			start := d.since(w.ID)
 			d.spinner(func(now time.Time) string {
 				return fmt.Sprintf("%s: crediting back %d shares, %s", w.Symbol, w.Quantity, now.Sub(start).Round(time.Second))
 			})

@@ -69,8 +69,23 @@ type display struct {
 	live bool // a terminal: lines may tick in place
 	clk  clock.Clock
 
-	mu   sync.Mutex
-	spin *ticker
+	mu     sync.Mutex
+	spin   *ticker
+	starts map[string]time.Time // by workflow id: when the display first saw it
+}
+
+// since is when the display first asked about workflow id: a spinner's
+// seconds count from there across the workflow's steps.
+func (d *display) since(id string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.starts == nil {
+		d.starts = map[string]time.Time{}
+	}
+	if _, ok := d.starts[id]; !ok {
+		d.starts[id] = d.clk.Now()
+	}
+	return d.starts[id]
 }
 
 // println prints a line that stays, under the spinner's erased line.

@@ -81,9 +81,15 @@ func TestSpinnerWhileQueuedAndCreditingBack(t *testing.T) {
 			tick(clk)
 			tick(clk)
 		}
-		done := *cb
+		accepted := *cb
+		accepted.State = states.New
+		show(engine.Update{Workflow: &accepted, From: states.Submitted})
+		if live {
+			tick(clk)
+		}
+		done := accepted
 		done.State = states.Credited
-		show(engine.Update{Workflow: &done, From: states.Submitted})
+		show(engine.Update{Workflow: &done, From: states.New})
 		d.close()
 
 		want := "HTBX wf-1: queued — the broker spaces quotes of a symbol; this one leaves in about 20s\n"
@@ -94,7 +100,11 @@ func TestSpinnerWhileQueuedAndCreditingBack(t *testing.T) {
 		if live {
 			want += "\r\x1b[K| HTBX: crediting back 100 shares, 0s\r\x1b[K/ HTBX: crediting back 100 shares, 1s\r\x1b[K- HTBX: crediting back 100 shares, 2s\r\x1b[K"
 		}
-		want += "HTBX wf-2: submitted → credited\n"
+		want += "HTBX wf-2: submitted → new\n"
+		if live { // the seconds count from the credit-back's start
+			want += "\r\x1b[K| HTBX: crediting back 100 shares, 2s\r\x1b[K/ HTBX: crediting back 100 shares, 3s\r\x1b[K"
+		}
+		want += "HTBX wf-2: new → credited\n"
 		if got := out.String(); got != want {
 			t.Errorf("live %v:\n got %q\nwant %q", live, got, want)
 		}

@@ -29,7 +29,7 @@ type connFlags struct {
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.baseURL, "base-url", "", "broker REST address (env LOCATOR_BASE_URL)")
-	fs.StringVar(&c.account, "account", "", "account id (env LOCATOR_ACCOUNT)")
+	fs.StringVar(&c.account, "account", "", "account id, or the name of an account in the settings file (env LOCATOR_ACCOUNT)")
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
