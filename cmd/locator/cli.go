@@ -294,25 +294,33 @@ policy, 130 interrupted.`,
 		}
 		c.flags(sc.Flags())
 		sc.Flags().SetOutput(m.Stderr) // a deprecated flag's notice
-		plainBools(sc)
 		root.AddCommand(sc)
 	}
+	// cobra's help and completion commands are made now rather than when
+	// the tree runs, so that their booleans show the same way.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	plainBools(root)
 	return root
 }
 
-// plainBools makes cmd's boolean flags show in help as --json rather than
-// pflag's --json[=true|false]: pflag adds the suffix to a value that says
-// it is a bool flag, and parses any flag with a NoOptDefVal the same way,
-// so the value is wrapped to stop saying so. The help flag is declared
-// here for the same reason (cobra would add its own).
+// plainBools makes the boolean flags of cmd and its subcommands show in
+// help as --json rather than pflag's --json[=true|false]: pflag adds the
+// suffix to a value that says it is a bool flag, and parses any flag with a
+// NoOptDefVal the same way, so the value is wrapped to stop saying so. The
+// help flag is declared here for the same reason (cobra would add its own).
 func plainBools(cmd *cobra.Command) {
-	cmd.Flags().BoolP("help", "h", false, "help for "+cmd.Name())
+	if cmd.Flags().Lookup("help") == nil {
+		cmd.Flags().BoolP("help", "h", false, "help for "+cmd.Name())
+	}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			f.Value = plainBool{f.Value}
 		}
 	})
+	for _, sub := range cmd.Commands() {
+		plainBools(sub)
+	}
 }
 
 // plainBool is a bool flag's value without IsBoolFlag (see plainBools).

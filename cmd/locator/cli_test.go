@@ -84,9 +84,14 @@ func TestHelpForEveryCommand(t *testing.T) {
 			}
 		}
 	}
-	code, out, _ := runBare(t, "--help")
-	if code != exitOK || !strings.Contains(out, "Locates and orders:") || !strings.Contains(out, "completion") {
-		t.Errorf("--help: exit %d\n%s", code, out)
+	for _, args := range [][]string{{"--help"}, {"help"}, {"completion", "--help"}, {"completion", "bash", "--help"}, {"help", "help"}} {
+		code, out, _ := runBare(t, args...)
+		if code != exitOK || !strings.Contains(out, "Usage:") || strings.Contains(out, "[=true|false]") {
+			t.Errorf("%v: exit %d\n%s", args, code, out)
+		}
+	}
+	if _, out, _ := runBare(t, "--help"); !strings.Contains(out, "Locates and orders:") || !strings.Contains(out, "completion") {
+		t.Errorf("--help:\n%s", out)
 	}
 }
 
