@@ -310,8 +310,9 @@ func (e *Engine) Inventory() []brokerclient.InventoryRow {
 	return out
 }
 
-// Subscribe delivers every state change from now until ctx ends; the
-// channel is closed after that. It returns once the subscription is in
+// Subscribe delivers every state change from now until ctx ends (first, a
+// QueuedUntil update for each locate already waiting in the quote queue);
+// the channel is closed after that. It returns once the subscription is in
 // place, so a read of the store made after it misses no later change. A
 // subscriber that falls more than a few hundred updates behind misses the
 // overflow (it is logged), so a stuck reader never stalls the engine.
