@@ -239,7 +239,7 @@ func (c *logoutCommand) synopsis() string { return "forget the stored partner to
 
 func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.conn.db, "db", "", "SQLite database path, beside which the tokens are stored (env LOCATOR_DB)")
-	registerFormat(fs, &c.conn.format)
+	registerJSON(fs, &c.conn.format)
 }
 
 func (c *logoutCommand) run(ctx context.Context, args []string) error {
