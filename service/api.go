@@ -85,6 +85,8 @@ type Update struct {
 	Event    states.Event       `json:"event"`
 	Reason   string             `json:"reason,omitempty"`
 	Offer    *workflow.Offer    `json:"offer,omitempty"`
+	// QueuedUntil: see engine.Update.
+	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
 }
 
 // errorBody is an error answer.
@@ -366,7 +368,7 @@ func (o *Owner) handleFollow(w http.ResponseWriter, r *http.Request) {
 				flush(Message{End: u.Workflow})
 				return
 			}
-			if !flush(Message{Update: &Update{Workflow: u.Workflow, From: u.From, Event: u.Event, Reason: u.Reason, Offer: u.Offer}}) {
+			if !flush(Message{Update: &Update{Workflow: u.Workflow, From: u.From, Event: u.Event, Reason: u.Reason, Offer: u.Offer, QueuedUntil: u.QueuedUntil}}) {
 				return
 			}
 		}

@@ -317,7 +317,7 @@ func (a *account) Wait(ctx context.Context, id string) (*workflow.Workflow, erro
 func (a *account) message(ctx context.Context, id string, m service.Message) {
 	switch {
 	case m.Update != nil && a.onUpdate != nil:
-		a.onUpdate(engine.Update{Workflow: m.Update.Workflow, From: m.Update.From, Event: m.Update.Event, Reason: m.Update.Reason, Offer: m.Update.Offer})
+		a.onUpdate(engine.Update{Workflow: m.Update.Workflow, From: m.Update.From, Event: m.Update.Event, Reason: m.Update.Reason, Offer: m.Update.Offer, QueuedUntil: m.Update.QueuedUntil})
 	case m.Ask != nil && a.ask != nil:
 		offer, remote := *m.Ask, a.remote
 		go func() {

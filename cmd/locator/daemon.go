@@ -33,7 +33,7 @@ type runCommand struct {
 }
 
 func (c *runCommand) synopsis() string {
-	return "--config FILE [--once JOB]: the daemon: scheduled locates, credit-backs, ledger syncs, reconciliation"
+	return "the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation"
 }
 
 func (c *runCommand) flags(fs *pflag.FlagSet) {
@@ -69,7 +69,8 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 			return usagef("--once %q: no such job in %s (jobs: %s)", c.once, c.config, strings.Join(names, ", "))
 		}
 	}
-	log := c.logger()
+	c.conn.daemon = true
+	log := c.conn.daemonLogger(slog.LevelInfo)
 	// Webhook URLs are secrets: the config names the variables that hold them.
 	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
 	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
@@ -116,18 +117,6 @@ func loadConfig(path string) (*jobs.Config, error) {
 	return cfg, nil
 }
 
-// logger logs to stderr: info and up (debug with -v), JSON with --json.
-func (c *runCommand) logger() *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if c.conn.verbose {
-		opts.Level = slog.LevelDebug
-	}
-	if c.conn.json {
-		return slog.New(slog.NewJSONHandler(c.conn.m.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(c.conn.m.Stderr, opts))
-}
-
 // runOnce runs one job now, in this process when it owns the account for
 // the run, else in the owner's (which checks the same config). A signal
 // drains it: it starts nothing new and has the grace period to finish what
@@ -147,9 +136,6 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 		return err // the run could not even be recorded
 	}
 	c.report(run)
-	if err != nil && ctx.Err() != nil {
-		return &exitError{code: exitInterrupt, msg: "interrupted: " + err.Error()}
-	}
 	return exitForRun(err)
 }
 
@@ -249,20 +235,26 @@ type runJSON struct {
 	Kind      string `json:"kind"`
 	Account   string `json:"account"`
 	StartedAt string `json:"startedAt"`
-	EndedAt   string `json:"endedAt"`
+	EndedAt   string `json:"endedAt,omitempty"`
 	Outcome   string `json:"outcome"`
 	Detail    string `json:"detail"`
+}
+
+// runJSONOf is r as printed with --json; a run still going has no endedAt.
+func runJSONOf(r store.JobRun) runJSON {
+	o := runJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
+		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
+	if !r.EndedAt.IsZero() {
+		o.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return o
 }
 
 // report prints a finished run on stdout: one line, or one JSON object.
 func (c *runCommand) report(r *store.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	p := c.conn.out()
-	p.event(runJSON{
-		ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
-		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano), EndedAt: r.EndedAt.UTC().Format(time.RFC3339Nano),
-	}, fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
+	c.conn.out().event(runJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
 		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }
 

@@ -276,9 +276,9 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 
 // Issue 5 item 6, SIGTERM mid-job: with a grace period the job finishes the
 // locate in flight and the run ends ok; with none it stops at once, the run
-// is recorded as interrupted, and the workflow resumes at the next start: the
-// same job run again quotes nothing more; the command exits 130, as an
-// interrupted one does (DESIGN.md's exit codes).
+// is recorded as interrupted, the command exits 130 (issue 12: an interrupt
+// exits 130 everywhere), and the workflow resumes at the next start: the
+// same job run again quotes nothing more.
 func TestRunOnceSIGTERM(t *testing.T) {
 	t.Parallel()
 	cfg := `{"jobs": [{"name": "watch", "kind": "locate", "schedule": "@daily", "holidays": "run",

@@ -39,6 +39,8 @@ func setupCLI(t *testing.T) *cliBundle {
 	return &cliBundle{sim: sim, env: map[string]string{
 		"LOCATOR_BASE_URL": srv.URL, "LOCATOR_KEY_ID": "SIMLIVEKEY01", "LOCATOR_SECRET": "sim-live-secret-01",
 		"LOCATOR_ACCOUNT": "LV100001", "LOCATOR_DB": filepath.Join(t.TempDir(), "locator.db"),
+		// No settings file unless a test writes one: never the user's own.
+		"XDG_CONFIG_HOME": t.TempDir(),
 	}}
 }
 
