@@ -20,7 +20,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// account is how a command drives its account (DESIGN.md rule 3): as the
+// account is how a command drives its account (docs/design.md rule 3): as the
 // owner for its run — it takes the lease, runs the engine, and meanwhile
 // serves the requests of other processes — or, when another process owns
 // the account, as a follower that hands its requests to the owner and

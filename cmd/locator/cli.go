@@ -17,7 +17,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Exit codes, the contract in DESIGN.md.
+// Exit codes, the contract in docs/design.md.
 const (
 	exitOK        = 0
 	exitFailure   = 1 // unexpected failure
@@ -393,7 +393,7 @@ func editDistance(a, b string) int {
 }
 
 // exitCode prints the error a command ended with and maps it to the
-// exit-code contract (DESIGN.md).
+// exit-code contract (docs/design.md).
 func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	err := ce.err
 	var ue *usageError

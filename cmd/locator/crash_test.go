@@ -25,7 +25,7 @@ import (
 )
 
 // TestCrashRecovery kills the built binary with SIGKILL at random points of
-// its workflows and of order placement (DESIGN.md rule 1), runs `locator
+// its workflows and of order placement (docs/design.md rule 1), runs `locator
 // resume` after each kill, and checks against a `locator sim` subprocess
 // that every workflow ended in the state the broker's history shows, with
 // exactly one quote (or sell) processed per workflow, none sent without a

@@ -45,7 +45,7 @@ func openTerminalPair(t *testing.T) (term, keyboard *os.File) {
 	return pts, ptm
 }
 
-// Issue 9 item 5 and DESIGN.md rule 8: Ctrl-C at the offer prompt withdraws
+// Issue 9 item 5 and docs/design.md rule 8: Ctrl-C at the offer prompt withdraws
 // the request: the offer is cancelled at the broker (history status 52),
 // on a context that outlives the interrupt, and the command exits 130.
 func TestInterruptAtPromptCancelsOffer(t *testing.T) {

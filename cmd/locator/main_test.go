@@ -87,7 +87,7 @@ func (b *cliBundle) writes() []string {
 	return out
 }
 
-// DESIGN.md "Contracts": locate --json ends with the outcome object; exit 0.
+// docs/design.md "Contracts": locate --json ends with the outcome object; exit 0.
 func TestLocateJSON(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
@@ -118,7 +118,7 @@ func TestLocateJSON(t *testing.T) {
 	}
 }
 
-// Exit codes (DESIGN.md): 4 declined by the policy, 3 rejected by the
+// Exit codes (docs/design.md): 4 declined by the policy, 3 rejected by the
 // broker, 0 not needed / covered.
 func TestLocateExitCodes(t *testing.T) {
 	t.Parallel()

@@ -17,7 +17,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// outcome is the JSON a workflow command ends with (DESIGN.md contract).
+// outcome is the JSON a workflow command ends with (docs/design.md contract).
 type outcome struct {
 	ID            string `json:"id"`
 	Kind          string `json:"kind"`
@@ -134,7 +134,7 @@ func (a formatAlias) Set(s string) error {
 	return nil
 }
 
-// registerFormat declares -o/--output and --json (DESIGN.md: --json makes
+// registerFormat declares -o/--output and --json (docs/design.md: --json makes
 // every command print JSON lines) on fs.
 func registerFormat(fs *pflag.FlagSet, f *format) {
 	*f = formatTable

@@ -15,7 +15,7 @@ import (
 )
 
 // connFlags are the connection settings every broker command shares. The
-// secret has no flag: flags show in process listings (DESIGN.md rule 7).
+// secret has no flag: flags show in process listings (docs/design.md rule 9).
 type connFlags struct {
 	m       *Main
 	baseURL string

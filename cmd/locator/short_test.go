@@ -179,7 +179,7 @@ func TestShortLocateRejected(t *testing.T) {
 	}
 }
 
-// DESIGN.md rule 6 and spec "API keys" rule 5: bad input, a non-Active
+// docs/design.md rule 8 and spec "API keys" rule 5: bad input, a non-Active
 // account, a paper/live mismatch, a route the account lacks or that takes no
 // stock, and a short buying power cannot carry all exit 2 with nothing
 // written at the broker.
@@ -250,7 +250,7 @@ func TestShortNeedsConfirmation(t *testing.T) {
 	}
 }
 
-// DESIGN.md rule 1: an order recorded but left unanswered by an earlier run
+// docs/design.md rule 1: an order recorded but left unanswered by an earlier run
 // (a crash between the intent and the answer) is settled by its
 // clientOrderId before anything new is sent, never placed again: one that
 // reached the broker takes its status, one that never did is marked
@@ -301,7 +301,7 @@ func TestShortSettlesLeftovers(t *testing.T) {
 }
 
 // Spec "Cross-cutting conventions" (clientOrderId is not an idempotency key)
-// and DESIGN.md rule 1: a placement whose answer is lost is settled by its
+// and docs/design.md rule 1: a placement whose answer is lost is settled by its
 // clientOrderId, never sent again. A connection reset after the broker took
 // the order settles as that order (filled); a reset before it did settles
 // as unregistered, exit 1, with nothing working under the id.

@@ -84,7 +84,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// owners says which process owns each account (DESIGN.md rule 3), live or
+// owners says which process owns each account (docs/design.md rule 3), live or
 // lapsed.
 func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer) error {
 	leases, err := st.Leases(ctx)
