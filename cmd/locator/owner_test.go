@@ -310,7 +310,9 @@ func TestDaemonAndHandRunLoop(t *testing.T) {
 		t.Fatalf("the daemon did not start:\n%s", daemonErr.String())
 	}
 	end := time.Now().Add(soak)
+	commands := 0
 	for i := 0; time.Now().Before(end); i++ {
+		commands++
 		sym := fmt.Sprintf("OW%02d", i%2)
 		args := []string{"locate", sym, fmt.Sprint(100 * (1 + i%4)), "--max-price", "0.02"}
 		if i%3 == 2 {
@@ -352,7 +354,8 @@ func TestDaemonAndHandRunLoop(t *testing.T) {
 	if want := int(soak / (20 * time.Second)); loc < want-1 || cb < int(soak/(45*time.Second))-1 {
 		t.Errorf("%d locate and %d credit-back runs in %s", loc, cb, soak)
 	}
-	b.workflows(t)
+	ws := b.workflows(t)
+	t.Logf("%s: %d locate and %d credit-back job runs, %d hand-run commands, %d workflows", soak, loc, cb, commands, len(ws))
 	b.noBrokerTrouble(t)
 }
 
