@@ -148,10 +148,11 @@ func TestCrashRecovery(t *testing.T) {
 }
 
 // buildBinary builds the locator binary into dir.
-// simRequestCount counts the simulator's requests matching "METHOD PATH".
-func simRequestCount(t *testing.T, ready readyLine, match string) int {
+// simRequestLog reads the simulator's request log over HTTP, as
+// docs/design.md's contract serves it (GET /_sim/requests).
+func simRequestLog(t *testing.T, baseURL string) []brokersim.RequestRecord {
 	t.Helper()
-	resp, err := http.Get(ready.BaseURL + "/_sim/requests")
+	resp, err := http.Get(baseURL + "/_sim/requests")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +161,14 @@ func simRequestCount(t *testing.T, ready readyLine, match string) int {
 	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
 		t.Fatal(err)
 	}
+	return log
+}
+
+// simRequestCount counts the simulator's requests matching "METHOD PATH".
+func simRequestCount(t *testing.T, ready readyLine, match string) int {
+	t.Helper()
 	n := 0
-	for _, r := range log {
+	for _, r := range simRequestLog(t, ready.BaseURL) {
 		if r.Method+" "+r.Path == match {
 			n++
 		}
@@ -231,13 +238,7 @@ func checkAgainstBroker(t *testing.T, ready readyLine, db string, shorts int, ru
 	for _, r := range history {
 		rows[r.QuoteReqID] = r
 	}
-	resp, err := http.Get(ready.BaseURL + "/_sim/requests")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log []brokersim.RequestRecord
-	json.NewDecoder(resp.Body).Decode(&log)
-	resp.Body.Close()
+	log := simRequestLog(t, ready.BaseURL)
 	checkOrders(t, st, log, shorts)
 	checkAccepts(t, log, runs)
 	sent := map[string]int{} // quoteReqID → processed quote/sell requests

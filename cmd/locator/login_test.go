@@ -214,20 +214,10 @@ func (b *partnerCLI) checkPartnerFlow(t *testing.T, signIn func(authURL string))
 	}
 }
 
-// simRequests reads the request log over HTTP, as docs/design.md's contract
-// serves it (GET /_sim/requests).
+// simRequests reads the simulator's request log.
 func (b *partnerCLI) simRequests(t *testing.T) []brokersim.RequestRecord {
 	t.Helper()
-	resp, err := http.Get(b.sim.URL + "/_sim/requests")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out []brokersim.RequestRecord
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return simRequestLog(t, b.sim.URL)
 }
 
 // jwtBody is a token's claims segment: finding it would betray a token

@@ -78,16 +78,7 @@ func (b *ownerBundle) serve(t *testing.T) *exec.Cmd {
 
 func (b *ownerBundle) requests(t *testing.T) []brokersim.RequestRecord {
 	t.Helper()
-	resp, err := http.Get(b.ready.BaseURL + "/_sim/requests")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var log []brokersim.RequestRecord
-	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
-		t.Fatal(err)
-	}
-	return log
+	return simRequestLog(t, b.ready.BaseURL)
 }
 
 func (b *ownerBundle) workflows(t *testing.T) []string {

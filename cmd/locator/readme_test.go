@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -246,30 +245,11 @@ func readmeEnv(t *testing.T) map[string]string {
 	}
 }
 
-// sampleWriter collects stdout and stderr in the order they are written,
-// as a terminal shows them.
-type sampleWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *sampleWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *sampleWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 func readmeRun(t *testing.T, env map[string]string, args []string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	var w sampleWriter
+	var w syncBuffer // stdout and stderr in the order written, as a terminal shows them
 	m := NewMain(&w, &w, func(k string) string { return env[k] })
 	m.Stdin = strings.NewReader("")
 	if code := m.Run(ctx, args); code != 0 {
@@ -291,7 +271,7 @@ func readmeSim(t *testing.T, args []string) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	var w sampleWriter
+	var w syncBuffer // stdout and stderr in the order written, as a terminal shows them
 	done := make(chan int, 1)
 	go func() { done <- NewMain(&w, &w, func(string) string { return "" }).Run(ctx, run) }()
 	for !strings.Contains(w.String(), "\n") {

@@ -36,17 +36,12 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
 
-// serveConfig lists the accounts to own and where each one's key pair is
-// (the names of environment variables: secrets never sit in the file).
+// serveConfig lists the accounts to own, each as the settings file names
+// an account: its id, and optionally its address, environment and the
+// names of the environment variables holding its key pair (secrets never
+// sit in the file).
 type serveConfig struct {
-	Accounts []serveAccount `json:"accounts"`
-}
-
-type serveAccount struct {
-	Account   string `json:"account"`
-	KeyIDEnv  string `json:"keyIdEnv"`
-	SecretEnv string `json:"secretEnv"`
-	Env       string `json:"env"`
+	Accounts []namedAccount `json:"accounts"`
 }
 
 func (c *serveCommand) run(ctx context.Context, args []string) error {
@@ -72,7 +67,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	log := c.conn.logger()
-	clients := map[string]*brokerclient.Client{} // one per key pair: one pacer per key pair
+	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
 	var owners []*service.Owner
 	defer func() {
 		for _, o := range owners {
@@ -85,15 +80,18 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		if a.Env != "" {
 			s.env = brokerclient.Env(a.Env)
 		}
+		if a.BaseURL != "" {
+			s.baseURL = a.BaseURL
+		}
 		if err := s.checkCredentials(); err != nil {
 			return usagef("account %s: %v (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)
 		}
-		client := clients[s.keyID]
+		client := clients[s.baseURL+" "+s.keyID]
 		if client == nil {
 			if client, err = c.conn.client(s, clk); err != nil {
 				return usagef("%v", err)
 			}
-			clients[s.keyID] = client
+			clients[s.baseURL+" "+s.keyID] = client
 		}
 		o, err := service.OwnAsDaemon(ctx, engine.Config{Client: client, Store: st, Clock: clk, Account: s.account, Env: s.env,
 			Logger: log.With("account", s.account)}, base.db)
@@ -128,13 +126,13 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 }
 
 // accounts reads --config, or serves the one account of the flags.
-func (c *serveCommand) accounts() ([]serveAccount, error) {
+func (c *serveCommand) accounts() ([]namedAccount, error) {
 	if c.config == "" {
 		s, err := c.conn.resolve(true)
 		if err != nil {
 			return nil, err
 		}
-		return []serveAccount{{Account: s.account, KeyIDEnv: s.keyVars[0], SecretEnv: s.keyVars[1]}}, nil
+		return []namedAccount{{Account: s.account, KeyIDEnv: s.keyVars[0], SecretEnv: s.keyVars[1]}}, nil
 	}
 	data, err := os.ReadFile(c.config)
 	if err != nil {
@@ -159,6 +157,11 @@ func (c *serveCommand) accounts() ([]serveAccount, error) {
 			return nil, usagef("config %s: account %s listed twice", c.config, a.Account)
 		case a.Env != "" && a.Env != string(brokerclient.EnvLive) && a.Env != string(brokerclient.EnvPaper):
 			return nil, usagef("config %s: account %s: env %q: want live or paper", c.config, a.Account, a.Env)
+		}
+		if a.BaseURL != "" {
+			if err := checkBaseURL(a.BaseURL); err != nil {
+				return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)
+			}
 		}
 		if a.KeyIDEnv == "" {
 			a.KeyIDEnv = "LOCATOR_KEY_ID"

@@ -124,8 +124,8 @@ func (c *connFlags) resolve(needAccount bool) (settings, error) {
 	if s.baseURL == "" {
 		return s, usagef("no broker address: set LOCATOR_BASE_URL or --base-url (try 'locator sim' for a local one)")
 	}
-	if u, err := url.Parse(s.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return s, usagef("broker address %q: want http(s)://host[:port]", s.baseURL)
+	if err := checkBaseURL(s.baseURL); err != nil {
+		return s, err
 	}
 	if err := s.checkCredentials(); err != nil {
 		return s, err
@@ -214,4 +214,12 @@ func accountError(account string, err error) error {
 		return usagef("account %s not found for these keys (or the keys are invalid); nothing was sent", account)
 	}
 	return err
+}
+
+// checkBaseURL refuses a broker address that is not http(s)://host[:port].
+func checkBaseURL(raw string) error {
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("broker address %q: want http(s)://host[:port]", raw)
+	}
+	return nil
 }
