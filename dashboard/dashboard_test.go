@@ -26,8 +26,12 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// testSymbol is a hard-to-borrow symbol the tests add to the scenario.
-const testSymbol = "DASH"
+// testSymbol and askSymbol are hard-to-borrow symbols the tests add to the
+// scenario.
+const (
+	testSymbol = "DASH"
+	askSymbol  = "KITE"
+)
 
 type testBundle struct {
 	sim   *simtest.Bundle
@@ -48,15 +52,18 @@ type setupOpt struct {
 	clock func(*simtest.Bundle)
 }
 
-// setup starts the simulator (with testSymbol offered at 0.02), a store on
+// setup starts the simulator (with testSymbol offered at 0.02 and askSymbol
+// at 0.04), a store on
 // a temp file, the owner of LV100001 with its engine, and the dashboard
 // server, all on one fake clock.
 func setup(t *testing.T, o setupOpt) *testBundle {
 	t.Helper()
 	b := &testBundle{fed: make(chan engine.Update, 256)}
 	b.sim = simtest.New(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
-		sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: testSymbol, LocateType: 1, Shares: 10000,
-			Price: brokersim.Dec(decimal.RequireFromString("0.02"))})
+		sc.Timing.FeeDelay = brokersim.Duration(time.Millisecond) // a fill's fee is in the ledger at once
+		sc.Pools = append(sc.Pools,
+			brokersim.ScenarioPool{Symbol: testSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.02"))},
+			brokersim.ScenarioPool{Symbol: askSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.04"))})
 	}))
 	dbPath := filepath.Join(t.TempDir(), "locator.db")
 	st, err := store.Open(t.Context(), dbPath, b.sim.Clock)

@@ -85,6 +85,7 @@ type Server struct {
 	page       *template.Template
 	handler    http.Handler
 
+	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	srv    *http.Server
@@ -131,7 +132,7 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 	s.metrics.reg.MustRegister(newGauges(s))
 	s.handler = s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
+	s.ctx, s.cancel = ctx, cancel
 	for _, o := range s.owners {
 		updates := o.Engine().Subscribe(ctx)
 		s.wg.Add(1)
@@ -339,7 +340,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleAnswer answers an offer as `locator approve` or `locator decline`
-// would, through the account's owner, then shows the page again.
+// would, through the account's owner; a form post (no script) is shown
+// the page again, the page's script gets {}.
 func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	id, account, answer := r.FormValue("id"), r.FormValue("account"), r.FormValue("answer")
 	var o *service.Owner
@@ -365,6 +367,11 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("offer answered on the dashboard", "account", account, "id", id, "answer", answer)
+	if r.Header.Get("Accept") == "application/json" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}\n"))
+		return
+	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -430,6 +437,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		t := s.clk.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.ctx.Done():
 			t.Stop()
 			return
 		case <-changed:

@@ -15,6 +15,29 @@
     }
   }
 
+  // Answers go without leaving the page (the stream shows what follows);
+  // without this script the form posts and the server shows the page again.
+  live.addEventListener("submit", function (e) {
+    var form = e.target;
+    e.preventDefault();
+    var buttons = form.querySelectorAll("button");
+    for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
+    var body = new URLSearchParams(new FormData(form));
+    body.set(e.submitter.name, e.submitter.value); // the button pressed
+    fetch(form.action, {
+      method: "POST",
+      headers: { "Accept": "application/json" },
+      body: body,
+    }).then(function (resp) {
+      if (resp.ok) return;
+      return resp.text().then(function (msg) {
+        for (var i = 0; i < buttons.length; i++) buttons[i].disabled = false;
+        status.textContent = msg.trim();
+        status.className = "status bad";
+      });
+    });
+  });
+
   var events = new EventSource("/events");
   events.addEventListener("view", function (e) {
     live.innerHTML = e.data;
