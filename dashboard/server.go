@@ -165,12 +165,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Start listens on addr and serves until Close. Beyond loopback it refuses
 // without a token (ErrTokenRequired).
 func (s *Server) Start(addr string) (net.Addr, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: listen address %q: %w", addr, err)
-	}
-	if s.token == "" && !loopback(host) {
-		return nil, ErrTokenRequired
+	if err := CheckListen(addr, s.token); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -194,6 +190,20 @@ func (s *Server) Close() {
 		s.srv.Close()
 	}
 	s.wg.Wait()
+}
+
+// CheckListen says whether the server may listen on addr with token (or
+// none): beyond loopback only with one (ErrTokenRequired). A command
+// checks before it sends anything.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: listen address %q: %w", addr, err)
+	}
+	if token == "" && !loopback(host) {
+		return ErrTokenRequired
+	}
+	return nil
 }
 
 // loopback reports whether host (a name or an address, without port) is
