@@ -19,6 +19,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
@@ -426,5 +427,43 @@ func TestEventsDeliverUpdate(t *testing.T) {
 	}
 	if !strings.Contains(page, "LV100001") {
 		t.Errorf("page:\n%s", page)
+	}
+}
+
+// The page shows the located inventory, today's fees as a chart (the
+// fill's expected fee beside the ledger's charge) and the job runs.
+func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	w := b.locate(t, 300)
+	if w.State != states.Filled {
+		t.Fatalf("locate ended %s: %s", w.State, w.Reason)
+	}
+	// The same again is covered: its check reads the inventory the fill
+	// changed, which the page shows.
+	if w := b.locate(t, 300); w.State != states.Covered {
+		t.Fatalf("second locate ended %s: %s", w.State, w.Reason)
+	}
+	today := ledger.TradeDate(b.sim.Clock.Now())
+	if _, err := ledger.Sync(t.Context(), b.sim.Client(t, b.sim.Live), b.store, "LV100001", today, today.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	run, err := b.store.StartJobRun(t.Context(), "premarket-locates", "locate", "LV100001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.EndJobRun(t.Context(), run.ID, store.JobFailed, "HTBX declined"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.get(t, "/", nil).Body.String()
+	for _, want := range []string{
+		"<td>" + testSymbol + "</td><td>Locate</td><td>300</td>", // inventory
+		`<svg class="chart"`, `class="sym">` + testSymbol + `</text>`, ">6.00</text>", // fees
+		`<tr class="outcome-failed"><td>premarket-locates</td>`, "HTBX declined", // job runs
+		"No workflow under way.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
 	}
 }

@@ -65,15 +65,16 @@ func (m *Metrics) ObserveCall(route string, status int, _ time.Duration) {
 	}
 }
 
-// observe counts what one workflow change tells: an accept decided, a
-// workflow ended.
-func (m *Metrics) observe(account string, u engine.Update, now time.Time) {
+// observe counts what one workflow change tells: an accept decided (timed
+// from the offer to the record of the decision, both on the service's
+// clock, so the feed's own delay does not count), a workflow ended.
+func (m *Metrics) observe(account string, u engine.Update) {
 	w := u.Workflow
 	if w == nil {
 		return
 	}
 	if w.State == states.Accepting && u.From == states.Offered && !w.OfferedAt.IsZero() {
-		m.offerAccept.WithLabelValues(account).Observe(now.Sub(w.OfferedAt).Seconds())
+		m.offerAccept.WithLabelValues(account).Observe(w.UpdatedAt.Sub(w.OfferedAt).Seconds())
 	}
 	if w.Terminal() {
 		m.ended.WithLabelValues(account, string(w.State)).Inc()

@@ -149,7 +149,7 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 				if !ok {
 					return // the engine stopped
 				}
-				s.metrics.observe(o.Lease().Account, u, s.clk.Now())
+				s.metrics.observe(o.Lease().Account, u)
 				if s.fed != nil {
 					s.fed(u)
 				}
@@ -385,10 +385,15 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// viewRefreshTicks is how many ticks (seconds) pass between views sent
+// without a workflow change: the poller's idle inventory spacing.
+const viewRefreshTicks = 5
+
 // handleEvents streams the page's live part: a "view" event (the sections'
-// HTML) at once and after every workflow change, and a "tick" event (the
-// service clock, Unix milliseconds) every second of that clock, from which
-// the page counts offers down: on the service's clock, not the browser's.
+// HTML) at once, after every workflow change and every viewRefreshTicks
+// ticks, and a "tick" event (the service clock, Unix milliseconds) every
+// second of that clock, from which the page counts offers down: on the
+// service's clock, not the browser's.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -443,6 +448,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !sendView() {
 		return
 	}
+	ticks := 0
 	for {
 		t := s.clk.NewTimer(time.Second)
 		select {
@@ -459,6 +465,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case now := <-t.C():
 			if !send("tick", strconv.FormatInt(now.UnixMilli(), 10)) {
+				return
+			}
+			// Inventory reads and job runs publish no change: the view is
+			// sent again at the poller's idle inventory spacing.
+			if ticks++; ticks%viewRefreshTicks == 0 && !sendView() {
 				return
 			}
 		}

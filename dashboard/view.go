@@ -70,6 +70,7 @@ type feesView struct {
 
 type feeRow struct {
 	Symbol                    string
+	X                         int // where the bars start
 	Expected, Charged         string
 	ExpectedBar, ChargedBar   float64
 	ExpectedText, ChargedText float64 // x of each bar's label
@@ -80,9 +81,12 @@ type feeRow struct {
 const (
 	chartLabel = 70  // room for the symbol
 	chartWidth = 260 // the longest bar
+	chartValue = 70  // room for a bar's amount
 	chartRow   = 34  // height of one symbol's pair of bars
 )
 
+// Width and Height are the chart's viewBox.
+func (f feesView) Width() int  { return chartLabel + chartWidth + chartValue }
 func (f feesView) Height() int { return max(1, len(f.Rows))*chartRow + 8 }
 
 // waitsOnPerson reports whether w's offer is one a person answers: an
@@ -192,7 +196,7 @@ func (s *Server) fees(ctx context.Context, account string, now time.Time) feesVi
 	}
 	for i, sym := range symbols {
 		sm := bySymbol[sym]
-		r := feeRow{Symbol: sym, Expected: sm.expected.StringFixed(2), Charged: sm.charged.StringFixed(2),
+		r := feeRow{Symbol: sym, X: chartLabel, Expected: sm.expected.StringFixed(2), Charged: sm.charged.StringFixed(2),
 			ExpectedBar: bar(sm.expected), ChargedBar: bar(sm.charged), Y: i * chartRow}
 		r.ExpectedText, r.ChargedText = chartLabel+r.ExpectedBar+4, chartLabel+r.ChargedBar+4
 		f.Rows = append(f.Rows, r)
