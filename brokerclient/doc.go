@@ -1,5 +1,6 @@
 // Package brokerclient is a typed client of the broker's whole REST interface
-// (the broker interface specification, "Endpoints"). It paces every
+// (the broker's interface specification, "the spec" in comments, section
+// "Endpoints"; docs/broker.md summarizes what locator relies on). It paces every
 // route with a token bucket matching the spec's "Rate limits" table, recovers
 // 429s on the spec's schedule, retries only what is safe to repeat, reports a
 // lost answer to a quote, sell or order as OutcomeUnknownError carrying the

@@ -496,7 +496,7 @@ func TestOrderGetAndBook(t *testing.T) {
 	if _, _, err := b.paper.Orders.Get(ctx, "PP200001", o.ClientOrderID); !errors.Is(err, brokerclient.ErrNotFound) {
 		t.Errorf("get before registration: %v, want 404", err)
 	}
-	b.Advance(50 * time.Millisecond)
+	b.Advance(time.Second) // past registration, and the route's pacer (2/s, burst 1)
 	got, _, err := b.paper.Orders.Get(ctx, "PP200001", o.ClientOrderID)
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +510,7 @@ func TestOrderGetAndBook(t *testing.T) {
 	if _, _, err := b.paper.Orders.Place(ctx, "PP200001", rejected); err != nil {
 		t.Fatal(err)
 	}
-	b.Advance(50 * time.Millisecond)
+	b.Advance(time.Second)
 	book, _, err = b.paper.Orders.Book(ctx, "PP200001")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,10 @@ package brokerclient
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -123,11 +126,29 @@ func marginOf(route string) float64 {
 	return pacingMargin
 }
 
+// burstOf is the burst the client uses: one below the published one. The
+// client's bucket counts a request when it leaves, the broker's when it
+// arrives; with the full burst, a burst's first request arriving a few tens
+// of milliseconds late makes the one after the burst arrive early for the
+// broker's bucket (a 2/s route with burst 2 tolerates 26 ms of jitter) and
+// draws a 429. One token short, the same route tolerates half a second,
+// and the sustained rate is unchanged.
+func burstOf(l Limit) int {
+	if l.Burst > 1 {
+		return l.Burst - 1
+	}
+	return l.Burst
+}
+
 // pacer holds one limiter per route, shared by every goroutine of a Client.
 type pacer struct {
 	mu       sync.Mutex
 	off      bool
 	limiters map[string]*rate.Limiter
+	// emptyAt: every bucket starts as if emptied then (see PaceAfter).
+	emptyAt time.Time
+	// last is when the latest request was let go.
+	last time.Time
 }
 
 func newPacer() *pacer { return &pacer{limiters: map[string]*rate.Limiter{}} }
@@ -146,13 +167,23 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 			l = Limit{1, 1}
 		}
 		r := rate.Limit(l.PerSecond * marginOf(route))
-		lim = rate.NewLimiter(r, l.Burst)
-		lim.SetLimitAt(now, r) // start full on clk's time
+		lim = rate.NewLimiter(r, burstOf(l))
+		if p.emptyAt.IsZero() {
+			lim.SetLimitAt(now, r) // start full on clk's time
+		} else {
+			at := p.emptyAt
+			if at.After(now) {
+				at = now // a limiter's time never goes back
+			}
+			lim.SetLimitAt(at, r)
+			lim.ReserveN(at, burstOf(l)) // empty then, refilling since
+		}
 		p.limiters[route] = lim
 	}
 	r := lim.ReserveN(now, 1)
-	p.mu.Unlock()
 	d := r.DelayFrom(now)
+	p.last = now.Add(d)
+	p.mu.Unlock()
 	if d == 0 {
 		return nil
 	}
@@ -161,4 +192,35 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 		return err
 	}
 	return nil
+}
+
+// PaceAfter starts every route's bucket as if emptied at t: the broker's
+// buckets are per key pair, and another process (the account's previous
+// owner, a moment ago) may have drawn them down until then. Call it before
+// the first request; a t in the future counts as now.
+func (c *Client) PaceAfter(t time.Time) {
+	c.pacer.mu.Lock()
+	defer c.pacer.mu.Unlock()
+	c.pacer.emptyAt = t
+}
+
+// LastRequest is when the client's latest request was let go by its pacer
+// (zero before any): what the next process on the key pair starts its
+// pacer after.
+func (c *Client) LastRequest() time.Time {
+	c.pacer.mu.Lock()
+	defer c.pacer.mu.Unlock()
+	return c.pacer.last
+}
+
+// PacingKey names the broker's buckets this client draws on, its key pair
+// (or its partner client) at its base address, as a hash: processes using
+// the same key pair share a record of it without the key id in it.
+func (c *Client) PacingKey() string {
+	id := "key:" + c.keyID
+	if c.keyID == "" && c.partner != nil {
+		id = "partner:" + c.partner.ClientID
+	}
+	sum := sha256.Sum256([]byte(c.baseURL.String() + "\n" + id))
+	return hex.EncodeToString(sum[:12])
 }

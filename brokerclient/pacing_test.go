@@ -50,7 +50,7 @@ func TestPacingManyGoroutinesNo429(t *testing.T) {
 			t.Fatalf("a request at %s was answered 429; the client should have paced it", r.Time.Format(time.RFC3339Nano))
 		}
 	}
-	// 2 at once (the burst), then at most 2 per second: the 200 calls
+	// 1 at once (the burst less one), then at most 2 per second: the 200 calls
 	// cannot span less than 99 seconds of simulator time.
 	if span := reqs[n-1].Time.Sub(reqs[0].Time); span < 99*time.Second {
 		t.Errorf("200 history calls spanned %v of simulator time, faster than 2/s", span)
@@ -124,5 +124,40 @@ func TestPacingWaitHonoursCancel(t *testing.T) {
 	}
 	if n := len(loggedRequests(b, "POST", "/locates/quote")); n != 1 {
 		t.Errorf("%d quotes sent, want 1", n)
+	}
+}
+
+// Spec: Limits, "Rate limits" are per key pair: a client that takes over
+// from another process which drew the buckets down until a moment ago
+// (PaceAfter) starts them empty as of then, not full; LastRequest is what
+// it hands on to the next one.
+func TestPaceAfterStartsEmpty(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.Client(t, b.Live)
+	if !c.LastRequest().IsZero() {
+		t.Fatal("LastRequest before any request")
+	}
+	start := b.Clock.Now()
+	c.PaceAfter(start.Add(-100 * time.Millisecond)) // the previous owner's last request
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Locates.History(t.Context(), "LV100001")
+		done <- err
+	}()
+	<-b.Clock.BlockUntil(1) // paced: the bucket is still refilling
+	b.Clock.AdvanceToNext()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// 2/s at 95 %: a token every 526 ms, 100 ms of which had passed.
+	if waited := b.Clock.Now().Sub(start); waited < 420*time.Millisecond || waited > 430*time.Millisecond {
+		t.Errorf("the first request waited %v, want 426 ms", waited)
+	}
+	if last := c.LastRequest(); !last.Equal(b.Clock.Now()) {
+		t.Errorf("LastRequest %v, want %v", last, b.Clock.Now())
+	}
+	if k := c.PacingKey(); len(k) != 24 || k != b.Client(t, b.Live).PacingKey() || k == b.Client(t, b.Paper).PacingKey() {
+		t.Errorf("PacingKey %q: want one per key pair", k)
 	}
 }

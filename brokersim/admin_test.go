@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/simtest"
 )
 
-// The admin routes under /_sim/ (DESIGN.md "Contracts"): the request log,
+// The admin routes under /_sim/ (docs/design.md "Contracts"): the request log,
 // the clock, reset. They sit outside the broker interface.
 func TestAdmin(t *testing.T) {
 	t.Parallel()

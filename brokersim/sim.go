@@ -1,3 +1,12 @@
+// Package brokersim is a simulated broker: an http.Handler serving the
+// broker's REST interface, its two WebSocket streams and the partner OAuth
+// login page and token endpoint, driven by a scenario (the embedded default
+// is scenario_default.json) and an injectable clock. It is `locator sim`,
+// the demo's broker and the oracle of every test. It imports nothing of
+// locator's but the clock, so it cannot agree with brokerclient by accident.
+// docs/broker.md summarizes the interface it implements; the README's "The
+// simulator" lists its admin routes and the choices it made where the
+// broker's specification shows nothing.
 package brokersim
 
 import (

@@ -13,6 +13,10 @@
 // workflow, commits the record, and only then hands the effects (quote,
 // accept, cancel, sell, place or cancel an order) to workers, which report
 // back as events. The poller only reads and delivers.
+//
+// docs/design.md gives the rules this package keeps (write-ahead intent,
+// one owner per account, the broker's clock) and docs/broker.md the broker's
+// locate workflow it drives.
 package engine
 
 import (
@@ -91,6 +95,11 @@ type Update struct {
 	Reason string
 	// Offer is set when the change is an offer arriving.
 	Offer *Offer
+	// QueuedUntil is set, with no change of state, when a locate joins the
+	// quote queue behind the broker's same-symbol spacing: its quote cannot
+	// leave before then (later still if another of the symbol is open), so
+	// a person is told why nothing happens for up to half a minute.
+	QueuedUntil time.Time
 }
 
 // Errors the engine returns. Input errors also match workflow.ErrInput.
@@ -308,8 +317,9 @@ func (e *Engine) Inventory() []brokerclient.InventoryRow {
 	return out
 }
 
-// Subscribe delivers every state change from now until ctx ends; the
-// channel is closed after that. It returns once the subscription is in
+// Subscribe delivers every state change from now until ctx ends (first, a
+// QueuedUntil update for each locate already waiting in the quote queue);
+// the channel is closed after that. It returns once the subscription is in
 // place, so a read of the store made after it misses no later change. A
 // subscriber that falls more than a few hundred updates behind misses the
 // overflow (it is logged), so a stuck reader never stalls the engine.

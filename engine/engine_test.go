@@ -462,7 +462,7 @@ func TestTwentySymbolsAtOnce(t *testing.T) {
 	}
 }
 
-// Recovery (DESIGN.md rule 1): an engine stopped after its quote left is
+// Recovery (docs/design.md rule 1): an engine stopped after its quote left is
 // replaced by a new one that reconciles from history and finishes the
 // workflow without quoting again.
 func TestRecoveryAfterStop(t *testing.T) {
@@ -549,7 +549,7 @@ func TestAccept429BurstStallsNothing(t *testing.T) {
 	}
 }
 
-// Issue 9 item 4 and DESIGN.md rule 4: with the broker's clock two days
+// Issue 9 item 4 and docs/design.md rule 4: with the broker's clock two days
 // behind, or five minutes ahead of, this machine's, offers are measured on
 // the broker's clock: locates fill, a refused offer is cancelled, and
 // nothing is left open at the broker.

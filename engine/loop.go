@@ -297,6 +297,19 @@ func (l *loop) nextQuotable() (string, time.Duration) {
 	return "", wait
 }
 
+// queued is the update saying that locate w waits in the quote queue
+// behind the same-symbol spacing, if it does.
+func (l *loop) queued(w *Workflow) (Update, bool) {
+	if w == nil {
+		return Update{}, false
+	}
+	until := l.lastQuote[w.Symbol].Add(l.e.cfg.QuoteSpacing)
+	if !until.After(l.e.clock.Now()) {
+		return Update{}, false
+	}
+	return Update{Workflow: w, From: w.State, QueuedUntil: until}, true
+}
+
 // noteQuote records the broker's answer to a quote at: it spaces both the
 // symbol's next quote and the next quote of any symbol.
 func (l *loop) noteQuote(symbol string, at time.Time) {
@@ -442,6 +455,16 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		ev.reply <- freshInventory{}
 	case subscribeEv:
 		l.subs = append(l.subs, subscriber{ctx: ev.ctx, ch: ev.ch})
+		// A subscriber that came after a locate was queued (a process
+		// following the request it handed over) still learns why it waits.
+		for _, id := range l.queue {
+			if u, ok := l.queued(l.open[id]); ok {
+				select {
+				case ev.ch <- u:
+				default: // a longer queue than the buffer: the rest is dropped
+				}
+			}
+		}
 		ev.reply <- struct{}{}
 	case orderEvent:
 		if o := l.orders.open[ev.orderID()]; o != nil {
@@ -717,6 +740,9 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 	case workflow.Enqueue:
 		if !slices.Contains(l.queue, id) {
 			l.queue = append(l.queue, id)
+		}
+		if u, ok := l.queued(w); ok {
+			l.publish(u)
 		}
 	case workflow.SendQuote:
 		e.poll.Watch(w.QuoteReqID, l.deliver)

@@ -10,46 +10,55 @@ import (
 	"slices"
 	"strings"
 	"time"
-	_ "time/tzdata" // America/New_York must load on machines without zone files
 
 	"github.com/robfig/cron/v3"
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/workflow"
 )
 
 // Market is the time zone schedules run in: the spec's session hours are
 // Eastern Time, so "0 0 9 * * MON-FRI" means 9:00 in New York whatever the
-// host's zone.
-var Market = mustLoad("America/New_York")
+// host's zone. It is the market package's zone, not a second definition.
+var Market = market.NewYork
 
-func mustLoad(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err) // time/tzdata is embedded: cannot happen
-	}
-	return loc
-}
-
-// Parser parses schedules: six fields with seconds first, plus descriptors
-// such as @hourly and "@every 10s". cmd/locator hands the same parser to the
-// robfig runner, so a spec means one thing everywhere.
+// Parser parses cron schedules: six fields with seconds first, plus
+// descriptors such as @hourly and "@every 10s". cmd/locator hands the same
+// parser to the robfig runner, so a spec means one thing everywhere. The
+// session schedules (@open, @close) are ParseSchedule's, not the parser's.
 var Parser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// Schedule is a parsed cron spec in the Market zone: a value with Next, so
+// Schedule is a parsed schedule in the Market zone: a value with Next, so
 // tests step through it on a fake clock and the robfig runner takes it as a
-// cron.Schedule.
+// cron.Schedule. It follows the exchange's calendar (package market): a
+// cron schedule never fires on an exchange holiday (unless RunOnHolidays),
+// and a session schedule fires once a trading day, relative to that day's
+// open or close, so an early close moves it.
 type Schedule struct {
 	// Spec is the text it was parsed from.
-	Spec  string
-	sched cron.Schedule
+	Spec string
+	// RunOnHolidays lets a cron schedule fire on exchange holidays too (a
+	// job's "holidays": "run"); session schedules never do, having no
+	// session then.
+	RunOnHolidays bool
+
+	cron   cron.Schedule // nil for a session schedule
+	anchor string        // "open" or "close" for a session schedule
+	offset time.Duration // from the anchor
 }
 
 var _ cron.Schedule = Schedule{}
 
-// ParseSchedule parses spec (seconds field first) in the Market zone. A
-// TZ= prefix is refused: every schedule is market time.
+// sessionSpec is a session schedule: @open or @close, optionally shifted by
+// a signed duration (@close-15m, @open+5m, @close-1h30m).
+var sessionSpec = regexp.MustCompile(`^@(open|close)([+-].+)?$`)
+
+// ParseSchedule parses spec in the Market zone: six cron fields (seconds
+// first) or a robfig descriptor, or a session schedule such as @close-15m.
+// A TZ= prefix is refused: every schedule is market time.
 func ParseSchedule(spec string) (Schedule, error) {
 	s := strings.TrimSpace(spec)
 	if s == "" {
@@ -58,27 +67,91 @@ func ParseSchedule(spec string) (Schedule, error) {
 	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
 		return Schedule{}, fmt.Errorf("schedule %q: schedules run in %s; drop the time-zone prefix", spec, Market)
 	}
+	if m := sessionSpec.FindStringSubmatch(s); m != nil {
+		return parseSession(s, m[1], m[2])
+	}
 	sched, err := Parser.Parse(s)
 	if err != nil {
 		msg := err.Error()
 		if !strings.HasPrefix(s, "@") && len(strings.Fields(s)) != 6 {
-			msg += ` (six fields, seconds first: e.g. "0 0 9 * * MON-FRI")`
+			msg += ` (six fields, seconds first: e.g. "0 0 9 * * MON-FRI"; or @open, @close-15m)`
 		}
 		return Schedule{}, fmt.Errorf("schedule %q: %s", spec, msg)
 	}
 	if ss, ok := sched.(*cron.SpecSchedule); ok && ss.Location == time.Local {
 		ss.Location = Market
 	}
-	return Schedule{Spec: s, sched: sched}, nil
+	return Schedule{Spec: s, cron: sched}, nil
 }
 
-// Next returns the first activation strictly after t (zero if none), in t's
-// location.
+// parseSession checks that the shifted time stays on the session's own date
+// for a full day and an early close alike, so "the run of a trading day" is
+// never on a day the exchange is closed.
+func parseSession(s, anchor, shift string) (Schedule, error) {
+	var off time.Duration
+	if shift != "" {
+		var err error
+		if off, err = time.ParseDuration(shift); err != nil {
+			return Schedule{}, fmt.Errorf("schedule %q: %q is not a duration such as -15m or +1h30m", s, shift)
+		}
+	}
+	// Minutes from midnight: the open, or the earliest and latest closes.
+	lo, hi := 9*time.Hour+30*time.Minute, 9*time.Hour+30*time.Minute
+	if anchor == "close" {
+		lo, hi = 13*time.Hour, 16*time.Hour
+	}
+	if lo+off < 0 || hi+off >= 24*time.Hour {
+		return Schedule{}, fmt.Errorf("schedule %q: the shift moves the run off the session's day (keep %s%s between 00:00 and 24:00)", s, "@"+anchor, shift)
+	}
+	return Schedule{Spec: s, anchor: anchor, offset: off}, nil
+}
+
+// Next returns the first activation strictly after t on a day the schedule
+// runs (zero if none within five years), in t's location.
 func (s Schedule) Next(t time.Time) time.Time {
-	if s.sched == nil {
+	horizon := t.AddDate(5, 0, 0)
+	if s.anchor != "" {
+		for day := market.On(t); day.Date.Before(horizon); day = market.Next(day.Date) {
+			if !day.Trading() {
+				continue
+			}
+			at := day.Open
+			if s.anchor == "close" {
+				at = day.Close
+			}
+			if at = at.Add(s.offset); at.After(t) {
+				return at.In(t.Location())
+			}
+		}
 		return time.Time{}
 	}
-	return s.sched.Next(t)
+	if s.cron == nil {
+		return time.Time{}
+	}
+	for next := s.cron.Next(t); !next.IsZero() && next.Before(horizon); next = s.cron.Next(next) {
+		if _, skip := s.Skips(next); !skip {
+			return next
+		}
+		// Resume the search at the end of the closed day: the last whole
+		// second before the next midnight (cron works in whole seconds).
+		next = market.On(next).Date.AddDate(0, 0, 1).Add(-time.Second).In(next.Location())
+	}
+	return time.Time{}
+}
+
+// Skips reports whether a run at t is skipped because the market is closed
+// that day, and why ("market closed: Thanksgiving Day"): a cron schedule
+// skips exchange holidays (weekends are its own fields' business), a
+// session schedule every day without a session.
+func (s Schedule) Skips(t time.Time) (string, bool) {
+	day := market.On(t)
+	switch {
+	case s.anchor != "" && !day.Trading():
+		return "market closed: " + day.Closed(), true
+	case s.cron != nil && !s.RunOnHolidays && day.Holiday != "":
+		return "market closed: " + day.Holiday, true
+	}
+	return "", false
 }
 
 // String returns the spec.
@@ -144,6 +217,10 @@ type Job struct {
 type Config struct {
 	// Jobs are in file order; names are unique.
 	Jobs []Job
+	// Webhooks are told of failed runs and fee problems (the config's
+	// "notify": {"webhooks": [...]}); each names the environment variable
+	// holding its URL, never the URL.
+	Webhooks []notify.Webhook
 }
 
 // Job returns the job named name.
@@ -174,13 +251,14 @@ var kindFields = map[Kind][]string{
 	KindReconcile:        {"days", "grace"},
 }
 
-var allFields = []string{"name", "kind", "schedule", "symbols", "quantity", "policy", "days", "grace"}
+var allFields = []string{"name", "kind", "schedule", "holidays", "symbols", "quantity", "policy", "days", "grace"}
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ParseConfig parses a daemon config:
 //
-//	{"jobs": [{"name": "...", "kind": "...", "schedule": "...", ...}, ...]}
+//	{"jobs": [{"name": "...", "kind": "...", "schedule": "...", ...}, ...],
+//	 "notify": {"webhooks": [{"urlEnv": "NAME", "format": "json"}, ...]}}
 //
 // and checks everything a run would need, so a mistake is refused at start
 // (with the line it is on) rather than at 9:00 the next morning. Unknown
@@ -201,12 +279,16 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	var jobsField *field
+	var jobsField, notifyField *field
 	for i, f := range top {
-		if f.key != "jobs" {
-			return nil, p.errAt(f.off, "unknown field %q (the config holds only \"jobs\"; account settings come from the environment or flags)", f.key)
+		switch f.key {
+		case "jobs":
+			jobsField = &top[i]
+		case "notify":
+			notifyField = &top[i]
+		default:
+			return nil, p.errAt(f.off, "unknown field %q (the config holds \"jobs\" and \"notify\"; account settings come from the environment or flags)", f.key)
 		}
-		jobsField = &top[i]
 	}
 	if jobsField == nil {
 		return nil, p.errAt(skipSpace(data, 0), `no "jobs" list`)
@@ -231,7 +313,76 @@ func ParseConfig(data []byte) (*Config, error) {
 		names[j.Name] = j.Line
 		cfg.Jobs = append(cfg.Jobs, j)
 	}
+	if notifyField != nil {
+		if cfg.Webhooks, err = p.webhooks(*notifyField); err != nil {
+			return nil, err
+		}
+	}
 	return cfg, nil
+}
+
+// webhooks parses "notify": {"webhooks": [{"urlEnv": "NAME", "format":
+// "json"|"slack"}, ...]}. A "url" field is refused with the reason, and no
+// message quotes a value that could be the URL.
+func (p *parser) webhooks(nf field) ([]notify.Webhook, error) {
+	top, err := p.object(nf.value, nf.voff, `"notify"`)
+	if err != nil {
+		return nil, err
+	}
+	var list *field
+	for i, f := range top {
+		if f.key != "webhooks" {
+			return nil, p.errAt(f.off, "unknown field %q in \"notify\" (want \"webhooks\")", f.key)
+		}
+		list = &top[i]
+	}
+	if list == nil {
+		return nil, p.errAt(nf.voff, `"notify" has no "webhooks" list`)
+	}
+	elems, err := p.array(list.value, list.voff, `"webhooks"`)
+	if err != nil {
+		return nil, err
+	}
+	var out []notify.Webhook
+	for _, el := range elems {
+		fields, err := p.object(el.value, el.off, fmt.Sprintf("the webhook on line %d", p.line(el.off)))
+		if err != nil {
+			return nil, err
+		}
+		w := notify.Webhook{Format: notify.FormatJSON}
+		envOff, formatOff := -1, -1
+		for _, f := range fields {
+			switch f.key {
+			case "urlEnv":
+				envOff = f.voff
+				if json.Unmarshal(f.value, &w.URLEnv) != nil {
+					return nil, p.errAt(f.voff, "webhook urlEnv must be a string: the name of an environment variable")
+				}
+			case "format":
+				formatOff = f.voff
+				var s string
+				if err := p.decodeField("webhook", f, &s, "a string"); err != nil {
+					return nil, err
+				}
+				w.Format = notify.Format(s)
+			case "url":
+				return nil, p.errAt(f.off, "webhook: a URL does not belong in the config (a webhook URL is a secret): put it in an environment variable and name that in \"urlEnv\"")
+			default:
+				return nil, p.errAt(f.off, "unknown webhook field %q (want urlEnv, format)", f.key)
+			}
+		}
+		if envOff < 0 {
+			return nil, p.errAt(el.off, "webhook has no \"urlEnv\" (the environment variable holding its URL)")
+		}
+		if err := (notify.Webhook{URLEnv: w.URLEnv, Format: notify.FormatJSON}).Check(); err != nil {
+			return nil, p.errAt(envOff, "webhook: %v", err)
+		}
+		if err := w.Check(); err != nil {
+			return nil, p.errAt(formatOff, "webhook: %v", err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
 }
 
 // parser keeps the whole file to turn offsets into lines.
@@ -426,7 +577,7 @@ func (p *parser) job(el element) (Job, error) {
 	}
 	for _, f := range fields {
 		switch f.key {
-		case "name", "kind", "schedule":
+		case "name", "kind", "schedule", "holidays":
 			continue
 		}
 		if !slices.Contains(allowed, f.key) {
@@ -444,9 +595,22 @@ func (p *parser) job(el element) (Job, error) {
 	if j.Schedule, err = ParseSchedule(spec); err != nil {
 		return j, p.errAt(f.voff, "job %s: %v", label, err)
 	}
+	if hf, ok := byKey["holidays"]; ok {
+		var h string
+		if err := p.decodeField(label, hf, &h, `"skip" or "run"`); err != nil {
+			return j, err
+		}
+		switch {
+		case h != "skip" && h != "run":
+			return j, p.errAt(hf.voff, "job %s: holidays %q: want \"skip\" (the default) or \"run\"", label, h)
+		case h == "run" && j.Schedule.anchor != "":
+			return j, p.errAt(hf.voff, "job %s: holidays \"run\" does not go with %s: a holiday has no session", label, j.Schedule.Spec)
+		}
+		j.Schedule.RunOnHolidays = h == "run"
+	}
 	probe := time.Date(2026, 1, 1, 0, 0, 0, 0, Market)
 	if j.Schedule.Next(probe).IsZero() {
-		return j, p.errAt(f.voff, "job %s: schedule %q never fires", label, spec)
+		return j, p.errAt(f.voff, "job %s: schedule %q never fires on a day the market is open", label, spec)
 	}
 
 	switch j.Kind {

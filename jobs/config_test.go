@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,29 +13,16 @@ import (
 	"github.com/locatorhq/locator/jobs"
 )
 
-// sample is the README's example config.
-const sample = `{
-  "jobs": [
-    {
-      "name": "premarket-locates",
-      "kind": "locate",
-      "schedule": "0 0 9 * * MON-FRI",
-      "symbols": ["HTBX", "RSHO"],
-      "quantity": 1000,
-      "policy": {"maxPrice": "0.05", "maxCost": 100, "allowSingleUse": false}
-    },
-    {"name": "eod-credit-back", "kind": "credit-back-unused", "schedule": "0 45 15 * * MON-FRI"},
-    {"name": "ledger", "kind": "ledger-sync", "schedule": "0 0 18 * * MON-FRI", "days": 7},
-    {"name": "fees", "kind": "reconcile", "schedule": "0 30 18 * * MON-FRI", "days": 7, "grace": "24h"}
-  ]
-}
-`
-
 // The README's sample parses into four jobs with their defaults and a
 // policy that always auto-accepts; schedules run in New York time.
 func TestParseConfigSample(t *testing.T) {
 	t.Parallel()
-	cfg, err := jobs.ParseConfig([]byte(sample))
+	// The README's sample, shared with cmd/locator's README test, which runs it.
+	sample, err := os.ReadFile("../testdata/jobs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := jobs.ParseConfig(sample)
 	if err != nil {
 		t.Fatal(err)
 	}

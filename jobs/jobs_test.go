@@ -37,9 +37,9 @@ type testBundle struct {
 	t      *testing.T
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t *testing.T, opts ...simtest.Option) *testBundle {
 	t.Helper()
-	b := &testBundle{sim: simtest.New(t), t: t}
+	b := &testBundle{sim: simtest.New(t, opts...), t: t}
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "locator.db"), b.sim.Clock)
 	if err != nil {
 		t.Fatal(err)
@@ -337,7 +337,7 @@ func TestCreditBackUnusedJobOnFastSchedule(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, a restart mid-job (DESIGN.md rule 1): the locate job is
+// Issue 5 item 6, a restart mid-job (docs/design.md rule 1): the locate job is
 // stopped once its quotes have reached the broker and the engine closed;
 // the offers arrive while nothing runs; a new engine on the same store
 // resumes the workflows, and the job run again adopts them instead of

@@ -59,14 +59,13 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	if rep.Problems() == 0 {
 		return detail, nil
 	}
-	var probs []string
+	var probs, ids []string
 	for _, l := range rep.Lines {
 		if !l.Status.Problem() {
 			continue
 		}
-		if len(probs) == maxProblemLines {
-			probs = append(probs, "...")
-			break
+		if l.WorkflowID != "" {
+			ids = append(ids, l.WorkflowID)
 		}
 		s := fmt.Sprintf("%s %s %s %s", l.Date.Format(time.DateOnly), l.Symbol, l.Kind, l.Status)
 		switch {
@@ -79,11 +78,17 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 		}
 		probs = append(probs, s)
 	}
+	shown := probs
+	if len(shown) > maxProblemLines {
+		shown = append(shown[:maxProblemLines:maxProblemLines], "...")
+	}
 	for _, d := range rep.Days {
 		if d.Status == ledger.DayDiffers && d.BrokerTotal != nil {
-			probs = append(probs, fmt.Sprintf("%s totalLocateCosts %s differs from the ledger's %s",
-				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2)))
+			s := fmt.Sprintf("%s totalLocateCosts %s differs from the ledger's %s",
+				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2))
+			probs, shown = append(probs, s), append(shown, s)
 		}
 	}
-	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(probs, "; "))}
+	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(shown, "; ")),
+		WorkflowIDs: ids, FeeProblems: probs}
 }

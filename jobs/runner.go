@@ -12,6 +12,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -32,9 +33,16 @@ type Runner struct {
 	Account string
 	// Logger receives a line when a run starts and ends (nil: none).
 	Logger *slog.Logger
+	// Notifier is told of each failed run and of fee problems (nil:
+	// nobody). It queues and returns, so a slow webhook never holds a job.
+	Notifier *notify.Notifier
 
 	mu    sync.Mutex
 	drain chan struct{}
+	// notified holds the fee problems already notified: a problem stays in
+	// every reconcile window for days, and one message about it is enough
+	// (after a restart, one more).
+	notified map[string]bool
 }
 
 // Failure is a run that did not reach its goal. Detail says what each part
@@ -49,6 +57,13 @@ type Failure struct {
 	// Interrupted is set when the run was stopped (shutdown) before it
 	// finished; its workflows stay in the store and resume at the next start.
 	Interrupted bool
+	// WorkflowIDs are the workflows behind the failure, for notifications.
+	WorkflowIDs []string
+	// FeeProblems are the problems a reconcile run found (missing, wrong
+	// amount or unexplained fees, a day's total that differs), one line
+	// each: such a run is notified as a fee problem rather than as a
+	// failed job, and only when a line is new.
+	FeeProblems []string
 }
 
 func (f *Failure) Error() string { return f.Detail }
@@ -90,11 +105,22 @@ func (r *Runner) log() *slog.Logger {
 	return r.Logger
 }
 
+// now is the broker's time: "today", the ledger's trade dates and whether
+// the market is open are the broker's, whose clock may run apart from this
+// machine's (a replayed day, a skewed host). The client's estimate of the
+// offset bridges them; within the Date header's resolution (a second) it
+// is no evidence of skew and is ignored, as the engine does.
 func (r *Runner) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
+	t := time.Now()
+	if r.Clock != nil {
+		t = r.Clock.Now()
 	}
-	return r.Clock.Now()
+	if r.Client != nil {
+		if off, ok := r.Client.BrokerClockOffset(); ok && (off > time.Second || off < -time.Second) {
+			t = t.Add(off)
+		}
+	}
+	return t
 }
 
 // Body returns j's body as a plain func(ctx) error, not recorded in
@@ -109,8 +135,16 @@ func (r *Runner) Body(j Job) func(ctx context.Context) error {
 // Run runs j once, now, recording the run in job_runs before the body
 // starts and its outcome (ok or failed, with a detail) when it ends, even if
 // ctx was cancelled or the body panicked. The error is the body's (a
-// *Failure when the goal was not reached).
+// *Failure when the goal was not reached); a failed run is notified.
+//
+// On a day j's schedule skips (the market is closed: an exchange holiday,
+// or any closed day for a session schedule such as @close-15m), as when
+// run by --once on Thanksgiving, the body does not run: the run is recorded
+// as skipped with the reason, and is no failure.
 func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
+	if why, skip := j.Schedule.Skips(r.now()); skip {
+		return r.skip(ctx, j, why)
+	}
 	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.Account)
 	if err != nil {
 		return nil, err
@@ -122,13 +156,17 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 		if finished {
 			return
 		}
+		detail := "the job's goroutine exited"
 		p := recover()
-		if p == nil { // runtime.Goexit
-			r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobFailed, "the job's goroutine exited")
-			return
+		if p != nil {
+			detail = fmt.Sprintf("panic: %v", p)
 		}
-		r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobFailed, fmt.Sprintf("panic: %v", p))
-		panic(p) // for cron.Recover to log with its stack
+		if ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobFailed, detail); err == nil {
+			r.NotifyFailure(ctx, j, ended, nil)
+		}
+		if p != nil {
+			panic(p) // for cron.Recover to log with its stack
+		}
 	}()
 	detail, bodyErr := r.do(ctx, j)
 	finished = true
@@ -142,10 +180,67 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 	}
 	if bodyErr != nil {
 		log.Warn("job failed", "detail", detail, "took", ended.EndedAt.Sub(ended.StartedAt))
+		r.NotifyFailure(ctx, j, ended, bodyErr)
 	} else {
 		log.Info("job done", "detail", detail, "took", ended.EndedAt.Sub(ended.StartedAt))
 	}
 	return ended, bodyErr
+}
+
+// skip records a run of j that did not run, and why.
+func (r *Runner) skip(ctx context.Context, j Job, why string) (*store.JobRun, error) {
+	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.Account)
+	if err != nil {
+		return nil, err
+	}
+	ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobSkipped, why)
+	if err != nil {
+		return nil, fmt.Errorf("record job run %d: %w", run.ID, err)
+	}
+	r.log().Info("job skipped", "job", j.Name, "kind", string(j.Kind), "run", run.ID, "reason", why)
+	return ended, nil
+}
+
+// NotifyFailure tells the notifier of a failed run: a fee problem when a
+// reconcile run found some not notified before, a failed job otherwise. A
+// run cut short by a shutdown is not notified: whoever stopped the daemon
+// knows, and its workflows resume at the next start. Run calls it; a
+// process that handed its run to the account's owner calls it with the
+// record the owner answered.
+func (r *Runner) NotifyFailure(ctx context.Context, j Job, run *store.JobRun, err error) {
+	if r.Notifier == nil || ctx.Err() != nil || r.draining() {
+		return
+	}
+	ev := notify.Event{Kind: notify.JobFailed, Job: j.Name, JobKind: string(j.Kind), Account: r.Account,
+		Time: run.EndedAt, RunID: run.ID, Detail: run.Detail}
+	var f *Failure
+	if errors.As(err, &f) {
+		ev.WorkflowIDs = f.WorkflowIDs
+		if len(f.FeeProblems) > 0 {
+			ev.Kind = notify.FeeProblem
+			if !r.newProblems(f.FeeProblems) {
+				r.log().Info("fee problems already notified", "job", j.Name, "run", run.ID)
+				return
+			}
+		}
+	}
+	r.Notifier.Notify(ev)
+}
+
+// newProblems records problems as notified and reports whether any was new.
+func (r *Runner) newProblems(problems []string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.notified == nil {
+		r.notified = map[string]bool{}
+	}
+	fresh := false
+	for _, p := range problems {
+		if !r.notified[p] {
+			r.notified[p], fresh = true, true
+		}
+	}
+	return fresh
 }
 
 // do runs j's body and returns a one-line account of what it did.
@@ -232,6 +327,9 @@ func summarize(parts []outcome, empty string) (string, error) {
 		}
 		if fail.Worst == "" || Severity(st) > Severity(fail.Worst) {
 			fail.Worst = st
+		}
+		if p.w != nil {
+			fail.WorkflowIDs = append(fail.WorkflowIDs, p.w.ID)
 		}
 	}
 	detail := strings.Join(lines, "; ")

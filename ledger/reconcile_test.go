@@ -319,7 +319,7 @@ func TestReconcileSinceBoundary(t *testing.T) {
 	}
 }
 
-// Bad input is refused (DESIGN.md rule 6).
+// Bad input is refused (docs/design.md rule 8).
 func TestReconcileBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -204,7 +204,7 @@ func TestSizeWorkingSellUsesBuyingPower(t *testing.T) {
 	}
 }
 
-// Bad input is refused before anything is sent (DESIGN.md rule 6).
+// Bad input is refused before anything is sent (docs/design.md rule 8).
 func TestSizeBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

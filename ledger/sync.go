@@ -9,23 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // America/New_York on machines without zone files
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 )
 
 // eastern is the market's time zone: trade dates, and the dates the broker
 // stamps on ledger rows, are Eastern calendar days.
-var eastern = mustLoad("America/New_York")
-
-func mustLoad(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic("ledger: " + err.Error())
-	}
-	return loc
-}
+var eastern = market.NewYork
 
 // TradeDate is the Eastern calendar date of t, as midnight UTC: the form the
 // ledger's entryDate and the store's dates take, so dates compare directly.

@@ -298,7 +298,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// Bad input is refused before anything is sent (DESIGN.md rule 6).
+// Bad input is refused before anything is sent (docs/design.md rule 8).
 func TestSyncBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -1,10 +1,11 @@
 // Package poller runs one spaced history and inventory poller per account:
 // one history GET per tick serves every waiting workflow, fanned out by
 // quoteReqID (the .SU shadow row goes to its base id), and a row is delivered
-// again only when it changed. The cadence follows the spec's polling
-// guidance: after a write about 2 s then 2 s spacing; idle, inventory every
-// 5 s and history every 8 s; about 1 s while an offer is live or a quote is
-// young, which stays under the history route's 2-per-second limit.
+// again only when it changed. The cadence follows the broker's polling
+// guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
+// spacing; idle, inventory every 5 s and history every 8 s; about 1 s while
+// an offer is live or a quote is young, which stays under the history
+// route's 2-per-second limit.
 package poller
 
 import (

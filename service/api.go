@@ -85,6 +85,8 @@ type Update struct {
 	Event    states.Event       `json:"event"`
 	Reason   string             `json:"reason,omitempty"`
 	Offer    *workflow.Offer    `json:"offer,omitempty"`
+	// QueuedUntil: see engine.Update.
+	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
 }
 
 // errorBody is an error answer.
@@ -109,6 +111,9 @@ func (o *Owner) routes() http.Handler {
 	mux.HandleFunc("POST /cancel", o.handleCancel)
 	mux.HandleFunc("POST /answer", o.handleAnswer)
 	mux.HandleFunc("GET /follow", o.handleFollow)
+	mux.HandleFunc("POST /job", o.handleJob)
+	mux.HandleFunc("POST /job/stop", o.handleJobStop)
+	mux.HandleFunc("POST /cancel-order", o.handleCancelOrder)
 	return mux
 }
 
@@ -131,7 +136,7 @@ func replyErr(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, workflow.ErrInput):
 		reply(w, http.StatusBadRequest, errorBody{Error: err.Error(), Kind: kindInput})
-	case errors.Is(err, engine.ErrNotOpen), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, engine.ErrNotOpen), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrOrderNotFound):
 		reply(w, http.StatusConflict, errorBody{Error: err.Error(), Kind: kindNotOpen})
 	case errors.Is(err, engine.ErrSizing):
 		reply(w, http.StatusConflict, errorBody{Error: err.Error(), Kind: kindSizing})
@@ -194,6 +199,26 @@ func (o *Owner) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, http.StatusOK, struct{}{})
+}
+
+// CancelOrderRequest cancels a working order locator placed.
+type CancelOrderRequest struct {
+	ClientOrderID string `json:"clientOrderId"`
+}
+
+// handleCancelOrder cancels an order through its order workflow and
+// answers with the order's end.
+func (o *Owner) handleCancelOrder(w http.ResponseWriter, r *http.Request) {
+	var req CancelOrderRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	ord, err := o.eng.CancelOrder(r.Context(), req.ClientOrderID)
+	if err != nil {
+		replyErr(w, err)
+		return
+	}
+	reply(w, http.StatusOK, ord)
 }
 
 // handleAnswer answers an offer for another process (locator approve or
@@ -350,7 +375,7 @@ func (o *Owner) handleFollow(w http.ResponseWriter, r *http.Request) {
 				flush(Message{End: u.Workflow})
 				return
 			}
-			if !flush(Message{Update: &Update{Workflow: u.Workflow, From: u.From, Event: u.Event, Reason: u.Reason, Offer: u.Offer}}) {
+			if !flush(Message{Update: &Update{Workflow: u.Workflow, From: u.From, Event: u.Event, Reason: u.Reason, Offer: u.Offer, QueuedUntil: u.QueuedUntil}}) {
 				return
 			}
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/store"
@@ -40,8 +41,13 @@ type Owner struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
+	closeOnce sync.Once
+
+	client *brokerclient.Client // the engine's: job runs make their reads with it
+
 	mu        sync.Mutex
-	followers map[string]*follower // who follows a workflow and answers its offer
+	followers map[string]*follower          // who follows a workflow and answers its offer
+	jobs      map[string]context.CancelFunc // job runs handed over, by their follower's ref
 }
 
 // Role says what kind of process owns an account: a daemon owns it until
@@ -128,7 +134,7 @@ func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead 
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
-	o := &Owner{st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, lost: make(chan struct{}), stop: make(chan struct{}), followers: map[string]*follower{}}
+	o := &Owner{st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, lost: make(chan struct{}), stop: make(chan struct{}), followers: map[string]*follower{}, jobs: map[string]context.CancelFunc{}, client: cfg.Client}
 	want := store.Lease{Account: cfg.Account, Owner: string(role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: socketPath(dbPath, cfg.Account)}
 	var lease store.Lease
 	var err error
@@ -141,6 +147,21 @@ func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead 
 		return nil, err
 	}
 	o.lease = lease
+	// The broker's buckets are per key pair and may still hold the requests
+	// of the previous owner of this key pair: start the pacer as if emptied
+	// when that owner sent its last, or now when it died (it may have sent
+	// until then).
+	last, err := cfg.Store.LastRequest(ctx, cfg.Client.PacingKey())
+	if err != nil {
+		o.release()
+		return nil, err
+	}
+	if dead != "" {
+		last = o.clk.Now()
+	}
+	if !last.IsZero() {
+		cfg.Client.PaceAfter(last)
+	}
 	// The lease is ours: a socket left by a dead owner can go.
 	os.Remove(lease.Endpoint)
 	if o.ln, err = net.Listen("unix", lease.Endpoint); err != nil {
@@ -231,18 +252,26 @@ func clockSleep(ctx context.Context, o *Owner, d time.Duration) error {
 }
 
 // Close stops taking requests and the engine, and releases the lease; the
-// workflows stay in the store for the next owner.
+// workflows stay in the store for the next owner. Closing again does
+// nothing.
 func (o *Owner) Close() {
-	close(o.stop)
-	// The engine first: a follower's stream cut below is the owner going,
-	// not the asker, and must decline nothing.
-	o.eng.Close()
-	o.srv.Close()
-	o.wg.Wait()
-	o.release()
+	o.closeOnce.Do(func() {
+		close(o.stop)
+		// The engine first: a follower's stream cut below is the owner
+		// going, not the asker, and must decline nothing.
+		o.eng.Close()
+		o.srv.Close()
+		o.wg.Wait()
+		o.release()
+	})
 }
 
 func (o *Owner) release() {
+	if last := o.client.LastRequest(); !last.IsZero() {
+		if err := o.st.SetLastRequest(context.Background(), o.client.PacingKey(), last); err != nil {
+			o.log.Warn("last request time not recorded; the next owner may draw a 429", "err", err)
+		}
+	}
 	if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner); err != nil {
 		o.log.Warn("lease not released; it lapses by itself", "err", err)
 	}

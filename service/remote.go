@@ -63,6 +63,15 @@ func (r *Remote) Cancel(ctx context.Context, id string) error {
 	return r.post(ctx, "/cancel", CancelRequest{ID: id}, nil)
 }
 
+// CancelOrder cancels a working order locator placed and returns its end.
+func (r *Remote) CancelOrder(ctx context.Context, clientOrderID string) (*workflow.Order, error) {
+	var out workflow.Order
+	if err := r.post(ctx, "/cancel-order", CancelOrderRequest{ClientOrderID: clientOrderID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Answer answers workflow id's offer.
 func (r *Remote) Answer(ctx context.Context, req AnswerRequest) error {
 	return r.post(ctx, "/answer", req, nil)

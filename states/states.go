@@ -328,7 +328,7 @@ func Terminal(s State) bool {
 
 // Machine rebuilds kind's FSM at the persisted state current. Machines are
 // short-lived: build one per decision, check or fire an event, persist, drop
-// it (see DESIGN.md on looplab/fsm's stuck-transition pitfalls).
+// it (see docs/design.md on looplab/fsm's stuck-transition pitfalls).
 func Machine(kind Kind, current State) (*fsm.FSM, error) {
 	evs := Events(kind)
 	if evs == nil {

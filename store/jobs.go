@@ -22,6 +22,10 @@ const (
 	// JobFailed: the run did not reach its goal, was interrupted, or its
 	// process ended before it did; Detail says which.
 	JobFailed JobOutcome = "failed"
+	// JobSkipped: the run did nothing on purpose, the market being closed
+	// that day (Detail says why); recorded so a holiday shows as a day off,
+	// not as a missing or failed run.
+	JobSkipped JobOutcome = "skipped"
 )
 
 // JobRun is one run of a scheduled job, kept so a person can see what the
@@ -64,8 +68,8 @@ func (s *Store) StartJobRun(ctx context.Context, job, kind, account string) (*Jo
 // EndJobRun records how run id ended; only a running run can end, so a late
 // second writer cannot overwrite the first outcome.
 func (s *Store) EndJobRun(ctx context.Context, id int64, outcome JobOutcome, detail string) (*JobRun, error) {
-	if outcome != JobOK && outcome != JobFailed {
-		return nil, fmt.Errorf("store: job run outcome %q: want ok or failed", outcome)
+	if outcome != JobOK && outcome != JobFailed && outcome != JobSkipped {
+		return nil, fmt.Errorf("store: job run outcome %q: want ok, failed or skipped", outcome)
 	}
 	var out *JobRun
 	err := s.inTx(ctx, func(tx *Tx) error {

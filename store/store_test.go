@@ -198,3 +198,25 @@ func ids(ws []*workflow.Workflow) []string {
 	}
 	return out
 }
+
+// The last request on a key pair is kept across owners: the latest wins.
+func TestLastRequest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.IsZero() {
+		t.Fatalf("none recorded: %v %v", at, err)
+	}
+	later := b.clock.Now()
+	for _, at := range []time.Time{later, later.Add(-time.Second)} {
+		if err := b.store.SetLastRequest(ctx, "k1", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.Equal(later) {
+		t.Errorf("LastRequest %v %v, want the later %v", at, err, later)
+	}
+	if at, _ := b.store.LastRequest(ctx, "k2"); !at.IsZero() {
+		t.Errorf("another key pair: %v", at)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,12 +13,14 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
-// account is how a command drives its account (DESIGN.md rule 3): as the
+// account is how a command drives its account (docs/design.md rule 3): as the
 // owner for its run — it takes the lease, runs the engine, and meanwhile
 // serves the requests of other processes — or, when another process owns
 // the account, as a follower that hands its requests to the owner and
@@ -228,6 +231,22 @@ func (a *account) Cancel(ctx context.Context, id string) error {
 	return err
 }
 
+// CancelOrder cancels a working order locator placed, through the owner,
+// whose order workflow records the cancel before it is sent.
+func (a *account) CancelOrder(ctx context.Context, clientOrderID string) (*workflow.Order, error) {
+	var o *workflow.Order
+	_, err := retryGone(ctx, a, func() (string, error) {
+		var err error
+		if a.owner != nil {
+			o, err = a.owner.Engine().CancelOrder(ctx, clientOrderID)
+		} else {
+			o, err = a.remote.CancelOrder(ctx, clientOrderID)
+		}
+		return "", err
+	})
+	return o, err
+}
+
 // Answer answers workflow id's offer.
 func (a *account) Answer(ctx context.Context, id string, accept bool, reason string) error {
 	_, err := retryGone(ctx, a, func() (string, error) {
@@ -298,7 +317,7 @@ func (a *account) Wait(ctx context.Context, id string) (*workflow.Workflow, erro
 func (a *account) message(ctx context.Context, id string, m service.Message) {
 	switch {
 	case m.Update != nil && a.onUpdate != nil:
-		a.onUpdate(engine.Update{Workflow: m.Update.Workflow, From: m.Update.From, Event: m.Update.Event, Reason: m.Update.Reason, Offer: m.Update.Offer})
+		a.onUpdate(engine.Update{Workflow: m.Update.Workflow, From: m.Update.From, Event: m.Update.Event, Reason: m.Update.Reason, Offer: m.Update.Offer, QueuedUntil: m.Update.QueuedUntil})
 	case m.Ask != nil && a.ask != nil:
 		offer, remote := *m.Ask, a.remote
 		go func() {
@@ -323,6 +342,37 @@ func (a *account) withdraw(ctx context.Context, id string) {
 		return // already over, or nothing to cancel
 	}
 	a.Wait(ctx, id)
+}
+
+// runner runs jobs on this process's engine (it owns the account).
+func (a *account) runner(log *slog.Logger, notifier *notify.Notifier) *jobs.Runner {
+	eng, _ := a.Engine()
+	return &jobs.Runner{Engine: eng, Client: a.client, Store: a.store, Clock: clock.Real{}, Account: a.settings.account, Logger: log, Notifier: notifier}
+}
+
+// RunJob runs one run of j, a job of the jobs file config, on the account's
+// owner: here when this process owns the account, else in the owner's
+// process, whose engine, pacer and poller every job shares; the webhooks
+// of this process's config are told of a failure either way. ctx's end
+// drains the run (grace for its step in flight). When the owner goes away
+// mid-run, this process follows or becomes the next one and runs the job
+// again: a job's body adopts what an earlier run left open.
+func (a *account) RunJob(ctx context.Context, config []byte, j jobs.Job, grace time.Duration, notifier *notify.Notifier, log *slog.Logger) (*store.JobRun, error) {
+	for {
+		if a.owner != nil {
+			return a.runner(log, notifier).RunOnce(ctx, j, grace)
+		}
+		run, err := a.remote.RunJob(ctx, service.JobRequest{Config: config, Job: j.Name, Grace: grace})
+		if !errors.Is(err, service.ErrOwnerGone) {
+			if run != nil && err != nil {
+				(&jobs.Runner{Account: a.settings.account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, run, err)
+			}
+			return run, err
+		}
+		if err := a.reconnect(ctx); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Engine is the engine when this process owns the account.

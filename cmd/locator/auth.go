@@ -21,10 +21,9 @@ const userAgent = "locator-cli/1"
 // is sent or read from disk here.
 func (s *settings) checkCredentials() error {
 	switch s.auth {
-	case "", authKeys:
-		s.auth = authKeys
+	case authKeys:
 		if s.keyID == "" || s.secret == "" {
-			return usagef("no API key: set LOCATOR_KEY_ID and LOCATOR_SECRET in the environment (or use --auth partner after 'locator login --partner')")
+			return usagef("no API key: set %s and %s in the environment (or use --auth partner after 'locator login --partner')", s.keyVars[0], s.keyVars[1])
 		}
 	case authPartner:
 		if s.clientSecret == "" {

@@ -65,6 +65,8 @@ func (b *board) update(u engine.Update) {
 	r := &b.rows[i]
 	r.id, r.state, r.shares, r.price = w.ID, string(w.State), w.Quantity, locatePrice(w.Price)
 	switch {
+	case !u.QueuedUntil.IsZero():
+		r.detail = "queued: same-symbol spacing"
 	case u.Offer != nil:
 		r.price = price4(u.Offer.Price)
 		r.detail = "offer " + money(u.Offer.Total)

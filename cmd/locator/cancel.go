@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,7 +14,7 @@ import (
 type cancelCommand struct{ conn connFlags }
 
 func (c *cancelCommand) synopsis() string {
-	return "ID: cancel an unfinished locate or credit-back and wait for the broker to confirm"
+	return "cancel an unfinished locate or credit-back and wait for the broker to confirm"
 }
 
 func (c *cancelCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
@@ -25,7 +24,7 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 		return usagef("want one workflow ID (see 'locator status')")
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "cancel", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "cancel", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
@@ -53,9 +52,9 @@ type answerCommand struct {
 
 func (c *answerCommand) synopsis() string {
 	if c.accept {
-		return "ID: accept the offer waiting on workflow ID (within its policy)"
+		return "accept the offer waiting on workflow ID (within its policy)"
 	}
-	return "ID: decline the offer waiting on workflow ID (it is cancelled at the broker)"
+	return "decline the offer waiting on workflow ID (it is cancelled at the broker)"
 }
 
 func (c *answerCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
@@ -69,7 +68,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 	if !c.accept {
 		name, reason = "decline", "declined with 'locator decline'"
 	}
-	acct, err := c.conn.attach(ctx, name, nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, name, nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ import (
 )
 
 // TestCrashRecovery kills the built binary with SIGKILL at random points of
-// its workflows and of order placement (DESIGN.md rule 1), runs `locator
+// its workflows and of order placement (docs/design.md rule 1), runs `locator
 // resume` after each kill, and checks against a `locator sim` subprocess
 // that every workflow ended in the state the broker's history shows, with
 // exactly one quote (or sell) processed per workflow, none sent without a
@@ -78,7 +78,7 @@ func TestCrashRecovery(t *testing.T) {
 		case i%3 == 2:
 			// AAPL is easy to borrow: the kill lands in the order's
 			// placement and follow.
-			args = []string{"short", "AAPL", "10", "--limit", "189.00", "--yes"}
+			args = []string{"short", "AAPL", "10", "--limit-price", "189.00", "--yes"}
 			shorts++
 		case i%5 == 4 && len(filledSymbols) > 0:
 			args = []string{"credit-back", filledSymbols[rng.IntN(len(filledSymbols))], "100", "--type", "Locate"}
@@ -96,14 +96,22 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		// A short reads the sizing before it places: its kill points spread
-		// wider, to land in the placement too.
-		after, within := time.Duration(0), 1800*time.Millisecond
+		// A short reads the sizing before it places: its kill points count
+		// from its first easy-to-borrow read, to land in the placement too
+		// however long the process took to start on a loaded machine.
+		within := 1800 * time.Millisecond
 		if args[0] == "short" {
-			after, within = time.Second, 2*time.Second
+			within = 1500 * time.Millisecond
+			etb := "GET /v1/api/accounts/LV100001/is-easy-to-borrow/symbol/AAPL"
+			for seen := simRequestCount(t, ready, etb); simRequestCount(t, ready, etb) == seen; {
+				if !cmd.ProcessState.Exited() && time.Since(start) > 30*time.Second {
+					t.Fatalf("short: no easy-to-borrow read in 30 s")
+				}
+				time.Sleep(20 * time.Millisecond) // watching a subprocess's effect, not waiting out a window
+			}
 		}
 		select {
-		case <-time.After(after + time.Duration(rng.Int64N(int64(within)))):
+		case <-time.After(time.Duration(rng.Int64N(int64(within)))):
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			kills++
@@ -134,6 +142,27 @@ func TestCrashRecovery(t *testing.T) {
 }
 
 // buildBinary builds the locator binary into dir.
+// simRequestCount counts the simulator's requests matching "METHOD PATH".
+func simRequestCount(t *testing.T, ready readyLine, match string) int {
+	t.Helper()
+	resp, err := http.Get(ready.BaseURL + "/_sim/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var log []brokersim.RequestRecord
+	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range log {
+		if r.Method+" "+r.Path == match {
+			n++
+		}
+	}
+	return n
+}
+
 func buildBinary(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "locator")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -16,7 +15,7 @@ type creditBackCommand struct {
 }
 
 func (c *creditBackCommand) synopsis() string {
-	return "SYMBOL QTY: credit back QTY unused located shares of one inventory row"
+	return "credit back QTY unused located shares of one inventory row"
 }
 
 func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
@@ -36,7 +35,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "credit-back", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "credit-back", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -35,7 +36,7 @@ type runCommand struct {
 }
 
 func (c *runCommand) synopsis() string {
-	return "--config FILE [--once JOB]: the daemon: scheduled locates, credit-backs, ledger syncs, reconciliation"
+	return "the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation"
 }
 
 func (c *runCommand) flags(fs *pflag.FlagSet) {
@@ -72,26 +73,37 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 			return usagef("--once %q: no such job in %s (jobs: %s)", c.once, c.config, strings.Join(names, ", "))
 		}
 	}
-	log := c.logger()
-	var metrics *dashboard.Metrics
-	if c.once == "" { // a one-off run serves nothing
-		if metrics, err = c.listen.prepare(c.conn.m, &c.conn); err != nil {
-			return err
+	c.conn.daemon = true
+	log := c.conn.daemonLogger(slog.LevelInfo)
+	// Webhook URLs are secrets: the config names the variables that hold them.
+	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
+	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
+	if err != nil {
+		return usagef("config %s: %v", c.config, err)
+	}
+	defer func() {
+		// What failed runs queued is delivered first: each delivery is
+		// bounded by its timeout and retries; after a signal, by the grace.
+		nctx := context.WithoutCancel(ctx)
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			nctx, cancel = context.WithTimeout(nctx, c.grace)
+			defer cancel()
 		}
+		notifier.Close(nctx)
+	}()
+	if c.once != "" {
+		return c.runOnce(ctx, only, notifier, log)
+	}
+	metrics, err := c.listen.prepare(c.conn.m, &c.conn)
+	if err != nil {
+		return err
 	}
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
 	}
 	defer acct.close()
-	eng, _ := acct.Engine()
-	runner := &jobs.Runner{
-		Engine: eng, Client: acct.client, Store: acct.store, Clock: clock.Real{},
-		Account: acct.settings.account, Logger: log,
-	}
-	if c.once != "" {
-		return c.runOnce(ctx, runner, only, log)
-	}
 	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Owners: []*service.Owner{acct.owner}, Store: acct.store,
 		Metrics: metrics, Clock: clock.Real{}, Logger: log})
 	if err != nil {
@@ -100,7 +112,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if web != nil {
 		defer web.Close()
 	}
-	return c.daemon(ctx, runner, cfg, acct, log)
+	return c.daemon(ctx, acct.runner(log, notifier), cfg, acct, log)
 }
 
 // loadConfig reads and checks the config file; any fault is a usage error
@@ -121,53 +133,26 @@ func loadConfig(path string) (*jobs.Config, error) {
 	return cfg, nil
 }
 
-// logger logs to stderr: info and up (debug with -v), JSON with --json.
-func (c *runCommand) logger() *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if c.conn.verbose {
-		opts.Level = slog.LevelDebug
+// runOnce runs one job now, in this process when it owns the account for
+// the run, else in the owner's (which checks the same config). A signal
+// drains it: it starts nothing new and has the grace period to finish what
+// is in flight before it is stopped.
+func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.Notifier, log *slog.Logger) error {
+	config, err := os.ReadFile(c.config)
+	if err != nil {
+		return usagef("config: %v", err)
 	}
-	if c.conn.json {
-		return slog.New(slog.NewJSONHandler(c.conn.m.Stderr, opts))
+	acct, err := c.conn.attach(ctx, "run --once "+j.Name, nil, nil)
+	if err != nil {
+		return err
 	}
-	return slog.New(slog.NewTextHandler(c.conn.m.Stderr, opts))
-}
-
-// runOnce runs one job now. A signal drains it: it starts nothing new and
-// has the grace period to finish what is in flight before it is stopped.
-func (c *runCommand) runOnce(ctx context.Context, runner *jobs.Runner, j jobs.Job, log *slog.Logger) error {
-	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	type result struct {
-		run *store.JobRun
-		err error
+	defer acct.close()
+	run, err := acct.RunJob(ctx, config, j, c.grace, notifier, log)
+	if run == nil {
+		return err // the run could not even be recorded
 	}
-	done := make(chan result, 1)
-	go func() {
-		run, err := runner.Run(jobCtx, j)
-		done <- result{run, err}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		log.Info("stopping: the job starts nothing new and finishes its current step", "grace", c.grace)
-		runner.Drain()
-		timer := time.NewTimer(c.grace)
-		select {
-		case res = <-done:
-		case <-timer.C:
-			log.Warn("grace period over: stopping the job; its workflows resume at the next start")
-			cancel()
-			res = <-done
-		}
-		timer.Stop()
-	}
-	if res.run == nil {
-		return res.err // the run could not even be recorded
-	}
-	c.report(res.run)
-	return exitForRun(res.err)
+	c.report(run)
+	return exitForRun(err)
 }
 
 // exitForRun maps a run's outcome to the exit-code contract: 0 ok; for a
@@ -218,7 +203,7 @@ func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.
 		cron.WithLocation(jobs.Market),
 		cron.WithParser(jobs.Parser),
 		cron.WithLogger(cl),
-		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)),
+		cron.WithChain(cron.Recover(cl), jobs.CatchUp(ctx, cl)),
 	)
 	now := time.Now()
 	for _, j := range cfg.Jobs {
@@ -266,31 +251,37 @@ type runJSON struct {
 	Kind      string `json:"kind"`
 	Account   string `json:"account"`
 	StartedAt string `json:"startedAt"`
-	EndedAt   string `json:"endedAt"`
+	EndedAt   string `json:"endedAt,omitempty"`
 	Outcome   string `json:"outcome"`
 	Detail    string `json:"detail"`
+}
+
+// runJSONOf is r as printed with --json; a run still going has no endedAt.
+func runJSONOf(r store.JobRun) runJSON {
+	o := runJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
+		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
+	if !r.EndedAt.IsZero() {
+		o.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return o
 }
 
 // report prints a finished run on stdout: one line, or one JSON object.
 func (c *runCommand) report(r *store.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	p := c.conn.out()
-	p.event(runJSON{
-		ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
-		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano), EndedAt: r.EndedAt.UTC().Format(time.RFC3339Nano),
-	}, fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
+	c.conn.out().event(runJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
 		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }
 
 // cronLogger adapts slog to robfig's logger: its chatter (schedule, wake,
-// run) is debug; a skipped run is a warning, since it means a job outlasted
-// its interval.
+// run) is debug; a run delayed behind the previous one is info, since it
+// means a job outlasted its interval.
 type cronLogger struct{ log *slog.Logger }
 
 func (l cronLogger) Info(msg string, kv ...any) {
-	if msg == "skip" {
-		l.log.Warn("run skipped: the job's previous run is still going", kv...)
+	if msg == "delayed" {
+		l.log.Info("run delayed: the job's previous run is still going", kv...)
 		return
 	}
 	l.log.Debug("cron "+msg, kv...)

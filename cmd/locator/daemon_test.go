@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,18 +18,20 @@ import (
 )
 
 // daemonConfig is a config with one job of each kind plus two that cannot
-// end located; schedules are far away, the tests use --once.
+// end located; schedules are far away, the tests use --once. These tests
+// run on the wall clock, whatever the day: "holidays": "run" keeps an
+// exchange holiday (a run recorded as skipped) out of them.
 const daemonConfig = `{
   "jobs": [
-    {"name": "watch", "kind": "locate", "schedule": "0 0 9 * * MON-FRI",
+    {"name": "watch", "kind": "locate", "schedule": "0 0 9 * * MON-FRI", "holidays": "run",
      "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": "0.02"}},
-    {"name": "pricey", "kind": "locate", "schedule": "0 0 9 * * MON-FRI",
+    {"name": "pricey", "kind": "locate", "schedule": "0 0 9 * * MON-FRI", "holidays": "run",
      "symbols": ["HTBY"], "quantity": 100, "policy": {"maxPrice": 0.02}},
-    {"name": "restricted", "kind": "locate", "schedule": "0 0 9 * * MON-FRI",
+    {"name": "restricted", "kind": "locate", "schedule": "0 0 9 * * MON-FRI", "holidays": "run",
      "symbols": ["RSTR"], "quantity": 100, "policy": {"maxCost": 50}},
-    {"name": "eod", "kind": "credit-back-unused", "schedule": "0 45 15 * * MON-FRI"},
-    {"name": "ledger", "kind": "ledger-sync", "schedule": "0 0 18 * * *", "days": 30},
-    {"name": "fees", "kind": "reconcile", "schedule": "0 30 18 * * *", "grace": "1h"}
+    {"name": "eod", "kind": "credit-back-unused", "schedule": "0 45 15 * * MON-FRI", "holidays": "run"},
+    {"name": "ledger", "kind": "ledger-sync", "schedule": "0 0 18 * * *", "days": 30, "holidays": "run"},
+    {"name": "fees", "kind": "reconcile", "schedule": "0 30 18 * * *", "grace": "1h", "holidays": "run"}
   ]
 }
 `
@@ -86,6 +90,8 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		{"unknown kind", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, `"ledger-sync"`, `"ledger_sync"`, 1))},
 			`c.json:10: job "ledger": unknown kind "ledger_sync"`},
 		{"--once unknown job", []string{"run", "--config", good, "--once", "nightly"}, `no such job`},
+		{"webhook variable unset", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, "\n  ]\n}", "\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"LOCATOR_TEST_NO_HOOK\", \"format\": \"slack\"}]}\n}", 1))},
+			`webhook LOCATOR_TEST_NO_HOOK: the environment variable is not set`},
 		{"stray argument", []string{"run", "--config", good, "watch"}, "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +226,7 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	cfg := writeFile(t, "locator.json", `{"jobs": [
-  {"name": "tick", "kind": "credit-back-unused", "schedule": "* * * * * *"}
+  {"name": "tick", "kind": "credit-back-unused", "schedule": "* * * * * *", "holidays": "run"}
 ]}`)
 	// A run left behind by a process that died.
 	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
@@ -270,11 +276,12 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 
 // Issue 5 item 6, SIGTERM mid-job: with a grace period the job finishes the
 // locate in flight and the run ends ok; with none it stops at once, the run
-// is recorded as interrupted, and the workflow resumes at the next start: the
+// is recorded as interrupted, the command exits 130 (issue 12: an interrupt
+// exits 130 everywhere), and the workflow resumes at the next start: the
 // same job run again quotes nothing more.
 func TestRunOnceSIGTERM(t *testing.T) {
 	t.Parallel()
-	cfg := `{"jobs": [{"name": "watch", "kind": "locate", "schedule": "@daily",
+	cfg := `{"jobs": [{"name": "watch", "kind": "locate", "schedule": "@daily", "holidays": "run",
   "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": "0.02"}}]}`
 	for _, tc := range []struct {
 		grace string
@@ -282,7 +289,7 @@ func TestRunOnceSIGTERM(t *testing.T) {
 		runs  string
 	}{
 		{"30s", exitOK, "ok"},
-		{"0s", exitFailure, "failed,ok"},
+		{"0s", exitInterrupt, "failed,ok"},
 	} {
 		t.Run("grace "+tc.grace, func(t *testing.T) {
 			t.Parallel()
@@ -313,5 +320,40 @@ func TestRunOnceSIGTERM(t *testing.T) {
 				t.Errorf("job_runs outcomes %v, want %s", got, tc.runs)
 			}
 		})
+	}
+}
+
+// Issue 12 item 4, end to end: a --once run that fails posts one
+// notification to the webhook named by its variable before the command
+// exits; the URL appears nowhere in the output.
+func TestRunOnceNotifiesWebhook(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	got := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		got <- body
+	}))
+	defer hook.Close()
+	url := hook.URL + "/services/T0/B0/s3cret"
+	cfg := writeFile(t, "locator.json", strings.Replace(daemonConfig, "\n  ]\n}",
+		"\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"LOCATOR_TEST_HOOK\", \"format\": \"json\"}]}\n}", 1))
+	code, out, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_TEST_HOOK": url}, "run", "--config", cfg, "--once", "pricey", "-v")
+	if code != exitDeclined {
+		t.Fatalf("exit %d, want %d\nstderr %s", code, exitDeclined, errOut)
+	}
+	close(got)
+	var bodies []map[string]any
+	for body := range got {
+		bodies = append(bodies, body)
+	}
+	if len(bodies) != 1 || bodies[0]["event"] != "job_failed" || bodies[0]["job"] != "pricey" || bodies[0]["account"] != "LV100001" {
+		t.Errorf("webhook received %v, want one job_failed for pricey", bodies)
+	}
+	if strings.Contains(out+errOut, "s3cret") || strings.Contains(out+errOut, hook.URL) {
+		t.Errorf("the webhook URL is in the output:\n%s\n%s", out, errOut)
 	}
 }

@@ -107,6 +107,8 @@ func (c *demoCommand) run(ctx context.Context, args []string) error {
 			}
 			line := fmt.Sprintf("  %s %-10s → %-10s", stamp(), u.From, w.State)
 			switch {
+			case !u.QueuedUntil.IsZero():
+				line += fmt.Sprintf(" queued: its quote leaves in %.0fs (same-symbol spacing)", u.QueuedUntil.Sub(clk.Now()).Seconds())
 			case u.Offer != nil:
 				line += fmt.Sprintf(" offer %s", describeLegs(*w, clk.Now()))
 			case u.Reason != "" && w.State != states.Quoting:

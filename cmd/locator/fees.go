@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -32,7 +31,6 @@ type feesCommand struct {
 	conn  connFlags
 	since string
 	grace time.Duration
-	csv   bool
 }
 
 func (c *feesCommand) synopsis() string {
@@ -43,15 +41,13 @@ func (c *feesCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.since, "since", "", "first trade date to reconcile, YYYY-MM-DD (default 30 days ago)")
 	fs.DurationVar(&c.grace, "grace", defaultFeeGrace, "how long after a fill its fee may still be pending before it is missing")
-	fs.BoolVar(&c.csv, "csv", false, "print CSV (fees, credits and day totals, one row each)")
+	fs.VarPF(formatAlias{&c.conn.format, formatCSV}, "csv", "", "print CSV (fees, credits and day totals, one row each)").NoOptDefVal = "true"
+	fs.MarkDeprecated("csv", "use -o csv")
 }
 
 func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
-	}
-	if c.csv && c.conn.json {
-		return usagef("--csv and --json: choose one")
 	}
 	if c.grace < 0 {
 		return usagef("--grace %s: want a duration of zero or more", c.grace)
@@ -90,13 +86,11 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.account, err)
 	}
-	switch {
-	case c.conn.json:
+	switch c.conn.format {
+	case formatJSON:
 		c.printJSON(r, synced)
-	case c.csv:
-		if err := c.printCSV(r); err != nil {
-			return err
-		}
+	case formatCSV:
+		c.printCSV(r)
 	default:
 		c.printTable(r, synced)
 	}
@@ -151,7 +145,7 @@ func (c *feesCommand) printTable(r *ledger.Report, synced ledger.SyncResult) {
 	w := c.conn.m.Stdout
 	fmt.Fprintf(w, "Locate fees of %s, %s to %s (ledger: %d rows read, %d new; grace %s)\n\n", r.Account,
 		r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly), synced.Fetched, synced.Inserted, feeHours(c.grace))
-	out := printer{w: w}
+	out := c.conn.out()
 	if len(r.Lines) == 0 {
 		fmt.Fprintln(w, "No filled locates, credit-backs or locate fees in this period.")
 	} else {
@@ -238,7 +232,7 @@ type feeSummaryJSON struct {
 }
 
 func (c *feesCommand) printJSON(r *ledger.Report, synced ledger.SyncResult) {
-	out := printer{w: c.conn.m.Stdout, json: true}
+	out := c.conn.out()
 	for _, l := range r.Lines {
 		o := feeLineJSON{Type: string(l.Kind), Date: l.Date.Format(time.DateOnly), Symbol: l.Symbol, Shares: l.Shares,
 			Expected: money(l.Expected), ExpectedKnown: l.ExpectedKnown, Charged: money(l.Charged), Status: string(l.Status),
@@ -267,9 +261,10 @@ func (c *feesCommand) printJSON(r *ledger.Report, synced ledger.SyncResult) {
 		Grace: feeHours(c.grace), Fetched: synced.Fetched, Inserted: synced.Inserted, Counts: counts, Problems: r.Problems()}, "")
 }
 
-func (c *feesCommand) printCSV(r *ledger.Report) error {
-	w := csv.NewWriter(c.conn.m.Stdout)
-	w.Write([]string{"date", "type", "symbol", "shares", "expected", "charged", "credited", "total_locate_costs", "status", "ledger_date", "workflow_id", "quote_req_id", "note"})
+// printCSV prints fees, credits and day totals as one CSV table, a row
+// each, the kind in the type column.
+func (c *feesCommand) printCSV(r *ledger.Report) {
+	var rows [][]string
 	for _, l := range r.Lines {
 		shares, expected, ledgerDate := "", "", ""
 		if l.WorkflowID != "" {
@@ -281,7 +276,7 @@ func (c *feesCommand) printCSV(r *ledger.Report) error {
 		if !l.LedgerDate.IsZero() {
 			ledgerDate = l.LedgerDate.Format(time.DateOnly)
 		}
-		w.Write([]string{l.Date.Format(time.DateOnly), string(l.Kind), l.Symbol, shares, expected, money(l.Charged), "", "",
+		rows = append(rows, []string{l.Date.Format(time.DateOnly), string(l.Kind), l.Symbol, shares, expected, money(l.Charged), "", "",
 			string(l.Status), ledgerDate, l.WorkflowID, l.QuoteReqID, l.Note})
 	}
 	for _, d := range r.Days {
@@ -289,11 +284,10 @@ func (c *feesCommand) printCSV(r *ledger.Report) error {
 		if d.BrokerTotal != nil {
 			broker = money(*d.BrokerTotal)
 		}
-		w.Write([]string{d.Date.Format(time.DateOnly), "day", "", "", money(d.ExpectedFees), money(d.Charged), money(d.Credited), broker,
+		rows = append(rows, []string{d.Date.Format(time.DateOnly), "day", "", "", money(d.ExpectedFees), money(d.Charged), money(d.Credited), broker,
 			string(d.Status), "", "", "", ""})
 	}
-	w.Flush()
-	return w.Error()
+	c.conn.out().table([]string{"date", "type", "symbol", "shares", "expected", "charged", "credited", "total_locate_costs", "status", "ledger_date", "workflow_id", "quote_req_id", "note"}, rows, nil)
 }
 
 // sizeCommand says how many shares can be shorted now.
@@ -304,7 +298,7 @@ type sizeCommand struct {
 }
 
 func (c *sizeCommand) synopsis() string {
-	return "SYMBOL --price P [--target QTY]: shares shortable now, the limit that binds, and the lots to locate for a target (reads only)"
+	return "shares of SYMBOL shortable at --price now, the limit that binds, and the lots to locate for a target (reads only)"
 }
 
 func (c *sizeCommand) flags(fs *pflag.FlagSet) {
@@ -381,25 +375,17 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.account, err)
 	}
-	if c.conn.json {
+	switch c.conn.format {
+	case formatJSON:
 		c.printJSON(z)
+		return nil
+	case formatCSV:
+		c.conn.out().table(limitHeader, limitRows(z), nil)
 		return nil
 	}
 	w := c.conn.m.Stdout
 	fmt.Fprintf(w, "%s at %s: %d shares shortable now, bound by %s\n\n", z.Symbol, sizePrice(z.Price), z.Shortable, z.Binding)
-	var rows [][]string
-	for _, l := range z.Limits {
-		shares := strconv.FormatInt(l.Shares, 10)
-		if l.Unlimited {
-			shares = "no limit"
-		}
-		mark := ""
-		if l.Name == z.Binding {
-			mark = "← binds"
-		}
-		rows = append(rows, []string{string(l.Name), shares, l.Detail, mark})
-	}
-	printer{w: w}.table([]string{"LIMIT", "SHARES", "HOW", ""}, rows, nil)
+	c.conn.out().table(limitHeader, limitRows(z), nil)
 	fmt.Fprintf(w, "\nopen short %d (not counted again), working sells %d\n", z.OpenShort, z.WorkingSells)
 	if z.Target > 0 {
 		switch {
@@ -415,6 +401,26 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(w, "\n%s\n", z.Explanation)
 	return nil
+}
+
+// limitHeader and limitRows are the limits on a short's size, the one
+// that binds marked.
+var limitHeader = []string{"LIMIT", "SHARES", "HOW", ""}
+
+func limitRows(z *ledger.Sizing) [][]string {
+	var rows [][]string
+	for _, l := range z.Limits {
+		shares := strconv.FormatInt(l.Shares, 10)
+		if l.Unlimited {
+			shares = "no limit"
+		}
+		mark := ""
+		if l.Name == z.Binding {
+			mark = "← binds"
+		}
+		rows = append(rows, []string{string(l.Name), shares, l.Detail, mark})
+	}
+	return rows
 }
 
 func (c *sizeCommand) printJSON(z *ledger.Sizing) {
@@ -439,5 +445,5 @@ func (c *sizeCommand) printJSON(z *ledger.Sizing) {
 		}
 		o.Limits = append(o.Limits, lj)
 	}
-	printer{w: c.conn.m.Stdout, json: true}.event(o, "")
+	c.conn.out().event(o, "")
 }

@@ -154,7 +154,7 @@ func TestFeesProblemsExit3(t *testing.T) {
 	}
 }
 
-// Bad input exits 2 and sends nothing (DESIGN.md rule 6).
+// Bad input exits 2 and sends nothing (docs/design.md rule 8).
 func TestFeesAndSizeBadInput(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)

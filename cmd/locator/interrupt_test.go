@@ -17,6 +17,14 @@ import (
 // the CLI takes for a person typing.
 func openTerminal(t *testing.T) *os.File {
 	t.Helper()
+	term, _ := openTerminalPair(t)
+	return term
+}
+
+// openTerminalPair opens a pseudo-terminal: its terminal side for the CLI,
+// and its controller side, where the test types as the person would.
+func openTerminalPair(t *testing.T) (term, keyboard *os.File) {
+	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
@@ -34,10 +42,10 @@ func openTerminal(t *testing.T) *os.File {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pts.Close() })
-	return pts
+	return pts, ptm
 }
 
-// Issue 9 item 5 and DESIGN.md rule 8: Ctrl-C at the offer prompt withdraws
+// Issue 9 item 5 and docs/design.md rule 8: Ctrl-C at the offer prompt withdraws
 // the request: the offer is cancelled at the broker (history status 52),
 // on a context that outlives the interrupt, and the command exits 130.
 func TestInterruptAtPromptCancelsOffer(t *testing.T) {

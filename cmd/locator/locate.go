@@ -28,7 +28,7 @@ type locateCommand struct {
 }
 
 func (c *locateCommand) synopsis() string {
-	return "SYMBOL QTY [SYMBOL QTY ...] | --watchlist FILE: ensure QTY located shares of each (quotes only the shortfall), accepting within policy"
+	return "ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy"
 }
 
 func (c *locateCommand) flags(fs *pflag.FlagSet) {
@@ -82,7 +82,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	}
 	// A person is asked only about a single symbol: a watchlist's offers
 	// arrive a second apart, faster than anyone can weigh them.
-	canAsk := len(reqs) == 1 && !policy.AutoAccept && c.conn.m.interactive(c.conn.json)
+	canAsk := len(reqs) == 1 && !policy.AutoAccept && c.conn.m.interactive(c.conn.format)
 	// Refused before the session opens: nothing is recorded or sent.
 	for _, r := range reqs {
 		if err := r.Validate(canAsk); err != nil {
@@ -93,9 +93,9 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	out := c.conn.out()
-	onUpdate := progress(out, c.conn.m, time.Now)
+	onUpdate := progress(out, c.conn.m.display())
 	var board *board
-	if len(reqs) > 1 && !c.conn.json && isTerminalWriter(c.conn.m.Stdout) {
+	if len(reqs) > 1 && c.conn.format == formatTable && isTerminalWriter(c.conn.m.Stdout) {
 		board = newBoard(c.conn.m.Stdout, reqs)
 		onUpdate = board.update
 	}
@@ -215,18 +215,24 @@ func readWatchlist(path string, policy workflow.Policy) ([]engine.Request, error
 func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 // finishAll prints every outcome of a batch (one JSON object per symbol
-// with --json) and returns the worst exit status; a request whose checks
-// failed before it was queued makes it a failure.
+// with --json, one CSV row with -o csv) and returns the worst exit status; a
+// request whose checks failed before it was queued makes it a failure.
 func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 	var worst *workflow.Workflow
+	var texts []string
+	var rows [][]string
+	var objs []any
 	for _, w := range ws {
 		if w == nil {
 			continue
 		}
-		if finish(out, w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
+		o := outcomeOf(w)
+		texts, rows, objs = append(texts, outcomeText(w, o)), append(rows, o.row()), append(objs, o)
+		if exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
 			worst = w
 		}
 	}
+	out.records(outcomeHeader, rows, objs, texts)
 	if startErr != nil {
 		return startErr
 	}
@@ -238,7 +244,11 @@ func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 
 // finish prints a workflow's outcome and returns its exit status.
 func finish(out printer, w *workflow.Workflow) error {
-	o := outcomeOf(w)
+	return finishAll(out, []*workflow.Workflow{w}, nil)
+}
+
+// outcomeText is an outcome as a person reads it.
+func outcomeText(w *workflow.Workflow, o outcome) string {
 	text := fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, w.State)
 	switch w.State {
 	case states.Filled:
@@ -250,16 +260,16 @@ func finish(out printer, w *workflow.Workflow) error {
 			text += " — " + w.Reason
 		}
 	}
-	out.event(o, text)
-	return exitFor(w)
+	return text
 }
 
-// progress prints each state change as it happens.
-func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
+// progress prints each state change as it happens; on a terminal a
+// spinner turns while a quote waits its turn or a credit-back is under way.
+func progress(out printer, d *display) func(engine.Update) {
 	return func(u engine.Update) {
 		if u.Order != nil {
 			o := u.Order
-			if out.json {
+			if out.json() {
 				out.event(map[string]any{"event": "order", "clientOrderId": o.LookupID(), "symbol": o.Symbol, "from": u.From, "to": o.State, "status": o.OrderStatus, "reason": u.Reason}, "")
 				return
 			}
@@ -270,33 +280,52 @@ func progress(out printer, m *Main, now func() time.Time) func(engine.Update) {
 			if u.Reason != "" {
 				line += " — " + u.Reason
 			}
-			fmt.Fprintln(m.Stderr, line)
+			d.println(line)
 			return
 		}
 		w := u.Workflow
-		if out.json {
+		if until := u.QueuedUntil; !until.IsZero() {
+			if out.json() {
+				out.event(map[string]any{"event": "queued", "id": w.ID, "symbol": w.Symbol, "until": until.UTC()}, "")
+				return
+			}
+			d.println(fmt.Sprintf("%s %s: queued — the broker spaces quotes of a symbol; this one leaves in about %s",
+				w.Symbol, w.ID, until.Sub(d.clk.Now()).Round(time.Second)))
+			d.spinner(func(now time.Time) string {
+				return fmt.Sprintf("%s: waiting to quote, %s", w.Symbol, max(until.Sub(now), 0).Round(time.Second))
+			})
+			return
+		}
+		if out.json() {
 			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": u.Reason}, "")
 			return
 		}
 		line := fmt.Sprintf("%s %s: %s → %s", w.Symbol, w.ID, u.From, w.State)
 		if u.Offer != nil {
 			o := u.Offer
-			left := o.ExpiresAt.Sub(now()).Round(time.Second)
+			left := o.ExpiresAt.Sub(d.clk.Now()).Round(time.Second)
 			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", price4(o.Price), o.Shares, money(o.Total),
 				brokerclient.LocateTypeForCode(o.LocateType), left)
 		} else if u.Reason != "" && w.State != states.Quoting {
 			line += " — " + u.Reason
 		}
-		fmt.Fprintln(m.Stderr, line)
+		d.println(line)
+		if w.Kind == states.CreditBack && !w.Terminal() {
+			start := d.since(w.ID)
+			d.spinner(func(now time.Time) string {
+				return fmt.Sprintf("%s: crediting back %d shares, %s", w.Symbol, w.Quantity, now.Sub(start).Round(time.Second))
+			})
+		}
 	}
 }
 
 // prompt asks at the terminal whether to take an offer, with the seconds
-// left in the window.
+// left in the window counting down.
 func prompt(m *Main) func(ctx context.Context, o engine.Offer) bool {
 	return func(ctx context.Context, o engine.Offer) bool {
-		return m.ask(ctx, fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
-			o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total),
-			time.Until(o.ExpiresAt).Round(time.Second)))
+		return m.askBefore(ctx, o.ExpiresAt, func(left time.Duration) string {
+			return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
+				o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total), left)
+		})
 	}
 }

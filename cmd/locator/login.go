@@ -239,16 +239,16 @@ func (c *logoutCommand) synopsis() string { return "forget the stored partner to
 
 func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.conn.db, "db", "", "SQLite database path, beside which the tokens are stored (env LOCATOR_DB)")
-	fs.BoolVar(&c.conn.json, "json", false, "print machine-readable JSON, one object per line")
+	registerJSON(fs, &c.conn.format)
 }
 
 func (c *logoutCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	db := flagOrEnv(c.conn.m.Getenv, c.conn.db, "LOCATOR_DB")
-	if db == "" {
-		db = defaultDBPath(c.conn.m.Getenv)
+	db, err := c.conn.dbPath()
+	if err != nil {
+		return err
 	}
 	vault := newTokenVault(db, c.conn.m.Getenv)
 	had, err := vault.forget()

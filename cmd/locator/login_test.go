@@ -214,7 +214,7 @@ func (b *partnerCLI) checkPartnerFlow(t *testing.T, signIn func(authURL string))
 	}
 }
 
-// simRequests reads the request log over HTTP, as DESIGN.md's contract
+// simRequests reads the request log over HTTP, as docs/design.md's contract
 // serves it (GET /_sim/requests).
 func (b *partnerCLI) simRequests(t *testing.T) []brokersim.RequestRecord {
 	t.Helper()

@@ -39,6 +39,8 @@ func setupCLI(t *testing.T) *cliBundle {
 	return &cliBundle{sim: sim, env: map[string]string{
 		"LOCATOR_BASE_URL": srv.URL, "LOCATOR_KEY_ID": "SIMLIVEKEY01", "LOCATOR_SECRET": "sim-live-secret-01",
 		"LOCATOR_ACCOUNT": "LV100001", "LOCATOR_DB": filepath.Join(t.TempDir(), "locator.db"),
+		// No settings file unless a test writes one: never the user's own.
+		"XDG_CONFIG_HOME": t.TempDir(),
 	}}
 }
 
@@ -85,7 +87,7 @@ func (b *cliBundle) writes() []string {
 	return out
 }
 
-// DESIGN.md "Contracts": locate --json ends with the outcome object; exit 0.
+// docs/design.md "Contracts": locate --json ends with the outcome object; exit 0.
 func TestLocateJSON(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
@@ -116,7 +118,7 @@ func TestLocateJSON(t *testing.T) {
 	}
 }
 
-// Exit codes (DESIGN.md): 4 declined by the policy, 3 rejected by the
+// Exit codes (docs/design.md): 4 declined by the policy, 3 rejected by the
 // broker, 0 not needed / covered.
 func TestLocateExitCodes(t *testing.T) {
 	t.Parallel()

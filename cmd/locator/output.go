@@ -1,20 +1,23 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
-// outcome is the JSON a workflow command ends with (DESIGN.md contract).
+// outcome is the JSON a workflow command ends with (docs/design.md contract).
 type outcome struct {
 	ID            string `json:"id"`
 	Kind          string `json:"kind"`
@@ -31,6 +34,13 @@ type outcome struct {
 	Reason        string `json:"reason,omitempty"`
 	CreatedAt     string `json:"createdAt"`
 	UpdatedAt     string `json:"updatedAt"`
+}
+
+// outcomeHeader and row are an outcome as a CSV record.
+var outcomeHeader = []string{"ID", "SYMBOL", "STATE", "KIND", "ACCOUNT", "REQUESTED", "SHARES", "PRICE PER SHARE", "TOTAL", "QUOTE REQ ID", "LOCATE TYPE", "REASON"}
+
+func (o outcome) row() []string {
+	return []string{o.ID, o.Symbol, o.State, o.Kind, o.Account, i64(o.Requested), i64(o.Shares), o.PricePerShare, o.Total, o.QuoteReqID, o.LocateType, o.Reason}
 }
 
 func outcomeOf(w *workflow.Workflow) outcome {
@@ -68,36 +78,137 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-// printer writes human text or JSON lines.
-type printer struct {
-	w    io.Writer
-	json bool
-}
+// format is how a command prints its records (-o): aligned text for
+// people, JSON objects one per line, or CSV under a header row.
+type format string
 
-// event prints one progress line: JSON object or text.
-func (p printer) event(v any, text string) {
-	if p.json {
-		json.NewEncoder(p.w).Encode(v)
-		return
+const (
+	formatTable format = "table"
+	formatJSON  format = "json"
+	formatCSV   format = "csv"
+)
+
+// formatValue is the -o flag: it refuses a format it does not know while
+// the flags are parsed, so the mistake is a usage error with a hint.
+type formatValue struct{ f *format }
+
+func (v formatValue) String() string { return string(*v.f) }
+func (v formatValue) Type() string   { return "format" }
+func (v formatValue) Set(s string) error {
+	switch f := format(strings.ToLower(s)); f {
+	case formatTable, formatJSON, formatCSV:
+		return setFormat(v.f, f)
 	}
-	fmt.Fprintln(p.w, text)
+	return fmt.Errorf("want table, json or csv")
 }
 
-// table prints rows aligned under a header; with JSON, each row object.
+// setFormat sets *f to to, refusing two different machine formats asked
+// for at once (-o csv --json): which one a script meant is a guess.
+func setFormat(f *format, to format) error {
+	if *f != formatTable && *f != to {
+		return fmt.Errorf("%s was already asked for: choose one format", *f)
+	}
+	*f = to
+	return nil
+}
+
+// formatAlias is a boolean flag standing for one -o value (--json, and
+// fees' older --csv), so scripts written before -o keep working.
+type formatAlias struct {
+	f  *format
+	to format
+}
+
+func (a formatAlias) String() string { return strconv.FormatBool(*a.f == a.to) }
+func (a formatAlias) Type() string   { return "bool" }
+func (a formatAlias) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	switch {
+	case err != nil:
+		return err
+	case on:
+		return setFormat(a.f, a.to)
+	case *a.f == a.to:
+		*a.f = formatTable
+	}
+	return nil
+}
+
+// registerFormat declares -o/--output and --json (docs/design.md: --json makes
+// every command print JSON lines) on fs.
+func registerFormat(fs *pflag.FlagSet, f *format) {
+	*f = formatTable
+	fs.VarP(formatValue{f}, "output", "o", "output format: table, json or csv")
+	registerJSON(fs, f)
+}
+
+// registerJSON declares --json alone, for a command that prints no records
+// but one result.
+func registerJSON(fs *pflag.FlagSet, f *format) {
+	*f = formatTable
+	fs.VarPF(formatAlias{f, formatJSON}, "json", "", "print machine-readable JSON, one object per line (same as -o json)").NoOptDefVal = "true"
+}
+
+// printer is the one place that knows the output formats: records go to w
+// as a table, JSON lines or CSV; in CSV, the sentences around the records
+// go to notes (stderr) so that stdout stays one CSV document.
+type printer struct {
+	w, notes io.Writer
+	format   format
+}
+
+// json reports whether the output is for machines reading JSON lines.
+func (p printer) json() bool { return p.format == formatJSON }
+
+// event prints one line about something that happened: the JSON object v,
+// or the text for people.
+func (p printer) event(v any, text string) {
+	switch p.format {
+	case formatJSON:
+		json.NewEncoder(p.w).Encode(v)
+	case formatCSV:
+		if p.notes != nil {
+			fmt.Fprintln(p.notes, text)
+		}
+	default:
+		fmt.Fprintln(p.w, text)
+	}
+}
+
+// table prints records: rows aligned under a header, the rows as CSV under
+// the header, or with JSON each object (a table without objects prints
+// nothing in JSON: its command prints its own).
 func (p printer) table(header []string, rows [][]string, objects []any) {
-	if p.json {
+	switch p.format {
+	case formatJSON:
 		enc := json.NewEncoder(p.w)
 		for _, o := range objects {
 			enc.Encode(o)
 		}
+	case formatCSV:
+		w := csv.NewWriter(p.w)
+		w.Write(header)
+		w.WriteAll(rows)
+	default:
+		tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+	}
+}
+
+// records prints records that people read as sentences (a workflow's
+// outcome): the texts, a JSON object each, or CSV rows under the header.
+func (p printer) records(header []string, rows [][]string, objects []any, texts []string) {
+	if p.format == formatTable {
+		for _, t := range texts {
+			fmt.Fprintln(p.w, t)
+		}
 		return
 	}
-	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	tw.Flush()
+	p.table(header, rows, objects)
 }
 
 func money(d decimal.Decimal) string { return d.StringFixed(2) }
@@ -114,5 +225,8 @@ func locatePrice(d decimal.Decimal) string {
 	return price4(d)
 }
 
-// out is the printer for a command's results: text, or JSON with --json.
-func (c *connFlags) out() printer { return printer{w: c.m.Stdout, json: c.json} }
+// out is the printer for a command's results, in the format of -o.
+func (c *connFlags) out() printer { return c.m.printer(c.format) }
+
+// printer prints to Main's stdout in format f.
+func (m *Main) printer(f format) printer { return printer{w: m.Stdout, notes: m.Stderr, format: f} }

@@ -99,7 +99,7 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 		return accountError(s.account, err)
 	}
 	out := c.conn.out()
-	if out.json {
+	if out.json() {
 		out.event(p, "")
 		return nil
 	}
@@ -107,10 +107,13 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.account, err)
 	}
-	out.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED", "SHARES TRADED"},
-		[][]string{{money(p.AccountValue), money(p.DayPnl), money(p.DayRealized), money(p.DayUnrealized), money(p.TotalUnrealized),
-			money(p.Exposure), money(p.AvailableCash), p.UsedLeverage.String() + " of " + p.AllowedLeverage.String(), i64(p.SharesTraded)}}, nil)
-	if len(p.Lots) == 0 {
+	// CSV is one table: the lots; the account's totals are in --json.
+	if out.format != formatCSV {
+		out.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED", "SHARES TRADED"},
+			[][]string{{money(p.AccountValue), money(p.DayPnl), money(p.DayRealized), money(p.DayUnrealized), money(p.TotalUnrealized),
+				money(p.Exposure), money(p.AvailableCash), p.UsedLeverage.String() + " of " + p.AllowedLeverage.String(), i64(p.SharesTraded)}}, nil)
+	}
+	if len(p.Lots) == 0 && out.format != formatCSV {
 		out.event(nil, "\nno lots today")
 		return nil
 	}
@@ -125,7 +128,9 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 		rows = append(rows, []string{string(l.PositionID), l.Symbol, side, shares, money(l.Exposure), money(l.DayRealizedPnl),
 			money(l.DayUnrealizedPnL), money(l.RealizedPnl), money(l.UnrealizedPnL), l.DayPctPnLMove.String()})
 	}
-	out.event(nil, "")
+	if out.format != formatCSV {
+		fmt.Fprintln(out.w)
+	}
 	out.table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
 	return nil
 }
@@ -256,7 +261,7 @@ type ordersCommand struct {
 }
 
 func (c *ordersCommand) synopsis() string {
-	return "print today's orders [--history DATE: fills since DATE]; 'orders cancel CLIENT_ORDER_ID' cancels one locator placed"
+	return "print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed"
 }
 
 func (c *ordersCommand) flags(fs *pflag.FlagSet) {
@@ -272,16 +277,12 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "orders cancel", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "orders cancel", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
 	defer acct.close()
-	eng, owned := acct.Engine()
-	if !owned {
-		return usagef("%s, which follows its orders: cancel it there, or stop it first; nothing was sent", acct.followed())
-	}
-	o, err := eng.CancelOrder(ctx, args[0])
+	o, err := acct.CancelOrder(ctx, args[0])
 	if errors.Is(err, engine.ErrNotOpen) || errors.Is(err, store.ErrOrderNotFound) {
 		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
 	}

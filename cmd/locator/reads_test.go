@@ -212,7 +212,7 @@ func TestOrdersCommand(t *testing.T) {
 	}
 }
 
-// Bad read input exits 2 and sends nothing (DESIGN.md rule 6).
+// Bad read input exits 2 and sends nothing (docs/design.md rule 8).
 func TestReadCommandsBadInput(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -26,7 +25,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[0])
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "resume", nil, progress(out, c.conn.m, time.Now))
+	acct, err := c.conn.attach(ctx, "resume", nil, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
@@ -60,7 +59,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	for st, n := range counts {
 		summary += fmt.Sprintf(", %d %s", n, st)
 	}
-	if !out.json {
+	if !out.json() {
 		fmt.Fprintln(c.conn.m.Stdout, summary)
 	}
 	return nil

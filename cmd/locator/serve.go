@@ -57,6 +57,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
+	c.conn.daemon = true
 	accounts, err := c.accounts()
 	if err != nil {
 		return err
@@ -64,12 +65,6 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	base, err := c.conn.resolve(false)
 	if err != nil && (c.config == "" || base.baseURL == "") {
 		return err // with --config, only the key pair may be elsewhere
-	}
-	if base.db == "" {
-		base.db = flagOrEnv(c.conn.m.Getenv, c.conn.db, "LOCATOR_DB")
-	}
-	if base.db == "" {
-		base.db = defaultDBPath(c.conn.m.Getenv)
 	}
 	if err := os.MkdirAll(filepath.Dir(base.db), 0o700); err != nil {
 		return fmt.Errorf("database directory: %w", err)
@@ -154,7 +149,7 @@ func (c *serveCommand) accounts() ([]serveAccount, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []serveAccount{{Account: s.account, KeyIDEnv: "LOCATOR_KEY_ID", SecretEnv: "LOCATOR_SECRET"}}, nil
+		return []serveAccount{{Account: s.account, KeyIDEnv: s.keyVars[0], SecretEnv: s.keyVars[1]}}, nil
 	}
 	data, err := os.ReadFile(c.config)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 )
 
 // connFlags are the connection settings every broker command shares. The
-// secret has no flag: flags show in process listings (DESIGN.md rule 7).
+// secret has no flag: flags show in process listings (docs/design.md rule 9).
 type connFlags struct {
 	m       *Main
 	baseURL string
@@ -23,8 +24,8 @@ type connFlags struct {
 	db      string
 	env     string
 	auth    string
-	json    bool
-	verbose bool
+	format  format
+	daemon  bool // serve and run: see daemonLogger
 	// observe, when set, sees every broker call (a process serving
 	// /metrics).
 	observe func(route string, status int, d time.Duration)
@@ -32,44 +33,95 @@ type connFlags struct {
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.baseURL, "base-url", "", "broker REST address (env LOCATOR_BASE_URL)")
-	fs.StringVar(&c.account, "account", "", "account id (env LOCATOR_ACCOUNT)")
+	fs.StringVar(&c.account, "account", "", "account id, or the name of an account in the settings file (env LOCATOR_ACCOUNT)")
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
-	fs.BoolVar(&c.json, "json", false, "print machine-readable JSON, one object per line")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "log the engine's decisions to stderr")
+	registerFormat(fs, &c.format)
 }
 
-// settings resolves flags over the environment and checks them; nothing is
+// settings are the resolved connection settings: each from its flag, else
+// the environment, else the settings file, else the default. Nothing is
 // sent to the broker here.
 type settings struct {
 	baseURL, keyID, secret, account, db string
 	env                                 brokerclient.Env
 	auth, clientSecret                  string
+	// keyVars are the variables the key pair was read from:
+	// LOCATOR_KEY_ID and LOCATOR_SECRET unless a named account says others.
+	keyVars [2]string
+	// from says where each setting came from, for 'locator config'.
+	from map[string]string
 }
 
-func (c *connFlags) resolve(needAccount bool) (settings, error) {
+// Where a setting came from, when not a flag, a variable or the file.
+const fromDefault = "default"
+
+// layer picks every setting by precedence; resolve checks them.
+func (c *connFlags) layer(file *settingsFile) settings {
 	get := c.m.Getenv
-	pick := func(flag, env string) string {
-		if flag != "" {
+	s := settings{from: map[string]string{}}
+	pick := func(name, flag, env, inFile, where, def string) string {
+		switch {
+		case flag != "":
+			s.from[name] = "flag --" + name
 			return flag
+		case get(env) != "":
+			s.from[name] = "env " + env
+			return get(env)
+		case inFile != "":
+			s.from[name] = where
+			return inFile
 		}
-		return get(env)
+		s.from[name] = fromDefault
+		return def
 	}
-	s := settings{
-		baseURL: pick(c.baseURL, "LOCATOR_BASE_URL"),
-		keyID:   get("LOCATOR_KEY_ID"),
-		secret:  get("LOCATOR_SECRET"),
-		account: strings.ToUpper(strings.TrimSpace(pick(c.account, "LOCATOR_ACCOUNT"))),
-		db:      pick(c.db, "LOCATOR_DB"),
-		env:     brokerclient.Env(strings.ToLower(pick(c.env, "LOCATOR_ENV"))),
-		auth:    strings.ToLower(pick(c.auth, "LOCATOR_AUTH")),
-		// The client secret, like the key secret, has no flag.
-		clientSecret: get("LOCATOR_CLIENT_SECRET"),
+	s.account = pick("account", c.account, "LOCATOR_ACCOUNT", file.Account, file.path, "")
+	// A named account brings its own address, environment and key
+	// variables, ahead of the file's general ones.
+	named, isNamed := file.Accounts[s.account]
+	where := file.path
+	if isNamed {
+		where = fmt.Sprintf("%s (account %q)", file.path, s.account)
+		s.from["account"] += fmt.Sprintf(" (named account %q)", s.account)
+		if named.Account != "" {
+			s.account = named.Account
+		}
 	}
-	if s.env == "" {
-		s.env = brokerclient.EnvLive
+	s.account = strings.ToUpper(strings.TrimSpace(s.account))
+	inFile := func(own, general string) (string, string) {
+		if own != "" {
+			return own, where
+		}
+		return general, file.path
 	}
+	v, w := inFile(named.BaseURL, file.BaseURL)
+	s.baseURL = pick("base-url", c.baseURL, "LOCATOR_BASE_URL", v, w, "")
+	v, w = inFile(named.Env, file.Env)
+	s.env = brokerclient.Env(strings.ToLower(pick("env", c.env, "LOCATOR_ENV", v, w, string(brokerclient.EnvLive))))
+	s.auth = strings.ToLower(pick("auth", c.auth, "LOCATOR_AUTH", file.Auth, file.path, authKeys))
+	s.db = pick("db", c.db, "LOCATOR_DB", file.DB, file.path, defaultDBPath(get))
+	s.keyVars = [2]string{"LOCATOR_KEY_ID", "LOCATOR_SECRET"}
+	if named.KeyIDEnv != "" {
+		s.keyVars[0] = named.KeyIDEnv
+	}
+	if named.SecretEnv != "" {
+		s.keyVars[1] = named.SecretEnv
+	}
+	// Secrets have no flag and no place in the file: the environment only.
+	s.keyID, s.secret = get(s.keyVars[0]), get(s.keyVars[1])
+	s.clientSecret = get("LOCATOR_CLIENT_SECRET")
+	return s
+}
+
+// resolve reads the settings file, picks every setting and checks them;
+// the settings come back as far as they were picked even on an error.
+func (c *connFlags) resolve(needAccount bool) (settings, error) {
+	file, err := c.m.loadSettings()
+	if err != nil {
+		return settings{}, err
+	}
+	s := c.layer(file)
 	if s.env != brokerclient.EnvLive && s.env != brokerclient.EnvPaper {
 		return s, usagef("--env %q: want live or paper", s.env)
 	}
@@ -90,10 +142,16 @@ func (c *connFlags) resolve(needAccount bool) (settings, error) {
 			return s, usagef("account %q is not an account id", s.account)
 		}
 	}
-	if s.db == "" {
-		s.db = defaultDBPath(get)
-	}
 	return s, nil
+}
+
+// dbPath is the database of a command that needs nothing else.
+func (c *connFlags) dbPath() (string, error) {
+	file, err := c.m.loadSettings()
+	if err != nil {
+		return "", err
+	}
+	return c.layer(file).db, nil
 }
 
 func defaultDBPath(get func(string) string) string {
@@ -106,11 +164,35 @@ func defaultDBPath(get func(string) string) string {
 	return "locator.db"
 }
 
+// logger is the log of the client and the engine: silent unless -v for a
+// command, which prints its own outcome and the error that ends it (a
+// retried 429 or a reconnect is noise to the person waiting); -v shows what
+// the engine does, -vv also the client's retries and reconnects. A daemon
+// logs its warnings by default.
 func (c *connFlags) logger() *slog.Logger {
-	if !c.verbose {
-		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	switch {
+	case c.daemon:
+		return c.daemonLogger(slog.LevelWarn)
+	case c.m.verbosity >= 2:
+		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case c.m.verbosity == 1:
+		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.DiscardHandler)
+}
+
+// daemonLogger is the log of serve and run: nobody watches a daemon's
+// outcome at a terminal, its log is how it is watched, so it is on by
+// default from level (debug with -v), as JSON lines with --json.
+func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if c.m.verbosity > 0 {
+		opts.Level = slog.LevelDebug
+	}
+	if c.format == formatJSON {
+		return slog.New(slog.NewJSONHandler(c.m.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(c.m.Stderr, opts))
 }
 
 func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,12 +27,16 @@ type shortCommand struct {
 }
 
 func (c *shortCommand) synopsis() string {
-	return "SYMBOL QTY --limit P: ensure the locate, then sell short QTY at a limit (asks unless --yes)"
+	return "ensure the locate, then sell short QTY at --limit-price (asks unless --yes)"
 }
 
 func (c *shortCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	fs.StringVar(&c.limit, "limit", "", "limit price of the sell (required; up to 4 decimals, whole cents from $1.00)")
+	fs.StringVar(&c.limit, "limit-price", "", "limit price of the sell (required; up to 4 decimals, whole cents from $1.00)")
+	// --limit was this flag's first name; elsewhere (status, jobs) it
+	// counts rows, so the price got its own name and the old one stays.
+	fs.StringVar(&c.limit, "limit", "", "limit price of the sell")
+	fs.MarkDeprecated("limit", "use --limit-price")
 	fs.StringVar(&c.route, "route", "", "order route (see 'locator routes'); live accounts default to SMART")
 	fs.StringVar(&c.maxPrice, "max-price", "", "highest locate price per share to accept")
 	fs.BoolVarP(&c.yes, "yes", "y", false, "take a locate offer within policy and place the order without asking")
@@ -52,9 +55,9 @@ func (c *shortCommand) parse(args []string) (engine.ShortRequest, error) {
 	}
 	r.Quantity = qty
 	if c.limit == "" {
-		return r, usagef("--limit is required: the short is a limit order")
+		return r, usagef("--limit-price is required: the short is a limit order")
 	}
-	if r.Limit, err = workflow.ParsePrice("--limit", c.limit); err != nil {
+	if r.Limit, err = workflow.ParsePrice("--limit-price", c.limit); err != nil {
 		return r, err
 	}
 	r.Route = c.route
@@ -103,9 +106,9 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	m := c.conn.m
-	interactive := m.interactive(c.conn.json)
+	interactive := m.interactive(c.conn.format)
 	if !c.yes && !interactive {
-		return &exitError{code: exitDeclined, msg: "declined: the order needs a confirmation and nobody can give one here; pass --yes. Nothing was sent"}
+		return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 	}
 	var ask func(context.Context, engine.Offer) bool
 	if !req.Policy.AutoAccept {
@@ -122,7 +125,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	// The account's owner (this process, or another) places it; owning, the
 	// checks of the account (environment, Active) come first (exit 2).
-	acct, err := c.conn.attach(ctx, "short", ask, progress(printer{w: m.Stderr}, m, time.Now))
+	acct, err := c.conn.attach(ctx, "short", ask, progress(printer{w: m.Stderr}, m.display()))
 	if err != nil {
 		return err
 	}

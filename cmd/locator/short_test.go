@@ -69,7 +69,7 @@ func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...strin
 func TestShortFilled(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -108,7 +108,7 @@ func TestShortFilled(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 
-	code, out, errOut := b.MustRunMain(t, nil, "short", "HTBY", "300", "--limit", "8.40", "--yes")
+	code, out, errOut := b.MustRunMain(t, nil, "short", "HTBY", "300", "--limit-price", "8.40", "--yes")
 	if code != 0 {
 		t.Fatalf("table: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -124,7 +124,7 @@ func TestShortFilled(t *testing.T) {
 func TestShortWorking(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "150", "--limit", "13.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "150", "--limit-price", "13.00", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -143,7 +143,7 @@ func TestShortRejectedR95(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	buy := b.placeLimit(t, brokerclient.SideBuy, brokerclient.OpenCloseOpen, "HTBX", 100, "10.00")
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes")
 	if code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", code, errOut)
 	}
@@ -167,7 +167,7 @@ func TestShortRejectedR95(t *testing.T) {
 func TestShortLocateRejected(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "RSTR", "100", "--limit", "22.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "RSTR", "100", "--limit-price", "22.00", "--yes")
 	if code != 3 || !strings.Contains(errOut, "R06") {
 		t.Fatalf("exit %d, want 3 with R06\n%s", code, errOut)
 	}
@@ -179,7 +179,7 @@ func TestShortLocateRejected(t *testing.T) {
 	}
 }
 
-// DESIGN.md rule 6 and spec "API keys" rule 5: bad input, a non-Active
+// docs/design.md rule 8 and spec "API keys" rule 5: bad input, a non-Active
 // account, a paper/live mismatch, a route the account lacks or that takes no
 // stock, and a short buying power cannot carry all exit 2 with nothing
 // written at the broker.
@@ -193,25 +193,25 @@ func TestShortRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"non-Active account", map[string]string{"LOCATOR_ACCOUNT": "LV100002"}, []string{"HTBX", "100", "--limit", "12.00"}, "not active"},
-		{"paper account under --env live", paper, []string{"HTBX", "100", "--limit", "12.00"}, "but live was selected"},
-		{"live account under --env paper", nil, []string{"HTBX", "100", "--limit", "12.00", "--env", "paper"}, "but paper was selected"},
-		{"no limit", nil, []string{"HTBX", "100"}, "--limit is required"},
-		{"zero limit", nil, []string{"HTBX", "100", "--limit", "0"}, "positive"},
-		{"negative limit", nil, []string{"HTBX", "100", "--limit", "-12"}, "positive"},
-		{"limit not a number", nil, []string{"HTBX", "100", "--limit", "twelve"}, "positive"},
-		{"five decimals", nil, []string{"HTBX", "100", "--limit", "0.12345"}, "4 decimal places"},
-		{"sub-penny above a dollar", nil, []string{"HTBX", "100", "--limit", "12.005"}, "whole cents"},
-		{"limit above 9999.99", nil, []string{"HTBX", "100", "--limit", "10000"}, "at most 9999.99"},
-		{"zero quantity", nil, []string{"HTBX", "0", "--limit", "12.00"}, "whole number"},
-		{"fractional quantity", nil, []string{"HTBX", "1.5", "--limit", "12.00"}, "whole number"},
-		{"quantity above a million", nil, []string{"HTBX", "1000001", "--limit", "12.00"}, "whole number"},
-		{"lowercase symbol", nil, []string{"htbx", "100", "--limit", "12.00"}, "uppercase"},
-		{"one argument", nil, []string{"HTBX", "--limit", "12.00"}, "SYMBOL QTY"},
-		{"bad max price", nil, []string{"HTBX", "100", "--limit", "12.00", "--max-price", "-1"}, "max-price"},
-		{"unknown route", nil, []string{"HTBX", "100", "--limit", "12.00", "--route", "NOPE"}, "not available"},
-		{"option route", nil, []string{"HTBX", "100", "--limit", "12.00", "--route", "SMARTO"}, "does not take Day limit orders for stock"},
-		{"over buying power", nil, []string{"HTBX", "100000", "--limit", "12.00"}, "buying power allows"},
+		{"non-Active account", map[string]string{"LOCATOR_ACCOUNT": "LV100002"}, []string{"HTBX", "100", "--limit-price", "12.00"}, "not active"},
+		{"paper account under --env live", paper, []string{"HTBX", "100", "--limit-price", "12.00"}, "but live was selected"},
+		{"live account under --env paper", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--env", "paper"}, "but paper was selected"},
+		{"no limit", nil, []string{"HTBX", "100"}, "--limit-price is required"},
+		{"zero limit", nil, []string{"HTBX", "100", "--limit-price", "0"}, "positive"},
+		{"negative limit", nil, []string{"HTBX", "100", "--limit-price", "-12"}, "positive"},
+		{"limit not a number", nil, []string{"HTBX", "100", "--limit-price", "twelve"}, "positive"},
+		{"five decimals", nil, []string{"HTBX", "100", "--limit-price", "0.12345"}, "4 decimal places"},
+		{"sub-penny above a dollar", nil, []string{"HTBX", "100", "--limit-price", "12.005"}, "whole cents"},
+		{"limit above 9999.99", nil, []string{"HTBX", "100", "--limit-price", "10000"}, "at most 9999.99"},
+		{"zero quantity", nil, []string{"HTBX", "0", "--limit-price", "12.00"}, "whole number"},
+		{"fractional quantity", nil, []string{"HTBX", "1.5", "--limit-price", "12.00"}, "whole number"},
+		{"quantity above a million", nil, []string{"HTBX", "1000001", "--limit-price", "12.00"}, "whole number"},
+		{"lowercase symbol", nil, []string{"htbx", "100", "--limit-price", "12.00"}, "uppercase"},
+		{"one argument", nil, []string{"HTBX", "--limit-price", "12.00"}, "SYMBOL QTY"},
+		{"bad max price", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--max-price", "-1"}, "max-price"},
+		{"unknown route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "NOPE"}, "not available"},
+		{"option route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "SMARTO"}, "does not take Day limit orders for stock"},
+		{"over buying power", nil, []string{"HTBX", "100000", "--limit-price", "12.00"}, "buying power allows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(b.writes())
@@ -230,18 +230,19 @@ func TestShortRefusals(t *testing.T) {
 }
 
 // Issue 5 item 5: a confirmation is required unless --yes; when nobody can
-// give one (no terminal; --json is for machines) the command declines,
-// exit 4, before a quote or an order is sent.
+// give one (no terminal; --json is for machines) the command refuses, exit
+// 2 like every write that would need a person (issue 12), before a quote or
+// an order is sent.
 func TestShortNeedsConfirmation(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	for _, args := range [][]string{
-		{"short", "HTBX", "100", "--limit", "12.00", "--json"},
-		{"short", "HTBX", "100", "--limit", "12.00", "--max-price", "0.02", "--json"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--json"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--json"},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, args...)
-		if code != 4 || !strings.Contains(errOut, "--yes") || out != "" {
-			t.Errorf("%v: exit %d, want 4\nstdout %s\nstderr %s", args, code, out, errOut)
+		if code != exitUsage || !strings.Contains(errOut, "--yes") || out != "" {
+			t.Errorf("%v: exit %d, want 2\nstdout %s\nstderr %s", args, code, out, errOut)
 		}
 	}
 	if w := b.writes(); len(w) != 0 {
@@ -249,7 +250,7 @@ func TestShortNeedsConfirmation(t *testing.T) {
 	}
 }
 
-// DESIGN.md rule 1: an order recorded but left unanswered by an earlier run
+// docs/design.md rule 1: an order recorded but left unanswered by an earlier run
 // (a crash between the intent and the answer) is settled by its
 // clientOrderId before anything new is sent, never placed again: one that
 // reached the broker takes its status, one that never did is marked
@@ -277,7 +278,7 @@ func TestShortSettlesLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "189.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
 	if code != 0 || o.State != "filled" || o.Locate.State != "not_needed" {
 		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -300,7 +301,7 @@ func TestShortSettlesLeftovers(t *testing.T) {
 }
 
 // Spec "Cross-cutting conventions" (clientOrderId is not an idempotency key)
-// and DESIGN.md rule 1: a placement whose answer is lost is settled by its
+// and docs/design.md rule 1: a placement whose answer is lost is settled by its
 // clientOrderId, never sent again. A connection reset after the broker took
 // the order settles as that order (filled); a reset before it did settles
 // as unregistered, exit 1, with nothing working under the id.
@@ -319,7 +320,7 @@ func TestShortLostAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := len(b.orderPosts(t))
-		code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "189.00", "--yes")
+		code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
 		if code != tc.code || o.State != string(tc.state) || !strings.Contains(errOut, "the answer was lost") {
 			t.Errorf("%s: exit %d (want %d), outcome %+v\n%s", tc.kind, code, tc.code, o, errOut)
 		}
@@ -371,7 +372,7 @@ func TestAvailableSharesAgree(t *testing.T) {
 	if n := len(b.requestsTo("POST /v1/api/accounts/locates/quote")) - quotes; n != 1 {
 		t.Errorf("%d quotes for the two locates, want 1", n)
 	}
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "800", "--limit", "12.50", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "800", "--limit-price", "12.50", "--yes")
 	if code != 0 || o.Locate == nil || o.Locate.State != "covered" {
 		t.Errorf("short 800 with 800 available: exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -395,7 +396,7 @@ func TestOrdersCancel(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	// A sell far above the market stays working.
-	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "250.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "250.00", "--yes")
 	if code != 0 || o.State != string(states.OrderWorking) {
 		t.Fatalf("short: exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -424,7 +425,7 @@ func TestOrdersCancel(t *testing.T) {
 func TestShortFollowsTheStream(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit", "189.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
 	if code != 0 || o.State != string(states.Filled) {
 		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
 	}

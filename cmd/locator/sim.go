@@ -52,7 +52,7 @@ func (c *simCommand) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.faultDelay, "fault-delay-time", 2*time.Second, "how long a delayed request waits (wall time)")
 }
 
-// readyLine is the contract of DESIGN.md: printed once, when serving.
+// readyLine is the contract of docs/design.md: printed once, when serving.
 type readyLine struct {
 	BaseURL string        `json:"baseURL"`
 	WSURL   string        `json:"wsURL"`

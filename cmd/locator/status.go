@@ -22,12 +22,11 @@ type statusCommand struct {
 }
 
 func (c *statusCommand) synopsis() string {
-	return "[ID]: list recent workflows, or one workflow with its transitions (local, sends nothing)"
+	return "list recent workflows, or one workflow with its transitions (local, sends nothing)"
 }
 
 func (c *statusCommand) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.conn.db, "db", "", "SQLite database path (env LOCATOR_DB)")
-	fs.BoolVar(&c.conn.json, "json", false, "print JSON, one object per line")
+	c.conn.registerLocal(fs)
 	fs.IntVar(&c.limit, "limit", 20, "how many recent workflows to list")
 }
 
@@ -35,17 +34,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 1 {
 		return usagef("want at most one workflow ID")
 	}
-	path := c.conn.db
-	if path == "" {
-		path = c.conn.m.Getenv("LOCATOR_DB")
-	}
-	if path == "" {
-		path = defaultDBPath(c.conn.m.Getenv)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
-	}
-	st, err := store.Open(ctx, path, clock.Real{})
+	st, err := c.conn.localStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -95,7 +84,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// owners says which process owns each account (DESIGN.md rule 3), live or
+// owners says which process owns each account (docs/design.md rule 3), live or
 // lapsed.
 func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer) error {
 	leases, err := st.Leases(ctx)
@@ -113,4 +102,24 @@ func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer
 				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
 	}
 	return nil
+}
+
+// registerLocal declares the flags of a command that reads only the local
+// database.
+func (c *connFlags) registerLocal(fs *pflag.FlagSet) {
+	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB)")
+	registerFormat(fs, &c.format)
+}
+
+// localStore opens the local database for reading, refusing to create one
+// that is not there yet.
+func (c *connFlags) localStore(ctx context.Context) (*store.Store, error) {
+	path, err := c.dbPath()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
+	}
+	return store.Open(ctx, path, clock.Real{})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 )
 
-// The partner tokens are kept encrypted at rest (DESIGN.md rule 9): an age
+// The partner tokens are kept encrypted at rest (docs/design.md rule 9): an age
 // file beside the database, whose key, an age identity, lives in the user's
 // config directory, readable by the user only. Neither a copy of the state
 // directory nor of the database is enough to use the tokens.

@@ -13,10 +13,6 @@ import (
 	"github.com/locatorhq/locator/clock"
 )
 
-// exitInterrupted is the exit code of a watch ended by Ctrl-C (DESIGN.md
-// contract: 130 interrupted).
-const exitInterrupted = 130
-
 // watchCommand follows one of the broker's push streams until interrupted:
 // `watch pnl` the account's profit and loss, `watch orders` its orders. On a
 // terminal it redraws a table in place; otherwise (or with --json) it prints
@@ -55,7 +51,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 		return usagef("%v", err)
 	}
 	f, isFile := c.conn.m.Stdout.(*os.File)
-	live := !c.conn.json && isFile && isTerminal(f)
+	live := c.conn.format == formatTable && isFile && isTerminal(f)
 	if args[0] == "pnl" {
 		err = c.pnl(ctx, client, s.account, live)
 	} else {
@@ -63,7 +59,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{code: exitInterrupted, msg: "interrupted"}
+		return &exitError{code: exitInterrupt, msg: "interrupted"}
 	case errors.Is(err, brokerclient.ErrStreamAuth):
 		return usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	case errors.Is(err, brokerclient.ErrStreamSubscribe):
@@ -113,7 +109,7 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 		if live {
 			c.redraw(streamStatus(up), func(p printer) { pnlTable(p, snap) })
 		} else if up {
-			printer{w: c.conn.m.Stdout, json: true}.event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
+			c.conn.m.printer(formatJSON).event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
 		}
 		select {
 		case <-ctx.Done():
@@ -156,7 +152,7 @@ func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, 
 			return err
 		}
 		if !live {
-			printer{w: c.conn.m.Stdout, json: true}.event(o, "")
+			c.conn.m.printer(formatJSON).event(o, "")
 			continue
 		}
 		if _, seen := latest[o.ClientOrderID]; !seen {

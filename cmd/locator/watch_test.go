@@ -100,7 +100,7 @@ func TestWatchPnL(t *testing.T) {
 		pnl, _ := m["pnl"].(map[string]any)
 		return pnl["totalUnrealized"] == "5000" // 100 shares from 400 to 450
 	})
-	if code := w.interrupt(t); code != exitInterrupted {
+	if code := w.interrupt(t); code != exitInterrupt {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
 }
@@ -117,7 +117,7 @@ func TestWatchOrders(t *testing.T) {
 	w.next(t, func(m map[string]any) bool {
 		return m["clientOrderId"] == after.ClientOrderID && m["orderStatus"] == "Filled"
 	})
-	if code := w.interrupt(t); code != exitInterrupted {
+	if code := w.interrupt(t); code != exitInterrupt {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
 	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != exitUsage {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/store"
+)
+
+// jobsCommand lists the job runs the daemon recorded (local, sends
+// nothing): what ran, when, and how it ended.
+type jobsCommand struct {
+	conn  connFlags
+	job   string
+	limit int
+}
+
+func (c *jobsCommand) synopsis() string {
+	return "list the recorded runs of scheduled jobs, newest first (local, sends nothing)"
+}
+
+func (c *jobsCommand) flags(fs *pflag.FlagSet) {
+	c.conn.registerLocal(fs)
+	fs.StringVar(&c.job, "job", "", "only the runs of the job named NAME")
+	fs.IntVar(&c.limit, "limit", 20, "how many recent runs to list")
+}
+
+func (c *jobsCommand) run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	if c.limit < 1 {
+		return usagef("--limit %d: want 1 or more", c.limit)
+	}
+	st, err := c.conn.localStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	runs, err := st.JobRuns(ctx, store.JobRunFilter{Job: c.job, Limit: c.limit})
+	if err != nil {
+		return err
+	}
+	var rows [][]string
+	var objs []any
+	for _, r := range runs {
+		took := ""
+		if !r.EndedAt.IsZero() {
+			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+		}
+		rows = append(rows, []string{i64(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
+			took, string(r.Outcome), r.Detail})
+		objs = append(objs, runJSONOf(r))
+	}
+	c.conn.out().table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
+	return nil
+}
