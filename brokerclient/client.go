@@ -45,6 +45,7 @@ type Client struct {
 	logger     *slog.Logger
 	pacer      *pacer
 	offset     clockOffset
+	observe    func(route string, status int, d time.Duration)
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -132,6 +133,16 @@ func WithClock(clk clock.Clock) Option { return func(c *Client) error { c.clock 
 
 // WithLogger sets the structured logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *Client) error { c.logger = l; return nil } }
+
+// WithObserver has observe called after every attempt of every call, with
+// the spec's route template of the call (RouteTemplate, never the path with
+// its ids, so a metric keeps a bounded set of labels), the HTTP status (0
+// when no answer came) and how long the attempt took on the client's clock.
+// A 429 retried is one attempt; observe must be quick and safe for
+// concurrent use.
+func WithObserver(observe func(route string, status int, d time.Duration)) Option {
+	return func(c *Client) error { c.observe = observe; return nil }
+}
 
 // WithRandSeed makes back-off jitter repeatable (tests).
 func WithRandSeed(seed uint64) Option {
@@ -284,6 +295,13 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		resp, err := c.http.Do(req)
 		if err == nil {
 			c.offset.observe(sent, c.clock.Now(), resp.Header.Get("Date"))
+		}
+		if c.observe != nil {
+			status := 0
+			if err == nil {
+				status = resp.StatusCode
+			}
+			c.observe(RouteTemplate(cl.route), status, c.clock.Now().Sub(sent))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -38,6 +38,42 @@ const (
 	routeCashLedger        = "ledger"
 )
 
+// routeTemplates are the routes' method and path as the spec writes them,
+// with {placeholders} for the ids.
+var routeTemplates = map[string]string{
+	routeAccountsList:      "GET /v1/api/accounts",
+	routeAccountDetail:     "GET /v1/api/account/{accountId}",
+	routePnL:               "GET /v1/api/accounts/{accountId}/pnl",
+	routeOrderPlace:        "POST /v1/api/accounts/{accountId}/order",
+	routeOrderCancel:       "DELETE /v1/api/accounts/{accountId}/orders/{clientOrderId}",
+	routeOrdersCancelAll:   "DELETE /v1/api/accounts/orders",
+	routeEasyToBorrow:      "GET /v1/api/accounts/{accountId}/is-easy-to-borrow/symbol/{symbol}",
+	routeOrderGet:          "GET /v1/api/accounts/{accountId}/order/{clientOrderId}",
+	routeOrdersBook:        "GET /v1/api/accounts/{accountId}/orders",
+	routeOrdersPaginated:   "GET /v1/api/accounts/{accountId}/orders-with-pagination/start-date/{date}",
+	routeOrdersArchive:     "GET /v1/api/accounts/{accountId}/orders/start-date/{date}",
+	routeRoutes:            "GET /v1/api/accounts/{accountId}/routes",
+	routePositions:         "GET /v1/api/accounts/{accountId}/positions",
+	routePositionsClosed:   "GET /v1/api/accounts/{accountId}/positions/closed",
+	routePositionsHistoric: "GET /v1/api/accounts/{accountId}/positions/historical",
+	routeLocateQuote:       "POST /v1/api/accounts/locates/quote",
+	routeLocateAccept:      "POST /v1/api/accounts/locates/accept",
+	routeLocateCancel:      "DELETE /v1/api/accounts/locates/cancel/accounts/{accountId}/quoteReqID/{quoteReqID}",
+	routeLocateSell:        "POST /v1/api/accounts/locates/sell",
+	routeLocateHistory:     "GET /v1/api/accounts/{accountId}/locates/history",
+	routeLocateInventory:   "GET /v1/api/accounts/{accountId}/locates/inventory",
+	routeCashLedger:        "GET /v1/api/accounts/{accountId}/cash-transactions/start-date/{startDate}",
+}
+
+// RouteTemplate is the spec's method and path template of a route (a key
+// of RateLimits), or the key itself for one the table does not know.
+func RouteTemplate(route string) string {
+	if t, ok := routeTemplates[route]; ok {
+		return t
+	}
+	return route
+}
+
 // Limit is a token bucket: a sustained rate per second and a burst.
 type Limit struct {
 	PerSecond float64

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
@@ -120,6 +121,7 @@ type Engine struct {
 	log    *slog.Logger
 	poll   *poller.Poller
 
+	failed atomic.Bool // background work stopped on an error (see Err)
 	inbox  *mailbox[event]
 	writes *mailbox[job]
 	asks   *mailbox[job]
@@ -224,6 +226,7 @@ func (e *Engine) Start(ctx context.Context) error {
 
 // fail reports an error that stopped the engine's background work.
 func (e *Engine) fail(err error) {
+	e.failed.Store(true)
 	select {
 	case e.runErr <- err:
 	default:
@@ -327,6 +330,31 @@ func (e *Engine) Subscribe(ctx context.Context) <-chan Update {
 	}
 	return ch
 }
+
+// Running reports whether the loop runs and no background work stopped on
+// an error; unlike Err, asking takes nothing away from whoever waits on it.
+func (e *Engine) Running() bool {
+	if e.ctx == nil || e.failed.Load() {
+		return false
+	}
+	select {
+	case <-e.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Queued is how many locates wait for their turn to quote: behind the
+// one open quote per symbol, the same-symbol spacing or the quote route's
+// one per second.
+func (e *Engine) Queued() int {
+	n, _ := ask(context.Background(), e, func(r chan int) event { return queuedAskEv{reply: r} })
+	return n
+}
+
+// LastPoll is when the poller last read history successfully.
+func (e *Engine) LastPoll() time.Time { return e.poll.LastPoll() }
 
 // Polls reports the poller's completed history reads (tests, diagnostics).
 func (e *Engine) Polls() int { return e.poll.Polls() }

@@ -576,3 +576,27 @@ func TestBrokerClockSkew(t *testing.T) {
 		})
 	}
 }
+
+// Queued counts the locates waiting for their turn to quote: a second
+// request of a symbol waits behind the first one's open quote.
+func TestQueuedCountsLocatesWaitingToQuote(t *testing.T) {
+	t.Parallel()
+	b, symbols := setupSymbols(t, 1)
+	p := workflow.Policy{AutoAccept: true}
+	first, err := b.engine.Locate(t.Context(), engine.Request{Symbol: symbols[0], Quantity: 100, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.engine.Locate(t.Context(), engine.Request{Symbol: symbols[0], Quantity: 500, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := b.engine.Queued(); n != 1 {
+		t.Errorf("queued behind the first quote: %d, want 1", n)
+	}
+	b.wait(t, first.ID)
+	b.wait(t, second.ID)
+	if n := b.engine.Queued(); n != 0 {
+		t.Errorf("queued after both ended: %d", n)
+	}
+}

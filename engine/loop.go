@@ -80,6 +80,7 @@ type (
 	inventoryAskEv struct {
 		reply chan []brokerclient.InventoryRow
 	}
+	queuedAskEv struct{ reply chan int }
 	// coverageAskEv asks for the latest inventory if it is still good for
 	// symbols' pre-quote coverage check (see loop.freshFor).
 	coverageAskEv struct {
@@ -444,6 +445,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		ev.reply <- out
 	case inventoryAskEv:
 		ev.reply <- slices.Clone(l.inventory)
+	case queuedAskEv:
+		ev.reply <- len(l.queue)
 	case coverageAskEv:
 		if l.freshFor(ev.symbols) {
 			ev.reply <- freshInventory{rows: slices.Clone(l.inventory), ok: true}

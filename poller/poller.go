@@ -112,6 +112,7 @@ type Poller struct {
 	nextInv    time.Time // when inventory is due
 	quietUntil time.Time // after a failed read, nothing is pulled in before this
 	polls      int
+	polledAt   time.Time // when the last successful history read delivered
 	rng        *rand.Rand
 }
 
@@ -226,6 +227,14 @@ func (p *Poller) Polls() int {
 	return p.polls
 }
 
+// LastPoll is when the last successful history read was delivered (zero
+// before the first): a health check tells a stalled poller by its age.
+func (p *Poller) LastPoll() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.polledAt
+}
+
 func (p *Poller) kick() {
 	select {
 	case p.wake <- struct{}{}:
@@ -271,6 +280,7 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
 		fns[i] = p.watchers[base]
 	}
 	p.polls++
+	p.polledAt = p.cfg.Clock.Now()
 	p.mu.Unlock()
 	for i, base := range order {
 		fns[i](groups[base])

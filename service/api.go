@@ -221,29 +221,36 @@ func (o *Owner) handleCancelOrder(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, ord)
 }
 
-// handleAnswer delivers an answer to the follower's question when one is
-// waiting, else to the engine directly (approve or decline from any shell).
+// handleAnswer answers an offer for another process (locator approve or
+// decline).
 func (o *Owner) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	var req AnswerRequest
 	if !decode(w, r, &req) {
 		return
 	}
+	if err := o.Answer(r.Context(), req); err != nil {
+		replyErr(w, err)
+		return
+	}
+	reply(w, http.StatusOK, struct{}{})
+}
+
+// Answer answers a workflow's offer from anywhere (a shell, the dashboard):
+// an approval goes to the question put to its follower when one waits, so
+// that process sees its prompt answered; otherwise, and for a refusal with
+// its reason, to the engine directly.
+func (o *Owner) Answer(ctx context.Context, req AnswerRequest) error {
 	o.mu.Lock()
 	f := o.followers[req.ID]
 	o.mu.Unlock()
 	if f != nil && req.Reason == "" {
 		select {
 		case f.answers <- req.Accept:
-			reply(w, http.StatusOK, struct{}{})
-			return
+			return nil
 		default:
 		}
 	}
-	if err := o.eng.Answer(r.Context(), req.ID, req.Accept, req.Reason); err != nil {
-		replyErr(w, err)
-		return
-	}
-	reply(w, http.StatusOK, struct{}{})
+	return o.eng.Answer(ctx, req.ID, req.Accept, req.Reason)
 }
 
 // follower is the process following a workflow, for the questions put to

@@ -208,6 +208,19 @@ func (o *Owner) Engine() *engine.Engine { return o.eng }
 // Lease is the lease this owner holds.
 func (o *Owner) Lease() store.Lease { return o.lease }
 
+// Held reports whether this owner still holds its lease: it was neither
+// lost to another process nor given up with Close.
+func (o *Owner) Held() bool {
+	select {
+	case <-o.lost:
+		return false
+	case <-o.stop:
+		return false
+	default:
+		return true
+	}
+}
+
 // Lost is closed when the lease was lost (this process stalled past its
 // expiry and another took the account): the owner must stop.
 func (o *Owner) Lost() <-chan struct{} { return o.lost }

@@ -59,12 +59,17 @@ func (b *Bundle) RunClock(tb testing.TB) { b.RunClockWhen(tb, 1) }
 // (the engine's poller and dispatcher: 2). Time then never moves between a
 // request leaving and its answer, so the simulator sees requests at the
 // instants the client paced them.
-func (b *Bundle) RunClockWhen(tb testing.TB, minTimers int) {
+func (b *Bundle) RunClockWhen(tb testing.TB, minTimers int) { b.RunClockWhile(tb, minTimers, nil) }
+
+// RunClockWhile is RunClockWhen that moves time only while run, when given,
+// reports true: a test holds the clock still while a person's part plays
+// out (an offer on a page, say), and lets it go on after.
+func (b *Bundle) RunClockWhile(tb testing.TB, minTimers int, run func() bool) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.Clock.RunWhen(stop, minTimers, func() bool { return b.inflight.Load() == 0 })
+		b.Clock.RunWhen(stop, minTimers, func() bool { return b.inflight.Load() == 0 && (run == nil || run()) })
 	}()
 	tb.Cleanup(func() { close(stop); <-done })
 }

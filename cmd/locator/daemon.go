@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -28,6 +30,7 @@ type runCommand struct {
 	config string
 	once   string
 	grace  time.Duration
+	listen listenFlag
 
 	outMu sync.Mutex
 }
@@ -38,6 +41,7 @@ func (c *runCommand) synopsis() string {
 
 func (c *runCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
+	c.listen.register(fs)
 	fs.StringVar(&c.config, "config", "", "the jobs, a JSON file (see the README)")
 	fs.StringVar(&c.once, "once", "", "run the job named JOB now, once, and exit with its outcome")
 	fs.DurationVar(&c.grace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running jobs may finish the step in flight before they are stopped (their workflows resume at the next start)")
@@ -91,11 +95,23 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if c.once != "" {
 		return c.runOnce(ctx, only, notifier, log)
 	}
+	metrics, err := c.listen.prepare(c.conn.m, &c.conn)
+	if err != nil {
+		return err
+	}
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err
 	}
 	defer acct.close()
+	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Owners: []*service.Owner{acct.owner}, Store: acct.store,
+		Metrics: metrics, Clock: clock.Real{}, Logger: log})
+	if err != nil {
+		return err
+	}
+	if web != nil {
+		defer web.Close()
+	}
 	return c.daemon(ctx, acct.runner(log, notifier), cfg, acct, log)
 }
 

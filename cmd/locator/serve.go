@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
@@ -25,6 +27,7 @@ import (
 type serveCommand struct {
 	conn   connFlags
 	config string
+	listen listenFlag
 }
 
 func (c *serveCommand) synopsis() string {
@@ -33,6 +36,7 @@ func (c *serveCommand) synopsis() string {
 
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
+	c.listen.register(fs)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
 
@@ -67,6 +71,10 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	log := c.conn.logger()
+	metrics, err := c.listen.prepare(c.conn.m, &c.conn)
+	if err != nil {
+		return err
+	}
 	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
 	var owners []*service.Owner
 	defer func() {
@@ -104,6 +112,13 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		}
 		owners = append(owners, o)
 		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.account, os.Getpid(), o.Lease().Endpoint)
+	}
+	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Owners: owners, Store: st, Metrics: metrics, Clock: clk, Logger: log})
+	if err != nil {
+		return err
+	}
+	if web != nil {
+		defer web.Close()
 	}
 	lost := make(chan error, len(owners))
 	for _, o := range owners {
@@ -173,4 +188,60 @@ func (c *serveCommand) accounts() ([]namedAccount, error) {
 		cfg.Accounts[i] = a
 	}
 	return cfg.Accounts, nil
+}
+
+// listenFlag is --listen of the long-running commands (serve, run): where
+// /healthz, /metrics and the dashboard are served.
+type listenFlag struct {
+	addr string
+	fs   *pflag.FlagSet
+}
+
+func (l *listenFlag) register(fs *pflag.FlagSet) {
+	l.fs = fs
+	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback, the token in `+dashboard.TokenEnv+` is required`)
+}
+
+// prepare checks the address before anything is sent and makes the
+// registry the broker clients report to, when anything is to be served.
+func (l *listenFlag) prepare(m *Main, conn *connFlags) (*dashboard.Metrics, error) {
+	if l.addr == "" {
+		return nil, nil
+	}
+	if err := dashboard.CheckListen(l.addr, m.Getenv(dashboard.TokenEnv)); err != nil {
+		return nil, usagef("--listen %s: %v", l.addr, err)
+	}
+	metrics := dashboard.NewMetrics()
+	conn.observe = metrics.ObserveCall
+	return metrics, nil
+}
+
+// start serves the dashboard and prints its address. The default address
+// taken (another locator on this machine) is not worth stopping a daemon
+// for: it warns and goes on; an address asked for must be served.
+func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*dashboard.Server, error) {
+	if l.addr == "" {
+		return nil, nil
+	}
+	cfg.Token = m.Getenv(dashboard.TokenEnv)
+	srv, err := dashboard.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := srv.Start(l.addr)
+	switch {
+	case err != nil && !l.fs.Changed("listen"):
+		srv.Close()
+		log.Warn("dashboard not served (pass --listen ADDR, or --listen '' to turn it off)", "err", err)
+		return nil, nil
+	case err != nil:
+		srv.Close()
+		return nil, err
+	}
+	login := ""
+	if cfg.Token != "" {
+		login = " (sign in once at /?token=$" + dashboard.TokenEnv + ")"
+	}
+	fmt.Fprintf(m.Stderr, "dashboard on http://%s/%s; health /healthz, metrics /metrics\n", addr, login)
+	return srv, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -25,6 +26,9 @@ type connFlags struct {
 	auth    string
 	format  format
 	daemon  bool // serve and run: see daemonLogger
+	// observe, when set, sees every broker call (a process serving
+	// /metrics).
+	observe func(route string, status int, d time.Duration)
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -196,12 +200,16 @@ func (c *connFlags) client(s settings, clk clock.Clock) (*brokerclient.Client, e
 	if err != nil {
 		return nil, err
 	}
-	return brokerclient.NewClient(append(creds,
+	opts := append(creds,
 		brokerclient.WithBaseURL(s.baseURL),
 		brokerclient.WithClock(clk),
 		brokerclient.WithLogger(c.logger()),
 		brokerclient.WithUserAgent(userAgent),
-	)...)
+	)
+	if c.observe != nil {
+		opts = append(opts, brokerclient.WithObserver(c.observe))
+	}
+	return brokerclient.NewClient(opts...)
 }
 
 // accountError turns the start-up checks' failures into usage errors (exit

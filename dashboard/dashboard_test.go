@@ -1,0 +1,469 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// testSymbol and askSymbol are hard-to-borrow symbols the tests add to the
+// scenario.
+const (
+	testSymbol = "DASH"
+	askSymbol  = "KITE"
+)
+
+type testBundle struct {
+	sim   *simtest.Bundle
+	store *store.Store
+	owner *service.Owner
+	// closeOwner gives the account up (once).
+	closeOwner func()
+	metrics    *Metrics
+	server     *Server
+	fed        chan engine.Update
+}
+
+type setupOpt struct {
+	token      string
+	staleAfter time.Duration
+	onUpdate   func(engine.Update)
+	// clock, when set, drives the fake clock instead of plain virtual time.
+	clock func(*simtest.Bundle)
+}
+
+// setup starts the simulator (with testSymbol offered at 0.02 and askSymbol
+// at 0.04), a store on
+// a temp file, the owner of LV100001 with its engine, and the dashboard
+// server, all on one fake clock.
+func setup(t *testing.T, o setupOpt) *testBundle {
+	t.Helper()
+	b := &testBundle{fed: make(chan engine.Update, 256)}
+	b.sim = simtest.New(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
+		sc.Timing.FeeDelay = brokersim.Duration(time.Millisecond) // a fill's fee is in the ledger at once
+		sc.Pools = append(sc.Pools,
+			brokersim.ScenarioPool{Symbol: testSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.02"))},
+			brokersim.ScenarioPool{Symbol: askSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.04"))})
+	}))
+	dbPath := filepath.Join(t.TempDir(), "locator.db")
+	st, err := store.Open(t.Context(), dbPath, b.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b.store = st
+	// The owner's heartbeat, the engine's loop and its poller sleep on the
+	// clock when idle.
+	if o.clock != nil {
+		o.clock(b.sim)
+	} else {
+		b.sim.RunClockWhen(t, 3)
+	}
+	b.metrics = NewMetrics()
+	client := b.sim.Client(t, b.sim.Live, brokerclient.WithObserver(b.metrics.ObserveCall))
+	log := slog.New(slog.NewTextHandler(tWriter{t}, nil))
+	b.owner, err = service.Own(t.Context(), engine.Config{Client: client, Store: st, Clock: b.sim.Clock, Account: "LV100001",
+		Env: brokerclient.EnvLive, Logger: log, OnUpdate: o.onUpdate}, dbPath, service.RoleDaemon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.closeOwner = sync.OnceFunc(b.owner.Close)
+	t.Cleanup(b.closeOwner)
+	b.server, err = newServer(Config{Owners: []*service.Owner{b.owner}, Store: st, Metrics: b.metrics, Clock: b.sim.Clock,
+		Logger: log, Token: o.token, StaleAfter: o.staleAfter}, func(u engine.Update) {
+		select {
+		case b.fed <- u:
+		default: // a test that does not read them
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.server.Close)
+	return b
+}
+
+// tWriter sends the service's log to the test's log.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// get serves one request on the handler; edit adds headers.
+func (b *testBundle) get(t *testing.T, target string, edit func(*http.Request)) *httptest.ResponseRecorder {
+	t.Helper()
+	return b.serve(t, httptest.NewRequest(http.MethodGet, target, nil), edit)
+}
+
+func (b *testBundle) serve(t *testing.T, req *http.Request, edit func(*http.Request)) *httptest.ResponseRecorder {
+	t.Helper()
+	req.Host = "127.0.0.1:8790"
+	if edit != nil {
+		edit(req)
+	}
+	rec := httptest.NewRecorder()
+	b.server.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// locate runs a locate the policy accepts alone and waits for its end.
+func (b *testBundle) locate(t *testing.T, qty int64) *workflow.Workflow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	h, err := b.owner.Engine().Locate(ctx, engine.Request{Symbol: testSymbol, Quantity: qty,
+		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// awaitFed waits until the metrics have counted workflow id's end.
+func (b *testBundle) awaitFed(t *testing.T, id string) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case u := <-b.fed:
+			if u.Workflow != nil && u.Workflow.ID == id && u.Workflow.Terminal() {
+				return
+			}
+		case <-timeout.C:
+			t.Fatalf("the metrics never saw %s end", id)
+		}
+	}
+}
+
+// metric reads one series (name with its labels, as exposed) from a
+// scrape; absent reads as -1.
+func metric(t *testing.T, scrape, series string) float64 {
+	t.Helper()
+	for line := range strings.SplitSeq(scrape, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+// /healthz says healthy while the owner holds the lease, its engine runs
+// and history was read lately; 503 once the last read is older than
+// StaleAfter, and once the lease is given up.
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	// The clock moves only when the test says.
+	b := setup(t, setupOpt{staleAfter: 2 * time.Second, clock: func(*simtest.Bundle) {}})
+	// The heartbeat, the loop and the poller asleep: history was read.
+	<-b.sim.Clock.BlockUntil(3)
+	rec := b.get(t, "/healthz", nil)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, `"healthy":true`) || !strings.Contains(body, `"leaseHeld":true`) ||
+		!strings.Contains(body, `"engineRunning":true`) || !strings.Contains(body, `"lastPollAgeSeconds":0`) {
+		t.Fatalf("healthy owner: %d %s", rec.Code, body)
+	}
+	// Three seconds on: the poller's next read (idle: 5 s) is not due,
+	// the heartbeat (every 3.3 s) neither.
+	b.sim.Clock.Advance(3 * time.Second)
+	rec = b.get(t, "/healthz", nil)
+	if body := rec.Body.String(); rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, `"lastPollAgeSeconds":3`) {
+		t.Fatalf("history read 3 s ago, stale after 2 s: %d %s", rec.Code, body)
+	}
+	b.closeOwner()
+	rec = b.get(t, "/healthz", nil)
+	body = rec.Body.String()
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, `"leaseHeld":false`) {
+		t.Fatalf("closed owner: %d %s", rec.Code, body)
+	}
+}
+
+// A locate through the simulator moves the named series: the broker
+// calls by route template and status, the offer-to-accept histogram, the
+// ended workflows; the gauges are there with the lease held and nothing
+// queued, and no 429.
+func TestMetricsAfterLocate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	before := b.get(t, "/metrics", nil).Body.String()
+	const quote = `locator_broker_calls_total{route="POST /v1/api/accounts/locates/quote",status="200"}`
+	if v := metric(t, before, quote); v != -1 {
+		t.Fatalf("quotes before any locate: %v", v)
+	}
+	w := b.locate(t, 300)
+	if w.State != states.Filled {
+		t.Fatalf("locate ended %s: %s", w.State, w.Reason)
+	}
+	b.awaitFed(t, w.ID)
+	after := b.get(t, "/metrics", nil).Body.String()
+	for series, want := range map[string]float64{
+		quote: 1,
+		`locator_broker_calls_total{route="POST /v1/api/accounts/locates/accept",status="200"}`: 1,
+		`locator_broker_rate_limited_total{route="POST /v1/api/accounts/locates/quote"}`:        0,
+		`locator_offer_to_accept_seconds_count{account="LV100001"}`:                             1,
+		`locator_workflows_ended_total{account="LV100001",state="filled"}`:                      1,
+		`locator_workflows{account="LV100001",kind="locate",state="offered"}`:                   0,
+		`locator_quote_queue{account="LV100001"}`:                                               0,
+		`locator_lease_held{account="LV100001"}`:                                                1,
+		`locator_fee_problems{account="LV100001"}`:                                              0,
+	} {
+		if got := metric(t, after, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if metric(t, after, `locator_broker_calls_total{route="GET /v1/api/accounts/{accountId}/locates/history",status="200"}`) < 1 {
+		t.Errorf("no history read counted:\n%s", after)
+	}
+	if strings.Contains(after, "LV100001/") || strings.Contains(after, w.QuoteReqID) {
+		t.Errorf("a raw path or an id is a label:\n%s", after)
+	}
+}
+
+// Without a token the server listens on loopback only and answers only to
+// loopback host names; with one, every request needs it (bearer or the
+// cookie of a ?token= login, which redirects the token out of the URL),
+// and an answer must come from the page's origin or carry the bearer.
+func TestTokenRules(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	if _, err := b.server.Start("0.0.0.0:0"); !errors.Is(err, ErrTokenRequired) {
+		t.Errorf("0.0.0.0 without a token: %v", err)
+	}
+	if _, err := b.server.Start(":0"); !errors.Is(err, ErrTokenRequired) {
+		t.Errorf(":0 without a token: %v", err)
+	}
+	addr, err := b.server.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("loopback without a token: %v", err)
+	}
+	resp, err := http.Get("http://" + addr.String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("loopback page: %s", resp.Status)
+	}
+	if rec := b.get(t, "/", func(r *http.Request) { r.Host = "rebound.example:8790" }); rec.Code != http.StatusForbidden {
+		t.Errorf("no token, a foreign host name: %d", rec.Code)
+	}
+	answer := func(edit func(*http.Request)) int {
+		req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader("account=LV100001&id=wf-none&answer=approve"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return b.serve(t, req, edit).Code
+	}
+	if code := answer(nil); code != http.StatusForbidden {
+		t.Errorf("answer without an origin: %d", code)
+	}
+	if code := answer(func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }); code != http.StatusForbidden {
+		t.Errorf("answer from another origin: %d", code)
+	}
+	if code := answer(func(r *http.Request) { r.Header.Set("Origin", "http://127.0.0.1:8790") }); code != http.StatusConflict {
+		t.Errorf("same-origin answer to no open workflow: %d, want 409", code)
+	}
+
+	const token = "dash-token-7b1e"
+	tb := setup(t, setupOpt{token: token})
+	for _, tt := range []struct {
+		name string
+		edit func(*http.Request)
+		want int
+	}{
+		{"nothing", nil, http.StatusUnauthorized},
+		{"wrong bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, http.StatusUnauthorized},
+		{"bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }, http.StatusOK},
+		{"wrong cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: "nope"}) }, http.StatusUnauthorized},
+		{"cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: token}) }, http.StatusOK},
+		{"foreign host with bearer", func(r *http.Request) {
+			r.Host = "dash.example:8790"
+			r.Header.Set("Authorization", "Bearer "+token)
+		}, http.StatusOK},
+	} {
+		if rec := tb.get(t, "/", tt.edit); rec.Code != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, rec.Code, tt.want)
+		}
+	}
+	if rec := tb.get(t, "/?token=nope", nil); rec.Code != http.StatusUnauthorized {
+		t.Errorf("login with a wrong token: %d", rec.Code)
+	}
+	rec := tb.get(t, "/?token="+token, nil)
+	cookies := rec.Result().Cookies()
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/" || len(cookies) != 1 ||
+		cookies[0].Name != cookieName || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d to %q, cookies %v", rec.Code, rec.Header().Get("Location"), cookies)
+	}
+	withCookie := func(r *http.Request) { r.AddCookie(cookies[0]) }
+	if rec := tb.get(t, "/", withCookie); rec.Code != http.StatusOK {
+		t.Errorf("page with the login cookie: %d", rec.Code)
+	}
+	ta := func(edit func(*http.Request)) int {
+		req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader("account=LV100001&id=wf-none&answer=decline"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return tb.serve(t, req, edit).Code
+	}
+	if code := ta(withCookie); code != http.StatusForbidden {
+		t.Errorf("answer with the cookie, no origin: %d", code)
+	}
+	if code := ta(func(r *http.Request) { withCookie(r); r.Header.Set("Sec-Fetch-Site", "same-origin") }); code != http.StatusConflict {
+		t.Errorf("answer with the cookie from the page: %d, want 409", code)
+	}
+	if code := ta(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }); code != http.StatusConflict {
+		t.Errorf("answer with the bearer: %d, want 409", code)
+	}
+	if _, err := tb.server.Start("0.0.0.0:0"); err != nil {
+		t.Errorf("beyond loopback with a token: %v", err)
+	}
+}
+
+// The event stream shows a workflow the moment the engine publishes it,
+// and neither the page nor the stream carries the key's secret or the
+// token.
+func TestEventsDeliverUpdate(t *testing.T) {
+	t.Parallel()
+	const token = "dash-token-e5"
+	b := setup(t, setupOpt{token: token})
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel) // before srv.Close: the stream ends first
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("events: %s %s", resp.Status, ct)
+	}
+	events := make(chan [2]string, 64)
+	var stream strings.Builder
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var name string
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			stream.WriteString(line + "\n")
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			case line == "":
+				events <- [2]string{name, strings.Join(data, "\n")}
+				name, data = "", nil
+			}
+		}
+	}()
+	next := func(want func(name, data string) bool) string {
+		t.Helper()
+		timeout := time.NewTimer(20 * time.Second)
+		defer timeout.Stop()
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatal("the stream ended")
+				}
+				if want(ev[0], ev[1]) {
+					return ev[1]
+				}
+			case <-timeout.C:
+				t.Fatal("no such event")
+			}
+		}
+	}
+	first := next(func(name, _ string) bool { return name == "view" })
+	if !strings.Contains(first, "No workflow under way") {
+		t.Errorf("first view: %s", first)
+	}
+	w := b.locate(t, 200)
+	next(func(name, data string) bool {
+		return name == "view" && strings.Contains(data, w.Symbol) && strings.Contains(data, "200")
+	})
+	next(func(name, _ string) bool { return name == "tick" })
+	page := b.get(t, "/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }).Body.String()
+	cancel()
+	for range events {
+	}
+	for _, secret := range []string{b.sim.Live.Secret, token} {
+		if strings.Contains(page, secret) || strings.Contains(stream.String(), secret) {
+			t.Errorf("a secret is served: %q", secret)
+		}
+	}
+	if !strings.Contains(page, "LV100001") {
+		t.Errorf("page:\n%s", page)
+	}
+}
+
+// The page shows the located inventory, today's fees as a chart (the
+// fill's expected fee beside the ledger's charge) and the job runs.
+func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	w := b.locate(t, 300)
+	if w.State != states.Filled {
+		t.Fatalf("locate ended %s: %s", w.State, w.Reason)
+	}
+	// The same again is covered: its check reads the inventory the fill
+	// changed, which the page shows.
+	if w := b.locate(t, 300); w.State != states.Covered {
+		t.Fatalf("second locate ended %s: %s", w.State, w.Reason)
+	}
+	today := ledger.TradeDate(b.sim.Clock.Now())
+	if _, err := ledger.Sync(t.Context(), b.sim.Client(t, b.sim.Live), b.store, "LV100001", today, today.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	run, err := b.store.StartJobRun(t.Context(), "premarket-locates", "locate", "LV100001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.EndJobRun(t.Context(), run.ID, store.JobFailed, "HTBX declined"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.get(t, "/", nil).Body.String()
+	for _, want := range []string{
+		"<td>" + testSymbol + "</td><td>Locate</td><td>300</td>", // inventory
+		`<svg class="chart"`, `class="sym">` + testSymbol + `</text>`, ">6.00</text>", // fees
+		`<tr class="outcome-failed"><td>premarket-locates</td>`, "HTBX declined", // job runs
+		"No workflow under way.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package dashboard
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/states"
+)
+
+// Metrics holds the service's Prometheus series on a registry of its own,
+// so nothing a library registers globally leaks into the scrape. It is made
+// before the broker clients, which report their calls to ObserveCall.
+type Metrics struct {
+	reg         *prometheus.Registry
+	calls       *prometheus.CounterVec
+	limited     *prometheus.CounterVec
+	offerAccept *prometheus.HistogramVec
+	ended       *prometheus.CounterVec
+}
+
+// NewMetrics builds the registry with the counters that events feed; the
+// gauges are read from the owners at each scrape (see Server).
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "locator_broker_calls_total",
+			Help: "Broker API calls by the spec's route template and HTTP status (0: no answer), each attempt counted.",
+		}, []string{"route", "status"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "locator_broker_rate_limited_total",
+			Help: "Broker answers of 429 Too Many Requests, by route template; pacing keeps it at zero on a healthy run.",
+		}, []string{"route"}),
+		offerAccept: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "locator_offer_to_accept_seconds",
+			Help:    "From the broker's offer (on its clock) to the accept being decided, per account; the window is 30 s.",
+			Buckets: []float64{0.25, 0.5, 1, 2, 5, 10, 15, 20, 25, 30},
+		}, []string{"account"}),
+		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "locator_workflows_ended_total",
+			Help: "Workflows that reached a final state since the service started, by account and state.",
+		}, []string{"account", "state"}),
+	}
+	m.reg.MustRegister(m.calls, m.limited, m.offerAccept, m.ended, collectors.NewGoCollector())
+	// Every route shows its 429 count from the start, zero on a healthy
+	// run, so an alert on it needs no absent() clause.
+	for route := range brokerclient.RateLimits {
+		m.limited.WithLabelValues(brokerclient.RouteTemplate(route))
+	}
+	return m
+}
+
+// ObserveCall counts one broker call attempt; pass it to
+// brokerclient.WithObserver.
+func (m *Metrics) ObserveCall(route string, status int, _ time.Duration) {
+	m.calls.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	if status == 429 {
+		m.limited.WithLabelValues(route).Inc()
+	}
+}
+
+// observe counts what one workflow change tells: an accept decided (timed
+// from the offer to the record of the decision, both on the service's
+// clock, so the feed's own delay does not count), a workflow ended.
+func (m *Metrics) observe(account string, u engine.Update) {
+	w := u.Workflow
+	if w == nil {
+		return
+	}
+	if w.State == states.Accepting && u.From == states.Offered && !w.OfferedAt.IsZero() {
+		m.offerAccept.WithLabelValues(account).Observe(w.UpdatedAt.Sub(w.OfferedAt).Seconds())
+	}
+	if w.Terminal() {
+		m.ended.WithLabelValues(account, string(w.State)).Inc()
+	}
+}
+
+// gauges reads the owners' state at each scrape.
+type gauges struct {
+	s          *Server
+	workflows  *prometheus.Desc
+	queue      *prometheus.Desc
+	lease      *prometheus.Desc
+	pollAge    *prometheus.Desc
+	feeProblem *prometheus.Desc
+}
+
+func newGauges(s *Server) *gauges {
+	return &gauges{
+		s: s,
+		workflows: prometheus.NewDesc("locator_workflows", "Unfinished workflows by account, kind and state.",
+			[]string{"account", "kind", "state"}, nil),
+		queue: prometheus.NewDesc("locator_quote_queue", "Locates waiting for their turn to quote (same-symbol spacing, one open quote per symbol, the quote route's pace).",
+			[]string{"account"}, nil),
+		lease: prometheus.NewDesc("locator_lease_held", "1 while this process holds the account's lease.",
+			[]string{"account"}, nil),
+		pollAge: prometheus.NewDesc("locator_last_poll_age_seconds", "Seconds since the account's history was last read successfully.",
+			[]string{"account"}, nil),
+		feeProblem: prometheus.NewDesc("locator_fee_problems", "Locate fees and credits the ledger reconciliation says need a person (missing, wrong amount, unexplained, a day that differs), over the reconciliation window.",
+			[]string{"account"}, nil),
+	}
+}
+
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.workflows
+	ch <- g.queue
+	ch <- g.lease
+	ch <- g.pollAge
+	ch <- g.feeProblem
+}
+
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	now := g.s.clk.Now()
+	for _, o := range g.s.owners {
+		acct := o.Lease().Account
+		eng := o.Engine()
+		count := map[states.Kind]map[states.State]int{}
+		for _, k := range []states.Kind{states.Locate, states.CreditBack} {
+			count[k] = map[states.State]int{}
+			for _, st := range states.All(k) {
+				if !states.Terminal(st) {
+					count[k][st] = 0
+				}
+			}
+		}
+		for _, w := range eng.Active() {
+			if count[w.Kind] != nil {
+				count[w.Kind][w.State]++
+			}
+		}
+		for k, byState := range count {
+			for st, n := range byState {
+				ch <- prometheus.MustNewConstMetric(g.workflows, prometheus.GaugeValue, float64(n), acct, string(k), string(st))
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(g.queue, prometheus.GaugeValue, float64(eng.Queued()), acct)
+		ch <- prometheus.MustNewConstMetric(g.lease, prometheus.GaugeValue, boolValue(o.Held()), acct)
+		if at := eng.LastPoll(); !at.IsZero() {
+			ch <- prometheus.MustNewConstMetric(g.pollAge, prometheus.GaugeValue, now.Sub(at).Seconds(), acct)
+		}
+		if rep, err := g.s.reconcile(context.Background(), acct, now, g.s.feeDays); err == nil {
+			ch <- prometheus.MustNewConstMetric(g.feeProblem, prometheus.GaugeValue, float64(rep.Problems()), acct)
+		} else {
+			g.s.log.Warn("fee problems not counted", "account", acct, "err", err)
+		}
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

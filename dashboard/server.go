@@ -1,0 +1,477 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/store"
+)
+
+// DefaultAddr is where the service listens unless told otherwise: loopback,
+// where no token is needed.
+const DefaultAddr = "127.0.0.1:8790"
+
+// TokenEnv names the environment variable the dashboard's token is read
+// from (the token has no flag: argv is visible to every local user).
+const TokenEnv = "LOCATOR_DASHBOARD_TOKEN"
+
+// cookieName holds the token in a browser after a ?token= login.
+const cookieName = "locator_dashboard"
+
+//go:embed assets
+var assets embed.FS
+
+// ErrTokenRequired: an address beyond loopback was asked for without a
+// token.
+var ErrTokenRequired = errors.New("dashboard: a token is required to listen beyond loopback (set " + TokenEnv + ")")
+
+// Config wires a Server. Owners and Store are required.
+type Config struct {
+	// Owners are the accounts this process owns.
+	Owners []*service.Owner
+	Store  *store.Store
+	// Metrics is the registry the broker clients report to (NewMetrics);
+	// nil makes one that sees no broker calls.
+	Metrics *Metrics
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	// Token, when set, is required of every request; without it the
+	// server only listens on, and only answers to, loopback.
+	Token string
+	// StaleAfter is how old the last successful history read may be
+	// before /healthz says unhealthy (default one minute; the idle
+	// cadence reads every 8 s).
+	StaleAfter time.Duration
+	// FeeDays and FeeGrace are the reconciliation window behind the fee
+	// problems metric (defaults: the reconcile job's).
+	FeeDays  int
+	FeeGrace time.Duration
+}
+
+// Server serves /healthz, /metrics, the page and its event stream.
+type Server struct {
+	owners     []*service.Owner
+	st         *store.Store
+	metrics    *Metrics
+	clk        clock.Clock
+	log        *slog.Logger
+	token      string
+	tokenSum   [32]byte
+	staleAfter time.Duration
+	feeDays    int
+	feeGrace   time.Duration
+	page       *template.Template
+	handler    http.Handler
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	srv    *http.Server
+
+	// fed, when set (tests), is called once the metrics have counted an
+	// update.
+	fed func(engine.Update)
+}
+
+// New builds the server and starts feeding the metrics from each owner's
+// engine; Close stops it.
+func New(cfg Config) (*Server, error) { return newServer(cfg, nil) }
+
+func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
+	if len(cfg.Owners) == 0 || cfg.Store == nil {
+		return nil, errors.New("dashboard: owners and a store are required")
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = time.Minute
+	}
+	if cfg.FeeDays <= 0 {
+		cfg.FeeDays = jobs.DefaultDays
+	}
+	if cfg.FeeGrace <= 0 {
+		cfg.FeeGrace = jobs.DefaultGrace
+	}
+	page, err := template.New("page.html").Funcs(template.FuncMap{"market": func(t time.Time) time.Time { return t.In(jobs.Market) }}).
+		ParseFS(assets, "assets/page.html")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{owners: cfg.Owners, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
+		token: cfg.Token, tokenSum: sha256.Sum256([]byte(cfg.Token)), staleAfter: cfg.StaleAfter,
+		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, fed: fed}
+	s.metrics.reg.MustRegister(newGauges(s))
+	s.handler = s.routes()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.ctx, s.cancel = ctx, cancel
+	for _, o := range s.owners {
+		updates := o.Engine().Subscribe(ctx)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for {
+				var u engine.Update
+				var ok bool
+				select {
+				case <-ctx.Done():
+					return // the engine closes updates only at its next change
+				case u, ok = <-updates:
+				}
+				if !ok {
+					return // the engine stopped
+				}
+				s.metrics.observe(o.Lease().Account, u)
+				if s.fed != nil {
+					s.fed(u)
+				}
+			}
+		}()
+	}
+	return s, nil
+}
+
+// Handler serves every route behind the token and origin checks.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start listens on addr and serves until Close. Beyond loopback it refuses
+// without a token (ErrTokenRequired).
+func (s *Server) Start(addr string) (net.Addr, error) {
+	if err := CheckListen(addr, s.token); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("dashboard stopped", "err", err)
+		}
+	}()
+	return ln.Addr(), nil
+}
+
+// Close stops serving (event streams included) and the metrics feed.
+func (s *Server) Close() {
+	s.cancel()
+	if s.srv != nil {
+		s.srv.Close()
+	}
+	s.wg.Wait()
+}
+
+// CheckListen says whether the server may listen on addr with token (or
+// none): beyond loopback only with one (ErrTokenRequired). A command
+// checks before it sends anything.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: listen address %q: %w", addr, err)
+	}
+	if token == "" && !loopback(host) {
+		return ErrTokenRequired
+	}
+	return nil
+}
+
+// loopback reports whether host (a name or an address, without port) is
+// this machine's loopback: an empty host or 0.0.0.0 listens everywhere.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /events", s.handleEvents)
+	mux.HandleFunc("POST /answer", s.handleAnswer)
+	static, _ := fs.Sub(assets, "assets")
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	return s.guard(mux)
+}
+
+// guard lets a request through when it may see the service: with a token,
+// one that carries it (bearer header, or the login cookie); without one,
+// one addressed to a loopback host name, so a page of another site that
+// rebinds its name to 127.0.0.1 is refused. A POST must also come from the
+// page's own origin or carry the token in its header.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bearer := false
+		if s.token == "" {
+			host, _, err := net.SplitHostPort(r.Host)
+			if err != nil {
+				host = r.Host
+			}
+			if !loopback(host) {
+				http.Error(w, "this dashboard answers to loopback host names only (or set a token)", http.StatusForbidden)
+				return
+			}
+		} else {
+			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
+				s.login(w, r, t)
+				return
+			}
+			auth, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			bearer = hasBearer && s.valid(auth)
+			if c, err := r.Cookie(cookieName); !bearer && (err != nil || !s.valid(c.Value)) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="locator"`)
+				http.Error(w, "a token is required: open the page once with ?token=..., or send Authorization: Bearer", http.StatusUnauthorized)
+				return
+			}
+		}
+		if r.Method == http.MethodPost && !bearer && !sameOrigin(r) {
+			http.Error(w, "cross-origin request refused", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// valid compares a presented token with the server's in constant time
+// (hashes of both, so not even the length shows).
+func (s *Server) valid(t string) bool {
+	sum := sha256.Sum256([]byte(t))
+	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
+}
+
+// login sets the token cookie and redirects to the same address without
+// the token, so it stays out of the history, bookmarks and Referer.
+func (s *Server) login(w http.ResponseWriter, r *http.Request, t string) {
+	if !s.valid(t) {
+		http.Error(w, "wrong token", http.StatusUnauthorized)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	q := r.URL.Query()
+	q.Del("token")
+	to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	http.Redirect(w, r, to.String(), http.StatusSeeOther)
+}
+
+// sameOrigin reports whether the browser says the request comes from a
+// page of this server.
+func sameOrigin(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	o, err := url.Parse(r.Header.Get("Origin"))
+	return err == nil && o.Host != "" && o.Host == r.Host
+}
+
+// health is /healthz's answer.
+type health struct {
+	Healthy  bool            `json:"healthy"`
+	Accounts []accountHealth `json:"accounts"`
+}
+
+type accountHealth struct {
+	Account       string   `json:"account"`
+	LeaseHeld     bool     `json:"leaseHeld"`
+	EngineRunning bool     `json:"engineRunning"`
+	LastPollAge   *float64 `json:"lastPollAgeSeconds"` // null before the first read
+	Healthy       bool     `json:"healthy"`
+}
+
+// handleHealth says, per account, whether this process holds the lease, its
+// engine runs and history was read lately; 503 when any is not so.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	now := s.clk.Now()
+	h := health{Healthy: true}
+	for _, o := range s.owners {
+		eng := o.Engine()
+		a := accountHealth{Account: o.Lease().Account, LeaseHeld: o.Held(), EngineRunning: eng.Running()}
+		if at := eng.LastPoll(); !at.IsZero() {
+			age := now.Sub(at).Seconds()
+			a.LastPollAge = &age
+		}
+		a.Healthy = a.LeaseHeld && a.EngineRunning && a.LastPollAge != nil && *a.LastPollAge <= s.staleAfter.Seconds()
+		h.Healthy = h.Healthy && a.Healthy
+		h.Accounts = append(h.Accounts, a)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !h.Healthy {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(h)
+}
+
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	if err := s.page.Execute(&buf, s.build(r.Context())); err != nil {
+		s.log.Error("dashboard page", "err", err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	w.Write(buf.Bytes())
+}
+
+// handleAnswer answers an offer as `locator approve` or `locator decline`
+// would, through the account's owner; a form post (no script) is shown
+// the page again, the page's script gets {}.
+func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
+	id, account, answer := r.FormValue("id"), r.FormValue("account"), r.FormValue("answer")
+	var o *service.Owner
+	for _, c := range s.owners {
+		if c.Lease().Account == account {
+			o = c
+		}
+	}
+	if o == nil || id == "" || (answer != "approve" && answer != "decline") {
+		http.Error(w, "want account, id and answer=approve|decline", http.StatusBadRequest)
+		return
+	}
+	req := service.AnswerRequest{ID: id, Accept: answer == "approve"}
+	if !req.Accept {
+		req.Reason = "declined on the dashboard"
+	}
+	if err := o.Answer(r.Context(), req); err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, engine.ErrNotOpen) {
+			status = http.StatusConflict
+		}
+		http.Error(w, err.Error(), status)
+		return
+	}
+	s.log.Info("offer answered on the dashboard", "account", account, "id", id, "answer", answer)
+	if r.Header.Get("Accept") == "application/json" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}\n"))
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// viewRefreshTicks is how many ticks (seconds) pass between views sent
+// without a workflow change: the poller's idle inventory spacing.
+const viewRefreshTicks = 5
+
+// handleEvents streams the page's live part: a "view" event (the sections'
+// HTML) at once, after every workflow change and every viewRefreshTicks
+// ticks, and a "tick" event (the service clock, Unix milliseconds) every
+// second of that clock, from which the page counts offers down: on the
+// service's clock, not the browser's.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	ctx := r.Context()
+	changed := make(chan struct{}, 1)
+	for _, o := range s.owners {
+		updates := o.Engine().Subscribe(ctx)
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case _, ok := <-updates:
+					if !ok {
+						return
+					}
+				}
+				select {
+				case changed <- struct{}{}:
+				default: // one view shows them all
+				}
+			}
+		}()
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	send := func(event, data string) bool {
+		var b strings.Builder
+		fmt.Fprintf(&b, "event: %s\n", event)
+		for line := range strings.SplitSeq(data, "\n") {
+			fmt.Fprintf(&b, "data: %s\n", line)
+		}
+		b.WriteString("\n")
+		if _, err := w.Write([]byte(b.String())); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}
+	sendView := func() bool {
+		var buf bytes.Buffer
+		if err := s.page.ExecuteTemplate(&buf, "live", s.build(ctx)); err != nil {
+			s.log.Error("dashboard view", "err", err)
+			return false
+		}
+		return send("view", buf.String())
+	}
+	if !sendView() {
+		return
+	}
+	ticks := 0
+	for {
+		t := s.clk.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		case <-changed:
+			t.Stop()
+			if !sendView() {
+				return
+			}
+		case now := <-t.C():
+			if !send("tick", strconv.FormatInt(now.UnixMilli(), 10)) {
+				return
+			}
+			// Inventory reads and job runs publish no change: the view is
+			// sent again at the poller's idle inventory spacing.
+			if ticks++; ticks%viewRefreshTicks == 0 && !sendView() {
+				return
+			}
+		}
+	}
+}
