@@ -248,6 +248,9 @@ policy, 130 interrupted.`,
 		Example:       "  locator sim --addr 127.0.0.1:8700\n  locator locate HTBX 300 --max-price 0.02\n  locator help locate",
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Names within two edits are suggested (cobra's own default, which
+		// it sets only on its own path, not for SuggestionsFor).
+		SuggestionsMinimumDistance: 2,
 		// A mistyped command gets cobra's suggestions of the nearest names.
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

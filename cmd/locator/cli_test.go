@@ -55,6 +55,11 @@ func TestUnknownCommandAndNoArgs(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(errOut, `unknown command "locat"`) || !strings.Contains(errOut, "Did you mean this?\n\tlocate") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	for typed, want := range map[string]string{"staus": "status", "lcoate": "locate", "credit-bak": "credit-back"} {
+		if code, _, errOut := runBare(t, typed); code != exitUsage || !strings.Contains(errOut, "Did you mean this?") || !strings.Contains(errOut, "\t"+want+"\n") {
+			t.Errorf("%s: exit %d, stderr %q, want the suggestion %s", typed, code, errOut, want)
+		}
+	}
 	code, out, errOut = runBare(t)
 	if code != exitUsage || !strings.Contains(out, "Usage:") || !strings.Contains(out, "locate") || !strings.Contains(errOut, "no command") {
 		t.Errorf("no args: exit %d, stdout %q, stderr %q", code, out, errOut)
