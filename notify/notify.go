@@ -142,8 +142,10 @@ type target struct {
 	name   string // the variable's name: what logs show
 	format Format
 	url    string
-	host   string
-	queue  chan Event
+	// hosts are the URL's host with its port and without (dial and DNS
+	// errors name the bare host name), longest first.
+	hosts []string
+	queue chan Event
 }
 
 // New resolves each webhook's URL and starts its worker. A variable that is
@@ -173,9 +175,9 @@ func New(cfg Config) (*Notifier, error) {
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
-	for _, w := range cfg.Webhooks {
+	for i, w := range cfg.Webhooks {
 		if err := w.Check(); err != nil {
-			return nil, fmt.Errorf("webhook %s: %w", w.URLEnv, err)
+			return nil, fmt.Errorf("webhook %d: %w", i+1, err) // not its URLEnv: Check refused it
 		}
 		var raw string
 		if cfg.LookupEnv != nil {
@@ -184,11 +186,11 @@ func New(cfg Config) (*Notifier, error) {
 		if raw == "" {
 			return nil, fmt.Errorf("webhook %s: the environment variable is not set", w.URLEnv)
 		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("webhook %s: the variable does not hold an http(s) URL", w.URLEnv)
+		t, err := newTarget(w, raw)
+		if err != nil {
+			return nil, err
 		}
-		n.targets = append(n.targets, &target{name: w.URLEnv, format: w.Format, url: raw, host: u.Host, queue: make(chan Event, queueSize)})
+		n.targets = append(n.targets, t)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	for _, t := range n.targets {
@@ -307,6 +309,15 @@ func (n *Notifier) post(t *target, body []byte) (int, error) {
 	return resp.StatusCode, nil
 }
 
+// newTarget is webhook w posting to raw, its URL.
+func newTarget(w Webhook, raw string) (*target, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("webhook %s: the variable does not hold an http(s) URL", w.URLEnv)
+	}
+	return &target{name: w.URLEnv, format: w.Format, url: raw, hosts: []string{u.Host, u.Hostname()}, queue: make(chan Event, queueSize)}, nil
+}
+
 // redact turns a transport error into text without the URL or its host:
 // net/http quotes the whole URL, and dial errors the host.
 func (t *target) redact(err error) string {
@@ -315,7 +326,10 @@ func (t *target) redact(err error) string {
 		err = ue.Err
 	}
 	s := strings.ReplaceAll(err.Error(), t.url, "["+t.name+"]")
-	return strings.ReplaceAll(s, t.host, "["+t.name+" host]")
+	for _, h := range t.hosts {
+		s = strings.ReplaceAll(s, h, "["+t.name+" host]")
+	}
+	return s
 }
 
 // body encodes ev in t's format.
