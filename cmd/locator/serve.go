@@ -173,6 +173,9 @@ func (c *serveCommand) accounts() ([]namedAccount, error) {
 		case a.Env != "" && a.Env != string(brokerclient.EnvLive) && a.Env != string(brokerclient.EnvPaper):
 			return nil, usagef("config %s: account %s: env %q: want live or paper", c.config, a.Account, a.Env)
 		}
+		if err := a.checkVars(); err != nil {
+			return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)
+		}
 		if a.BaseURL != "" {
 			if err := checkBaseURL(a.BaseURL); err != nil {
 				return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -113,7 +114,27 @@ func parseSettings(data []byte) (*settingsFile, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, err
 	}
+	for name, a := range f.Accounts {
+		if err := a.checkVars(); err != nil {
+			return nil, fmt.Errorf("accounts.%s.%v", name, err)
+		}
+	}
 	return &f, nil
+}
+
+// varName is the shape of an environment variable's name.
+var varName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+
+// checkVars refuses a keyIdEnv or secretEnv that is not a variable's name:
+// most likely a key pasted where its variable's name goes, which must not
+// be echoed back (the error names the field, never the value).
+func (a namedAccount) checkVars() error {
+	for field, v := range map[string]string{"keyIdEnv": a.KeyIDEnv, "secretEnv": a.SecretEnv} {
+		if v != "" && !varName.MatchString(v) {
+			return fmt.Errorf("%s is not an environment variable's name (A-Z, 0-9 and _): name the variable that holds the key, never the key", field)
+		}
+	}
+	return nil
 }
 
 // unknownKeys refuses a key the file does not define, down to its case:

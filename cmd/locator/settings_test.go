@@ -95,6 +95,7 @@ func TestSettingsFileRefused(t *testing.T) {
 		{"syntax", "{\n  \"account\": \"LV100001\",\n  \"db\" \"x\"\n}", []string{"line 3", "invalid character"}},
 		{"unknown key", `{"baseUrl": "http://x"}`, []string{`unknown key "baseUrl": did you mean "baseURL"?`}},
 		{"unknown key of a named account", `{"accounts": {"live": {"acount": "LV100001"}}}`, []string{`unknown key "accounts.live.acount"`}},
+		{"a key pasted for its variable's name", `{"accounts": {"live": {"account": "LV100001", "secretEnv": "hunter2-Xy9"}}}`, []string{"accounts.live.secretEnv is not an environment variable's name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, "config.json", tc.body)
@@ -192,4 +193,31 @@ func TestREADMESettingsSample(t *testing.T) {
 		return
 	}
 	t.Error("no settings sample in the README")
+}
+
+// serve --config lists accounts in the settings file's shape; a bad list is
+// refused before anything is sent, and a key pasted where its variable's
+// name goes is never echoed.
+func TestServeConfigRefused(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, tc := range []struct{ name, body, want string }{
+		{"key for a variable", `{"accounts": [{"account": "LV100001", "secretEnv": "hunter2-Xy9"}]}`, "secretEnv is not an environment variable's name"},
+		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "want http(s)://host[:port]"},
+		{"twice", `{"accounts": [{"account": "LV100001"}, {"account": "lv100001"}]}`, "LV100001 listed twice"},
+		{"unknown key", `{"accounts": [{"acount": "LV100001"}]}`, "unknown field"},
+		{"empty", `{"accounts": []}`, "no accounts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "serve.json", tc.body)
+			before := len(b.sim.Requests())
+			code, _, errOut := b.MustRunMain(t, nil, "serve", "--config", path, "--listen", "")
+			if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
+				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
+			}
+			if n := len(b.sim.Requests()); n != before {
+				t.Errorf("%d requests sent", n-before)
+			}
+		})
+	}
 }
