@@ -467,3 +467,18 @@ func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
 		}
 	}
 }
+
+// An event's data is split on every line end the event stream format
+// knows ("\r\n", "\r", "\n"): a lone "\r" in broker text would otherwise
+// end the data line, and what follows it would be read as a field.
+func TestSSEEventSplitsEveryLineEnd(t *testing.T) {
+	t.Parallel()
+	got := sseEvent("view", "a\rretry: 1\r\nb\nc\r")
+	want := "event: view\ndata: a\ndata: retry: 1\ndata: b\ndata: c\ndata: \n\n"
+	if got != want {
+		t.Errorf("sseEvent = %q, want %q", got, want)
+	}
+	if strings.Count(got, "\r") != 0 {
+		t.Errorf("a carriage return is in the frame: %q", got)
+	}
+}

@@ -425,13 +425,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	send := func(event, data string) bool {
-		var b strings.Builder
-		fmt.Fprintf(&b, "event: %s\n", event)
-		for line := range strings.SplitSeq(data, "\n") {
-			fmt.Fprintf(&b, "data: %s\n", line)
-		}
-		b.WriteString("\n")
-		if _, err := w.Write([]byte(b.String())); err != nil {
+		if _, err := w.Write([]byte(sseEvent(event, data))); err != nil {
 			return false
 		}
 		fl.Flush()
@@ -474,4 +468,20 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// sseEvent frames one server-sent event: each line of data (ended by
+// "\r\n", "\r" or "\n", as the event stream format reads them) on a data
+// field of its own, so no text in data can end the event early.
+func sseEvent(event, data string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "event: %s\n", event)
+	data = strings.ReplaceAll(data, "\r\n", "\n")
+	for line := range strings.SplitSeq(data, "\n") {
+		for part := range strings.SplitSeq(line, "\r") {
+			fmt.Fprintf(&b, "data: %s\n", part)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }
