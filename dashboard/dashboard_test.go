@@ -3,10 +3,14 @@ package dashboard
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -304,7 +308,8 @@ func TestTokenRules(t *testing.T) {
 		{"wrong bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, http.StatusUnauthorized},
 		{"bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }, http.StatusOK},
 		{"wrong cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: "nope"}) }, http.StatusUnauthorized},
-		{"cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: token}) }, http.StatusOK},
+		{"the token as the cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: token}) }, http.StatusUnauthorized},
+		{"cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: sessionValue(token)}) }, http.StatusOK},
 		{"foreign host with bearer", func(r *http.Request) {
 			r.Host = "dash.example:8790"
 			r.Header.Set("Authorization", "Bearer "+token)
@@ -480,5 +485,41 @@ func TestSSEEventSplitsEveryLineEnd(t *testing.T) {
 	}
 	if strings.Count(got, "\r") != 0 {
 		t.Errorf("a carriage return is in the frame: %q", got)
+	}
+}
+
+// A token of any bytes (those a cookie cannot carry among them) logs in:
+// the cookie is the HMAC-SHA256 of a fixed label keyed by the token, in
+// hex, never the token; and the redirect after the login stays on this
+// server, whatever the path asked for.
+func TestLoginCookieAndRedirect(t *testing.T) {
+	t.Parallel()
+	const token = "tok;en \"quoted\" back\\slash é,=" // ; " \ space , and non-ASCII
+	b := setup(t, setupOpt{token: token})
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("locator-dashboard-session"))
+	want := hex.EncodeToString(mac.Sum(nil))
+	rec := b.get(t, "/?token="+url.QueryEscape(token), nil)
+	cookies := rec.Result().Cookies()
+	if rec.Code != http.StatusSeeOther || len(cookies) != 1 || cookies[0].Value != want {
+		t.Fatalf("login: %d, cookies %v, want the value %s", rec.Code, cookies, want)
+	}
+	if sc := rec.Header().Get("Set-Cookie"); strings.Contains(sc, "tok") {
+		t.Errorf("the cookie holds the token: %s", sc)
+	}
+	if rec := b.get(t, "/", func(r *http.Request) { r.AddCookie(cookies[0]) }); rec.Code != http.StatusOK {
+		t.Errorf("page with the login cookie: %d", rec.Code)
+	}
+	for _, tt := range []struct{ target, want string }{
+		{"//evil.example?token=", "/evil.example"},
+		{"//evil.example/x?a=1&token=", "/evil.example/x?a=1"},
+		{"/\\evil.example?token=", "/%5Cevil.example"},
+		{"/a/../..//evil.example?token=", "/evil.example"},
+		{"/?token=", "/"},
+	} {
+		rec := b.get(t, tt.target+url.QueryEscape(token), nil)
+		if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != tt.want {
+			t.Errorf("login at %s: %d to %q, want %q", tt.target, rec.Code, loc, tt.want)
+		}
 	}
 }

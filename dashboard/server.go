@@ -3,9 +3,11 @@ package dashboard
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,8 +40,12 @@ const DefaultAddr = "127.0.0.1:8790"
 // from (the token has no flag: argv is visible to every local user).
 const TokenEnv = "LOCATOR_DASHBOARD_TOKEN"
 
-// cookieName holds the token in a browser after a ?token= login.
+// cookieName holds the session in a browser after a ?token= login: not
+// the token, but sessionValue of it.
 const cookieName = "locator_dashboard"
+
+// sessionLabel is what the token signs to make the login cookie's value.
+const sessionLabel = "locator-dashboard-session"
 
 //go:embed assets
 var assets embed.FS
@@ -79,6 +86,7 @@ type Server struct {
 	log        *slog.Logger
 	token      string
 	tokenSum   [32]byte
+	session    string // the login cookie's value: sessionValue(token)
 	staleAfter time.Duration
 	feeDays    int
 	feeGrace   time.Duration
@@ -127,7 +135,7 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{owners: cfg.Owners, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
-		token: cfg.Token, tokenSum: sha256.Sum256([]byte(cfg.Token)), staleAfter: cfg.StaleAfter,
+		token: cfg.Token, tokenSum: sha256.Sum256([]byte(cfg.Token)), session: sessionValue(cfg.Token), staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, fed: fed}
 	s.metrics.reg.MustRegister(newGauges(s))
 	s.handler = s.routes()
@@ -252,7 +260,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			auth, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			bearer = hasBearer && s.valid(auth)
-			if c, err := r.Cookie(cookieName); !bearer && (err != nil || !s.valid(c.Value)) {
+			if c, err := r.Cookie(cookieName); !bearer && (err != nil || !s.validSession(c.Value)) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="locator"`)
 				http.Error(w, "a token is required: open the page once with ?token=..., or send Authorization: Bearer", http.StatusUnauthorized)
 				return
@@ -273,19 +281,45 @@ func (s *Server) valid(t string) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
 }
 
-// login sets the token cookie and redirects to the same address without
-// the token, so it stays out of the history, bookmarks and Referer.
+// sessionValue is the login cookie's value for token: hex of
+// HMAC-SHA256 keyed by the token over sessionLabel. Any token, whatever
+// its bytes, makes a valid cookie value, and the cookie is not the token.
+func sessionValue(token string) string {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte(sessionLabel))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// validSession compares a presented login cookie with the server's in
+// constant time.
+func (s *Server) validSession(v string) bool {
+	return subtle.ConstantTimeCompare([]byte(v), []byte(s.session)) == 1
+}
+
+// login sets the session cookie and redirects to the same path of this
+// server without the token, so it stays out of the history, bookmarks and
+// Referer.
 func (s *Server) login(w http.ResponseWriter, r *http.Request, t string) {
 	if !s.valid(t) {
 		http.Error(w, "wrong token", http.StatusUnauthorized)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.session, Path: "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	q := r.URL.Query()
 	q.Del("token")
-	to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	to := url.URL{Path: localPath(r.URL.Path), RawQuery: q.Encode()}
 	http.Redirect(w, r, to.String(), http.StatusSeeOther)
+}
+
+// localPath is p cleaned to a path of this server: one leading "/" (so
+// "//evil.example" is not taken for another host), else "/".
+func localPath(p string) string {
+	p = path.Clean(p)
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return "/"
+	}
+	return p
 }
 
 // sameOrigin reports whether the browser says the request comes from a
