@@ -523,3 +523,87 @@ func TestLoginCookieAndRedirect(t *testing.T) {
 		}
 	}
 }
+
+// The stream ticks every second of the service's clock however often the
+// workflows change (a change once restarted the second, so a busy engine
+// stopped the countdown), and every view carries that clock's time, so the
+// page never counts from a stale one.
+func TestEventsTickWhileBusy(t *testing.T) {
+	t.Parallel()
+	// The clock moves only when the test says.
+	b := setup(t, setupOpt{clock: func(*simtest.Bundle) {}})
+	<-b.sim.Clock.BlockUntil(3) // the heartbeat, the loop and the poller asleep
+	t0 := b.sim.Clock.Now()
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel) // before srv.Close: the stream ends first
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan [2]string, 256)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var name string
+		var data []string
+		for sc.Scan() {
+			switch line := sc.Text(); {
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			case line == "":
+				events <- [2]string{name, strings.Join(data, "\n")}
+				name, data = "", nil
+			}
+		}
+	}()
+	next := func(what string, want func(name, data string) bool) string {
+		t.Helper()
+		timeout := time.NewTimer(20 * time.Second) // a safety net, never waited out when all is well
+		defer timeout.Stop()
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatal("the stream ended")
+				}
+				if want(ev[0], ev[1]) {
+					return ev[1]
+				}
+			case <-timeout.C:
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	nowAttr := func(at time.Time) string { return `data-now="` + strconv.FormatInt(at.UnixMilli(), 10) + `"` }
+	first := next("first view", func(name, _ string) bool { return name == "view" })
+	if !strings.Contains(first, nowAttr(t0)) {
+		t.Errorf("the first view lacks the clock's time %s:\n%s", nowAttr(t0), first)
+	}
+	b.sim.Clock.Advance(600 * time.Millisecond)
+	// A change 0.6 s into the second: the view shows it, and the clock.
+	if _, err := b.owner.Engine().Locate(t.Context(), engine.Request{Symbol: testSymbol, Quantity: 100,
+		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}); err != nil {
+		t.Fatal(err)
+	}
+	changed := next("view of the change", func(name, data string) bool { return name == "view" && strings.Contains(data, testSymbol) })
+	if !strings.Contains(changed, nowAttr(t0.Add(600*time.Millisecond))) {
+		t.Errorf("the view of the change lacks the clock's time %s:\n%s", nowAttr(t0.Add(600*time.Millisecond)), changed)
+	}
+	// 1.2 s after the stream began: its first second has passed, the
+	// change notwithstanding.
+	b.sim.Clock.Advance(600 * time.Millisecond)
+	tick := next("tick 1.2 s after the stream began, 0.6 s after a change", func(name, _ string) bool { return name == "tick" })
+	if tick != strconv.FormatInt(t0.Add(1200*time.Millisecond).UnixMilli(), 10) {
+		t.Errorf("tick %s, want the clock's time %d", tick, t0.Add(1200*time.Millisecond).UnixMilli())
+	}
+	cancel()
+	for range events {
+	}
+}

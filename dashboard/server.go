@@ -473,25 +473,26 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return send("view", buf.String())
 	}
+	// One ticker for the stream's life: a workflow change sends a view and
+	// leaves it be, so a busy engine does not hold the ticks back.
+	tick := s.clk.NewTimer(time.Second)
+	defer func() { tick.Stop() }()
 	if !sendView() {
 		return
 	}
 	ticks := 0
 	for {
-		t := s.clk.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return
 		case <-s.ctx.Done():
-			t.Stop()
 			return
 		case <-changed:
-			t.Stop()
 			if !sendView() {
 				return
 			}
-		case now := <-t.C():
+		case now := <-tick.C():
+			tick = s.clk.NewTimer(time.Second)
 			if !send("tick", strconv.FormatInt(now.UnixMilli(), 10)) {
 				return
 			}

@@ -1,11 +1,19 @@
 // The live part of the dashboard: the server sends the sections' HTML on
-// every change ("view") and its clock every second ("tick"); offers count
-// down on that clock, so a fast or fake clock counts the same here.
+// every change ("view", which carries that clock's time too) and its
+// clock every second ("tick"); offers count down on that clock, so a fast
+// or fake clock counts the same here.
 (function () {
   "use strict";
   var live = document.getElementById("live");
   var status = document.getElementById("status");
-  var now = Number(live.dataset.now);
+  var now = 0;
+
+  // readNow takes the service's time from the view just shown.
+  function readNow() {
+    var at = live.querySelector("[data-now]");
+    if (at) now = Number(at.dataset.now);
+  }
+  readNow();
 
   function countDown() {
     var spans = live.querySelectorAll(".countdown");
@@ -41,6 +49,7 @@
   var events = new EventSource("/events");
   events.addEventListener("view", function (e) {
     live.innerHTML = e.data;
+    readNow();
     countDown();
   });
   events.addEventListener("tick", function (e) {
