@@ -524,6 +524,33 @@ func TestLoginCookieAndRedirect(t *testing.T) {
 	}
 }
 
+// An offer counts down to the last moment a person's answer is acted on:
+// the window's end less the accept margin, when the engine gives the
+// question up; the page's script counts to the same instant.
+func TestOfferCountsDownToAnswerDeadline(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 10, 14, 30, 0, 0, time.UTC)
+	offer := &workflow.Offer{QuoteReqID: "q1", LocateType: 1, Price: decimal.RequireFromString("0.04"), Shares: 500,
+		Total: decimal.RequireFromString("20"), ExpiresAt: now.Add(30 * time.Second)}
+	v := newOfferView(offer, now)
+	by := offer.ExpiresAt.Add(-workflow.DefaultRules.AcceptMargin)
+	if !v.AnswerBy.Equal(by) || v.Remaining != by.Sub(now) || v.RemainingFormatted != "28s" {
+		t.Errorf("offer view: answer by %v, %v (%s) left; want %v, 28s", v.AnswerBy, v.Remaining, v.RemainingFormatted, by)
+	}
+	if v := newOfferView(offer, by.Add(time.Second)); v.Remaining != 0 || v.RemainingFormatted != "0s" {
+		t.Errorf("past the margin: %v (%s) left", v.Remaining, v.RemainingFormatted)
+	}
+	b := setup(t, setupOpt{})
+	var buf strings.Builder
+	if err := b.server.page.ExecuteTemplate(&buf, "live", view{Now: now, Accounts: []accountView{{Account: "LV100001",
+		Workflows: []workflowView{{ID: "wf-1", Kind: "locate", State: "offered", Offer: v}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `data-expires="` + strconv.FormatInt(by.UnixMilli(), 10) + `"`; !strings.Contains(buf.String(), want) {
+		t.Errorf("the view lacks %s:\n%s", want, buf.String())
+	}
+}
+
 // The stream ticks every second of the service's clock however often the
 // workflows change (a change once restarted the second, so a busy engine
 // stopped the countdown), and every view carries that clock's time, so the

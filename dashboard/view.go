@@ -48,7 +48,8 @@ type offerView struct {
 	Price, Total       string
 	Shares             int64
 	ExpiresAt          time.Time
-	Remaining          time.Duration
+	AnswerBy           time.Time     // ExpiresAt less the engine's accept margin: the last moment an answer is acted on
+	Remaining          time.Duration // until AnswerBy
 	RemainingFormatted string
 }
 
@@ -115,10 +116,7 @@ func (s *Server) account(ctx context.Context, o *service.Owner, now time.Time) a
 			Requested: w.Requested, Quantity: w.Quantity, Reason: w.Reason}
 		if waitsOnPerson(&w) {
 			if offer, _, _ := workflow.Choose(&w); offer != nil {
-				left := max(offer.ExpiresAt.Sub(now), 0)
-				wv.Offer = &offerView{Leg: offer.QuoteReqID, Type: workflow.TypeName(offer.LocateType),
-					Price: offer.Price.String(), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
-					ExpiresAt: offer.ExpiresAt, Remaining: left, RemainingFormatted: countdown(left)}
+				wv.Offer = newOfferView(offer, now)
 			}
 		}
 		a.Workflows = append(a.Workflows, wv)
@@ -140,6 +138,17 @@ func (s *Server) account(ctx context.Context, o *service.Owner, now time.Time) a
 	}
 	a.Jobs = jobs
 	return a
+}
+
+// newOfferView is offer as the page shows it at now: counting down to
+// the time a person can still answer, the window's end less the accept
+// margin (the engine gives the question up then, engine's ask deadline).
+func newOfferView(offer *workflow.Offer, now time.Time) *offerView {
+	by := offer.ExpiresAt.Add(-workflow.DefaultRules.AcceptMargin)
+	left := max(by.Sub(now), 0)
+	return &offerView{Leg: offer.QuoteReqID, Type: workflow.TypeName(offer.LocateType),
+		Price: offer.Price.String(), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
+		ExpiresAt: offer.ExpiresAt, AnswerBy: by, Remaining: left, RemainingFormatted: countdown(left)}
 }
 
 // countdown is what the page shows of an offer's remaining window; the
