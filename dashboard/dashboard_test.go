@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -632,5 +633,78 @@ func TestEventsTickWhileBusy(t *testing.T) {
 	}
 	cancel()
 	for range events {
+	}
+}
+
+// Close ends the event streams, then lets the requests in flight finish
+// before it returns (the store is closed after it), rather than cutting
+// their connections; the server keeps no idle connection forever and has
+// no read or write timeout, which would cut the streams.
+func TestCloseLetsRequestsFinish(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	entered, shutdown := make(chan struct{}), make(chan struct{})
+	inner := b.server.handler
+	b.server.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/slow" {
+			inner.ServeHTTP(w, r)
+			return
+		}
+		close(entered)
+		select {
+		case <-shutdown: // Close waits for the requests in flight
+			io.WriteString(w, "done")
+		case <-r.Context().Done(): // the connection was cut under it
+		}
+	})
+	addr, err := b.server.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := b.server.srv
+	if srv.IdleTimeout <= 0 || srv.ReadTimeout != 0 || srv.WriteTimeout != 0 {
+		t.Errorf("timeouts: idle %v, read %v, write %v; want an idle one only", srv.IdleTimeout, srv.ReadTimeout, srv.WriteTimeout)
+	}
+	srv.RegisterOnShutdown(sync.OnceFunc(func() { close(shutdown) }))
+	base := "http://" + addr.String()
+	stream, err := http.Get(base + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if _, err := bufio.NewReader(stream.Body).ReadString('\n'); err != nil { // the first view is under way
+		t.Fatal(err)
+	}
+	type result struct {
+		body string
+		err  error
+	}
+	slow := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(base + "/slow")
+		if err != nil {
+			slow <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		slow <- result{string(body), err}
+	}()
+	select {
+	case <-entered:
+	case <-time.After(20 * time.Second): // a safety net
+		t.Fatal("the request never reached the handler")
+	}
+	b.server.Close()
+	select {
+	case r := <-slow:
+		if r.err != nil || r.body != "done" {
+			t.Errorf("the request in flight at Close: %q, %v; want it finished", r.body, r.err)
+		}
+	case <-time.After(20 * time.Second): // a safety net
+		t.Fatal("the request in flight at Close got no answer")
+	}
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Errorf("the event stream did not end cleanly: %v", err)
 	}
 }

@@ -180,7 +180,8 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout or WriteTimeout: they would cut the event streams.
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -191,11 +192,25 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-// Close stops serving (event streams included) and the metrics feed.
+// idleTimeout closes a kept-alive connection no request has used for
+// that long.
+const idleTimeout = 2 * time.Minute
+
+// shutdownTimeout bounds how long Close waits for requests in flight.
+const shutdownTimeout = 5 * time.Second
+
+// Close stops serving and the metrics feed: it ends the event streams,
+// then lets the requests in flight finish (for at most shutdownTimeout),
+// so none uses the store after its owner closes it.
 func (s *Server) Close() {
 	s.cancel()
 	if s.srv != nil {
-		s.srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := s.srv.Shutdown(ctx); err != nil {
+			s.log.Warn("dashboard requests cut short", "err", err)
+			s.srv.Close()
+		}
 	}
 	s.wg.Wait()
 }
