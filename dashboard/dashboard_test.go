@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -262,13 +263,23 @@ func TestMetricsAfterLocate(t *testing.T) {
 func TestTokenRules(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
-	if _, err := b.server.Start("0.0.0.0:0"); !errors.Is(err, ErrTokenRequired) {
+	if _, err := Listen("0.0.0.0:0", ""); !errors.Is(err, ErrTokenRequired) {
 		t.Errorf("0.0.0.0 without a token: %v", err)
 	}
-	if _, err := b.server.Start(":0"); !errors.Is(err, ErrTokenRequired) {
+	if _, err := Listen(":0", ""); !errors.Is(err, ErrTokenRequired) {
 		t.Errorf(":0 without a token: %v", err)
 	}
-	addr, err := b.server.Start("127.0.0.1:0")
+	// A listener bound beyond loopback some other way is refused too.
+	if wide, err := net.Listen("tcp", ":0"); err != nil {
+		t.Fatal(err)
+	} else if _, err := b.server.Start(wide); !errors.Is(err, ErrTokenRequired) {
+		t.Errorf("a listener on %s without a token: %v", wide.Addr(), err)
+	}
+	ln, err := Listen("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatalf("loopback without a token: %v", err)
+	}
+	addr, err := b.server.Start(ln)
 	if err != nil {
 		t.Fatalf("loopback without a token: %v", err)
 	}
@@ -347,7 +358,9 @@ func TestTokenRules(t *testing.T) {
 	if code := ta(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }); code != http.StatusConflict {
 		t.Errorf("answer with the bearer: %d, want 409", code)
 	}
-	if _, err := tb.server.Start("0.0.0.0:0"); err != nil {
+	if ln, err := Listen("0.0.0.0:0", token); err != nil {
+		t.Errorf("beyond loopback with a token: %v", err)
+	} else if _, err := tb.server.Start(ln); err != nil {
 		t.Errorf("beyond loopback with a token: %v", err)
 	}
 }
@@ -657,7 +670,11 @@ func TestCloseLetsRequestsFinish(t *testing.T) {
 		case <-r.Context().Done(): // the connection was cut under it
 		}
 	})
-	addr, err := b.server.Start("127.0.0.1:0")
+	ln, err := Listen("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := b.server.Start(ln)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,15 +170,25 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 // Handler serves every route behind the token and origin checks.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Start listens on addr and serves until Close. Beyond loopback it refuses
-// without a token (ErrTokenRequired).
-func (s *Server) Start(addr string) (net.Addr, error) {
-	if err := CheckListen(addr, s.token); err != nil {
+// Listen binds addr for Start, after CheckListen: a command binds before
+// it sends anything, so a taken address is found first.
+func Listen(addr, token string) (net.Listener, error) {
+	if err := CheckListen(addr, token); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	return ln, nil
+}
+
+// Start serves on ln (from Listen) until Close, which closes it; beyond
+// loopback it refuses without a token (ErrTokenRequired) and closes ln.
+func (s *Server) Start(ln net.Listener) (net.Addr, error) {
+	if err := CheckListen(ln.Addr().String(), s.token); err != nil {
+		ln.Close()
+		return nil, err
 	}
 	// No ReadTimeout or WriteTimeout: they would cut the event streams.
 	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}

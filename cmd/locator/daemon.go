@@ -99,6 +99,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer c.listen.release()
 	acct, err := c.conn.own(ctx, "run")
 	if err != nil {
 		return err

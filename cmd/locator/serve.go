@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer c.listen.release()
 	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
 	var owners []*service.Owner
 	defer func() {
@@ -198,6 +200,10 @@ func (c *serveCommand) accounts() ([]namedAccount, error) {
 type listenFlag struct {
 	addr string
 	fs   *pflag.FlagSet
+	ln   net.Listener // bound by prepare, served by start
+	// taken is why prepare could not bind the default address; start
+	// warns of it, where it always has.
+	taken error
 }
 
 func (l *listenFlag) register(fs *pflag.FlagSet) {
@@ -205,39 +211,56 @@ func (l *listenFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback, the token in `+dashboard.TokenEnv+` is required`)
 }
 
-// prepare checks the address before anything is sent and makes the
-// registry the broker clients report to, when anything is to be served.
+// prepare checks and binds the address before anything is sent, and
+// makes the registry the broker clients report to, when anything is to be
+// served. The default address taken (another locator on this machine) is
+// not worth stopping a daemon for: it warns and goes on without; an
+// address asked for must be served (exit 2, nothing sent).
 func (l *listenFlag) prepare(m *Main, conn *connFlags) (*dashboard.Metrics, error) {
 	if l.addr == "" {
 		return nil, nil
 	}
-	if err := dashboard.CheckListen(l.addr, m.Getenv(dashboard.TokenEnv)); err != nil {
+	ln, err := dashboard.Listen(l.addr, m.Getenv(dashboard.TokenEnv))
+	switch {
+	case errors.Is(err, dashboard.ErrTokenRequired) || (err != nil && l.fs.Changed("listen")):
 		return nil, usagef("--listen %s: %v", l.addr, err)
+	case err != nil:
+		l.taken = err
+		return nil, nil
 	}
+	l.ln = ln
 	metrics := dashboard.NewMetrics()
 	conn.observe = metrics.ObserveCall
 	return metrics, nil
 }
 
-// start serves the dashboard and prints its address. The default address
-// taken (another locator on this machine) is not worth stopping a daemon
-// for: it warns and goes on; an address asked for must be served.
+// release closes the listener prepare bound when start never took it.
+func (l *listenFlag) release() {
+	if l.ln != nil {
+		l.ln.Close()
+		l.ln = nil
+	}
+}
+
+// start serves the dashboard on the listener prepare bound, if any, and
+// prints its address; it warns when the default address was taken.
 func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*dashboard.Server, error) {
-	if l.addr == "" {
+	if l.taken != nil {
+		log.Warn("dashboard not served (pass --listen ADDR, or --listen '' to turn it off)", "err", l.taken)
+	}
+	if l.ln == nil {
 		return nil, nil
 	}
+	ln := l.ln
+	l.ln = nil // the server's now: Start or Close closes it
 	cfg.Token = m.Getenv(dashboard.TokenEnv)
 	srv, err := dashboard.New(cfg)
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
-	addr, err := srv.Start(l.addr)
-	switch {
-	case err != nil && !l.fs.Changed("listen"):
-		srv.Close()
-		log.Warn("dashboard not served (pass --listen ADDR, or --listen '' to turn it off)", "err", err)
-		return nil, nil
-	case err != nil:
+	addr, err := srv.Start(ln)
+	if err != nil {
 		srv.Close()
 		return nil, err
 	}
