@@ -83,13 +83,15 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	defer func() {
 		// What failed runs queued is delivered first: each delivery is
-		// bounded by its timeout and retries; after a signal, by the grace.
-		nctx := context.WithoutCancel(ctx)
+		// bounded by its timeout and retries, and all of them by the grace
+		// after a signal, or by notifyDrain otherwise (an unreachable
+		// webhook must not hold the exit for its whole queue).
+		bound := notifyDrain
 		if ctx.Err() != nil {
-			var cancel context.CancelFunc
-			nctx, cancel = context.WithTimeout(nctx, c.grace)
-			defer cancel()
+			bound = c.grace
 		}
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+		defer cancel()
 		notifier.Close(nctx)
 	}()
 	if c.once != "" {
@@ -115,6 +117,10 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	return c.daemon(ctx, acct.runner(log, notifier), cfg, acct, log)
 }
+
+// notifyDrain bounds the delivery of queued notifications at an exit not
+// asked for by a signal: one webhook's three tries with their timeouts.
+const notifyDrain = time.Minute
 
 // loadConfig reads and checks the config file; any fault is a usage error
 // (exit 2) naming the file and line.
