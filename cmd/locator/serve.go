@@ -58,9 +58,13 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	base, err := c.conn.resolve(false)
-	if err != nil && (c.config == "" || base.baseURL == "") {
-		return err // with --config, only the key pair may be elsewhere
+	resolve := func() (settings, error) { return c.conn.resolve(false) }
+	if c.config != "" {
+		resolve = c.conn.resolveBase // each account names its own key pair
+	}
+	base, err := resolve()
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(base.db), 0o700); err != nil {
 		return fmt.Errorf("database directory: %w", err)

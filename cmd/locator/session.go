@@ -117,18 +117,8 @@ func (c *connFlags) layer(file *settingsFile) settings {
 // resolve reads the settings file, picks every setting and checks them;
 // the settings come back as far as they were picked even on an error.
 func (c *connFlags) resolve(needAccount bool) (settings, error) {
-	file, err := c.m.loadSettings()
+	s, err := c.resolveBase()
 	if err != nil {
-		return settings{}, err
-	}
-	s := c.layer(file)
-	if s.env != brokerclient.EnvLive && s.env != brokerclient.EnvPaper {
-		return s, usagef("--env %q: want live or paper", s.env)
-	}
-	if s.baseURL == "" {
-		return s, usagef("no broker address: set LOCATOR_BASE_URL or --base-url (try 'locator sim' for a local one)")
-	}
-	if err := checkBaseURL(s.baseURL); err != nil {
 		return s, err
 	}
 	if err := s.checkCredentials(); err != nil {
@@ -143,6 +133,24 @@ func (c *connFlags) resolve(needAccount bool) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// resolveBase is resolve without the key pair and the account: the
+// address, environment and database, for `serve --config`, whose accounts
+// name their own key pairs.
+func (c *connFlags) resolveBase() (settings, error) {
+	file, err := c.m.loadSettings()
+	if err != nil {
+		return settings{}, err
+	}
+	s := c.layer(file)
+	if s.env != brokerclient.EnvLive && s.env != brokerclient.EnvPaper {
+		return s, usagef("--env %q: want live or paper", s.env)
+	}
+	if s.baseURL == "" {
+		return s, usagef("no broker address: set LOCATOR_BASE_URL or --base-url (try 'locator sim' for a local one)")
+	}
+	return s, checkBaseURL(s.baseURL)
 }
 
 // dbPath is the database of a command that needs nothing else.

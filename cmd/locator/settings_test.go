@@ -201,17 +201,21 @@ func TestREADMESettingsSample(t *testing.T) {
 func TestServeConfigRefused(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	for _, tc := range []struct{ name, body, want string }{
-		{"key for a variable", `{"accounts": [{"account": "LV100001", "secretEnv": "hunter2-Xy9"}]}`, "secretEnv is not an environment variable's name"},
-		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "want http(s)://host[:port]"},
-		{"twice", `{"accounts": [{"account": "LV100001"}, {"account": "lv100001"}]}`, "LV100001 listed twice"},
-		{"unknown key", `{"accounts": [{"acount": "LV100001"}]}`, "unknown field"},
-		{"empty", `{"accounts": []}`, "no accounts"},
+	for _, tc := range []struct {
+		name, body, want string
+		env              map[string]string
+	}{
+		{"key for a variable", `{"accounts": [{"account": "LV100001", "secretEnv": "hunter2-Xy9"}]}`, "secretEnv is not an environment variable's name", nil},
+		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "want http(s)://host[:port]", nil},
+		{"twice", `{"accounts": [{"account": "LV100001"}, {"account": "lv100001"}]}`, "LV100001 listed twice", nil},
+		{"unknown key", `{"accounts": [{"acount": "LV100001"}]}`, "unknown field", nil},
+		{"empty", `{"accounts": []}`, "no accounts", nil},
+		{"bad environment", `{"accounts": [{"account": "LV100001"}]}`, `--env "demo": want live or paper`, map[string]string{"LOCATOR_ENV": "demo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, "serve.json", tc.body)
 			before := len(b.sim.Requests())
-			code, _, errOut := b.MustRunMain(t, nil, "serve", "--config", path, "--listen", "")
+			code, _, errOut := b.MustRunMain(t, tc.env, "serve", "--config", path, "--listen", "")
 			if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
 				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
 			}
