@@ -386,55 +386,17 @@ func TestEventsDeliverUpdate(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		t.Fatalf("events: %s %s", resp.Status, ct)
 	}
-	events := make(chan [2]string, 64)
 	var stream strings.Builder
-	go func() {
-		defer close(events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		var name string
-		var data []string
-		for sc.Scan() {
-			line := sc.Text()
-			stream.WriteString(line + "\n")
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				data = append(data, strings.TrimPrefix(line, "data: "))
-			case line == "":
-				events <- [2]string{name, strings.Join(data, "\n")}
-				name, data = "", nil
-			}
-		}
-	}()
-	next := func(want func(name, data string) bool) string {
-		t.Helper()
-		timeout := time.NewTimer(20 * time.Second)
-		defer timeout.Stop()
-		for {
-			select {
-			case ev, ok := <-events:
-				if !ok {
-					t.Fatal("the stream ended")
-				}
-				if want(ev[0], ev[1]) {
-					return ev[1]
-				}
-			case <-timeout.C:
-				t.Fatal("no such event")
-			}
-		}
-	}
-	first := next(func(name, _ string) bool { return name == "view" })
+	events, next := readSSE(t, resp.Body, &stream)
+	first := next("first view", func(name, _ string) bool { return name == "view" })
 	if !strings.Contains(first, "No workflow under way") {
 		t.Errorf("first view: %s", first)
 	}
 	w := b.locate(t, 200)
-	next(func(name, data string) bool {
+	next("view of the locate", func(name, data string) bool {
 		return name == "view" && strings.Contains(data, w.Symbol) && strings.Contains(data, "200")
 	})
-	next(func(name, _ string) bool { return name == "tick" })
+	next("tick", func(name, _ string) bool { return name == "tick" })
 	page := b.get(t, "/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }).Body.String()
 	cancel()
 	for range events {
@@ -585,43 +547,7 @@ func TestEventsTickWhileBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	events := make(chan [2]string, 256)
-	go func() {
-		defer close(events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		var name string
-		var data []string
-		for sc.Scan() {
-			switch line := sc.Text(); {
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				data = append(data, strings.TrimPrefix(line, "data: "))
-			case line == "":
-				events <- [2]string{name, strings.Join(data, "\n")}
-				name, data = "", nil
-			}
-		}
-	}()
-	next := func(what string, want func(name, data string) bool) string {
-		t.Helper()
-		timeout := time.NewTimer(20 * time.Second) // a safety net, never waited out when all is well
-		defer timeout.Stop()
-		for {
-			select {
-			case ev, ok := <-events:
-				if !ok {
-					t.Fatal("the stream ended")
-				}
-				if want(ev[0], ev[1]) {
-					return ev[1]
-				}
-			case <-timeout.C:
-				t.Fatalf("no %s", what)
-			}
-		}
-	}
+	events, next := readSSE(t, resp.Body, nil)
 	nowAttr := func(at time.Time) string { return `data-now="` + strconv.FormatInt(at.UnixMilli(), 10) + `"` }
 	first := next("first view", func(name, _ string) bool { return name == "view" })
 	if !strings.Contains(first, nowAttr(t0)) {
@@ -724,4 +650,54 @@ func TestCloseLetsRequestsFinish(t *testing.T) {
 	if _, err := io.ReadAll(stream.Body); err != nil {
 		t.Errorf("the event stream did not end cleanly: %v", err)
 	}
+}
+
+// readSSE reads a server-sent event stream until it ends, each event as
+// its name and data; raw, when not nil, gets every line as sent (read it
+// once events is closed). next waits for the first event want takes,
+// skipping the others (20 s at most: a safety net, never waited out when
+// all is well).
+func readSSE(t *testing.T, body io.Reader, raw *strings.Builder) (<-chan [2]string, func(what string, want func(name, data string) bool) string) {
+	events := make(chan [2]string, 256)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(nil, 1<<20)
+		var name string
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			if raw != nil {
+				raw.WriteString(line + "\n")
+			}
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			case line == "":
+				events <- [2]string{name, strings.Join(data, "\n")}
+				name, data = "", nil
+			}
+		}
+	}()
+	next := func(what string, want func(name, data string) bool) string {
+		t.Helper()
+		timeout := time.NewTimer(20 * time.Second)
+		defer timeout.Stop()
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatalf("the stream ended before the %s", what)
+				}
+				if want(ev[0], ev[1]) {
+					return ev[1]
+				}
+			case <-timeout.C:
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	return events, next
 }
