@@ -14,7 +14,6 @@ import (
 
 	"github.com/locatorhq/locator/browsertest"
 	"github.com/locatorhq/locator/engine"
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
@@ -55,17 +54,8 @@ func TestBrowserApproveOffer(t *testing.T) {
 	// Earlier in the day: a locate the policy took, its fee synced from
 	// the ledger, a job run.
 	first := b.locate(t, 300)
-	today := ledger.TradeDate(b.sim.Clock.Now())
-	if _, err := ledger.Sync(t.Context(), b.sim.Client(t, b.sim.Live), b.store, "LV100001", today, today.AddDate(0, 0, 1)); err != nil {
-		t.Fatal(err)
-	}
-	run, err := b.store.StartJobRun(t.Context(), "pre-market", "locate", "LV100001")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.store.EndJobRun(t.Context(), run.ID, store.JobOK, "DASH filled 300 at 0.02 ["+first.ID+"]"); err != nil {
-		t.Fatal(err)
-	}
+	b.syncLedger(t)
+	b.jobRun(t, "pre-market", store.JobOK, "DASH filled 300 at 0.02 ["+first.ID+"]")
 
 	srv := httptest.NewServer(b.server.Handler())
 	t.Cleanup(srv.Close)

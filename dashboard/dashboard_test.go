@@ -135,6 +135,37 @@ func (b *testBundle) serve(t *testing.T, req *http.Request, edit func(*http.Requ
 	return rec
 }
 
+// syncLedger reads today's cash ledger into the store, as the ledger-sync
+// job does.
+func (b *testBundle) syncLedger(t *testing.T) {
+	t.Helper()
+	today := ledger.TradeDate(b.sim.Clock.Now())
+	if _, err := ledger.Sync(t.Context(), b.sim.Client(t, b.sim.Live), b.store, "LV100001", today, today.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jobRun records a finished run of job.
+func (b *testBundle) jobRun(t *testing.T, job string, outcome store.JobOutcome, detail string) {
+	t.Helper()
+	run, err := b.store.StartJobRun(t.Context(), job, "locate", "LV100001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.EndJobRun(t.Context(), run.ID, outcome, detail); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answer posts the page's answer form for a workflow that is not open and
+// returns the status; edit adds headers.
+func (b *testBundle) answer(t *testing.T, verb string, edit func(*http.Request)) int {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader("account=LV100001&id=wf-none&answer="+verb))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.serve(t, req, edit).Code
+}
+
 // locate runs a locate the policy accepts alone and waits for its end.
 func (b *testBundle) locate(t *testing.T, qty int64) *workflow.Workflow {
 	t.Helper()
@@ -294,11 +325,7 @@ func TestTokenRules(t *testing.T) {
 	if rec := b.get(t, "/", func(r *http.Request) { r.Host = "rebound.example:8790" }); rec.Code != http.StatusForbidden {
 		t.Errorf("no token, a foreign host name: %d", rec.Code)
 	}
-	answer := func(edit func(*http.Request)) int {
-		req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader("account=LV100001&id=wf-none&answer=approve"))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		return b.serve(t, req, edit).Code
-	}
+	answer := func(edit func(*http.Request)) int { return b.answer(t, "approve", edit) }
 	if code := answer(nil); code != http.StatusForbidden {
 		t.Errorf("answer without an origin: %d", code)
 	}
@@ -344,11 +371,7 @@ func TestTokenRules(t *testing.T) {
 	if rec := tb.get(t, "/", withCookie); rec.Code != http.StatusOK {
 		t.Errorf("page with the login cookie: %d", rec.Code)
 	}
-	ta := func(edit func(*http.Request)) int {
-		req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader("account=LV100001&id=wf-none&answer=decline"))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		return tb.serve(t, req, edit).Code
-	}
+	ta := func(edit func(*http.Request)) int { return tb.answer(t, "decline", edit) }
 	if code := ta(withCookie); code != http.StatusForbidden {
 		t.Errorf("answer with the cookie, no origin: %d", code)
 	}
@@ -425,17 +448,8 @@ func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
 	if w := b.locate(t, 300); w.State != states.Covered {
 		t.Fatalf("second locate ended %s: %s", w.State, w.Reason)
 	}
-	today := ledger.TradeDate(b.sim.Clock.Now())
-	if _, err := ledger.Sync(t.Context(), b.sim.Client(t, b.sim.Live), b.store, "LV100001", today, today.AddDate(0, 0, 1)); err != nil {
-		t.Fatal(err)
-	}
-	run, err := b.store.StartJobRun(t.Context(), "premarket-locates", "locate", "LV100001")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.store.EndJobRun(t.Context(), run.ID, store.JobFailed, "HTBX declined"); err != nil {
-		t.Fatal(err)
-	}
+	b.syncLedger(t)
+	b.jobRun(t, "premarket-locates", store.JobFailed, "HTBX declined")
 	page := b.get(t, "/", nil).Body.String()
 	for _, want := range []string{
 		"<td>" + testSymbol + "</td><td>Locate</td><td>300</td>", // inventory
