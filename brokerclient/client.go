@@ -465,6 +465,18 @@ func (c *Client) BrokerClockOffset() (offset time.Duration, ok bool) {
 	return s[len(s)/2], true
 }
 
+// ClockSkew is the broker's clock offset when it is evidence of skew: zero
+// before any answer, and within the Date header's resolution (a second),
+// where the estimate cannot tell skew from rounding. Add it to this
+// machine's time for the broker's; subtract it from the broker's for this
+// machine's.
+func (c *Client) ClockSkew() time.Duration {
+	if off, ok := c.BrokerClockOffset(); ok && (off > time.Second || off < -time.Second) {
+		return off
+	}
+	return 0
+}
+
 // noReplay is an empty request body that net/http cannot rewind, so it
 // never silently sends the request again.
 type noReplay struct{}

@@ -567,10 +567,7 @@ func (l *loop) onRows(rows []brokerclient.HistoryRow) {
 // is off neither misses nor overstays a window. An offset within the Date
 // header's resolution (a second) is no evidence of skew and is ignored.
 func (e *Engine) localTime(broker time.Time) time.Time {
-	if off, ok := e.client.BrokerClockOffset(); ok && (off > time.Second || off < -time.Second) {
-		return broker.Add(-off)
-	}
-	return broker
+	return broker.Add(-e.client.ClockSkew())
 }
 
 // step runs the pure step and its follow-up inputs; their records commit,

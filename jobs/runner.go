@@ -108,17 +108,14 @@ func (r *Runner) log() *slog.Logger {
 // now is the broker's time: "today", the ledger's trade dates and whether
 // the market is open are the broker's, whose clock may run apart from this
 // machine's (a replayed day, a skewed host). The client's estimate of the
-// offset bridges them; within the Date header's resolution (a second) it
-// is no evidence of skew and is ignored, as the engine does.
+// skew bridges them, as it does the engine's offer windows.
 func (r *Runner) now() time.Time {
 	t := time.Now()
 	if r.Clock != nil {
 		t = r.Clock.Now()
 	}
 	if r.Client != nil {
-		if off, ok := r.Client.BrokerClockOffset(); ok && (off > time.Second || off < -time.Second) {
-			t = t.Add(off)
-		}
+		t = t.Add(r.Client.ClockSkew())
 	}
 	return t
 }
