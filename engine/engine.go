@@ -30,7 +30,6 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/poller"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -46,6 +45,8 @@ type (
 	Offer = workflow.Offer
 	// Order is an order placed under a write-ahead clientOrderId.
 	Order = workflow.Order
+	// Answer is a person's answer to an offer.
+	Answer = workflow.Answer
 	// Cadence is the poller's spacing (tests tighten it).
 	Cadence = poller.Cadence
 )
@@ -85,22 +86,7 @@ type Config struct {
 }
 
 // Update is one state change of a workflow or an order.
-type Update struct {
-	// Workflow is set for a locate or credit-back change.
-	Workflow *Workflow
-	// Order is set for an order change.
-	Order  *Order
-	From   states.State
-	Event  states.Event
-	Reason string
-	// Offer is set when the change is an offer arriving.
-	Offer *Offer
-	// QueuedUntil is set, with no change of state, when a locate joins the
-	// quote queue behind the broker's same-symbol spacing: its quote cannot
-	// leave before then (later still if another of the symbol is open), so
-	// a person is told why nothing happens for up to half a minute.
-	QueuedUntil time.Time
-}
+type Update = workflow.Update
 
 // Errors the engine returns. Input errors also match workflow.ErrInput.
 var (
@@ -131,6 +117,10 @@ type Engine struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the loop has ended
+
+	// detail is the account as read at Start (nil when Config.Env was not
+	// set: nothing was checked).
+	detail *brokerclient.Account
 
 	streamOnce sync.Once
 	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed
@@ -179,9 +169,11 @@ func New(cfg Config) (*Engine, error) {
 // and the poller. It returns once reconciled.
 func (e *Engine) Start(ctx context.Context) error {
 	if e.cfg.Env != "" {
-		if _, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env); err != nil {
+		acct, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env)
+		if err != nil {
 			return err
 		}
+		e.detail = acct
 	}
 	l, err := e.load(ctx)
 	if err != nil {
@@ -352,6 +344,10 @@ func (e *Engine) Queued() int {
 	n, _ := ask(context.Background(), e, func(r chan int) event { return queuedAskEv{reply: r} })
 	return n
 }
+
+// Detail is the account detail Start read to check the environment (nil
+// when Config.Env was not set).
+func (e *Engine) Detail() *brokerclient.Account { return e.detail }
 
 // LastPoll is when the poller last read history successfully.
 func (e *Engine) LastPoll() time.Time { return e.poll.LastPoll() }

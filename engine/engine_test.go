@@ -351,7 +351,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := <-asked
-	if err := b.engine.Cancel(t.Context(), h.ID); err != nil {
+	if err := b.engine.Cancel(t.Context(), h.ID, workflow.CancelAsked{}); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, b.wait(t, h.ID), states.Canceled)
@@ -363,7 +363,7 @@ func TestCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.engine.Cancel(t.Context(), h2.ID); err != nil {
+	if err := b.engine.Cancel(t.Context(), h2.ID, workflow.CancelAsked{}); err != nil {
 		t.Fatal(err)
 	}
 	w2 := b.wait(t, h2.ID)
@@ -371,7 +371,7 @@ func TestCancel(t *testing.T) {
 	if n := len(b.requests("locates/quote")); n != 1 {
 		t.Errorf("%d quotes, want 1", n)
 	}
-	if err := b.engine.Cancel(t.Context(), h2.ID); !errors.Is(err, engine.ErrNotOpen) {
+	if err := b.engine.Cancel(t.Context(), h2.ID, workflow.CancelAsked{}); !errors.Is(err, engine.ErrNotOpen) {
 		t.Errorf("cancel of an ended workflow: %v", err)
 	}
 }
@@ -383,13 +383,13 @@ func TestCreditBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
 	expect(t, b.locate(t, "HTBX", 500, auto("")), states.Filled)
-	if _, err := b.engine.CreditBack(t.Context(), "HTBX", 600, brokerclient.LocateTypeLocate); !errors.Is(err, engine.ErrInput) {
+	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 600, Type: brokerclient.LocateTypeLocate}); !errors.Is(err, engine.ErrInput) {
 		t.Fatalf("credit-back above available: %v", err)
 	}
-	if _, err := b.engine.CreditBack(t.Context(), "HTBX", 200, brokerclient.LocateTypePreBorrow); !errors.Is(err, engine.ErrInput) {
+	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypePreBorrow}); !errors.Is(err, engine.ErrInput) {
 		t.Fatalf("credit-back of a type not held: %v", err)
 	}
-	h, err := b.engine.CreditBack(t.Context(), "HTBX", 200, brokerclient.LocateTypeLocate)
+	h, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate})
 	if err != nil {
 		t.Fatal(err)
 	}

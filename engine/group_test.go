@@ -40,7 +40,7 @@ func groupBundle(t *testing.T) (*loop, *store.Store, *clock.Fake) {
 
 func createLocate(t *testing.T, l *loop, st *store.Store, symbol string) *Workflow {
 	t.Helper()
-	w := l.e.newWorkflow(states.Locate, symbol, 100)
+	w := l.e.newWorkflow(states.Locate, "", symbol, 100)
 	w.Policy = workflow.Policy{AutoAccept: true}
 	if err := st.Create(t.Context(), w); err != nil {
 		t.Fatal(err)

@@ -69,6 +69,7 @@ type (
 	}
 	cancelEv struct {
 		id    string
+		in    workflow.CancelAsked
 		reply chan error
 	}
 	waitEv struct {
@@ -420,7 +421,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case creditEv:
 		ev.reply <- l.create(ctx, ev.w, workflow.SellTurn{}, nil)
 	case cancelEv:
-		ev.reply <- l.cancel(ctx, ev.id)
+		ev.reply <- l.cancel(ctx, ev.id, ev.in)
 	case waitEv:
 		if l.open[ev.id] == nil {
 			ev.reply <- nil
@@ -528,7 +529,7 @@ func (l *loop) create(ctx context.Context, w *Workflow, first workflow.Input, bo
 	return nil
 }
 
-func (l *loop) cancel(ctx context.Context, id string) error {
+func (l *loop) cancel(ctx context.Context, id string, in workflow.CancelAsked) error {
 	w := l.open[id]
 	if w == nil {
 		if stored, err := l.e.store.Get(ctx, id); err == nil {
@@ -536,7 +537,7 @@ func (l *loop) cancel(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("%w: unknown workflow %s", ErrNotOpen, id)
 	}
-	return l.step(w, workflow.CancelAsked{})
+	return l.step(w, in)
 }
 
 // onRows turns one workflow's new or changed history rows (both legs of a
@@ -840,10 +841,14 @@ func (l *loop) shutdown() {
 	l.subs = nil
 }
 
-// newWorkflow builds a workflow record with fresh ids.
-func (e *Engine) newWorkflow(kind states.Kind, symbol string, requested int64) *Workflow {
+// newWorkflow builds a workflow record with a fresh quoteReqID, and id
+// unless the caller chose it.
+func (e *Engine) newWorkflow(kind states.Kind, id, symbol string, requested int64) *Workflow {
+	if id == "" {
+		id = NewID()
+	}
 	return &Workflow{
-		ID: "wf-" + uuid.NewString()[:13], Kind: kind, Account: e.cfg.Account, Symbol: symbol,
+		ID: id, Kind: kind, Account: e.cfg.Account, Symbol: symbol,
 		Requested: requested, QuoteReqID: uuid.NewString(), State: states.Initial(kind),
 	}
 }
@@ -855,3 +860,7 @@ func rawJSON(v any) []byte {
 	}
 	return b
 }
+
+// NewID makes up a workflow id, as a caller choosing its own (Request.ID)
+// should.
+func NewID() string { return "wf-" + uuid.NewString()[:13] }

@@ -55,6 +55,12 @@ type ShortRequest struct {
 	// Ask and Asker are the locate's (see Request).
 	Ask   func(ctx context.Context, o Offer) bool
 	Asker string
+	// LocateID and ClientOrderID, when set, are the ids of the locate and
+	// the order, chosen by the caller so that a short sent again (its owner
+	// went away before answering) neither locates nor sells twice: an
+	// order recorded under ClientOrderID is followed, never sent again.
+	LocateID      string
+	ClientOrderID string
 }
 
 // ShortResult says how a short went: the locate behind it, the sizing, and
@@ -64,10 +70,19 @@ type ShortResult struct {
 	Sizing *ledger.Sizing
 	Order  *Order
 	Reason string
+	// Declined is set when Confirm said no: nothing was sent, by the
+	// person's choice.
+	Declined bool
 }
 
 // Validate checks the request before anything is sent.
 func (r ShortRequest) Validate() error {
+	if err := workflow.ValidateID(r.LocateID); err != nil {
+		return err
+	}
+	if err := workflow.ValidateID(r.ClientOrderID); err != nil {
+		return err
+	}
 	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
@@ -100,6 +115,16 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		return nil, err
 	}
 	res := &ShortResult{}
+	if req.ClientOrderID != "" {
+		if _, err := e.store.GetOrder(ctx, req.ClientOrderID); err == nil {
+			// Sent before: follow it, and report its locate.
+			if res.Order, err = e.WaitOrder(ctx, req.ClientOrderID, true); err != nil {
+				return res, err
+			}
+			res.Locate, err = e.store.Get(ctx, res.Order.LocateWorkflowID)
+			return res, err
+		}
+	}
 	// Buying power and account status first: a locate the account could not
 	// use would be paid for nothing.
 	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, req.Limit, req.Quantity); err != nil {
@@ -111,7 +136,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 				ErrSizing, l.Name, l.Shares, req.Symbol, req.Limit, req.Quantity, l.Detail)
 		}
 	}
-	h, err := e.Locate(ctx, Request{Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
+	h, err := e.Locate(ctx, Request{ID: req.LocateID, Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
 	if err != nil {
 		return res, err
 	}
@@ -130,8 +155,12 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, res.Sizing.Explanation)
 	}
 	limit := req.Limit
+	id := req.ClientOrderID
+	if id == "" {
+		id = uuid.NewString()
+	}
 	o := &Order{
-		ClientOrderID: uuid.NewString(), Account: e.cfg.Account, Symbol: req.Symbol,
+		ClientOrderID: id, Account: e.cfg.Account, Symbol: req.Symbol,
 		Side: string(brokerclient.SideSell), OpenClose: string(brokerclient.OpenCloseOpen),
 		OrderType: string(brokerclient.OrderTypeLimit), TimeInForce: string(brokerclient.TimeInForceDay),
 		Quantity: req.Quantity, LimitPrice: limit, Route: route, LocateWorkflowID: res.Locate.ID,
@@ -145,7 +174,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		return res, err
 	}
 	if req.Confirm != nil && !req.Confirm(ctx, *o) {
-		res.Reason = "declined at the confirmation"
+		res.Reason, res.Declined = "declined at the confirmation", true
 		return res, nil
 	}
 	res.Order, err = e.PlaceOrder(ctx, o)

@@ -33,7 +33,7 @@ type Transition struct {
 	At         time.Time
 }
 
-const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker`
+const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker, cause`
 
 // Create inserts a new workflow in its initial state with its creation logged.
 // The QuoteReqID must be set: it is the write-ahead intent.
@@ -50,10 +50,10 @@ func (s *Store) Create(ctx context.Context, w *workflow.Workflow) error {
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			w.ID, string(w.Kind), w.Account, w.Symbol, w.Requested, w.Quantity, w.QuoteReqID, string(w.State), policy,
 			w.LocateType, w.AcceptedID, priceText(w.Price), legs, formatTime(w.OfferedAt), formatTime(w.ExpiresAt),
-			formatTime(w.SentAt), w.Reason, formatTime(w.CreatedAt), formatTime(w.UpdatedAt), w.Version, w.Asker)
+			formatTime(w.SentAt), w.Reason, formatTime(w.CreatedAt), formatTime(w.UpdatedAt), w.Version, w.Asker, string(w.Cause))
 		if err != nil {
 			return fmt.Errorf("store: create %s: %w", w.ID, err)
 		}
@@ -110,10 +110,10 @@ func commitTx(ctx context.Context, tx *Tx, prev, w *workflow.Workflow, tr *workf
 	if err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE workflows SET state=?, quantity=?, policy=?, locate_type=?, accepted_id=?, price=?, legs=?, offered_at=?, expires_at=?, sent_at=?, reason=?, updated_at=?, version=?
+	res, err := tx.ExecContext(ctx, `UPDATE workflows SET state=?, quantity=?, policy=?, locate_type=?, accepted_id=?, price=?, legs=?, offered_at=?, expires_at=?, sent_at=?, reason=?, cause=?, updated_at=?, version=?
 		WHERE id = ? AND state = ? AND version = ?`,
 		string(w.State), w.Quantity, policy, w.LocateType, w.AcceptedID, priceText(w.Price), legs,
-		formatTime(w.OfferedAt), formatTime(w.ExpiresAt), formatTime(w.SentAt), w.Reason, formatTime(w.UpdatedAt), w.Version,
+		formatTime(w.OfferedAt), formatTime(w.ExpiresAt), formatTime(w.SentAt), w.Reason, string(w.Cause), formatTime(w.UpdatedAt), w.Version,
 		w.ID, string(prev.State), prev.Version)
 	if err != nil {
 		return err
@@ -136,6 +136,54 @@ func (s *Store) Get(ctx context.Context, id string) (*workflow.Workflow, error) 
 // the .SU suffix of a Reg SHO shadow row).
 func (s *Store) ByQuoteReqID(ctx context.Context, quoteReqID string) (*workflow.Workflow, error) {
 	return getWorkflow(ctx, s.db, `quote_req_id = ?`, strings.TrimSuffix(quoteReqID, ".SU"))
+}
+
+// AmbiguousError: an id prefix names several workflows.
+type AmbiguousError struct {
+	Prefix string
+	IDs    []string // the first few it names
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("store: %q names several workflows (%s): give more of the id", e.Prefix, strings.Join(e.IDs, ", "))
+}
+
+// Find returns account's workflow that ref names: its id, its quoteReqID
+// (either leg of a Reg SHO pair), or a unique prefix of its id (as people
+// copy them from a listing). ErrNotFound when none; an *AmbiguousError
+// when a prefix names several.
+func (s *Store) Find(ctx context.Context, account, ref string) (*workflow.Workflow, error) {
+	if w, err := s.Get(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
+		return w, err
+	}
+	if w, err := s.ByQuoteReqID(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
+		return w, err
+	}
+	// LIKE's wildcards in ref are literal: escaped.
+	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ref) + "%"
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM workflows WHERE account = ? AND id LIKE ? ESCAPE '\' ORDER BY id LIMIT 4`, account, pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch len(ids) {
+	case 0:
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, ref)
+	case 1:
+		return s.Get(ctx, ids[0])
+	}
+	return nil, &AmbiguousError{Prefix: ref, IDs: ids}
 }
 
 // Filter selects workflows for List.
@@ -268,7 +316,7 @@ func scanWorkflow(sc scanner) (*workflow.Workflow, error) {
 	var w workflow.Workflow
 	var kind, state, policy, price, legs, offered, expires, sent, created, updated string
 	err := sc.Scan(&w.ID, &kind, &w.Account, &w.Symbol, &w.Requested, &w.Quantity, &w.QuoteReqID, &state, &policy,
-		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version, &w.Asker)
+		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version, &w.Asker, &w.Cause)
 	if err != nil {
 		return nil, err
 	}

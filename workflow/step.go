@@ -98,13 +98,18 @@ type Answer struct {
 	Accept bool
 	// Late is set when the answer came when an accept could no longer land.
 	Late bool
-	// Reason says why a refusal came, when not at the prompt (the asker
-	// went away, say).
+	// By says who refused, when not the asker at its prompt (a person
+	// elsewhere, or the asker gone); Reason says so in words.
+	By     Cause
 	Reason string
 }
 
-// CancelAsked: the user asked to cancel.
-type CancelAsked struct{}
+// CancelAsked: the user asked to cancel. By is CausePerson unless the
+// asker withdraws its own request (CauseInterrupt); Reason says where.
+type CancelAsked struct {
+	By     Cause
+	Reason string
+}
 
 // Written: a broker write carried out by a worker, and how it went.
 type Written struct {
@@ -241,19 +246,27 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		}
 		switch {
 		case in.Late:
-			return decline(w, "no answer while an accept could still land")
-		case !in.Accept && in.Reason != "":
-			return decline(w, in.Reason)
+			return decline(w, "no answer while an accept could still land", CauseNoAnswer)
+		case !in.Accept && in.By != "":
+			return decline(w, in.Reason, in.By)
 		case !in.Accept:
-			return decline(w, "declined at the prompt")
+			return decline(w, "declined at the prompt", CausePrompt)
 		}
 		return accept(w, env)
 	case CancelAsked:
+		by, reason := in.By, in.Reason
+		if by == "" {
+			by = CausePerson
+		}
+		if reason == "" {
+			reason = "on request"
+		}
+		caused := func(n *Workflow) { n.Cause = by }
 		switch w.State {
 		case states.Requested:
-			return move(w, states.Cancel, "cancelled before sending", nil)
+			return move(w, states.Cancel, reason+"; cancelled before sending", caused)
 		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
-			return move(w, states.Cancel, "cancel requested", nil, SendCancel{})
+			return move(w, states.Cancel, reason, caused, SendCancel{})
 		}
 		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
 	case Written:
@@ -349,7 +362,11 @@ func rows(w *Workflow, in Rows, env Env) Step {
 		s = Step{Next: w.clone()}
 		edit(s.Next)
 	} else {
-		s = move(w, ev, rowReason(legs, in.Latest, ev), edit)
+		reason := rowReason(legs, in.Latest, ev)
+		if w.Cause != "" {
+			reason = "" // ended by a person, the policy or the asker: their words stay
+		}
+		s = move(w, ev, reason, edit)
 		if s.Err != nil {
 			return s
 		}
@@ -448,7 +465,7 @@ func rowReason(legs map[string]Leg, latest string, ev states.Event) string {
 				return l.Text
 			}
 		}
-		return fmt.Sprintf("locate status %d", legs[latest].Status)
+		return "locate status " + legs[latest].Status.String()
 	}
 	return ""
 }
@@ -461,7 +478,7 @@ func decide(w *Workflow, env Env) Step {
 	o, within, reason := Choose(w)
 	switch {
 	case o == nil || !within:
-		return decline(w, reason)
+		return decline(w, reason, CausePolicy)
 	case w.Policy.AutoAccept || (!env.CanAsk && w.Policy.Capped()):
 		return accept(w, env)
 	case env.CanAsk:
@@ -477,10 +494,11 @@ func decide(w *Workflow, env Env) Step {
 func accept(w *Workflow, env Env) Step {
 	o, within, reason := Choose(w)
 	if o == nil || !within {
-		return decline(w, reason)
+		return decline(w, reason, CausePolicy)
 	}
 	if left := w.ExpiresAt.Sub(env.Now); left < env.Rules.AcceptMargin {
-		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)))
+		// Too late for anyone's answer: the window, not a choice, ends it.
+		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)), "")
 	}
 	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
 		func(n *Workflow) {
@@ -488,10 +506,10 @@ func accept(w *Workflow, env Env) Step {
 		}, SendAccept{Leg: o.QuoteReqID})
 }
 
-// decline records the refusal, then cancels the offer (both sides of a
-// pair) so that it does not linger at the broker.
-func decline(w *Workflow, reason string) Step {
-	return move(w, states.Decline, reason, nil, SendCancel{})
+// decline records the refusal and who made it, then cancels the offer
+// (both sides of a pair) so that it does not linger at the broker.
+func decline(w *Workflow, reason string, by Cause) Step {
+	return move(w, states.Decline, reason, func(n *Workflow) { n.Cause = by }, SendCancel{})
 }
 
 // tick gives up on what the broker never settled: a quote or sell whose row
@@ -507,7 +525,7 @@ func tick(w *Workflow, env Env) Step {
 		if w.State == states.Offered && !w.ExpiresAt.IsZero() && !env.Now.Before(w.ExpiresAt.Add(-env.Rules.AcceptMargin)) {
 			// Whoever was to answer did not in time: refuse and cancel
 			// while the cancel can still land.
-			return decline(w, "no answer while an accept could still land")
+			return decline(w, "no answer while an accept could still land", CauseNoAnswer)
 		}
 		if !w.ExpiresAt.IsZero() && env.Now.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
 			// Cancelling is safe to repeat and leaves nothing open at the

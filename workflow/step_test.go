@@ -1135,7 +1135,7 @@ func TestInputs(t *testing.T) {
 			in:   rowsOf("Q1", legs{"Q1": canceledLeg()}),
 			want: result{State: states.Canceled, Event: states.RowCanceled, Effects: []workflow.Effect{workflow.RefreshInventory{}}},
 			check: func(t *testing.T, s workflow.Step) {
-				if s.Next.Reason != "locate status 52" {
+				if s.Next.Reason != "locate status 52 Canceled" {
 					t.Errorf("reason %q", s.Next.Reason)
 				}
 			}},
