@@ -37,6 +37,9 @@ type setupOpt struct {
 	scenario func(*brokersim.Scenario)
 	ask      func(context.Context, engine.Offer) bool
 	noStart  bool
+	// clockRuns, when set, holds the virtual clock still while it reports
+	// false (a test stopping an engine mid-wait, say).
+	clockRuns func() bool
 }
 
 // setup starts the simulator, a store on a temp file and an engine for
@@ -54,7 +57,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.store = st
-	b.sim.RunClockWhen(t, 2)
+	b.sim.RunClockWhile(t, 2, o.clockRuns)
 	if !o.noStart {
 		b.engine = b.start(t, o.ask)
 	}

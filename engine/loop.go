@@ -32,8 +32,13 @@ type event interface{}
 
 // Events on the loop's mailbox.
 type (
-	startEv struct{ reply chan error }
-	rowsEv  struct{ rows []brokerclient.HistoryRow }
+	// startEv resumes the recovered workflows, after the reconciling reads
+	// (queued ahead of it); book is the order book for those yet to quote.
+	startEv struct {
+		book  []workflow.BookOrder
+		reply chan error
+	}
+	rowsEv struct{ rows []brokerclient.HistoryRow }
 	// inventoryEv is an inventory read (the poller's, or a request's),
 	// stamped when it arrived.
 	inventoryEv struct {
@@ -346,12 +351,19 @@ func (l *loop) askerOf(id string) asker {
 func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev := ev.(type) {
 	case startEv:
-		// Reconciling (the rows delivered before this event) may have moved
-		// some; resume the others from their persisted state.
+		// Reconciling (the history rows and inventory handled before this
+		// event) may have moved some; resume the others from their
+		// persisted state. One yet to quote quotes its shortfall, from that
+		// inventory and this book, at its turn.
 		for id, v := range l.loaded {
-			if w := l.open[id]; w != nil && l.group.latest(w).Version == v {
-				l.step(w, workflow.Resume{})
+			w := l.open[id]
+			if w == nil || l.group.latest(w).Version != v {
+				continue
 			}
+			if toQuote(w) && l.books[id] == nil {
+				l.books[id] = ev.book
+			}
+			l.step(w, workflow.Resume{})
 		}
 		l.loaded = nil
 		l.orders.resume(l)
@@ -643,7 +655,10 @@ func (l *loop) untrack(id string) {
 
 // quoted says whether w is a locate whose quote has left: its symbol has
 // its one open quote (spec "Short locates" rule 4).
-func quoted(w *Workflow) bool { return w.Kind == states.Locate && w.State != states.Requested }
+func quoted(w *Workflow) bool { return w.Kind == states.Locate && !toQuote(w) }
+
+// toQuote says whether w is a locate waiting for its turn to quote.
+func toQuote(w *Workflow) bool { return w.Kind == states.Locate && w.State == states.Requested }
 
 // install takes a saved record as the truth, tells whoever listens, and
 // settles the waiters of one that ended.
