@@ -166,7 +166,10 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	for _, w := range open {
 		l.track(w)
 		l.loaded[w.ID] = w.Version
-		if w.State != states.Requested {
+		if w.LostQuoteReqID != "" {
+			e.poll.Watch(w.LostQuoteReqID, l.deliver)
+		}
+		if w.State != states.Requested && w.State != states.Requoting {
 			e.poll.Watch(w.QuoteReqID, l.deliver)
 		}
 	}
@@ -633,13 +636,16 @@ func (l *loop) persistFailed(w *Workflow, in workflow.Input, attempt int, err er
 func (l *loop) track(w *Workflow) {
 	l.untrack(w.ID)
 	l.open[w.ID] = w
-	l.byQuote[w.QuoteReqID] = w.ID
+	for _, q := range quoteIDs(w) {
+		l.byQuote[q] = w.ID
+	}
 	if quoted(w) {
 		l.busy[w.Symbol]++
 	}
 }
 
-// untrack forgets the record held for id, keeping busy in step.
+// untrack forgets the record held for id, keeping busy and byQuote in
+// step.
 func (l *loop) untrack(id string) {
 	old := l.open[id]
 	if old == nil {
@@ -650,15 +656,30 @@ func (l *loop) untrack(id string) {
 			delete(l.busy, old.Symbol)
 		}
 	}
+	for _, q := range quoteIDs(old) {
+		delete(l.byQuote, q)
+	}
 	delete(l.open, id)
+}
+
+// quoteIDs are the quoteReqIDs whose rows belong to w: its own, and the
+// one it sent again in place of while that one's late rows are watched for.
+func quoteIDs(w *Workflow) []string {
+	if w.LostQuoteReqID == "" {
+		return []string{w.QuoteReqID}
+	}
+	return []string{w.QuoteReqID, w.LostQuoteReqID}
 }
 
 // quoted says whether w is a locate whose quote has left: its symbol has
 // its one open quote (spec "Short locates" rule 4).
 func quoted(w *Workflow) bool { return w.Kind == states.Locate && !toQuote(w) }
 
-// toQuote says whether w is a locate waiting for its turn to quote.
-func toQuote(w *Workflow) bool { return w.Kind == states.Locate && w.State == states.Requested }
+// toQuote says whether w is a locate waiting for its turn to quote (for
+// the first time, or again after its quote was lost on the way).
+func toQuote(w *Workflow) bool {
+	return w.Kind == states.Locate && (w.State == states.Requested || w.State == states.Requoting)
+}
 
 // install takes a saved record as the truth, tells whoever listens, and
 // settles the waiters of one that ended.
@@ -680,11 +701,13 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 		return
 	}
 	l.untrack(w.ID)
-	delete(l.byQuote, w.QuoteReqID)
 	delete(l.books, w.ID)
 	delete(l.askers, w.ID)
 	l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == w.ID })
-	l.e.poll.Unwatch(w.QuoteReqID)
+	for _, q := range quoteIDs(w) {
+		delete(l.byQuote, q)
+		l.e.poll.Unwatch(q)
+	}
 	for _, ch := range l.waiters[w.ID] {
 		ch <- w
 	}
@@ -784,6 +807,9 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 	case workflow.SendCancel:
 		e.poll.Wrote()
 		quote := w.QuoteReqID
+		if eff.QuoteReqID != "" {
+			quote = eff.QuoteReqID
+		}
 		e.writes.push(func(ctx context.Context) event {
 			// The cancel must land even when the engine is being stopped:
 			// nothing is left open at the broker.
