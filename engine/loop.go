@@ -106,12 +106,21 @@ type job func(ctx context.Context) event
 // asker answers an offer put to a person.
 type asker func(ctx context.Context, o Offer) bool
 
-// retry is a step to try again after its record could not be saved.
+// retry is a step to try again after its record could not be saved: a
+// workflow's input, or (orderIn set) an order's.
 type retry struct {
 	id      string
 	in      workflow.Input
+	orderIn workflow.OrderInput
 	attempt int
 	at      time.Time
+}
+
+// abandoning says whether the input tried again is the give-up itself.
+func (r retry) abandoning() bool {
+	_, w := r.in.(workflow.Abandon)
+	_, o := r.orderIn.(workflow.Abandon)
+	return w || o
 }
 
 // subscriber is a Subscribe caller.
@@ -243,17 +252,22 @@ func (l *loop) due() {
 		l.step(w, workflow.QuoteTurn{Available: workflow.Available(located, l.books[id], w.Symbol)})
 	}
 	now := l.e.clock.Now()
-	var later []retry
-	for _, r := range l.retries {
+	// A retry that fails again is appended to l.retries while this runs.
+	retries := l.retries
+	l.retries = nil
+	for _, r := range retries {
 		if r.at.After(now) {
-			later = append(later, r)
+			l.retries = append(l.retries, r)
 			continue
 		}
-		if w := l.open[r.id]; w != nil {
+		if r.orderIn != nil {
+			if o := l.orders.open[r.id]; o != nil {
+				l.orders.stepAttempt(l, o, r.orderIn, r.attempt)
+			}
+		} else if w := l.open[r.id]; w != nil {
 			l.stepAttempt(w, r.in, r.attempt)
 		}
 	}
-	l.retries = later
 }
 
 // coverQueued ends the queued requests the inventory now covers (another
@@ -609,27 +623,6 @@ func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
 		return l.step(cur, s.Then)
 	}
 	return nil
-}
-
-// persistFailed handles a record that could not be saved: another process
-// moved the workflow (take the stored truth and tell its waiters), or the
-// database failed (try again a second later, then fail the workflow with
-// the reason). Nothing is stranded and no effect left.
-func (l *loop) persistFailed(w *Workflow, in workflow.Input, attempt int, err error) {
-	if errors.Is(err, store.ErrConflict) {
-		cur, gerr := l.e.store.Get(context.Background(), w.ID)
-		if gerr == nil {
-			l.e.log.Info("workflow moved by another process; taking the stored record", "id", w.ID, "state", cur.State)
-			l.install(cur, w.State, nil, nil)
-			return
-		}
-		err = gerr
-	}
-	if _, abandoning := in.(workflow.Abandon); attempt >= persistRetries && !abandoning {
-		in, attempt = workflow.Abandon{Reason: "its record could not be saved: " + err.Error()}, 0
-	}
-	l.e.log.Error("workflow record not saved; trying again", "id", w.ID, "attempt", attempt+1, "err", err)
-	l.retries = append(l.retries, retry{id: w.ID, in: in, attempt: attempt + 1, at: l.e.clock.Now().Add(time.Second)})
 }
 
 // track registers a non-terminal workflow.

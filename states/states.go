@@ -283,6 +283,9 @@ var orderEvents = []fsm.EventDesc{
 	ev(StatusCanceled, Canceled, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
 	ev(StatusExpired, Expired, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
 	ev(StatusRejected, Rejected, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
+	// The engine gave up (a record that could not be saved): anything that
+	// may be at the broker is cancelled there.
+	ev(Fail, Failed, OrderIntent, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
 	// The same status seen again after the end changes nothing.
 	ev(StatusFilled, Filled, Filled),
 	ev(StatusCanceled, Canceled, Canceled),

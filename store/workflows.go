@@ -22,7 +22,8 @@ var ErrNotFound = errors.New("store: workflow not found")
 // another state than expected: someone else moved it first.
 var ErrConflict = errors.New("store: workflow state changed concurrently")
 
-// Transition is one row of the append-only log.
+// Transition is one row of an append-only log: a workflow's, or an
+// order's (WorkflowID is then its clientOrderId).
 type Transition struct {
 	Seq        int64
 	WorkflowID string
@@ -76,7 +77,7 @@ func (s *Store) Commit(ctx context.Context, prev, next *workflow.Workflow, tr *w
 	return &out, nil
 }
 
-// Step is one workflow's step for CommitAll.
+// Step is one workflow's step for CommitAll and CommitBatch.
 type Step struct {
 	Prev, Next *workflow.Workflow
 	Transition *workflow.Transition
@@ -86,7 +87,15 @@ type Step struct {
 // fsync for all of them): all are saved or none. Each keeps its own
 // compare-and-set; the saved records come back in order.
 func (s *Store) CommitAll(ctx context.Context, steps []Step) ([]*workflow.Workflow, error) {
-	out := make([]*workflow.Workflow, len(steps))
+	saved, _, err := s.CommitBatch(ctx, steps, nil)
+	return saved, err
+}
+
+// CommitBatch is CommitAll for the steps of workflows and orders together:
+// one transaction, all saved or none, each with its own compare-and-set
+// and transition log; the saved records come back in order, by kind.
+func (s *Store) CommitBatch(ctx context.Context, steps []Step, orders []OrderStep) ([]*workflow.Workflow, []*workflow.Order, error) {
+	out, outOrders := make([]*workflow.Workflow, len(steps)), make([]*workflow.Order, len(orders))
 	err := s.inTx(ctx, func(tx *Tx) error {
 		for i, st := range steps {
 			n := *st.Next
@@ -95,12 +104,19 @@ func (s *Store) CommitAll(ctx context.Context, steps []Step) ([]*workflow.Workfl
 			}
 			out[i] = &n
 		}
+		for i, st := range orders {
+			o := *st.Next
+			if err := commitOrderTx(ctx, tx, st.Prev, &o, st.Transition); err != nil {
+				return err
+			}
+			outOrders[i] = &o
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, outOrders, nil
 }
 
 func commitTx(ctx context.Context, tx *Tx, prev, w *workflow.Workflow, tr *workflow.Transition) error {
@@ -206,7 +222,12 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error
 
 // Transitions returns a workflow's log, oldest first.
 func (s *Store) Transitions(ctx context.Context, id string) ([]Transition, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, workflow_id, from_state, to_state, event, reason, raw_row, at FROM transitions WHERE workflow_id = ? ORDER BY seq`, id)
+	return s.transitions(ctx, `SELECT seq, workflow_id, from_state, to_state, event, reason, raw_row, at FROM transitions WHERE workflow_id = ? ORDER BY seq`, id)
+}
+
+// transitions runs a log query selecting Transition's fields in order.
+func (s *Store) transitions(ctx context.Context, query, id string) ([]Transition, error) {
+	rows, err := s.db.QueryContext(ctx, query, id)
 	if err != nil {
 		return nil, err
 	}

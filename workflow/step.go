@@ -289,11 +289,32 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 	return Step{Err: fmt.Errorf("workflow: unknown input %T", in)}
 }
 
-// move is the one constructor of transitions: the destination comes from
-// kind's table. A self-transition yields no state change (but edit may still
-// change fields); an event the table refuses from this state yields Err.
+// transition is the one constructor of transitions, of workflows and
+// orders alike: the destination comes from kind's table; a self-transition
+// yields the same state and no Transition; an event the table refuses from
+// this state yields an error.
+func transition(kind states.Kind, from states.State, ev states.Event, reason string) (states.State, *Transition, error) {
+	to, changed, err := states.Next(kind, from, ev)
+	if err != nil || !changed {
+		return from, nil, err
+	}
+	return to, &Transition{From: from, To: to, Event: ev, Reason: reason}, nil
+}
+
+// reasonAfter is the one reason rule of workflows and orders: a state
+// change that gives a reason replaces the record's; anything else keeps it
+// (the transition log holds the earlier ones).
+func reasonAfter(old string, tr *Transition) string {
+	if tr != nil && tr.Reason != "" {
+		return tr.Reason
+	}
+	return old
+}
+
+// move makes a workflow's transition (see transition); edit may change
+// fields even when the state stays.
 func move(w *Workflow, ev states.Event, reason string, edit func(*Workflow), effects ...Effect) Step {
-	to, changed, err := states.Next(w.Kind, w.State, ev)
+	to, tr, err := transition(w.Kind, w.State, ev, reason)
 	if err != nil {
 		return Step{Err: err}
 	}
@@ -301,15 +322,8 @@ func move(w *Workflow, ev states.Event, reason string, edit func(*Workflow), eff
 	if edit != nil {
 		edit(n)
 	}
-	n.State = to
-	if changed && reason != "" {
-		n.Reason = reason
-	}
-	s := Step{Next: n, Effects: effects}
-	if changed {
-		s.Transition = &Transition{From: w.State, To: to, Event: ev, Reason: reason}
-	}
-	return s
+	n.State, n.Reason = to, reasonAfter(n.Reason, tr)
+	return Step{Next: n, Transition: tr, Effects: effects}
 }
 
 // leaveNothingOpen cancels what a workflow given up on may have open at

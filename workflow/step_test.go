@@ -369,6 +369,10 @@ func orderDrivers() map[rowKey]orderDrive {
 		{O, states.Pending, states.Cancel}:            {o: order(states.Pending), in: workflow.OrderCancelAsked{}},
 		{O, states.OrderWorking, states.Cancel}:       {o: order(states.OrderWorking), in: workflow.OrderCancelAsked{}},
 	}
+	// The engine gives up on an order whose record cannot be saved.
+	for _, src := range []states.State{states.OrderIntent, states.OrderSent, states.OrderUnknown, states.Pending, states.OrderWorking, states.Canceling} {
+		d[rowKey{O, src, states.Fail}] = orderDrive{o: order(src), in: workflow.Abandon{Reason: "its record could not be saved"}}
+	}
 	// Spec "Order statuses": the broker's orderStatus, seen from every state
 	// the table lets it move. Each OrderSeen carries something new (the
 	// route paper assigned), so a repeat still yields a record.
