@@ -130,61 +130,82 @@ func TestRecoveredRequestQuotesOnlyItsShortfall(t *testing.T) {
 }
 
 // Issue 17 item 6 and docs/design.md rule 1: nothing the broker's history
-// shows settled is sent again after a restart. A process died in accepting
-// after its accept reached the broker (spec "Short locates" rule 3: the
-// broker fills an accepted offer); the next engine's reconciling read finds
-// the fill, and the accept, which resuming would otherwise send again while
+// shows settled is sent again after a restart. A process died after its
+// last write reached the broker: an accept (spec "Short locates" rule 3:
+// the broker fills an accepted offer), or the cancel of an offer the policy
+// refused (status 52). The next engine's reconciling read finds the
+// outcome, and the write, which resuming would otherwise send again while
 // the window is open, is not re-sent.
-func TestRecoveredAcceptSettledByHistoryIsNotResent(t *testing.T) {
+func TestRecoveredWriteSettledByHistoryIsNotResent(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpt{noStart: true})
-	ctx, c := t.Context(), b.sim.Client(t, b.sim.Live)
-	w := &workflow.Workflow{ID: "wf-died-accepting", Kind: states.Locate, Account: "LV100001", Symbol: "HTBX", Requested: 300,
-		QuoteReqID: uuid.NewString(), State: states.Requested, Policy: auto("0.02")}
-	if err := b.store.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	// The dead process's steps, taken through the pure step and committed
-	// as its loop would have, with the broker writes each one sent.
-	take := func(in workflow.Input) {
-		t.Helper()
-		s := workflow.StepWorkflow(w, in, workflow.Env{Now: b.sim.Clock.Now()})
-		if s.Err != nil || s.Next == nil {
-			t.Fatalf("step %T from %s: %v", in, w.State, s.Err)
-		}
-		saved, err := b.store.Commit(ctx, w, s.Next, s.Transition)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w = saved
-	}
-	take(workflow.QuoteTurn{})
-	if _, _, err := c.Locates.Quote(ctx, brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBX", Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}); err != nil {
-		t.Fatal(err)
-	}
-	b.sim.Advance(5 * time.Second)
-	rows, _, err := c.Locates.History(ctx, "LV100001")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := workflow.Rows{Legs: map[string]workflow.Leg{}, Latest: w.QuoteReqID}
-	for _, r := range rows {
-		if r.QuoteReqID == w.QuoteReqID {
-			in.Legs[r.QuoteReqID] = workflow.Leg{Status: workflow.Status(r.LocateStatus), Price: r.LocatePrice, Type: r.LocateType, Shares: r.LocateShares}
-		}
-	}
-	take(in)
-	take(workflow.Decide{})
-	if w.State != states.Accepting {
-		t.Fatalf("the dead process's record is %s, want accepting", w.State)
-	}
-	if _, _, err := c.Locates.Accept(ctx, "LV100001", w.AcceptedID); err != nil {
-		t.Fatal(err)
-	}
+	for _, tc := range []struct {
+		name   string
+		policy workflow.Policy
+		dying  states.State // the dead process's last state
+		route  string       // the write it had sent
+		end    states.State
+	}{
+		{"accept", auto("0.02"), states.Accepting, "POST /v1/api/accounts/locates/accept", states.Filled},
+		{"decline's cancel", auto("0.01"), states.Declining, "DELETE /v1/api/accounts/locates/cancel", states.Declined},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, setupOpt{noStart: true})
+			ctx, c := t.Context(), b.sim.Client(t, b.sim.Live)
+			w := &workflow.Workflow{ID: "wf-died", Kind: states.Locate, Account: "LV100001", Symbol: "HTBX", Requested: 300,
+				QuoteReqID: uuid.NewString(), State: states.Requested, Policy: tc.policy}
+			if err := b.store.Create(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			// The dead process's steps, taken through the pure step and
+			// committed as its loop would have, with the broker writes each
+			// one sent.
+			take := func(in workflow.Input) {
+				t.Helper()
+				s := workflow.StepWorkflow(w, in, workflow.Env{Now: b.sim.Clock.Now()})
+				if s.Err != nil || s.Next == nil {
+					t.Fatalf("step %T from %s: %v", in, w.State, s.Err)
+				}
+				saved, err := b.store.Commit(ctx, w, s.Next, s.Transition)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w = saved
+			}
+			take(workflow.QuoteTurn{})
+			if _, _, err := c.Locates.Quote(ctx, brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBX", Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}); err != nil {
+				t.Fatal(err)
+			}
+			b.sim.Advance(5 * time.Second)
+			rows, _, err := c.Locates.History(ctx, "LV100001")
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := workflow.Rows{Legs: map[string]workflow.Leg{}, Latest: w.QuoteReqID}
+			for _, r := range rows {
+				if r.QuoteReqID == w.QuoteReqID {
+					in.Legs[r.QuoteReqID] = workflow.Leg{Status: workflow.Status(r.LocateStatus), Price: r.LocatePrice, Type: r.LocateType, Shares: r.LocateShares}
+				}
+			}
+			take(in)
+			take(workflow.Decide{})
+			if w.State != tc.dying {
+				t.Fatalf("the dead process's record is %s, want %s", w.State, tc.dying)
+			}
+			if tc.dying == states.Accepting {
+				_, _, err = c.Locates.Accept(ctx, "LV100001", w.AcceptedID)
+			} else {
+				_, _, err = c.Locates.Cancel(ctx, "LV100001", w.QuoteReqID)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	b.engine = b.start(t, nil)
-	expect(t, b.wait(t, w.ID), states.Filled)
-	if n := len(b.requests("POST /v1/api/accounts/locates/accept")); n != 1 {
-		t.Errorf("%d accepts reached the broker, want the dead process's one: the history showed it filled", n)
+			b.engine = b.start(t, nil)
+			expect(t, b.wait(t, w.ID), tc.end)
+			if n := len(b.requests(tc.route)); n != 1 {
+				t.Errorf("%d of %s reached the broker, want the dead process's one: the history showed its outcome", n, tc.route)
+			}
+		})
 	}
 }
