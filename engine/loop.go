@@ -368,19 +368,22 @@ func (l *loop) askerOf(id string) asker {
 func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev := ev.(type) {
 	case startEv:
-		// Reconciling (the history rows and inventory handled before this
-		// event) may have moved some; resume the others from their
-		// persisted state. One yet to quote quotes its shortfall, from that
-		// inventory and this book, at its turn.
+		// Reconciling (the history rows, the timers' check after that
+		// read and the inventory, all handled before this event) may have
+		// moved some; resume the others from their persisted state. One
+		// yet to quote quotes its shortfall, from that inventory and this
+		// book, at its turn.
 		for id, v := range l.loaded {
 			w := l.open[id]
-			if w == nil || l.group.latest(w).Version != v {
+			if w == nil {
 				continue
 			}
-			if toQuote(w) && l.books[id] == nil {
+			if toQuote(l.group.latest(w)) && l.books[id] == nil {
 				l.books[id] = ev.book
 			}
-			l.step(w, workflow.Resume{})
+			if l.group.latest(w).Version == v {
+				l.step(w, workflow.Resume{})
+			}
 		}
 		l.loaded = nil
 		l.orders.resume(l)
