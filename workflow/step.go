@@ -261,7 +261,7 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		case states.Requested, states.Requoting:
 			return move(w, states.Cancel, "cancelled before sending", nil, cancelLost(w)...)
 		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
-			return move(w, states.Cancel, "cancel requested", nil, SendCancel{})
+			return move(w, states.Cancel, "cancel requested", nil, append([]Effect{SendCancel{}}, cancelLost(w)...)...)
 		}
 		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
 	case Written:
