@@ -5,7 +5,7 @@
 // right side of a Reg SHO pair), declines the rest explicitly, credits back
 // unused shares, places a short under a write-ahead clientOrderId and
 // follows it, and after a crash reconciles every unfinished workflow against
-// the broker before sending anything.
+// the broker's history and inventory before sending anything.
 //
 // One loop per account alone owns the workflows' state. Requests, history
 // rows, inventory reads, timers, a person's answers and the results of
@@ -22,13 +22,17 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/poller"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -164,9 +168,14 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Start checks the account, loads every unfinished workflow and order,
-// reconciles them against the broker's history (one read, before anything
-// is sent), resumes what each was doing, and starts the loop, the workers
-// and the poller. It returns once reconciled.
+// and reconciles them before any of them steps (docs/design.md rule 1):
+// one history read moves each recovered workflow to what the broker's
+// history shows, so nothing it shows settled (an accept or cancel whose row
+// already shows the outcome) is sent again; one inventory read, and the
+// order book when a recovered locate has yet to quote, give that locate
+// only its shortfall to quote (workflow.Available). Then it resumes what
+// each was doing and starts the poller. It returns once the resumed records
+// are committed.
 func (e *Engine) Start(ctx context.Context) error {
 	if e.cfg.Env != "" {
 		acct, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env)
@@ -176,6 +185,10 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.detail = acct
 	}
 	l, err := e.load(ctx)
+	if err != nil {
+		return err
+	}
+	book, err := e.reconcile(ctx, l)
 	if err != nil {
 		return err
 	}
@@ -195,7 +208,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		go e.work(e.asks)
 	}
 	started := make(chan error, 1)
-	e.inbox.push(startEv{reply: started})
+	e.inbox.push(startEv{book: book, reply: started})
 	select {
 	case err = <-started:
 	case <-ctx.Done():
@@ -214,6 +227,27 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// reconcile makes the reads the recovered workflows need before they step,
+// before the loop runs: the history rows and the inventory queue on the
+// loop's mailbox ahead of startEv, so the loop takes them first. It returns
+// the order book when a recovered locate has yet to quote (nil otherwise).
+func (e *Engine) reconcile(ctx context.Context, l *loop) ([]workflow.BookOrder, error) {
+	if err := e.poll.PollHistory(ctx); err != nil {
+		return nil, fmt.Errorf("reconcile: history: %w", err)
+	}
+	if err := e.poll.PollInventory(ctx); err != nil {
+		return nil, fmt.Errorf("reconcile: inventory: %w", err)
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(l.open)), toQuote) {
+		return nil, nil
+	}
+	orders, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: order book: %w", err)
+	}
+	return ledger.BookOrders(orders), nil
 }
 
 // fail reports an error that stopped the engine's background work.

@@ -24,12 +24,13 @@ import (
 )
 
 type testBundle struct {
-	sim     *simtest.Bundle
-	store   *store.Store
-	dbPath  string
-	engine  *engine.Engine
-	mu      sync.Mutex
-	updates []engine.Update
+	sim      *simtest.Bundle
+	store    *store.Store
+	dbPath   string
+	engine   *engine.Engine
+	onUpdate func(engine.Update)
+	mu       sync.Mutex
+	updates  []engine.Update
 }
 
 type setupOpt struct {
@@ -37,6 +38,11 @@ type setupOpt struct {
 	scenario func(*brokersim.Scenario)
 	ask      func(context.Context, engine.Offer) bool
 	noStart  bool
+	// clockRuns, when set, holds the virtual clock still while it reports
+	// false (a test stopping an engine mid-wait, say).
+	clockRuns func() bool
+	// onUpdate, when set, also receives every update, on the loop.
+	onUpdate func(engine.Update)
 }
 
 // setup starts the simulator, a store on a temp file and an engine for
@@ -54,7 +60,8 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.store = st
-	b.sim.RunClockWhen(t, 2)
+	b.sim.RunClockWhile(t, 2, o.clockRuns)
+	b.onUpdate = o.onUpdate
 	if !o.noStart {
 		b.engine = b.start(t, o.ask)
 	}
@@ -72,6 +79,9 @@ func (b *testBundle) start(t *testing.T, ask func(context.Context, engine.Offer)
 			b.mu.Lock()
 			b.updates = append(b.updates, u)
 			b.mu.Unlock()
+			if b.onUpdate != nil {
+				b.onUpdate(u)
+			}
 		},
 	})
 	if err != nil {

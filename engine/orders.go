@@ -324,7 +324,7 @@ type (
 	}
 	orderSeenEv struct {
 		id string
-		in workflow.OrderInput // nil: the lookup failed; look again
+		in workflow.OrderInput
 	}
 	cancelOrderEv struct {
 		id    string
@@ -403,10 +403,6 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 		if o == nil {
 			return
 		}
-		if ev.in == nil {
-			b.effect(l, o, workflow.LookupOrder{})
-			return
-		}
 		b.step(l, o, ev.in)
 	case cancelOrderEv:
 		o := b.open[ev.id]
@@ -439,32 +435,31 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 	}
 }
 
-// step runs the order's pure step, commits, then carries out the effects.
+// step runs the order's pure step in the loop's grouped commit (see
+// loop.step): its record commits with the batch's, its transition is
+// logged, and only then do its effects leave; a record that cannot be
+// saved takes the same retry path as a workflow's.
 func (b *orderBook) step(l *loop, o *Order, in workflow.OrderInput) error {
+	return b.stepAttempt(l, o, in, 0)
+}
+
+func (b *orderBook) stepAttempt(l *loop, o *Order, in workflow.OrderInput, attempt int) error {
+	if l.group == nil {
+		var err error
+		l.grouped(func() { err = b.stepAttempt(l, o, in, attempt) })
+		return err
+	}
+	o = l.group.latestOrder(o)
 	s := workflow.StepOrder(o, in, l.e.clock.Now())
 	if s.Err != nil {
 		return s.Err
 	}
-	cur := o
-	if s.Next != nil {
-		saved, err := l.e.store.CommitOrder(context.Background(), o, s.Next)
-		if err != nil {
-			// Another process settled it, or the database failed: take the
-			// stored truth when there is one, else look again later.
-			if stored, gerr := l.e.store.GetOrder(context.Background(), o.ClientOrderID); gerr == nil {
-				b.install(l, stored, o.State, nil)
-			}
-			return err
-		}
-		b.install(l, saved, o.State, s.Transition)
-		cur = saved
-	}
-	for _, eff := range s.Effects {
-		b.effect(l, cur, eff)
-	}
+	l.group.addOrder(o, in, attempt, s)
 	return nil
 }
 
+// install takes a saved order as the truth, tells whoever listens, and
+// settles its waiters.
 func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.Transition) {
 	if tr != nil {
 		l.e.log.Info("order", "clientOrderId", o.ClientOrderID, "symbol", o.Symbol, "from", from, "to", o.State, "status", o.OrderStatus)
@@ -539,7 +534,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 						return orderSeenEv{id: id, in: seenOf(settle(ctx, e.clock, watch, got))}
 					}
 					if still, _ := e.stream.Connected(); still || ctx.Err() != nil {
-						return orderSeenEv{id: id}
+						return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 					}
 				}
 			}
@@ -553,7 +548,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 				return orderSeenEv{id: id, in: workflow.OrderNotFound{}}
 			case err != nil:
 				e.log.Warn("order lookup failed; looking again", "clientOrderId", id, "err", err)
-				return orderSeenEv{id: id}
+				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 			}
 			return orderSeenEv{id: id, in: seenOf(got)}
 		})
@@ -565,7 +560,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 			got, _, err := e.client.Orders.Cancel(ctx, account, lookup)
 			if err != nil {
 				e.log.Warn("order cancel failed; looking it up", "clientOrderId", id, "err", err)
-				return orderSeenEv{id: id, in: nil}
+				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 			}
 			return orderSeenEv{id: id, in: seenOf(got)}
 		})
