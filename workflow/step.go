@@ -358,6 +358,12 @@ func cancelLost(w *Workflow) []Effect {
 	return []Effect{SendCancel{QuoteReqID: w.LostQuoteReqID}}
 }
 
+// MaxResends bounds how many times a locate's quote is sent again after a
+// proven loss (no history row within the settle grace), each under a new
+// quoteReqID: a loss is a transport fault, and a few in a row mean the
+// broker is unreachable, not unlucky.
+const MaxResends = 3
+
 // requoteID is the quoteReqID a lost quote is sent again under: new, and
 // derived from the lost one so that the step stays pure.
 func requoteID(lost string) string {
@@ -618,13 +624,18 @@ func tick(w *Workflow, env Env) Step {
 	switch w.State {
 	case states.Quoting, states.Submitted:
 		if len(w.Legs) == 0 && !w.SentAt.IsZero() && env.Now.Sub(w.SentAt) > env.Rules.SettleGrace {
-			if w.State == states.Quoting && w.LostQuoteReqID == "" {
-				return move(w, states.Requote, fmt.Sprintf("no history row %s after sending: the quote was lost on the way; sending it again once, under a new quoteReqID", env.Rules.SettleGrace),
-					func(n *Workflow) { n.LostQuoteReqID, n.QuoteReqID = w.QuoteReqID, requoteID(w.QuoteReqID) }, Enqueue{})
+			if w.State == states.Quoting && w.Resends < MaxResends {
+				// The quote lost before this one, if any, is cancelled: only
+				// the latest lost one is watched for late rows.
+				return move(w, states.Requote, fmt.Sprintf("no history row %s after sending: the quote was lost on the way; sending it again under a new quoteReqID", env.Rules.SettleGrace),
+					func(n *Workflow) {
+						n.Resends, n.LostQuoteReqID, n.QuoteReqID = w.Resends+1, w.QuoteReqID, requoteID(w.QuoteReqID)
+					},
+					append([]Effect{Enqueue{}}, cancelLost(w)...)...)
 			}
 			reason := fmt.Sprintf("no history row %s after sending; not re-sent", env.Rules.SettleGrace)
-			if w.LostQuoteReqID != "" {
-				reason = fmt.Sprintf("no history row %s after sending it again; not re-sent a second time", env.Rules.SettleGrace)
+			if w.Resends > 0 {
+				reason = fmt.Sprintf("no history row %s after sending it %d times; not re-sent again", env.Rules.SettleGrace, w.Resends+1)
 			}
 			return move(w, states.Fail, reason, nil, leaveNothingOpen(w)...)
 		}

@@ -93,6 +93,9 @@ func withState(st states.State) wfMod { return func(w *workflow.Workflow) { w.St
 // withLost records lost as the quote sent before Q1 and thought lost.
 func withLost(lost string) wfMod { return func(w *workflow.Workflow) { w.LostQuoteReqID = lost } }
 
+// withResends has the quote sent again n times already.
+func withResends(n int) wfMod { return func(w *workflow.Workflow) { w.Resends = n } }
+
 // locate is a locate request for 200 HTBX under quote id Q1, in state st.
 // Anything past Requested has been sent 5 s before t0.
 func locate(st states.State, mods ...wfMod) *workflow.Workflow {
@@ -275,7 +278,7 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{L, states.Quoting, states.RowExpired}:  {w: loc(states.Quoting), in: q1(expiredLeg(workflow.TypeLocate))},
 		{L, states.Quoting, states.RowRejected}: {w: loc(states.Quoting), in: q1(rejectedLeg("14 Locate is already pending.", 14))},
 		{L, states.Quoting, states.Requote}:     {w: loc(states.Quoting), in: workflow.Tick{}, env: pastSend},
-		{L, states.Quoting, states.Fail}:        {w: locate(states.Quoting, withLost("Q0")), in: workflow.Tick{}, env: pastSend},
+		{L, states.Quoting, states.Fail}:        {w: locate(states.Quoting, withLost("Q0"), withResends(workflow.MaxResends)), in: workflow.Tick{}, env: pastSend},
 		// Requoting: the lost quote is sent again once, at its turn; it is
 		// taken if it turns up offered (or filled) first.
 		{L, states.Requoting, states.Send}:       {w: loc(states.Requoting), in: workflow.QuoteTurn{}},
@@ -923,8 +926,10 @@ func TestTick(t *testing.T) {
 		{name: "Quoting with no legs exactly at SettleGrace: nothing", w: locate(states.Quoting), now: sent.Add(rules.SettleGrace), want: result{}},
 		{name: "Quoting with no legs past SettleGrace: Requoting, queued to send again", w: locate(states.Quoting), now: sent.Add(rules.SettleGrace + time.Millisecond),
 			want: result{State: states.Requoting, Event: states.Requote, Effects: []workflow.Effect{workflow.Enqueue{}}}, reason: "lost on the way"},
-		{name: "Quoting sent again, no legs past SettleGrace: Failed, both cancelled, not re-sent a second time", w: locate(states.Quoting, withLost("Q0")), now: sent.Add(rules.SettleGrace + time.Millisecond),
-			want: result{State: states.Failed, Event: states.Fail, Effects: []workflow.Effect{workflow.SendCancel{}, workflow.SendCancel{QuoteReqID: "Q0"}}}, reason: "not re-sent"},
+		{name: "Quoting sent again once, no legs past SettleGrace: Requoting again, the quote lost before cancelled", w: locate(states.Quoting, withLost("Q0"), withResends(1)), now: sent.Add(rules.SettleGrace + time.Millisecond),
+			want: result{State: states.Requoting, Event: states.Requote, Effects: []workflow.Effect{workflow.Enqueue{}, workflow.SendCancel{QuoteReqID: "Q0"}}}, reason: "lost on the way"},
+		{name: "Quoting sent again MaxResends times, no legs past SettleGrace: Failed, both cancelled, not re-sent again", w: locate(states.Quoting, withLost("Q0"), withResends(workflow.MaxResends)), now: sent.Add(rules.SettleGrace + time.Millisecond),
+			want: result{State: states.Failed, Event: states.Fail, Effects: []workflow.Effect{workflow.SendCancel{}, workflow.SendCancel{QuoteReqID: "Q0"}}}, reason: "not re-sent again"},
 		{name: "Quoting with a leg seen, past SettleGrace: nothing", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()})), now: sent.Add(time.Hour), want: result{}},
 		{name: "Quoting with no SentAt: nothing", w: locate(states.Quoting, func(w *workflow.Workflow) { w.SentAt = time.Time{} }), now: sent.Add(time.Hour), want: result{}},
 		{name: "credit-back Submitted with no legs past SettleGrace: Failed, cancel sent", w: creditBack(states.Submitted), now: sent.Add(rules.SettleGrace + time.Millisecond), want: failed},

@@ -109,16 +109,19 @@ type Workflow struct {
 	// (no history row within the settle grace), while its late rows are
 	// watched for; empty when no quote was sent again.
 	LostQuoteReqID string
-	State          states.State
-	Policy         Policy
-	LocateType     string          // credit-back type string, or the filled leg's type name
-	AcceptedID     string          // the leg accepted (QuoteReqID or QuoteReqID.SU)
-	Price          decimal.Decimal // price per share of the offer taken
-	Legs           map[string]Leg
-	OfferedAt      time.Time // when the broker offered, on this machine's clock
-	ExpiresAt      time.Time // end of the 30-second window, on this machine's clock
-	SentAt         time.Time // when the quote or sell was answered (or left, until then)
-	Reason         string
+	// Resends counts the quotes sent again after a loss (at most
+	// MaxResends).
+	Resends    int
+	State      states.State
+	Policy     Policy
+	LocateType string          // credit-back type string, or the filled leg's type name
+	AcceptedID string          // the leg accepted (QuoteReqID or QuoteReqID.SU)
+	Price      decimal.Decimal // price per share of the offer taken
+	Legs       map[string]Leg
+	OfferedAt  time.Time // when the broker offered, on this machine's clock
+	ExpiresAt  time.Time // end of the 30-second window, on this machine's clock
+	SentAt     time.Time // when the quote or sell was answered (or left, until then)
+	Reason     string
 	// Cause says who ended it short of its goal, when a person, the
 	// policy or the asker did (empty when the goal was reached, or the
 	// broker or a failure ended it): the words and exit code of its
