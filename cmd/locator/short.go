@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
@@ -133,6 +134,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	shown := make(chan struct{})
+	orders := make(chan workflow.Order, 16)
 	go func() {
 		defer close(shown)
 		show := progress(printer{w: m.Stderr}, m.display())
@@ -140,9 +142,29 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 			if u.Order != nil || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
 				show(u)
 			}
+			if u.Order != nil && u.Order.ClientOrderID == req.ClientOrderID {
+				select {
+				case orders <- *u.Order:
+				default:
+				}
+			}
 		}
 	}()
 	res, err := sess.Short(ctx, req)
+	if res != nil && res.Order != nil {
+		// The order's last change may still be on its way here: it is
+		// shown before the outcome (bounded, in case it was lost).
+		for wait := time.After(2 * time.Second); ; {
+			select {
+			case o := <-orders:
+				if o.State != res.Order.State {
+					continue
+				}
+			case <-wait:
+			}
+			break
+		}
+	}
 	stop()
 	<-shown
 	out := shortOutcome{Account: sess.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
