@@ -18,16 +18,6 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Exit codes, the contract in docs/design.md.
-const (
-	exitOK        = 0
-	exitFailure   = 1 // unexpected failure
-	exitUsage     = 2 // bad usage or input; nothing was sent
-	exitBroker    = 3 // the broker rejected, expired or cancelled it
-	exitDeclined  = 4 // declined by the cost policy
-	exitInterrupt = 130
-)
-
 // Main is the program, separated from os so tests can drive it.
 type Main struct {
 	Stdin          io.Reader
@@ -345,7 +335,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	var ce *commandError
 	switch {
 	case err == nil:
-		return exitOK
+		return account.ExitOK
 	case errors.As(err, &ce):
 		return m.exitCode(ctx, ce)
 	}
@@ -355,7 +345,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
-	return exitUsage
+	return account.ExitUsage
 }
 
 // flagSuggestion is cmd's flag nearest a mistyped one (at most two edits
@@ -402,29 +392,29 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	err := ce.err
 	var ue *usageError
 	var ee *exitError
-	code, msg := exitFailure, err.Error()
+	code, msg := account.ExitFailure, err.Error()
 	var ae *account.Error
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
 	case errors.As(err, &ue):
-		code = exitUsage
+		code = account.ExitUsage
 	case errors.As(err, &ae) && !errors.Is(err, workflow.ErrInput):
 		code = account.ExitOf(ae)
 	case errors.Is(err, workflow.ErrInput):
-		code = exitUsage
+		code = account.ExitUsage
 		if !strings.Contains(msg, "nothing was sent") {
 			msg += "; nothing was sent"
 		}
 	case errors.Is(err, brokerclient.ErrLoginRequired):
 		msg += "\nrun 'locator login --partner' to sign in again"
 	case errors.Is(err, context.Canceled):
-		code, msg = exitInterrupt, "interrupted"
+		code, msg = account.ExitInterrupted, "interrupted"
 	}
 	// Interrupted (Ctrl-C, SIGTERM), a command that did not finish exits
 	// 130 whatever error its cut-off work returned.
-	if ctx.Err() != nil && code != exitInterrupt {
-		code = exitInterrupt
+	if ctx.Err() != nil && code != account.ExitInterrupted {
+		code = account.ExitInterrupted
 	}
 	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, msg)
 	return code

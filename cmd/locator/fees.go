@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
@@ -96,7 +97,7 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 		c.printTable(r, synced)
 	}
 	if n := r.Problems(); n > 0 {
-		return &exitError{code: exitBroker, msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
+		return &exitError{code: account.ExitBroker, msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
 	}
 	return nil
 }

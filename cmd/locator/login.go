@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
@@ -153,7 +154,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	case cb.err != nil:
 		var te *brokerclient.TokenError
 		if errors.As(cb.err, &te) {
-			return &exitError{code: exitBroker, msg: cb.err.Error()}
+			return &exitError{code: account.ExitBroker, msg: cb.err.Error()}
 		}
 		return cb.err
 	}

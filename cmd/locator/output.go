@@ -8,8 +8,10 @@ import (
 
 // exitFor is a workflow's end as the exit-code contract says (nil for 0),
 // in the words of its outcome (package account holds both).
-func exitFor(w *workflow.Workflow) error {
-	o := account.OutcomeOf(w)
+func exitFor(w *workflow.Workflow) error { return exitOf(account.OutcomeOf(w)) }
+
+// exitOf is an outcome as the command's end: nil for 0.
+func exitOf(o account.Outcome) error {
 	if o.Exit == account.ExitOK {
 		return nil
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/locatorhq/locator/account"
 )
 
 // The engine says when a locate is queued behind the same-symbol spacing,
@@ -20,13 +22,13 @@ func TestQueuedQuoteIsShown(t *testing.T) {
 				owner := b.startMain(t, "serve")
 				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
 			}
-			if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != exitOK {
+			if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != account.ExitOK {
 				t.Fatalf("first locate: exit %d\n%s\n%s", code, out, errOut)
 			}
 			quotes := b.quotes()
 			r := b.startMain(t, "locate", "HTBX", "600", "--max-price", "0.02", "--json")
 			waitFor(t, "the queued event", func() bool { return strings.Contains(r.stdout.String(), `"event":"queued"`) })
-			if code := r.stop(t); code != exitInterrupt {
+			if code := r.stop(t); code != account.ExitInterrupted {
 				t.Errorf("exit %d after the interrupt, want 130\n%s", code, r.stderr)
 			}
 			for _, o := range jsonLines(t, r.stdout.String()) {

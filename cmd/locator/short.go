@@ -15,7 +15,6 @@ import (
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -189,43 +188,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	c.report(out)
-	return shortExit(res)
-}
-
-// shortExit maps how the short ended to the exit-code contract.
-func shortExit(res *account.ShortResult) error {
-	if res.Order == nil {
-		switch {
-		case res.Locate != nil && !res.Locate.Located():
-			return exitFor(res.Locate)
-		case res.Declined:
-			return nil // the person said no: nothing was sent, as asked
-		}
-		return &exitError{code: exitDeclined, msg: "declined: no order was sent (" + res.Reason + ")"}
-	}
-	o := res.Order
-	switch o.State {
-	case states.Filled, states.OrderWorking:
-		return nil
-	case states.Rejected, states.Canceled, states.Expired, states.Failed:
-		msg := fmt.Sprintf("order %s %s", o.LookupID(), o.State)
-		if o.Code != "" {
-			msg += " " + o.Code
-		}
-		if o.Text != "" {
-			msg += ": " + o.Text
-		} else if o.Reason != "" {
-			msg += ": " + o.Reason
-		}
-		return &exitError{code: exitBroker, msg: msg}
-	case states.OrderUnregistered:
-		return &exitError{code: exitFailure, msg: fmt.Sprintf("order %s never reached the broker; nothing is working under it. Run the command again to place a new one", o.ClientOrderID)}
-	}
-	status := o.OrderStatus
-	if status == "" {
-		status = string(o.State)
-	}
-	return &exitError{code: exitFailure, msg: fmt.Sprintf("order %s is still %s: see 'locator orders'", o.LookupID(), status)}
+	return exitOf(account.ShortOutcome(res))
 }
 
 func (r *shortOutcome) fill(o *workflow.Order) {
