@@ -79,12 +79,13 @@ type TokenSource interface {
 // Option configures a Client.
 type Option func(*Client) error
 
-// WithBaseURL sets the REST base address, for example the simulator's.
+// WithBaseURL sets the REST base address, for example the simulator's; it
+// must pass CheckAddress as a BrokerAddress (https beyond loopback).
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
-		u, err := url.Parse(strings.TrimSuffix(raw, "/"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("base URL %q: want http(s)://host[:port]", raw)
+		u, err := CheckAddress(strings.TrimSuffix(raw, "/"), BrokerAddress)
+		if err != nil {
+			return err
 		}
 		c.baseURL = u
 		return nil
@@ -119,7 +120,8 @@ func WithHeaderPrefix(p string) Option {
 	}
 }
 
-// WithHTTPClient sets the *http.Client used for every call.
+// WithHTTPClient sets the *http.Client used for every call. The client
+// uses a copy of it that follows no redirect (see RedirectError).
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error { c.http = h; return nil }
 }
@@ -180,6 +182,11 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.partnerTok != nil && c.partner == nil {
 		return nil, errors.New("brokerclient: WithPartnerToken needs the program it was issued by (WithPartner)")
 	}
+	// Go drops only Authorization and Cookie when a redirect leaves the
+	// host, not the key headers: no redirect is followed (RedirectError).
+	hc := *c.http
+	hc.CheckRedirect = noRedirect
+	c.http = &hc
 	c.common.client = c
 	c.Accounts = (*AccountsService)(&c.common)
 	c.Orders = (*OrdersService)(&c.common)
@@ -357,7 +364,15 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			}
 			continue
 		}
-		if resp.StatusCode >= 300 {
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			drain(resp)
+			err := &RedirectError{Op: cl.op, StatusCode: resp.StatusCode, Host: locationHost(resp)}
+			if cl.retry == retryNever {
+				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: err}
+			}
+			return r, err
+		}
+		if resp.StatusCode >= 400 {
 			return r, checkResponse(cl, resp)
 		}
 		defer resp.Body.Close()
@@ -476,6 +491,10 @@ func (c *Client) ClockSkew() time.Duration {
 	}
 	return 0
 }
+
+// noRedirect is the CheckRedirect of every HTTP client of ours: the
+// redirect comes back as the answer.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // noReplay is an empty request body that net/http cannot rewind, so it
 // never silently sends the request again.

@@ -150,13 +150,22 @@ func (e *StateMismatchError) Error() string {
 // Is reports ErrStateMismatch.
 func (e *StateMismatchError) Is(target error) bool { return target == ErrStateMismatch }
 
-// WithPartner configures the partner program. It is enough to sign a user
+// WithPartner configures the partner program; its login and token
+// addresses must pass CheckAddress as LoginAddress. It is enough to sign a user
 // in (Partner.AuthCodeURL, Partner.Exchange); REST calls need a token too
 // (WithPartnerToken).
 func WithPartner(cfg PartnerConfig) Option {
 	return func(c *Client) error {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" || cfg.LoginURL == "" || cfg.RedirectURI == "" {
 			return errors.New("partner: client id, client secret, login URL and redirect URI are all required")
+		}
+		if _, err := CheckAddress(cfg.LoginURL, LoginAddress); err != nil {
+			return err
+		}
+		if cfg.TokenURL != "" {
+			if _, err := CheckAddress(cfg.TokenURL, LoginAddress); err != nil {
+				return err
+			}
 		}
 		c.partner = &cfg
 		return nil

@@ -70,27 +70,17 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	if l.cfg.ClientID == "" {
 		return l, usagef("no client id: set LOCATOR_CLIENT_ID or --client-id")
 	}
-	if u, err := url.Parse(l.cfg.LoginURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return l, usagef("login address %q: want the issued http(s) address (LOCATOR_LOGIN_URL or --login-url)", l.cfg.LoginURL)
+	if _, err := brokerclient.CheckAddress(l.cfg.LoginURL, brokerclient.LoginAddress); err != nil {
+		return l, usagef("%v (LOCATOR_LOGIN_URL or --login-url: the issued address)", err)
 	}
 	l.redirect, err = url.Parse(l.cfg.RedirectURI)
-	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !isLoopback(l.redirect.Hostname()) {
+	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !brokerclient.Loopback(l.redirect.Hostname()) {
 		return l, usagef("redirect address %q: want the registered http://127.0.0.1:PORT/... address on this machine (LOCATOR_REDIRECT_URI or --redirect-uri)", l.cfg.RedirectURI)
 	}
 	if c.timeout <= 0 {
 		return l, usagef("--timeout must be positive")
 	}
 	return l, nil
-}
-
-// isLoopback tells whether the callback stays on this machine: the code
-// must not travel over a network on its way back.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // callback is what the loopback listener received.

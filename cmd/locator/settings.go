@@ -249,6 +249,12 @@ func (c *configCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	s := c.conn.layer(file)
+	if s.baseURL != "" {
+		// Never printed when refused: it may carry a password.
+		if err := s.checkBaseURL(); err != nil {
+			return err
+		}
+	}
 	path, _ := c.conn.m.settingsPath()
 	fileState := "not found"
 	if file.path != "" {
