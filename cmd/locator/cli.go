@@ -14,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -405,7 +406,7 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, &ue), errors.Is(err, engine.ErrSizing):
+	case errors.As(err, &ue), errors.Is(err, engine.ErrSizing), errors.Is(err, fileperm.ErrUnsafe):
 		code = exitUsage
 	case errors.Is(err, workflow.ErrInput):
 		code, msg = exitUsage, msg+"; nothing was sent"

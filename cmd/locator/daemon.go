@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
@@ -122,12 +123,16 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 // asked for by a signal: one webhook's three tries with their timeouts.
 const notifyDrain = time.Minute
 
-// loadConfig reads and checks the config file; any fault is a usage error
-// (exit 2) naming the file and line.
+// loadConfig reads and checks the config file; any fault (another user
+// could change it, see fileperm.Check; bad content) is a usage error (exit
+// 2) naming the file and line.
 func loadConfig(path string) (*jobs.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("config: %v", err)
+	}
+	if err := fileperm.Check(path); err != nil {
+		return nil, usagef("config %v", err)
 	}
 	cfg, err := jobs.ParseConfig(data)
 	if err != nil {

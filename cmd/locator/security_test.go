@@ -1,12 +1,19 @@
 package main
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/fileperm"
 )
 
 // nonLoopbackIP is an address of this machine beyond loopback, or the test
@@ -96,5 +103,66 @@ func TestRedirectingBrokerAddress(t *testing.T) {
 	}
 	if n := len(b.sim.Requests()); n != 0 {
 		t.Errorf("the redirect target received %d requests", n)
+	}
+}
+
+// Issue 21: the settings, jobs, accounts and token files, and the folders
+// above them, are refused when another user could have written them (as
+// ssh refuses its config): exit 2, naming the file and the fix, nothing
+// sent.
+func TestFilesOthersCanWriteRefused(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	groupWritable := func(name, body string) string {
+		path := writeFile(t, name, body)
+		if err := os.Chmod(path, 0o664); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	inOpenFolder := func(name, body string) (string, string) {
+		path := writeFile(t, name, body)
+		if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		return path, filepath.Dir(path)
+	}
+	settings := groupWritable("config.json", `{"account": "LV100001"}`)
+	jobsFile, jobsDir := inOpenFolder("jobs.json", `{"jobs": []}`)
+	accounts := groupWritable("serve.json", `{"accounts": [{"account": "LV100001"}]}`)
+	for _, tc := range []struct {
+		args      []string
+		env       map[string]string
+		file, fix string
+	}{
+		{[]string{"locate", "HTBX", "100", "--yes"}, map[string]string{"LOCATOR_CONFIG": settings}, settings, "chmod go-w " + settings},
+		{[]string{"run", "--config", jobsFile, "--listen", ""}, nil, jobsFile, "chmod go-w " + jobsDir},
+		{[]string{"serve", "--config", accounts, "--listen", ""}, nil, accounts, "chmod go-w " + accounts},
+	} {
+		code, _, errOut := b.MustRunMain(t, tc.env, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.file+" is not trusted") || !strings.Contains(errOut, tc.fix) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s and %q", tc.args, code, errOut, tc.file, tc.fix)
+		}
+	}
+	if n := len(b.sim.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+
+	v := testVault(t)
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	if err := v.save(partnerLogin{BaseURL: "http://127.0.0.1:1", ClientID: "c", Token: brokerclient.PartnerToken{
+		AccessToken: "a", RefreshToken: "r", Issued: now, Expiry: now.Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []string{v.tokenFile, filepath.Dir(v.identityFile)} {
+		if err := os.Chmod(open, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.load(); !errors.Is(err, fileperm.ErrUnsafe) {
+			t.Errorf("%s open to all: load = %v, want ErrUnsafe", open, err)
+		}
+		if err := os.Chmod(open, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

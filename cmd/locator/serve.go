@@ -17,6 +17,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 )
@@ -158,6 +159,9 @@ func (c *serveCommand) accounts() ([]namedAccount, error) {
 	data, err := os.ReadFile(c.config)
 	if err != nil {
 		return nil, usagef("config: %v", err)
+	}
+	if err := fileperm.Check(c.config); err != nil {
+		return nil, usagef("config %v", err)
 	}
 	var cfg serveConfig
 	dec := json.NewDecoder(strings.NewReader(string(data)))
