@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -164,5 +168,68 @@ func TestFilesOthersCanWriteRefused(t *testing.T) {
 		if err := os.Chmod(open, 0o700); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Issue 21: serve makes a random dashboard token per start and prints the
+// login address once; without the token the page is 401, the login
+// address opens it.
+func TestServePrintsDashboardLoginAddress(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	m := NewMain(io.Discard, pw, func(k string) string { return b.env[k] })
+	done := make(chan int, 1)
+	go func() {
+		done <- m.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"})
+		pw.Close()
+	}()
+	var login string
+	lines := bufio.NewScanner(pr)
+	for login == "" && lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), "dashboard: open "); ok {
+			login, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	base, token, ok := strings.Cut(login, "/?token=")
+	if !ok || len(token) < 20 {
+		t.Fatalf("no login address with a token printed: %q", login)
+	}
+	if resp, err := http.Get(base + "/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the page without the token: %v %v, want 401", resp, err)
+	}
+	jar, _ := cookiejar.New(nil)
+	if resp, err := (&http.Client{Jar: jar}).Get(login); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the login address: %v %v, want the page", resp, err)
+	}
+	cancel()
+	<-done
+}
+
+// The dashboard's access flags are checked before anything is sent:
+// without a token beyond loopback, beyond loopback without TLS, half a
+// certificate, a proxy that is not an address.
+func TestDashboardAccessFlagsRefused(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0", "--dashboard-no-token-on-loopback"}, "without a token is allowed on loopback only"},
+		{[]string{"--listen", "0.0.0.0:0"}, "needs TLS"},
+		{[]string{"--tls-cert", "cert.pem"}, "both a certificate and its key"},
+		{[]string{"--trusted-proxy", "proxy.example"}, "want an IP address or a CIDR prefix"},
+	} {
+		code, _, errOut := b.MustRunMain(t, nil, append([]string{"serve"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if n := len(b.sim.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
 	}
 }
