@@ -253,7 +253,8 @@ const maxRateLimitRetries = 7
 const maxForbiddenRetries = 3
 
 // do runs a call: pacing, sending, the spec's 429 recovery, narrow retries,
-// the error taxonomy and decoding of a JSON success body into v.
+// the error taxonomy and decoding of a JSON success body into v, whose
+// strings are then CleanText.
 func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 	var payload []byte
 	ctype := ""
@@ -390,6 +391,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := json.Unmarshal(body, v); err != nil {
 			return r, &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
 		}
+		cleanDecoded(v)
 		return r, nil
 	}
 }

@@ -228,7 +228,14 @@ var validationLineRE = regexp.MustCompile(`^- ([^:]+): (.*)$`)
 
 // checkResponse turns a non-2xx response into a typed error, branching on
 // Content-Type before decoding: the spec's error bodies are often not JSON.
+// The broker's text in it is CleanText.
 func checkResponse(cl call, resp *http.Response) error {
+	err := decodeError(cl, resp)
+	cleanDecoded(err)
+	return err
+}
+
+func decodeError(cl call, resp *http.Response) error {
 	defer drain(resp)
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	ctype := resp.Header.Get("Content-Type")

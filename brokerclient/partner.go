@@ -411,7 +411,7 @@ func (s *PartnerService) token(op string, tok *oauth2.Token, err error) (*Partne
 			Message string `json:"message"`
 		}
 		if e.json() && json.Unmarshal(re.Body, &j) == nil {
-			e.Message = j.Message
+			e.Message = CleanText(j.Message)
 		}
 		return nil, e
 	case err != nil:
