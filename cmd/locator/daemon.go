@@ -52,6 +52,9 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q: the jobs come from --config", args[0])
 	}
+	if err := c.conn.m.noDump(); err != nil {
+		return err
+	}
 	if c.config == "" {
 		return usagef("--config FILE is required")
 	}
@@ -77,7 +80,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	c.conn.daemon = true
 	log := c.conn.daemonLogger(slog.LevelInfo)
 	// Webhook URLs are secrets: the config names the variables that hold them.
-	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
+	lookup := func(k string) (string, bool) { v := c.conn.m.secretEnv(k); return v, v != "" }
 	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)

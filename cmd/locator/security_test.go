@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -231,5 +232,35 @@ func TestDashboardAccessFlagsRefused(t *testing.T) {
 	}
 	if n := len(b.sim.Requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
+	}
+}
+
+// Issue 21: the key pair (and the partner client secret) leave the
+// process's environment once read, and serve and run make the process
+// non-dumpable before anything else; a one-shot command is left as it is.
+func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	run := func(args ...string) (forgot []string, noDump int) {
+		m := NewMain(io.Discard, io.Discard, func(k string) string { return b.env[k] })
+		m.Stdin = strings.NewReader("")
+		m.Forget = func(name string) { forgot = append(forgot, name) }
+		m.NoDump = func() error { noDump++; return nil }
+		m.Run(t.Context(), args)
+		return forgot, noDump
+	}
+	forgot, noDump := run("inventory")
+	for _, v := range []string{"LOCATOR_KEY_ID", "LOCATOR_SECRET", "LOCATOR_CLIENT_SECRET"} {
+		if !slices.Contains(forgot, v) {
+			t.Errorf("inventory: %s not forgotten (forgot %v)", v, forgot)
+		}
+	}
+	if noDump != 0 {
+		t.Error("a one-shot command made itself non-dumpable")
+	}
+	for _, args := range [][]string{{"serve", "--trusted-proxy", "x"}, {"run", "--config", "/nonexistent.json"}} {
+		if _, noDump := run(args...); noDump != 1 {
+			t.Errorf("%v: NoDump called %d times, want 1", args, noDump)
+		}
 	}
 }

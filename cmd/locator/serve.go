@@ -54,6 +54,9 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
+	if err := c.conn.m.noDump(); err != nil {
+		return err
+	}
 	c.conn.daemon = true
 	accounts, err := c.accounts()
 	if err != nil {
@@ -91,7 +94,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}()
 	for _, a := range accounts {
 		s := base
-		s.account, s.keyID, s.secret = a.Account, c.conn.m.Getenv(a.KeyIDEnv), c.conn.m.Getenv(a.SecretEnv)
+		s.account, s.keyID, s.secret = a.Account, c.conn.m.secretEnv(a.KeyIDEnv), c.conn.m.secretEnv(a.SecretEnv)
 		if a.Env != "" {
 			s.env = brokerclient.Env(a.Env)
 		}
@@ -233,7 +236,7 @@ func (l *listenFlag) access(m *Main) (dashboard.Access, error) {
 	if err != nil {
 		return dashboard.Access{}, usagef("--trusted-proxy: %v", err)
 	}
-	return dashboard.Access{Token: m.Getenv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
+	return dashboard.Access{Token: m.secretEnv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
 		TrustedProxies: proxies}, nil
 }
 

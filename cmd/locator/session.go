@@ -108,8 +108,8 @@ func (c *connFlags) layer(file *settingsFile) settings {
 		s.keyVars[1] = named.SecretEnv
 	}
 	// Secrets have no flag and no place in the file: the environment only.
-	s.keyID, s.secret = get(s.keyVars[0]), get(s.keyVars[1])
-	s.clientSecret = get("LOCATOR_CLIENT_SECRET")
+	s.keyID, s.secret = c.m.secretEnv(s.keyVars[0]), c.m.secretEnv(s.keyVars[1])
+	s.clientSecret = c.m.secretEnv("LOCATOR_CLIENT_SECRET")
 	return s
 }
 
