@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -104,8 +103,8 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	state := rand.Text()
-	authURL, err := client.Partner.AuthCodeURL(state)
+	attempt := brokerclient.NewAttempt()
+	authURL, err := client.Partner.AuthCodeURL(attempt)
 	if err != nil {
 		return err
 	}
@@ -116,7 +115,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	got := make(chan callback, 1)
-	srv := &http.Server{Handler: c.callbackHandler(ctx, client, l.redirect.Path, state, got), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: c.callbackHandler(ctx, client, l.redirect.Path, attempt, got), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer func() {
 		stop, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -159,8 +158,9 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 
 // callbackHandler answers the redirect: the first request to the redirect
 // path is the login's answer; its state is checked and its code exchanged
-// at once, before the browser is told anything.
-func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient.Client, path, state string, got chan<- callback) http.Handler {
+// with the attempt's PKCE verifier at once, before the browser is told
+// anything.
+func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient.Client, path string, attempt brokerclient.Attempt, got chan<- callback) http.Handler {
 	var once sync.Once
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != path {
@@ -171,7 +171,7 @@ func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient
 		var cb callback
 		once.Do(func() {
 			answered = true
-			cb.tok, cb.err = client.Partner.ExchangeCallback(ctx, r.URL.Query(), state)
+			cb.tok, cb.err = client.Partner.ExchangeCallback(ctx, r.URL.Query(), attempt)
 			got <- cb
 		})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
