@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -261,6 +262,25 @@ func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 	for _, args := range [][]string{{"serve", "--trusted-proxy", "x"}, {"run", "--config", "/nonexistent.json"}} {
 		if _, noDump := run(args...); noDump != 1 {
 			t.Errorf("%v: NoDump called %d times, want 1", args, noDump)
+		}
+	}
+}
+
+// .ci/vulncheck: with the vulnerability database out of reach (an
+// address nothing answers, a folder that is not there) the scan is
+// skipped at once, said plainly, and CI goes on (exit 0).
+func TestVulncheckSkipsUnreachableDatabase(t *testing.T) {
+	t.Parallel()
+	for _, db := range []string{"http://127.0.0.1:1", "file://" + filepath.Join(t.TempDir(), "none")} {
+		start := time.Now()
+		cmd := exec.CommandContext(t.Context(), "bash", "../../.ci/vulncheck")
+		cmd.Env = append(os.Environ(), "GOVULNDB="+db)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "govulncheck: SKIPPED") || !strings.Contains(string(out), db) {
+			t.Errorf("GOVULNDB=%s: %v\n%s", db, err, out)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("GOVULNDB=%s: took %v to skip", db, d)
 		}
 	}
 }
