@@ -67,8 +67,8 @@ type Access struct {
 	// login cookie of a ?token= login. Empty: New makes a random one per
 	// start (see LoginAddress), unless NoToken.
 	Token string
-	// NoToken serves without a token, to every local user: refused beyond
-	// loopback (ErrTokenRequired).
+	// NoToken serves without a token (Token is then ignored), to every
+	// local user: refused beyond loopback (ErrTokenRequired).
 	NoToken bool
 	// CertFile and KeyFile (PEM) make the server speak TLS.
 	CertFile, KeyFile string
@@ -224,7 +224,10 @@ type sessions struct {
 	byID map[[32]byte]session
 }
 
-type session struct{ issued, expires time.Time }
+type session struct {
+	issued, expires time.Time
+	rotated         bool // replaced: good until expires, never rotated again
+}
 
 // open starts a session at now and returns its id.
 func (ss *sessions) open(now time.Time) string {
@@ -260,13 +263,14 @@ func (ss *sessions) check(id string, now time.Time) (ok, rotate bool) {
 	if !found || !now.Before(s.expires) {
 		return false, false
 	}
-	if now.Sub(s.issued) < rotateAfter {
+	if s.rotated || now.Sub(s.issued) < rotateAfter {
 		return true, false
 	}
+	s.rotated = true
 	if grace := now.Add(rotateGrace); grace.Before(s.expires) {
 		s.expires = grace
-		ss.byID[k] = s
 	}
+	ss.byID[k] = s
 	return true, true
 }
 

@@ -278,6 +278,9 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	if rotated.Value == login.Value || rotated.MaxAge != int(sessionTTL.Seconds()) {
 		t.Errorf("rotated cookie %v", rotated)
 	}
+	if rec := b.get(t, "/healthz", with(login)); len(rec.Result().Cookies()) != 0 {
+		t.Errorf("a session already replaced was replaced again: %v", rec.Result().Cookies())
+	}
 	clk.Advance(rotateGrace - time.Second)
 	if rec := b.get(t, "/healthz", with(login)); rec.Code == http.StatusUnauthorized {
 		t.Error("the old cookie failed within the grace")
