@@ -61,6 +61,15 @@ func TestPlainBrokerAddressBeyondLoopbackRefused(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the rule and where the address came from", args, code, errOut)
 		}
 	}
+	// A webhook too: an event names accounts and workflows.
+	hooked := writeFile(t, "c.json", strings.Replace(daemonConfig, "\n  ]\n}", "\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"PLAIN_HOOK\", \"format\": \"json\"}]}\n}", 1))
+	code, _, errOut := b.MustRunMain(t, map[string]string{"PLAIN_HOOK": srv.URL + "/hook"}, "run", "--config", hooked, "--once", "watch", "--listen", "")
+	if code != exitUsage || !strings.Contains(errOut, "webhook PLAIN_HOOK: webhook address refused: http:// beyond this machine's loopback") || strings.Contains(errOut, srv.URL) {
+		t.Errorf("plain-http webhook: exit %d, stderr %q; want 2 naming the variable, not the address", code, errOut)
+	}
+	if len(b.sim.Requests()) != 0 {
+		t.Errorf("the broker was called: %v", b.sim.Requests())
+	}
 	if n := got.Load(); n != 0 {
 		t.Errorf("%d requests reached the plain-http address", n)
 	}
