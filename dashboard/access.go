@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -274,10 +275,15 @@ func (ss *sessions) check(id string, now time.Time) (ok, rotate bool) {
 	return true, true
 }
 
+// verdictOnly marks a /healthz request without the token: it is told
+// whether the service is healthy, not which accounts it serves.
+type verdictOnly struct{}
+
 // guard lets a request through when it may see the service. Plain HTTP is
 // answered only to loopback peers (a trusted proxy's https counts as
 // encrypted). With a token, a request carries it (bearer header, or the
-// login cookie of a ?token= login); without one (NoToken, loopback only),
+// login cookie of a ?token= login), but for GET /healthz, which without it
+// gets the verdict alone (verdictOnly); without one (NoToken, loopback only),
 // it is addressed to a loopback host name, so a page of another site that
 // rebinds its name to 127.0.0.1 is refused. A POST must also come from the
 // page's own origin or carry the token in its header, and its form is
@@ -312,6 +318,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				}
 				bearer = true
 			} else if !s.checkSession(w, r, secure) {
+				if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
+					// A supervisor's probe: the verdict only.
+					next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictOnly{}, true)))
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="locator"`)
 				http.Error(w, "a token is required: open the login address printed at start (?token=...), or send Authorization: Bearer", http.StatusUnauthorized)
 				return

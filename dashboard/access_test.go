@@ -84,8 +84,9 @@ func TestRandomTokenPerStart(t *testing.T) {
 }
 
 // Issue 21: another local user (uid 65534 here, as curl) gets 401 from
-// the default dashboard for the page, the metrics and an answer carrying a
-// matching Origin; before, the loopback dashboard served them.
+// the default dashboard for the page, the event stream, the metrics and
+// an answer carrying a matching Origin (before, the loopback dashboard
+// served them), and from /healthz only the verdict, no account.
 func TestOtherLocalUserGets401(t *testing.T) {
 	t.Parallel()
 	if os.Getuid() != 0 {
@@ -104,21 +105,27 @@ func TestOtherLocalUserGets401(t *testing.T) {
 	t.Cleanup(srv.Close)
 	b.server = srv
 	base, _ := b.start(t)
-	for _, args := range [][]string{
-		{base + "/"},
-		{base + "/metrics"},
-		{base + "/healthz"},
-		{"-X", "POST", "-H", "Origin: " + base, "-d", "account=LV100001&id=wf-1&answer=approve", base + "/answer"},
-	} {
-		cmd := exec.Command(curl, append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}"}, args...)...)
+	asNobody := func(args ...string) string {
+		cmd := exec.Command(curl, append([]string{"-s", "-w", " %{http_code}"}, args...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("curl as uid 65534: %v", err)
 		}
-		if string(out) != "401" {
-			t.Errorf("uid 65534: %v: %s, want 401", args, out)
+		return string(out)
+	}
+	for _, args := range [][]string{
+		{base + "/"},
+		{base + "/events"},
+		{base + "/metrics"},
+		{"-X", "POST", "-H", "Origin: " + base, "-d", "account=LV100001&id=wf-1&answer=approve", base + "/answer"},
+	} {
+		if out := asNobody(args...); !strings.HasSuffix(out, " 401") {
+			t.Errorf("uid 65534: %v: %q, want 401", args, out)
 		}
+	}
+	if out := asNobody(base + "/healthz"); strings.Contains(out, "LV100001") || !strings.HasPrefix(out, `{"healthy":`) {
+		t.Errorf("uid 65534: /healthz: %q, want the verdict alone", out)
 	}
 }
 
@@ -266,11 +273,11 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	clk := b.sim.Clock
 	login := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
 	with := func(c *http.Cookie) func(*http.Request) { return func(r *http.Request) { r.AddCookie(c) } }
-	if rec := b.get(t, "/healthz", with(login)); rec.Code == http.StatusUnauthorized || len(rec.Result().Cookies()) != 0 {
+	if rec := b.get(t, "/metrics", with(login)); rec.Code == http.StatusUnauthorized || len(rec.Result().Cookies()) != 0 {
 		t.Fatalf("a fresh session: %d, cookies %v", rec.Code, rec.Result().Cookies())
 	}
 	clk.Advance(rotateAfter)
-	rec := b.get(t, "/healthz", with(login))
+	rec := b.get(t, "/metrics", with(login))
 	if rec.Code == http.StatusUnauthorized || len(rec.Result().Cookies()) != 1 {
 		t.Fatalf("a session due for rotation: %d, cookies %v", rec.Code, rec.Result().Cookies())
 	}
@@ -278,20 +285,20 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	if rotated.Value == login.Value || rotated.MaxAge != int(sessionTTL.Seconds()) {
 		t.Errorf("rotated cookie %v", rotated)
 	}
-	if rec := b.get(t, "/healthz", with(login)); len(rec.Result().Cookies()) != 0 {
+	if rec := b.get(t, "/metrics", with(login)); len(rec.Result().Cookies()) != 0 {
 		t.Errorf("a session already replaced was replaced again: %v", rec.Result().Cookies())
 	}
 	clk.Advance(rotateGrace - time.Second)
-	if rec := b.get(t, "/healthz", with(login)); rec.Code == http.StatusUnauthorized {
+	if rec := b.get(t, "/metrics", with(login)); rec.Code == http.StatusUnauthorized {
 		t.Error("the old cookie failed within the grace")
 	}
 	clk.Advance(time.Second)
-	if rec := b.get(t, "/healthz", with(login)); rec.Code != http.StatusUnauthorized {
+	if rec := b.get(t, "/metrics", with(login)); rec.Code != http.StatusUnauthorized {
 		t.Errorf("the old cookie after the grace: %d, want 401", rec.Code)
 	}
 	// A session used often still rotates; one left alone expires.
 	clk.Advance(sessionTTL)
-	if rec := b.get(t, "/healthz", with(rotated)); rec.Code != http.StatusUnauthorized {
+	if rec := b.get(t, "/metrics", with(rotated)); rec.Code != http.StatusUnauthorized {
 		t.Errorf("a session past its lifetime: %d, want 401", rec.Code)
 	}
 }
@@ -310,12 +317,12 @@ func TestWrongTokensRateLimited(t *testing.T) {
 		}
 	}
 	for _, edit := range []func(*http.Request){bearer("guess"), bearer("right")} {
-		if rec := b.get(t, "/healthz", edit); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		if rec := b.get(t, "/metrics", edit); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
 			t.Errorf("after %d wrong tokens: %d, want 429 with Retry-After", tokenBurst, rec.Code)
 		}
 	}
 	b.sim.Clock.Advance(tokenEvery)
-	if rec := b.get(t, "/healthz", bearer("right")); rec.Code == http.StatusUnauthorized || rec.Code == http.StatusTooManyRequests {
+	if rec := b.get(t, "/metrics", bearer("right")); rec.Code == http.StatusUnauthorized || rec.Code == http.StatusTooManyRequests {
 		t.Errorf("the right token once the budget refilled: %d", rec.Code)
 	}
 }

@@ -231,8 +231,9 @@ func (s *Server) routes() http.Handler {
 
 // health is /healthz's answer.
 type health struct {
-	Healthy  bool            `json:"healthy"`
-	Accounts []accountHealth `json:"accounts"`
+	Healthy bool `json:"healthy"`
+	// Accounts is left out for a request without the token.
+	Accounts []accountHealth `json:"accounts,omitempty"`
 }
 
 type accountHealth struct {
@@ -244,7 +245,8 @@ type accountHealth struct {
 }
 
 // handleHealth says, per account, whether this process holds the lease, its
-// engine runs and history was read lately; 503 when any is not so.
+// engine runs and history was read lately; 503 when any is not so. A
+// request without the token gets the verdict alone.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	now := s.clk.Now()
 	h := health{Healthy: true}
@@ -258,6 +260,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		a.Healthy = a.LeaseHeld && a.EngineRunning && a.LastPollAge != nil && *a.LastPollAge <= s.staleAfter.Seconds()
 		h.Healthy = h.Healthy && a.Healthy
 		h.Accounts = append(h.Accounts, a)
+	}
+	if r.Context().Value(verdictOnly{}) != nil {
+		h.Accounts = nil
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
