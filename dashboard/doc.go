@@ -10,9 +10,10 @@
 // (Access.Token, or a fixed one from TokenEnv), required of every request
 // as a bearer header or as the cookie a one-time ?token= login sets (a
 // random session id that expires and rotates); wrong tokens are rate
-// limited. Serving without a token (Access.NoToken) is for loopback only,
-// where it answers only to loopback host names; beyond loopback it needs
-// TLS (a certificate) or a trusted TLS proxy, and plain HTTP is answered to
+// limited, and /healthz without it answers its verdict alone. Serving
+// without a token (Access.NoToken) is for loopback only, where it answers
+// only to loopback host names; beyond loopback it needs TLS (a
+// certificate) or a trusted TLS proxy, and plain HTTP is answered to
 // loopback peers only. Connections are bounded in number and by read,
 // write and idle timeouts (the event stream lifts them for itself), and a
 // form by its size. Answers are POSTs that must come from the page's own
