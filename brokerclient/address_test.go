@@ -157,3 +157,29 @@ func TestRedirectIsNeverFollowed(t *testing.T) {
 		}
 	}
 }
+
+// The token exchange is not carried by a redirect either: the code and the
+// client secret reach the configured address only.
+func TestTokenExchangeRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	rd := &redirector{}
+	front := rd.serve(t, http.StatusTemporaryRedirect, b.URL)
+	c := b.PartnerClient(t, b.Partner.LiveClientID, brokerclient.WithBaseURL(front.URL))
+	a := brokerclient.NewAttempt()
+	cb := aliceSignsIn(t, b, b.PartnerClient(t, b.Partner.LiveClientID), a)
+	before := len(b.Sim.Requests())
+	_, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), a)
+	var te *brokerclient.TokenError
+	if !errors.As(err, &te) || te.StatusCode != http.StatusTemporaryRedirect {
+		t.Errorf("exchange through a redirect: %v, want the 307 as a TokenError", err)
+	}
+	rd.mu.Lock()
+	if len(rd.paths) != 1 || rd.paths[0] != brokerclient.TokenPath {
+		t.Errorf("the redirecting address got %v, want one token post", rd.paths)
+	}
+	rd.mu.Unlock()
+	if n := len(b.Sim.Requests()) - before; n != 0 {
+		t.Errorf("the redirect target received %d requests", n)
+	}
+}
