@@ -51,7 +51,8 @@ const (
 // maxFormBody bounds a POST's body: an answer is a few short fields.
 const maxFormBody = 8 << 10
 
-// maxConns bounds the connections served at once; more wait to be accepted.
+// maxConns bounds the connections served at once (netutil.LimitListener);
+// more wait to be accepted.
 const maxConns = 64
 
 // timeouts of the server's connections. The event stream lifts the read
@@ -171,51 +172,6 @@ func (s *Server) LoginAddress(addr net.Addr) string {
 		return base + "?token=" + url.QueryEscape(s.access.Token)
 	}
 	return base + "?token=$" + TokenEnv
-}
-
-// limitListener accepts at most cap(sem) connections at once.
-type limitListener struct {
-	net.Listener
-	sem       chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
-}
-
-func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
-}
-
-// Accept waits for a free place, then for a connection.
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: sync.OnceFunc(func() { <-l.sem })}, nil
-}
-
-// Close stops accepting, also an Accept waiting for a place.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-// limitConn frees its place when closed.
-type limitConn struct {
-	net.Conn
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.release()
-	return err
 }
 
 // sessions are the live login sessions, by the hash of their id (so a

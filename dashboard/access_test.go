@@ -217,51 +217,46 @@ func TestAnswerBodyLimit(t *testing.T) {
 	}
 }
 
-// At most n connections are accepted at once; closing one makes room, and
-// closing the listener ends an Accept that waits for room.
-func TestLimitListener(t *testing.T) {
+// At most maxConns connections are served at once: past them a request
+// waits until one closes.
+func TestConnectionLimit(t *testing.T) {
 	t.Parallel()
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := newLimitListener(inner, 2)
-	for range 3 {
-		c, err := net.Dial("tcp", inner.Addr().String())
+	b := setup(t, setupOpt{token: "tok"})
+	b.server.maxConns = 2
+	base, addr := b.start(t)
+	var idle []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr.String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
+		idle = append(idle, c)
 	}
-	accepted := make(chan net.Conn, 3)
+	answered := make(chan int, 1)
 	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			answered <- 0
+			return
 		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
 	}()
-	first, second := <-accepted, <-accepted
 	select {
-	case <-accepted:
-		t.Fatal("a third connection was accepted while two were open")
-	case <-time.After(100 * time.Millisecond):
+	case code := <-answered:
+		t.Fatalf("a third connection was served (%d) while two were open", code)
+	case <-time.After(300 * time.Millisecond):
 	}
-	first.Close()
-	first.Close() // twice frees one place only
-	third := <-accepted
-	if third == nil {
-		t.Fatal("no third connection after one closed")
+	idle[0].Close()
+	select {
+	case code := <-answered:
+		if code == 0 {
+			t.Error("the waiting request failed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting request was not served after a connection closed")
 	}
-	ln.Close()
-	if _, ok := <-accepted; ok {
-		t.Error("Accept went on after Close")
-	}
-	second.Close()
-	third.Close()
 }
 
 // Issue 21: the login cookie expires and rotates: past rotateAfter a

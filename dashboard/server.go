@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 	"golang.org/x/time/rate"
 
 	"github.com/locatorhq/locator/clock"
@@ -74,6 +75,7 @@ type Server struct {
 	// wrongTokens is the budget of wrong tokens, on the server's clock.
 	wrongTokens *rate.Limiter
 	timeouts    timeouts
+	maxConns    int
 	staleAfter  time.Duration
 	feeDays     int
 	feeGrace    time.Duration
@@ -135,7 +137,7 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 	s := &Server{owners: cfg.Owners, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
 		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
 		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: rate.NewLimiter(rate.Every(tokenEvery), tokenBurst),
-		timeouts: defaultTimeouts, staleAfter: cfg.StaleAfter,
+		timeouts: defaultTimeouts, maxConns: maxConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, fed: fed}
 	s.metrics.reg.MustRegister(newGauges(s))
 	s.handler = s.routes()
@@ -181,7 +183,7 @@ func (s *Server) Start(ln net.Listener) (net.Addr, error) {
 		return nil, err
 	}
 	addr := ln.Addr()
-	ln = newLimitListener(ln, maxConns)
+	ln = netutil.LimitListener(ln, s.maxConns)
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
