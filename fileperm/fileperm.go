@@ -39,9 +39,9 @@ func (e *Error) Error() string {
 func (e *Error) Is(target error) bool { return target == ErrUnsafe }
 
 // Check refuses path (an *Error, errors.Is ErrUnsafe) when the file it
-// names, after symbolic links, or any folder above that file up to the
-// root, is writable by group or others or owned by a user other than this
-// process's or root. A folder writable by all with the sticky bit and
+// names, after symbolic links, or any folder above that file or above path
+// itself (where a link could be swapped) up to the root, is writable by
+// group or others or owned by a user other than this process's or root. A folder writable by all with the sticky bit and
 // owned by root (/tmp) is accepted: no other user can replace what is in
 // it. A file that does not exist is the fs.ErrNotExist of os.Stat.
 func Check(path string) error {
@@ -52,20 +52,27 @@ func Check(path string) error {
 	if real, err = filepath.Abs(real); err != nil {
 		return err
 	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
 	uid := uint32(os.Getuid())
-	for p := real; ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		if err := trusted(p, fi, uid); err != nil {
-			err.File, err.folder = path, p != real
-			return err
-		}
-		if p == filepath.Dir(p) {
-			return nil
+	for _, start := range []string{real, filepath.Dir(abs)} {
+		for p := start; ; p = filepath.Dir(p) {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			if err := trusted(p, fi, uid); err != nil {
+				err.File, err.folder = path, p != real
+				return err
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
 		}
 	}
+	return nil
 }
 
 // trusted checks the owner and mode of p, a file or folder.

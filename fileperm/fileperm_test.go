@@ -45,6 +45,10 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	inShared := write(t, filepath.Join(shared, "jobs.json"), 0o600)
+	linkInShared := filepath.Join(shared, "to-ok.json")
+	if err := os.Symlink(ok, linkInShared); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(shared, 0o777); err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +56,7 @@ func TestCheck(t *testing.T) {
 		{bad, "it is writable by group or others (-rw-rw-r--)", "chmod go-w " + bad},
 		{link, "it is writable by group or others", "chmod go-w " + bad},
 		{inShared, "its folder " + shared + " is writable by group or others (drwxrwxrwx)", "chmod go-w " + shared},
+		{linkInShared, "its folder " + shared + " is writable by group or others", "chmod go-w " + shared},
 	} {
 		err := fileperm.Check(tc.path)
 		if !errors.Is(err, fileperm.ErrUnsafe) || !strings.HasPrefix(err.Error(), tc.path+" is not trusted") ||
