@@ -26,8 +26,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/simtest"
 )
+
+// accounts is what a server of b's shows: its owner's account.
+func (b *testBundle) accounts() []account.Account {
+	return []account.Account{b.owner.Local().As(account.Caller{Name: "access test"})}
+}
 
 // start serves b's server on a loopback port and returns its base address
 // and its address.
@@ -53,7 +59,7 @@ func TestRandomTokenPerStart(t *testing.T) {
 	b.server.Close()
 	var logins []string
 	for range 2 {
-		srv, err := newServer(Config{Owners: b.server.owners, Store: b.store, Clock: b.sim.Clock}, nil)
+		srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +104,7 @@ func TestOtherLocalUserGets401(t *testing.T) {
 	}
 	b := setup(t, setupOpt{token: "x"})
 	b.server.Close()
-	srv, err := newServer(Config{Owners: b.server.owners, Store: b.store, Clock: b.sim.Clock}, nil)
+	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +388,7 @@ func TestTLSBeyondLoopback(t *testing.T) {
 
 	b := setup(t, setupOpt{token: "tok"})
 	b.server.Close()
-	srv, err := newServer(Config{Owners: b.server.owners, Store: b.store, Clock: b.sim.Clock,
+	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock,
 		Access: Access{Token: "tok", CertFile: certFile, KeyFile: keyFile}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/browsertest"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
@@ -63,22 +65,25 @@ func TestBrowserApproveOffer(t *testing.T) {
 
 	// The terminal: it asks, follows, and is put the offer, which its
 	// person answers on the page instead.
-	remote := service.Dial(b.owner.Lease())
-	id, err := remote.Locate(t.Context(), service.LocateRequest{Symbol: askSymbol, Quantity: 500, Ask: true, Asker: "terminal"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	asked := make(chan struct{}, 1)
-	followCtx, stopFollowing := context.WithCancel(t.Context())
-	t.Cleanup(stopFollowing)
-	go remote.Follow(followCtx, id, true, func(m service.Message) {
-		if m.Ask != nil {
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool {
 			select {
 			case asked <- struct{}{}:
 			default:
 			}
-		}
-	})
+			<-ctx.Done() // answered on the page instead
+			return false
+		}})
+	t.Cleanup(remote.Close)
+	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 500}}, Ask: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Started[0].ID
+	followCtx, stopFollowing := context.WithCancel(t.Context())
+	t.Cleanup(stopFollowing)
+	go remote.Follow(followCtx, account.FollowRequest{ID: id}, nil)
 	await := func(what string, ch <-chan struct{}) {
 		t.Helper()
 		select {

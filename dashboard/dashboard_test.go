@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
@@ -87,14 +89,22 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	b.metrics = NewMetrics()
 	client := b.sim.Client(t, b.sim.Live, brokerclient.WithObserver(b.metrics.ObserveCall))
 	log := slog.New(slog.NewTextHandler(tWriter{t}, nil))
-	b.owner, err = service.Own(t.Context(), engine.Config{Client: client, Store: st, Clock: b.sim.Clock, Account: "LV100001",
-		Env: brokerclient.EnvLive, Logger: log, OnUpdate: o.onUpdate}, dbPath, service.RoleDaemon)
+	run, err := os.MkdirTemp("", "lr") // short: a socket's path is at most 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(run) })
+	b.owner, err = service.Own(t.Context(), service.OwnerConfig{
+		Engine: engine.Config{Client: client, Store: st, Clock: b.sim.Clock, Account: "LV100001",
+			Env: brokerclient.EnvLive, Logger: log, OnUpdate: o.onUpdate},
+		DB: dbPath, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleDaemon})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.closeOwner = sync.OnceFunc(b.owner.Close)
 	t.Cleanup(b.closeOwner)
-	b.server, err = newServer(Config{Owners: []*service.Owner{b.owner}, Store: st, Metrics: b.metrics, Clock: b.sim.Clock,
+	served := b.owner.Local().As(account.Caller{Name: "dashboard test"})
+	b.server, err = newServer(Config{Accounts: []account.Account{served}, Store: st, Metrics: b.metrics, Clock: b.sim.Clock,
 		Logger: log, Access: Access{Token: o.token, NoToken: o.token == ""}, StaleAfter: o.staleAfter}, func(u engine.Update) {
 		select {
 		case b.fed <- u:

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Metrics holds the service's Prometheus series on a registry of its own,
@@ -68,7 +68,7 @@ func (m *Metrics) ObserveCall(route string, status int, _ time.Duration) {
 // observe counts what one workflow change tells: an accept decided (timed
 // from the offer to the record of the decision, both on the service's
 // clock, so the feed's own delay does not count), a workflow ended.
-func (m *Metrics) observe(account string, u engine.Update) {
+func (m *Metrics) observe(account string, u workflow.Update) {
 	w := u.Workflow
 	if w == nil {
 		return
@@ -117,9 +117,8 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	now := g.s.clk.Now()
-	for _, o := range g.s.owners {
-		acct := o.Lease().Account
-		eng := o.Engine()
+	for _, st := range g.s.statuses(context.Background()) {
+		acct := st.Account
 		count := map[states.Kind]map[states.State]int{}
 		for _, k := range []states.Kind{states.Locate, states.CreditBack} {
 			count[k] = map[states.State]int{}
@@ -129,7 +128,7 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 		}
-		for _, w := range eng.Active() {
+		for _, w := range st.Open {
 			if count[w.Kind] != nil {
 				count[w.Kind][w.State]++
 			}
@@ -139,9 +138,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(g.workflows, prometheus.GaugeValue, float64(n), acct, string(k), string(st))
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(g.queue, prometheus.GaugeValue, float64(eng.Queued()), acct)
-		ch <- prometheus.MustNewConstMetric(g.lease, prometheus.GaugeValue, boolValue(o.Held()), acct)
-		if at := eng.LastPoll(); !at.IsZero() {
+		ch <- prometheus.MustNewConstMetric(g.queue, prometheus.GaugeValue, float64(st.Queued), acct)
+		ch <- prometheus.MustNewConstMetric(g.lease, prometheus.GaugeValue, boolValue(st.Held), acct)
+		if at := st.LastPoll; !at.IsZero() {
 			ch <- prometheus.MustNewConstMetric(g.pollAge, prometheus.GaugeValue, now.Sub(at).Seconds(), acct)
 		}
 		if rep, err := g.s.reconcile(context.Background(), acct, now, g.s.feeDays); err == nil {

@@ -24,10 +24,9 @@ import (
 	"golang.org/x/net/netutil"
 	"golang.org/x/time/rate"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
-	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -37,11 +36,14 @@ const DefaultAddr = "127.0.0.1:8790"
 //go:embed assets
 var assets embed.FS
 
-// Config wires a Server. Owners and Store are required.
+// Config wires a Server. Accounts and Store are required.
 type Config struct {
-	// Owners are the accounts this process owns.
-	Owners []*service.Owner
-	Store  *store.Store
+	// Accounts are the accounts the page shows and answers for, through
+	// the account API (this process's own, whether it owns each or
+	// follows its owner).
+	Accounts []account.Account
+	// Store holds the records the page reads (fees, job runs).
+	Store *store.Store
 	// Metrics is the registry the broker clients report to (NewMetrics);
 	// nil makes one that sees no broker calls.
 	Metrics *Metrics
@@ -62,7 +64,8 @@ type Config struct {
 
 // Server serves /healthz, /metrics, the page and its event stream.
 type Server struct {
-	owners    []*service.Owner
+	accounts  map[string]account.Account // by account id
+	ids       []string                   // the accounts' ids, in the order given
 	st        *store.Store
 	metrics   *Metrics
 	clk       clock.Clock
@@ -89,16 +92,16 @@ type Server struct {
 
 	// fed, when set (tests), is called once the metrics have counted an
 	// update.
-	fed func(engine.Update)
+	fed func(account.Update)
 }
 
 // New builds the server and starts feeding the metrics from each owner's
 // engine; Close stops it.
 func New(cfg Config) (*Server, error) { return newServer(cfg, nil) }
 
-func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
-	if len(cfg.Owners) == 0 || cfg.Store == nil {
-		return nil, errors.New("dashboard: owners and a store are required")
+func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
+	if len(cfg.Accounts) == 0 || cfg.Store == nil {
+		return nil, errors.New("dashboard: accounts and a store are required")
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
@@ -134,32 +137,51 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{owners: cfg.Owners, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
+	s := &Server{accounts: map[string]account.Account{}, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
 		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
 		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: rate.NewLimiter(rate.Every(tokenEvery), tokenBurst),
 		timeouts: defaultTimeouts, maxConns: maxConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, fed: fed}
-	s.metrics.reg.MustRegister(newGauges(s))
-	s.handler = s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = ctx, cancel
-	for _, o := range s.owners {
-		updates := o.Engine().Subscribe(ctx)
+	type subscribed struct {
+		id      string
+		updates <-chan account.Update
+	}
+	var subs []subscribed
+	for _, a := range cfg.Accounts {
+		st, err := a.Status(ctx, account.StatusRequest{})
+		if err == nil {
+			var updates <-chan account.Update
+			if updates, err = a.Subscribe(ctx); err == nil {
+				subs = append(subs, subscribed{st.Account, updates})
+			}
+		}
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("dashboard: %w", err)
+		}
+		s.accounts[st.Account] = a
+		s.ids = append(s.ids, st.Account)
+	}
+	s.metrics.reg.MustRegister(newGauges(s))
+	s.handler = s.routes()
+	for _, sub := range subs {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			for {
-				var u engine.Update
+				var u account.Update
 				var ok bool
 				select {
 				case <-ctx.Done():
-					return // the engine closes updates only at its next change
-				case u, ok = <-updates:
+					return
+				case u, ok = <-sub.updates:
 				}
 				if !ok {
-					return // the engine stopped
+					return // the account was given up
 				}
-				s.metrics.observe(o.Lease().Account, u)
+				s.metrics.observe(sub.id, u)
 				if s.fed != nil {
 					s.fed(u)
 				}
@@ -167,6 +189,21 @@ func newServer(cfg Config, fed func(engine.Update)) (*Server, error) {
 		}()
 	}
 	return s, nil
+}
+
+// statuses reads each account's status, in the order given; an account
+// that does not answer is shown as not held.
+func (s *Server) statuses(ctx context.Context) []account.Status {
+	out := make([]account.Status, 0, len(s.ids))
+	for _, id := range s.ids {
+		st, err := s.accounts[id].Status(ctx, account.StatusRequest{})
+		if err != nil {
+			s.log.Warn("account status not read", "account", id, "err", err)
+			st = &account.Status{Account: id}
+		}
+		out = append(out, *st)
+	}
+	return out
 }
 
 // Handler serves every route behind the transport, token and origin
@@ -252,10 +289,9 @@ type accountHealth struct {
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	now := s.clk.Now()
 	h := health{Healthy: true}
-	for _, o := range s.owners {
-		eng := o.Engine()
-		a := accountHealth{Account: o.Lease().Account, LeaseHeld: o.Held(), EngineRunning: eng.Running()}
-		if at := eng.LastPoll(); !at.IsZero() {
+	for _, st := range s.statuses(r.Context()) {
+		a := accountHealth{Account: st.Account, LeaseHeld: st.Held, EngineRunning: st.Running}
+		if at := st.LastPoll; !at.IsZero() {
 			age := now.Sub(at).Seconds()
 			a.LastPollAge = &age
 		}
@@ -291,30 +327,25 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 // would, through the account's owner; a form post (no script) is shown
 // the page again, the page's script gets {}.
 func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
-	id, account, answer := r.FormValue("id"), r.FormValue("account"), r.FormValue("answer")
-	var o *service.Owner
-	for _, c := range s.owners {
-		if c.Lease().Account == account {
-			o = c
-		}
-	}
-	if o == nil || id == "" || (answer != "approve" && answer != "decline") {
+	id, acct, answer := r.FormValue("id"), r.FormValue("account"), r.FormValue("answer")
+	a := s.accounts[acct]
+	if a == nil || id == "" || (answer != "approve" && answer != "decline") {
 		http.Error(w, "want account, id and answer=approve|decline", http.StatusBadRequest)
 		return
 	}
-	req := service.AnswerRequest{ID: id, Accept: answer == "approve"}
-	if !req.Accept {
-		req.Reason = "declined on the dashboard"
-	}
-	if err := o.Answer(r.Context(), req); err != nil {
+	req := account.AnswerRequest{ID: id, Accept: answer == "approve", Offer: r.FormValue("offer"), Via: "the dashboard"}
+	if err := a.Answer(r.Context(), req); err != nil {
 		status := http.StatusInternalServerError
-		if errors.Is(err, engine.ErrNotOpen) {
+		switch account.KindOf(err) {
+		case account.KindNotOpen, account.KindChanged:
 			status = http.StatusConflict
+		case account.KindInput, account.KindRefused:
+			status = http.StatusBadRequest
 		}
 		http.Error(w, err.Error(), status)
 		return
 	}
-	s.log.Info("offer answered on the dashboard", "account", account, "id", id, "answer", answer)
+	s.log.Info("offer answered on the dashboard", "account", acct, "id", id, "answer", answer)
 	if r.Header.Get("Accept") == "application/json" {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte("{}\n"))
@@ -340,8 +371,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	changed := make(chan struct{}, 1)
-	for _, o := range s.owners {
-		updates := o.Engine().Subscribe(ctx)
+	for _, a := range s.accounts {
+		updates, err := a.Subscribe(ctx)
+		if err != nil {
+			s.log.Warn("account not followed", "err", err)
+			continue
+		}
 		go func() {
 			for {
 				select {

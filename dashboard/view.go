@@ -9,8 +9,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/ledger"
-	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -102,16 +102,15 @@ func waitsOnPerson(w *workflow.Workflow) bool {
 func (s *Server) build(ctx context.Context) view {
 	now := s.clk.Now()
 	v := view{Now: now}
-	for _, o := range s.owners {
-		v.Accounts = append(v.Accounts, s.account(ctx, o, now))
+	for _, st := range s.statuses(ctx) {
+		v.Accounts = append(v.Accounts, s.account(ctx, st, now))
 	}
 	return v
 }
 
-func (s *Server) account(ctx context.Context, o *service.Owner, now time.Time) accountView {
-	eng := o.Engine()
-	a := accountView{Account: o.Lease().Account, LeaseHeld: o.Held(), Running: eng.Running()}
-	for _, w := range eng.Active() {
+func (s *Server) account(ctx context.Context, st account.Status, now time.Time) accountView {
+	a := accountView{Account: st.Account, LeaseHeld: st.Held, Running: st.Running}
+	for _, w := range st.Open {
 		wv := workflowView{ID: w.ID, Kind: string(w.Kind), Symbol: w.Symbol, State: string(w.State),
 			Requested: w.Requested, Quantity: w.Quantity, Reason: w.Reason}
 		if waitsOnPerson(&w) {
@@ -121,7 +120,7 @@ func (s *Server) account(ctx context.Context, o *service.Owner, now time.Time) a
 		}
 		a.Workflows = append(a.Workflows, wv)
 	}
-	for _, r := range eng.Inventory() {
+	for _, r := range st.Inventory {
 		a.Inventory = append(a.Inventory, inventoryView{Symbol: r.Symbol, Type: string(r.Type()),
 			Available: r.Available, Unavailable: r.Unavailable, ToBeSold: r.ToBeSold})
 	}

@@ -84,11 +84,15 @@ func (e *Engine) locateAll(ctx context.Context, reqs []Request) ([]*Handle, []er
 	}()
 	for i, r := range reqs {
 		res := <-etb[i]
+		if h, ok := e.existing(ctx, r.ID); ok {
+			hs[i] = h
+			continue
+		}
 		if res.err != nil {
 			errs[i] = fmt.Errorf("easy-to-borrow check: %w", res.err)
 			continue
 		}
-		ev := locateEv{w: e.newWorkflow(states.Locate, r.Symbol, r.Quantity), begin: workflow.Begin{EasyToBorrow: res.etb}, ask: r.Ask}
+		ev := locateEv{w: e.newWorkflow(states.Locate, r.ID, r.Symbol, r.Quantity), begin: workflow.Begin{EasyToBorrow: res.etb}, ask: r.Ask}
 		ev.w.Policy, ev.w.Asker = r.Policy, r.Asker
 		if !res.etb {
 			<-covDone

@@ -5,7 +5,7 @@
 // right side of a Reg SHO pair), declines the rest explicitly, credits back
 // unused shares, places a short under a write-ahead clientOrderId and
 // follows it, and after a crash reconciles every unfinished workflow against
-// the broker before sending anything.
+// the broker's history and inventory before sending anything.
 //
 // One loop per account alone owns the workflows' state. Requests, history
 // rows, inventory reads, timers, a person's answers and the results of
@@ -22,15 +22,18 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/poller"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -46,6 +49,8 @@ type (
 	Offer = workflow.Offer
 	// Order is an order placed under a write-ahead clientOrderId.
 	Order = workflow.Order
+	// Answer is a person's answer to an offer.
+	Answer = workflow.Answer
 	// Cadence is the poller's spacing (tests tighten it).
 	Cadence = poller.Cadence
 )
@@ -85,22 +90,7 @@ type Config struct {
 }
 
 // Update is one state change of a workflow or an order.
-type Update struct {
-	// Workflow is set for a locate or credit-back change.
-	Workflow *Workflow
-	// Order is set for an order change.
-	Order  *Order
-	From   states.State
-	Event  states.Event
-	Reason string
-	// Offer is set when the change is an offer arriving.
-	Offer *Offer
-	// QueuedUntil is set, with no change of state, when a locate joins the
-	// quote queue behind the broker's same-symbol spacing: its quote cannot
-	// leave before then (later still if another of the symbol is open), so
-	// a person is told why nothing happens for up to half a minute.
-	QueuedUntil time.Time
-}
+type Update = workflow.Update
 
 // Errors the engine returns. Input errors also match workflow.ErrInput.
 var (
@@ -131,6 +121,10 @@ type Engine struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the loop has ended
+
+	// detail is the account as read at Start (nil when Config.Env was not
+	// set: nothing was checked).
+	detail *brokerclient.Account
 
 	streamOnce sync.Once
 	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed
@@ -174,16 +168,27 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Start checks the account, loads every unfinished workflow and order,
-// reconciles them against the broker's history (one read, before anything
-// is sent), resumes what each was doing, and starts the loop, the workers
-// and the poller. It returns once reconciled.
+// and reconciles them before any of them steps (docs/design.md rule 1):
+// one history read moves each recovered workflow to what the broker's
+// history shows, so nothing it shows settled (an accept or cancel whose row
+// already shows the outcome) is sent again; one inventory read, and the
+// order book when a recovered locate has yet to quote, give that locate
+// only its shortfall to quote (workflow.Available). Then it resumes what
+// each was doing and starts the poller. It returns once the resumed records
+// are committed.
 func (e *Engine) Start(ctx context.Context) error {
 	if e.cfg.Env != "" {
-		if _, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env); err != nil {
+		acct, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env)
+		if err != nil {
 			return err
 		}
+		e.detail = acct
 	}
 	l, err := e.load(ctx)
+	if err != nil {
+		return err
+	}
+	book, err := e.reconcile(ctx, l)
 	if err != nil {
 		return err
 	}
@@ -203,7 +208,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		go e.work(e.asks)
 	}
 	started := make(chan error, 1)
-	e.inbox.push(startEv{reply: started})
+	e.inbox.push(startEv{book: book, reply: started})
 	select {
 	case err = <-started:
 	case <-ctx.Done():
@@ -222,6 +227,27 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// reconcile makes the reads the recovered workflows need before they step,
+// before the loop runs: the history rows and the inventory queue on the
+// loop's mailbox ahead of startEv, so the loop takes them first. It returns
+// the order book when a recovered locate has yet to quote (nil otherwise).
+func (e *Engine) reconcile(ctx context.Context, l *loop) ([]workflow.BookOrder, error) {
+	if err := e.poll.PollHistory(ctx); err != nil {
+		return nil, fmt.Errorf("reconcile: history: %w", err)
+	}
+	if err := e.poll.PollInventory(ctx); err != nil {
+		return nil, fmt.Errorf("reconcile: inventory: %w", err)
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(l.open)), toQuote) {
+		return nil, nil
+	}
+	orders, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: order book: %w", err)
+	}
+	return ledger.BookOrders(orders), nil
 }
 
 // fail reports an error that stopped the engine's background work.
@@ -352,6 +378,10 @@ func (e *Engine) Queued() int {
 	n, _ := ask(context.Background(), e, func(r chan int) event { return queuedAskEv{reply: r} })
 	return n
 }
+
+// Detail is the account detail Start read to check the environment (nil
+// when Config.Env was not set).
+func (e *Engine) Detail() *brokerclient.Account { return e.detail }
 
 // LastPoll is when the poller last read history successfully.
 func (e *Engine) LastPoll() time.Time { return e.poll.LastPoll() }

@@ -24,12 +24,13 @@ import (
 )
 
 type testBundle struct {
-	sim     *simtest.Bundle
-	store   *store.Store
-	dbPath  string
-	engine  *engine.Engine
-	mu      sync.Mutex
-	updates []engine.Update
+	sim      *simtest.Bundle
+	store    *store.Store
+	dbPath   string
+	engine   *engine.Engine
+	onUpdate func(engine.Update)
+	mu       sync.Mutex
+	updates  []engine.Update
 }
 
 type setupOpt struct {
@@ -37,6 +38,11 @@ type setupOpt struct {
 	scenario func(*brokersim.Scenario)
 	ask      func(context.Context, engine.Offer) bool
 	noStart  bool
+	// clockRuns, when set, holds the virtual clock still while it reports
+	// false (a test stopping an engine mid-wait, say).
+	clockRuns func() bool
+	// onUpdate, when set, also receives every update, on the loop.
+	onUpdate func(engine.Update)
 }
 
 // setup starts the simulator, a store on a temp file and an engine for
@@ -54,7 +60,8 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.store = st
-	b.sim.RunClockWhen(t, 2)
+	b.sim.RunClockWhile(t, 2, o.clockRuns)
+	b.onUpdate = o.onUpdate
 	if !o.noStart {
 		b.engine = b.start(t, o.ask)
 	}
@@ -72,6 +79,9 @@ func (b *testBundle) start(t *testing.T, ask func(context.Context, engine.Offer)
 			b.mu.Lock()
 			b.updates = append(b.updates, u)
 			b.mu.Unlock()
+			if b.onUpdate != nil {
+				b.onUpdate(u)
+			}
 		},
 	})
 	if err != nil {
@@ -351,7 +361,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := <-asked
-	if err := b.engine.Cancel(t.Context(), h.ID); err != nil {
+	if err := b.engine.Cancel(t.Context(), h.ID, workflow.CancelAsked{}); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, b.wait(t, h.ID), states.Canceled)
@@ -363,7 +373,7 @@ func TestCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.engine.Cancel(t.Context(), h2.ID); err != nil {
+	if err := b.engine.Cancel(t.Context(), h2.ID, workflow.CancelAsked{}); err != nil {
 		t.Fatal(err)
 	}
 	w2 := b.wait(t, h2.ID)
@@ -371,7 +381,7 @@ func TestCancel(t *testing.T) {
 	if n := len(b.requests("locates/quote")); n != 1 {
 		t.Errorf("%d quotes, want 1", n)
 	}
-	if err := b.engine.Cancel(t.Context(), h2.ID); !errors.Is(err, engine.ErrNotOpen) {
+	if err := b.engine.Cancel(t.Context(), h2.ID, workflow.CancelAsked{}); !errors.Is(err, engine.ErrNotOpen) {
 		t.Errorf("cancel of an ended workflow: %v", err)
 	}
 }
@@ -383,13 +393,13 @@ func TestCreditBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
 	expect(t, b.locate(t, "HTBX", 500, auto("")), states.Filled)
-	if _, err := b.engine.CreditBack(t.Context(), "HTBX", 600, brokerclient.LocateTypeLocate); !errors.Is(err, engine.ErrInput) {
+	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 600, Type: brokerclient.LocateTypeLocate}); !errors.Is(err, engine.ErrInput) {
 		t.Fatalf("credit-back above available: %v", err)
 	}
-	if _, err := b.engine.CreditBack(t.Context(), "HTBX", 200, brokerclient.LocateTypePreBorrow); !errors.Is(err, engine.ErrInput) {
+	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypePreBorrow}); !errors.Is(err, engine.ErrInput) {
 		t.Fatalf("credit-back of a type not held: %v", err)
 	}
-	h, err := b.engine.CreditBack(t.Context(), "HTBX", 200, brokerclient.LocateTypeLocate)
+	h, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func ExampleEngine_CreditBack() {
 	if _, err := h.Wait(ctx); err != nil {
 		log.Fatal(err)
 	}
-	cb, err := e.CreditBack(ctx, "HTBX", 200, brokerclient.LocateTypeLocate)
+	cb, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
@@ -40,7 +42,7 @@ func groupBundle(t *testing.T) (*loop, *store.Store, *clock.Fake) {
 
 func createLocate(t *testing.T, l *loop, st *store.Store, symbol string) *Workflow {
 	t.Helper()
-	w := l.e.newWorkflow(states.Locate, symbol, 100)
+	w := l.e.newWorkflow(states.Locate, "", symbol, 100)
 	w.Policy = workflow.Policy{AutoAccept: true}
 	if err := st.Create(t.Context(), w); err != nil {
 		t.Fatal(err)
@@ -131,5 +133,77 @@ func TestFreshFor(t *testing.T) {
 		if got := l.freshFor(tc.symbols); got != tc.want {
 			t.Errorf("freshFor(%v) %s after the read = %v, want %v", tc.symbols, tc.after, got, tc.want)
 		}
+	}
+}
+
+func createOrder(t *testing.T, l *loop, st *store.Store, symbol string) *Order {
+	t.Helper()
+	o := &Order{ClientOrderID: "co-" + symbol, Account: "LV100001", Symbol: symbol, Side: "Sell", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("10.00")}
+	if err := st.CreateOrder(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	l.orders.track(o)
+	return o
+}
+
+// Issue 17 item 7: an order's step takes the workflows' pipeline: it
+// commits in the batch's one transaction, its transition is logged, and
+// its placement leaves only after the commit.
+func TestOrderStepsCommitWithTheBatch(t *testing.T) {
+	t.Parallel()
+	l, st, _ := groupBundle(t)
+	a, o := createLocate(t, l, st, "AAAA"), createOrder(t, l, st, "BBBB")
+	l.grouped(func() {
+		l.step(a, workflow.QuoteTurn{})
+		l.orders.step(l, o, workflow.OrderSend{})
+		if n := writesQueued(l); n != 0 {
+			t.Errorf("%d writes left before their records committed", n)
+		}
+		if got, _ := st.GetOrder(context.Background(), o.ClientOrderID); got.State != states.OrderIntent {
+			t.Errorf("order stored %s mid-batch, want intent", got.State)
+		}
+	})
+	got, err := st.GetOrder(t.Context(), o.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != states.OrderSent || got.Version != 2 || l.orders.open[o.ClientOrderID].State != states.OrderSent {
+		t.Errorf("order stored %s v%d, held %s; want sent v2", got.State, got.Version, l.orders.open[o.ClientOrderID].State)
+	}
+	log, err := st.OrderTransitions(t.Context(), o.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].To != states.OrderIntent || log[1].From != states.OrderIntent || log[1].To != states.OrderSent || log[1].Event != states.Send {
+		t.Errorf("order log %+v, want create then intent -> sent", log)
+	}
+	if n := writesQueued(l); n != 2 {
+		t.Errorf("%d writes handed to the workers after the commit, want the quote and the placement", n)
+	}
+}
+
+// Issue 17 item 7: an order whose record cannot be saved takes the
+// workflows' retry path: its input is tried again a second apart, then it
+// is given up (workflow.Abandon), and nothing is sent meanwhile.
+func TestOrderRecordNotSavedIsRetriedThenAbandoned(t *testing.T) {
+	t.Parallel()
+	l, st, clk := groupBundle(t)
+	o := createOrder(t, l, st, "BBBB")
+	st.Close() // the database fails from here on
+	l.orders.step(l, o, workflow.OrderSend{})
+	for attempt := 1; attempt <= persistRetries+1; attempt++ {
+		if len(l.retries) != 1 || l.retries[0].orderIn == nil {
+			t.Fatalf("attempt %d: retries %+v, want the order's input once", attempt, l.retries)
+		}
+		_, abandon := l.retries[0].orderIn.(workflow.Abandon)
+		if want := attempt > persistRetries; abandon != want {
+			t.Fatalf("attempt %d: retrying %T, want Abandon %v", attempt, l.retries[0].orderIn, want)
+		}
+		clk.Advance(time.Second)
+		l.due()
+	}
+	if n := writesQueued(l); n != 0 {
+		t.Errorf("%d writes left for an order whose record was never saved", n)
 	}
 }

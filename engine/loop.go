@@ -32,8 +32,13 @@ type event interface{}
 
 // Events on the loop's mailbox.
 type (
-	startEv struct{ reply chan error }
-	rowsEv  struct{ rows []brokerclient.HistoryRow }
+	// startEv resumes the recovered workflows, after the reconciling reads
+	// (queued ahead of it); book is the order book for those yet to quote.
+	startEv struct {
+		book  []workflow.BookOrder
+		reply chan error
+	}
+	rowsEv struct{ rows []brokerclient.HistoryRow }
 	// inventoryEv is an inventory read (the poller's, or a request's),
 	// stamped when it arrived.
 	inventoryEv struct {
@@ -69,6 +74,7 @@ type (
 	}
 	cancelEv struct {
 		id    string
+		in    workflow.CancelAsked
 		reply chan error
 	}
 	waitEv struct {
@@ -101,12 +107,21 @@ type job func(ctx context.Context) event
 // asker answers an offer put to a person.
 type asker func(ctx context.Context, o Offer) bool
 
-// retry is a step to try again after its record could not be saved.
+// retry is a step to try again after its record could not be saved: a
+// workflow's input, or (orderIn set) an order's.
 type retry struct {
 	id      string
 	in      workflow.Input
+	orderIn workflow.OrderInput
 	attempt int
 	at      time.Time
+}
+
+// abandoning says whether the input tried again is the give-up itself.
+func (r retry) abandoning() bool {
+	_, w := r.in.(workflow.Abandon)
+	_, o := r.orderIn.(workflow.Abandon)
+	return w || o
 }
 
 // subscriber is a Subscribe caller.
@@ -161,7 +176,10 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	for _, w := range open {
 		l.track(w)
 		l.loaded[w.ID] = w.Version
-		if w.State != states.Requested {
+		if w.LostQuoteReqID != "" {
+			e.poll.Watch(w.LostQuoteReqID, l.deliver)
+		}
+		if w.State != states.Requested && w.State != states.Requoting {
 			e.poll.Watch(w.QuoteReqID, l.deliver)
 		}
 	}
@@ -235,17 +253,22 @@ func (l *loop) due() {
 		l.step(w, workflow.QuoteTurn{Available: workflow.Available(located, l.books[id], w.Symbol)})
 	}
 	now := l.e.clock.Now()
-	var later []retry
-	for _, r := range l.retries {
+	// A retry that fails again is appended to l.retries while this runs.
+	retries := l.retries
+	l.retries = nil
+	for _, r := range retries {
 		if r.at.After(now) {
-			later = append(later, r)
+			l.retries = append(l.retries, r)
 			continue
 		}
-		if w := l.open[r.id]; w != nil {
+		if r.orderIn != nil {
+			if o := l.orders.open[r.id]; o != nil {
+				l.orders.stepAttempt(l, o, r.orderIn, r.attempt)
+			}
+		} else if w := l.open[r.id]; w != nil {
 			l.stepAttempt(w, r.in, r.attempt)
 		}
 	}
-	l.retries = later
 }
 
 // coverQueued ends the queued requests the inventory now covers (another
@@ -346,10 +369,20 @@ func (l *loop) askerOf(id string) asker {
 func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev := ev.(type) {
 	case startEv:
-		// Reconciling (the rows delivered before this event) may have moved
-		// some; resume the others from their persisted state.
+		// Reconciling (the history rows, the timers' check after that
+		// read and the inventory, all handled before this event) may have
+		// moved some; resume the others from their persisted state. One
+		// yet to quote quotes its shortfall, from that inventory and this
+		// book, at its turn.
 		for id, v := range l.loaded {
-			if w := l.open[id]; w != nil && l.group.latest(w).Version == v {
+			w := l.open[id]
+			if w == nil {
+				continue
+			}
+			if toQuote(l.group.latest(w)) && l.books[id] == nil {
+				l.books[id] = ev.book
+			}
+			if l.group.latest(w).Version == v {
 				l.step(w, workflow.Resume{})
 			}
 		}
@@ -420,7 +453,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case creditEv:
 		ev.reply <- l.create(ctx, ev.w, workflow.SellTurn{}, nil)
 	case cancelEv:
-		ev.reply <- l.cancel(ctx, ev.id)
+		ev.reply <- l.cancel(ctx, ev.id, ev.in)
 	case waitEv:
 		if l.open[ev.id] == nil {
 			ev.reply <- nil
@@ -528,7 +561,7 @@ func (l *loop) create(ctx context.Context, w *Workflow, first workflow.Input, bo
 	return nil
 }
 
-func (l *loop) cancel(ctx context.Context, id string) error {
+func (l *loop) cancel(ctx context.Context, id string, in workflow.CancelAsked) error {
 	w := l.open[id]
 	if w == nil {
 		if stored, err := l.e.store.Get(ctx, id); err == nil {
@@ -536,7 +569,7 @@ func (l *loop) cancel(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("%w: unknown workflow %s", ErrNotOpen, id)
 	}
-	return l.step(w, workflow.CancelAsked{})
+	return l.step(w, in)
 }
 
 // onRows turns one workflow's new or changed history rows (both legs of a
@@ -596,38 +629,20 @@ func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
 	return nil
 }
 
-// persistFailed handles a record that could not be saved: another process
-// moved the workflow (take the stored truth and tell its waiters), or the
-// database failed (try again a second later, then fail the workflow with
-// the reason). Nothing is stranded and no effect left.
-func (l *loop) persistFailed(w *Workflow, in workflow.Input, attempt int, err error) {
-	if errors.Is(err, store.ErrConflict) {
-		cur, gerr := l.e.store.Get(context.Background(), w.ID)
-		if gerr == nil {
-			l.e.log.Info("workflow moved by another process; taking the stored record", "id", w.ID, "state", cur.State)
-			l.install(cur, w.State, nil, nil)
-			return
-		}
-		err = gerr
-	}
-	if _, abandoning := in.(workflow.Abandon); attempt >= persistRetries && !abandoning {
-		in, attempt = workflow.Abandon{Reason: "its record could not be saved: " + err.Error()}, 0
-	}
-	l.e.log.Error("workflow record not saved; trying again", "id", w.ID, "attempt", attempt+1, "err", err)
-	l.retries = append(l.retries, retry{id: w.ID, in: in, attempt: attempt + 1, at: l.e.clock.Now().Add(time.Second)})
-}
-
 // track registers a non-terminal workflow.
 func (l *loop) track(w *Workflow) {
 	l.untrack(w.ID)
 	l.open[w.ID] = w
-	l.byQuote[w.QuoteReqID] = w.ID
+	for _, q := range quoteIDs(w) {
+		l.byQuote[q] = w.ID
+	}
 	if quoted(w) {
 		l.busy[w.Symbol]++
 	}
 }
 
-// untrack forgets the record held for id, keeping busy in step.
+// untrack forgets the record held for id, keeping busy and byQuote in
+// step.
 func (l *loop) untrack(id string) {
 	old := l.open[id]
 	if old == nil {
@@ -638,12 +653,30 @@ func (l *loop) untrack(id string) {
 			delete(l.busy, old.Symbol)
 		}
 	}
+	for _, q := range quoteIDs(old) {
+		delete(l.byQuote, q)
+	}
 	delete(l.open, id)
+}
+
+// quoteIDs are the quoteReqIDs whose rows belong to w: its own, and the
+// one it sent again in place of while that one's late rows are watched for.
+func quoteIDs(w *Workflow) []string {
+	if w.LostQuoteReqID == "" {
+		return []string{w.QuoteReqID}
+	}
+	return []string{w.QuoteReqID, w.LostQuoteReqID}
 }
 
 // quoted says whether w is a locate whose quote has left: its symbol has
 // its one open quote (spec "Short locates" rule 4).
-func quoted(w *Workflow) bool { return w.Kind == states.Locate && w.State != states.Requested }
+func quoted(w *Workflow) bool { return w.Kind == states.Locate && !toQuote(w) }
+
+// toQuote says whether w is a locate waiting for its turn to quote (for
+// the first time, or again after its quote was lost on the way).
+func toQuote(w *Workflow) bool {
+	return w.Kind == states.Locate && (w.State == states.Requested || w.State == states.Requoting)
+}
 
 // install takes a saved record as the truth, tells whoever listens, and
 // settles the waiters of one that ended.
@@ -665,11 +698,13 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 		return
 	}
 	l.untrack(w.ID)
-	delete(l.byQuote, w.QuoteReqID)
 	delete(l.books, w.ID)
 	delete(l.askers, w.ID)
 	l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == w.ID })
-	l.e.poll.Unwatch(w.QuoteReqID)
+	for _, q := range quoteIDs(w) {
+		delete(l.byQuote, q)
+		l.e.poll.Unwatch(q)
+	}
 	for _, ch := range l.waiters[w.ID] {
 		ch <- w
 	}
@@ -769,6 +804,9 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 	case workflow.SendCancel:
 		e.poll.Wrote()
 		quote := w.QuoteReqID
+		if eff.QuoteReqID != "" {
+			quote = eff.QuoteReqID
+		}
 		e.writes.push(func(ctx context.Context) event {
 			// The cancel must land even when the engine is being stopped:
 			// nothing is left open at the broker.
@@ -840,10 +878,14 @@ func (l *loop) shutdown() {
 	l.subs = nil
 }
 
-// newWorkflow builds a workflow record with fresh ids.
-func (e *Engine) newWorkflow(kind states.Kind, symbol string, requested int64) *Workflow {
+// newWorkflow builds a workflow record with a fresh quoteReqID, and id
+// unless the caller chose it.
+func (e *Engine) newWorkflow(kind states.Kind, id, symbol string, requested int64) *Workflow {
+	if id == "" {
+		id = NewID()
+	}
 	return &Workflow{
-		ID: "wf-" + uuid.NewString()[:13], Kind: kind, Account: e.cfg.Account, Symbol: symbol,
+		ID: id, Kind: kind, Account: e.cfg.Account, Symbol: symbol,
 		Requested: requested, QuoteReqID: uuid.NewString(), State: states.Initial(kind),
 	}
 }
@@ -855,3 +897,7 @@ func rawJSON(v any) []byte {
 	}
 	return b
 }
+
+// NewID makes up a workflow id, as a caller choosing its own (Request.ID)
+// should.
+func NewID() string { return "wf-" + uuid.NewString()[:13] }

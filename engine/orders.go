@@ -55,6 +55,12 @@ type ShortRequest struct {
 	// Ask and Asker are the locate's (see Request).
 	Ask   func(ctx context.Context, o Offer) bool
 	Asker string
+	// LocateID and ClientOrderID, when set, are the ids of the locate and
+	// the order, chosen by the caller so that a short sent again (its owner
+	// went away before answering) neither locates nor sells twice: an
+	// order recorded under ClientOrderID is followed, never sent again.
+	LocateID      string
+	ClientOrderID string
 }
 
 // ShortResult says how a short went: the locate behind it, the sizing, and
@@ -64,10 +70,19 @@ type ShortResult struct {
 	Sizing *ledger.Sizing
 	Order  *Order
 	Reason string
+	// Declined is set when Confirm said no: nothing was sent, by the
+	// person's choice.
+	Declined bool
 }
 
 // Validate checks the request before anything is sent.
 func (r ShortRequest) Validate() error {
+	if err := workflow.ValidateID(r.LocateID); err != nil {
+		return err
+	}
+	if err := workflow.ValidateID(r.ClientOrderID); err != nil {
+		return err
+	}
 	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
@@ -100,6 +115,16 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		return nil, err
 	}
 	res := &ShortResult{}
+	if req.ClientOrderID != "" {
+		if _, err := e.store.GetOrder(ctx, req.ClientOrderID); err == nil {
+			// Sent before: follow it, and report its locate.
+			if res.Order, err = e.WaitOrder(ctx, req.ClientOrderID, true); err != nil {
+				return res, err
+			}
+			res.Locate, err = e.store.Get(ctx, res.Order.LocateWorkflowID)
+			return res, err
+		}
+	}
 	// Buying power and account status first: a locate the account could not
 	// use would be paid for nothing.
 	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, req.Limit, req.Quantity); err != nil {
@@ -111,7 +136,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 				ErrSizing, l.Name, l.Shares, req.Symbol, req.Limit, req.Quantity, l.Detail)
 		}
 	}
-	h, err := e.Locate(ctx, Request{Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
+	h, err := e.Locate(ctx, Request{ID: req.LocateID, Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
 	if err != nil {
 		return res, err
 	}
@@ -130,8 +155,12 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, res.Sizing.Explanation)
 	}
 	limit := req.Limit
+	id := req.ClientOrderID
+	if id == "" {
+		id = uuid.NewString()
+	}
 	o := &Order{
-		ClientOrderID: uuid.NewString(), Account: e.cfg.Account, Symbol: req.Symbol,
+		ClientOrderID: id, Account: e.cfg.Account, Symbol: req.Symbol,
 		Side: string(brokerclient.SideSell), OpenClose: string(brokerclient.OpenCloseOpen),
 		OrderType: string(brokerclient.OrderTypeLimit), TimeInForce: string(brokerclient.TimeInForceDay),
 		Quantity: req.Quantity, LimitPrice: limit, Route: route, LocateWorkflowID: res.Locate.ID,
@@ -145,7 +174,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		return res, err
 	}
 	if req.Confirm != nil && !req.Confirm(ctx, *o) {
-		res.Reason = "declined at the confirmation"
+		res.Reason, res.Declined = "declined at the confirmation", true
 		return res, nil
 	}
 	res.Order, err = e.PlaceOrder(ctx, o)
@@ -295,7 +324,7 @@ type (
 	}
 	orderSeenEv struct {
 		id string
-		in workflow.OrderInput // nil: the lookup failed; look again
+		in workflow.OrderInput
 	}
 	cancelOrderEv struct {
 		id    string
@@ -374,10 +403,6 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 		if o == nil {
 			return
 		}
-		if ev.in == nil {
-			b.effect(l, o, workflow.LookupOrder{})
-			return
-		}
 		b.step(l, o, ev.in)
 	case cancelOrderEv:
 		o := b.open[ev.id]
@@ -410,32 +435,31 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 	}
 }
 
-// step runs the order's pure step, commits, then carries out the effects.
+// step runs the order's pure step in the loop's grouped commit (see
+// loop.step): its record commits with the batch's, its transition is
+// logged, and only then do its effects leave; a record that cannot be
+// saved takes the same retry path as a workflow's.
 func (b *orderBook) step(l *loop, o *Order, in workflow.OrderInput) error {
+	return b.stepAttempt(l, o, in, 0)
+}
+
+func (b *orderBook) stepAttempt(l *loop, o *Order, in workflow.OrderInput, attempt int) error {
+	if l.group == nil {
+		var err error
+		l.grouped(func() { err = b.stepAttempt(l, o, in, attempt) })
+		return err
+	}
+	o = l.group.latestOrder(o)
 	s := workflow.StepOrder(o, in, l.e.clock.Now())
 	if s.Err != nil {
 		return s.Err
 	}
-	cur := o
-	if s.Next != nil {
-		saved, err := l.e.store.CommitOrder(context.Background(), o, s.Next)
-		if err != nil {
-			// Another process settled it, or the database failed: take the
-			// stored truth when there is one, else look again later.
-			if stored, gerr := l.e.store.GetOrder(context.Background(), o.ClientOrderID); gerr == nil {
-				b.install(l, stored, o.State, nil)
-			}
-			return err
-		}
-		b.install(l, saved, o.State, s.Transition)
-		cur = saved
-	}
-	for _, eff := range s.Effects {
-		b.effect(l, cur, eff)
-	}
+	l.group.addOrder(o, in, attempt, s)
 	return nil
 }
 
+// install takes a saved order as the truth, tells whoever listens, and
+// settles its waiters.
 func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.Transition) {
 	if tr != nil {
 		l.e.log.Info("order", "clientOrderId", o.ClientOrderID, "symbol", o.Symbol, "from", from, "to", o.State, "status", o.OrderStatus)
@@ -510,7 +534,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 						return orderSeenEv{id: id, in: seenOf(settle(ctx, e.clock, watch, got))}
 					}
 					if still, _ := e.stream.Connected(); still || ctx.Err() != nil {
-						return orderSeenEv{id: id}
+						return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 					}
 				}
 			}
@@ -524,7 +548,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 				return orderSeenEv{id: id, in: workflow.OrderNotFound{}}
 			case err != nil:
 				e.log.Warn("order lookup failed; looking again", "clientOrderId", id, "err", err)
-				return orderSeenEv{id: id}
+				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 			}
 			return orderSeenEv{id: id, in: seenOf(got)}
 		})
@@ -536,7 +560,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 			got, _, err := e.client.Orders.Cancel(ctx, account, lookup)
 			if err != nil {
 				e.log.Warn("order cancel failed; looking it up", "clientOrderId", id, "err", err)
-				return orderSeenEv{id: id, in: nil}
+				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 			}
 			return orderSeenEv{id: id, in: seenOf(got)}
 		})

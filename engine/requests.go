@@ -12,6 +12,10 @@ import (
 // Request is a locate request with "ensure" semantics: have at least
 // Quantity shares of Symbol available to short.
 type Request struct {
+	// ID, when set, is the workflow's id, chosen by the caller so that a
+	// request sent again (its owner went away before answering) is not
+	// started twice: a request whose ID exists returns that workflow.
+	ID       string
 	Symbol   string
 	Quantity int64
 	Policy   Policy
@@ -27,6 +31,9 @@ type Request struct {
 // says whether a person can confirm an offer: without one, the policy must
 // decide alone (auto-accept, or a cap to accept within).
 func (r Request) Validate(canAsk bool) error {
+	if err := workflow.ValidateID(r.ID); err != nil {
+		return err
+	}
 	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
@@ -56,10 +63,26 @@ func (e *Engine) Locate(ctx context.Context, req Request) (*Handle, error) {
 	return hs[0], errs[0]
 }
 
-// CreditBack returns shares of symbol's typ inventory row (spec "Short
-// locates" rule 5). It refuses, sending nothing, when the row does not hold
-// that many available shares.
-func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, typ brokerclient.LocateType) (*Handle, error) {
+// CreditBackRequest returns Shares of Symbol's Type inventory row.
+type CreditBackRequest struct {
+	// ID: see Request.
+	ID     string
+	Symbol string
+	Shares int64
+	Type   brokerclient.LocateType
+}
+
+// CreditBack returns shares of an inventory row (spec "Short locates" rule
+// 5). It refuses, sending nothing, when the row does not hold that many
+// available shares.
+func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle, error) {
+	symbol, shares, typ := req.Symbol, req.Shares, req.Type
+	if err := workflow.ValidateID(req.ID); err != nil {
+		return nil, err
+	}
+	if h, ok := e.existing(ctx, req.ID); ok {
+		return h, nil
+	}
 	if err := workflow.ValidateSymbol(symbol); err != nil {
 		return nil, err
 	}
@@ -86,7 +109,7 @@ func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, ty
 	if have < shares {
 		return nil, &workflow.InputError{Field: "quantity", Message: fmt.Sprintf("%s %s inventory has %d available, fewer than %d", symbol, typ, have, shares)}
 	}
-	ev := creditEv{w: e.newWorkflow(states.CreditBack, symbol, shares)}
+	ev := creditEv{w: e.newWorkflow(states.CreditBack, req.ID, symbol, shares)}
 	ev.w.Quantity, ev.w.LocateType = shares, string(typ)
 	if err := e.request(ctx, func(r chan error) event { ev.reply = r; return ev }); err != nil {
 		return nil, err
@@ -96,9 +119,9 @@ func (e *Engine) CreditBack(ctx context.Context, symbol string, shares int64, ty
 
 // Cancel cancels an unfinished workflow: one not yet sent ends at once; a
 // sent quote or sell is cancelled at the broker and ends when history shows
-// it (status 52).
-func (e *Engine) Cancel(ctx context.Context, id string) error {
-	return e.request(ctx, func(r chan error) event { return cancelEv{id: id, reply: r} })
+// it (status 52). in says who asks (a person unless set) and why.
+func (e *Engine) Cancel(ctx context.Context, id string, in workflow.CancelAsked) error {
+	return e.request(ctx, func(r chan error) event { return cancelEv{id: id, in: in, reply: r} })
 }
 
 // Attach makes ask the one who answers workflow id's offer from now on (a
@@ -109,11 +132,11 @@ func (e *Engine) Attach(ctx context.Context, id string, ask func(ctx context.Con
 }
 
 // Answer answers workflow id's offer from anywhere (`locator approve` or
-// `decline`, a dashboard): accept takes it within the policy; a refusal
-// declines and cancels it with reason.
-func (e *Engine) Answer(ctx context.Context, id string, accept bool, reason string) error {
+// `decline`, a dashboard): accepting takes it within the policy; a refusal
+// declines and cancels it, recording who refused (in.By) and why.
+func (e *Engine) Answer(ctx context.Context, id string, in workflow.Answer) error {
 	return e.request(ctx, func(r chan error) event {
-		return answerEv{id: id, in: workflow.Answer{Accept: accept, Reason: reason}, reply: r}
+		return answerEv{id: id, in: in, reply: r}
 	})
 }
 
@@ -124,4 +147,16 @@ func (e *Engine) request(ctx context.Context, build func(chan error) event) erro
 		return waitErr
 	}
 	return err
+}
+
+// existing is the workflow a request sent again already started, when its
+// id is set and recorded.
+func (e *Engine) existing(ctx context.Context, id string) (*Handle, bool) {
+	if id == "" {
+		return nil, false
+	}
+	if _, err := e.store.Get(ctx, id); err != nil {
+		return nil, false
+	}
+	return &Handle{ID: id, e: e}, true
 }

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -32,11 +32,15 @@ import (
 // the broker (toBeSold > 0) is left alone.
 func (r *Runner) CreditBackUnused(ctx context.Context) (string, error) {
 	var parts []outcome
-	for _, w := range r.Engine.Active() {
+	open, err := r.open(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range open {
 		if w.Kind != states.CreditBack {
 			continue
 		}
-		done, err := r.Engine.Wait(ctx, w.ID)
+		done, err := r.Account.Follow(ctx, account.FollowRequest{ID: w.ID}, nil)
 		o := outcome{label: fmt.Sprintf("%s %s", w.Symbol, w.LocateType), w: done, err: err, note: "(left open by an earlier run)"}
 		o.ok = err == nil && done.State == states.Credited
 		if err != nil {
@@ -53,8 +57,8 @@ func (r *Runner) CreditBackUnused(ctx context.Context) (string, error) {
 	}
 	parts = append(parts, skipped...)
 	type started struct {
-		o outcome
-		h *engine.Handle
+		o  outcome
+		id string
 	}
 	var inflight []started
 	for _, p := range plan {
@@ -64,9 +68,9 @@ func (r *Runner) CreditBackUnused(ctx context.Context) (string, error) {
 			parts = append(parts, o)
 			continue
 		}
-		h, err := r.Engine.CreditBack(ctx, p.symbol, p.shares, p.typ)
+		s, err := r.Account.CreditBack(ctx, account.CreditBackRequest{Symbol: p.symbol, Quantity: p.shares, Type: p.typ})
 		switch {
-		case errors.Is(err, engine.ErrInput):
+		case errors.Is(err, workflow.ErrInput):
 			// The row changed since the plan (a short took shares): what is
 			// left is not ours to sell.
 			o.ok, o.note = true, "skipped: "+err.Error()
@@ -75,11 +79,11 @@ func (r *Runner) CreditBackUnused(ctx context.Context) (string, error) {
 			o.err = err
 			parts = append(parts, o)
 		default:
-			inflight = append(inflight, started{o, h})
+			inflight = append(inflight, started{o, s.ID})
 		}
 	}
 	for _, s := range inflight {
-		w, err := s.h.Wait(ctx)
+		w, err := r.Account.Follow(ctx, account.FollowRequest{ID: s.id}, nil)
 		s.o.w, s.o.err = w, err
 		s.o.ok = err == nil && w.State == states.Credited
 		parts = append(parts, s.o)
@@ -97,14 +101,14 @@ type credit struct {
 // creditPlan reads the inventory and the order book and decides what to
 // sell; skipped lists rows left alone on purpose, with why.
 func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
-	rows, _, err := r.Client.Locates.Inventory(ctx, r.Account)
+	rows, _, err := r.Client.Locates.Inventory(ctx, r.AccountID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("inventory: %w", err)
 	}
 	if len(rows) == 0 {
 		return nil, nil, nil
 	}
-	book, _, err := r.Client.Orders.Book(ctx, r.Account)
+	book, _, err := r.Client.Orders.Book(ctx, r.AccountID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("order book (working short sells hold located shares): %w", err)
 	}
@@ -117,7 +121,7 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 			hold[row.Symbol] = workflow.WorkingShortSells(orders, row.Symbol)
 		}
 	}
-	open, err := r.Store.List(ctx, store.Filter{Account: r.Account, Kind: states.CreditBack, Open: true})
+	open, err := r.Store.List(ctx, store.Filter{Account: r.AccountID, Kind: states.CreditBack, Open: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +131,7 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 	}
 	// A locate in flight means someone wants the symbol located now: its
 	// shares are not "unused".
-	locating, err := r.Store.List(ctx, store.Filter{Account: r.Account, Kind: states.Locate, Open: true})
+	locating, err := r.Store.List(ctx, store.Filter{Account: r.AccountID, Kind: states.Locate, Open: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,7 +209,7 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 // singleUseFilledToday sums, per symbol, the SingleUse shares this store's
 // locates filled since the start of the trading day.
 func (r *Runner) singleUseFilledToday(ctx context.Context) (map[string]int64, error) {
-	ws, err := r.Store.List(ctx, store.Filter{Account: r.Account, Kind: states.Locate, Since: marketDay(r.now())})
+	ws, err := r.Store.List(ctx, store.Filter{Account: r.AccountID, Kind: states.Locate, Since: marketDay(r.now())})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -70,7 +71,13 @@ func (b *testBundle) start() {
 	}
 	t.Cleanup(e.Close)
 	b.engine = e
-	b.runner = &jobs.Runner{Engine: e, Client: b.client, Store: b.store, Clock: b.sim.Clock, Account: "LV100001", Logger: log}
+	// The jobs reach the account through its account API, as on an owner.
+	local, err := service.NewLocal(t.Context(), service.LocalConfig{Engine: e, Store: b.store, Client: b.client, Clock: b.sim.Clock,
+		Logger: log, Account: "LV100001", Env: brokerclient.EnvLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.runner = local.Runner("jobs test", nil)
 }
 
 // tWriter sends logs to the test's log.
@@ -554,7 +561,7 @@ func TestCreditBackSkipsSymbolBeingLocated(t *testing.T) {
 	if n := len(b.requests("locates/sell")); n != 0 {
 		t.Errorf("%d sells, want none", n)
 	}
-	if err := b.engine.Cancel(t.Context(), h.ID); err != nil {
+	if err := b.engine.Cancel(t.Context(), h.ID, workflow.CancelAsked{}); err != nil {
 		t.Fatal(err)
 	}
 }

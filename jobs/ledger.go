@@ -25,7 +25,7 @@ func (r *Runner) LedgerSync(ctx context.Context, days int) (string, error) {
 		days = DefaultDays
 	}
 	from, to := window(r.now(), days)
-	res, err := ledger.Sync(ctx, r.Client, r.Store, r.Account, from, to)
+	res, err := ledger.Sync(ctx, r.Client, r.Store, r.AccountID, from, to)
 	if err != nil {
 		return "", fmt.Errorf("ledger sync %s..%s: %w", from.Format(time.DateOnly), to.AddDate(0, 0, -1).Format(time.DateOnly), err)
 	}
@@ -48,10 +48,10 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	}
 	now := r.now()
 	from, to := window(now, days)
-	if _, err := ledger.Sync(ctx, r.Client, r.Store, r.Account, from, to); err != nil {
+	if _, err := ledger.Sync(ctx, r.Client, r.Store, r.AccountID, from, to); err != nil {
 		return "", fmt.Errorf("ledger sync before reconciling: %w", err)
 	}
-	rep, err := ledger.Reconcile(ctx, r.Client, r.Store, r.Account, from, now, grace)
+	rep, err := ledger.Reconcile(ctx, r.Client, r.Store, r.AccountID, from, now, grace)
 	if err != nil {
 		return "", fmt.Errorf("reconcile: %w", err)
 	}

@@ -2,14 +2,14 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Locate is the body of a locate job: for each symbol, ensure j.Quantity
@@ -26,12 +26,15 @@ func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 	for i, sym := range j.Symbols {
 		parts[i].label = sym
 	}
-	// Adopt what an earlier run left open for these symbols (the engine
-	// resumed it at Start): wait for it instead of queueing a second
-	// request.
+	open, err := r.open(ctx)
+	if err != nil {
+		return "", err
+	}
+	// Adopt what an earlier run left open for these symbols (the owner
+	// resumed it): wait for it instead of queueing a second request.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, w := range r.Engine.Active() {
+	for _, w := range open {
 		i := slices.Index(j.Symbols, w.Symbol)
 		if w.Kind != states.Locate || i < 0 {
 			continue
@@ -39,7 +42,7 @@ func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done, err := r.Engine.Wait(ctx, w.ID)
+			done, err := r.Account.Follow(ctx, account.FollowRequest{ID: w.ID}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -50,9 +53,9 @@ func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 		}()
 	}
 	wg.Wait()
-	// The rest go to the engine as one batch, which checks them while it
+	// The rest go to the owner as one batch, which checks them while it
 	// quotes.
-	var reqs []engine.Request
+	var items []account.LocateItem
 	var at []int
 	for i, sym := range j.Symbols {
 		if parts[i].err != nil {
@@ -62,43 +65,48 @@ func (r *Runner) Locate(ctx context.Context, j Job) (string, error) {
 			parts[i].err = fmt.Errorf("not started: shutting down: %w", context.Canceled)
 			continue
 		}
-		reqs = append(reqs, engine.Request{Symbol: sym, Quantity: j.Quantity, Policy: j.Policy})
+		items = append(items, account.LocateItem{Symbol: sym, Quantity: j.Quantity, Policy: j.Policy})
 		at = append(at, i)
 	}
-	handles := make([]*engine.Handle, len(j.Symbols))
-	if len(reqs) > 0 {
-		hs, err := r.Engine.LocateAll(ctx, reqs)
-		var batch *engine.BatchError
+	ids := make([]string, len(j.Symbols))
+	if len(items) > 0 {
+		res, err := r.Account.Locate(ctx, account.LocateRequest{Items: items})
 		for k, i := range at {
 			switch {
-			case errors.As(err, &batch):
-				handles[i], parts[i].err = hs[k], batch.Errs[k]
 			case err != nil:
 				parts[i].err = err
+			case res.Started[k].Refused != nil:
+				parts[i].err = res.Started[k].Refused
 			default:
-				handles[i] = hs[k]
+				ids[i] = res.Started[k].ID
 			}
 		}
 	}
-	for i, h := range handles {
-		if h == nil {
+	for i, id := range ids {
+		if id == "" {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := h.Wait(ctx)
+			w, err := r.Account.Follow(ctx, account.FollowRequest{ID: id}, nil)
 			if err != nil {
-				parts[i].err = fmt.Errorf("%s: %w", h.ID, err)
+				parts[i].err = fmt.Errorf("%s: %w", id, err)
 				return
 			}
 			parts[i].w = w
-			switch w.State {
-			case states.Filled, states.Covered, states.NotNeeded:
-				parts[i].ok = true
-			}
+			parts[i].ok = w.Located()
 		}()
 	}
 	wg.Wait()
 	return summarize(parts, "no symbols")
+}
+
+// open is the account's unfinished workflows, as its owner sees them.
+func (r *Runner) open(ctx context.Context) ([]workflow.Workflow, error) {
+	st, err := r.Account.Status(ctx, account.StatusRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("the account's status: %w", err)
+	}
+	return st.Open, nil
 }

@@ -15,31 +15,35 @@ import (
 func (r *Runner) RunOnce(ctx context.Context, j Job, grace time.Duration) (*store.JobRun, error) {
 	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	type result struct {
-		run *store.JobRun
-		err error
-	}
-	done := make(chan result, 1)
+	var run *store.JobRun
+	var err error
+	done := make(chan struct{})
 	go func() {
-		run, err := r.Run(jobCtx, j)
-		done <- result{run, err}
+		defer close(done)
+		run, err = r.Run(jobCtx, j)
 	}()
 	select {
-	case res := <-done:
-		return res.run, res.err
+	case <-done:
+		return run, err
 	case <-ctx.Done():
 	}
 	r.log().Info("stopping: the job starts nothing new and finishes its current step", "job", j.Name, "grace", grace)
+	r.stopGently(grace, done, cancel)
+	return run, err
+}
+
+// stopGently tells the bodies to start nothing new and waits until done is
+// closed, stopping the work (cancel) once grace has passed: the one way a
+// run or the daemon stops gently.
+func (r *Runner) stopGently(grace time.Duration, done <-chan struct{}, cancel func()) {
 	r.Drain()
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {
-	case res := <-done:
-		return res.run, res.err
+	case <-done:
 	case <-timer.C:
-		r.log().Warn("grace period over: stopping the job; its workflows resume at the next start", "job", j.Name)
+		r.log().Warn("grace period over: stopping running jobs; their workflows resume at the next start")
 		cancel()
-		res := <-done
-		return res.run, res.err
+		<-done
 	}
 }

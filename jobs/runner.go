@@ -9,28 +9,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Runner runs job bodies for one account on one running engine, which every
-// job shares: one poller, one quote queue, one view of the inventory.
+// Runner runs job bodies for one account through its account API, whose
+// owner's engine every job shares: one poller, one quote queue, one view
+// of the inventory.
 type Runner struct {
-	// Engine is started; the runner never starts or closes it.
-	Engine *engine.Engine
-	// Client is the engine's client, for the reads the bodies make
+	// Account is the account the bodies locate and credit back through.
+	Account account.Account
+	// Client is the owner's client, for the reads the bodies make
 	// themselves (inventory, order book, ledger).
 	Client *brokerclient.Client
-	// Store is the engine's store; runs are recorded in its job_runs.
+	// Store is the owner's store; runs are recorded in its job_runs.
 	Store *store.Store
-	// Clock is the engine's clock: "today" and ledger windows come from it.
-	Clock   clock.Clock
-	Account string
+	// Clock is the owner's clock: "today" and ledger windows come from it.
+	Clock     clock.Clock
+	AccountID string
 	// Logger receives a line when a run starts and ends (nil: none).
 	Logger *slog.Logger
 	// Notifier is told of each failed run and of fee problems (nil:
@@ -45,28 +46,8 @@ type Runner struct {
 	notified map[string]bool
 }
 
-// Failure is a run that did not reach its goal. Detail says what each part
-// of the run came to; Worst is the worst end among its workflows (empty when
-// no workflow caused the failure), from which cmd/locator derives an exit
-// code.
-type Failure struct {
-	// Detail is the run's account, part by part.
-	Detail string
-	// Worst is the worst workflow end behind the failure.
-	Worst states.State
-	// Interrupted is set when the run was stopped (shutdown) before it
-	// finished; its workflows stay in the store and resume at the next start.
-	Interrupted bool
-	// WorkflowIDs are the workflows behind the failure, for notifications.
-	WorkflowIDs []string
-	// FeeProblems are the problems a reconcile run found (missing, wrong
-	// amount or unexplained fees, a day's total that differs), one line
-	// each: such a run is notified as a fee problem rather than as a
-	// failed job, and only when a line is new.
-	FeeProblems []string
-}
-
-func (f *Failure) Error() string { return f.Detail }
+// Failure is a run that did not reach its goal (see account.JobFailure).
+type Failure = account.JobFailure
 
 // Drain tells running bodies to start nothing new (no new quote or
 // credit-back) while they finish what is in flight: the first step of a
@@ -142,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 	if why, skip := j.Schedule.Skips(r.now()); skip {
 		return r.skip(ctx, j, why)
 	}
-	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.Account)
+	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.AccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +167,7 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 
 // skip records a run of j that did not run, and why.
 func (r *Runner) skip(ctx context.Context, j Job, why string) (*store.JobRun, error) {
-	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.Account)
+	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.AccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +189,7 @@ func (r *Runner) NotifyFailure(ctx context.Context, j Job, run *store.JobRun, er
 	if r.Notifier == nil || ctx.Err() != nil || r.draining() {
 		return
 	}
-	ev := notify.Event{Kind: notify.JobFailed, Job: j.Name, JobKind: string(j.Kind), Account: r.Account,
+	ev := notify.Event{Kind: notify.JobFailed, Job: j.Name, JobKind: string(j.Kind), Account: r.AccountID,
 		Time: run.EndedAt, RunID: run.ID, Detail: run.Detail}
 	var f *Failure
 	if errors.As(err, &f) {

@@ -257,7 +257,7 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 		return w
 	}
 	fill := run(e.Locate(t.Context(), engine.Request{Symbol: "HTBX", Quantity: 500, Policy: workflow.Policy{AutoAccept: true}}))
-	credit := run(e.CreditBack(t.Context(), "HTBX", 200, brokerclient.LocateTypeLocate))
+	credit := run(e.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate}))
 	e.Close() // the clock stops with the engine's timers
 	if fill.State != states.Filled || credit.State != states.Credited {
 		t.Fatalf("workflows ended %s and %s", fill.State, credit.State)

@@ -242,14 +242,40 @@ func (p *Poller) kick() {
 	}
 }
 
-// PollHistory reads history once now and delivers what changed; the engine
-// calls it at start-up to reconcile before sending anything.
+// PollHistory reads history once now, delivers what changed and counts on
+// the cadence from this read. The engine's Start calls it to reconcile the
+// recovered workflows before any of them steps (docs/design.md rule 1);
+// the poller's own ticks call it too.
 func (p *Poller) PollHistory(ctx context.Context) error {
+	p.mu.Lock()
+	p.lastHist = p.cfg.Clock.Now()
+	p.mu.Unlock()
 	rows, err := p.cfg.Source.History(ctx, p.cfg.Account)
 	if err != nil {
 		return err
 	}
 	p.deliver(rows)
+	p.mu.Lock()
+	p.nextHist = p.cfg.Clock.Now().Add(p.historySpacingLocked())
+	p.mu.Unlock()
+	return nil
+}
+
+// PollInventory reads inventory once now, hands it to OnInventory and
+// counts the idle inventory spacing from this read. The engine's Start
+// calls it, beside PollHistory, so a recovered request quotes only its
+// shortfall; the poller's own ticks call it too.
+func (p *Poller) PollInventory(ctx context.Context) error {
+	rows, err := p.cfg.Source.Inventory(ctx, p.cfg.Account)
+	if err != nil {
+		return err
+	}
+	if p.cfg.OnInventory != nil {
+		p.cfg.OnInventory(rows)
+	}
+	p.mu.Lock()
+	p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
+	p.mu.Unlock()
 	return nil
 }
 
@@ -356,29 +382,14 @@ func (p *Poller) tick(ctx context.Context) error {
 	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
 	p.mu.Unlock()
 	if histDue {
-		p.mu.Lock()
-		p.lastHist = now
-		p.mu.Unlock()
-		rows, err := p.cfg.Source.History(ctx, p.cfg.Account)
-		if err != nil {
+		if err := p.PollHistory(ctx); err != nil {
 			return err
 		}
-		p.deliver(rows)
-		p.mu.Lock()
-		p.nextHist = p.cfg.Clock.Now().Add(p.historySpacingLocked())
-		p.mu.Unlock()
 	}
 	if invDue {
-		rows, err := p.cfg.Source.Inventory(ctx, p.cfg.Account)
-		if err != nil {
+		if err := p.PollInventory(ctx); err != nil {
 			return err
 		}
-		if p.cfg.OnInventory != nil {
-			p.cfg.OnInventory(rows)
-		}
-		p.mu.Lock()
-		p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
-		p.mu.Unlock()
 	}
 	return nil
 }

@@ -2,22 +2,18 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/store"
@@ -27,28 +23,6 @@ import (
 // account is taken over this long after its last one. Heartbeats come at a
 // third of it.
 const LeaseTTL = 10 * time.Second
-
-// Owner is the live owner of one account.
-type Owner struct {
-	eng   *engine.Engine
-	st    *store.Store
-	lease store.Lease
-	clk   clock.Clock
-	log   *slog.Logger
-	ln    net.Listener
-	srv   *http.Server
-	lost  chan struct{} // closed when the lease was lost
-	stop  chan struct{}
-	wg    sync.WaitGroup
-
-	closeOnce sync.Once
-
-	client *brokerclient.Client // the engine's: job runs make their reads with it
-
-	mu        sync.Mutex
-	followers map[string]*follower          // who follows a workflow and answers its offer
-	jobs      map[string]context.CancelFunc // job runs handed over, by their follower's ref
-}
 
 // Role says what kind of process owns an account: a daemon owns it until
 // stopped; a command only for its run.
@@ -60,126 +34,126 @@ const (
 	RoleCommand Role = "command"
 )
 
-// RoleOf is the role of the process holding lease.
-func RoleOf(lease store.Lease) Role {
-	role, _, _ := strings.Cut(lease.Owner, ":")
-	return Role(role)
+// OwnerConfig says how a process owns an account.
+type OwnerConfig struct {
+	// Engine is the engine the owner runs (Client, Store, Account and Env
+	// set).
+	Engine engine.Config
+	// DB is the database's path, as followers compare it with theirs.
+	DB string
+	// BaseURL is the broker address: with the account, what the owner's
+	// lock and socket are named for.
+	BaseURL string
+	// RuntimeDir holds the lock and the socket (see RuntimeDir).
+	RuntimeDir string
+	Role       Role
 }
 
-// Own takes account's lease for a process of role (a *store.LeaseHeldError
-// names the live owner otherwise), starts the engine cfg describes — which
-// recovers what an earlier owner left — and serves other processes'
-// requests on a socket beside the database at dbPath. Close gives it all
-// up.
-func Own(ctx context.Context, cfg engine.Config, dbPath string, role Role) (*Owner, error) {
-	return own(ctx, cfg, dbPath, role, "")
+// Owner is the live owner of one account on this machine: it holds the
+// account's machine lock (one owner per account per machine, whatever
+// database a process opens) and its lease in the database, runs its
+// engine, and serves the account API to other processes on its socket.
+type Owner struct {
+	cfg   OwnerConfig
+	eng   *engine.Engine
+	local *Local
+	st    *store.Store
+	lock  *machineLock
+	lease store.Lease
+	clk   clock.Clock
+	log   *slog.Logger
+	ln    net.Listener
+	srv   *http.Server
+	lost  chan struct{} // closed when the lease was lost
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	closeOnce sync.Once
 }
 
-// OwnAsDaemon takes account for a daemon: a command that owns it for its
-// run is waited out (a killed one replaced at once); another daemon is
-// refused with a *store.LeaseHeldError naming it.
-func OwnAsDaemon(ctx context.Context, cfg engine.Config, dbPath string) (*Owner, error) {
-	clk := cfg.Clock
-	if clk == nil {
-		clk = clock.Real{}
+// Own makes this process the account's owner: errLocked when another
+// process of this machine owns it (dial it), a refusal when the database
+// names a live owner of the account at another broker address, and a
+// *store.LeaseHeldError when a process of another host holds its lease.
+// The engine it starts recovers what an earlier owner left.
+func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
+	ec := &cfg.Engine
+	if ec.Clock == nil {
+		ec.Clock = clock.Real{}
 	}
-	for {
-		o, err := Own(ctx, cfg, dbPath, RoleDaemon)
-		var held *store.LeaseHeldError
-		switch {
-		case err == nil || !errors.As(err, &held) || RoleOf(held.Holder) == RoleDaemon:
-			return o, err
-		case !Reachable(ctx, held.Holder):
-			if o, err := TakeOver(ctx, cfg, dbPath, RoleDaemon, held.Holder); err == nil {
-				return o, nil
-			}
-		}
-		if cfg.Logger != nil {
-			cfg.Logger.Info("waiting for a command's run to give the account up", "account", cfg.Account, "pid", held.Holder.PID)
-		}
-		if err := clock.Sleep(ctx, clk, 500*time.Millisecond); err != nil {
-			return nil, err
-		}
+	if ec.Logger == nil {
+		ec.Logger = slog.New(slog.DiscardHandler)
 	}
-}
-
-// TakeOver is Own when the lease's holder is gone (Reachable is false)
-// before its lease lapsed: a killed owner is replaced at once.
-func TakeOver(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead store.Lease) (*Owner, error) {
-	if Reachable(ctx, dead) {
-		return nil, &store.LeaseHeldError{Holder: dead}
-	}
-	return own(ctx, cfg, dbPath, role, dead.Owner)
-}
-
-// Reachable reports whether the owner holding lease takes connections: a
-// live process does even when it is busy; a killed one's socket refuses.
-func Reachable(ctx context.Context, lease store.Lease) bool {
-	var d net.Dialer
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	c, err := d.DialContext(ctx, "unix", lease.Endpoint)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
-func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead string) (*Owner, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	host, _ := os.Hostname()
-	o := &Owner{st: cfg.Store, clk: cfg.Clock, log: cfg.Logger, lost: make(chan struct{}), stop: make(chan struct{}), followers: map[string]*follower{}, jobs: map[string]context.CancelFunc{}, client: cfg.Client}
-	want := store.Lease{Account: cfg.Account, Owner: string(role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: socketPath(dbPath, cfg.Account)}
-	var lease store.Lease
-	var err error
-	if dead != "" {
-		lease, err = cfg.Store.TakeOverLease(ctx, want, dead, LeaseTTL)
-	} else {
-		lease, err = cfg.Store.AcquireLease(ctx, want, LeaseTTL)
-	}
+	lockPath, sockPath, err := paths(cfg.RuntimeDir, ec.Account, cfg.BaseURL)
 	if err != nil {
 		return nil, err
+	}
+	lock, err := tryLock(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{})}
+	if err := o.start(ctx, sockPath); err != nil {
+		lock.unlock()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *Owner) start(ctx context.Context, sockPath string) error {
+	ec := o.cfg.Engine
+	host, _ := os.Hostname()
+	want := store.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath}
+	lease, takenOver, err := o.acquire(ctx, want)
+	if err != nil {
+		return err
 	}
 	o.lease = lease
 	// The broker's buckets are per key pair and may still hold the requests
 	// of the previous owner of this key pair: start the pacer as if emptied
 	// when that owner sent its last, or now when it died (it may have sent
 	// until then).
-	last, err := cfg.Store.LastRequest(ctx, cfg.Client.PacingKey())
+	last, err := o.st.LastRequest(ctx, ec.Client.PacingKey())
 	if err != nil {
 		o.release()
-		return nil, err
+		return err
 	}
-	if dead != "" {
+	if takenOver {
 		last = o.clk.Now()
 	}
 	if !last.IsZero() {
-		cfg.Client.PaceAfter(last)
+		ec.Client.PaceAfter(last)
 	}
-	// The lease is ours: a socket left by a dead owner can go.
-	os.Remove(lease.Endpoint)
-	if o.ln, err = net.Listen("unix", lease.Endpoint); err != nil {
+	// The machine lock is ours: a socket there was left by a dead owner.
+	os.Remove(sockPath)
+	if o.ln, err = net.Listen("unix", sockPath); err != nil {
 		o.release()
-		return nil, fmt.Errorf("service: listen on %s: %w", lease.Endpoint, err)
+		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
 	}
-	os.Chmod(lease.Endpoint, 0o600)
-	if o.eng, err = engine.New(cfg); err != nil {
+	if err := os.Chmod(sockPath, 0o600); err != nil {
 		o.ln.Close()
 		o.release()
-		return nil, err
+		return err
+	}
+	if o.eng, err = engine.New(ec); err != nil {
+		o.ln.Close()
+		o.release()
+		return err
 	}
 	if err := o.eng.Start(ctx); err != nil {
 		o.ln.Close()
 		o.release()
-		return nil, err
+		return err
 	}
-	o.srv = &http.Server{Handler: o.routes(), ReadHeaderTimeout: 10 * time.Second}
+	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: o.st, Client: ec.Client, Clock: o.clk, Logger: o.log,
+		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held}); err != nil {
+		o.eng.Close()
+		o.ln.Close()
+		o.release()
+		return err
+	}
+	srv := newServer(o.local, o.hello)
+	o.srv = &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(2)
 	go func() {
 		defer o.wg.Done()
@@ -188,22 +162,41 @@ func own(ctx context.Context, cfg engine.Config, dbPath string, role Role, dead 
 		}
 	}()
 	go o.heartbeat()
-	return o, nil
+	return nil
 }
 
-// socketPath is the owner's socket for account: beside the database, or
-// under the temporary directory when that path is too long for a socket.
-func socketPath(dbPath, account string) string {
-	p := filepath.Join(filepath.Dir(dbPath), "locator-"+account+".sock")
-	if len(p) < 100 {
-		return p
+// acquire takes the account's lease in the database. A lease held by a
+// process of this host that does not answer is a dead owner's (this
+// process holds the machine lock): taken over at once. One that answers
+// serves the account at another broker address: refused.
+func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, bool, error) {
+	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
+	var held *store.LeaseHeldError
+	if !errors.As(err, &held) {
+		return lease, false, err
 	}
-	sum := sha256.Sum256([]byte(p))
-	return filepath.Join(os.TempDir(), "locator-"+hex.EncodeToString(sum[:8])+".sock")
+	if held.Holder.Host != want.Host {
+		return lease, false, err
+	}
+	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"})
+	hello, herr := c.Hello(ctx)
+	c.Close()
+	if herr == nil {
+		return lease, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
+	}
+	lease, err = o.st.TakeOverLease(ctx, want, held.Holder.Owner, LeaseTTL)
+	return lease, err == nil, err
 }
 
-// Engine is the account's engine, for the owner's own requests.
+func (o *Owner) hello() Hello {
+	return Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: o.cfg.DB, Role: o.cfg.Role, Lease: o.lease}
+}
+
+// Engine is the account's engine.
 func (o *Owner) Engine() *engine.Engine { return o.eng }
+
+// Local is the account API on this owner's engine.
+func (o *Owner) Local() *Local { return o.local }
 
 // Lease is the lease this owner holds.
 func (o *Owner) Lease() store.Lease { return o.lease }
@@ -224,6 +217,23 @@ func (o *Owner) Held() bool {
 // Lost is closed when the lease was lost (this process stalled past its
 // expiry and another took the account): the owner must stop.
 func (o *Owner) Lost() <-chan struct{} { return o.lost }
+
+// Fatal delivers why this owner can no longer drive the account: its
+// lease was lost, or its engine stopped on an error. Nothing comes when
+// it is closed.
+func (o *Owner) Fatal() <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		select {
+		case <-o.lost:
+			ch <- fmt.Errorf("account %s: the lease was lost (this process stalled past it): another process owns it now", o.lease.Account)
+		case err := <-o.eng.Err():
+			ch <- fmt.Errorf("account %s: the engine stopped: %w", o.lease.Account, err)
+		case <-o.stop:
+		}
+	}()
+	return ch
+}
 
 // heartbeat renews the lease at a third of its life.
 func (o *Owner) heartbeat() {
@@ -246,14 +256,9 @@ func (o *Owner) heartbeat() {
 	}
 }
 
-// clockSleep waits d on the owner's clock, or until ctx ends.
-func clockSleep(ctx context.Context, o *Owner, d time.Duration) error {
-	return clock.Sleep(ctx, o.clk, d)
-}
-
-// Close stops taking requests and the engine, and releases the lease; the
-// workflows stay in the store for the next owner. Closing again does
-// nothing.
+// Close stops taking requests and the engine, and releases the lease and
+// the machine lock; the workflows stay in the store for the next owner.
+// Closing again does nothing.
 func (o *Owner) Close() {
 	o.closeOnce.Do(func() {
 		close(o.stop)
@@ -266,14 +271,21 @@ func (o *Owner) Close() {
 	})
 }
 
+// release records the pacing, gives the lease up, removes the socket and
+// drops the machine lock, in that order: the next owner finds all of it
+// done when it gets the lock.
 func (o *Owner) release() {
-	if last := o.client.LastRequest(); !last.IsZero() {
-		if err := o.st.SetLastRequest(context.Background(), o.client.PacingKey(), last); err != nil {
+	client := o.cfg.Engine.Client
+	if last := client.LastRequest(); !last.IsZero() {
+		if err := o.st.SetLastRequest(context.Background(), client.PacingKey(), last); err != nil {
 			o.log.Warn("last request time not recorded; the next owner may draw a 429", "err", err)
 		}
 	}
-	if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner); err != nil {
-		o.log.Warn("lease not released; it lapses by itself", "err", err)
+	if o.lease.Owner != "" {
+		if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner); err != nil {
+			o.log.Warn("lease not released; it lapses by itself", "err", err)
+		}
+		os.Remove(o.lease.Endpoint)
 	}
-	os.Remove(o.lease.Endpoint)
+	o.lock.unlock()
 }

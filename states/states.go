@@ -39,6 +39,12 @@ const (
 	Requested State = "requested"
 	// Quoting: the quote was sent; the row is absent or Quoting [81].
 	Quoting State = "quoting"
+	// Requoting: the quote was lost on the way (no history row within the
+	// settle grace); one new quote, under a new quoteReqID, waits for its
+	// turn (the same-symbol spacing). The lost one is watched: turning up
+	// before its replacement leaves, it is taken; after, it is taken if
+	// offered first, else cancelled.
+	Requoting State = "requoting"
 	// Pending: the broker holds the quote without inventory [54].
 	Pending State = "pending"
 	// Offered: an offer is live for 30 seconds [65].
@@ -105,6 +111,9 @@ type Event string
 const (
 	// Send: the quote or sell left (write-ahead record already persisted).
 	Send Event = "send"
+	// Requote: a quote was lost on the way; it is sent again, once, under a
+	// new quoteReqID.
+	Requote Event = "requote"
 	// RowQuoting .. RowNew mirror the history row's locateStatus.
 	RowQuoting  Event = "row_quoting"  // 81
 	RowPending  Event = "row_pending"  // 54
@@ -204,26 +213,31 @@ func ev(e Event, to State, from ...State) fsm.EventDesc {
 // locateEvents is the locate workflow's transition table.
 var locateEvents = []fsm.EventDesc{
 	ev(Skip, NotNeeded, Requested),
-	ev(Cover, Covered, Requested),
-	ev(Send, Quoting, Requested),
-	ev(RowQuoting, Quoting, Quoting),
-	ev(RowPending, Pending, Quoting, Pending),
-	ev(RowOffered, Offered, Quoting, Pending, Offered),
+	ev(Cover, Covered, Requested, Requoting),
+	ev(Send, Quoting, Requested, Requoting),
+	ev(Requote, Requoting, Quoting),
+	// From Requoting: the quote thought lost turned up before its
+	// replacement left, and is taken.
+	ev(RowQuoting, Quoting, Quoting, Requoting),
+	ev(RowPending, Pending, Quoting, Pending, Requoting),
+	ev(RowOffered, Offered, Quoting, Pending, Offered, Requoting),
 	ev(Accept, Accepting, Offered),
-	ev(RowFilled, Filled, Quoting, Pending, Offered, Accepting, Canceling),
+	ev(RowFilled, Filled, Quoting, Pending, Offered, Accepting, Canceling, Requoting),
 	// A refusal is recorded before its cancel leaves (write-ahead); the
 	// cancel's confirmation, or the offer's lapse, ends it.
 	ev(Decline, Declining, Offered),
 	ev(Confirm, Declined, Declining),
 	ev(RowFilled, Filled, Declining), // accepted elsewhere before the cancel landed
 	ev(Cancel, Canceling, Quoting, Pending, Offered),
-	ev(Cancel, Canceled, Requested), // nothing was sent: nothing to cancel at the broker
+	// Nothing was sent (or only a quote thought lost, cancelled blind):
+	// nothing to wait for at the broker.
+	ev(Cancel, Canceled, Requested, Requoting),
 	ev(RowCanceled, Canceled, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(RowExpired, Expired, Quoting, Pending, Offered, Accepting, Canceling),
 	ev(Timeout, Expired, Accepting, Pending),
 	ev(Timeout, Declined, Declining),
 	ev(RowRejected, Rejected, Quoting, Pending),
-	ev(Fail, Failed, Requested, Quoting, Pending, Offered, Accepting, Canceling, Declining),
+	ev(Fail, Failed, Requested, Quoting, Requoting, Pending, Offered, Accepting, Canceling, Declining),
 	// Rows seen again after the end change nothing; a declined offer's
 	// cancel confirmation (52), or its expiry if the cancel lost the race,
 	// is expected.
@@ -269,6 +283,9 @@ var orderEvents = []fsm.EventDesc{
 	ev(StatusCanceled, Canceled, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
 	ev(StatusExpired, Expired, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
 	ev(StatusRejected, Rejected, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
+	// The engine gave up (a record that could not be saved): anything that
+	// may be at the broker is cancelled there.
+	ev(Fail, Failed, OrderIntent, OrderSent, OrderUnknown, Pending, OrderWorking, Canceling),
 	// The same status seen again after the end changes nothing.
 	ev(StatusFilled, Filled, Filled),
 	ev(StatusCanceled, Canceled, Canceled),

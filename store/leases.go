@@ -63,33 +63,38 @@ func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (L
 			l.Since = tx.now
 		}
 		l.Heartbeat, l.Expires = tx.now, tx.now.Add(ttl)
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?)
-			ON CONFLICT (account) DO UPDATE SET owner=excluded.owner, pid=excluded.pid, host=excluded.host, endpoint=excluded.endpoint,
-			since=excluded.since, heartbeat=excluded.heartbeat, expires=excluded.expires`,
-			l.Account, l.Owner, l.PID, l.Host, l.Endpoint, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
-		return err
+		return putLease(ctx, tx, l)
 	})
 	return l, err
 }
 
-// TakeOverLease takes the account from dead, an owner found gone (its
-// socket refuses connections) before its lease lapsed. It fails with a
-// *LeaseHeldError when the lease has moved on meanwhile.
+// TakeOverLease takes the account from dead, an owner found gone before
+// its lease lapsed, or takes it as new when that owner released it
+// meanwhile. It fails with a *LeaseHeldError when the lease has moved on
+// to another owner.
 func (s *Store) TakeOverLease(ctx context.Context, l Lease, dead string, ttl time.Duration) (Lease, error) {
 	err := s.inTx(ctx, func(tx *Tx) error {
 		cur, err := getLease(ctx, tx, l.Account)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
 			return err
-		}
-		if cur.Owner != dead {
+		case cur.Owner != dead:
 			return &LeaseHeldError{Holder: *cur}
 		}
 		l.Since, l.Heartbeat, l.Expires = tx.now, tx.now, tx.now.Add(ttl)
-		_, err = tx.ExecContext(ctx, `UPDATE leases SET owner=?, pid=?, host=?, endpoint=?, since=?, heartbeat=?, expires=? WHERE account = ? AND owner = ?`,
-			l.Owner, l.PID, l.Host, l.Endpoint, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires), l.Account, dead)
-		return err
+		return putLease(ctx, tx, l)
 	})
 	return l, err
+}
+
+// putLease writes l as the account's lease, whoever held it.
+func putLease(ctx context.Context, tx *Tx, l Lease) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT (account) DO UPDATE SET owner=excluded.owner, pid=excluded.pid, host=excluded.host, endpoint=excluded.endpoint,
+		since=excluded.since, heartbeat=excluded.heartbeat, expires=excluded.expires`,
+		l.Account, l.Owner, l.PID, l.Host, l.Endpoint, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
+	return err
 }
 
 // RenewLease extends owner's lease of account by ttl; ErrLeaseLost when

@@ -32,34 +32,57 @@ func (s *Store) CreateOrder(ctx context.Context, o *workflow.Order) error {
 		if err != nil {
 			return fmt.Errorf("store: create order %s: %w", o.ClientOrderID, err)
 		}
-		return nil
+		return insertOrderTransition(ctx, tx, o.ClientOrderID, &workflow.Transition{To: o.State, Event: "create", Reason: o.Reason})
 	})
 }
 
 // CommitOrder saves next, the record a step made of prev, with
-// compare-and-set on prev's version, in one immediate transaction. It
-// returns the saved order, or ErrConflict when the order had moved on.
-func (s *Store) CommitOrder(ctx context.Context, prev, next *workflow.Order) (*workflow.Order, error) {
+// compare-and-set on prev's version, and logs tr (when the step made a
+// transition), in one immediate transaction. It returns the saved order, or
+// ErrConflict when the order had moved on.
+func (s *Store) CommitOrder(ctx context.Context, prev, next *workflow.Order, tr *workflow.Transition) (*workflow.Order, error) {
 	o := *next
-	err := s.inTx(ctx, func(tx *Tx) error {
-		o.ClientOrderID = prev.ClientOrderID // the key never changes
-		o.UpdatedAt = tx.now
-		o.Version = prev.Version + 1
-		args := orderArgs(&o)
-		res, err := tx.ExecContext(ctx, `UPDATE orders SET `+orderSetList+` WHERE client_order_id = ? AND version = ?`,
-			append(args[1:], prev.ClientOrderID, prev.Version)...)
-		if err != nil {
-			return fmt.Errorf("store: update order %s: %w", prev.ClientOrderID, err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("%w: order %s changed under the update", ErrConflict, prev.ClientOrderID)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.inTx(ctx, func(tx *Tx) error { return commitOrderTx(ctx, tx, prev, &o, tr) }); err != nil {
 		return nil, err
 	}
 	return &o, nil
+}
+
+// OrderStep is one order's step for CommitBatch.
+type OrderStep struct {
+	Prev, Next *workflow.Order
+	Transition *workflow.Transition
+}
+
+func commitOrderTx(ctx context.Context, tx *Tx, prev, o *workflow.Order, tr *workflow.Transition) error {
+	o.ClientOrderID = prev.ClientOrderID // the key never changes
+	o.UpdatedAt = tx.now
+	o.Version = prev.Version + 1
+	args := orderArgs(o)
+	res, err := tx.ExecContext(ctx, `UPDATE orders SET `+orderSetList+` WHERE client_order_id = ? AND state = ? AND version = ?`,
+		append(args[1:], prev.ClientOrderID, string(prev.State), prev.Version)...)
+	if err != nil {
+		return fmt.Errorf("store: update order %s: %w", prev.ClientOrderID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%w: order %s is no longer %s (version %d)", ErrConflict, prev.ClientOrderID, prev.State, prev.Version)
+	}
+	if tr != nil {
+		return insertOrderTransition(ctx, tx, o.ClientOrderID, tr)
+	}
+	return nil
+}
+
+func insertOrderTransition(ctx context.Context, tx *Tx, id string, tr *workflow.Transition) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO order_transitions (client_order_id, from_state, to_state, event, reason, at) VALUES (?,?,?,?,?,?)`,
+		id, string(tr.From), string(tr.To), string(tr.Event), tr.Reason, formatTime(tx.now))
+	return err
+}
+
+// OrderTransitions returns an order's log, oldest first (WorkflowID holds
+// its clientOrderId; orders keep no raw rows).
+func (s *Store) OrderTransitions(ctx context.Context, clientOrderID string) ([]Transition, error) {
+	return s.transitions(ctx, `SELECT seq, client_order_id, from_state, to_state, event, reason, '', at FROM order_transitions WHERE client_order_id = ? ORDER BY seq`, clientOrderID)
 }
 
 // openOrderStates lists the order table's non-terminal states for SQL.

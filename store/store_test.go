@@ -102,6 +102,43 @@ func TestCreateApplyAndLog(t *testing.T) {
 	}
 }
 
+// Issue 17 item 8: a quote sent again under a new quoteReqID is saved with
+// the lost one's id, and either id finds the workflow.
+func TestRequoteKeepsBothIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.store.Get(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err = commit(t, b.store, w, workflow.QuoteTurn{}, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(workflow.DefaultRules.SettleGrace + time.Second)
+	if w, err = commit(t, b.store, w, workflow.Tick{}, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if w.State != states.Requoting || w.LostQuoteReqID != "q-w1" || w.QuoteReqID == "q-w1" {
+		t.Fatalf("after the requote: %s, quote %s, lost %s", w.State, w.QuoteReqID, w.LostQuoteReqID)
+	}
+	for _, id := range []string{"q-w1", w.QuoteReqID + ".SU"} {
+		got, err := b.store.ByQuoteReqID(ctx, id)
+		if err != nil {
+			t.Fatalf("by %s: %v", id, err)
+		}
+		if got.ID != "w1" || got.QuoteReqID != w.QuoteReqID || got.LostQuoteReqID != "q-w1" {
+			t.Errorf("by %s: %+v", id, got)
+		}
+	}
+	if _, err := b.store.ByQuoteReqID(ctx, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("by an empty id: %v, want ErrNotFound", err)
+	}
+}
+
 // Two goroutines race to move the same workflow: exactly one wins.
 func TestCompareAndSetUnderConcurrency(t *testing.T) {
 	t.Parallel()

@@ -22,7 +22,8 @@ var ErrNotFound = errors.New("store: workflow not found")
 // another state than expected: someone else moved it first.
 var ErrConflict = errors.New("store: workflow state changed concurrently")
 
-// Transition is one row of the append-only log.
+// Transition is one row of an append-only log: a workflow's, or an
+// order's (WorkflowID is then its clientOrderId).
 type Transition struct {
 	Seq        int64
 	WorkflowID string
@@ -33,7 +34,7 @@ type Transition struct {
 	At         time.Time
 }
 
-const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker`
+const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker, cause, lost_quote_req_id, resends`
 
 // Create inserts a new workflow in its initial state with its creation logged.
 // The QuoteReqID must be set: it is the write-ahead intent.
@@ -50,10 +51,10 @@ func (s *Store) Create(ctx context.Context, w *workflow.Workflow) error {
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			w.ID, string(w.Kind), w.Account, w.Symbol, w.Requested, w.Quantity, w.QuoteReqID, string(w.State), policy,
 			w.LocateType, w.AcceptedID, priceText(w.Price), legs, formatTime(w.OfferedAt), formatTime(w.ExpiresAt),
-			formatTime(w.SentAt), w.Reason, formatTime(w.CreatedAt), formatTime(w.UpdatedAt), w.Version, w.Asker)
+			formatTime(w.SentAt), w.Reason, formatTime(w.CreatedAt), formatTime(w.UpdatedAt), w.Version, w.Asker, string(w.Cause), w.LostQuoteReqID, w.Resends)
 		if err != nil {
 			return fmt.Errorf("store: create %s: %w", w.ID, err)
 		}
@@ -76,7 +77,7 @@ func (s *Store) Commit(ctx context.Context, prev, next *workflow.Workflow, tr *w
 	return &out, nil
 }
 
-// Step is one workflow's step for CommitAll.
+// Step is one workflow's step for CommitAll and CommitBatch.
 type Step struct {
 	Prev, Next *workflow.Workflow
 	Transition *workflow.Transition
@@ -86,7 +87,15 @@ type Step struct {
 // fsync for all of them): all are saved or none. Each keeps its own
 // compare-and-set; the saved records come back in order.
 func (s *Store) CommitAll(ctx context.Context, steps []Step) ([]*workflow.Workflow, error) {
-	out := make([]*workflow.Workflow, len(steps))
+	saved, _, err := s.CommitBatch(ctx, steps, nil)
+	return saved, err
+}
+
+// CommitBatch is CommitAll for the steps of workflows and orders together:
+// one transaction, all saved or none, each with its own compare-and-set
+// and transition log; the saved records come back in order, by kind.
+func (s *Store) CommitBatch(ctx context.Context, steps []Step, orders []OrderStep) ([]*workflow.Workflow, []*workflow.Order, error) {
+	out, outOrders := make([]*workflow.Workflow, len(steps)), make([]*workflow.Order, len(orders))
 	err := s.inTx(ctx, func(tx *Tx) error {
 		for i, st := range steps {
 			n := *st.Next
@@ -95,12 +104,19 @@ func (s *Store) CommitAll(ctx context.Context, steps []Step) ([]*workflow.Workfl
 			}
 			out[i] = &n
 		}
+		for i, st := range orders {
+			o := *st.Next
+			if err := commitOrderTx(ctx, tx, st.Prev, &o, st.Transition); err != nil {
+				return err
+			}
+			outOrders[i] = &o
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, outOrders, nil
 }
 
 func commitTx(ctx context.Context, tx *Tx, prev, w *workflow.Workflow, tr *workflow.Transition) error {
@@ -110,10 +126,10 @@ func commitTx(ctx context.Context, tx *Tx, prev, w *workflow.Workflow, tr *workf
 	if err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE workflows SET state=?, quantity=?, policy=?, locate_type=?, accepted_id=?, price=?, legs=?, offered_at=?, expires_at=?, sent_at=?, reason=?, updated_at=?, version=?
+	res, err := tx.ExecContext(ctx, `UPDATE workflows SET state=?, quantity=?, quote_req_id=?, lost_quote_req_id=?, resends=?, policy=?, locate_type=?, accepted_id=?, price=?, legs=?, offered_at=?, expires_at=?, sent_at=?, reason=?, cause=?, updated_at=?, version=?
 		WHERE id = ? AND state = ? AND version = ?`,
-		string(w.State), w.Quantity, policy, w.LocateType, w.AcceptedID, priceText(w.Price), legs,
-		formatTime(w.OfferedAt), formatTime(w.ExpiresAt), formatTime(w.SentAt), w.Reason, formatTime(w.UpdatedAt), w.Version,
+		string(w.State), w.Quantity, w.QuoteReqID, w.LostQuoteReqID, w.Resends, policy, w.LocateType, w.AcceptedID, priceText(w.Price), legs,
+		formatTime(w.OfferedAt), formatTime(w.ExpiresAt), formatTime(w.SentAt), w.Reason, string(w.Cause), formatTime(w.UpdatedAt), w.Version,
 		w.ID, string(prev.State), prev.Version)
 	if err != nil {
 		return err
@@ -133,9 +149,58 @@ func (s *Store) Get(ctx context.Context, id string) (*workflow.Workflow, error) 
 }
 
 // ByQuoteReqID returns the workflow that sent quoteReqID (with or without
-// the .SU suffix of a Reg SHO shadow row).
+// the .SU suffix of a Reg SHO shadow row), as its quote or as the one it
+// sent again in place of.
 func (s *Store) ByQuoteReqID(ctx context.Context, quoteReqID string) (*workflow.Workflow, error) {
-	return getWorkflow(ctx, s.db, `quote_req_id = ?`, strings.TrimSuffix(quoteReqID, ".SU"))
+	return getWorkflow(ctx, s.db, `?1 != '' AND ?1 IN (quote_req_id, lost_quote_req_id)`, strings.TrimSuffix(quoteReqID, ".SU"))
+}
+
+// AmbiguousError: an id prefix names several workflows.
+type AmbiguousError struct {
+	Prefix string
+	IDs    []string // the first few it names
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("store: %q names several workflows (%s): give more of the id", e.Prefix, strings.Join(e.IDs, ", "))
+}
+
+// Find returns account's workflow that ref names: its id, its quoteReqID
+// (either leg of a Reg SHO pair), or a unique prefix of its id (as people
+// copy them from a listing). ErrNotFound when none; an *AmbiguousError
+// when a prefix names several.
+func (s *Store) Find(ctx context.Context, account, ref string) (*workflow.Workflow, error) {
+	if w, err := s.Get(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
+		return w, err
+	}
+	if w, err := s.ByQuoteReqID(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
+		return w, err
+	}
+	// LIKE's wildcards in ref are literal: escaped.
+	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ref) + "%"
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM workflows WHERE account = ? AND id LIKE ? ESCAPE '\' ORDER BY id LIMIT 4`, account, pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch len(ids) {
+	case 0:
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, ref)
+	case 1:
+		return s.Get(ctx, ids[0])
+	}
+	return nil, &AmbiguousError{Prefix: ref, IDs: ids}
 }
 
 // Filter selects workflows for List.
@@ -205,7 +270,12 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error
 
 // Transitions returns a workflow's log, oldest first.
 func (s *Store) Transitions(ctx context.Context, id string) ([]Transition, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, workflow_id, from_state, to_state, event, reason, raw_row, at FROM transitions WHERE workflow_id = ? ORDER BY seq`, id)
+	return s.transitions(ctx, `SELECT seq, workflow_id, from_state, to_state, event, reason, raw_row, at FROM transitions WHERE workflow_id = ? ORDER BY seq`, id)
+}
+
+// transitions runs a log query selecting Transition's fields in order.
+func (s *Store) transitions(ctx context.Context, query, id string) ([]Transition, error) {
+	rows, err := s.db.QueryContext(ctx, query, id)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +338,7 @@ func scanWorkflow(sc scanner) (*workflow.Workflow, error) {
 	var w workflow.Workflow
 	var kind, state, policy, price, legs, offered, expires, sent, created, updated string
 	err := sc.Scan(&w.ID, &kind, &w.Account, &w.Symbol, &w.Requested, &w.Quantity, &w.QuoteReqID, &state, &policy,
-		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version, &w.Asker)
+		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version, &w.Asker, &w.Cause, &w.LostQuoteReqID, &w.Resends)
 	if err != nil {
 		return nil, err
 	}

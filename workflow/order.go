@@ -38,17 +38,25 @@ type OrderLost struct{ Reason string }
 // OrderNotFound: a lookup found no order under the id.
 type OrderNotFound struct{}
 
+// OrderUnseen: a lookup or a cancel brought no record of the order (the
+// request failed, or the stream stayed quiet): look again.
+type OrderUnseen struct{}
+
 // OrderCancelAsked: the user asked to cancel the order.
 type OrderCancelAsked struct{}
 
 // OrderResume: re-drive a recovered order.
 type OrderResume struct{}
 
+// Abandon (a record that cannot be saved, say) is an order input too.
+func (Abandon) orderInput() {}
+
 func (OrderSend) orderInput()        {}
 func (OrderSeen) orderInput()        {}
 func (OrderRefused) orderInput()     {}
 func (OrderLost) orderInput()        {}
 func (OrderNotFound) orderInput()    {}
+func (OrderUnseen) orderInput()      {}
 func (OrderCancelAsked) orderInput() {}
 func (OrderResume) orderInput()      {}
 
@@ -101,11 +109,16 @@ func StepOrder(o *Order, in OrderInput, now time.Time) OrderStep {
 	case OrderNotFound:
 		switch o.State {
 		case states.OrderUnknown:
-			return moveOrder(o, states.Unregistered, "it never reached the broker", nil)
+			return moveOrder(o, states.Unregistered, "it never reached the broker: its answer was lost and no order is under its id", nil)
 		case states.OrderSent, states.Pending:
 			return OrderStep{Effects: []Effect{LookupOrder{}}} // not registered yet: look again
 		}
 		return OrderStep{} // settled already; a 404 now tells nothing new
+	case OrderUnseen:
+		if o.Terminal() {
+			return OrderStep{}
+		}
+		return OrderStep{Effects: []Effect{LookupOrder{}}}
 	case OrderCancelAsked:
 		switch o.State {
 		case states.OrderIntent:
@@ -114,6 +127,12 @@ func StepOrder(o *Order, in OrderInput, now time.Time) OrderStep {
 			return moveOrder(o, states.Cancel, "cancel requested", nil, CancelOrder{})
 		}
 		return OrderStep{Err: fmt.Errorf("%w: order %s is %s and cannot be cancelled now", ErrNotOpen, o.ClientOrderID, o.State)}
+	case Abandon:
+		var cancel []Effect
+		if o.State != states.OrderIntent {
+			cancel = []Effect{CancelOrder{}} // leave nothing working at the broker
+		}
+		return moveOrder(o, states.Fail, in.Reason, nil, cancel...)
 	case OrderResume:
 		switch o.State {
 		case states.OrderIntent, states.OrderSent:
@@ -128,9 +147,10 @@ func StepOrder(o *Order, in OrderInput, now time.Time) OrderStep {
 	return OrderStep{Err: fmt.Errorf("workflow: unknown order input %T", in)}
 }
 
-// moveOrder is the order table's one transition constructor.
+// moveOrder makes an order's transition (see transition); edit may change
+// fields even when the state stays.
 func moveOrder(o *Order, ev states.Event, reason string, edit func(*Order), effects ...Effect) OrderStep {
-	to, changed, err := states.Next(states.Order, o.State, ev)
+	to, tr, err := transition(states.Order, o.State, ev, reason)
 	if err != nil {
 		return OrderStep{Err: err}
 	}
@@ -138,20 +158,8 @@ func moveOrder(o *Order, ev states.Event, reason string, edit func(*Order), effe
 	if edit != nil {
 		edit(&n)
 	}
-	n.State = to
-	if reason != "" {
-		switch {
-		case n.Reason == "":
-			n.Reason = reason
-		default:
-			n.Reason += "; " + reason // the story so far stays readable
-		}
-	}
-	s := OrderStep{Next: &n, Effects: effects}
-	if changed {
-		s.Transition = &Transition{From: o.State, To: to, Event: ev, Reason: reason}
-	}
-	return s
+	n.State, n.Reason = to, reasonAfter(n.Reason, tr)
+	return OrderStep{Next: &n, Transition: tr, Effects: effects}
 }
 
 // seen copies the broker's record into the order.

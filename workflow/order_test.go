@@ -258,7 +258,7 @@ func TestOrderInputs(t *testing.T) {
 		{name: "lost again while unknown: refused", o: order(states.OrderUnknown), in: workflow.OrderLost{Reason: "x"}, want: orderResult{Err: true}},
 		{name: "not found while unknown: unregistered, nothing more", o: order(states.OrderUnknown, func(o *workflow.Order) { o.Reason = "502 Bad Gateway" }),
 			in:   workflow.OrderNotFound{},
-			want: orderResult{State: states.OrderUnregistered, Event: states.Unregistered}, reason: "502 Bad Gateway; it never reached the broker"},
+			want: orderResult{State: states.OrderUnregistered, Event: states.Unregistered}, reason: "it never reached the broker: its answer was lost and no order is under its id"},
 		{name: "Orders rule 5: not found while sent: look again (404 until registered)", o: order(states.OrderSent), in: workflow.OrderNotFound{},
 			want: orderResult{Effects: lookup}},
 		{name: "not found while pending: look again", o: order(states.Pending), in: workflow.OrderNotFound{},
@@ -287,6 +287,20 @@ func TestOrderInputs(t *testing.T) {
 		{name: "a working status while canceling: still canceling", o: order(states.Canceling), in: seenStatus("PartiallyFilled"),
 			want: orderResult{State: states.Canceling}},
 		{name: "a status before sending: refused", o: order(states.OrderIntent), in: seenStatus("New"), want: orderResult{Err: true}},
+		// Issue 17 item 7: the engine's retry path gives up on an order as
+		// on a workflow, leaving nothing working at the broker (docs/design.md
+		// rule 8).
+		{name: "abandoned before sending: failed, nothing to cancel", o: order(states.OrderIntent), in: workflow.Abandon{Reason: "its record could not be saved"},
+			want: orderResult{State: states.Failed, Event: states.Fail}, reason: "its record could not be saved"},
+		{name: "abandoned while working: failed, cancelled at the broker", o: order(states.OrderWorking), in: workflow.Abandon{Reason: "its record could not be saved"},
+			want: orderResult{State: states.Failed, Event: states.Fail, Effects: cancel}, reason: "its record could not be saved"},
+		{name: "unseen while working: looked up again", o: order(states.OrderWorking), in: workflow.OrderUnseen{}, want: orderResult{Effects: lookup}},
+		{name: "unseen after its end: nothing", o: order(states.Filled), in: workflow.OrderUnseen{}, want: orderResult{}},
+		{name: "abandoned after its end: refused", o: order(states.Filled), in: workflow.Abandon{Reason: "x"}, want: orderResult{Err: true}},
+		// One reason rule with workflows: a change of state with a reason
+		// replaces the record's; a status with none keeps it.
+		{name: "a status after a lost answer keeps its reason", o: order(states.OrderUnknown, func(o *workflow.Order) { o.Reason = "the answer was lost" }), in: seenStatus("Filled"),
+			want: orderResult{State: states.Filled, Event: states.StatusFilled}, reason: "the answer was lost"},
 		{name: "unknown input type: refused", o: order(states.OrderSent), in: bogusOrderInput{}, want: orderResult{Err: true}},
 		{name: "nil input: refused", o: order(states.OrderSent), in: nil, want: orderResult{Err: true}},
 	}

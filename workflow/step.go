@@ -3,7 +3,10 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/states"
 )
@@ -17,7 +20,8 @@ type Rules struct {
 	AcceptMargin time.Duration
 	// SettleGrace is how long after a quote or sell left its history row may
 	// take to appear, and how long past an offer's window its final row may
-	// take, before the engine gives up on it (never re-sending).
+	// take, before the engine gives up on it: a quote is then sent again,
+	// once, under a new quoteReqID; a sell never is.
 	SettleGrace time.Duration
 }
 
@@ -98,13 +102,18 @@ type Answer struct {
 	Accept bool
 	// Late is set when the answer came when an accept could no longer land.
 	Late bool
-	// Reason says why a refusal came, when not at the prompt (the asker
-	// went away, say).
+	// By says who refused, when not the asker at its prompt (a person
+	// elsewhere, or the asker gone); Reason says so in words.
+	By     Cause
 	Reason string
 }
 
-// CancelAsked: the user asked to cancel.
-type CancelAsked struct{}
+// CancelAsked: the user asked to cancel. By is CausePerson unless the
+// asker withdraws its own request (CauseInterrupt); Reason says where.
+type CancelAsked struct {
+	By     Cause
+	Reason string
+}
 
 // Written: a broker write carried out by a worker, and how it went.
 type Written struct {
@@ -172,7 +181,11 @@ type SendQuote struct{}
 type SendAccept struct{ Leg string }
 
 // SendCancel cancels the quote or sell at the broker (safe to repeat).
-type SendCancel struct{}
+type SendCancel struct {
+	// QuoteReqID is the quote to cancel when it is not the workflow's own
+	// (a quote thought lost, or the one sent in its place).
+	QuoteReqID string
+}
 
 // SendSell sends the credit-back's sell.
 type SendSell struct{}
@@ -215,11 +228,11 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		if w.Kind != states.Locate {
 			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a locate", w.ID, w.Kind)}
 		}
-		if w.State != states.Requested {
+		if w.State != states.Requested && w.State != states.Requoting {
 			return Step{}
 		}
 		if in.Available >= w.Requested {
-			return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil)
+			return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil, cancelLost(w)...)
 		}
 		qty := RoundUpLot(w.Requested - in.Available)
 		return move(w, states.Send, "quote sent", func(n *Workflow) { n.Quantity, n.SentAt = qty, env.Now }, SendQuote{})
@@ -241,19 +254,27 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		}
 		switch {
 		case in.Late:
-			return decline(w, "no answer while an accept could still land")
-		case !in.Accept && in.Reason != "":
-			return decline(w, in.Reason)
+			return decline(w, "no answer while an accept could still land", CauseNoAnswer)
+		case !in.Accept && in.By != "":
+			return decline(w, in.Reason, in.By)
 		case !in.Accept:
-			return decline(w, "declined at the prompt")
+			return decline(w, "declined at the prompt", CausePrompt)
 		}
 		return accept(w, env)
 	case CancelAsked:
+		by, reason := in.By, in.Reason
+		if by == "" {
+			by = CausePerson
+		}
+		if reason == "" {
+			reason = "on request"
+		}
+		caused := func(n *Workflow) { n.Cause = by }
 		switch w.State {
-		case states.Requested:
-			return move(w, states.Cancel, "cancelled before sending", nil)
+		case states.Requested, states.Requoting:
+			return move(w, states.Cancel, reason+"; cancelled before sending", caused, cancelLost(w)...)
 		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
-			return move(w, states.Cancel, "cancel requested", nil, SendCancel{})
+			return move(w, states.Cancel, reason, caused, append([]Effect{SendCancel{}}, cancelLost(w)...)...)
 		}
 		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
 	case Written:
@@ -276,20 +297,37 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 	case Resume:
 		return resume(w, env)
 	case Abandon:
-		var cancel []Effect
-		if w.State != states.Requested {
-			cancel = []Effect{SendCancel{}} // leave nothing open at the broker
-		}
-		return move(w, states.Fail, in.Reason, nil, cancel...)
+		return move(w, states.Fail, in.Reason, nil, leaveNothingOpen(w)...)
 	}
 	return Step{Err: fmt.Errorf("workflow: unknown input %T", in)}
 }
 
-// move is the one constructor of transitions: the destination comes from
-// kind's table. A self-transition yields no state change (but edit may still
-// change fields); an event the table refuses from this state yields Err.
+// transition is the one constructor of transitions, of workflows and
+// orders alike: the destination comes from kind's table; a self-transition
+// yields the same state and no Transition; an event the table refuses from
+// this state yields an error.
+func transition(kind states.Kind, from states.State, ev states.Event, reason string) (states.State, *Transition, error) {
+	to, changed, err := states.Next(kind, from, ev)
+	if err != nil || !changed {
+		return from, nil, err
+	}
+	return to, &Transition{From: from, To: to, Event: ev, Reason: reason}, nil
+}
+
+// reasonAfter is the one reason rule of workflows and orders: a state
+// change that gives a reason replaces the record's; anything else keeps it
+// (the transition log holds the earlier ones).
+func reasonAfter(old string, tr *Transition) string {
+	if tr != nil && tr.Reason != "" {
+		return tr.Reason
+	}
+	return old
+}
+
+// move makes a workflow's transition (see transition); edit may change
+// fields even when the state stays.
 func move(w *Workflow, ev states.Event, reason string, edit func(*Workflow), effects ...Effect) Step {
-	to, changed, err := states.Next(w.Kind, w.State, ev)
+	to, tr, err := transition(w.Kind, w.State, ev, reason)
 	if err != nil {
 		return Step{Err: err}
 	}
@@ -297,19 +335,97 @@ func move(w *Workflow, ev states.Event, reason string, edit func(*Workflow), eff
 	if edit != nil {
 		edit(n)
 	}
-	n.State = to
-	if changed && reason != "" {
-		n.Reason = reason
+	n.State, n.Reason = to, reasonAfter(n.Reason, tr)
+	return Step{Next: n, Transition: tr, Effects: effects}
+}
+
+// leaveNothingOpen cancels what a workflow given up on may have open at
+// the broker: its quote or sell once sent, and a quote thought lost.
+func leaveNothingOpen(w *Workflow) []Effect {
+	var out []Effect
+	if w.State != states.Requested && w.State != states.Requoting {
+		out = append(out, SendCancel{})
 	}
-	s := Step{Next: n, Effects: effects}
-	if changed {
-		s.Transition = &Transition{From: w.State, To: to, Event: ev, Reason: reason}
+	return append(out, cancelLost(w)...)
+}
+
+// cancelLost cancels the quote thought lost, if there is one: it may yet
+// reach the broker, and a cancel is safe to repeat.
+func cancelLost(w *Workflow) []Effect {
+	if w.LostQuoteReqID == "" {
+		return nil
 	}
+	return []Effect{SendCancel{QuoteReqID: w.LostQuoteReqID}}
+}
+
+// MaxResends bounds how many times a locate's quote is sent again after a
+// proven loss (no history row within the settle grace), each under a new
+// quoteReqID: a loss is a transport fault, and a few in a row mean the
+// broker is unreachable, not unlucky.
+const MaxResends = 3
+
+// requoteID is the quoteReqID a lost quote is sent again under: new, and
+// derived from the lost one so that the step stays pure.
+func requoteID(lost string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("locator:requote:"+lost)).String()
+}
+
+// baseID is a leg's quote id without the .SU of a Reg SHO shadow row.
+func baseID(leg string) string { return strings.TrimSuffix(leg, ".SU") }
+
+// lostRows handles the history rows of a quote thought lost that turned up
+// late, open at the broker (spec "Locate limits": one open quote per
+// symbol). Before the quote to send in its place has left, it was only
+// late: it is taken and nothing else is sent. After, it is taken when it
+// is offered (or filled) before the other was, and the other is cancelled;
+// otherwise it is cancelled.
+func lostRows(w *Workflow, in Rows, env Env) Step {
+	ev := legEvent(&Workflow{}, in.Legs)
+	switch {
+	case ev != states.RowQuoting && ev != states.RowPending && ev != states.RowOffered && ev != states.RowFilled:
+		return Step{} // it ended at the broker
+	case w.State == states.Requoting:
+		return adopt(w, in, env)
+	case (ev == states.RowOffered || ev == states.RowFilled) && (w.State == states.Quoting || w.State == states.Pending):
+		return adopt(w, in, env)
+	}
+	return Step{Effects: cancelLost(w)}
+}
+
+// adopt takes the quote thought lost as the workflow's quote: the one sent
+// in its place, if it left, becomes the one to cancel.
+func adopt(w *Workflow, in Rows, env Env) Step {
+	a := w.clone()
+	a.QuoteReqID, a.LostQuoteReqID, a.Legs = w.LostQuoteReqID, w.QuoteReqID, nil
+	reason := "the quote thought lost turned up late, before its replacement left: taking it"
+	var cancel []Effect
+	if w.State == states.Requoting {
+		a.LostQuoteReqID = "" // its replacement never left
+	} else {
+		cancel = []Effect{SendCancel{QuoteReqID: w.QuoteReqID}}
+		reason = "the quote thought lost turned up offered first: taking it, cancelling " + w.QuoteReqID
+	}
+	var asked int64
+	for _, l := range in.Legs {
+		asked = max(asked, l.Shares)
+	}
+	if asked > 0 {
+		a.Quantity = asked // what the lost quote asked for
+	}
+	s := rows(a, in, env)
+	if s.Err != nil || s.Transition == nil {
+		return s
+	}
+	s.Next.Reason, s.Transition.Reason = reason, reason
+	s.Effects = append(cancel, s.Effects...)
 	return s
 }
 
 // rows moves a workflow on its history rows.
 func rows(w *Workflow, in Rows, env Env) Step {
+	if w.LostQuoteReqID != "" && baseID(in.Latest) == w.LostQuoteReqID {
+		return lostRows(w, in, env)
+	}
 	legs := make(map[string]Leg, len(w.Legs)+len(in.Legs))
 	for k, v := range w.Legs {
 		legs[k] = v
@@ -349,7 +465,11 @@ func rows(w *Workflow, in Rows, env Env) Step {
 		s = Step{Next: w.clone()}
 		edit(s.Next)
 	} else {
-		s = move(w, ev, rowReason(legs, in.Latest, ev), edit)
+		reason := rowReason(legs, in.Latest, ev)
+		if w.Cause != "" {
+			reason = "" // ended by a person, the policy or the asker: their words stay
+		}
+		s = move(w, ev, reason, edit)
 		if s.Err != nil {
 			return s
 		}
@@ -448,7 +568,7 @@ func rowReason(legs map[string]Leg, latest string, ev states.Event) string {
 				return l.Text
 			}
 		}
-		return fmt.Sprintf("locate status %d", legs[latest].Status)
+		return "locate status " + legs[latest].Status.String()
 	}
 	return ""
 }
@@ -461,7 +581,7 @@ func decide(w *Workflow, env Env) Step {
 	o, within, reason := Choose(w)
 	switch {
 	case o == nil || !within:
-		return decline(w, reason)
+		return decline(w, reason, CausePolicy)
 	case w.Policy.AutoAccept || (!env.CanAsk && w.Policy.Capped()):
 		return accept(w, env)
 	case env.CanAsk:
@@ -477,10 +597,11 @@ func decide(w *Workflow, env Env) Step {
 func accept(w *Workflow, env Env) Step {
 	o, within, reason := Choose(w)
 	if o == nil || !within {
-		return decline(w, reason)
+		return decline(w, reason, CausePolicy)
 	}
 	if left := w.ExpiresAt.Sub(env.Now); left < env.Rules.AcceptMargin {
-		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)))
+		// Too late for anyone's answer: the window, not a choice, ends it.
+		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)), "")
 	}
 	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
 		func(n *Workflow) {
@@ -488,26 +609,41 @@ func accept(w *Workflow, env Env) Step {
 		}, SendAccept{Leg: o.QuoteReqID})
 }
 
-// decline records the refusal, then cancels the offer (both sides of a
-// pair) so that it does not linger at the broker.
-func decline(w *Workflow, reason string) Step {
-	return move(w, states.Decline, reason, nil, SendCancel{})
+// decline records the refusal and who made it, then cancels the offer
+// (both sides of a pair) so that it does not linger at the broker.
+func decline(w *Workflow, reason string, by Cause) Step {
+	return move(w, states.Decline, reason, func(n *Workflow) { n.Cause = by }, SendCancel{})
 }
 
-// tick gives up on what the broker never settled: a quote or sell whose row
-// never appeared fails (it is never re-sent), and an offer, pending quote or
-// refusal past its window with no final row ends.
+// tick settles what the broker never settled: a quote whose row never
+// appeared is sent again once, under a new quoteReqID, at its turn (the
+// lost one is cancelled if it turns up late); a second such quote, or a
+// sell, fails and is never re-sent; an offer, pending quote or refusal past
+// its window with no final row ends.
 func tick(w *Workflow, env Env) Step {
 	switch w.State {
 	case states.Quoting, states.Submitted:
 		if len(w.Legs) == 0 && !w.SentAt.IsZero() && env.Now.Sub(w.SentAt) > env.Rules.SettleGrace {
-			return move(w, states.Fail, fmt.Sprintf("no history row %s after sending; not re-sent", env.Rules.SettleGrace), nil, SendCancel{})
+			if w.State == states.Quoting && w.Resends < MaxResends {
+				// The quote lost before this one, if any, is cancelled: only
+				// the latest lost one is watched for late rows.
+				return move(w, states.Requote, fmt.Sprintf("no history row %s after sending: the quote was lost on the way; sending it again under a new quoteReqID", env.Rules.SettleGrace),
+					func(n *Workflow) {
+						n.Resends, n.LostQuoteReqID, n.QuoteReqID = w.Resends+1, w.QuoteReqID, requoteID(w.QuoteReqID)
+					},
+					append([]Effect{Enqueue{}}, cancelLost(w)...)...)
+			}
+			reason := fmt.Sprintf("no history row %s after sending; not re-sent", env.Rules.SettleGrace)
+			if w.Resends > 0 {
+				reason = fmt.Sprintf("no history row %s after sending it %d times; not re-sent again", env.Rules.SettleGrace, w.Resends+1)
+			}
+			return move(w, states.Fail, reason, nil, leaveNothingOpen(w)...)
 		}
 	case states.Offered, states.Accepting, states.Pending, states.Declining:
 		if w.State == states.Offered && !w.ExpiresAt.IsZero() && !env.Now.Before(w.ExpiresAt.Add(-env.Rules.AcceptMargin)) {
 			// Whoever was to answer did not in time: refuse and cancel
 			// while the cancel can still land.
-			return decline(w, "no answer while an accept could still land")
+			return decline(w, "no answer while an accept could still land", CauseNoAnswer)
 		}
 		if !w.ExpiresAt.IsZero() && env.Now.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
 			// Cancelling is safe to repeat and leaves nothing open at the
@@ -521,7 +657,7 @@ func tick(w *Workflow, env Env) Step {
 // resume re-drives a recovered workflow from its persisted state.
 func resume(w *Workflow, env Env) Step {
 	switch w.State {
-	case states.Requested:
+	case states.Requested, states.Requoting:
 		if w.Kind == states.CreditBack {
 			return StepWorkflow(w, SellTurn{}, env)
 		}

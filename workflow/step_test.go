@@ -90,6 +90,12 @@ func withAccepted(id string, l workflow.Leg) wfMod {
 }
 func withState(st states.State) wfMod { return func(w *workflow.Workflow) { w.State = st } }
 
+// withLost records lost as the quote sent before Q1 and thought lost.
+func withLost(lost string) wfMod { return func(w *workflow.Workflow) { w.LostQuoteReqID = lost } }
+
+// withResends has the quote sent again n times already.
+func withResends(n int) wfMod { return func(w *workflow.Workflow) { w.Resends = n } }
+
 // locate is a locate request for 200 HTBX under quote id Q1, in state st.
 // Anything past Requested has been sent 5 s before t0.
 func locate(st states.State, mods ...wfMod) *workflow.Workflow {
@@ -216,6 +222,8 @@ func workflowDrivers() map[rowKey]wfDrive {
 		switch st {
 		case states.Requested, states.Quoting:
 			return locate(st)
+		case states.Requoting:
+			return locate(st, withLost("Q0"))
 		case states.Pending:
 			return locate(st, withLegs(legs{"Q1": pendingLeg(workflow.TypeLocate)}), withWindow(t0.Add(-5*time.Second)))
 		case states.Accepting:
@@ -269,7 +277,18 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{L, states.Quoting, states.RowCanceled}: {w: loc(states.Quoting), in: q1(canceledLeg())},
 		{L, states.Quoting, states.RowExpired}:  {w: loc(states.Quoting), in: q1(expiredLeg(workflow.TypeLocate))},
 		{L, states.Quoting, states.RowRejected}: {w: loc(states.Quoting), in: q1(rejectedLeg("14 Locate is already pending.", 14))},
-		{L, states.Quoting, states.Fail}:        {w: loc(states.Quoting), in: workflow.Tick{}, env: pastSend},
+		{L, states.Quoting, states.Requote}:     {w: loc(states.Quoting), in: workflow.Tick{}, env: pastSend},
+		{L, states.Quoting, states.Fail}:        {w: locate(states.Quoting, withLost("Q0"), withResends(workflow.MaxResends)), in: workflow.Tick{}, env: pastSend},
+		// Requoting: the lost quote is sent again once, at its turn; it is
+		// taken if it turns up offered (or filled) first.
+		{L, states.Requoting, states.Send}:       {w: loc(states.Requoting), in: workflow.QuoteTurn{}},
+		{L, states.Requoting, states.Cover}:      {w: loc(states.Requoting), in: workflow.QuoteTurn{Available: 200}},
+		{L, states.Requoting, states.Cancel}:     {w: loc(states.Requoting), in: workflow.CancelAsked{}},
+		{L, states.Requoting, states.Fail}:       {w: loc(states.Requoting), in: workflow.Abandon{Reason: "stopping"}},
+		{L, states.Requoting, states.RowQuoting}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": quotingLeg()})},
+		{L, states.Requoting, states.RowPending}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": pendingLeg(workflow.TypeLocate)})},
+		{L, states.Requoting, states.RowOffered}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": offeredLeg("0.05", workflow.TypeLocate)})},
+		{L, states.Requoting, states.RowFilled}:  {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": filledLeg("0.05", workflow.TypeLocate)})},
 		// Pending.
 		{L, states.Pending, states.RowPending}:  {w: loc(states.Pending), in: q1(pendingLeg(workflow.TypeLocate))},
 		{L, states.Pending, states.RowOffered}:  {w: loc(states.Pending), in: q1(offeredLeg("0.05", workflow.TypeLocate))},
@@ -352,6 +371,10 @@ func orderDrivers() map[rowKey]orderDrive {
 		{O, states.OrderUnknown, states.Unregistered}: {o: order(states.OrderUnknown), in: workflow.OrderNotFound{}},
 		{O, states.Pending, states.Cancel}:            {o: order(states.Pending), in: workflow.OrderCancelAsked{}},
 		{O, states.OrderWorking, states.Cancel}:       {o: order(states.OrderWorking), in: workflow.OrderCancelAsked{}},
+	}
+	// The engine gives up on an order whose record cannot be saved.
+	for _, src := range []states.State{states.OrderIntent, states.OrderSent, states.OrderUnknown, states.Pending, states.OrderWorking, states.Canceling} {
+		d[rowKey{O, src, states.Fail}] = orderDrive{o: order(src), in: workflow.Abandon{Reason: "its record could not be saved"}}
 	}
 	// Spec "Order statuses": the broker's orderStatus, seen from every state
 	// the table lets it move. Each OrderSeen carries something new (the
@@ -901,7 +924,12 @@ func TestTick(t *testing.T) {
 		{name: "Canceling past the window: nothing (waits for 52)", w: offered(withState(states.Canceling)), now: settle.Add(time.Hour), want: result{}},
 		{name: "Quoting with no legs just before SettleGrace: nothing", w: locate(states.Quoting), now: sent.Add(rules.SettleGrace - time.Millisecond), want: result{}},
 		{name: "Quoting with no legs exactly at SettleGrace: nothing", w: locate(states.Quoting), now: sent.Add(rules.SettleGrace), want: result{}},
-		{name: "Quoting with no legs past SettleGrace: Failed, cancel sent, never re-quoted", w: locate(states.Quoting), now: sent.Add(rules.SettleGrace + time.Millisecond), want: failed, reason: "not re-sent"},
+		{name: "Quoting with no legs past SettleGrace: Requoting, queued to send again", w: locate(states.Quoting), now: sent.Add(rules.SettleGrace + time.Millisecond),
+			want: result{State: states.Requoting, Event: states.Requote, Effects: []workflow.Effect{workflow.Enqueue{}}}, reason: "lost on the way"},
+		{name: "Quoting sent again once, no legs past SettleGrace: Requoting again, the quote lost before cancelled", w: locate(states.Quoting, withLost("Q0"), withResends(1)), now: sent.Add(rules.SettleGrace + time.Millisecond),
+			want: result{State: states.Requoting, Event: states.Requote, Effects: []workflow.Effect{workflow.Enqueue{}, workflow.SendCancel{QuoteReqID: "Q0"}}}, reason: "lost on the way"},
+		{name: "Quoting sent again MaxResends times, no legs past SettleGrace: Failed, both cancelled, not re-sent again", w: locate(states.Quoting, withLost("Q0"), withResends(workflow.MaxResends)), now: sent.Add(rules.SettleGrace + time.Millisecond),
+			want: result{State: states.Failed, Event: states.Fail, Effects: []workflow.Effect{workflow.SendCancel{}, workflow.SendCancel{QuoteReqID: "Q0"}}}, reason: "not re-sent again"},
 		{name: "Quoting with a leg seen, past SettleGrace: nothing", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()})), now: sent.Add(time.Hour), want: result{}},
 		{name: "Quoting with no SentAt: nothing", w: locate(states.Quoting, func(w *workflow.Workflow) { w.SentAt = time.Time{} }), now: sent.Add(time.Hour), want: result{}},
 		{name: "credit-back Submitted with no legs past SettleGrace: Failed, cancel sent", w: creditBack(states.Submitted), now: sent.Add(rules.SettleGrace + time.Millisecond), want: failed},
@@ -917,6 +945,99 @@ func TestTick(t *testing.T) {
 			}
 			if c.reason != "" && (s.Next == nil || !strings.Contains(s.Next.Reason, c.reason)) {
 				t.Errorf("reason: %+v, want it to contain %q", s.Next, c.reason)
+			}
+		})
+	}
+}
+
+// Issue 17 item 8: a quote lost on the way (no history row within
+// SettleGrace) is sent again once under a new quoteReqID, at its turn
+// (spec "Locate limits": the same-symbol spacing still holds). If the lost
+// one's rows turn up late, before its replacement left it is taken and
+// nothing else is sent; after, it is taken when offered (or filled) before
+// the replacement was, and that one is cancelled; otherwise it is
+// cancelled while open.
+func TestLostQuote(t *testing.T) {
+	t.Parallel()
+	sent := t0.Add(-5 * time.Second)
+	s := workflow.StepWorkflow(locate(states.Quoting), workflow.Tick{}, envAt(sent.Add(rules.SettleGrace+time.Millisecond), false))
+	if s.Next == nil || s.Next.LostQuoteReqID != "Q1" || s.Next.QuoteReqID == "" || s.Next.QuoteReqID == "Q1" {
+		t.Fatalf("requote: %+v, want Q1 kept as lost and a new quoteReqID", s.Next)
+	}
+	again := workflow.StepWorkflow(locate(states.Quoting), workflow.Tick{}, envAt(sent.Add(rules.SettleGrace+time.Millisecond), false))
+	if again.Next.QuoteReqID != s.Next.QuoteReqID {
+		t.Errorf("the new quoteReqID is %s one time and %s the next: the step is not pure", s.Next.QuoteReqID, again.Next.QuoteReqID)
+	}
+	turn := workflow.StepWorkflow(s.Next, workflow.QuoteTurn{Available: 100}, envAt(t0.Add(30*time.Second), false))
+	if diff := cmp.Diff(result{State: states.Quoting, Event: states.Send, Effects: []workflow.Effect{workflow.SendQuote{}}}, summary(turn), equateEmpty); diff != "" {
+		t.Errorf("the requote's turn (-want +got):\n%s", diff)
+	}
+	if turn.Next.Quantity != 100 || turn.Next.QuoteReqID != s.Next.QuoteReqID {
+		t.Errorf("sent again for %d shares under %s, want the 100 shortfall under %s", turn.Next.Quantity, turn.Next.QuoteReqID, s.Next.QuoteReqID)
+	}
+
+	lost := func(l workflow.Leg) workflow.Rows { return rowsOf("Q0", legs{"Q0": l}) }
+	cancelQ0 := []workflow.Effect{workflow.SendCancel{QuoteReqID: "Q0"}}
+	cases := []struct {
+		name      string
+		w         *workflow.Workflow
+		in        workflow.Input
+		want      []result // the step and its follow-ups
+		quote     string   // QuoteReqID after
+		lostAfter string   // LostQuoteReqID after
+	}{
+		{name: "offered while its replacement waits its turn: taken, nothing to cancel",
+			w: locate(states.Requoting, withLost("Q0")), in: lost(offeredLeg("0.05", 1)),
+			want: []result{{State: states.Offered, Event: states.RowOffered, Then: workflow.Decide{}},
+				{State: states.Accepting, Event: states.Accept, Effects: []workflow.Effect{workflow.SendAccept{Leg: "Q0"}}}},
+			quote: "Q0"},
+		{name: "offered while its replacement is quoting: taken, the replacement cancelled",
+			w: locate(states.Quoting, withLost("Q0")), in: lost(offeredLeg("0.05", 1)),
+			want: []result{{State: states.Offered, Event: states.RowOffered, Effects: []workflow.Effect{workflow.SendCancel{QuoteReqID: "Q1"}}, Then: workflow.Decide{}},
+				{State: states.Accepting, Event: states.Accept, Effects: []workflow.Effect{workflow.SendAccept{Leg: "Q0"}}}},
+			quote: "Q0", lostAfter: "Q1"},
+		{name: "offered while its replacement is pending: taken, the replacement cancelled",
+			w: locate(states.Pending, withLost("Q0"), withLegs(legs{"Q1": pendingLeg(1)})), in: lost(offeredLeg("0.05", 1)),
+			want: []result{{State: states.Offered, Event: states.RowOffered, Effects: []workflow.Effect{workflow.SendCancel{QuoteReqID: "Q1"}}, Then: workflow.Decide{}},
+				{State: states.Accepting, Event: states.Accept, Effects: []workflow.Effect{workflow.SendAccept{Leg: "Q0"}}}},
+			quote: "Q0", lostAfter: "Q1"},
+		{name: "quoting while its replacement waits its turn: taken, nothing sent again",
+			w: locate(states.Requoting, withLost("Q0")), in: lost(quotingLeg()),
+			want: []result{{State: states.Quoting, Event: states.RowQuoting}}, quote: "Q0"},
+		{name: "offered after its replacement was: cancelled",
+			w: offered(withLost("Q0")), in: lost(offeredLeg("0.04", 1)), want: []result{{Effects: cancelQ0}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "quoting while its replacement is quoting: cancelled",
+			w: locate(states.Quoting, withLost("Q0")), in: lost(quotingLeg()), want: []result{{Effects: cancelQ0}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "pending while the replacement is being accepted: cancelled",
+			w: offered(withState(states.Accepting), withAccepted("Q1", offeredLeg("0.05", 1)), withLost("Q0")), in: lost(pendingLeg(1)),
+			want: []result{{Effects: cancelQ0}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "expired: nothing to do", w: locate(states.Quoting, withLost("Q0")), in: lost(expiredLeg(1)), want: []result{{}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "the replacement's own rows move it as usual",
+			w: locate(states.Quoting, withLost("Q0")), in: rowsOf("Q1", legs{"Q1": pendingLeg(1)}),
+			want: []result{{State: states.Pending, Event: states.RowPending}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "cancelled while waiting to send again: ends, the lost one cancelled blind",
+			w: locate(states.Requoting, withLost("Q0")), in: workflow.CancelAsked{},
+			want: []result{{State: states.Canceled, Event: states.Cancel, Effects: cancelQ0}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "cancelled after sending again: both cancelled",
+			w: locate(states.Quoting, withLost("Q0")), in: workflow.CancelAsked{},
+			want: []result{{State: states.Canceling, Event: states.Cancel, Effects: []workflow.Effect{workflow.SendCancel{}, workflow.SendCancel{QuoteReqID: "Q0"}}}}, quote: "Q1", lostAfter: "Q0"},
+		{name: "covered while waiting to send again: ends, the lost one cancelled blind",
+			w: locate(states.Requoting, withLost("Q0")), in: workflow.QuoteTurn{Available: 200},
+			want: []result{{State: states.Covered, Event: states.Cover, Effects: cancelQ0}}, quote: "Q1", lostAfter: "Q0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			last, steps := stepChain(t, c.w, c.in, envAt(t0, false))
+			var got []result
+			for _, s := range steps {
+				got = append(got, summary(s))
+			}
+			if diff := cmp.Diff(c.want, got, equateEmpty); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			if last.QuoteReqID != c.quote || last.LostQuoteReqID != c.lostAfter {
+				t.Errorf("quote %q, lost %q; want %q, %q", last.QuoteReqID, last.LostQuoteReqID, c.quote, c.lostAfter)
 			}
 		})
 	}
@@ -1135,7 +1256,7 @@ func TestInputs(t *testing.T) {
 			in:   rowsOf("Q1", legs{"Q1": canceledLeg()}),
 			want: result{State: states.Canceled, Event: states.RowCanceled, Effects: []workflow.Effect{workflow.RefreshInventory{}}},
 			check: func(t *testing.T, s workflow.Step) {
-				if s.Next.Reason != "locate status 52" {
+				if s.Next.Reason != "locate status 52 Canceled" {
 					t.Errorf("reason %q", s.Next.Reason)
 				}
 			}},
@@ -1232,7 +1353,10 @@ func TestStepInvariants(t *testing.T) {
 					for _, e := range s.Effects {
 						switch e.(type) {
 						case workflow.SendQuote, workflow.SendSell:
-							if st != states.Requested {
+							// A quote thought lost is sent again once, from
+							// Requoting, under a new id.
+							resend := st == states.Requoting && s.Next != nil && s.Next.QuoteReqID == w.QuoteReqID && w.QuoteReqID != w.LostQuoteReqID
+							if st != states.Requested && !resend {
 								t.Errorf("%s: %T from %s: a quote or sell is sent once, from Requested", name, e, st)
 							}
 						case workflow.SendAccept:

@@ -162,3 +162,21 @@ func RoundUpLot(n int64) int64 {
 	}
 	return (n + Lot - 1) / Lot * Lot
 }
+
+// MaxIDLength bounds a workflow id or clientOrderId a caller chooses.
+const MaxIDLength = 64
+
+// ValidateID checks an id a caller chose for its workflow or order (empty
+// means "make one up"): letters, digits, '-' and '_', at most MaxIDLength,
+// so it is safe in a URL path and a log line.
+func ValidateID(id string) error {
+	if len(id) > MaxIDLength {
+		return invalid("id", "%q is longer than %d characters", id, MaxIDLength)
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return invalid("id", "%q: want letters, digits, '-' and '_'", id)
+		}
+	}
+	return nil
+}

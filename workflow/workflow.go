@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -22,6 +23,16 @@ const (
 	StatusExpired  Status = 67
 	StatusQuoting  Status = 81
 )
+
+// String names the status as people read it: "52 Canceled".
+func (s Status) String() string {
+	name := map[Status]string{StatusNew: "New", StatusFilled: "Filled", StatusCanceled: "Canceled", StatusPending: "Pending",
+		StatusRejected: "Rejected", StatusOffered: "Offered", StatusExpired: "Expired", StatusQuoting: "Quoting"}[s]
+	if name == "" {
+		return fmt.Sprintf("%d", int(s))
+	}
+	return fmt.Sprintf("%d %s", int(s), name)
+}
 
 // Event is the workflow event a history row with this status carries.
 func (s Status) Event() (states.Event, bool) { return states.EventForStatus(int(s)) }
@@ -55,6 +66,26 @@ func (p Policy) Capped() bool { return p.MaxPrice.IsPositive() || p.MaxCost.IsPo
 // within the cap" (never a quote that can only be declined).
 func (p Policy) Decides() bool { return p.AutoAccept || p.Capped() }
 
+// Cause says who ended a workflow short of its goal.
+type Cause string
+
+// Causes.
+const (
+	// CausePolicy: the cost policy declined the offer.
+	CausePolicy Cause = "policy"
+	// CausePrompt: the asker said no at its prompt.
+	CausePrompt Cause = "prompt"
+	// CausePerson: a person declined or cancelled it from elsewhere
+	// (another shell, the dashboard, a link).
+	CausePerson Cause = "person"
+	// CauseNoAnswer: nobody answered while an accept could still land.
+	CauseNoAnswer Cause = "no_answer"
+	// CauseAskerGone: the process that was to answer went away.
+	CauseAskerGone Cause = "asker_gone"
+	// CauseInterrupt: the asker was interrupted and withdrew it.
+	CauseInterrupt Cause = "interrupt"
+)
+
 // Leg is the last history row seen for one leg of a quote (id or id.SU).
 type Leg struct {
 	Status Status          `json:"status"`
@@ -74,6 +105,13 @@ type Workflow struct {
 	Requested  int64 // shares the caller asked for
 	Quantity   int64 // shares quoted or sold; 0 when nothing is sent
 	QuoteReqID string
+	// LostQuoteReqID is the quote sent before QuoteReqID and thought lost
+	// (no history row within the settle grace), while its late rows are
+	// watched for; empty when no quote was sent again.
+	LostQuoteReqID string
+	// Resends counts the quotes sent again after a loss (at most
+	// MaxResends).
+	Resends    int
 	State      states.State
 	Policy     Policy
 	LocateType string          // credit-back type string, or the filled leg's type name
@@ -84,6 +122,11 @@ type Workflow struct {
 	ExpiresAt  time.Time // end of the 30-second window, on this machine's clock
 	SentAt     time.Time // when the quote or sell was answered (or left, until then)
 	Reason     string
+	// Cause says who ended it short of its goal, when a person, the
+	// policy or the asker did (empty when the goal was reached, or the
+	// broker or a failure ended it): the words and exit code of its
+	// outcome come from it, never from Reason's text.
+	Cause Cause
 	// Asker says which process asked for it (pid@host and the command).
 	Asker     string
 	CreatedAt time.Time
@@ -171,4 +214,23 @@ func (o *Order) LookupID() string {
 // in a write-ahead state that must be sent or looked up.
 func (o *Order) Settled() bool {
 	return o.State != states.OrderIntent && o.State != states.OrderSent && o.State != states.OrderUnknown
+}
+
+// Update is one change of a workflow or an order, as the engine publishes
+// it and every caller of the account API receives it.
+type Update struct {
+	// Workflow is set for a locate or credit-back change, Order for an
+	// order's.
+	Workflow *Workflow    `json:"workflow,omitempty"`
+	Order    *Order       `json:"order,omitempty"`
+	From     states.State `json:"from,omitempty"`
+	Event    states.Event `json:"event,omitempty"`
+	Reason   string       `json:"reason,omitempty"`
+	// Offer is set when the change is an offer arriving.
+	Offer *Offer `json:"offer,omitempty"`
+	// QueuedUntil is set, with no change of state, when a locate joins the
+	// quote queue behind the broker's same-symbol spacing: its quote cannot
+	// leave before then (later still if another of the symbol is open), so
+	// a person is told why nothing happens for up to half a minute.
+	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
 }

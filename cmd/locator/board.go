@@ -7,8 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // board is a watchlist's live table on a terminal: one row per symbol,
@@ -28,7 +29,7 @@ type boardRow struct {
 	price                     string
 }
 
-func newBoard(w io.Writer, reqs []engine.Request) *board {
+func newBoard(w io.Writer, reqs []account.LocateItem) *board {
 	b := &board{w: w, byID: map[string]int{}}
 	for _, r := range reqs {
 		b.rows = append(b.rows, boardRow{symbol: r.Symbol, requested: r.Quantity, state: "checking"})
@@ -37,9 +38,8 @@ func newBoard(w io.Writer, reqs []engine.Request) *board {
 	return b
 }
 
-// update is the engine's OnUpdate: it runs on the engine's loop, so it
-// only changes a row and redraws.
-func (b *board) update(u engine.Update) {
+// update shows one change: it changes a row and redraws.
+func (b *board) update(u account.Update) {
 	w := u.Workflow
 	if w == nil {
 		return
@@ -76,11 +76,14 @@ func (b *board) update(u engine.Update) {
 	b.draw()
 }
 
-// close leaves the final table on screen.
-func (b *board) close() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.draw()
+// close leaves the final table on screen: each row as its workflow ended
+// (one that ended before it was followed sent no change).
+func (b *board) close(final []*workflow.Workflow) {
+	for _, w := range final {
+		if w != nil {
+			b.update(account.Update{Workflow: w, Reason: w.Reason})
+		}
+	}
 }
 
 // draw rewrites the table over the one drawn before (cursor up, clear

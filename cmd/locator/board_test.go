@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -17,15 +17,15 @@ import (
 func TestBoardRowsPerSymbol(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	b := newBoard(&buf, []engine.Request{{Symbol: "HTBX", Quantity: 100}, {Symbol: "HTBY", Quantity: 200}, {Symbol: "HTBX", Quantity: 300}})
-	b.update(engine.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Quoting, Quantity: 100}})
-	b.update(engine.Update{Workflow: &workflow.Workflow{ID: "wf-2", Symbol: "HTBX", State: states.Quoting, Quantity: 300}})
-	b.update(engine.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Filled, Quantity: 100,
+	b := newBoard(&buf, []account.LocateItem{{Symbol: "HTBX", Quantity: 100}, {Symbol: "HTBY", Quantity: 200}, {Symbol: "HTBX", Quantity: 300}})
+	b.update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Quoting, Quantity: 100}})
+	b.update(account.Update{Workflow: &workflow.Workflow{ID: "wf-2", Symbol: "HTBX", State: states.Quoting, Quantity: 300}})
+	b.update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Filled, Quantity: 100,
 		Price: decimal.RequireFromString("0.015")}, Reason: "filled"})
-	b.close()
+	b.close(nil)
 	frames := strings.Split(buf.String(), "\x1b[4A") // each redraw moves up over header + 3 rows
-	if len(frames) != 5 {
-		t.Fatalf("%d frames, want 5 (the first and four redraws)", len(frames))
+	if len(frames) != 4 {
+		t.Fatalf("%d frames, want 4 (the first and three redraws)", len(frames))
 	}
 	last := strings.Split(strings.TrimSpace(frames[len(frames)-1]), "\n")
 	want := []string{"HTBX 100 filled 100 0.0150 filled", "HTBY 200 checking", "HTBX 300 quoting 300"}

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/service"
 )
 
 // cancelCommand cancels an unfinished workflow, through the account's
@@ -24,19 +24,15 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 		return usagef("want one workflow ID (see 'locator status')")
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "cancel", nil, progress(out, c.conn.m.display()))
+	sess, err := c.conn.open(ctx, "cancel", nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	acct.watch(args[0])
-	if err := acct.Cancel(ctx, args[0]); err != nil {
-		if errors.Is(err, engine.ErrNotOpen) {
-			return usagef("%v", err)
-		}
+	defer sess.close()
+	if err := sess.Cancel(ctx, account.CancelRequest{ID: args[0], Via: "'locator cancel'"}); err != nil {
 		return err
 	}
-	w, err := acct.Wait(ctx, args[0])
+	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
@@ -64,23 +60,19 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 		return usagef("want one workflow ID (see 'locator status')")
 	}
 	out := c.conn.out()
-	name, reason := "approve", ""
+	name := "approve"
 	if !c.accept {
-		name, reason = "decline", "declined with 'locator decline'"
+		name = "decline"
 	}
-	acct, err := c.conn.attach(ctx, name, nil, progress(out, c.conn.m.display()))
+	sess, err := c.conn.open(ctx, name, nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	acct.watch(args[0])
-	if err := acct.Answer(ctx, args[0], c.accept, reason); err != nil {
-		if errors.Is(err, engine.ErrNotOpen) {
-			return usagef("%v", err)
-		}
+	defer sess.close()
+	if err := sess.Answer(ctx, account.AnswerRequest{ID: args[0], Accept: c.accept, Via: "'locator " + name + "'"}); err != nil {
 		return err
 	}
-	w, err := acct.Wait(ctx, args[0])
+	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -428,13 +428,19 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	var ue *usageError
 	var ee *exitError
 	code, msg := exitFailure, err.Error()
+	var ae *account.Error
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, &ue), errors.Is(err, engine.ErrSizing), errors.Is(err, fileperm.ErrUnsafe):
+	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
 		code = exitUsage
+	case errors.As(err, &ae) && !errors.Is(err, workflow.ErrInput):
+		code = account.ExitOf(ae)
 	case errors.Is(err, workflow.ErrInput):
-		code, msg = exitUsage, msg+"; nothing was sent"
+		code = exitUsage
+		if !strings.Contains(msg, "nothing was sent") {
+			msg += "; nothing was sent"
+		}
 	case errors.Is(err, brokerclient.ErrLoginRequired):
 		msg += "\nrun 'locator login --partner' to sign in again"
 	case errors.Is(err, context.Canceled):

@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/service"
 )
 
 // creditBackCommand returns unused located shares.
@@ -35,14 +37,18 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "credit-back", nil, progress(out, c.conn.m.display()))
+	sess, err := c.conn.open(ctx, "credit-back", nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	id, err := acct.CreditBack(ctx, symbol, qty, typ)
+	defer sess.close()
+	started, err := sess.CreditBack(ctx, account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ})
 	if err != nil {
 		return err
 	}
-	return follow(ctx, acct, out, id)
+	w, err := follow(ctx, sess, started.ID, progress(out, c.conn.m.display()))
+	if err != nil {
+		return err
+	}
+	return finish(out, w)
 }

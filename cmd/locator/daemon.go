@@ -10,16 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -106,12 +105,12 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.listen.release()
-	acct, err := c.conn.own(ctx, "run")
+	sess, err := c.conn.open(ctx, "run", nil, service.RoleDaemon)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Owners: []*service.Owner{acct.owner}, Store: acct.store,
+	defer sess.close()
+	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Accounts: []account.Account{sess}, Store: sess.store,
 		Metrics: metrics, Clock: clock.Real{}, Logger: log})
 	if err != nil {
 		return err
@@ -119,7 +118,19 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if web != nil {
 		defer web.Close()
 	}
-	return c.daemon(ctx, acct.runner(log, notifier), cfg, acct, log)
+	if sess.settings.auth == authPartner {
+		// A daemon may idle for longer than a refresh token lives: renew
+		// each pair on its own schedule, not at the next job's first call.
+		go func() {
+			if err := sess.client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
+				log.Error("partner token renewal stopped; run 'locator login --partner' again", "err", err)
+			}
+		}()
+	}
+	runner := sess.Owner().Local().Runner(sess.Caller().Name, notifier)
+	runner.Logger = log // the daemon's log, on by default
+	d := jobs.Daemon{Runner: runner, Config: cfg, Grace: c.grace, Report: c.report}
+	return d.Run(ctx, sess.Owner().Fatal())
 }
 
 // notifyDrain bounds the delivery of queued notifications at an exit not
@@ -157,106 +168,22 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 	if err != nil {
 		return usagef("config: %v", err)
 	}
-	acct, err := c.conn.attach(ctx, "run --once "+j.Name, nil, nil)
+	sess, err := c.conn.open(ctx, "run --once "+j.Name, nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	run, err := acct.RunJob(ctx, config, j, c.grace, notifier, log)
-	if run == nil {
+	defer sess.close()
+	res, err := sess.RunJob(ctx, account.JobRequest{Config: config, Job: j.Name, Grace: c.grace})
+	if err != nil {
 		return err // the run could not even be recorded
 	}
-	c.report(run)
-	return exitForRun(err)
-}
-
-// exitForRun maps a run's outcome to the exit-code contract: 0 ok; for a
-// run that failed on its workflows, 4 when the worst was a policy decline, 3
-// when the broker rejected, expired or cancelled; 1 otherwise (an error, an
-// interruption, a reconciliation with problems).
-func exitForRun(err error) error {
-	if err == nil {
+	c.report(res.Run)
+	if res.Failure == nil {
 		return nil
 	}
-	var f *jobs.Failure
-	if errors.As(err, &f) && !f.Interrupted {
-		switch f.Worst {
-		case states.Declined:
-			return &exitError{code: exitDeclined, msg: f.Detail}
-		case states.Rejected, states.Expired, states.Canceled:
-			return &exitError{code: exitBroker, msg: f.Detail}
-		}
-	}
-	return &exitError{code: exitFailure, msg: err.Error()}
-}
-
-// daemon schedules every job and runs until ctx ends (SIGTERM, Ctrl-C) or
-// the engine stops on an error it cannot recover from.
-func (c *runCommand) daemon(ctx context.Context, runner *jobs.Runner, cfg *jobs.Config, acct *account, log *slog.Logger) error {
-	eng, _ := acct.Engine()
-	// No run of this process is in flight yet: rows still "running" were
-	// left by a process that died.
-	if n, err := acct.store.AbandonJobRuns(ctx, acct.settings.account,
-		"interrupted: the process ended before the run did; its workflows resumed when the daemon started again"); err != nil {
-		return err
-	} else if n > 0 {
-		log.Warn("job runs left unfinished by an earlier process marked failed", "count", n)
-	}
-	if acct.settings.auth == authPartner {
-		// A daemon may idle for longer than a refresh token lives: renew
-		// each pair on its own schedule, not at the next job's first call.
-		go func() {
-			if err := acct.client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
-				log.Error("partner token renewal stopped; run 'locator login --partner' again", "err", err)
-			}
-		}()
-	}
-	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelJobs()
-	cl := cronLogger{log}
-	cr := cron.New(
-		cron.WithLocation(jobs.Market),
-		cron.WithParser(jobs.Parser),
-		cron.WithLogger(cl),
-		cron.WithChain(cron.Recover(cl), jobs.CatchUp(ctx, cl)),
-	)
-	now := time.Now()
-	for _, j := range cfg.Jobs {
-		cr.Schedule(j.Schedule, cron.FuncJob(func() {
-			if run, _ := runner.Run(jobCtx, j); run != nil {
-				c.report(run)
-			}
-		}))
-		log.Info("job scheduled", "job", j.Name, "kind", string(j.Kind), "schedule", j.Schedule.Spec,
-			"next", j.Schedule.Next(now).In(jobs.Market).Format(time.RFC3339))
-	}
-	cr.Start()
-	log.Info("daemon running", "account", acct.settings.account, "jobs", len(cfg.Jobs), "zone", jobs.Market.String())
-
-	var stopErr error
-	select {
-	case <-ctx.Done():
-		log.Info("stopping: no new runs; running jobs finish their current step", "grace", c.grace)
-	case err := <-eng.Err():
-		stopErr = fmt.Errorf("the engine stopped: %w", err)
-		log.Error("stopping: the engine stopped", "err", err)
-	case <-acct.owner.Lost():
-		stopErr = fmt.Errorf("the account's lease was lost (this process stalled past it): another process owns it now")
-		log.Error("stopping: lease lost")
-	}
-	stopped := cr.Stop() // no new runs; done once the running ones return
-	runner.Drain()
-	timer := time.NewTimer(c.grace)
-	defer timer.Stop()
-	select {
-	case <-stopped.Done():
-	case <-timer.C:
-		log.Warn("grace period over: stopping running jobs; their workflows resume at the next start")
-		cancelJobs()
-		<-stopped.Done()
-	}
-	log.Info("stopped")
-	return stopErr
+	// This process's config names the webhooks, whichever process ran it.
+	(&jobs.Runner{AccountID: sess.settings.account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
+	return &exitError{code: res.Failure.Exit(), msg: res.Failure.Detail}
 }
 
 // runJSON is a job run as printed with --json.
@@ -287,21 +214,4 @@ func (c *runCommand) report(r *store.JobRun) {
 	defer c.outMu.Unlock()
 	c.conn.out().event(runJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
 		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
-}
-
-// cronLogger adapts slog to robfig's logger: its chatter (schedule, wake,
-// run) is debug; a run delayed behind the previous one is info, since it
-// means a job outlasted its interval.
-type cronLogger struct{ log *slog.Logger }
-
-func (l cronLogger) Info(msg string, kv ...any) {
-	if msg == "delayed" {
-		l.log.Info("run delayed: the job's previous run is still going", kv...)
-		return
-	}
-	l.log.Debug("cron "+msg, kv...)
-}
-
-func (l cronLogger) Error(err error, msg string, kv ...any) {
-	l.log.Error("cron "+msg, append([]any{"err", err}, kv...)...)
 }

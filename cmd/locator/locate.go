@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -73,83 +75,86 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	reqs, err := c.requests(args, policy)
+	items, err := c.requests(args, policy)
 	if err != nil {
 		return err
 	}
 	if _, err := c.conn.resolve(true); err != nil {
 		return err
 	}
+	m := c.conn.m
 	// A person is asked only about a single symbol: a watchlist's offers
 	// arrive a second apart, faster than anyone can weigh them.
-	canAsk := len(reqs) == 1 && !policy.AutoAccept && c.conn.m.interactive(c.conn.format)
-	// Refused before the session opens: nothing is recorded or sent.
-	for _, r := range reqs {
-		if err := r.Validate(canAsk); err != nil {
-			if len(reqs) > 1 {
-				return fmt.Errorf("%s: %w", r.Symbol, err)
-			}
-			return err
-		}
+	var ask func(context.Context, account.Question) bool
+	if len(items) == 1 && !policy.AutoAccept && m.interactive(c.conn.format) {
+		ask = m.asker(ctx)
 	}
 	out := c.conn.out()
-	onUpdate := progress(out, c.conn.m.display())
+	show := progress(out, m.display())
 	var board *board
-	if len(reqs) > 1 && c.conn.format == formatTable && isTerminalWriter(c.conn.m.Stdout) {
-		board = newBoard(c.conn.m.Stdout, reqs)
-		onUpdate = board.update
+	if len(items) > 1 && c.conn.format == formatTable && isTerminalWriter(m.Stdout) {
+		board = newBoard(m.Stdout, items)
+		show = board.update
 	}
-	var ask func(context.Context, engine.Offer) bool
-	if canAsk {
-		ask = prompt(c.conn.m)
+	var mu sync.Mutex // the workflows are followed at once: one line at a time
+	shown := show
+	show = func(u account.Update) {
+		mu.Lock()
+		defer mu.Unlock()
+		shown(u)
 	}
-	acct, err := c.conn.attach(ctx, "locate", ask, onUpdate)
+	sess, err := c.conn.open(ctx, "locate", ask, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	ids, startErr := acct.LocateAll(ctx, reqs)
-	ws := make([]*workflow.Workflow, len(ids))
-	for i, id := range ids {
-		if id == "" {
+	defer sess.close()
+	res, err := sess.Locate(ctx, account.LocateRequest{Items: items, Ask: ask != nil})
+	if err != nil {
+		return err
+	}
+	ws := make([]*workflow.Workflow, len(res.Started))
+	var wg sync.WaitGroup
+	for i, st := range res.Started {
+		if st.ID == "" {
 			continue
 		}
-		if ws[i], err = acct.Wait(ctx, id); err != nil {
-			if ctx.Err() != nil { // interrupted: withdraw what is not over
-				for _, id := range ids[i:] {
-					if id != "" {
-						acct.withdraw(ctx, id)
-					}
-				}
-			}
-			return err
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws[i], _ = follow(ctx, sess, st.ID, show)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if board != nil {
-		board.close()
+		board.close(ws)
 		out = printer{w: io.Discard}
 	}
-	return finishAll(out, ws, startErr)
+	return finishAll(out, ws, res.Err())
 }
 
-// follow waits for workflow id and prints its outcome. Interrupted, it
-// withdraws the request (an open offer is cancelled at the broker) before
-// the command exits 130.
-func follow(ctx context.Context, acct *account, out printer, id string) error {
-	w, err := acct.Wait(ctx, id)
-	if err != nil {
-		if ctx.Err() != nil {
-			acct.withdraw(ctx, id)
+// follow waits for workflow id's end, showing each change. Interrupted,
+// it withdraws the request (an open offer is cancelled at the broker) on a
+// context that outlives the interrupt, and waits (bounded) for the broker
+// to confirm, so that nothing this command asked for is left open.
+func follow(ctx context.Context, a account.Account, id string, show func(account.Update)) (*workflow.Workflow, error) {
+	w, err := a.Follow(ctx, account.FollowRequest{ID: id}, show)
+	if err != nil && ctx.Err() != nil {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+		if a.Cancel(wctx, account.CancelRequest{ID: id, Interrupt: true}) == nil {
+			a.Follow(wctx, account.FollowRequest{ID: id}, nil)
 		}
-		return err
 	}
-	return finish(out, w)
+	return w, err
 }
 
 // requests builds the batch: SYMBOL QTY pairs, or the watchlist's rows
 // (whose max price, when given, caps that row under the other flags'
 // policy).
-func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]engine.Request, error) {
+func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]account.LocateItem, error) {
 	if c.watchlist != "" {
 		if len(args) != 0 {
 			return nil, usagef("give SYMBOL QTY pairs or --watchlist, not both")
@@ -159,13 +164,13 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]engin
 	if len(args) == 0 || len(args)%2 != 0 {
 		return nil, usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
 	}
-	var reqs []engine.Request
+	var reqs []account.LocateItem
 	for i := 0; i < len(args); i += 2 {
 		symbol, qty, err := parseSymbolQty(args[i : i+2])
 		if err != nil {
 			return nil, err
 		}
-		reqs = append(reqs, engine.Request{Symbol: symbol, Quantity: qty, Policy: policy})
+		reqs = append(reqs, account.LocateItem{Symbol: symbol, Quantity: qty, Policy: policy})
 	}
 	return reqs, nil
 }
@@ -173,7 +178,7 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]engin
 // readWatchlist reads a CSV watchlist: symbol, quantity and an optional max
 // price per row; blank lines and lines starting with # are skipped, and so
 // is a first row whose quantity is not a number (a header).
-func readWatchlist(path string, policy workflow.Policy) ([]engine.Request, error) {
+func readWatchlist(path string, policy workflow.Policy) ([]account.LocateItem, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, usagef("watchlist: %v", err)
@@ -185,7 +190,7 @@ func readWatchlist(path string, policy workflow.Policy) ([]engine.Request, error
 	if err != nil {
 		return nil, usagef("watchlist %s: %v", path, err)
 	}
-	var reqs []engine.Request
+	var reqs []account.LocateItem
 	for i, row := range rows {
 		if i == 0 && len(row) >= 2 && !startsWithDigit(row[1]) {
 			continue
@@ -204,7 +209,7 @@ func readWatchlist(path string, policy workflow.Policy) ([]engine.Request, error
 			}
 			p.AutoAccept = true
 		}
-		reqs = append(reqs, engine.Request{Symbol: symbol, Quantity: qty, Policy: p})
+		reqs = append(reqs, account.LocateItem{Symbol: symbol, Quantity: qty, Policy: p})
 	}
 	if len(reqs) == 0 {
 		return nil, usagef("watchlist %s has no rows", path)
@@ -216,7 +221,7 @@ func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '
 
 // finishAll prints every outcome of a batch (one JSON object per symbol
 // with --json, one CSV row with -o csv) and returns the worst exit status; a
-// request whose checks failed before it was queued makes it a failure.
+// request refused before it was queued makes it a failure.
 func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 	var worst *workflow.Workflow
 	var texts []string
@@ -227,7 +232,7 @@ func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 			continue
 		}
 		o := outcomeOf(w)
-		texts, rows, objs = append(texts, outcomeText(w, o)), append(rows, o.row()), append(objs, o)
+		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.row()), append(objs, o)
 		if exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
 			worst = w
 		}
@@ -247,26 +252,10 @@ func finish(out printer, w *workflow.Workflow) error {
 	return finishAll(out, []*workflow.Workflow{w}, nil)
 }
 
-// outcomeText is an outcome as a person reads it.
-func outcomeText(w *workflow.Workflow, o outcome) string {
-	text := fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, w.State)
-	switch w.State {
-	case states.Filled:
-		text += fmt.Sprintf(" — %d shares at %s (%s) = %s", w.Quantity, price4(w.Price), w.LocateType, o.Total)
-	case states.Credited:
-		text += fmt.Sprintf(" — %d %s shares credited back", w.Quantity, w.LocateType)
-	default:
-		if w.Reason != "" {
-			text += " — " + w.Reason
-		}
-	}
-	return text
-}
-
 // progress prints each state change as it happens; on a terminal a
 // spinner turns while a quote waits its turn or a credit-back is under way.
-func progress(out printer, d *display) func(engine.Update) {
-	return func(u engine.Update) {
+func progress(out printer, d *display) func(account.Update) {
+	return func(u account.Update) {
 		if u.Order != nil {
 			o := u.Order
 			if out.json() {
@@ -316,16 +305,5 @@ func progress(out printer, d *display) func(engine.Update) {
 				return fmt.Sprintf("%s: crediting back %d shares, %s", w.Symbol, w.Quantity, now.Sub(start).Round(time.Second))
 			})
 		}
-	}
-}
-
-// prompt asks at the terminal whether to take an offer, with the seconds
-// left in the window counting down.
-func prompt(m *Main) func(ctx context.Context, o engine.Offer) bool {
-	return func(ctx context.Context, o engine.Offer) bool {
-		return m.askBefore(ctx, o.ExpiresAt, func(left time.Duration) string {
-			return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
-				o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total), left)
-		})
 	}
 }

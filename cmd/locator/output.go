@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -57,17 +57,14 @@ func outcomeOf(w *workflow.Workflow) outcome {
 	return o
 }
 
-// exitFor maps a workflow's end to the exit-code contract.
+// exitFor is a workflow's end as the exit-code contract says (nil for 0),
+// in the words of its outcome (package account holds both).
 func exitFor(w *workflow.Workflow) error {
-	switch w.State {
-	case states.Filled, states.Covered, states.NotNeeded, states.Credited:
+	o := account.OutcomeOf(w)
+	if o.Exit == account.ExitOK {
 		return nil
-	case states.Declined:
-		return &exitError{code: exitDeclined, msg: "declined by the cost policy: " + w.Reason}
-	case states.Rejected, states.Expired, states.Canceled:
-		return &exitError{code: exitBroker, msg: fmt.Sprintf("%s: %s", w.State, w.Reason)}
 	}
-	return &exitError{code: exitFailure, msg: fmt.Sprintf("%s: %s", w.State, w.Reason)}
+	return &exitError{code: o.Exit, msg: o.Words}
 }
 
 // exitError ends the command with a specific exit code.

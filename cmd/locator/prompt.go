@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -30,33 +33,56 @@ func isTerminal(f *os.File) bool {
 	return err != nil || !os.SameFile(st, null)
 }
 
-// ask prints question and reads one answer line from Main's stdin; anything
-// but y or yes, or no answer before ctx ends, is a no. One reader serves
-// every prompt of the process, so an answer typed late is never lost to a
-// prompt that gave up.
-func (m *Main) ask(ctx context.Context, question string) bool {
-	fmt.Fprint(m.Stderr, question)
-	return m.answer(ctx, func() {})
+// asker answers the questions of this command's requests at the
+// terminal: an offer to take, its seconds left counting down, or a short's
+// order to confirm. One reader serves every prompt of the process, so an
+// answer typed late is never lost to a prompt that gave up.
+func (m *Main) asker(cmd context.Context) func(context.Context, account.Question) bool {
+	return func(q context.Context, ques account.Question) bool {
+		switch {
+		case ques.Offer != nil:
+			o := ques.Offer
+			d := m.display()
+			return m.answer(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
+				return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
+					o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total), left)
+			}))
+		case ques.Order != nil:
+			o := ques.Order
+			where := o.Route
+			if where == "" {
+				where = "assigned by the broker"
+			}
+			fmt.Fprintf(m.Stderr, "Sell short %d %s at %s (route %s)? [y/N] ", o.Quantity, o.Symbol, priceShown(o.LimitPrice), where)
+			return m.answer(cmd, q, func() {})
+		}
+		return false
+	}
 }
 
-// askBefore is ask about something that lapses at deadline: the question
-// says the time left, counting down on a terminal.
-func (m *Main) askBefore(ctx context.Context, deadline time.Time, question func(left time.Duration) string) bool {
-	d := m.display()
-	return m.answer(ctx, countdown(d.w, d.live, d.clk, deadline, question))
-}
-
-// answer waits for the answer line, stopping the question's countdown
-// before anything else is printed.
-func (m *Main) answer(ctx context.Context, stop func()) bool {
+// answer waits for the answer line to question q, stopping its countdown
+// before anything else is printed; anything but y or yes is a no. A
+// question withdrawn says why; an interrupted command (cmd's end) leaves
+// its question to be withdrawn and says nothing: the command says
+// "interrupted", once.
+func (m *Main) answer(cmd, q context.Context, stop func()) bool {
 	select {
 	case line, ok := <-m.stdinLines():
 		stop()
 		a := strings.TrimSpace(strings.ToLower(line))
 		return ok && (a == "y" || a == "yes")
-	case <-ctx.Done():
+	case <-q.Done():
 		stop()
-		fmt.Fprintln(m.Stderr, "\nno answer in time")
+		if errors.Is(context.Cause(q), account.ErrAnsweredElsewhere) {
+			fmt.Fprintln(m.Stderr, "\nanswered elsewhere")
+		} else {
+			fmt.Fprintln(m.Stderr, "\nno answer in time")
+		}
+		return false
+	case <-cmd.Done():
+		stop()
+		fmt.Fprintln(m.Stderr)
+		<-q.Done() // withdrawn by the command's withdrawal, or its window
 		return false
 	}
 }

@@ -10,12 +10,12 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 )
 
 // The read commands print what the broker says about the account for a
@@ -277,13 +277,13 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "orders cancel", nil, progress(out, c.conn.m.display()))
+	sess, err := c.conn.open(ctx, "orders cancel", nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	o, err := acct.CancelOrder(ctx, args[0])
-	if errors.Is(err, engine.ErrNotOpen) || errors.Is(err, store.ErrOrderNotFound) {
+	defer sess.close()
+	o, err := sess.CancelOrder(ctx, account.CancelOrderRequest{ClientOrderID: args[0]})
+	if account.KindOf(err) == account.KindNotOpen {
 		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
 	}
 	if err != nil {

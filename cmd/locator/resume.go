@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -25,37 +27,30 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[0])
 	}
 	out := c.conn.out()
-	acct, err := c.conn.attach(ctx, "resume", nil, progress(out, c.conn.m.display()))
+	sess, err := c.conn.open(ctx, "resume", nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	eng, owned := acct.Engine()
-	if !owned {
-		lease := acct.followed()
-		out.event(map[string]any{"owner": lease.PID, "host": lease.Host, "since": lease.Since},
-			lease.String()+": it drives the unfinished workflows")
-		return nil
-	}
-	// Nobody is asked during a resume: an offer the policy does not accept
-	// by itself waits for its asker until its window nearly closes.
-	open := eng.Active()
-	for _, w := range open {
-		acct.watch(w.ID)
-	}
-	if err := eng.Resume(ctx); err != nil {
+	defer sess.close()
+	// The owner (this process, or another) resumed them: follow each to
+	// its end. Nobody is asked during a resume: an offer the policy does
+	// not accept by itself waits for its asker until its window nearly
+	// closes.
+	st, err := sess.Status(ctx, account.StatusRequest{})
+	if err != nil {
 		return err
 	}
 	counts := map[states.State]int{}
-	for _, w := range open {
-		final, err := acct.store.Get(ctx, w.ID)
+	show := progress(out, c.conn.m.display())
+	for _, w := range st.Open {
+		final, err := follow(ctx, sess, w.ID, show)
 		if err != nil {
 			return err
 		}
 		counts[final.State]++
-		out.event(outcomeOf(final), fmt.Sprintf("%s %s %s: %s %s", final.ID, final.Kind, final.Symbol, final.State, final.Reason))
+		out.event(outcomeOf(final), fmt.Sprintf("%s %s %s: %s", final.ID, final.Kind, final.Symbol, account.OutcomeOf(final).Words))
 	}
-	summary := fmt.Sprintf("resumed %d workflow(s)", len(open))
+	summary := fmt.Sprintf("resumed %d workflow(s)", len(st.Open))
 	for st, n := range counts {
 		summary += fmt.Sprintf(", %d %s", n, st)
 	}

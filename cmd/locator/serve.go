@@ -8,18 +8,16 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/store"
 )
 
 // serveCommand is the long-running owner of one or more accounts: every
@@ -70,15 +68,6 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(base.db), 0o700); err != nil {
-		return fmt.Errorf("database directory: %w", err)
-	}
-	clk := clock.Real{}
-	st, err := store.Open(ctx, base.db, clk)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	log := c.conn.logger()
 	metrics, err := c.listen.prepare(c.conn.m, &c.conn)
 	if err != nil {
@@ -86,10 +75,10 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}
 	defer c.listen.release()
 	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
-	var owners []*service.Owner
+	var sessions []*session
 	defer func() {
-		for _, o := range owners {
-			o.Close()
+		for _, s := range sessions {
+			s.close()
 		}
 	}()
 	for _, a := range accounts {
@@ -104,48 +93,34 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		if err := s.checkCredentials(); err != nil {
 			return usagef("account %s: %v (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)
 		}
-		client := clients[s.baseURL+" "+s.keyID]
-		if client == nil {
-			if client, err = c.conn.client(s, clk); err != nil {
-				return usagef("%v", err)
-			}
-			clients[s.baseURL+" "+s.keyID] = client
-		}
-		o, err := service.OwnAsDaemon(ctx, engine.Config{Client: client, Store: st, Clock: clk, Account: s.account, Env: s.env,
-			Logger: log.With("account", s.account)}, base.db)
-		var held *store.LeaseHeldError
-		if errors.As(err, &held) {
-			return usagef("%v: another 'locator serve' or command drives it; stop it first", err)
-		}
+		sess, err := c.conn.openAs(ctx, s, clients, "serve", nil, service.RoleDaemon)
 		if err != nil {
-			return accountError(s.account, err)
+			return err
 		}
-		owners = append(owners, o)
-		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.account, os.Getpid(), o.Lease().Endpoint)
+		sessions = append(sessions, sess)
+		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.account, os.Getpid(), sess.Owner().Lease().Endpoint)
 	}
-	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Owners: owners, Store: st, Metrics: metrics, Clock: clk, Logger: log})
+	served := make([]account.Account, len(sessions))
+	fatal := make(chan error, len(sessions))
+	for i, s := range sessions {
+		served[i] = s
+		go func() {
+			if err, ok := <-s.Owner().Fatal(); ok {
+				fatal <- err
+			}
+		}()
+	}
+	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Accounts: served, Store: sessions[0].store, Metrics: metrics, Clock: clock.Real{}, Logger: log})
 	if err != nil {
 		return err
 	}
 	if web != nil {
 		defer web.Close()
 	}
-	lost := make(chan error, len(owners))
-	for _, o := range owners {
-		go func() {
-			select {
-			case <-o.Lost():
-				lost <- fmt.Errorf("account %s: the lease was lost (this process stalled past it)", o.Lease().Account)
-			case err := <-o.Engine().Err():
-				lost <- fmt.Errorf("account %s: the engine stopped: %w", o.Lease().Account, err)
-			case <-ctx.Done():
-			}
-		}()
-	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case err := <-lost:
+	case err := <-fatal:
 		return err
 	}
 }

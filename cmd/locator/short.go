@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
@@ -42,9 +44,10 @@ func (c *shortCommand) flags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.yes, "yes", "y", false, "take a locate offer within policy and place the order without asking")
 }
 
-// parse checks every input before anything is sent.
-func (c *shortCommand) parse(args []string) (engine.ShortRequest, error) {
-	var r engine.ShortRequest
+// parse reads the command line into the request (the account API checks
+// it before anything is sent).
+func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
+	var r account.ShortRequest
 	if len(args) != 2 {
 		return r, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
@@ -61,10 +64,8 @@ func (c *shortCommand) parse(args []string) (engine.ShortRequest, error) {
 		return r, err
 	}
 	r.Route = c.route
-	if r.Policy, err = parsePolicy(c.maxPrice, "", false, c.yes); err != nil {
-		return r, err
-	}
-	return r, r.Validate()
+	r.Policy, err = parsePolicy(c.maxPrice, "", false, c.yes)
+	return r, err
 }
 
 // parseCount reads a whole number of shares, refusing what does not parse.
@@ -106,32 +107,45 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	m := c.conn.m
-	interactive := m.interactive(c.conn.format)
-	if !c.yes && !interactive {
+	// A person at the terminal confirms the order and answers an offer
+	// the policy leaves open; without one, --yes must let the policy
+	// decide both.
+	var ask func(context.Context, account.Question) bool
+	if m.interactive(c.conn.format) {
+		ask = m.asker(ctx)
+	}
+	req.Ask, req.Confirm = ask != nil && !req.Policy.AutoAccept, !c.yes
+	if req.Confirm && ask == nil {
 		return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 	}
-	var ask func(context.Context, engine.Offer) bool
-	if !req.Policy.AutoAccept {
-		ask = prompt(m)
-	}
-	if !c.yes {
-		req.Confirm = func(ctx context.Context, o engine.Order) bool {
-			where := o.Route
-			if where == "" {
-				where = "assigned by the broker"
-			}
-			return m.ask(ctx, fmt.Sprintf("Sell short %d %s at %s (route %s)? [y/N] ", o.Quantity, o.Symbol, priceShown(o.LimitPrice), where))
-		}
-	}
-	// The account's owner (this process, or another) places it; owning, the
-	// checks of the account (environment, Active) come first (exit 2).
-	acct, err := c.conn.attach(ctx, "short", ask, progress(printer{w: m.Stderr}, m.display()))
+	sess, err := c.conn.open(ctx, "short", ask, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer acct.close()
-	res, err := c.place(ctx, acct, req, ask)
-	out := shortOutcome{Account: acct.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
+	defer sess.close()
+	// Its locate's and the orders' changes are shown as they come (the
+	// ids are made up here, so the updates can be told apart).
+	req.LocateID, req.ClientOrderID = engine.NewID(), uuid.NewString()
+	sctx, stop := context.WithCancel(ctx)
+	updates, err := sess.Subscribe(sctx)
+	if err != nil {
+		stop()
+		return err
+	}
+	shown := make(chan struct{})
+	go func() {
+		defer close(shown)
+		show := progress(printer{w: m.Stderr}, m.display())
+		for u := range updates {
+			if u.Order != nil || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
+				show(u)
+			}
+		}
+	}()
+	res, err := sess.Short(ctx, req)
+	stop()
+	<-shown
+	out := shortOutcome{Account: sess.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
 		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: priceShown(req.Limit),
 		Route: req.Route, State: notSent}
 	if res != nil {
@@ -139,7 +153,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		if res.Locate != nil {
 			lo := outcomeOf(res.Locate)
 			out.Locate = &lo
-			fmt.Fprintln(m.Stderr, locateLine(res.Locate))
+			fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
 		}
 		if res.Order != nil {
 			out.fill(res.Order)
@@ -155,30 +169,14 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	return shortExit(res)
 }
 
-// place runs the short in this process when it owns the account, or hands
-// it to the owner, which can then neither ask about the offer nor confirm
-// the order here: the policy must decide both (--yes).
-func (c *shortCommand) place(ctx context.Context, acct *account, req engine.ShortRequest, ask func(context.Context, engine.Offer) bool) (*engine.ShortResult, error) {
-	if eng, owned := acct.Engine(); owned {
-		req.Ask, req.Asker = ask, acct.asker
-		return eng.Short(ctx, req)
-	}
-	if req.Confirm != nil || !req.Policy.Decides() {
-		return nil, usagef("%s, which places the short: pass --yes to let the policy decide the offer and the order; nothing was sent", acct.followed())
-	}
-	r, err := acct.remote.Short(ctx, service.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit,
-		Route: req.Route, Policy: req.Policy, Asker: acct.asker})
-	if err != nil {
-		return nil, err
-	}
-	return &engine.ShortResult{Locate: r.Locate, Order: r.Order, Reason: r.Reason}, nil
-}
-
 // shortExit maps how the short ended to the exit-code contract.
-func shortExit(res *engine.ShortResult) error {
+func shortExit(res *account.ShortResult) error {
 	if res.Order == nil {
-		if res.Locate != nil && !res.Locate.Located() {
+		switch {
+		case res.Locate != nil && !res.Locate.Located():
 			return exitFor(res.Locate)
+		case res.Declined:
+			return nil // the person said no: nothing was sent, as asked
 		}
 		return &exitError{code: exitDeclined, msg: "declined: no order was sent (" + res.Reason + ")"}
 	}
@@ -229,16 +227,4 @@ func (c *shortCommand) report(r shortOutcome) {
 		[]string{"CLIENT ORDER ID", "SYMBOL", "SIDE", "QTY", "LIMIT", "ROUTE", "STATE", "STATUS", "EXECUTED", "AVG PRICE", "REASON"},
 		[][]string{{r.ClientOrderID, r.Symbol, "Sell short", i64(r.Quantity), r.LimitPrice, r.Route, r.State, r.OrderStatus, i64(r.Executed), r.PriceAvg, reason}},
 		[]any{r})
-}
-
-// locateLine says how the locate step ended, for the person watching.
-func locateLine(w *workflow.Workflow) string {
-	s := fmt.Sprintf("locate %s %s: %s", w.Symbol, w.ID, w.State)
-	switch {
-	case w.State == states.Filled:
-		s += fmt.Sprintf(" — %d shares at %s (%s)", w.Quantity, price4(w.Price), w.LocateType)
-	case w.Reason != "":
-		s += " — " + w.Reason
-	}
-	return s
 }

@@ -1,0 +1,315 @@
+// Package account is what can be done with a broker account, whoever owns
+// it: one interface, Account, with one request type per operation and one
+// update type, and the outcomes of its workflows in words and exit codes.
+//
+// Exactly one implementation holds the semantics (input validation, the
+// live/paper guard, the cost policy, outcomes): service.Local, on the
+// engine of the process that owns the account. A process that follows the
+// owner reaches that same implementation through a transport that only
+// carries calls, questions and updates (service.Client); its answers are
+// the owner's. Commands, jobs, the dashboard and library users hold an
+// Account and never know which of the two they have. The conformance suite
+// in accounttest runs every operation through both and requires the same
+// results.
+package account
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Account is what a caller can do with one account. Every method checks
+// its request before anything is recorded or sent (a *Error of kind
+// KindInput or KindRefused otherwise), and every error it returns is a
+// *Error whose Kind says what happened.
+type Account interface {
+	// Locate ensures located shares for each item of the request, quoting
+	// only the shortfall, and returns the workflows it started without
+	// waiting for them (Follow waits).
+	Locate(ctx context.Context, req LocateRequest) (*LocateResult, error)
+	// CreditBack returns unused located shares to the broker.
+	CreditBack(ctx context.Context, req CreditBackRequest) (*Started, error)
+	// Short ensures the locate, checks the sizing, places one Sell/Open
+	// limit order under a write-ahead clientOrderId and waits until it is
+	// working or final.
+	Short(ctx context.Context, req ShortRequest) (*ShortResult, error)
+	// PlaceOrder places an order under its write-ahead clientOrderId and
+	// waits until it is working or final.
+	PlaceOrder(ctx context.Context, req PlaceOrderRequest) (*workflow.Order, error)
+	// CancelOrder cancels a working order locator placed and returns how
+	// it ended.
+	CancelOrder(ctx context.Context, req CancelOrderRequest) (*workflow.Order, error)
+	// Answer answers the offer waiting on a workflow, from anywhere (another
+	// shell, the dashboard, a signed link): the answer of a person.
+	Answer(ctx context.Context, req AnswerRequest) error
+	// Cancel withdraws an unfinished workflow.
+	Cancel(ctx context.Context, req CancelRequest) error
+	// Follow calls on with every change of a workflow from now on (nil on:
+	// none), its last one included, and returns its final record.
+	Follow(ctx context.Context, req FollowRequest, on func(Update)) (*workflow.Workflow, error)
+	// Subscribe delivers every change of the account's workflows and
+	// orders until ctx ends; the channel is closed then, or when the
+	// owner stops (a follower's handle subscribes again to the next).
+	Subscribe(ctx context.Context) (<-chan Update, error)
+	// RunJob runs one run of a job of a jobs file on the account's engine
+	// and returns its record and outcome.
+	RunJob(ctx context.Context, req JobRequest) (*JobResult, error)
+	// Status is the account as its owner sees it now.
+	Status(ctx context.Context, req StatusRequest) (*Status, error)
+}
+
+// Caller is who calls: each process (or page, or job) that holds an
+// Account. The owner records Name on what the caller asks for, checks Env
+// against the account, and puts the questions of the caller's requests to
+// Ask.
+type Caller struct {
+	// ID identifies the caller's session, to which the questions of its
+	// requests are put; made up when empty. It is kept across a change of
+	// owner, so a follower that reconnects gets its questions back.
+	ID string `json:"id"`
+	// Name names the caller for people: "pid@host command".
+	Name string `json:"name"`
+	// Env is the environment the caller means to use (live or paper):
+	// writes are refused when the account is the other kind. Empty means
+	// the owner's.
+	Env brokerclient.Env `json:"env,omitempty"`
+	// Ask answers the questions of this caller's requests that the policy
+	// leaves to a person (an offer to take, an order to confirm) before
+	// ctx's deadline, the last moment an answer is acted on. Nil: nobody
+	// can answer here, and requests that would need an answer are refused
+	// before anything is sent.
+	Ask func(ctx context.Context, q Question) bool `json:"-"`
+}
+
+// Question is put to the caller of a request when its policy leaves the
+// decision to a person: an offer to take, or an order to confirm.
+type Question struct {
+	// ID names the question, for the answer that comes back over a
+	// transport.
+	ID string `json:"id"`
+	// Offer is set when an offer waits: take it?
+	Offer *workflow.Offer `json:"offer,omitempty"`
+	// Order is set when a short's order is about to leave: send it?
+	Order *workflow.Order `json:"order,omitempty"`
+	// Deadline is the last moment an answer is acted on.
+	Deadline time.Time `json:"deadline"`
+}
+
+// LocateRequest asks for located shares: one item, or a batch (a
+// watchlist) whose quotes are paced and whose easy-to-borrow checks are
+// made together.
+type LocateRequest struct {
+	Items []LocateItem `json:"items"`
+	// Ask says the caller answers the offers the policy leaves to a person
+	// (Caller.Ask is set): only for a single item, since a batch's offers
+	// come faster than anyone can weigh them.
+	Ask bool `json:"ask,omitempty"`
+}
+
+// LocateItem is one symbol of a locate request.
+type LocateItem struct {
+	// ID, when set, is the workflow's id, made up by the caller so that a
+	// request sent again after its owner went away is not started twice.
+	ID       string          `json:"id,omitempty"`
+	Symbol   string          `json:"symbol"`
+	Quantity int64           `json:"quantity"`
+	Policy   workflow.Policy `json:"policy"`
+}
+
+// LocateResult names the workflow started for each item.
+type LocateResult struct {
+	// Started[i] is item i's workflow, or why it was refused.
+	Started []Started `json:"started"`
+}
+
+// Err joins the refusals of the items that were not started (nil when
+// every item started).
+func (r *LocateResult) Err() error {
+	var errs []error
+	for _, s := range r.Started {
+		if s.Refused != nil {
+			errs = append(errs, s.Refused)
+		}
+	}
+	return joinErrors(errs)
+}
+
+// Started is a workflow a request started, or why it was refused.
+type Started struct {
+	ID      string `json:"id,omitempty"`
+	Symbol  string `json:"symbol"`
+	Refused *Error `json:"refused,omitempty"`
+}
+
+// CreditBackRequest returns Quantity unused shares of one inventory row.
+type CreditBackRequest struct {
+	// ID, when set, is the workflow's id (see LocateItem).
+	ID       string                  `json:"id,omitempty"`
+	Symbol   string                  `json:"symbol"`
+	Quantity int64                   `json:"quantity"`
+	Type     brokerclient.LocateType `json:"type"`
+}
+
+// ShortRequest is a locate-then-short: make sure Quantity shares of Symbol
+// are available to short (locating the shortfall under Policy), check the
+// sizing, then sell short at Limit.
+type ShortRequest struct {
+	Symbol   string          `json:"symbol"`
+	Quantity int64           `json:"quantity"`
+	Limit    decimal.Decimal `json:"limit"`
+	// Route names the order route; empty means SMART on a live account and
+	// none (the broker assigns one) on paper.
+	Route  string          `json:"route,omitempty"`
+	Policy workflow.Policy `json:"policy"`
+	// Confirm says the caller confirms the order before it leaves
+	// (Caller.Ask is set); without it the order leaves once sized.
+	Confirm bool `json:"confirm,omitempty"`
+	// Ask says the caller answers the locate's offer when the policy
+	// leaves it to a person.
+	Ask bool `json:"ask,omitempty"`
+	// LocateID and ClientOrderID, when set, are the ids of the locate and
+	// the order, made up by the caller so that a short sent again after
+	// its owner went away neither locates nor sells twice.
+	LocateID      string `json:"locateId,omitempty"`
+	ClientOrderID string `json:"clientOrderId,omitempty"`
+}
+
+// ShortResult says how a short went: the locate behind it, and the order
+// (nil when none was sent, with Reason saying why).
+type ShortResult struct {
+	Locate *workflow.Workflow `json:"locate,omitempty"`
+	Order  *workflow.Order    `json:"order,omitempty"`
+	Reason string             `json:"reason,omitempty"`
+	// Declined is set when the caller said no to the order at its
+	// confirmation: nothing was sent, by the person's choice.
+	Declined bool `json:"declined,omitempty"`
+}
+
+// PlaceOrderRequest places an order; its ClientOrderID is made up when
+// empty.
+type PlaceOrderRequest struct {
+	Order workflow.Order `json:"order"`
+}
+
+// CancelOrderRequest cancels a working order locator placed.
+type CancelOrderRequest struct {
+	ClientOrderID string `json:"clientOrderId"`
+}
+
+// AnswerRequest is a person's answer to the offer waiting on workflow ID.
+type AnswerRequest struct {
+	ID     string `json:"id"`
+	Accept bool   `json:"accept"`
+	// Offer, when set, is the leg the person saw (its quoteReqID): the
+	// answer is refused when the offer waiting is another.
+	Offer string `json:"offer,omitempty"`
+	// Via says where the answer was given ("locator decline", "the
+	// dashboard"), for the words of the outcome.
+	Via string `json:"via,omitempty"`
+}
+
+// CancelRequest withdraws workflow ID.
+type CancelRequest struct {
+	ID string `json:"id"`
+	// Interrupt says the caller withdraws its own request because it was
+	// interrupted (Ctrl-C), rather than a person cancelling it.
+	Interrupt bool `json:"interrupt,omitempty"`
+	// Via says where the cancel was asked ("locator cancel"), for the
+	// words of the outcome.
+	Via string `json:"via,omitempty"`
+}
+
+// FollowRequest follows workflow ID (an id or a unique prefix of one).
+type FollowRequest struct {
+	ID string `json:"id"`
+}
+
+// JobRequest runs one run of a job: the jobs file as the caller read it
+// and the job's name, so that the owner checks and runs exactly what the
+// caller's file says.
+type JobRequest struct {
+	Config []byte `json:"config"`
+	Job    string `json:"job"`
+	// Grace is how long the run may finish its step in flight once ctx
+	// ends.
+	Grace time.Duration `json:"grace"`
+}
+
+// JobResult is how a run went: its record, and why it did not reach its
+// goal (Failure nil when it did).
+type JobResult struct {
+	Run     *store.JobRun `json:"run"`
+	Failure *JobFailure   `json:"failure,omitempty"`
+}
+
+// JobFailure is a run that did not reach its goal. Detail says what each
+// part of the run came to; Worst is the worst end among its workflows
+// (empty when no workflow caused the failure), from which the exit code
+// of a command that ran it comes.
+type JobFailure struct {
+	// Detail is the run's account, part by part.
+	Detail string `json:"detail"`
+	// Worst is the worst workflow end behind the failure.
+	Worst states.State `json:"worst,omitempty"`
+	// Interrupted is set when the run was stopped (shutdown) before it
+	// finished; its workflows stay in the store and resume at the next
+	// start.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// WorkflowIDs are the workflows behind the failure, for notifications.
+	WorkflowIDs []string `json:"workflowIds,omitempty"`
+	// FeeProblems are the problems a reconcile run found (missing, wrong
+	// amount or unexplained fees, a day's total that differs), one line
+	// each: such a run is notified as a fee problem rather than as a
+	// failed job, and only when a line is new.
+	FeeProblems []string `json:"feeProblems,omitempty"`
+}
+
+func (f *JobFailure) Error() string { return f.Detail }
+
+// Exit is the exit code of a command whose run failed so: 4 when the
+// worst end was a policy decline, 3 when the broker rejected, expired or
+// cancelled, 130 when interrupted, 1 otherwise.
+func (f *JobFailure) Exit() int {
+	switch {
+	case f.Interrupted:
+		return ExitInterrupted
+	case f.Worst == states.Declined:
+		return ExitDeclined
+	case f.Worst == states.Rejected, f.Worst == states.Expired, f.Worst == states.Canceled:
+		return ExitBroker
+	}
+	return ExitFailure
+}
+
+// StatusRequest asks for the account's state.
+type StatusRequest struct{}
+
+// Status is the account as its owner sees it.
+type Status struct {
+	Account string `json:"account"`
+	// Env is the account's kind as the broker says (live or paper).
+	Env   brokerclient.Env `json:"env"`
+	Owner store.Lease      `json:"owner"`
+	// Held says the owner still holds the account's lease; Running is
+	// false when its engine stopped on an error.
+	Held    bool `json:"held"`
+	Running bool `json:"running"`
+	// LastPoll is when history was last read; Queued counts the locates
+	// waiting for their turn to quote.
+	LastPoll time.Time `json:"lastPoll"`
+	Queued   int       `json:"queued"`
+	// Open are the unfinished workflows; Inventory the latest located
+	// inventory read.
+	Open      []workflow.Workflow         `json:"open"`
+	Inventory []brokerclient.InventoryRow `json:"inventory"`
+}
+
+// Update is one change of a workflow or an order, as every caller sees it.
+type Update = workflow.Update

@@ -1,0 +1,582 @@
+// Package accounttest is the conformance suite of the account API: one
+// set of cases, written once against account.Account, that every
+// implementation must pass with the same results, updates and exit codes
+// (the pattern of river's riverdrivertest). service runs it against the
+// owner's in-process implementation and against a follower through the
+// transport; a behaviour that differs between them fails here.
+//
+// Every case talks to the simulator over real HTTP on a fake clock (the
+// simtest bundle of its Env) and judges what was sent from the
+// simulator's request log.
+package accounttest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Env is one case's world: the simulator, the owner's store, and the
+// account (LV100001, live) as a caller sees it through the implementation
+// under test.
+type Env struct {
+	Sim   *simtest.Bundle
+	Store *store.Store
+	// Open returns the account as caller c sees it.
+	Open func(c account.Caller) account.Account
+}
+
+// Setup makes a fresh Env for one case.
+type Setup func(t *testing.T) *Env
+
+// Run runs every case against the implementation setup makes.
+func Run(t *testing.T, setup Setup) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, setup(t))
+		})
+	}
+}
+
+var cases = []struct {
+	name string
+	run  func(t *testing.T, e *Env)
+}{
+	{"LocateFilled", locateFilled},
+	{"EnvGuardSendsNothing", envGuard},
+	{"InputRefusedSendsNothing", inputRefused},
+	{"PromptNo", promptNo},
+	{"DeclineByAPerson", declineByAPerson},
+	{"ApproveElsewhereWithdrawsQuestion", approveElsewhere},
+	{"ChangedOfferRefused", changedOffer},
+	{"PolicyDecline", policyDecline},
+	{"CancelByAPerson", cancelByAPerson},
+	{"InterruptWithdraws", interrupt},
+	{"NotOpen", notOpen},
+	{"Batch", batch},
+	{"SameIDNotStartedTwice", sameID},
+	{"CreditBack", creditBack},
+	{"ShortConfirmed", shortConfirmed},
+	{"ShortDeclinedAtConfirmation", shortDeclined},
+	{"RunJob", runJob},
+	{"StatusAndSubscribe", statusAndSubscribe},
+	{"FollowByPrefix", followByPrefix},
+}
+
+func capped(price string) workflow.Policy {
+	return workflow.Policy{MaxPrice: decimal.RequireFromString(price)}
+}
+
+// ctx bounds a case in virtual time's real-time cost.
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// writes counts the requests that changed something at the broker.
+func writes(e *Env) int {
+	n := 0
+	for _, r := range e.Sim.Sim.Requests() {
+		if r.Method != "GET" && !strings.HasPrefix(r.Path, "/_sim/") {
+			n++
+		}
+	}
+	return n
+}
+
+// count counts the log's requests of method whose path holds part.
+func count(e *Env, method, part string) int {
+	n := 0
+	for _, r := range e.Sim.Sim.Requests() {
+		if r.Method == method && strings.Contains(r.Path, part) {
+			n++
+		}
+	}
+	return n
+}
+
+// ok fails the case on err.
+func ok(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// locateOne starts one locate and returns its workflow id.
+func locateOne(t *testing.T, a account.Account, it account.LocateItem, ask bool) string {
+	t.Helper()
+	res, err := a.Locate(ctx(t), account.LocateRequest{Items: []account.LocateItem{it}, Ask: ask})
+	ok(t, err)
+	if len(res.Started) != 1 || res.Started[0].ID == "" {
+		t.Fatalf("locate %s: %+v", it.Symbol, res.Started)
+	}
+	return res.Started[0].ID
+}
+
+// follow follows id to its end, recording the states it went through.
+func follow(t *testing.T, a account.Account, id string) (*workflow.Workflow, []states.State) {
+	t.Helper()
+	var seen []states.State
+	w, err := a.Follow(ctx(t), account.FollowRequest{ID: id}, func(u account.Update) {
+		if u.Workflow != nil && (len(seen) == 0 || seen[len(seen)-1] != u.Workflow.State) {
+			seen = append(seen, u.Workflow.State)
+		}
+	})
+	ok(t, err)
+	return w, append(seen, w.State)
+}
+
+// wantOutcome checks the words and exit code of w's outcome.
+func wantOutcome(t *testing.T, w *workflow.Workflow, st states.State, words string, exit int) {
+	t.Helper()
+	o := account.OutcomeOf(w)
+	if w.State != st || !strings.Contains(o.Words, words) || o.Exit != exit {
+		t.Errorf("outcome %s %q exit %d, want %s with %q, exit %d", w.State, o.Words, o.Exit, st, words, exit)
+	}
+}
+
+// asker is a caller's prompt that answers each offer with answer (after
+// telling the case it was asked), or waits to be withdrawn when answer is
+// nil.
+type asker struct {
+	mu        sync.Mutex
+	asked     chan account.Question
+	withdrawn chan string
+	answer    *bool
+}
+
+func newAsker(answer *bool) *asker {
+	return &asker{asked: make(chan account.Question, 4), withdrawn: make(chan string, 4), answer: answer}
+}
+
+func (k *asker) ask(ctx context.Context, q account.Question) bool {
+	k.asked <- q
+	if k.answer != nil {
+		return *k.answer
+	}
+	<-ctx.Done()
+	k.withdrawn <- q.ID
+	return false
+}
+
+func yes() *bool { v := true; return &v }
+func no() *bool  { v := false; return &v }
+
+func caller(name string, k *asker) account.Caller {
+	c := account.Caller{Name: name, Env: brokerclient.EnvLive}
+	if k != nil {
+		c.Ask = k.ask
+	}
+	return c
+}
+
+// question waits for the asker's question.
+func (k *asker) question(t *testing.T) account.Question {
+	t.Helper()
+	select {
+	case q := <-k.asked:
+		return q
+	case <-ctx(t).Done():
+		t.Fatal("no question put to the asker")
+	}
+	return account.Question{}
+}
+
+// Spec "Short locates": a capped locate of a hard-to-borrow symbol is
+// quoted, offered and accepted within the cap; its follower sees each
+// state once, in order.
+func locateFilled(t *testing.T, e *Env) {
+	a := e.Open(caller("test locate", nil))
+	sctx, stop := context.WithCancel(ctx(t))
+	defer stop()
+	updates, err := a.Subscribe(sctx)
+	ok(t, err)
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false)
+	var seen []states.State
+	for u := range updates {
+		if u.Workflow != nil && u.Workflow.ID == id {
+			seen = append(seen, u.Workflow.State)
+			if u.Workflow.Terminal() {
+				break
+			}
+		}
+	}
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
+	if want := []states.State{states.Quoting, states.Offered, states.Accepting, states.Filled}; !slices.Equal(dedupe(seen), want) {
+		t.Errorf("states %v, want %v", seen, want)
+	}
+	if w.Asker != "test locate" {
+		t.Errorf("asker %q, want the caller's name", w.Asker)
+	}
+	if n := count(e, "POST", "/locates/quote"); n != 1 {
+		t.Errorf("%d quotes sent, want 1", n)
+	}
+}
+
+// dedupe drops the states a follower may see twice (pending between
+// quoting and offered is the broker's choice).
+func dedupe(s []states.State) []states.State {
+	var out []states.State
+	for _, st := range s {
+		if st == states.Pending || (len(out) > 0 && out[len(out)-1] == st) {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Spec "Authentication", API keys rule 5: a caller who means paper is
+// refused every write on a live account, and nothing is sent.
+func envGuard(t *testing.T, e *Env) {
+	a := e.Open(account.Caller{Name: "paper caller", Env: brokerclient.EnvPaper})
+	before := writes(e)
+	c := ctx(t)
+	checks := map[string]error{}
+	_, checks["locate"] = a.Locate(c, account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: capped("0.05")}}})
+	_, checks["credit-back"] = a.CreditBack(c, account.CreditBackRequest{Symbol: "HTBX", Quantity: 100, Type: brokerclient.LocateTypeLocate})
+	_, checks["short"] = a.Short(c, account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("19"), Policy: capped("0.05")})
+	_, checks["cancel-order"] = a.CancelOrder(c, account.CancelOrderRequest{ClientOrderID: "x"})
+	checks["answer"] = a.Answer(c, account.AnswerRequest{ID: "x", Accept: true})
+	checks["cancel"] = a.Cancel(c, account.CancelRequest{ID: "x"})
+	_, checks["job"] = a.RunJob(c, account.JobRequest{Config: []byte(`{"jobs":[]}`), Job: "x"})
+	for op, err := range checks {
+		if account.KindOf(err) != account.KindRefused || account.ExitOf(err) != account.ExitUsage || !strings.Contains(err.Error(), "nothing was sent") {
+			t.Errorf("%s: %v (kind %s), want refused, exit 2, saying nothing was sent", op, err, account.KindOf(err))
+		}
+	}
+	if n := writes(e) - before; n != 0 {
+		t.Errorf("%d writes reached the broker, want 0", n)
+	}
+}
+
+// docs/design.md rule 8: bad input is refused before anything is recorded
+// or sent.
+func inputRefused(t *testing.T, e *Env) {
+	a := e.Open(caller("test input", nil))
+	c := ctx(t)
+	bad := map[string]account.LocateRequest{
+		"symbol":        {Items: []account.LocateItem{{Symbol: "not a symbol", Quantity: 100, Policy: capped("0.05")}}},
+		"quantity":      {Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 2147483700, Policy: capped("0.05")}}},
+		"nobody to ask": {Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100}}},
+		"batch asks":    {Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100}, {Symbol: "HTBY", Quantity: 100}}, Ask: true},
+		"id":            {Items: []account.LocateItem{{ID: "a/b", Symbol: "HTBX", Quantity: 100, Policy: capped("0.05")}}},
+		"empty":         {},
+	}
+	for name, req := range bad {
+		if _, err := a.Locate(c, req); account.KindOf(err) != account.KindInput || account.ExitOf(err) != account.ExitUsage {
+			t.Errorf("%s: %v, want an input error (exit 2)", name, err)
+		}
+	}
+	if _, err := a.Short(c, account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("19"), Policy: capped("0.05"), Confirm: true}); account.KindOf(err) != account.KindInput {
+		t.Errorf("short to confirm with nobody to confirm: %v, want an input error", err)
+	}
+	if ws, err := e.Store.List(c, store.Filter{}); err != nil || len(ws) != 0 {
+		t.Errorf("%d workflows recorded, want 0", len(ws))
+	}
+	if n := writes(e); n != 0 {
+		t.Errorf("%d writes reached the broker, want 0", n)
+	}
+}
+
+// An offer put to the asker and refused at its prompt: declined at the
+// prompt, a person's choice (exit 0), and cancelled at the broker.
+func promptNo(t *testing.T, e *Env) {
+	k := newAsker(no())
+	a := e.Open(caller("test prompt", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	w, _ := follow(t, a, id)
+	if q := k.question(t); q.Offer == nil || q.Offer.WorkflowID != id || q.Deadline.IsZero() {
+		t.Errorf("question %+v, want the offer of %s with a deadline", q, id)
+	}
+	wantOutcome(t, w, states.Declined, "declined at the prompt", account.ExitOK)
+	if a, c := count(e, "POST", "/locates/accept"), count(e, "DELETE", "/locates/cancel/"); a != 0 || c == 0 {
+		t.Errorf("%d accepts and %d cancels sent, want none and at least one", a, c)
+	}
+}
+
+// A person's decline from elsewhere (locator decline) while the asker
+// waits: the asker's question is withdrawn, and the outcome is the
+// person's, exit 0, in its own words.
+func declineByAPerson(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	done := make(chan *workflow.Workflow, 1)
+	go func() { w, _ := a.Follow(context.WithoutCancel(ctx(t)), account.FollowRequest{ID: id}, nil); done <- w }()
+	k.question(t)
+	other := e.Open(caller("test other shell", nil))
+	if err := other.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: false, Via: "'locator decline'"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-k.withdrawn:
+	case <-ctx(t).Done():
+		t.Fatal("the asker's question was not withdrawn")
+	}
+	w := <-done
+	wantOutcome(t, w, states.Declined, "declined by a person with 'locator decline'", account.ExitOK)
+	if n := count(e, "POST", "/locates/accept"); n != 0 {
+		t.Errorf("%d accepts sent, want 0", n)
+	}
+}
+
+// A person's approval from elsewhere fills the offer the asker was asked
+// about, exactly once, and withdraws the asker's question.
+func approveElsewhere(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	q := k.question(t)
+	other := e.Open(caller("test dashboard", nil))
+	if err := other.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: true, Offer: q.Offer.QuoteReqID, Via: "the dashboard"}); err != nil {
+		t.Fatal(err)
+	}
+	<-k.withdrawn
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
+	if n := count(e, "POST", "/locates/accept"); n != 1 {
+		t.Errorf("%d accepts sent, want 1", n)
+	}
+}
+
+// docs/design.md: an approval is bound to the offer seen: one for another
+// leg is refused and nothing is sent.
+func changedOffer(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	k.question(t)
+	err := a.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: true, Offer: "another-leg"})
+	if account.KindOf(err) != account.KindChanged || account.ExitOf(err) != account.ExitUsage {
+		t.Errorf("answer for another offer: %v, want kind changed (exit 2)", err)
+	}
+	if n := count(e, "POST", "/locates/accept"); n != 0 {
+		t.Errorf("%d accepts sent, want 0", n)
+	}
+	ok(t, a.Cancel(ctx(t), account.CancelRequest{ID: id}))
+	follow(t, a, id)
+}
+
+// An offer above the cap is declined by the cost policy: exit 4.
+func policyDecline(t *testing.T, e *Env) {
+	a := e.Open(caller("test policy", nil))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBY", Quantity: 200, Policy: capped("0.01")}, false)
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Declined, "declined by the cost policy", account.ExitDeclined)
+}
+
+// A person's cancel (locator cancel) of an offer waiting on the asker:
+// cancelled in its own words, exit 0; nothing is left open.
+func cancelByAPerson(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	k.question(t)
+	other := e.Open(caller("test cancel", nil))
+	ok(t, other.Cancel(ctx(t), account.CancelRequest{ID: id, Via: "'locator cancel'"}))
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Canceled, "canceled by a person with 'locator cancel'", account.ExitOK)
+}
+
+// The asker interrupted (Ctrl-C) withdraws its own request: exit 130, and
+// the offer is cancelled at the broker.
+func interrupt(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	k.question(t)
+	ok(t, a.Cancel(ctx(t), account.CancelRequest{ID: id, Interrupt: true}))
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Canceled, "canceled: interrupted", account.ExitInterrupted)
+}
+
+// What has ended or never was is not open: exit 2, nothing sent.
+func notOpen(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	c := ctx(t)
+	for name, err := range map[string]error{
+		"cancel": a.Cancel(c, account.CancelRequest{ID: "wf-nosuch"}),
+		"answer": a.Answer(c, account.AnswerRequest{ID: "wf-nosuch", Accept: true}),
+		"cancel-order": func() error {
+			_, err := a.CancelOrder(c, account.CancelOrderRequest{ClientOrderID: "nosuch"})
+			return err
+		}(),
+		"follow": func() error { _, err := a.Follow(c, account.FollowRequest{ID: "wf-nosuch"}, nil); return err }(),
+	} {
+		if account.KindOf(err) != account.KindNotOpen || account.ExitOf(err) != account.ExitUsage {
+			t.Errorf("%s: %v, want not open (exit 2)", name, err)
+		}
+	}
+	id := locateOne(t, a, account.LocateItem{Symbol: "AAPL", Quantity: 100, Policy: capped("0.05")}, false)
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.NotNeeded, "not_needed — easy to borrow", account.ExitOK)
+	if err := a.Cancel(c, account.CancelRequest{ID: id}); account.KindOf(err) != account.KindNotOpen {
+		t.Errorf("cancel of an ended workflow: %v, want not open", err)
+	}
+}
+
+// Spec "Short locates" with a watchlist: every item ends as it would
+// alone; each symbol is quoted at most once.
+func batch(t *testing.T, e *Env) {
+	a := e.Open(caller("test batch", nil))
+	items := []account.LocateItem{
+		{Symbol: "HTBX", Quantity: 400, Policy: capped("0.05")},
+		{Symbol: "HTBY", Quantity: 500, Policy: capped("0.05")},
+		{Symbol: "NOINV", Quantity: 100, Policy: capped("0.05")},
+		{Symbol: "AAPL", Quantity: 100, Policy: capped("0.05")},
+	}
+	res, err := a.Locate(ctx(t), account.LocateRequest{Items: items})
+	ok(t, err)
+	want := []states.State{states.Filled, states.Filled, states.Rejected, states.NotNeeded}
+	for i, s := range res.Started {
+		if s.Refused != nil {
+			t.Fatalf("%s refused: %v", s.Symbol, s.Refused)
+		}
+		w, _ := follow(t, a, s.ID)
+		if w.State != want[i] {
+			t.Errorf("%s ended %s, want %s", s.Symbol, w.State, want[i])
+		}
+	}
+	if n := count(e, "POST", "/locates/quote"); n != 3 {
+		t.Errorf("%d quotes, want 3", n)
+	}
+}
+
+// A request sent again with its id (its owner went away before answering)
+// is not started twice.
+func sameID(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	it := account.LocateItem{ID: "wf-conformance1", Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}
+	id := locateOne(t, a, it, false)
+	again := locateOne(t, a, it, false)
+	if id != it.ID || again != it.ID {
+		t.Errorf("ids %s and %s, want %s twice", id, again, it.ID)
+	}
+	follow(t, a, id)
+	if n := count(e, "POST", "/locates/quote"); n != 1 {
+		t.Errorf("%d quotes, want 1", n)
+	}
+}
+
+// Spec "Short locates" rule 5: unused shares are credited back.
+func creditBack(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 500, Policy: capped("0.05")}, false))
+	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 200, Type: brokerclient.LocateTypeLocate})
+	ok(t, err)
+	w, _ := follow(t, a, s.ID)
+	wantOutcome(t, w, states.Credited, "credited — 200 Locate shares credited back", account.ExitOK)
+	if _, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 900, Type: brokerclient.LocateTypeLocate}); account.KindOf(err) != account.KindInput {
+		t.Errorf("credit back more than held: %v, want an input error", err)
+	}
+}
+
+// Spec "Orders": a short's order is confirmed by the asker, then placed
+// once under its clientOrderId.
+func shortConfirmed(t *testing.T, e *Env) {
+	k := newAsker(yes())
+	a := e.Open(caller("test short", k))
+	res, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"), Confirm: true})
+	ok(t, err)
+	if q := k.question(t); q.Order == nil || q.Order.Quantity != 100 {
+		t.Errorf("question %+v, want the order to confirm", q)
+	}
+	if res.Locate == nil || !res.Locate.Located() || res.Order == nil || res.Declined {
+		t.Fatalf("short %+v, want a located short with its order", res)
+	}
+	if n := count(e, "POST", "/order"); n != 1 {
+		t.Errorf("%d orders sent, want 1", n)
+	}
+}
+
+// A short refused at its confirmation sends no order: the person's
+// choice.
+func shortDeclined(t *testing.T, e *Env) {
+	k := newAsker(no())
+	a := e.Open(caller("test short", k))
+	res, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"), Confirm: true})
+	ok(t, err)
+	if !res.Declined || res.Order != nil {
+		t.Errorf("short %+v, want declined at its confirmation, no order", res)
+	}
+	if n := count(e, "POST", "/order"); n != 0 {
+		t.Errorf("%d orders sent, want 0", n)
+	}
+}
+
+// A job run on the owner: recorded, with its outcome; a run whose worst end
+// is the policy's decline says so (exit 4).
+func runJob(t *testing.T, e *Env) {
+	a := e.Open(caller("test job", nil))
+	config := []byte(`{"jobs": [
+		{"name": "loc", "kind": "locate", "schedule": "@every 1h", "holidays": "run", "symbols": ["HTBX"], "quantity": 300, "policy": {"maxPrice": 1}},
+		{"name": "cheap", "kind": "locate", "schedule": "@every 1h", "holidays": "run", "symbols": ["HTBY"], "quantity": 300, "policy": {"maxPrice": 0.0001}}]}`)
+	res, err := a.RunJob(ctx(t), account.JobRequest{Config: config, Job: "loc", Grace: time.Second})
+	ok(t, err)
+	if res.Run == nil || res.Run.Outcome != store.JobOK || res.Failure != nil {
+		t.Errorf("run %+v, failure %+v, want ok", res.Run, res.Failure)
+	}
+	res, err = a.RunJob(ctx(t), account.JobRequest{Config: config, Job: "cheap", Grace: time.Second})
+	ok(t, err)
+	if res.Run == nil || res.Run.Outcome != store.JobFailed || res.Failure == nil || res.Failure.Exit() != account.ExitDeclined {
+		t.Errorf("run %+v, failure %+v, want failed with exit 4", res.Run, res.Failure)
+	}
+	if _, err := a.RunJob(ctx(t), account.JobRequest{Config: []byte(`{"jobs": [`), Job: "loc"}); account.KindOf(err) != account.KindInput {
+		t.Errorf("bad config: %v, want an input error", err)
+	}
+}
+
+// Status names the account, its kind and its owner; a subscriber sees a
+// locate's changes.
+func statusAndSubscribe(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	st, err := a.Status(ctx(t), account.StatusRequest{})
+	ok(t, err)
+	if st.Account != "LV100001" || st.Env != brokerclient.EnvLive || st.Owner.PID == 0 || !st.Running {
+		t.Errorf("status %+v", st)
+	}
+	sctx, stop := context.WithCancel(ctx(t))
+	defer stop()
+	updates, err := a.Subscribe(sctx)
+	ok(t, err)
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 100, Policy: capped("0.05")}, false)
+	for u := range updates {
+		if u.Workflow != nil && u.Workflow.ID == id && u.Workflow.State == states.Filled {
+			return
+		}
+	}
+	t.Error("the subscription ended before the locate filled")
+}
+
+// A workflow is named by a unique prefix of its id, as people copy it; a
+// prefix several ids share is refused.
+func followByPrefix(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	first := locateOne(t, a, account.LocateItem{Symbol: "AAPL", Quantity: 100, Policy: capped("0.05")}, false)
+	locateOne(t, a, account.LocateItem{Symbol: "MSFT", Quantity: 100, Policy: capped("0.05")}, false)
+	w, err := a.Follow(ctx(t), account.FollowRequest{ID: first[:10]}, nil)
+	ok(t, err)
+	if w.ID != first {
+		t.Errorf("followed %s, want %s", w.ID, first)
+	}
+	if _, err := a.Follow(ctx(t), account.FollowRequest{ID: "wf-"}, nil); account.KindOf(err) != account.KindInput {
+		t.Errorf("follow wf- with two workflows: %v, want an input error naming both", err)
+	}
+}

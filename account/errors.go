@@ -1,0 +1,86 @@
+package account
+
+import (
+	"errors"
+
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Kind says what an error of the account API means to its caller, and so
+// the exit code of a command that ends with it. Kinds cross a transport
+// unchanged; code branches on them, never on messages.
+type Kind string
+
+// Kinds of errors.
+const (
+	// KindInput: the request is malformed; nothing was recorded or sent.
+	KindInput Kind = "input"
+	// KindRefused: the request is well formed but refused before anything
+	// was sent: the account is the other environment or not active, the
+	// caller may not act for it, it is owned through another database.
+	KindRefused Kind = "refused"
+	// KindNotOpen: the workflow or order has ended, or is unknown.
+	KindNotOpen Kind = "not_open"
+	// KindSizing: sizing says the short cannot be placed now (buying
+	// power, located shares, account status); nothing was sent.
+	KindSizing Kind = "sizing"
+	// KindChanged: the answer was for an offer that is no longer the one
+	// waiting (a Reg SHO pair changed sides); nothing was sent.
+	KindChanged Kind = "changed"
+	// KindOwnerGone: the account's owner went away mid-request; the
+	// caller's handle follows or becomes the next owner and asks again.
+	KindOwnerGone Kind = "owner_gone"
+	// KindFailed: anything else (a store or broker failure).
+	KindFailed Kind = "failed"
+)
+
+// Error is every error the account API returns.
+type Error struct {
+	Kind    Kind   `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is matches the domain's sentinels, so callers of the engine and of the
+// account API test errors alike: KindInput is workflow.ErrInput and
+// KindNotOpen is workflow.ErrNotOpen.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case workflow.ErrInput:
+		return e.Kind == KindInput
+	case workflow.ErrNotOpen:
+		return e.Kind == KindNotOpen
+	case ErrOwnerGone:
+		return e.Kind == KindOwnerGone
+	}
+	return false
+}
+
+// ErrOwnerGone is matched by an Error of KindOwnerGone.
+var ErrOwnerGone = errors.New("account: the owner went away")
+
+// ErrAnsweredElsewhere is the cause (context.Cause) of a question's
+// context ending because its offer was answered, cancelled or ended
+// elsewhere first; a question withdrawn for lack of time ends with
+// context.DeadlineExceeded.
+var ErrAnsweredElsewhere = errors.New("answered elsewhere")
+
+// Errorf is an Error of kind k.
+func Errorf(k Kind, msg string) *Error { return &Error{Kind: k, Message: msg} }
+
+// KindOf is err's kind: KindFailed for an error that is not an *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindFailed
+}
+
+func joinErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,122 @@
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Exit codes (docs/design.md contract): what a command that ends with an
+// outcome or an error exits with.
+const (
+	ExitOK          = 0   // done, including a person's own decline or cancel
+	ExitFailure     = 1   // unexpected failure
+	ExitUsage       = 2   // bad usage or input, or refused before sending
+	ExitBroker      = 3   // the broker rejected, expired or cancelled it
+	ExitDeclined    = 4   // declined by the cost policy
+	ExitInterrupted = 130 // interrupted
+)
+
+// Outcome is how a workflow ended: in words for a person, and as an exit
+// code. It is computed from the final record alone, so every process that
+// sees the record says the same.
+type Outcome struct {
+	// Words say how it ended, starting with its state: "declined at the
+	// prompt", "canceled at the broker (locate status 52 Canceled)".
+	Words string
+	// Exit is the exit code of a command that ends with it.
+	Exit int
+}
+
+// OutcomeOf is w's outcome. A workflow still open has none (Exit 1).
+func OutcomeOf(w *workflow.Workflow) Outcome {
+	switch w.State {
+	case states.Filled:
+		return Outcome{Words: fmt.Sprintf("filled — %d shares at %s (%s) = %s", w.Quantity, w.Price.StringFixed(4), w.LocateType, w.Total().StringFixed(2)), Exit: ExitOK}
+	case states.Covered:
+		return Outcome{Words: "covered — located inventory already holds the shares; nothing was quoted", Exit: ExitOK}
+	case states.NotNeeded:
+		return Outcome{Words: "not_needed — easy to borrow; nothing was quoted", Exit: ExitOK}
+	case states.Credited:
+		return Outcome{Words: fmt.Sprintf("credited — %d %s shares credited back", w.Quantity, w.LocateType), Exit: ExitOK}
+	case states.Declined, states.Canceled:
+		return ended(w)
+	case states.Expired:
+		return Outcome{Words: "expired at the broker" + broker(w), Exit: ExitBroker}
+	case states.Rejected:
+		return Outcome{Words: "rejected by the broker" + broker(w), Exit: ExitBroker}
+	case states.Failed:
+		return Outcome{Words: "failed" + because(w.Reason), Exit: ExitFailure}
+	}
+	return Outcome{Words: string(w.State) + ", not finished" + because(w.Reason), Exit: ExitFailure}
+}
+
+// ended is the outcome of a workflow declined or canceled: whoever ended
+// it says what it means.
+func ended(w *workflow.Workflow) Outcome {
+	st := string(w.State)
+	switch w.Cause {
+	case workflow.CausePolicy:
+		return Outcome{Words: "declined by the cost policy" + because(w.Reason), Exit: ExitDeclined}
+	case workflow.CausePrompt:
+		return Outcome{Words: "declined at the prompt", Exit: ExitOK}
+	case workflow.CausePerson:
+		return Outcome{Words: st + " by a person " + w.Reason, Exit: ExitOK}
+	case workflow.CauseNoAnswer:
+		return Outcome{Words: "declined: no answer in time; the offer was cancelled while it could be", Exit: ExitBroker}
+	case workflow.CauseAskerGone:
+		return Outcome{Words: "declined: the process that was to answer went away", Exit: ExitBroker}
+	case workflow.CauseInterrupt:
+		return Outcome{Words: st + ": interrupted, withdrawn", Exit: ExitInterrupted}
+	}
+	if w.State == states.Canceled {
+		return Outcome{Words: "canceled at the broker" + broker(w), Exit: ExitBroker}
+	}
+	return Outcome{Words: st + because(w.Reason), Exit: ExitBroker}
+}
+
+// broker is what the broker said of w: the status of its last row, named,
+// and its text.
+func broker(w *workflow.Workflow) string {
+	last, ok := w.Legs[w.AcceptedID]
+	if !ok {
+		last = w.Legs[w.QuoteReqID] // the pair's first leg: both end alike
+	}
+	status := ""
+	if last.Status != 0 {
+		status = "locate status " + last.Status.String()
+	}
+	switch {
+	case status == "":
+		return because(w.Reason)
+	case w.Reason == "" || w.Reason == status:
+		return " (" + status + ")"
+	}
+	return " (" + status + ")" + because(w.Reason)
+}
+
+// because is ": reason", or nothing without one.
+func because(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+// ExitOf is the exit code of a command that ends with err (0 for nil).
+func ExitOf(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	}
+	switch KindOf(err) {
+	case KindInput, KindRefused, KindNotOpen, KindSizing, KindChanged:
+		return ExitUsage
+	}
+	return ExitFailure
+}

@@ -1,0 +1,91 @@
+package service_test
+
+import (
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/account/accounttest"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/store"
+)
+
+// owned is the simulator, a store on a temp file and this process owning
+// LV100001 (live) in a private runtime folder.
+type owned struct {
+	sim   *simtest.Bundle
+	st    *store.Store
+	owner *service.Owner
+	cfg   service.OwnerConfig
+}
+
+func own(t *testing.T) *owned {
+	t.Helper()
+	sim := simtest.New(t)
+	db := filepath.Join(t.TempDir(), "locator.db")
+	st, err := store.Open(t.Context(), db, sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	// A short folder: a socket's path is at most 108 bytes.
+	run, err := os.MkdirTemp("", "lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(run) })
+	// Virtual time runs while the engine's poller and dispatcher and the
+	// owner's heartbeat wait on it, and stands still while a question
+	// waits on a person (who takes no virtual time to answer, even when
+	// the question crosses the socket).
+	var owner atomic.Pointer[service.Owner]
+	sim.RunClockWhile(t, 3, func() bool { o := owner.Load(); return o == nil || o.Local().Asking() == 0 })
+	cfg := service.OwnerConfig{
+		Engine: engine.Config{Client: sim.Client(t, sim.Live), Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
+		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand,
+	}
+	o, err := service.Own(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	owner.Store(o)
+	return &owned{sim: sim, st: st, owner: o, cfg: cfg}
+}
+
+// TestConformance runs the account API's one suite against the owner's
+// in-process implementation and against a follower through the socket
+// transport: both must give the same results, updates and exit codes.
+func TestConformance(t *testing.T) {
+	t.Run("owner", func(t *testing.T) {
+		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
+			o := own(t)
+			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
+				if c.ID == "" {
+					c.ID = uuid.NewString()
+				}
+				if c.Ask != nil {
+					t.Cleanup(o.owner.Local().Listen(c.ID, c.Ask))
+				}
+				return o.owner.Local().As(c)
+			}}
+		})
+	})
+	t.Run("follower", func(t *testing.T) {
+		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
+			o := own(t)
+			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
+				cl := service.Dial(o.owner.Lease().Endpoint, c)
+				t.Cleanup(cl.Close)
+				return cl
+			}}
+		})
+	})
+}

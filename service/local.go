@@ -1,0 +1,562 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// askerGrace is how long an offer waits for its asker to come back (a
+// follower reconnecting) before it is declined because the asker went
+// away.
+const askerGrace = 2 * time.Second
+
+// Local is the account API's one implementation, on the engine of the
+// process that owns the account: input validation, the live/paper guard,
+// the cost policy, the questions put to callers, and the errors' kinds all
+// live here. Every caller reaches it through As, in this process or
+// through the transport (Server), so no rule exists twice.
+type Local struct {
+	eng      *engine.Engine
+	st       *store.Store
+	client   *brokerclient.Client
+	clk      clock.Clock
+	log      *slog.Logger
+	account  string
+	env      brokerclient.Env
+	lease    func() store.Lease
+	held     func() bool
+	notifier *notify.Notifier
+
+	mu sync.Mutex
+	// askers answer the questions of each caller's requests, by caller id;
+	// changed is closed (and replaced) whenever one comes or goes.
+	askers  map[string]*asker
+	left    map[string]time.Time // when a caller's asker went away
+	changed chan struct{}
+	// asking holds the cancel of the question waiting on each workflow,
+	// so that an answer given elsewhere withdraws it.
+	asking map[string]context.CancelCauseFunc
+	// waiting counts the questions put to callers and not yet answered.
+	waiting int
+}
+
+// LocalConfig wires a Local to a started engine.
+type LocalConfig struct {
+	Engine  *engine.Engine
+	Store   *store.Store
+	Client  *brokerclient.Client
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	Account string
+	// Env is the account's kind (live or paper), as checked when the
+	// engine started; empty makes NewLocal read it.
+	Env brokerclient.Env
+	// Lease is the owner's lease and Held whether it still holds it, for
+	// Status.
+	Lease func() store.Lease
+	Held  func() bool
+	// Notifier is told of failed job runs and fee problems (nil: nobody).
+	Notifier *notify.Notifier
+}
+
+// NewLocal serves the account API from a started engine until ctx ends.
+func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Lease == nil {
+		cfg.Lease = func() store.Lease { return store.Lease{Account: cfg.Account} }
+	}
+	if cfg.Held == nil {
+		cfg.Held = func() bool { return true }
+	}
+	env := cfg.Env
+	if d := cfg.Engine.Detail(); d != nil {
+		env = brokerclient.EnvOf(d.AccountType)
+	}
+	if env == "" {
+		acct, _, err := cfg.Client.Accounts.Get(ctx, cfg.Account)
+		if err != nil {
+			return nil, fmt.Errorf("account %s: %w", cfg.Account, err)
+		}
+		env = brokerclient.EnvOf(acct.AccountType)
+	}
+	l := &Local{eng: cfg.Engine, st: cfg.Store, client: cfg.Client, clk: cfg.Clock, log: cfg.Logger, account: cfg.Account,
+		env: env, lease: cfg.Lease, held: cfg.Held, notifier: cfg.Notifier,
+		askers: map[string]*asker{}, left: map[string]time.Time{},
+		changed: make(chan struct{}), asking: map[string]context.CancelCauseFunc{}}
+	updates := l.eng.Subscribe(ctx)
+	go l.withdrawAnswered(updates)
+	return l, nil
+}
+
+// As is the account as caller c sees it: what c asks for is recorded as
+// c's and checked against c's environment; c's questions go to whoever
+// listens for c.ID (Listen), and c.Ask only says whether c can answer.
+func (l *Local) As(c account.Caller) account.Account {
+	if c.ID == "" {
+		c.ID = uuid.NewString()
+	}
+	return &session{l: l, c: c}
+}
+
+// Listen puts the questions of caller id's requests to ask until release
+// is called; then its offers wait askerGrace for it to listen again (a
+// follower reconnecting) before they are declined.
+func (l *Local) Listen(id string, ask func(context.Context, account.Question) bool) (release func()) {
+	slot := &asker{ask: ask}
+	l.mu.Lock()
+	l.askers[id] = slot
+	delete(l.left, id)
+	l.changedLocked()
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.askers[id] == slot {
+			delete(l.askers, id)
+			l.left[id] = l.clk.Now()
+			l.changedLocked()
+		}
+	}
+}
+
+// asker is one listener's slot: a pointer, so that a release only removes
+// its own.
+type asker struct {
+	ask func(context.Context, account.Question) bool
+}
+
+func (l *Local) changedLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// ask puts q to caller id and returns the answer. It waits for the caller
+// to be there (a follower reconnecting), gives up at ctx's deadline, and
+// declines for the caller once it has been gone askerGrace.
+func (l *Local) ask(ctx context.Context, id string, q account.Question) bool {
+	q.ID = uuid.NewString()
+	if d, ok := ctx.Deadline(); ok {
+		q.Deadline = d
+	}
+	for {
+		l.mu.Lock()
+		slot, left, changed := l.askers[id], l.left[id], l.changed
+		l.mu.Unlock()
+		if slot != nil {
+			return l.put(ctx, slot.ask, q)
+		}
+		var gone <-chan time.Time
+		if !left.IsZero() {
+			t := l.clk.NewTimer(askerGrace - l.clk.Now().Sub(left))
+			defer t.Stop()
+			gone = t.C()
+		}
+		select {
+		case <-changed:
+		case <-gone:
+			if q.Offer != nil {
+				l.eng.Answer(context.WithoutCancel(ctx), q.Offer.WorkflowID, engine.Answer{By: workflow.CauseAskerGone, Reason: "the process that asked went away"})
+			}
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// put asks fn, withdrawing the question when its workflow's offer is
+// answered elsewhere first.
+func (l *Local) put(ctx context.Context, fn func(context.Context, account.Question) bool, q account.Question) bool {
+	l.mu.Lock()
+	l.waiting++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.waiting--
+		l.mu.Unlock()
+	}()
+	if q.Offer == nil {
+		return fn(ctx, q)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	id := q.Offer.WorkflowID
+	l.mu.Lock()
+	l.asking[id] = cancel
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.asking, id)
+		l.mu.Unlock()
+	}()
+	return fn(ctx, q)
+}
+
+// Asking counts the questions waiting on a person now (offers to take,
+// orders to confirm).
+func (l *Local) Asking() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
+}
+
+// withdrawAnswered withdraws the question of a workflow that left Offered
+// (answered elsewhere, expired, cancelled).
+func (l *Local) withdrawAnswered(updates <-chan engine.Update) {
+	for u := range updates {
+		if u.Workflow == nil || u.Workflow.State == states.Offered {
+			continue
+		}
+		l.mu.Lock()
+		cancel := l.asking[u.Workflow.ID]
+		l.mu.Unlock()
+		if cancel != nil {
+			cancel(account.ErrAnsweredElsewhere)
+		}
+	}
+}
+
+// session is the account as one caller sees it.
+type session struct {
+	l *Local
+	c account.Caller
+}
+
+var _ account.Account = (*session)(nil)
+
+// guard refuses a write when the caller means the other environment than
+// the account's (spec "API keys" rule 5): nothing is sent.
+func (s *session) guard() error {
+	if s.c.Env == "" || s.c.Env == s.l.env {
+		return nil
+	}
+	return account.Errorf(account.KindRefused, fmt.Sprintf("account %s is %s, but %s was selected; writes are blocked; nothing was sent", s.l.account, s.l.env, s.c.Env))
+}
+
+// asker is who answers the offers of a request that asks.
+func (s *session) asker(asks bool) func(context.Context, workflow.Offer) bool {
+	if !asks || s.c.Ask == nil {
+		return nil
+	}
+	return func(ctx context.Context, o workflow.Offer) bool {
+		return s.l.ask(ctx, s.c.ID, account.Question{Offer: &o})
+	}
+}
+
+func (s *session) Locate(ctx context.Context, req account.LocateRequest) (*account.LocateResult, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(req.Items) == 0:
+		return nil, account.Errorf(account.KindInput, "nothing to locate")
+	case req.Ask && len(req.Items) > 1:
+		return nil, account.Errorf(account.KindInput, "a batch's offers come faster than anyone can weigh them: its policy decides (set a cap or auto-accept)")
+	}
+	ask := s.asker(req.Ask)
+	reqs := make([]engine.Request, len(req.Items))
+	for i, it := range req.Items {
+		reqs[i] = engine.Request{ID: it.ID, Symbol: it.Symbol, Quantity: it.Quantity, Policy: it.Policy, Ask: ask, Asker: s.c.Name}
+		if err := reqs[i].Validate(ask != nil); err != nil {
+			if len(reqs) > 1 {
+				err = fmt.Errorf("%s: %w", it.Symbol, err)
+			}
+			return nil, kinded(err)
+		}
+	}
+	hs, err := s.l.eng.LocateAll(ctx, reqs)
+	var batch *engine.BatchError
+	if err != nil && !errors.As(err, &batch) {
+		return nil, kinded(err)
+	}
+	res := &account.LocateResult{Started: make([]account.Started, len(reqs))}
+	for i, r := range reqs {
+		res.Started[i].Symbol = r.Symbol
+		if i < len(hs) && hs[i] != nil {
+			res.Started[i].ID = hs[i].ID
+		} else if batch != nil && batch.Errs[i] != nil {
+			res.Started[i].Refused = classify(batch.Errs[i])
+		}
+	}
+	return res, nil
+}
+
+func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.Started, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	h, err := s.l.eng.CreditBack(ctx, engine.CreditBackRequest{ID: req.ID, Symbol: req.Symbol, Shares: req.Quantity, Type: req.Type})
+	if err != nil {
+		return nil, kinded(err)
+	}
+	return &account.Started{ID: h.ID, Symbol: req.Symbol}, nil
+}
+
+func (s *session) Short(ctx context.Context, req account.ShortRequest) (*account.ShortResult, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	er := engine.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit, Route: req.Route, Policy: req.Policy,
+		Ask: s.asker(req.Ask), Asker: s.c.Name, LocateID: req.LocateID, ClientOrderID: req.ClientOrderID}
+	if err := er.Validate(); err != nil {
+		return nil, kinded(err)
+	}
+	if er.Ask == nil && !req.Policy.Decides() {
+		return nil, account.Errorf(account.KindInput, "the locate's offer would need a person's answer and nobody can give one here: set --max-price or --yes; nothing was sent")
+	}
+	if req.Confirm {
+		if s.c.Ask == nil {
+			return nil, account.Errorf(account.KindInput, "the order needs a confirmation and nobody can give one here: pass --yes; nothing was sent")
+		}
+		er.Confirm = func(ctx context.Context, o engine.Order) bool {
+			return s.l.ask(ctx, s.c.ID, account.Question{Order: &o})
+		}
+	}
+	res, err := s.l.eng.Short(ctx, er)
+	if res == nil {
+		return nil, kinded(err)
+	}
+	out := &account.ShortResult{Locate: res.Locate, Order: res.Order, Reason: res.Reason, Declined: res.Declined}
+	return out, kinded(err)
+}
+
+func (s *session) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (*workflow.Order, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	o := req.Order
+	if o.ClientOrderID == "" {
+		o.ClientOrderID = uuid.NewString()
+	}
+	if err := workflow.ValidateID(o.ClientOrderID); err != nil {
+		return nil, kinded(err)
+	}
+	if o.Account == "" {
+		o.Account = s.l.account
+	}
+	if _, err := s.l.st.GetOrder(ctx, o.ClientOrderID); err == nil {
+		got, err := s.l.eng.WaitOrder(ctx, o.ClientOrderID, true) // sent before: follow it
+		return got, kinded(err)
+	}
+	got, err := s.l.eng.PlaceOrder(ctx, &o)
+	return got, kinded(err)
+}
+
+func (s *session) CancelOrder(ctx context.Context, req account.CancelOrderRequest) (*workflow.Order, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	o, err := s.l.eng.CancelOrder(ctx, req.ClientOrderID)
+	return o, kinded(err)
+}
+
+func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
+	if err := s.guard(); err != nil {
+		return err
+	}
+	w, err := s.l.resolve(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	if w.State != states.Offered {
+		return account.Errorf(account.KindNotOpen, fmt.Sprintf("%s is %s: no offer waits on it", w.ID, w.State))
+	}
+	if req.Offer != "" {
+		if o, _, _ := workflow.Choose(w); o == nil || o.QuoteReqID != req.Offer {
+			return account.Errorf(account.KindChanged, fmt.Sprintf("the offer waiting on %s is no longer %s; look again; nothing was sent", w.ID, req.Offer))
+		}
+	}
+	in := engine.Answer{Accept: req.Accept}
+	if !req.Accept {
+		in.By, in.Reason = workflow.CausePerson, "with "+orDefault(req.Via, "another process")
+	}
+	return kinded(s.l.eng.Answer(ctx, w.ID, in))
+}
+
+func (s *session) Cancel(ctx context.Context, req account.CancelRequest) error {
+	if err := s.guard(); err != nil {
+		return err
+	}
+	w, err := s.l.resolve(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	in := workflow.CancelAsked{By: workflow.CausePerson, Reason: "with " + orDefault(req.Via, "another process")}
+	if req.Interrupt {
+		in = workflow.CancelAsked{By: workflow.CauseInterrupt, Reason: "interrupted: " + s.c.Name + " withdrew it"}
+	}
+	return kinded(s.l.eng.Cancel(ctx, w.ID, in))
+}
+
+func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (*workflow.Workflow, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	updates := s.l.eng.Subscribe(ctx) // before the read: no change slips between
+	w, err := s.l.resolve(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if w.Terminal() {
+		return w, nil
+	}
+	for {
+		var u account.Update
+		var ok bool
+		select {
+		case <-ctx.Done(): // the engine closes updates only at its next change
+			return nil, ctx.Err()
+		case u, ok = <-updates:
+		}
+		if !ok {
+			return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
+		}
+		if u.Workflow == nil || u.Workflow.ID != w.ID {
+			continue
+		}
+		if on != nil {
+			on(u)
+		}
+		if u.Workflow.Terminal() {
+			return u.Workflow, nil
+		}
+	}
+}
+
+// Subscribe's channel is closed as soon as ctx ends (the engine's own
+// closes only at its next change).
+func (s *session) Subscribe(ctx context.Context) (<-chan account.Update, error) {
+	in := s.l.eng.Subscribe(ctx)
+	out := make(chan account.Update, cap(in))
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- u:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.JobResult, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	cfg, err := jobs.ParseConfig(req.Config)
+	if err != nil {
+		return nil, account.Errorf(account.KindInput, "config: "+err.Error())
+	}
+	j, ok := cfg.Job(req.Job)
+	if !ok {
+		return nil, account.Errorf(account.KindInput, fmt.Sprintf("no job %q in the config", req.Job))
+	}
+	run, err := s.l.Runner(s.c.Name+" (job "+j.Name+")", nil).RunOnce(ctx, j, req.Grace)
+	if run == nil {
+		return nil, kinded(err)
+	}
+	res := &account.JobResult{Run: run}
+	var f *jobs.Failure
+	switch {
+	case errors.As(err, &f):
+		res.Failure = f
+	case err != nil:
+		res.Failure = &account.JobFailure{Detail: err.Error()}
+	}
+	return res, nil
+}
+
+func (s *session) Status(ctx context.Context, _ account.StatusRequest) (*account.Status, error) {
+	st := &account.Status{Account: s.l.account, Env: s.l.env, Owner: s.l.lease(), Held: s.l.held(), Running: s.l.eng.Running(),
+		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory()}
+	return st, nil
+}
+
+// Runner runs jobs on this owner's engine through the account API, as a
+// caller named name; notifier (nil: nobody) is told of failed runs.
+func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
+	return &jobs.Runner{Account: l.As(account.Caller{Name: name}), Client: l.client, Store: l.st, Clock: l.clk,
+		AccountID: l.account, Logger: l.log, Notifier: notifier}
+}
+
+// resolve finds the workflow an id names: the id itself, its quoteReqID,
+// or a unique prefix of an id.
+func (l *Local) resolve(ctx context.Context, id string) (*workflow.Workflow, error) {
+	if id == "" {
+		return nil, account.Errorf(account.KindInput, "no workflow id")
+	}
+	w, err := l.st.Find(ctx, l.account, id)
+	return w, kinded(err)
+}
+
+// kinded gives err the kind the account API's callers branch on; the
+// caller's own context ending passes through as it is.
+func kinded(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return classify(err)
+}
+
+// classify is err as an *account.Error.
+func classify(err error) *account.Error {
+	var ae *account.Error
+	var ambiguous *store.AmbiguousError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &ambiguous):
+		return account.Errorf(account.KindInput, err.Error())
+	case errors.Is(err, workflow.ErrInput):
+		return account.Errorf(account.KindInput, err.Error())
+	case errors.Is(err, workflow.ErrNotOpen), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrOrderNotFound):
+		return account.Errorf(account.KindNotOpen, err.Error())
+	case errors.Is(err, engine.ErrSizing):
+		return account.Errorf(account.KindSizing, err.Error())
+	case errors.Is(err, brokerclient.ErrEnvMismatch), errors.Is(err, brokerclient.ErrAccountNotActive):
+		return account.Errorf(account.KindRefused, err.Error()+"; nothing was sent")
+	case errors.Is(err, engine.ErrStopped):
+		return account.Errorf(account.KindOwnerGone, err.Error())
+	}
+	return account.Errorf(account.KindFailed, err.Error())
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// envOf reads an environment from the wire ("" when none was given).
+func envOf(s string) brokerclient.Env { return brokerclient.Env(s) }

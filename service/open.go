@@ -1,0 +1,372 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// ownerWait bounds how long a process looks for an owner that holds the
+// account's lock but does not answer yet (it is starting, or stopping).
+const ownerWait = 30 * time.Second
+
+// Config opens an account for one process.
+type Config struct {
+	OwnerConfig
+	// Caller is this process, as the owner records and asks it.
+	Caller account.Caller
+}
+
+// Handle is the account as one process holds it: the account API of the
+// owner, which is this process (its engine runs here) or another one of
+// this machine (followed over its socket). When the owner of the moment
+// goes away, the handle follows the next one or becomes it, and carries
+// the request in flight over to it intact: requests carry ids made up
+// here, so nothing is started twice.
+type Handle struct {
+	cfg Config
+
+	mu      sync.Mutex
+	closed  bool
+	owner   *Owner          // while this process owns the account
+	client  *Client         // while it follows another
+	cur     account.Account // the one of the two in use
+	release func()          // stops putting the owner's questions to Caller.Ask
+}
+
+var _ account.Account = (*Handle)(nil)
+
+// Open opens the account: as its owner when nobody of this machine owns
+// it, else as a follower of the owner. A daemon (Config.Role RoleDaemon)
+// always owns: it waits out a command that owns the account for its run,
+// and is refused when another daemon owns it.
+func Open(ctx context.Context, cfg Config) (*Handle, error) {
+	if cfg.Caller.ID == "" {
+		cfg.Caller.ID = uuid.NewString()
+	}
+	if cfg.Caller.Env == "" {
+		cfg.Caller.Env = cfg.Engine.Env
+	}
+	if cfg.Engine.Logger == nil {
+		cfg.Engine.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handle{cfg: cfg}
+	if _, err := h.current(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Owner is this process's ownership of the account, nil while it follows
+// another.
+func (h *Handle) Owner() *Owner {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.owner
+}
+
+// Caller is this process as the owner knows it.
+func (h *Handle) Caller() account.Caller { return h.cfg.Caller }
+
+// Followed is the hello of the owner this process follows, nil while it
+// owns the account.
+func (h *Handle) Followed(ctx context.Context) (*Hello, error) {
+	h.mu.Lock()
+	c := h.client
+	h.mu.Unlock()
+	if c == nil {
+		return nil, nil
+	}
+	return c.Hello(ctx)
+}
+
+// Close gives the account up: as its owner, it stops the engine and
+// releases the account for the next; as a follower, it stops listening.
+func (h *Handle) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.drop(nil)
+}
+
+// current is the account API in use, connecting first when there is none.
+func (h *Handle) current(ctx context.Context) (account.Account, error) {
+	h.mu.Lock()
+	cur, closed := h.cur, h.closed
+	h.mu.Unlock()
+	switch {
+	case closed:
+		return nil, errClosed
+	case cur != nil:
+		return cur, nil
+	}
+	return h.connect(ctx)
+}
+
+// connect owns the account, or follows its owner.
+func (h *Handle) connect(ctx context.Context) (account.Account, error) {
+	clk := h.cfg.Engine.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	deadline := clk.Now().Add(ownerWait)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		a, retry, err := h.try(ctx)
+		if err == nil || !retry {
+			return a, err
+		}
+		if clk.Now().After(deadline) {
+			return nil, fmt.Errorf("account %s: another process holds it but does not answer: %w", h.cfg.Engine.Account, err)
+		}
+		if err := clock.Sleep(ctx, clk, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// try makes one attempt to own or follow; retry says whether to look
+// again (the owner is starting or stopping, or a command owns what a
+// daemon waits for).
+func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
+	o, err := Own(ctx, h.cfg.OwnerConfig)
+	if err == nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.closed {
+			go o.Close()
+			return nil, false, errClosed
+		}
+		h.owner, h.cur = o, o.Local().As(h.cfg.Caller)
+		if h.cfg.Caller.Ask != nil {
+			h.release = o.Local().Listen(h.cfg.Caller.ID, h.cfg.Caller.Ask)
+		}
+		return h.cur, false, nil
+	}
+	if !errors.Is(err, errLocked) {
+		return nil, false, ownError(h.cfg.Engine.Account, err)
+	}
+	_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
+	c := Dial(sock, h.cfg.Caller)
+	hello, err := c.Hello(ctx)
+	if err != nil {
+		c.Close()
+		return nil, true, err
+	}
+	if err := h.followable(hello); err != nil {
+		c.Close()
+		return nil, false, err
+	}
+	if h.cfg.Role == RoleDaemon {
+		c.Close()
+		if hello.Role == RoleDaemon {
+			return nil, false, account.Errorf(account.KindRefused, hello.Lease.String()+" (another daemon): stop it first")
+		}
+		h.cfg.Engine.Logger.Info("waiting for a command's run to give the account up", "account", hello.Account, "pid", hello.Lease.PID)
+		return nil, true, errLocked
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		c.Close()
+		return nil, false, errClosed
+	}
+	h.client, h.cur = c, c
+	return c, false, nil
+}
+
+// ownError is why this process could not own the account, with the kind
+// its callers branch on: the start-up checks of the account (its
+// environment, its status, the keys reaching it) refuse before anything
+// is sent.
+func ownError(acct string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, brokerclient.ErrNotFound):
+		return account.Errorf(account.KindRefused, fmt.Sprintf("account %s not found for these keys (or the keys are invalid); nothing was sent", acct))
+	}
+	return classify(err)
+}
+
+// followable refuses an owner that opened another database than this
+// process: two databases would give the account two records.
+func (h *Handle) followable(hello *Hello) error {
+	mine, err1 := os.Stat(h.cfg.DB)
+	theirs, err2 := os.Stat(hello.DB)
+	if err1 == nil && err2 == nil && os.SameFile(mine, theirs) {
+		return nil
+	}
+	return account.Errorf(account.KindRefused, fmt.Sprintf("%s through the database %s, not %s: use --db %s (one owner per account on a machine)",
+		hello.Lease, hello.DB, h.cfg.DB, hello.DB))
+}
+
+// drop forgets the account API in use (gone is it, or nil for any): the
+// next call connects again.
+func (h *Handle) drop(gone account.Account) {
+	h.mu.Lock()
+	if gone != nil && h.cur != gone {
+		h.mu.Unlock()
+		return
+	}
+	owner, client, release := h.owner, h.client, h.release
+	h.owner, h.client, h.cur, h.release = nil, nil, nil, nil
+	h.mu.Unlock()
+	if release != nil {
+		release()
+	}
+	if owner != nil {
+		owner.Close()
+	}
+	if client != nil {
+		client.Close()
+	}
+}
+
+// do runs op on the owner of the moment, and again on the next one when
+// that owner went away.
+func (h *Handle) do(ctx context.Context, op func(account.Account) error) error {
+	for {
+		a, err := h.current(ctx)
+		if err != nil {
+			return err
+		}
+		err = op(a)
+		if !errors.Is(err, account.ErrOwnerGone) || ctx.Err() != nil {
+			return err
+		}
+		h.drop(a)
+	}
+}
+
+// Locate: see account.Account. Items without an id get one here, so the
+// request carried to the next owner is not started twice.
+func (h *Handle) Locate(ctx context.Context, req account.LocateRequest) (res *account.LocateResult, err error) {
+	req.Items = append([]account.LocateItem(nil), req.Items...)
+	for i := range req.Items {
+		if req.Items[i].ID == "" {
+			req.Items[i].ID = engine.NewID()
+		}
+	}
+	err = h.do(ctx, func(a account.Account) error { res, err = a.Locate(ctx, req); return err })
+	return res, err
+}
+
+// CreditBack: see account.Account (an id is made up here, as for Locate).
+func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) (s *account.Started, err error) {
+	if req.ID == "" {
+		req.ID = engine.NewID()
+	}
+	err = h.do(ctx, func(a account.Account) error { s, err = a.CreditBack(ctx, req); return err })
+	return s, err
+}
+
+// Short: see account.Account (the ids are made up here, as for Locate).
+func (h *Handle) Short(ctx context.Context, req account.ShortRequest) (res *account.ShortResult, err error) {
+	if req.LocateID == "" {
+		req.LocateID = engine.NewID()
+	}
+	if req.ClientOrderID == "" {
+		req.ClientOrderID = uuid.NewString()
+	}
+	err = h.do(ctx, func(a account.Account) error { res, err = a.Short(ctx, req); return err })
+	return res, err
+}
+
+// PlaceOrder: see account.Account (the clientOrderId is made up here when
+// empty).
+func (h *Handle) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (o *workflow.Order, err error) {
+	if req.Order.ClientOrderID == "" {
+		req.Order.ClientOrderID = uuid.NewString()
+	}
+	err = h.do(ctx, func(a account.Account) error { o, err = a.PlaceOrder(ctx, req); return err })
+	return o, err
+}
+
+// CancelOrder: see account.Account.
+func (h *Handle) CancelOrder(ctx context.Context, req account.CancelOrderRequest) (o *workflow.Order, err error) {
+	err = h.do(ctx, func(a account.Account) error { o, err = a.CancelOrder(ctx, req); return err })
+	return o, err
+}
+
+// Answer: see account.Account.
+func (h *Handle) Answer(ctx context.Context, req account.AnswerRequest) error {
+	return h.do(ctx, func(a account.Account) error { return a.Answer(ctx, req) })
+}
+
+// Cancel: see account.Account.
+func (h *Handle) Cancel(ctx context.Context, req account.CancelRequest) error {
+	return h.do(ctx, func(a account.Account) error { return a.Cancel(ctx, req) })
+}
+
+// Follow: see account.Account. When the owner goes away, it follows the
+// workflow on the next owner (this process, perhaps).
+func (h *Handle) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (w *workflow.Workflow, err error) {
+	err = h.do(ctx, func(a account.Account) error { w, err = a.Follow(ctx, req, on); return err })
+	return w, err
+}
+
+// Subscribe: see account.Account. The channel outlives a change of owner:
+// it is fed by each owner in turn until ctx ends.
+func (h *Handle) Subscribe(ctx context.Context) (<-chan account.Update, error) {
+	out := make(chan account.Update, 256)
+	first := make(chan error, 1)
+	go func() {
+		defer close(out)
+		subscribed := false
+		for ctx.Err() == nil {
+			var in <-chan account.Update
+			err := h.do(ctx, func(a account.Account) error {
+				var err error
+				in, err = a.Subscribe(ctx)
+				return err
+			})
+			if !subscribed {
+				subscribed = true
+				first <- err
+			}
+			if err != nil {
+				return
+			}
+			for u := range in { // closed when ctx ends
+				select {
+				case out <- u:
+				case <-ctx.Done():
+				}
+			}
+			// The owner stopped: on to the next.
+			h.mu.Lock()
+			cur := h.cur
+			h.mu.Unlock()
+			if cur != nil && ctx.Err() == nil {
+				h.drop(cur)
+			}
+		}
+	}()
+	return out, <-first
+}
+
+// RunJob: see account.Account. When the owner goes away mid-run, the run
+// is made again on the next owner: a job adopts what an earlier run left
+// open.
+func (h *Handle) RunJob(ctx context.Context, req account.JobRequest) (res *account.JobResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { res, err = a.RunJob(ctx, req); return err })
+	return res, err
+}
+
+// Status: see account.Account.
+func (h *Handle) Status(ctx context.Context, req account.StatusRequest) (st *account.Status, err error) {
+	err = h.do(ctx, func(a account.Account) error { st, err = a.Status(ctx, req); return err })
+	return st, err
+}
