@@ -26,7 +26,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/browsertest"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -427,5 +430,39 @@ func TestTLSBeyondLoopback(t *testing.T) {
 	}
 	if c := pb.get(t, "/?token=tok", nil).Result().Cookies(); len(c) != 1 || c[0].Secure {
 		t.Errorf("plain http on loopback: cookies %v, want one, not Secure", c)
+	}
+}
+
+// In a real browser the token login holds: the login address leaves the
+// token out of the address bar, the cookie carries the event stream (the
+// page goes live) and a same-origin answer from the page's script (refused
+// 409 here, as no offer waits, not 401 or 403).
+func TestBrowserTokenLogin(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.New(t)
+	b := setup(t, setupOpt{token: "tok-browser"})
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.server.Close) // first: it ends the page's event stream
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?token=tok-browser"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "live"`),
+	); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	location, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/answer", {method: "POST", headers: {"Accept": "application/json"},
+		body: new URLSearchParams({account: "LV100001", id: "wf-none", answer: "decline"})}).then(r => r.status)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if location != srv.URL+"/" {
+		t.Errorf("address bar %q after the login, want %s/ without the token", location, srv.URL)
+	}
+	if status != http.StatusConflict {
+		t.Errorf("an answer from the page: %d, want 409", status)
 	}
 }
