@@ -231,7 +231,7 @@ func TestDashboardAccessFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--listen", "0.0.0.0:0", "--dashboard-no-token-on-loopback"}, "without a token is allowed on loopback only"},
-		{[]string{"--listen", "0.0.0.0:0"}, "needs TLS"},
+		{[]string{"--listen", "0.0.0.0:0"}, "needs TLS (a certificate and key) or a TLS proxy in front (a trusted proxy): pass --tls-cert and --tls-key, or --trusted-proxy"},
 		{[]string{"--tls-cert", "cert.pem"}, "both a certificate and its key"},
 		{[]string{"--trusted-proxy", "proxy.example"}, "want an IP address or a CIDR prefix"},
 	} {

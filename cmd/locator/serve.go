@@ -232,6 +232,10 @@ func (l *listenFlag) prepare(m *Main, conn *connFlags) (*dashboard.Metrics, erro
 	ln, err := dashboard.Listen(l.addr, access)
 	var bind *net.OpError
 	switch {
+	case errors.Is(err, dashboard.ErrTLSRequired):
+		return nil, usagef("--listen %s: %v: pass --tls-cert and --tls-key, or --trusted-proxy", l.addr, err)
+	case errors.Is(err, dashboard.ErrTokenRequired):
+		return nil, usagef("--listen %s: %v: drop --dashboard-no-token-on-loopback", l.addr, err)
 	case err != nil && (l.fs.Changed("listen") || !errors.As(err, &bind)):
 		return nil, usagef("--listen %s: %v", l.addr, err)
 	case err != nil:
