@@ -523,12 +523,14 @@ func redact(err error) error {
 	return err
 }
 
+// truncate is what an error keeps of a body: at most 512 bytes of it, as
+// CleanText (a body that did not decode is broker text too).
 func truncate(b []byte) string {
 	const n = 512
 	if len(b) > n {
-		return string(b[:n]) + "…"
+		return CleanText(string(b[:n])) + "…"
 	}
-	return string(b)
+	return CleanText(string(b))
 }
 
 // pathEscape escapes one path segment.

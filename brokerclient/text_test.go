@@ -80,6 +80,11 @@ func TestBrokerTextCleanedWhereDecoded(t *testing.T) {
 	if strings.ContainsAny(err.Error(), "\x1b\x07\u009b") {
 		t.Errorf("error text %q carries control characters", err)
 	}
+	if _, err := brokerclient.DecodeStreamMessage([]byte("{\"@system\": \x1b[31m}")); err == nil {
+		t.Error("a message that is not JSON decoded")
+	} else if se := new(brokerclient.StreamDecodeError); !errors.As(err, &se) || strings.Contains(se.Raw, "\x1b") {
+		t.Errorf("undecodable stream message kept as %q", se.Raw)
+	}
 	m, err := brokerclient.DecodeStreamMessage([]byte(`{"@system":true,"status":"FAILED_AUTH","message":"` + jsonEsc(evil) + `bad key"}`))
 	if sys, ok := m.(*brokerclient.SystemMessage); err != nil || !ok || sys.Message != "bad key" {
 		t.Errorf("stream message: %#v %v", m, err)
