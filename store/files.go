@@ -18,7 +18,7 @@ var ErrNotPrivate = errors.New("database file is not private")
 // after this every file of the database is this user's alone: the WAL
 // holds recent records in clear.
 func makePrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("store: open %s: %w", path, err)
 	}
