@@ -14,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/bench"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 )
 
 // benchCommand measures the engine against the naive loop on the
@@ -196,7 +197,7 @@ func (c *benchCommand) write(rep *bench.Report) error {
 			return err
 		}
 	}
-	out := printer{w: c.m.Stdout}
+	out := console.Printer{W: c.m.Stdout}
 	var rows [][]string
 	var objs []any
 	for _, m := range rep.Modes {
@@ -207,7 +208,7 @@ func (c *benchCommand) write(rep *bench.Report) error {
 			objs = append(objs, r)
 		}
 	}
-	out.table([]string{"MODE", "RUNNER", "N", "WALL s", "FLOOR s", "×FLOOR", "QUOTE GAP p50", "OFFER→ACCEPT p50/p99", "CALLS/FILL", "429", "EXPIRED"}, rows, objs)
+	out.Table([]string{"MODE", "RUNNER", "N", "WALL s", "FLOOR s", "×FLOOR", "QUOTE GAP p50", "OFFER→ACCEPT p50/p99", "CALLS/FILL", "429", "EXPIRED"}, rows, objs)
 	fmt.Fprintln(c.m.Stdout)
 	for _, t := range rep.Targets {
 		mark := "MISSED"

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -32,7 +33,7 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 	if err := sess.Cancel(ctx, account.CancelRequest{ID: args[0], Via: "'locator cancel'"}); err != nil {
 		return err
 	}
-	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, progress(out, c.conn.m.display()))
+	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 	if err := sess.Answer(ctx, account.AnswerRequest{ID: args[0], Accept: c.accept, Via: "'locator " + name + "'"}); err != nil {
 		return err
 	}
-	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, progress(out, c.conn.m.display()))
+	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -45,7 +46,7 @@ type Main struct {
 	settingsFlag string // --config-file
 
 	displayOnce sync.Once
-	disp        *display
+	disp        *console.Display
 
 	settingsOnce sync.Once
 	settings     *settingsFile
@@ -365,7 +366,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if m.disp != nil {
-		m.disp.close()
+		m.disp.Close()
 	}
 	var ce *commandError
 	switch {

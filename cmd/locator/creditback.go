@@ -7,6 +7,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -46,7 +47,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := follow(ctx, sess, started.ID, progress(out, c.conn.m.display()))
+	w, err := follow(ctx, sess, started.ID, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

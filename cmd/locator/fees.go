@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -41,7 +42,7 @@ func (c *feesCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.since, "since", "", "first trade date to reconcile, YYYY-MM-DD (default 30 days ago)")
 	fs.DurationVar(&c.grace, "grace", defaultFeeGrace, "how long after a fill its fee may still be pending before it is missing")
-	fs.VarPF(formatAlias{&c.conn.format, formatCSV}, "csv", "", "print CSV (fees, credits and day totals, one row each)").NoOptDefVal = "true"
+	fs.VarPF(console.FormatAlias{F: &c.conn.format, To: console.CSV}, "csv", "", "print CSV (fees, credits and day totals, one row each)").NoOptDefVal = "true"
 	fs.MarkDeprecated("csv", "use -o csv")
 }
 
@@ -87,9 +88,9 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 		return accountError(s.account, err)
 	}
 	switch c.conn.format {
-	case formatJSON:
+	case console.JSON:
 		c.printJSON(r, synced)
-	case formatCSV:
+	case console.CSV:
 		c.printCSV(r)
 	default:
 		c.printTable(r, synced)
@@ -121,14 +122,14 @@ func feeAmount(d decimal.Decimal, ok bool) string {
 	if !ok {
 		return "-"
 	}
-	return money(d)
+	return console.Money(d)
 }
 
 // feeLineStatus is a line's status as a person reads it.
 func feeLineStatus(l ledger.Line) string {
 	switch l.Status {
 	case ledger.StatusWrongAmount:
-		d := money(l.Difference())
+		d := console.Money(l.Difference())
 		if l.Difference().IsPositive() {
 			d = "+" + d
 		}
@@ -164,7 +165,7 @@ func (c *feesCommand) printTable(r *ledger.Report, synced ledger.SyncResult) {
 			rows = append(rows, []string{l.Date.Format(time.DateOnly), string(l.Kind), symbol, shares,
 				feeAmount(l.Expected, l.WorkflowID != "" && l.ExpectedKnown), feeAmount(l.Charged, !l.LedgerDate.IsZero()), feeLineStatus(l), note})
 		}
-		out.table([]string{"DATE", "TYPE", "SYMBOL", "SHARES", "EXPECTED", "CHARGED", "STATUS", "LEDGER NOTE"}, rows, nil)
+		out.Table([]string{"DATE", "TYPE", "SYMBOL", "SHARES", "EXPECTED", "CHARGED", "STATUS", "LEDGER NOTE"}, rows, nil)
 	}
 	if len(r.Days) > 0 {
 		fmt.Fprintln(w)
@@ -172,12 +173,12 @@ func (c *feesCommand) printTable(r *ledger.Report, synced ledger.SyncResult) {
 		for _, d := range r.Days {
 			broker, check := "-", string(d.Status)
 			if d.BrokerTotal != nil {
-				broker = money(*d.BrokerTotal)
+				broker = console.Money(*d.BrokerTotal)
 			}
-			rows = append(rows, []string{d.Date.Format(time.DateOnly), money(d.ExpectedFees), money(d.Charged),
-				money(d.ExpectedCredits), money(d.Credited), broker, check})
+			rows = append(rows, []string{d.Date.Format(time.DateOnly), console.Money(d.ExpectedFees), console.Money(d.Charged),
+				console.Money(d.ExpectedCredits), console.Money(d.Credited), broker, check})
 		}
-		out.table([]string{"DAY", "FEES EXPECTED", "CHARGED", "CREDITS EXPECTED", "CREDITED", "totalLocateCosts", "CHECK"}, rows, nil)
+		out.Table([]string{"DAY", "FEES EXPECTED", "CHARGED", "CREDITS EXPECTED", "CREDITED", "totalLocateCosts", "CHECK"}, rows, nil)
 	}
 	n := r.Counts()
 	fmt.Fprintf(w, "\n%d matched, %d pending, %d missing, %d wrong amount, %d unexplained",
@@ -235,7 +236,7 @@ func (c *feesCommand) printJSON(r *ledger.Report, synced ledger.SyncResult) {
 	out := c.conn.out()
 	for _, l := range r.Lines {
 		o := feeLineJSON{Type: string(l.Kind), Date: l.Date.Format(time.DateOnly), Symbol: l.Symbol, Shares: l.Shares,
-			Expected: money(l.Expected), ExpectedKnown: l.ExpectedKnown, Charged: money(l.Charged), Status: string(l.Status),
+			Expected: console.Money(l.Expected), ExpectedKnown: l.ExpectedKnown, Charged: console.Money(l.Charged), Status: string(l.Status),
 			Note: l.Note, WorkflowID: l.WorkflowID, QuoteReqID: l.QuoteReqID}
 		if !l.LedgerDate.IsZero() {
 			o.LedgerDate = l.LedgerDate.Format(time.DateOnly)
@@ -243,21 +244,21 @@ func (c *feesCommand) printJSON(r *ledger.Report, synced ledger.SyncResult) {
 		if l.WorkflowID != "" {
 			o.At, o.Due = l.At.UTC().Format(time.RFC3339), l.Due.UTC().Format(time.RFC3339)
 		}
-		out.event(o, "")
+		out.Event(o, "")
 	}
 	for _, d := range r.Days {
-		o := feeDayJSON{Type: "day", Date: d.Date.Format(time.DateOnly), ExpectedFees: money(d.ExpectedFees), Charged: money(d.Charged),
-			ExpectedCredits: money(d.ExpectedCredits), Credited: money(d.Credited), PendingFees: money(d.PendingFees), Check: string(d.Status)}
+		o := feeDayJSON{Type: "day", Date: d.Date.Format(time.DateOnly), ExpectedFees: console.Money(d.ExpectedFees), Charged: console.Money(d.Charged),
+			ExpectedCredits: console.Money(d.ExpectedCredits), Credited: console.Money(d.Credited), PendingFees: console.Money(d.PendingFees), Check: string(d.Status)}
 		if d.BrokerTotal != nil {
-			o.BrokerTotal = money(*d.BrokerTotal)
+			o.BrokerTotal = console.Money(*d.BrokerTotal)
 		}
-		out.event(o, "")
+		out.Event(o, "")
 	}
 	counts := map[string]int{}
 	for k, v := range r.Counts() {
 		counts[string(k)] = v
 	}
-	out.event(feeSummaryJSON{Type: "summary", Account: r.Account, Since: r.Since.Format(time.DateOnly), Today: r.Today.Format(time.DateOnly),
+	out.Event(feeSummaryJSON{Type: "summary", Account: r.Account, Since: r.Since.Format(time.DateOnly), Today: r.Today.Format(time.DateOnly),
 		Grace: feeHours(c.grace), Fetched: synced.Fetched, Inserted: synced.Inserted, Counts: counts, Problems: r.Problems()}, "")
 }
 
@@ -270,24 +271,24 @@ func (c *feesCommand) printCSV(r *ledger.Report) {
 		if l.WorkflowID != "" {
 			shares = strconv.FormatInt(l.Shares, 10)
 			if l.ExpectedKnown {
-				expected = money(l.Expected)
+				expected = console.Money(l.Expected)
 			}
 		}
 		if !l.LedgerDate.IsZero() {
 			ledgerDate = l.LedgerDate.Format(time.DateOnly)
 		}
-		rows = append(rows, []string{l.Date.Format(time.DateOnly), string(l.Kind), l.Symbol, shares, expected, money(l.Charged), "", "",
+		rows = append(rows, []string{l.Date.Format(time.DateOnly), string(l.Kind), l.Symbol, shares, expected, console.Money(l.Charged), "", "",
 			string(l.Status), ledgerDate, l.WorkflowID, l.QuoteReqID, l.Note})
 	}
 	for _, d := range r.Days {
 		broker := ""
 		if d.BrokerTotal != nil {
-			broker = money(*d.BrokerTotal)
+			broker = console.Money(*d.BrokerTotal)
 		}
-		rows = append(rows, []string{d.Date.Format(time.DateOnly), "day", "", "", money(d.ExpectedFees), money(d.Charged), money(d.Credited), broker,
+		rows = append(rows, []string{d.Date.Format(time.DateOnly), "day", "", "", console.Money(d.ExpectedFees), console.Money(d.Charged), console.Money(d.Credited), broker,
 			string(d.Status), "", "", "", ""})
 	}
-	c.conn.out().table([]string{"date", "type", "symbol", "shares", "expected", "charged", "credited", "total_locate_costs", "status", "ledger_date", "workflow_id", "quote_req_id", "note"}, rows, nil)
+	c.conn.out().Table([]string{"date", "type", "symbol", "shares", "expected", "charged", "credited", "total_locate_costs", "status", "ledger_date", "workflow_id", "quote_req_id", "note"}, rows, nil)
 }
 
 // sizeCommand says how many shares can be shorted now.
@@ -376,16 +377,16 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 		return accountError(s.account, err)
 	}
 	switch c.conn.format {
-	case formatJSON:
+	case console.JSON:
 		c.printJSON(z)
 		return nil
-	case formatCSV:
-		c.conn.out().table(limitHeader, limitRows(z), nil)
+	case console.CSV:
+		c.conn.out().Table(limitHeader, limitRows(z), nil)
 		return nil
 	}
 	w := c.conn.m.Stdout
 	fmt.Fprintf(w, "%s at %s: %d shares shortable now, bound by %s\n\n", z.Symbol, sizePrice(z.Price), z.Shortable, z.Binding)
-	c.conn.out().table(limitHeader, limitRows(z), nil)
+	c.conn.out().Table(limitHeader, limitRows(z), nil)
 	fmt.Fprintf(w, "\nopen short %d (not counted again), working sells %d\n", z.OpenShort, z.WorkingSells)
 	if z.Target > 0 {
 		switch {
@@ -393,7 +394,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 			fmt.Fprintf(w, "target %d: nothing more to locate\n", z.Target)
 		case z.LastOfferKnown:
 			fmt.Fprintf(w, "target %d: locate %d more (%d lots of 100), about %s at the last offered %s per share\n",
-				z.Target, z.SharesToLocate, z.LotsToLocate, money(z.EstimatedCost), price4(z.LastOfferPrice))
+				z.Target, z.SharesToLocate, z.LotsToLocate, console.Money(z.EstimatedCost), console.Price4(z.LastOfferPrice))
 		default:
 			fmt.Fprintf(w, "target %d: locate %d more (%d lots of 100); cost unknown, no offer for %s seen yet\n",
 				z.Target, z.SharesToLocate, z.LotsToLocate, z.Symbol)
@@ -427,14 +428,14 @@ func (c *sizeCommand) printJSON(z *ledger.Sizing) {
 	o := sizeJSON{
 		Account: z.Account, Symbol: z.Symbol, Price: z.Price.String(), Shortable: z.Shortable, Binding: string(z.Binding),
 		AccountStatus: z.AccountStatus, EasyToBorrow: z.EasyToBorrow, Located: z.Located, OpenShort: z.OpenShort,
-		WorkingSells: z.WorkingSells, WorkingNotional: money(z.WorkingNotional), BuyingPower: money(z.BuyingPower),
+		WorkingSells: z.WorkingSells, WorkingNotional: console.Money(z.WorkingNotional), BuyingPower: console.Money(z.BuyingPower),
 		Target: z.Target, SharesToLocate: z.SharesToLocate, LotsToLocate: z.LotsToLocate,
 		Explanation: strings.TrimSpace(z.Explanation),
 	}
 	if z.LastOfferKnown {
 		o.LastOfferPrice = z.LastOfferPrice.String()
 		if z.LotsToLocate > 0 {
-			o.EstimatedCost = money(z.EstimatedCost)
+			o.EstimatedCost = console.Money(z.EstimatedCost)
 		}
 	}
 	for _, l := range z.Limits {
@@ -445,5 +446,5 @@ func (c *sizeCommand) printJSON(z *ledger.Sizing) {
 		}
 		o.Limits = append(o.Limits, lj)
 	}
-	c.conn.out().event(o, "")
+	c.conn.out().Event(o, "")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 )
 
 // inventoryCommand prints the account's located inventory.
@@ -33,10 +34,10 @@ func (c *inventoryCommand) run(ctx context.Context, args []string) error {
 	var table [][]string
 	var objs []any
 	for _, r := range rows {
-		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), i64(r.Available), i64(r.Unavailable), i64(r.ToBeSold), i64(r.Sold)})
+		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), console.Int(r.Available), console.Int(r.Unavailable), console.Int(r.ToBeSold), console.Int(r.Sold)})
 		objs = append(objs, r)
 	}
-	c.conn.out().table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
+	c.conn.out().Table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
 	return nil
 }
 
@@ -62,11 +63,11 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	var table [][]string
 	var objs []any
 	for _, r := range rows {
-		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, i64(r.LocateShares),
-			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), locatePrice(r.LocatePrice), r.TextValue()})
+		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, console.Int(r.LocateShares),
+			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), console.LocatePrice(r.LocatePrice), r.TextValue()})
 		objs = append(objs, r)
 	}
-	c.conn.out().table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
+	c.conn.out().Table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
 	return nil
 }
 
@@ -82,5 +83,3 @@ func (c *connFlags) readClient() (*brokerclient.Client, settings, error) {
 	}
 	return client, s, nil
 }
-
-func i64(n int64) string { return strconv.FormatInt(n, 10) }

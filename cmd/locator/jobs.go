@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/store"
 )
@@ -51,10 +52,10 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 		if !r.EndedAt.IsZero() {
 			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		rows = append(rows, []string{i64(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
+		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
 			took, string(r.Outcome), r.Detail})
 		objs = append(objs, runJSONOf(r))
 	}
-	c.conn.out().table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
+	c.conn.out().Table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
 	return nil
 }

@@ -12,10 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -90,11 +89,11 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		ask = m.asker(ctx)
 	}
 	out := c.conn.out()
-	show := progress(out, m.display())
-	var board *board
-	if len(items) > 1 && c.conn.format == formatTable && isTerminalWriter(m.Stdout) {
-		board = newBoard(m.Stdout, items)
-		show = board.update
+	show := console.Progress(out, m.display())
+	var board *console.Board
+	if len(items) > 1 && c.conn.format == console.Table && console.IsTerminalWriter(m.Stdout) {
+		board = console.NewBoard(m.Stdout, items)
+		show = board.Update
 	}
 	var mu sync.Mutex // the workflows are followed at once: one line at a time
 	shown := show
@@ -129,8 +128,8 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		return ctx.Err()
 	}
 	if board != nil {
-		board.close(ws)
-		out = printer{w: io.Discard}
+		board.Close(ws)
+		out = console.Printer{W: io.Discard}
 	}
 	return finishAll(out, ws, res.Err())
 }
@@ -222,7 +221,7 @@ func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '
 // finishAll prints every outcome of a batch (one JSON object per symbol
 // with --json, one CSV row with -o csv) and returns the worst exit status; a
 // request refused before it was queued makes it a failure.
-func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
+func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) error {
 	var worst *workflow.Workflow
 	var texts []string
 	var rows [][]string
@@ -231,13 +230,13 @@ func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 		if w == nil {
 			continue
 		}
-		o := outcomeOf(w)
-		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.row()), append(objs, o)
+		o := console.OutcomeOf(w)
+		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.Row()), append(objs, o)
 		if exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
 			worst = w
 		}
 	}
-	out.records(outcomeHeader, rows, objs, texts)
+	out.Records(console.OutcomeHeader, rows, objs, texts)
 	if startErr != nil {
 		return startErr
 	}
@@ -248,62 +247,6 @@ func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 }
 
 // finish prints a workflow's outcome and returns its exit status.
-func finish(out printer, w *workflow.Workflow) error {
+func finish(out console.Printer, w *workflow.Workflow) error {
 	return finishAll(out, []*workflow.Workflow{w}, nil)
-}
-
-// progress prints each state change as it happens; on a terminal a
-// spinner turns while a quote waits its turn or a credit-back is under way.
-func progress(out printer, d *display) func(account.Update) {
-	return func(u account.Update) {
-		if u.Order != nil {
-			o := u.Order
-			if out.json() {
-				out.event(map[string]any{"event": "order", "clientOrderId": o.LookupID(), "symbol": o.Symbol, "from": u.From, "to": o.State, "status": o.OrderStatus, "reason": u.Reason}, "")
-				return
-			}
-			line := fmt.Sprintf("order %s %s: %s → %s", o.LookupID(), o.Symbol, u.From, o.State)
-			if o.OrderStatus != "" {
-				line += " (" + o.OrderStatus + ")"
-			}
-			if u.Reason != "" {
-				line += " — " + u.Reason
-			}
-			d.println(line)
-			return
-		}
-		w := u.Workflow
-		if until := u.QueuedUntil; !until.IsZero() {
-			if out.json() {
-				out.event(map[string]any{"event": "queued", "id": w.ID, "symbol": w.Symbol, "until": until.UTC()}, "")
-				return
-			}
-			d.println(fmt.Sprintf("%s %s: queued — the broker spaces quotes of a symbol; this one leaves in about %s",
-				w.Symbol, w.ID, until.Sub(d.clk.Now()).Round(time.Second)))
-			d.spinner(func(now time.Time) string {
-				return fmt.Sprintf("%s: waiting to quote, %s", w.Symbol, max(until.Sub(now), 0).Round(time.Second))
-			})
-			return
-		}
-		if out.json() {
-			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": u.Reason}, "")
-			return
-		}
-		line := fmt.Sprintf("%s %s: %s → %s", w.Symbol, w.ID, u.From, w.State)
-		if u.Offer != nil {
-			o := u.Offer
-			left := o.ExpiresAt.Sub(d.clk.Now()).Round(time.Second)
-			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", price4(o.Price), o.Shares, money(o.Total),
-				brokerclient.LocateTypeForCode(o.LocateType), left)
-		} else if u.Reason != "" && w.State != states.Quoting {
-			line += " — " + u.Reason
-		}
-		d.println(line)
-		if w.Kind == states.CreditBack && !w.Terminal() {
-			start := d.since(w.ID)
-			d.spinner(func(now time.Time) string {
-				return fmt.Sprintf("%s: crediting back %d shares, %s", w.Symbol, w.Quantity, now.Sub(start).Round(time.Second))
-			})
-		}
-	}
 }

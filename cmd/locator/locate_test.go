@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locatorhq/locator/console"
 )
 
 // A batch prints one outcome object per symbol at the end and exits with
@@ -20,7 +22,7 @@ func TestLocateManySymbolsJSON(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var o outcome
+		var o console.Outcome
 		if err := json.Unmarshal([]byte(l), &o); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}

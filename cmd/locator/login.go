@@ -14,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 )
 
 // loginCommand signs a user in through the partner OAuth program (spec:
@@ -124,7 +125,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	}()
 
 	out := c.conn.out()
-	out.event(map[string]string{"event": "authorize", "authorizeURL": authURL},
+	out.Event(map[string]string{"event": "authorize", "authorizeURL": authURL},
 		"Open this address in a browser and sign in:\n  "+authURL)
 	var cb callback
 	select {
@@ -151,7 +152,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	if err := vault.save(login); err != nil {
 		return fmt.Errorf("store the tokens: %w", err)
 	}
-	out.event(map[string]string{"event": "signed_in", "tokenFile": vault.tokenFile, "identityFile": vault.identityFile},
+	out.Event(map[string]string{"event": "signed_in", "tokenFile": vault.tokenFile, "identityFile": vault.identityFile},
 		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", vault.tokenFile, vault.identityFile))
 	return c.listAccounts(ctx, l, vault, login)
 }
@@ -210,13 +211,13 @@ func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault 
 	}
 	out := c.conn.out()
 	if len(accts) == 0 {
-		out.event(map[string]string{"event": "no_accounts", "message": "no account reachable: a provisioning issue"},
+		out.Event(map[string]string{"event": "no_accounts", "message": "no account reachable: a provisioning issue"},
 			"The sign-in worked, but no account is reachable with it. This is a provisioning issue, not an empty\n"+
 				"portfolio: select this platform on your live profile at the broker (or ask them to), then log in again.")
 		return nil
 	}
 	printAccounts(out, accts, l.account)
-	out.event(map[string]string{"event": "choose_account"},
+	out.Event(map[string]string{"event": "choose_account"},
 		"\nChoose an account with --account or LOCATOR_ACCOUNT, and use these tokens with --auth partner or LOCATOR_AUTH=partner.")
 	return nil
 }
@@ -229,7 +230,7 @@ func (c *logoutCommand) synopsis() string { return "forget the stored partner to
 
 func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.conn.db, "db", "", "SQLite database path, beside which the tokens are stored (env LOCATOR_DB)")
-	registerJSON(fs, &c.conn.format)
+	console.RegisterJSON(fs, &c.conn.format)
 }
 
 func (c *logoutCommand) run(ctx context.Context, args []string) error {
@@ -249,6 +250,6 @@ func (c *logoutCommand) run(ctx context.Context, args []string) error {
 	if had {
 		text = "Forgot the partner tokens (" + vault.tokenFile + ")."
 	}
-	c.conn.out().event(map[string]any{"event": "logged_out", "forgot": had}, text)
+	c.conn.out().Event(map[string]any{"event": "logged_out", "forgot": had}, text)
 	return nil
 }

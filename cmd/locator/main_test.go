@@ -13,6 +13,7 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -96,7 +97,7 @@ func TestLocateJSON(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var o outcome
+	var o console.Outcome
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
@@ -201,7 +202,7 @@ func TestStatesCommand(t *testing.T) {
 		t.Errorf("exit %d: %s", code, out)
 	}
 	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png"); code != 2 {
-		t.Errorf("bad format: exit %d", code)
+		t.Errorf("bad console.Format: exit %d", code)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
@@ -62,7 +63,7 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 }
 
 // printAccounts prints the account list, marking the selected account.
-func printAccounts(out printer, accts []brokerclient.Account, selected string) {
+func printAccounts(out console.Printer, accts []brokerclient.Account, selected string) {
 	var rows [][]string
 	var objs []any
 	for _, a := range accts {
@@ -70,11 +71,11 @@ func printAccounts(out printer, accts []brokerclient.Account, selected string) {
 		if strings.EqualFold(a.Account, selected) {
 			mark = "*"
 		}
-		rows = append(rows, []string{mark + a.Account, a.AccountType, a.AccountStatus, money(a.AvailableCash), money(a.BuyingPower),
-			money(a.Equity), money(a.Realized), money(a.TotalCommissions), money(a.TotalLocateCosts)})
+		rows = append(rows, []string{mark + a.Account, a.AccountType, a.AccountStatus, console.Money(a.AvailableCash), console.Money(a.BuyingPower),
+			console.Money(a.Equity), console.Money(a.Realized), console.Money(a.TotalCommissions), console.Money(a.TotalLocateCosts)})
 		objs = append(objs, a)
 	}
-	out.table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
+	out.Table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
 }
 
 // pnlCommand prints the account's profit and loss: the aggregates, then one
@@ -99,8 +100,8 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 		return accountError(s.account, err)
 	}
 	out := c.conn.out()
-	if out.json() {
-		out.event(p, "")
+	if out.JSON() {
+		out.Event(p, "")
 		return nil
 	}
 	open, _, err := client.Positions.Open(ctx, s.account)
@@ -108,30 +109,30 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 		return accountError(s.account, err)
 	}
 	// CSV is one table: the lots; the account's totals are in --json.
-	if out.format != formatCSV {
-		out.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED", "SHARES TRADED"},
-			[][]string{{money(p.AccountValue), money(p.DayPnl), money(p.DayRealized), money(p.DayUnrealized), money(p.TotalUnrealized),
-				money(p.Exposure), money(p.AvailableCash), p.UsedLeverage.String() + " of " + p.AllowedLeverage.String(), i64(p.SharesTraded)}}, nil)
+	if out.Format != console.CSV {
+		out.Table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED", "SHARES TRADED"},
+			[][]string{{console.Money(p.AccountValue), console.Money(p.DayPnl), console.Money(p.DayRealized), console.Money(p.DayUnrealized), console.Money(p.TotalUnrealized),
+				console.Money(p.Exposure), console.Money(p.AvailableCash), p.UsedLeverage.String() + " of " + p.AllowedLeverage.String(), console.Int(p.SharesTraded)}}, nil)
 	}
-	if len(p.Lots) == 0 && out.format != formatCSV {
-		out.event(nil, "\nno lots today")
+	if len(p.Lots) == 0 && out.Format != console.CSV {
+		out.Event(nil, "\nno lots today")
 		return nil
 	}
 	var rows [][]string
 	for _, l := range p.Lots {
 		side, shares := "", ""
 		if pos, ok := joinLot(l, open); ok {
-			side, shares = string(pos.Side), i64(pos.Shares)
+			side, shares = string(pos.Side), console.Int(pos.Shares)
 		} else if l.Closed() {
 			side = "closed"
 		}
-		rows = append(rows, []string{string(l.PositionID), l.Symbol, side, shares, money(l.Exposure), money(l.DayRealizedPnl),
-			money(l.DayUnrealizedPnL), money(l.RealizedPnl), money(l.UnrealizedPnL), l.DayPctPnLMove.String()})
+		rows = append(rows, []string{string(l.PositionID), l.Symbol, side, shares, console.Money(l.Exposure), console.Money(l.DayRealizedPnl),
+			console.Money(l.DayUnrealizedPnL), console.Money(l.RealizedPnl), console.Money(l.UnrealizedPnL), l.DayPctPnLMove.String()})
 	}
-	if out.format != formatCSV {
-		fmt.Fprintln(out.w)
+	if out.Format != console.CSV {
+		fmt.Fprintln(out.W)
 	}
-	out.table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
+	out.Table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
 	return nil
 }
 
@@ -207,33 +208,33 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 			return accountError(s.account, err)
 		}
 		for _, p := range ps {
-			rows = append(rows, []string{string(p.PositionID), p.Symbol, i64(p.SharesIn), i64(p.SharesOut), priceShown(p.PriceOpen),
-				priceShown(p.PriceClose), money(p.Realized), tradeDay(p.OpenedDate), tradeDay(p.ClosedDate)})
+			rows = append(rows, []string{string(p.PositionID), p.Symbol, console.Int(p.SharesIn), console.Int(p.SharesOut), console.PriceShown(p.PriceOpen),
+				console.PriceShown(p.PriceClose), console.Money(p.Realized), tradeDay(p.OpenedDate), tradeDay(p.ClosedDate)})
 			objs = append(objs, p)
 		}
-		out.table([]string{"POSITION ID", "SYMBOL", "SHARES IN", "SHARES OUT", "PRICE OPEN", "PRICE CLOSE", "REALIZED", "OPENED", "CLOSED"}, rows, objs)
+		out.Table([]string{"POSITION ID", "SYMBOL", "SHARES IN", "SHARES OUT", "PRICE OPEN", "PRICE CLOSE", "REALIZED", "OPENED", "CLOSED"}, rows, objs)
 	case c.historical != "":
 		ps, _, err := client.Positions.Historical(ctx, s.account, date)
 		if err != nil {
 			return accountError(s.account, err)
 		}
 		for _, p := range ps {
-			rows = append(rows, []string{tradeDay(p.Date), string(p.PositionID), p.Symbol, i64(p.Quantity), priceShown(p.AverageCost),
-				priceShown(p.ClosingPrice), money(p.MarketValue), money(p.UnrealizedPnL)})
+			rows = append(rows, []string{tradeDay(p.Date), string(p.PositionID), p.Symbol, console.Int(p.Quantity), console.PriceShown(p.AverageCost),
+				console.PriceShown(p.ClosingPrice), console.Money(p.MarketValue), console.Money(p.UnrealizedPnL)})
 			objs = append(objs, p)
 		}
-		out.table([]string{"DATE", "POSITION ID", "SYMBOL", "QUANTITY", "AVG COST", "CLOSING PRICE", "MARKET VALUE", "UNREALIZED"}, rows, objs)
+		out.Table([]string{"DATE", "POSITION ID", "SYMBOL", "QUANTITY", "AVG COST", "CLOSING PRICE", "MARKET VALUE", "UNREALIZED"}, rows, objs)
 	default:
 		ps, _, err := client.Positions.Open(ctx, s.account)
 		if err != nil {
 			return accountError(s.account, err)
 		}
 		for _, p := range ps {
-			rows = append(rows, []string{string(p.PositionID), p.Symbol, string(p.Side), i64(p.Shares), priceShown(p.PriceAvg),
-				priceShown(p.PriceClose), money(p.Unrealized()), tradeDay(p.CreatedDate), p.DayOvernight})
+			rows = append(rows, []string{string(p.PositionID), p.Symbol, string(p.Side), console.Int(p.Shares), console.PriceShown(p.PriceAvg),
+				console.PriceShown(p.PriceClose), console.Money(p.Unrealized()), tradeDay(p.CreatedDate), p.DayOvernight})
 			objs = append(objs, p)
 		}
-		out.table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "AVG PRICE", "LAST", "UNREALIZED", "OPENED", "HELD"}, rows, objs)
+		out.Table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "AVG PRICE", "LAST", "UNREALIZED", "OPENED", "HELD"}, rows, objs)
 	}
 	return nil
 }
@@ -248,8 +249,8 @@ func orderCells(o brokerclient.Order) []string {
 		text = *o.Text
 	}
 	return []string{clockTime(o.StartTime), o.ClientOrderID, o.Symbol, string(o.Side), string(o.OpenClose),
-		string(o.OrderType), string(o.TimeInForce), i64(o.OrderQuantity), priceOrBlank(o.LimitPrice), string(o.OrderStatus),
-		i64(o.Executed), priceOrBlank(o.PriceAvg), string(o.Route), text}
+		string(o.OrderType), string(o.TimeInForce), console.Int(o.OrderQuantity), priceOrBlank(o.LimitPrice), string(o.OrderStatus),
+		console.Int(o.Executed), priceOrBlank(o.PriceAvg), string(o.Route), text}
 }
 
 // ordersCommand prints today's order book, or with --history DATE the fills
@@ -289,7 +290,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out.event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
+	out.Event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
 		fmt.Sprintf("order %s %s: %s (%s), %d executed", o.LookupID(), o.Symbol, o.State, o.OrderStatus, o.Executed))
 	if o.State != states.Canceled {
 		return &exitError{code: exitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
@@ -341,7 +342,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 			rows = append(rows, orderCells(o))
 			objs = append(objs, o)
 		}
-		out.table(orderHeader, rows, objs)
+		out.Table(orderHeader, rows, objs)
 		return nil
 	}
 	var fills []brokerclient.Fill
@@ -360,11 +361,11 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	var rows [][]string
 	var objs []any
 	for _, f := range fills {
-		rows = append(rows, []string{tradeDay(f.TradeDate), string(f.TradeID), f.Symbol, string(f.Side), i64(f.Qty), priceShown(f.Price),
-			money(f.GrossProceeds), money(f.Commission), money(f.TotalFees), money(f.NetProceeds)})
+		rows = append(rows, []string{tradeDay(f.TradeDate), string(f.TradeID), f.Symbol, string(f.Side), console.Int(f.Qty), console.PriceShown(f.Price),
+			console.Money(f.GrossProceeds), console.Money(f.Commission), console.Money(f.TotalFees), console.Money(f.NetProceeds)})
 		objs = append(objs, f)
 	}
-	out.table([]string{"TRADE DATE", "TRADE ID", "SYMBOL", "SIDE", "QTY", "PRICE", "GROSS", "COMMISSION", "FEES", "NET"}, rows, objs)
+	out.Table([]string{"TRADE DATE", "TRADE ID", "SYMBOL", "SIDE", "QTY", "PRICE", "GROSS", "COMMISSION", "FEES", "NET"}, rows, objs)
 	return nil
 }
 
@@ -394,7 +395,7 @@ func (c *routesCommand) run(ctx context.Context, args []string) error {
 		rows = append(rows, []string{r.RouteName, joinNames(r.SecurityTypes), joinNames(r.OrderTypes), joinNames(r.TimesInForce)})
 		objs = append(objs, r)
 	}
-	c.conn.out().table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
+	c.conn.out().Table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
 	return nil
 }
 
@@ -440,17 +441,7 @@ func priceOrBlank(d decimal.Decimal) string {
 	if d.IsZero() {
 		return ""
 	}
-	return priceShown(d)
-}
-
-// priceShown shows a price with every decimal it was given, and at least
-// the two of a cent: never rounded (12.5 → 12.50, 0.0150 stays 0.0150).
-func priceShown(d decimal.Decimal) string {
-	places := int32(2)
-	if e := -d.Exponent(); e > places {
-		places = e
-	}
-	return d.StringFixed(places)
+	return console.PriceShown(d)
 }
 
 func joinNames[T ~string](list []T) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 )
 
 // connFlags are the connection settings every broker command shares. The
@@ -23,7 +24,7 @@ type connFlags struct {
 	db      string
 	env     string
 	auth    string
-	format  format
+	format  console.Format
 	daemon  bool // serve and run: see daemonLogger
 	// observe, when set, sees every broker call (a process serving
 	// /metrics).
@@ -36,7 +37,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
-	registerFormat(fs, &c.format)
+	console.RegisterFormat(fs, &c.format)
 }
 
 // settings are the resolved connection settings: each from its flag, else
@@ -205,7 +206,7 @@ func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
 	if c.m.verbosity > 0 {
 		opts.Level = slog.LevelDebug
 	}
-	if c.format == formatJSON {
+	if c.format == console.JSON {
 		return slog.New(slog.NewJSONHandler(c.m.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(c.m.Stderr, opts))

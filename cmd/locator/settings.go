@@ -294,6 +294,6 @@ func (c *configCommand) run(ctx context.Context, args []string) error {
 		rows = append(rows, []string{r.Setting, r.Value, r.From})
 		objs = append(objs, r)
 	}
-	c.conn.out().table([]string{"SETTING", "VALUE", "FROM"}, rows, objs)
+	c.conn.out().Table([]string{"SETTING", "VALUE", "FROM"}, rows, objs)
 	return nil
 }

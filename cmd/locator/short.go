@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
@@ -80,22 +82,22 @@ func parseCount(field, s string) (int64, error) {
 // shortOutcome is the JSON the command ends with: the order, and the locate
 // that covers it.
 type shortOutcome struct {
-	ClientOrderID string   `json:"clientOrderId,omitempty"`
-	Account       string   `json:"account"`
-	Symbol        string   `json:"symbol"`
-	Side          string   `json:"side"`
-	OpenClose     string   `json:"openClose"`
-	Quantity      int64    `json:"quantity"`
-	LimitPrice    string   `json:"limitPrice"`
-	Route         string   `json:"route"`
-	State         string   `json:"state"` // the order workflow's state, or not_sent
-	OrderStatus   string   `json:"orderStatus,omitempty"`
-	Executed      int64    `json:"executed"`
-	PriceAvg      string   `json:"priceAvg,omitempty"`
-	Code          string   `json:"code,omitempty"`
-	Text          string   `json:"text,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
-	Locate        *outcome `json:"locate,omitempty"`
+	ClientOrderID string           `json:"clientOrderId,omitempty"`
+	Account       string           `json:"account"`
+	Symbol        string           `json:"symbol"`
+	Side          string           `json:"side"`
+	OpenClose     string           `json:"openClose"`
+	Quantity      int64            `json:"quantity"`
+	LimitPrice    string           `json:"limitPrice"`
+	Route         string           `json:"route"`
+	State         string           `json:"state"` // the order workflow's state, or not_sent
+	OrderStatus   string           `json:"orderStatus,omitempty"`
+	Executed      int64            `json:"executed"`
+	PriceAvg      string           `json:"priceAvg,omitempty"`
+	Code          string           `json:"code,omitempty"`
+	Text          string           `json:"text,omitempty"`
+	Reason        string           `json:"reason,omitempty"`
+	Locate        *console.Outcome `json:"locate,omitempty"`
 }
 
 // notSent is the state reported when the command stopped before the order.
@@ -133,25 +135,46 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	shown := make(chan struct{})
+	orders := make(chan workflow.Order, 16)
 	go func() {
 		defer close(shown)
-		show := progress(printer{w: m.Stderr}, m.display())
+		show := console.Progress(console.Printer{W: m.Stderr}, m.display())
 		for u := range updates {
 			if u.Order != nil || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
 				show(u)
 			}
+			if u.Order != nil && u.Order.ClientOrderID == req.ClientOrderID {
+				select {
+				case orders <- *u.Order:
+				default:
+				}
+			}
 		}
 	}()
 	res, err := sess.Short(ctx, req)
+	if res != nil && res.Order != nil {
+		// The order's last change may still be on its way here: it is
+		// shown before the outcome (bounded, in case it was lost).
+		for wait := time.After(2 * time.Second); ; {
+			select {
+			case o := <-orders:
+				if o.State != res.Order.State {
+					continue
+				}
+			case <-wait:
+			}
+			break
+		}
+	}
 	stop()
 	<-shown
 	out := shortOutcome{Account: sess.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
-		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: priceShown(req.Limit),
+		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: console.PriceShown(req.Limit),
 		Route: req.Route, State: notSent}
 	if res != nil {
 		out.Reason = res.Reason
 		if res.Locate != nil {
-			lo := outcomeOf(res.Locate)
+			lo := console.OutcomeOf(res.Locate)
 			out.Locate = &lo
 			fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
 		}
@@ -209,7 +232,7 @@ func (r *shortOutcome) fill(o *workflow.Order) {
 	r.ClientOrderID, r.State, r.OrderStatus, r.Executed = o.LookupID(), string(o.State), o.OrderStatus, o.Executed
 	r.Route = o.Route
 	if o.Executed > 0 {
-		r.PriceAvg = priceShown(o.PriceAvg)
+		r.PriceAvg = console.PriceShown(o.PriceAvg)
 	}
 	r.Code, r.Text, r.Reason = o.Code, o.Text, o.Reason
 }
@@ -223,8 +246,8 @@ func (c *shortCommand) report(r shortOutcome) {
 	if reason == "" {
 		reason = r.Reason
 	}
-	c.conn.out().table(
+	c.conn.out().Table(
 		[]string{"CLIENT ORDER ID", "SYMBOL", "SIDE", "QTY", "LIMIT", "ROUTE", "STATE", "STATUS", "EXECUTED", "AVG PRICE", "REASON"},
-		[][]string{{r.ClientOrderID, r.Symbol, "Sell short", i64(r.Quantity), r.LimitPrice, r.Route, r.State, r.OrderStatus, i64(r.Executed), r.PriceAvg, reason}},
+		[][]string{{r.ClientOrderID, r.Symbol, "Sell short", console.Int(r.Quantity), r.LimitPrice, r.Route, r.State, r.OrderStatus, console.Int(r.Executed), r.PriceAvg, reason}},
 		[]any{r})
 }

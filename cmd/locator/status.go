@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -55,14 +56,14 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		out.event(outcomeOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
+		out.Event(console.OutcomeOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
 		var rows [][]string
 		var objs []any
 		for _, t := range log {
 			rows = append(rows, []string{t.At.Local().Format(time.DateTime), string(t.From), string(t.To), string(t.Event), t.Reason})
 			objs = append(objs, map[string]any{"at": t.At, "from": t.From, "to": t.To, "event": t.Event, "reason": t.Reason, "row": t.RawRow})
 		}
-		out.table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
+		out.Table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
 		return nil
 	}
 	if err := c.owners(ctx, st, out); err != nil {
@@ -75,18 +76,18 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	var rows [][]string
 	var objs []any
 	for _, w := range ws {
-		o := outcomeOf(w)
+		o := console.OutcomeOf(w)
 		rows = append(rows, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
 			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason})
 		objs = append(objs, o)
 	}
-	out.table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "ASKED BY", "REASON"}, rows, objs)
+	out.Table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "ASKED BY", "REASON"}, rows, objs)
 	return nil
 }
 
 // owners says which process owns each account (docs/design.md rule 3), live or
 // lapsed.
-func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer) error {
+func (c *statusCommand) owners(ctx context.Context, st *store.Store, out console.Printer) error {
 	leases, err := st.Leases(ctx)
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer
 		if !l.Expires.After(now) {
 			state = "lapsed"
 		}
-		out.event(map[string]any{"owner": map[string]any{"account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state}},
+		out.Event(map[string]any{"owner": map[string]any{"account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state}},
 			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
 				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
 	}
@@ -108,7 +109,7 @@ func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer
 // database.
 func (c *connFlags) registerLocal(fs *pflag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB)")
-	registerFormat(fs, &c.format)
+	console.RegisterFormat(fs, &c.format)
 }
 
 // localStore opens the local database for reading, refusing to create one

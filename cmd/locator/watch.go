@@ -11,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 )
 
 // watchCommand follows one of the broker's push streams until interrupted:
@@ -51,7 +52,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 		return usagef("%v", err)
 	}
 	f, isFile := c.conn.m.Stdout.(*os.File)
-	live := c.conn.format == formatTable && isFile && isTerminal(f)
+	live := c.conn.format == console.Table && isFile && console.IsTerminal(f)
 	if args[0] == "pnl" {
 		err = c.pnl(ctx, client, s.account, live)
 	} else {
@@ -69,10 +70,10 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 }
 
 // redraw clears the terminal and prints a status line and the table.
-func (c *watchCommand) redraw(status string, draw func(printer)) {
+func (c *watchCommand) redraw(status string, draw func(console.Printer)) {
 	fmt.Fprint(c.conn.m.Stdout, "\x1b[H\x1b[2J")
 	fmt.Fprintln(c.conn.m.Stdout, status)
-	draw(printer{w: c.conn.m.Stdout})
+	draw(console.Printer{W: c.conn.m.Stdout})
 }
 
 func streamStatus(up bool) string {
@@ -107,9 +108,9 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 		}
 		snap, up := w.Snapshot(account)
 		if live {
-			c.redraw(streamStatus(up), func(p printer) { pnlTable(p, snap) })
+			c.redraw(streamStatus(up), func(p console.Printer) { pnlTable(p, snap) })
 		} else if up {
-			c.conn.m.printer(formatJSON).event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
+			c.conn.m.printer(console.JSON).Event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
 		}
 		select {
 		case <-ctx.Done():
@@ -119,18 +120,18 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 	}
 }
 
-func pnlTable(p printer, s brokerclient.PnLSnapshot) {
-	p.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED"},
-		[][]string{{money(s.AccountValue), money(s.DayPnl), money(s.DayRealized), money(s.DayUnrealized), money(s.TotalUnrealized),
-			money(s.Exposure), money(s.AvailableCash), s.UsedLeverage.String() + " of " + s.AllowedLeverage.String()}}, nil)
-	fmt.Fprintln(p.w)
+func pnlTable(p console.Printer, s brokerclient.PnLSnapshot) {
+	p.Table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED"},
+		[][]string{{console.Money(s.AccountValue), console.Money(s.DayPnl), console.Money(s.DayRealized), console.Money(s.DayUnrealized), console.Money(s.TotalUnrealized),
+			console.Money(s.Exposure), console.Money(s.AvailableCash), s.UsedLeverage.String() + " of " + s.AllowedLeverage.String()}}, nil)
+	fmt.Fprintln(p.W)
 	var rows [][]string
 	for _, pos := range s.Positions {
 		pc := pos.PnLCalc
-		rows = append(rows, []string{string(pos.PositionID), pos.Symbol, money(pc.Exposure), money(pc.DayRealizedPnl), money(pc.DayUnrealizedPnL),
-			money(pc.RealizedPnl), money(pc.UnrealizedPnL), pc.DayPctPnLMove.String()})
+		rows = append(rows, []string{string(pos.PositionID), pos.Symbol, console.Money(pc.Exposure), console.Money(pc.DayRealizedPnl), console.Money(pc.DayUnrealizedPnL),
+			console.Money(pc.RealizedPnl), console.Money(pc.UnrealizedPnL), pc.DayPctPnLMove.String()})
 	}
-	p.table([]string{"POSITION ID", "SYMBOL", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
+	p.Table([]string{"POSITION ID", "SYMBOL", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
 }
 
 func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
@@ -152,7 +153,7 @@ func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, 
 			return err
 		}
 		if !live {
-			c.conn.m.printer(formatJSON).event(o, "")
+			c.conn.m.printer(console.JSON).Event(o, "")
 			continue
 		}
 		if _, seen := latest[o.ClientOrderID]; !seen {
@@ -160,12 +161,12 @@ func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, 
 		}
 		latest[o.ClientOrderID] = *o
 		up, _ := f.Connected()
-		c.redraw(streamStatus(up), func(p printer) {
+		c.redraw(streamStatus(up), func(p console.Printer) {
 			rows := make([][]string, len(ids))
 			for i, id := range ids {
 				rows[i] = orderCells(latest[id])
 			}
-			p.table(orderHeader, rows, nil)
+			p.Table(orderHeader, rows, nil)
 		})
 	}
 }
