@@ -362,7 +362,7 @@ func marshalWithExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {
 // decodeArrayOrEnvelope decodes a list the service may send bare ([...])
 // or wrapped in an object. In an object the first of keys holding an array
 // is used, then any member that holds an array; an object with no array
-// member (for example {}) is an empty list.
+// member (for example {}) is an empty list. Its strings are CleanText.
 func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string) ([]T, error) {
 	body := bytes.TrimSpace(raw)
 	fail := func(err error) error { return &DecodeError{Op: op, Err: err, Body: truncate(body)} }
@@ -375,6 +375,7 @@ func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string
 		if err := json.Unmarshal(body, &out); err != nil {
 			return nil, fail(err)
 		}
+		cleanDecoded(&out)
 		return out, nil
 	case '{':
 		var m map[string]json.RawMessage
@@ -411,6 +412,7 @@ func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string
 		if err := json.Unmarshal(v, &out); err != nil {
 			return nil, fail(err)
 		}
+		cleanDecoded(&out)
 		return out, nil
 	}
 	return nil, fail(fmt.Errorf("want a JSON array or object, got %q", body[:1]))

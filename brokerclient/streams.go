@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -74,12 +73,13 @@ func (e *StreamSubscribeError) Is(target error) bool {
 }
 
 // WithStreamURL sets the WebSocket base address ({ws_base_url}); by
-// default it is the REST base address with ws or wss for http or https.
+// default it is the REST base address with ws or wss for http or https. It
+// must pass CheckAddress as a StreamAddress (wss beyond loopback).
 func WithStreamURL(raw string) Option {
 	return func(c *Client) error {
-		u, err := url.Parse(strings.TrimSuffix(raw, "/"))
-		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return fmt.Errorf("stream URL %q: want ws(s)://host[:port]", raw)
+		u, err := CheckAddress(strings.TrimSuffix(raw, "/"), StreamAddress)
+		if err != nil {
+			return err
 		}
 		c.streamURL = u
 		return nil
@@ -124,6 +124,9 @@ func (s *StreamsService) Dial(ctx context.Context, kind StreamKind) (*StreamConn
 	defer cancel()
 	ws, _, err := websocket.Dial(hctx, c.streamAddress(kind), &websocket.DialOptions{
 		HTTPHeader: http.Header{"User-Agent": {c.userAgent}},
+		// No redirect is followed: the key pair is sent on the
+		// connection once it is up, wherever it went.
+		HTTPClient: &http.Client{CheckRedirect: noRedirect},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("brokerclient: %s stream: dial: %w", kind, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -23,6 +24,13 @@ type Main struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Forget, when set, removes a secret's variable from the process's
+	// environment once it is read (Getenv must then answer from a
+	// snapshot, as proc.Env does).
+	Forget func(name string)
+	// NoDump, when set, makes the process non-dumpable; the long-running
+	// commands (serve, run) call it first.
+	NoDump func() error
 
 	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
 	settingsFlag string // --config-file
@@ -44,6 +52,24 @@ func NewMain(stdout, stderr io.Writer, getenv func(string) string) *Main {
 	// Loggers of the client, the engine and the jobs write to stderr from
 	// their own goroutines through their own handlers: one lock for all.
 	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: &lockedWriter{w: stderr}, Getenv: getenv}
+}
+
+// secretEnv reads a secret's variable (a key, a token, a webhook URL) and
+// has it forgotten by the process's environment.
+func (m *Main) secretEnv(name string) string {
+	v := m.Getenv(name)
+	if m.Forget != nil {
+		m.Forget(name)
+	}
+	return v
+}
+
+// noDump makes the process non-dumpable, when the program says how.
+func (m *Main) noDump() error {
+	if m.NoDump == nil {
+		return nil
+	}
+	return m.NoDump()
 }
 
 // lockedWriter serialises writes from several slog handlers sharing one
@@ -397,7 +423,7 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
 		code = account.ExitUsage
 	case errors.As(err, &ae) && !errors.Is(err, workflow.ErrInput):
 		code = account.ExitOf(ae)

@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
@@ -50,6 +51,9 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q: the jobs come from --config", args[0])
 	}
+	if err := c.conn.m.noDump(); err != nil {
+		return err
+	}
 	if c.config == "" {
 		return usagef("--config FILE is required")
 	}
@@ -75,7 +79,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	c.conn.daemon = true
 	log := c.conn.daemonLogger(slog.LevelInfo)
 	// Webhook URLs are secrets: the config names the variables that hold them.
-	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
+	lookup := func(k string) (string, bool) { v := c.conn.m.secretEnv(k); return v, v != "" }
 	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
@@ -133,12 +137,16 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 // asked for by a signal: one webhook's three tries with their timeouts.
 const notifyDrain = time.Minute
 
-// loadConfig reads and checks the config file; any fault is a usage error
-// (exit 2) naming the file and line.
+// loadConfig reads and checks the config file; any fault (another user
+// could change it, see fileperm.Check; bad content) is a usage error (exit
+// 2) naming the file and line.
 func loadConfig(path string) (*jobs.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("config: %v", err)
+	}
+	if err := fileperm.Check(path); err != nil {
+		return nil, usagef("config %v", err)
 	}
 	cfg, err := jobs.ParseConfig(data)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -72,27 +71,17 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	if l.cfg.ClientID == "" {
 		return l, usagef("no client id: set LOCATOR_CLIENT_ID or --client-id")
 	}
-	if u, err := url.Parse(l.cfg.LoginURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return l, usagef("login address %q: want the issued http(s) address (LOCATOR_LOGIN_URL or --login-url)", l.cfg.LoginURL)
+	if _, err := brokerclient.CheckAddress(l.cfg.LoginURL, brokerclient.LoginAddress); err != nil {
+		return l, usagef("%v (LOCATOR_LOGIN_URL or --login-url: the issued address)", err)
 	}
 	l.redirect, err = url.Parse(l.cfg.RedirectURI)
-	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !isLoopback(l.redirect.Hostname()) {
+	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !brokerclient.Loopback(l.redirect.Hostname()) {
 		return l, usagef("redirect address %q: want the registered http://127.0.0.1:PORT/... address on this machine (LOCATOR_REDIRECT_URI or --redirect-uri)", l.cfg.RedirectURI)
 	}
 	if c.timeout <= 0 {
 		return l, usagef("--timeout must be positive")
 	}
 	return l, nil
-}
-
-// isLoopback tells whether the callback stays on this machine: the code
-// must not travel over a network on its way back.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // callback is what the loopback listener received.
@@ -116,8 +105,8 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	state := rand.Text()
-	authURL, err := client.Partner.AuthCodeURL(state)
+	attempt := brokerclient.NewAttempt()
+	authURL, err := client.Partner.AuthCodeURL(attempt)
 	if err != nil {
 		return err
 	}
@@ -128,7 +117,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	got := make(chan callback, 1)
-	srv := &http.Server{Handler: c.callbackHandler(ctx, client, l.redirect.Path, state, got), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: c.callbackHandler(ctx, client, l.redirect.Path, attempt, got), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer func() {
 		stop, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -171,8 +160,9 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 
 // callbackHandler answers the redirect: the first request to the redirect
 // path is the login's answer; its state is checked and its code exchanged
-// at once, before the browser is told anything.
-func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient.Client, path, state string, got chan<- callback) http.Handler {
+// with the attempt's PKCE verifier at once, before the browser is told
+// anything.
+func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient.Client, path string, attempt brokerclient.Attempt, got chan<- callback) http.Handler {
 	var once sync.Once
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != path {
@@ -183,7 +173,7 @@ func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient
 		var cb callback
 		once.Do(func() {
 			answered = true
-			cb.tok, cb.err = client.Partner.ExchangeCallback(ctx, r.URL.Query(), state)
+			cb.tok, cb.err = client.Partner.ExchangeCallback(ctx, r.URL.Query(), attempt)
 			got <- cb
 		})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -26,10 +26,10 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-// out is the printer of a command's results, in the format of -o.
+// out is the printer of a command's results, in the console.Format of -o.
 func (c *connFlags) out() console.Printer { return c.m.printer(c.format) }
 
-// printer prints to Main's stdout in format f.
+// printer prints to Main's stdout in console.Format f.
 func (m *Main) printer(f console.Format) console.Printer {
 	return console.Printer{W: m.Stdout, Notes: m.Stderr, Format: f}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/dashboard"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -51,6 +52,9 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
+	if err := c.conn.m.noDump(); err != nil {
+		return err
+	}
 	c.conn.daemon = true
 	accounts, err := c.accounts()
 	if err != nil {
@@ -79,7 +83,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}()
 	for _, a := range accounts {
 		s := base
-		s.account, s.keyID, s.secret = a.Account, c.conn.m.Getenv(a.KeyIDEnv), c.conn.m.Getenv(a.SecretEnv)
+		s.account, s.keyID, s.secret = a.Account, c.conn.m.secretEnv(a.KeyIDEnv), c.conn.m.secretEnv(a.SecretEnv)
 		if a.Env != "" {
 			s.env = brokerclient.Env(a.Env)
 		}
@@ -134,6 +138,9 @@ func (c *serveCommand) accounts() ([]namedAccount, error) {
 	if err != nil {
 		return nil, usagef("config: %v", err)
 	}
+	if err := fileperm.Check(c.config); err != nil {
+		return nil, usagef("config %v", err)
+	}
 	var cfg serveConfig
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
@@ -175,11 +182,15 @@ func (c *serveCommand) accounts() ([]namedAccount, error) {
 }
 
 // listenFlag is --listen of the long-running commands (serve, run): where
-// /healthz, /metrics and the dashboard are served.
+// /healthz, /metrics and the dashboard are served, and who may use them.
 type listenFlag struct {
-	addr string
-	fs   *pflag.FlagSet
-	ln   net.Listener // bound by prepare, served by start
+	addr           string
+	noToken        bool
+	certFile       string
+	keyFile        string
+	trustedProxies []string
+	fs             *pflag.FlagSet
+	ln             net.Listener // bound by prepare, served by start
 	// taken is why prepare could not bind the default address; start
 	// warns of it, where it always has.
 	taken error
@@ -187,21 +198,45 @@ type listenFlag struct {
 
 func (l *listenFlag) register(fs *pflag.FlagSet) {
 	l.fs = fs
-	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback, the token in `+dashboard.TokenEnv+` is required`)
+	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback it needs --tls-cert/--tls-key or --trusted-proxy`)
+	fs.BoolVar(&l.noToken, "dashboard-no-token-on-loopback", false, "serve the dashboard without a token, to every user of this machine (loopback only); by default each start makes a random token and prints its login address")
+	fs.StringVar(&l.certFile, "tls-cert", "", "serve the dashboard over TLS with this PEM certificate (with --tls-key)")
+	fs.StringVar(&l.keyFile, "tls-key", "", "the PEM private key of --tls-cert")
+	fs.StringSliceVar(&l.trustedProxies, "trusted-proxy", nil, "address or CIDR of a TLS proxy in front of the dashboard, whose X-Forwarded-Proto is believed (repeatable)")
 }
 
-// prepare checks and binds the address before anything is sent, and
-// makes the registry the broker clients report to, when anything is to be
-// served. The default address taken (another locator on this machine) is
-// not worth stopping a daemon for: it warns and goes on without; an
-// address asked for must be served (exit 2, nothing sent).
+// access is the dashboard's Access from the flags and LOCATOR_DASHBOARD_TOKEN.
+func (l *listenFlag) access(m *Main) (dashboard.Access, error) {
+	proxies, err := dashboard.ParseProxies(l.trustedProxies)
+	if err != nil {
+		return dashboard.Access{}, usagef("--trusted-proxy: %v", err)
+	}
+	return dashboard.Access{Token: m.secretEnv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
+		TrustedProxies: proxies}, nil
+}
+
+// prepare checks the access flags and binds the address before anything
+// is sent, and makes the registry the broker clients report to, when
+// anything is to be served. The default address taken (another locator on
+// this machine) is not worth stopping a daemon for: it warns and goes on
+// without; an address asked for must be served, and bad access flags are
+// refused (exit 2, nothing sent).
 func (l *listenFlag) prepare(m *Main, conn *connFlags) (*dashboard.Metrics, error) {
 	if l.addr == "" {
 		return nil, nil
 	}
-	ln, err := dashboard.Listen(l.addr, m.Getenv(dashboard.TokenEnv))
+	access, err := l.access(m)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := dashboard.Listen(l.addr, access)
+	var bind *net.OpError
 	switch {
-	case errors.Is(err, dashboard.ErrTokenRequired) || (err != nil && l.fs.Changed("listen")):
+	case errors.Is(err, dashboard.ErrTLSRequired):
+		return nil, usagef("--listen %s: %v: pass --tls-cert and --tls-key, or --trusted-proxy", l.addr, err)
+	case errors.Is(err, dashboard.ErrTokenRequired):
+		return nil, usagef("--listen %s: %v: drop --dashboard-no-token-on-loopback", l.addr, err)
+	case err != nil && (l.fs.Changed("listen") || !errors.As(err, &bind)):
 		return nil, usagef("--listen %s: %v", l.addr, err)
 	case err != nil:
 		l.taken = err
@@ -222,7 +257,9 @@ func (l *listenFlag) release() {
 }
 
 // start serves the dashboard on the listener prepare bound, if any, and
-// prints its address; it warns when the default address was taken.
+// prints its login address once (with a token made for this start, the
+// token itself, as notebook servers do); it warns when the default address
+// was taken.
 func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*dashboard.Server, error) {
 	if l.taken != nil {
 		log.Warn("dashboard not served (pass --listen ADDR, or --listen '' to turn it off)", "err", l.taken)
@@ -232,7 +269,12 @@ func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*da
 	}
 	ln := l.ln
 	l.ln = nil // the server's now: Start or Close closes it
-	cfg.Token = m.Getenv(dashboard.TokenEnv)
+	access, err := l.access(m)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	cfg.Access = access
 	srv, err := dashboard.New(cfg)
 	if err != nil {
 		ln.Close()
@@ -243,10 +285,6 @@ func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*da
 		srv.Close()
 		return nil, err
 	}
-	login := ""
-	if cfg.Token != "" {
-		login = " (sign in once at /?token=$" + dashboard.TokenEnv + ")"
-	}
-	fmt.Fprintf(m.Stderr, "dashboard on http://%s/%s; health /healthz, metrics /metrics\n", addr, login)
+	fmt.Fprintf(m.Stderr, "dashboard: open %s (health /healthz, metrics /metrics)\n", srv.LoginAddress(addr))
 	return srv, nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -110,8 +109,8 @@ func (c *connFlags) layer(file *settingsFile) settings {
 		s.keyVars[1] = named.SecretEnv
 	}
 	// Secrets have no flag and no place in the file: the environment only.
-	s.keyID, s.secret = get(s.keyVars[0]), get(s.keyVars[1])
-	s.clientSecret = get("LOCATOR_CLIENT_SECRET")
+	s.keyID, s.secret = c.m.secretEnv(s.keyVars[0]), c.m.secretEnv(s.keyVars[1])
+	s.clientSecret = c.m.secretEnv("LOCATOR_CLIENT_SECRET")
 	return s
 }
 
@@ -151,7 +150,16 @@ func (c *connFlags) resolveBase() (settings, error) {
 	if s.baseURL == "" {
 		return s, usagef("no broker address: set LOCATOR_BASE_URL or --base-url (try 'locator sim' for a local one)")
 	}
-	return s, checkBaseURL(s.baseURL)
+	return s, s.checkBaseURL()
+}
+
+// checkBaseURL is checkBaseURL of the picked address, saying where it
+// came from.
+func (s settings) checkBaseURL() error {
+	if err := checkBaseURL(s.baseURL); err != nil {
+		return usagef("%v (set by %s)", err, s.from["base-url"])
+	}
+	return nil
 }
 
 // dbPath is the database of a command that needs nothing else.
@@ -233,10 +241,12 @@ func accountError(account string, err error) error {
 	return err
 }
 
-// checkBaseURL refuses a broker address that is not http(s)://host[:port].
+// checkBaseURL refuses a broker address brokerclient.CheckAddress refuses
+// (plain http beyond loopback, a password or a query in it), without
+// quoting it: it may carry a secret.
 func checkBaseURL(raw string) error {
-	if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("broker address %q: want http(s)://host[:port]", raw)
+	if _, err := brokerclient.CheckAddress(raw, brokerclient.BrokerAddress); err != nil {
+		return usagef("%v", err)
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/fileperm"
 )
 
 // settingsFile is the settings file (config.json in the user's config
@@ -65,8 +67,9 @@ func (m *Main) settingsPath() (string, bool) {
 }
 
 // loadSettings reads the settings file once per run. A missing default file
-// is no settings; anything wrong with a file that is there is a usage
-// error naming it, before anything is sent.
+// is no settings; anything wrong with a file that is there (another user
+// could change it, see fileperm.Check; bad JSON; a secret in it) is a
+// usage error naming it, before anything is sent.
 func (m *Main) loadSettings() (*settingsFile, error) {
 	m.settingsOnce.Do(func() { m.settings, m.settingsErr = m.readSettings() })
 	return m.settings, m.settingsErr
@@ -83,6 +86,9 @@ func (m *Main) readSettings() (*settingsFile, error) {
 	}
 	if err != nil {
 		return nil, usagef("settings file: %v", err)
+	}
+	if err := fileperm.Check(path); err != nil {
+		return nil, usagef("settings file %v", err)
 	}
 	f, err := parseSettings(data)
 	if err != nil {
@@ -249,6 +255,12 @@ func (c *configCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	s := c.conn.layer(file)
+	if s.baseURL != "" {
+		// Never printed when refused: it may carry a password.
+		if err := s.checkBaseURL(); err != nil {
+			return err
+		}
+	}
 	path, _ := c.conn.m.settingsPath()
 	fileState := "not found"
 	if file.path != "" {

@@ -208,7 +208,7 @@ func TestServeConfigRefused(t *testing.T) {
 		env              map[string]string
 	}{
 		{"key for a variable", `{"accounts": [{"account": "LV100001", "secretEnv": "hunter2-Xy9"}]}`, "secretEnv is not an environment variable's name", nil},
-		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "want http(s)://host[:port]", nil},
+		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "broker address refused: want https://host[:port]", nil},
 		{"twice", `{"accounts": [{"account": "LV100001"}, {"account": "lv100001"}]}`, "LV100001 listed twice", nil},
 		{"unknown key", `{"accounts": [{"acount": "LV100001"}]}`, "unknown field", nil},
 		{"empty", `{"accounts": []}`, "no accounts", nil},

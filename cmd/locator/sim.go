@@ -113,7 +113,8 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 		clk = clock.NewScaled(start, c.speed)
 	}
 	c.faults.Delay = brokersim.Duration(c.faultDelay)
-	opts := []brokersim.Option{brokersim.WithClock(clk), brokersim.WithFaults(c.faults)}
+	// The admin routes are part of the command's contract (docs/design.md).
+	opts := []brokersim.Option{brokersim.WithClock(clk), brokersim.WithFaults(c.faults), brokersim.WithAdmin()}
 	if c.seed != 0 {
 		opts = append(opts, brokersim.WithSeed(c.seed))
 	}

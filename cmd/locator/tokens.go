@@ -14,6 +14,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/fileperm"
 )
 
 // The partner tokens are kept encrypted at rest (docs/design.md rule 9): an age
@@ -63,7 +64,8 @@ func configDir(getenv func(string) string) string {
 }
 
 // identity reads the age identity, creating it (mode 0600) on first use.
-// An identity others can read is refused rather than used.
+// An identity others can read, or could have written (fileperm.Check), is
+// refused rather than used.
 func (v tokenVault) identity(create bool) (*age.X25519Identity, error) {
 	fi, err := os.Stat(v.identityFile)
 	switch {
@@ -88,6 +90,9 @@ func (v tokenVault) identity(create bool) (*age.X25519Identity, error) {
 		return nil, fmt.Errorf("age identity %s: %w", v.identityFile, err)
 	case fi.Mode().Perm()&0o077 != 0:
 		return nil, fmt.Errorf("age identity %s is readable by others (mode %o): run chmod 600 on it", v.identityFile, fi.Mode().Perm())
+	}
+	if err := fileperm.Check(v.identityFile); err != nil {
+		return nil, fmt.Errorf("age identity %w", err)
 	}
 	b, err := os.ReadFile(v.identityFile)
 	if err != nil {
@@ -150,6 +155,9 @@ func (v tokenVault) load() (partnerLogin, error) {
 		return l, err
 	}
 	defer f.Close()
+	if err := fileperm.Check(v.tokenFile); err != nil {
+		return l, fmt.Errorf("token file %w", err)
+	}
 	id, err := v.identity(false)
 	if err != nil {
 		return l, err
