@@ -14,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/workflow"
@@ -39,7 +40,7 @@ type Main struct {
 	disp        *console.Display
 
 	settingsOnce sync.Once
-	settings     *settingsFile
+	settings     *config.File
 	settingsErr  error
 
 	linesOnce sync.Once
@@ -288,7 +289,7 @@ policy, 130 interrupted.`,
 	root.SetErr(m.Stderr)
 	pf := root.PersistentFlags()
 	// Not --config: run and serve already take that for their own files.
-	pf.StringVar(&m.settingsFlag, "config-file", "", "settings file (env LOCATOR_CONFIG; default "+settingsHint+")")
+	pf.StringVar(&m.settingsFlag, "config-file", "", "settings file (env LOCATOR_CONFIG; default "+config.Hint+")")
 	pf.CountVarP(&m.verbosity, "verbose", "v", "log to stderr what the engine does (-v: its steps, -vv: also retries, reconnects, refused steps)")
 	root.AddGroup(
 		&cobra.Group{ID: groupLocate, Title: "Locates and orders:"},

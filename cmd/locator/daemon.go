@@ -14,6 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
@@ -118,7 +119,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if web != nil {
 		defer web.Close()
 	}
-	if sess.settings.auth == authPartner {
+	if sess.settings.Auth == config.AuthPartner {
 		// A daemon may idle for longer than a refresh token lives: renew
 		// each pair on its own schedule, not at the next job's first call.
 		go func() {
@@ -182,7 +183,7 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 		return nil
 	}
 	// This process's config names the webhooks, whichever process ran it.
-	(&jobs.Runner{AccountID: sess.settings.account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
+	(&jobs.Runner{AccountID: sess.settings.Account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
 	return &exitError{code: res.Failure.Exit(), msg: res.Failure.Detail}
 }
 

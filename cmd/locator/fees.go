@@ -71,22 +71,22 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.db), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.DB), 0o700); err != nil {
 		return fmt.Errorf("database directory: %w", err)
 	}
-	st, err := store.Open(ctx, s.db, clock.Real{})
+	st, err := store.Open(ctx, s.DB, clock.Real{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 
-	synced, err := ledger.Sync(ctx, client, st, s.account, since, today.AddDate(0, 0, 1))
+	synced, err := ledger.Sync(ctx, client, st, s.Account, since, today.AddDate(0, 0, 1))
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
-	r, err := ledger.Reconcile(ctx, client, st, s.account, since, now, c.grace)
+	r, err := ledger.Reconcile(ctx, client, st, s.Account, since, now, c.grace)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	switch c.conn.format {
 	case console.JSON:
@@ -364,18 +364,18 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	// The last offered price comes from the local database; a missing one
 	// is not created for a read.
 	var st *store.Store
-	if _, err := os.Stat(s.db); err == nil {
-		if st, err = store.Open(ctx, s.db, clock.Real{}); err != nil {
+	if _, err := os.Stat(s.DB); err == nil {
+		if st, err = store.Open(ctx, s.DB, clock.Real{}); err != nil {
 			return err
 		}
 		defer st.Close()
 	}
-	z, err := ledger.Size(ctx, client, st, s.account, symbol, price, c.target)
+	z, err := ledger.Size(ctx, client, st, s.Account, symbol, price, c.target)
 	if errors.Is(err, brokerclient.ErrInvalidInput) {
 		return usagef("%v", err)
 	}
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	switch c.conn.format {
 	case console.JSON:

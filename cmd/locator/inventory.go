@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 )
 
@@ -27,9 +28,9 @@ func (c *inventoryCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rows, _, err := client.Locates.Inventory(ctx, s.account)
+	rows, _, err := client.Locates.Inventory(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	var table [][]string
 	var objs []any
@@ -56,9 +57,9 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rows, _, err := client.Locates.History(ctx, s.account)
+	rows, _, err := client.Locates.History(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	var table [][]string
 	var objs []any
@@ -72,7 +73,7 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 }
 
 // readClient is a client for read-only commands: no engine, no database.
-func (c *connFlags) readClient() (*brokerclient.Client, settings, error) {
+func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) {
 	s, err := c.resolve(true)
 	if err != nil {
 		return nil, s, err

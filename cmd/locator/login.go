@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 )
 
@@ -49,7 +50,7 @@ func (c *loginCommand) flags(fs *pflag.FlagSet) {
 // loginSettings are the checked inputs of a login; nothing is sent before
 // they all are.
 type loginSettings struct {
-	settings
+	config.Settings
 	cfg      brokerclient.PartnerConfig
 	redirect *url.URL
 }
@@ -58,14 +59,14 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	if !c.partner {
 		return loginSettings{}, usagef("pass --partner: the partner OAuth login is the only one (API keys are read from LOCATOR_KEY_ID and LOCATOR_SECRET)")
 	}
-	c.conn.auth = authPartner
+	c.conn.auth = config.AuthPartner
 	s, err := c.conn.resolve(false)
 	if err != nil {
 		return loginSettings{}, err
 	}
 	pick := func(flag, env string) string { return flagOrEnv(c.conn.m.Getenv, flag, env) }
-	l := loginSettings{settings: s, cfg: brokerclient.PartnerConfig{
-		ClientID: pick(c.clientID, "LOCATOR_CLIENT_ID"), ClientSecret: s.clientSecret,
+	l := loginSettings{Settings: s, cfg: brokerclient.PartnerConfig{
+		ClientID: pick(c.clientID, "LOCATOR_CLIENT_ID"), ClientSecret: s.ClientSecret,
 		LoginURL: pick(c.loginURL, "LOCATOR_LOGIN_URL"), RedirectURI: pick(c.redirectURI, "LOCATOR_REDIRECT_URI"),
 	}}
 	if l.cfg.ClientID == "" {
@@ -99,7 +100,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	client, err := brokerclient.NewClient(
-		brokerclient.WithBaseURL(l.baseURL), brokerclient.WithPartner(l.cfg),
+		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
 		brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(userAgent),
 	)
 	if err != nil {
@@ -148,8 +149,8 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 		return cb.err
 	}
 
-	vault := newTokenVault(l.db, c.conn.m.Getenv)
-	login := partnerLogin{BaseURL: l.baseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *cb.tok}
+	vault := newTokenVault(l.DB, c.conn.m.Getenv)
+	login := partnerLogin{BaseURL: l.BaseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *cb.tok}
 	if err := vault.save(login); err != nil {
 		return fmt.Errorf("store the tokens: %w", err)
 	}
@@ -196,7 +197,7 @@ func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient
 // provisioning issue rather than an empty portfolio.
 func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault tokenVault, login partnerLogin) error {
 	client, err := brokerclient.NewClient(
-		brokerclient.WithBaseURL(l.baseURL), brokerclient.WithPartner(l.cfg),
+		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
 		brokerclient.WithPartnerToken(login.Token, func(tok brokerclient.PartnerToken) error {
 			login.Token = tok
 			return vault.save(login)
@@ -217,7 +218,7 @@ func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault 
 				"portfolio: select this platform on your live profile at the broker (or ask them to), then log in again.")
 		return nil
 	}
-	printAccounts(out, accts, l.account)
+	printAccounts(out, accts, l.Account)
 	out.Event(map[string]string{"event": "choose_account"},
 		"\nChoose an account with --account or LOCATOR_ACCOUNT, and use these tokens with --auth partner or LOCATOR_AUTH=partner.")
 	return nil

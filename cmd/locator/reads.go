@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/service"
@@ -50,7 +51,7 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	accts, _, err := client.Accounts.List(ctx)
 	if errors.Is(err, brokerclient.ErrNotFound) {
 		// Spec: the list doubles as a credential check (404 invalid).
-		if s.auth == authPartner {
+		if s.Auth == config.AuthPartner {
 			return usagef("the broker refused the partner token (404): run 'locator login --partner' again")
 		}
 		return usagef("the broker refused these keys (404): check LOCATOR_KEY_ID and LOCATOR_SECRET")
@@ -58,7 +59,7 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	printAccounts(c.conn.out(), accts, s.account)
+	printAccounts(c.conn.out(), accts, s.Account)
 	return nil
 }
 
@@ -95,18 +96,18 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, _, err := client.Accounts.PnL(ctx, s.account)
+	p, _, err := client.Accounts.PnL(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	out := c.conn.out()
 	if out.JSON() {
 		out.Event(p, "")
 		return nil
 	}
-	open, _, err := client.Positions.Open(ctx, s.account)
+	open, _, err := client.Positions.Open(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	// CSV is one table: the lots; the account's totals are in --json.
 	if out.Format != console.CSV {
@@ -203,9 +204,9 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	var objs []any
 	switch {
 	case c.closed:
-		ps, _, err := client.Positions.Closed(ctx, s.account)
+		ps, _, err := client.Positions.Closed(ctx, s.Account)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
 		for _, p := range ps {
 			rows = append(rows, []string{string(p.PositionID), p.Symbol, console.Int(p.SharesIn), console.Int(p.SharesOut), console.PriceShown(p.PriceOpen),
@@ -214,9 +215,9 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 		}
 		out.Table([]string{"POSITION ID", "SYMBOL", "SHARES IN", "SHARES OUT", "PRICE OPEN", "PRICE CLOSE", "REALIZED", "OPENED", "CLOSED"}, rows, objs)
 	case c.historical != "":
-		ps, _, err := client.Positions.Historical(ctx, s.account, date)
+		ps, _, err := client.Positions.Historical(ctx, s.Account, date)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
 		for _, p := range ps {
 			rows = append(rows, []string{tradeDay(p.Date), string(p.PositionID), p.Symbol, console.Int(p.Quantity), console.PriceShown(p.AverageCost),
@@ -225,9 +226,9 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 		}
 		out.Table([]string{"DATE", "POSITION ID", "SYMBOL", "QUANTITY", "AVG COST", "CLOSING PRICE", "MARKET VALUE", "UNREALIZED"}, rows, objs)
 	default:
-		ps, _, err := client.Positions.Open(ctx, s.account)
+		ps, _, err := client.Positions.Open(ctx, s.Account)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
 		for _, p := range ps {
 			rows = append(rows, []string{string(p.PositionID), p.Symbol, string(p.Side), console.Int(p.Shares), console.PriceShown(p.PriceAvg),
@@ -332,9 +333,9 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	}
 	out := c.conn.out()
 	if c.history == "" {
-		book, _, err := client.Orders.Book(ctx, s.account)
+		book, _, err := client.Orders.Book(ctx, s.Account)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
 		var rows [][]string
 		var objs []any
@@ -347,13 +348,13 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	}
 	var fills []brokerclient.Fill
 	if ago <= archiveDays {
-		if fills, _, err = client.Orders.Fills(ctx, s.account, since); err != nil {
-			return accountError(s.account, err)
+		if fills, _, err = client.Orders.Fills(ctx, s.Account, since); err != nil {
+			return accountError(s.Account, err)
 		}
 	} else {
-		for f, err := range client.Orders.History(ctx, s.account, since, &brokerclient.HistoryOptions{Days: ago + 1}) {
+		for f, err := range client.Orders.History(ctx, s.Account, since, &brokerclient.HistoryOptions{Days: ago + 1}) {
 			if err != nil {
-				return accountError(s.account, err)
+				return accountError(s.Account, err)
 			}
 			fills = append(fills, f)
 		}
@@ -385,9 +386,9 @@ func (c *routesCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	routes, _, err := client.Orders.Routes(ctx, s.account)
+	routes, _, err := client.Orders.Routes(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	var rows [][]string
 	var objs []any

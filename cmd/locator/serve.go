@@ -2,21 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/dashboard"
-	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -40,14 +38,6 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
 
-// serveConfig lists the accounts to own, each as the settings file names
-// an account: its id, and optionally its address, environment and the
-// names of the environment variables holding its key pair (secrets never
-// sit in the file).
-type serveConfig struct {
-	Accounts []namedAccount `json:"accounts"`
-}
-
 func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
@@ -60,7 +50,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	resolve := func() (settings, error) { return c.conn.resolve(false) }
+	resolve := func() (config.Settings, error) { return c.conn.resolve(false) }
 	if c.config != "" {
 		resolve = c.conn.resolveBase // each account names its own key pair
 	}
@@ -82,23 +72,16 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		}
 	}()
 	for _, a := range accounts {
-		s := base
-		s.account, s.keyID, s.secret = a.Account, c.conn.m.secretEnv(a.KeyIDEnv), c.conn.m.secretEnv(a.SecretEnv)
-		if a.Env != "" {
-			s.env = brokerclient.Env(a.Env)
-		}
-		if a.BaseURL != "" {
-			s.baseURL = a.BaseURL
-		}
-		if err := s.checkCredentials(); err != nil {
-			return usagef("account %s: %v (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)
+		s, err := base.For(a, c.conn.m.secretEnv)
+		if err != nil {
+			return usagef("%v", err)
 		}
 		sess, err := c.conn.openAs(ctx, s, clients, "serve", nil, service.RoleDaemon)
 		if err != nil {
 			return err
 		}
 		sessions = append(sessions, sess)
-		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.account, os.Getpid(), sess.Owner().Lease().Endpoint)
+		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.Account, os.Getpid(), sess.Owner().Lease().Endpoint)
 	}
 	served := make([]account.Account, len(sessions))
 	fatal := make(chan error, len(sessions))
@@ -126,59 +109,19 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 }
 
 // accounts reads --config, or serves the one account of the flags.
-func (c *serveCommand) accounts() ([]namedAccount, error) {
+func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 	if c.config == "" {
 		s, err := c.conn.resolve(true)
 		if err != nil {
 			return nil, err
 		}
-		return []namedAccount{{Account: s.account, KeyIDEnv: s.keyVars[0], SecretEnv: s.keyVars[1]}}, nil
+		return []config.NamedAccount{{Account: s.Account, KeyIDEnv: s.KeyVars[0], SecretEnv: s.KeyVars[1]}}, nil
 	}
-	data, err := os.ReadFile(c.config)
+	accounts, err := config.LoadServe(c.config)
 	if err != nil {
-		return nil, usagef("config: %v", err)
+		return nil, usagef("%v", err)
 	}
-	if err := fileperm.Check(c.config); err != nil {
-		return nil, usagef("config %v", err)
-	}
-	var cfg serveConfig
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, usagef("config %s: %v", c.config, err)
-	}
-	if len(cfg.Accounts) == 0 {
-		return nil, usagef("config %s: no accounts", c.config)
-	}
-	seen := map[string]bool{}
-	for i, a := range cfg.Accounts {
-		a.Account = strings.ToUpper(strings.TrimSpace(a.Account))
-		switch {
-		case a.Account == "" || strings.ContainsAny(a.Account, "/?#% "):
-			return nil, usagef("config %s: account %d: %q is not an account id", c.config, i+1, a.Account)
-		case seen[a.Account]:
-			return nil, usagef("config %s: account %s listed twice", c.config, a.Account)
-		case a.Env != "" && a.Env != string(brokerclient.EnvLive) && a.Env != string(brokerclient.EnvPaper):
-			return nil, usagef("config %s: account %s: env %q: want live or paper", c.config, a.Account, a.Env)
-		}
-		if err := a.checkVars(); err != nil {
-			return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)
-		}
-		if a.BaseURL != "" {
-			if err := checkBaseURL(a.BaseURL); err != nil {
-				return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)
-			}
-		}
-		if a.KeyIDEnv == "" {
-			a.KeyIDEnv = "LOCATOR_KEY_ID"
-		}
-		if a.SecretEnv == "" {
-			a.SecretEnv = "LOCATOR_SECRET"
-		}
-		seen[a.Account] = true
-		cfg.Accounts[i] = a
-	}
-	return cfg.Accounts, nil
+	return accounts, nil
 }
 
 // listenFlag is --listen of the long-running commands (serve, run): where

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/config"
 )
 
 // settingsFixture is a settings file with a default named account, and a
@@ -54,7 +55,7 @@ func TestSettingsPrecedence(t *testing.T) {
 		{"named account by environment, address from the environment", map[string]string{"LOCATOR_ACCOUNT": "paper", "LOCATOR_BASE_URL": "http://env.example"}, connFlags{},
 			want{"PP200001", "http://env.example", "paper", "/file/locator.db", "PAPER_KEY_ID", "env LOCATOR_BASE_URL"}},
 		{"no file: defaults", map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": "/state"}, connFlags{account: "lv100001"},
-			want{"LV100001", "", "live", "/state/locator/locator.db", "LOCATOR_KEY_ID", fromDefault}},
+			want{"LV100001", "", "live", "/state/locator/locator.db", "LOCATOR_KEY_ID", config.FromDefault}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"XDG_CONFIG_HOME": dir, "PAPER_KEY_ID": "PK", "PAPER_SECRET": "ps", "LOCATOR_KEY_ID": "LK", "LOCATOR_SECRET": "ls"}
@@ -68,13 +69,13 @@ func TestSettingsPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := c.layer(file)
-			got := want{s.account, s.baseURL, string(s.env), s.db, s.keyVars[0], s.from["base-url"]}
+			s := config.Layer(c.flags(), file, m.env())
+			got := want{s.Account, s.BaseURL, string(s.Env), s.DB, s.KeyVars[0], s.From["base-url"]}
 			if got != tc.want {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
-			if s.keyID != env[s.keyVars[0]] || s.secret != env[s.keyVars[1]] {
-				t.Errorf("keys %q %q from %v", s.keyID, s.secret, s.keyVars)
+			if s.KeyID != env[s.KeyVars[0]] || s.Secret != env[s.KeyVars[1]] {
+				t.Errorf("keys %q %q from %v", s.KeyID, s.Secret, s.KeyVars)
 			}
 		})
 	}
@@ -161,7 +162,7 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 		"account":     {"LV100001", file + ` (named account "main")`},
 		"base-url":    {b.env["LOCATOR_BASE_URL"], file},
 		"db":          {b.env["LOCATOR_DB"], "env LOCATOR_DB"},
-		"env":         {"live", fromDefault},
+		"env":         {"live", config.FromDefault},
 		"secret":      {"set", "env MAIN_SECRET"},
 	} {
 		if got[setting]["value"] != want[0] || got[setting]["from"] != want[1] {
@@ -185,7 +186,7 @@ func TestREADMESettingsSample(t *testing.T) {
 		if !strings.Contains(sample, `"keyIdEnv"`) || strings.Contains(sample, `"jobs"`) {
 			continue
 		}
-		f, err := parseSettings([]byte(sample))
+		f, err := config.Parse([]byte(sample))
 		if err != nil {
 			t.Fatalf("README settings sample: %v\n%s", err, sample)
 		}

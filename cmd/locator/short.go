@@ -167,7 +167,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	stop()
 	<-shown
-	out := shortOutcome{Account: sess.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
+	out := shortOutcome{Account: sess.settings.Account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
 		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: console.PriceShown(req.Limit),
 		Route: req.Route, State: notSent}
 	if res != nil {

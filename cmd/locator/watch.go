@@ -42,7 +42,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	opts := []brokerclient.Option{
-		brokerclient.WithBaseURL(s.baseURL), brokerclient.WithCredentials(s.keyID, s.secret),
+		brokerclient.WithBaseURL(s.BaseURL), brokerclient.WithCredentials(s.KeyID, s.Secret),
 		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent("locator-cli/1"),
 	}
 	if c.wsURL != "" {
@@ -55,9 +55,9 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	f, isFile := c.conn.m.Stdout.(*os.File)
 	live := c.conn.format == console.Table && isFile && console.IsTerminal(f)
 	if args[0] == "pnl" {
-		err = c.pnl(ctx, client, s.account, live)
+		err = c.pnl(ctx, client, s.Account, live)
 	} else {
-		err = c.orders(ctx, client, s.account, live)
+		err = c.orders(ctx, client, s.Account, live)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -65,7 +65,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	case errors.Is(err, brokerclient.ErrStreamAuth):
 		return usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	case errors.Is(err, brokerclient.ErrStreamSubscribe):
-		return usagef("account %s not found for these keys; nothing was sent", s.account)
+		return usagef("account %s not found for these keys; nothing was sent", s.Account)
 	}
 	return err
 }
