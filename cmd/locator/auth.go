@@ -5,6 +5,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/vault"
 )
 
 // userAgent is the stable, identifying User-Agent the spec asks servers to
@@ -18,8 +19,8 @@ func (c *connFlags) credentials(s config.Settings) ([]brokerclient.Option, error
 	if s.Auth != config.AuthPartner {
 		return []brokerclient.Option{brokerclient.WithCredentials(s.KeyID, s.Secret)}, nil
 	}
-	vault := newTokenVault(s.DB, c.m.Getenv)
-	l, err := vault.load()
+	v := vault.Open(s.DB, c.m.Getenv)
+	l, err := v.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +30,7 @@ func (c *connFlags) credentials(s config.Settings) ([]brokerclient.Option, error
 	cfg := brokerclient.PartnerConfig{ClientID: l.ClientID, ClientSecret: s.ClientSecret, LoginURL: l.LoginURL, RedirectURI: l.RedirectURI}
 	save := func(tok brokerclient.PartnerToken) error {
 		l.Token = tok
-		return vault.save(l)
+		return v.Save(l)
 	}
 	return []brokerclient.Option{brokerclient.WithPartner(cfg), brokerclient.WithPartnerToken(l.Token, save)}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/vault"
 )
 
 // loginCommand signs a user in through the partner OAuth program (spec:
@@ -149,14 +150,14 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 		return cb.err
 	}
 
-	vault := newTokenVault(l.DB, c.conn.m.Getenv)
-	login := partnerLogin{BaseURL: l.BaseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *cb.tok}
-	if err := vault.save(login); err != nil {
+	v := vault.Open(l.DB, c.conn.m.Getenv)
+	login := vault.Login{BaseURL: l.BaseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *cb.tok}
+	if err := v.Save(login); err != nil {
 		return fmt.Errorf("store the tokens: %w", err)
 	}
-	out.Event(map[string]string{"event": "signed_in", "tokenFile": vault.tokenFile, "identityFile": vault.identityFile},
-		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", vault.tokenFile, vault.identityFile))
-	return c.listAccounts(ctx, l, vault, login)
+	out.Event(map[string]string{"event": "signed_in", "tokenFile": v.TokenFile, "identityFile": v.IdentityFile},
+		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", v.TokenFile, v.IdentityFile))
+	return c.listAccounts(ctx, l, v, login)
 }
 
 // callbackHandler answers the redirect: the first request to the redirect
@@ -195,12 +196,12 @@ func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient
 // listAccounts shows the accounts the token reaches, for the user to
 // choose one; an empty list is explained, since the spec says it is a
 // provisioning issue rather than an empty portfolio.
-func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault tokenVault, login partnerLogin) error {
+func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, v vault.Vault, login vault.Login) error {
 	client, err := brokerclient.NewClient(
 		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
 		brokerclient.WithPartnerToken(login.Token, func(tok brokerclient.PartnerToken) error {
 			login.Token = tok
-			return vault.save(login)
+			return v.Save(login)
 		}),
 		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(userAgent),
 	)
@@ -243,14 +244,14 @@ func (c *logoutCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	vault := newTokenVault(db, c.conn.m.Getenv)
-	had, err := vault.forget()
+	v := vault.Open(db, c.conn.m.Getenv)
+	had, err := v.Forget()
 	if err != nil {
 		return err
 	}
 	text := "No partner tokens were stored."
 	if had {
-		text = "Forgot the partner tokens (" + vault.tokenFile + ")."
+		text = "Forgot the partner tokens (" + v.TokenFile + ")."
 	}
 	c.conn.out().Event(map[string]any{"event": "logged_out", "forgot": had}, text)
 	return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -19,8 +18,6 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/fileperm"
 )
 
 // nonLoopbackIP is an address of this machine beyond loopback, or the test
@@ -164,23 +161,6 @@ func TestFilesOthersCanWriteRefused(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 
-	v := testVault(t)
-	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
-	if err := v.save(partnerLogin{BaseURL: "http://127.0.0.1:1", ClientID: "c", Token: brokerclient.PartnerToken{
-		AccessToken: "a", RefreshToken: "r", Issued: now, Expiry: now.Add(time.Hour)}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, open := range []string{v.tokenFile, filepath.Dir(v.identityFile)} {
-		if err := os.Chmod(open, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := v.load(); !errors.Is(err, fileperm.ErrUnsafe) {
-			t.Errorf("%s open to all: load = %v, want ErrUnsafe", open, err)
-		}
-		if err := os.Chmod(open, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // Issue 21: serve makes a random dashboard token per start and prints the

@@ -1,4 +1,9 @@
-package main
+// Package vault keeps a user's partner login (the OAuth token pair and the
+// program it was issued by) encrypted at rest (docs/design.md rule 9): an
+// age file beside the database, whose key, an age identity, lives in the
+// user's config folder, readable by the user only. Neither a copy of the
+// state folder nor of the database is enough to use the tokens.
+package vault
 
 import (
 	"bytes"
@@ -17,20 +22,16 @@ import (
 	"github.com/locatorhq/locator/fileperm"
 )
 
-// The partner tokens are kept encrypted at rest (docs/design.md rule 9): an age
-// file beside the database, whose key, an age identity, lives in the user's
-// config directory, readable by the user only. Neither a copy of the state
-// directory nor of the database is enough to use the tokens.
-
 const (
-	tokenFileName    = "partner-token.age"
+	// TokenFileName is the token file's name, beside the database.
+	TokenFileName    = "partner-token.age"
 	identityFileName = "age-identity.txt"
 )
 
-// partnerLogin is what the token file holds: the pair and the non-secret
+// Login is what the token file holds: the pair and the non-secret
 // parts of the program it was issued by, so every later command renews it
 // against the same program. The client secret is never stored.
-type partnerLogin struct {
+type Login struct {
 	BaseURL     string                    `json:"baseURL"`
 	ClientID    string                    `json:"clientId"`
 	LoginURL    string                    `json:"loginURL"`
@@ -38,21 +39,23 @@ type partnerLogin struct {
 	Token       brokerclient.PartnerToken `json:"token"`
 }
 
-// tokenVault is where one user's partner login is kept.
-type tokenVault struct {
-	tokenFile    string // beside the database
-	identityFile string // in the config directory
+// Vault is where one user's partner login is kept.
+type Vault struct {
+	TokenFile    string // beside the database
+	IdentityFile string // in the config folder
 }
 
-func newTokenVault(db string, getenv func(string) string) tokenVault {
-	return tokenVault{
-		tokenFile:    filepath.Join(filepath.Dir(db), tokenFileName),
-		identityFile: filepath.Join(configDir(getenv), identityFileName),
+// Open is the vault of the database at db, its key in the config folder
+// getenv points to.
+func Open(db string, getenv func(string) string) Vault {
+	return Vault{
+		TokenFile:    filepath.Join(filepath.Dir(db), TokenFileName),
+		IdentityFile: filepath.Join(configDir(getenv), identityFileName),
 	}
 }
 
 // configDir is the user's config directory for locator, after the XDG
-// convention that defaultDBPath follows for state.
+// convention that config.DefaultDBPath follows for state.
 func configDir(getenv func(string) string) string {
 	if d := getenv("XDG_CONFIG_HOME"); d != "" {
 		return filepath.Join(d, "locator")
@@ -66,18 +69,18 @@ func configDir(getenv func(string) string) string {
 // identity reads the age identity, creating it (mode 0600) on first use.
 // An identity others can read, or could have written (fileperm.Check), is
 // refused rather than used.
-func (v tokenVault) identity(create bool) (*age.X25519Identity, error) {
-	fi, err := os.Stat(v.identityFile)
+func (v Vault) identity(create bool) (*age.X25519Identity, error) {
+	fi, err := os.Stat(v.IdentityFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
 		id, err := age.GenerateX25519Identity()
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(v.identityFile), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Dir(v.IdentityFile), 0o700); err != nil {
 			return nil, fmt.Errorf("config directory: %w", err)
 		}
-		f, err := os.OpenFile(v.identityFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := os.OpenFile(v.IdentityFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("age identity: %w", err)
 		}
@@ -87,26 +90,26 @@ func (v tokenVault) identity(create bool) (*age.X25519Identity, error) {
 		}
 		return id, nil
 	case err != nil:
-		return nil, fmt.Errorf("age identity %s: %w", v.identityFile, err)
+		return nil, fmt.Errorf("age identity %s: %w", v.IdentityFile, err)
 	case fi.Mode().Perm()&0o077 != 0:
-		return nil, fmt.Errorf("age identity %s is readable by others (mode %o): run chmod 600 on it", v.identityFile, fi.Mode().Perm())
+		return nil, fmt.Errorf("age identity %s is readable by others (mode %o): run chmod 600 on it", v.IdentityFile, fi.Mode().Perm())
 	}
-	if err := fileperm.Check(v.identityFile); err != nil {
+	if err := fileperm.Check(v.IdentityFile); err != nil {
 		return nil, fmt.Errorf("age identity %w", err)
 	}
-	b, err := os.ReadFile(v.identityFile)
+	b, err := os.ReadFile(v.IdentityFile)
 	if err != nil {
 		return nil, fmt.Errorf("age identity: %w", err)
 	}
 	id, err := age.ParseX25519Identity(strings.TrimSpace(string(b)))
 	if err != nil {
-		return nil, fmt.Errorf("age identity %s: %w", v.identityFile, err)
+		return nil, fmt.Errorf("age identity %s: %w", v.IdentityFile, err)
 	}
 	return id, nil
 }
 
-// save encrypts the login to the token file, replacing it atomically.
-func (v tokenVault) save(l partnerLogin) error {
+// Save encrypts the login to the token file, replacing it atomically.
+func (v Vault) Save(l Login) error {
 	id, err := v.identity(true)
 	if err != nil {
 		return err
@@ -126,10 +129,10 @@ func (v tokenVault) save(l partnerLogin) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(v.tokenFile), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(v.TokenFile), 0o700); err != nil {
 		return fmt.Errorf("token directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(v.tokenFile), tokenFileName+".*")
+	tmp, err := os.CreateTemp(filepath.Dir(v.TokenFile), TokenFileName+".*")
 	if err != nil {
 		return err
 	}
@@ -138,24 +141,24 @@ func (v tokenVault) save(l partnerLogin) error {
 	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Close()); err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}
-	return os.Rename(tmp.Name(), v.tokenFile)
+	return os.Rename(tmp.Name(), v.TokenFile)
 }
 
-// errNoPartnerLogin: nothing is stored; the user has not logged in.
-var errNoPartnerLogin = errors.New("no partner login stored: run 'locator login --partner'")
+// ErrNoLogin: nothing is stored; the user has not logged in.
+var ErrNoLogin = errors.New("no partner login stored: run 'locator login --partner'")
 
-// load decrypts the stored login.
-func (v tokenVault) load() (partnerLogin, error) {
-	var l partnerLogin
-	f, err := os.Open(v.tokenFile)
+// Load decrypts the stored login.
+func (v Vault) Load() (Login, error) {
+	var l Login
+	f, err := os.Open(v.TokenFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return l, errNoPartnerLogin
+		return l, ErrNoLogin
 	}
 	if err != nil {
 		return l, err
 	}
 	defer f.Close()
-	if err := fileperm.Check(v.tokenFile); err != nil {
+	if err := fileperm.Check(v.TokenFile); err != nil {
 		return l, fmt.Errorf("token file %w", err)
 	}
 	id, err := v.identity(false)
@@ -164,21 +167,21 @@ func (v tokenVault) load() (partnerLogin, error) {
 	}
 	r, err := age.Decrypt(f, id)
 	if err != nil {
-		return l, fmt.Errorf("token file %s: %w", v.tokenFile, err)
+		return l, fmt.Errorf("token file %s: %w", v.TokenFile, err)
 	}
 	plain, err := io.ReadAll(r)
 	if err != nil {
-		return l, fmt.Errorf("token file %s: %w", v.tokenFile, err)
+		return l, fmt.Errorf("token file %s: %w", v.TokenFile, err)
 	}
 	if err := json.Unmarshal(plain, &l); err != nil {
-		return l, fmt.Errorf("token file %s: %w", v.tokenFile, err)
+		return l, fmt.Errorf("token file %s: %w", v.TokenFile, err)
 	}
 	return l, nil
 }
 
-// forget removes the stored login; it reports whether there was one.
-func (v tokenVault) forget() (bool, error) {
-	err := os.Remove(v.tokenFile)
+// Forget removes the stored login; it reports whether there was one.
+func (v Vault) Forget() (bool, error) {
+	err := os.Remove(v.TokenFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
