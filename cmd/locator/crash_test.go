@@ -165,7 +165,7 @@ func simRequestLog(t *testing.T, baseURL string) []brokersim.RequestRecord {
 }
 
 // simRequestCount counts the simulator's requests matching "METHOD PATH".
-func simRequestCount(t *testing.T, ready readyLine, match string) int {
+func simRequestCount(t *testing.T, ready brokersim.Ready, match string) int {
 	t.Helper()
 	n := 0
 	for _, r := range simRequestLog(t, ready.BaseURL) {
@@ -187,7 +187,7 @@ func buildBinary(t *testing.T, dir string) string {
 
 // startSim runs `locator sim` on scenario sc as a subprocess until the test
 // ends and returns its ready line.
-func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) readyLine {
+func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) brokersim.Ready {
 	t.Helper()
 	scPath := filepath.Join(dir, "scenario.json")
 	raw, _ := json.Marshal(sc)
@@ -201,7 +201,7 @@ func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) readyLine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { simCmd.Process.Signal(syscall.SIGTERM); simCmd.Wait() })
-	var ready readyLine
+	var ready brokersim.Ready
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || json.Unmarshal([]byte(line), &ready) != nil {
 		t.Fatalf("ready line %q: %v", line, err)
@@ -214,7 +214,7 @@ type window struct{ from, to time.Time }
 
 // checkAgainstBroker compares every workflow in the database with the
 // simulator's history and request log.
-func checkAgainstBroker(t *testing.T, ready readyLine, db string, shorts int, runs []window) {
+func checkAgainstBroker(t *testing.T, ready brokersim.Ready, db string, shorts int, runs []window) {
 	t.Helper()
 	ctx := t.Context()
 	st, err := store.Open(ctx, db, clock.Real{})

@@ -30,7 +30,7 @@ import (
 // commands run against it, with one database.
 type ownerBundle struct {
 	bin, dir, db string
-	ready        readyLine
+	ready        brokersim.Ready
 	env          []string
 }
 
