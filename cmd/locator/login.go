@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -86,12 +83,6 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	return l, nil
 }
 
-// callback is what the loopback listener received.
-type callback struct {
-	tok *brokerclient.PartnerToken
-	err error
-}
-
 func (c *loginCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
@@ -107,90 +98,33 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	attempt := brokerclient.NewAttempt()
-	authURL, err := client.Partner.AuthCodeURL(attempt)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", l.redirect.Host)
-	if err != nil {
-		return fmt.Errorf("listen on the redirect address %s: %w", l.redirect.Host, err)
-	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	got := make(chan callback, 1)
-	srv := &http.Server{Handler: c.callbackHandler(ctx, client, l.redirect.Path, attempt, got), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer func() {
-		stop, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer done()
-		srv.Shutdown(stop)
-	}()
-
 	out := c.conn.out()
-	out.Event(map[string]string{"event": "authorize", "authorizeURL": authURL},
-		"Open this address in a browser and sign in:\n  "+authURL)
-	var cb callback
-	select {
-	case cb = <-got:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("no sign-in within %s", c.timeout)
-		}
-		return ctx.Err()
-	}
+	tok, err := client.Partner.SignIn(ctx, l.redirect, func(authURL string) {
+		out.Event(map[string]string{"event": "authorize", "authorizeURL": authURL},
+			"Open this address in a browser and sign in:\n  "+authURL)
+	})
+	var te *brokerclient.TokenError
 	switch {
-	case errors.Is(cb.err, brokerclient.ErrStateMismatch):
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no sign-in within %s", c.timeout)
+	case errors.Is(err, brokerclient.ErrStateMismatch):
 		return usagef("refused the callback: its state is not this login's; nothing was exchanged")
-	case cb.err != nil:
-		var te *brokerclient.TokenError
-		if errors.As(cb.err, &te) {
-			return &exitError{code: account.ExitBroker, msg: cb.err.Error()}
-		}
-		return cb.err
+	case errors.As(err, &te):
+		return &exitError{code: account.ExitBroker, msg: err.Error()}
+	case err != nil:
+		return err
 	}
 
 	v := vault.Open(l.DB, c.conn.m.Getenv)
-	login := vault.Login{BaseURL: l.BaseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *cb.tok}
+	login := vault.Login{BaseURL: l.BaseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *tok}
 	if err := v.Save(login); err != nil {
 		return fmt.Errorf("store the tokens: %w", err)
 	}
 	out.Event(map[string]string{"event": "signed_in", "tokenFile": v.TokenFile, "identityFile": v.IdentityFile},
 		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", v.TokenFile, v.IdentityFile))
 	return c.listAccounts(ctx, l, v, login)
-}
-
-// callbackHandler answers the redirect: the first request to the redirect
-// path is the login's answer; its state is checked and its code exchanged
-// with the attempt's PKCE verifier at once, before the browser is told
-// anything.
-func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient.Client, path string, attempt brokerclient.Attempt, got chan<- callback) http.Handler {
-	var once sync.Once
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != path {
-			http.NotFound(w, r)
-			return
-		}
-		answered := false
-		var cb callback
-		once.Do(func() {
-			answered = true
-			cb.tok, cb.err = client.Partner.ExchangeCallback(ctx, r.URL.Query(), attempt)
-			got <- cb
-		})
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		switch {
-		case !answered:
-			w.WriteHeader(http.StatusConflict)
-			fmt.Fprint(w, "<!doctype html><title>locator</title><p>This login has already been answered.</p>")
-		case cb.err != nil:
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprint(w, "<!doctype html><title>locator</title><p id=\"result\">Sign-in refused; see the terminal.</p>")
-		default:
-			fmt.Fprint(w, "<!doctype html><title>locator</title><p id=\"result\">Signed in. You can close this window.</p>")
-		}
-	})
 }
 
 // listAccounts shows the accounts the token reaches, for the user to
