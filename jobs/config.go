@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/workflow"
@@ -186,7 +187,7 @@ func Kinds() []Kind {
 // Defaults for the optional fields.
 const (
 	DefaultDays  = 7
-	DefaultGrace = 24 * time.Hour
+	DefaultGrace = ledger.FeeGrace
 	maxDays      = 3650
 )
 

@@ -36,22 +36,17 @@ func (r *Runner) LedgerSync(ctx context.Context, days int) (string, error) {
 // maxProblemLines caps the problem lines quoted in a run's detail.
 const maxProblemLines = 10
 
-// Reconcile is the body of a reconcile job: sync the window's ledger first
-// (a report against a stale ledger would call every recent fee missing),
-// then match the store's locates and credit-backs of the last days trade
-// dates to their `Locate Fees` rows. A run with problems (missing, wrong
-// amount, unexplained, a day that differs from totalLocateCosts) fails, so
-// it shows in job_runs; pending fees within grace do not.
+// Reconcile is the body of a reconcile job: ledger.Check over the last
+// days trade dates of the broker's calendar, as `locator fees` runs it (the
+// window's ledger synced first: a report against a stale ledger would call
+// every recent fee missing). A run with problems (missing, wrong amount,
+// unexplained, a day that differs from totalLocateCosts) fails, so it shows
+// in job_runs; pending fees within grace do not.
 func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (string, error) {
 	if days <= 0 {
 		days = DefaultDays
 	}
-	now := r.now()
-	from, to := window(now, days)
-	if _, err := ledger.Sync(ctx, r.Client, r.Store, r.Account, from, to); err != nil {
-		return "", fmt.Errorf("ledger sync before reconciling: %w", err)
-	}
-	rep, err := ledger.Reconcile(ctx, r.Client, r.Store, r.Account, from, now, grace)
+	rep, _, err := ledger.Check(ctx, r.Client, r.Store, r.Account, r.hostNow(), ledger.Window{Days: days}, grace)
 	if err != nil {
 		return "", fmt.Errorf("reconcile: %w", err)
 	}

@@ -110,14 +110,19 @@ func (r *Runner) log() *slog.Logger {
 // machine's (a replayed day, a skewed host). The client's estimate of the
 // skew bridges them, as it does the engine's offer windows.
 func (r *Runner) now() time.Time {
-	t := time.Now()
-	if r.Clock != nil {
-		t = r.Clock.Now()
-	}
+	t := r.hostNow()
 	if r.Client != nil {
 		t = t.Add(r.Client.ClockSkew())
 	}
 	return t
+}
+
+// hostNow is this machine's time, the runner's clock's.
+func (r *Runner) hostNow() time.Time {
+	if r.Clock != nil {
+		return r.Clock.Now()
+	}
+	return time.Now()
 }
 
 // Body returns j's body as a plain func(ctx) error, not recorded in

@@ -164,14 +164,18 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 
 // exitForRun maps a run's outcome to the exit-code contract: 0 ok; for a
 // run that failed on its workflows, 4 when the worst was a policy decline, 3
-// when the broker rejected, expired or cancelled; 1 otherwise (an error, an
-// interruption, a reconciliation with problems).
+// when the broker rejected, expired or cancelled; 3 for a reconciliation
+// with problems, as `locator fees` exits on the same check; 1 otherwise (an
+// error, an interruption).
 func exitForRun(err error) error {
 	if err == nil {
 		return nil
 	}
 	var f *jobs.Failure
 	if errors.As(err, &f) && !f.Interrupted {
+		if len(f.FeeProblems) > 0 {
+			return &exitError{code: exitBroker, msg: f.Detail}
+		}
 		switch f.Worst {
 		case states.Declined:
 			return &exitError{code: exitDeclined, msg: f.Detail}
