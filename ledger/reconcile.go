@@ -299,6 +299,17 @@ func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, acc
 	return reconcile(ctx, st, account, civilDate(since), now, skew, grace, broker)
 }
 
+// ReconcileStored is Reconcile from the store alone (no totalLocateCosts),
+// with skew, the broker's clock offset, moving the workflows' times onto
+// the broker's clock as Check does: for reports over a range whose ledger
+// is already synced.
+func ReconcileStored(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration) (*Report, error) {
+	if err := checkReconcile(st, account, since, now, grace); err != nil {
+		return nil, err
+	}
+	return reconcile(ctx, st, strings.ToUpper(strings.TrimSpace(account)), civilDate(since), now, skew, grace, nil)
+}
+
 // checkReconcile refuses bad input before anything is read or sent.
 func checkReconcile(st *store.Store, account string, since, now time.Time, grace time.Duration) error {
 	switch {
@@ -416,7 +427,7 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 			if w.State != k.state || !strings.EqualFold(w.Account, account) {
 				continue
 			}
-			at, err := reachedAt(ctx, st, w)
+			at, err := ReachedAt(ctx, st, w)
 			if err != nil {
 				return nil, err
 			}
@@ -434,9 +445,10 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 	return items, nil
 }
 
-// reachedAt is when the workflow reached its final state: the log's entry,
-// or the last update when the log has none.
-func reachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time.Time, error) {
+// ReachedAt is when the workflow reached its current state, on this
+// machine's clock: the transition log's entry, or the last update when the
+// log has none.
+func ReachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time.Time, error) {
 	ts, err := st.Transitions(ctx, w.ID)
 	if err != nil {
 		return time.Time{}, err
@@ -450,21 +462,10 @@ func reachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time
 }
 
 // expectedAmount is what the ledger should show for w: price × quantity,
-// with the workflow's price or, for a credit-back, its history row's price.
+// with the price of the offer taken or, for a credit-back, its history
+// row's price (workflow.Workflow.OfferPrice).
 func expectedAmount(w *workflow.Workflow) (decimal.Decimal, bool) {
-	price := w.Price
-	if !price.IsPositive() {
-		if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {
-			price = l.Price
-		} else {
-			for _, l := range w.Legs {
-				if l.Price.IsPositive() {
-					price = l.Price
-					break
-				}
-			}
-		}
-	}
+	price := w.OfferPrice()
 	if !price.IsPositive() {
 		return decimal.Zero, false
 	}
