@@ -71,6 +71,9 @@ func netSpendChart(r *Report) (*plot.Plot, vg.Length) {
 	w := vg.Points(12)
 	var below *plotter.BarChart
 	for i, s := range r.Symbols {
+		if s.Spend.IsZero() && s.Recovery.IsZero() {
+			continue // nothing to stack
+		}
 		v := make(plotter.Values, len(r.Dates))
 		for _, d := range r.Days {
 			if d.Symbol == s.Symbol {
@@ -90,6 +93,7 @@ func netSpendChart(r *Report) (*plot.Plot, vg.Length) {
 		p.Legend.Add(s.Symbol, bars)
 	}
 	p.Legend.Top = true
+	p.Y.Max *= 1.25 // room for the legend above the tallest bar
 	p.NominalX(dayLabels(r)...)
 	return p, width(len(r.Dates))
 }
@@ -142,6 +146,7 @@ func priceChart(r *Report) (*plot.Plot, vg.Length) {
 		p.Legend.Add(s.Symbol, line, points)
 	}
 	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.25
 	p.NominalX(dayLabels(r)...)
 	return p, width(len(r.Dates))
 }

@@ -1,11 +1,15 @@
 package report_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -32,6 +36,10 @@ import (
 
 const account = "LV100001"
 
+// updateDocs rewrites docs/report from the generated month: the charts and
+// the samples the README shows.
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/report from the generated month")
+
 // monthStart is the first generated day: Thursday 2026-10-01, a month with
 // no NYSE holiday, so the simulator's weekdays are the calendar's trading
 // days.
@@ -50,7 +58,7 @@ type world struct {
 }
 
 // generate runs n trading days from monthStart. Each day, at 10:00 New
-// York: a short of HTBX through the engine (its locate, then the sale),
+// York, with the day's locate prices of HTBX and HTBY: a short of HTBX through the engine (its locate, then the sale),
 // covered at a lower or higher price; a locate of HTBY, on even days a
 // short against it, and a credit-back of part of it; an offer of RSSU
 // declined by the policy; every fourth day a Reg SHO locate of RSDRY that
@@ -131,6 +139,10 @@ func (w *world) day(t *testing.T, i int, last bool) {
 		filled[symbol] = wf.ID
 		return wf
 	}
+
+	// What locating costs moves from day to day.
+	w.sim.Sim.SetLocatePrice("HTBX", dec("0.0150").Add(decimal.New(int64(5*(i%7)), -4)))
+	w.sim.Sim.SetLocatePrice("HTBY", dec("0.0300").Sub(decimal.New(int64(4*(i%5)), -4)))
 
 	// HTBX: shorted at p, covered at c.
 	p := dec("12.50").Add(decimal.New(int64(5*(i%5)), -2))
@@ -477,4 +489,40 @@ func TestReportMonth(t *testing.T) {
 		t.Error("the covered short sent through the client is not in the audit")
 	}
 	t.Logf("audit: %d short sales, %d flagged", len(trail.Rows), trail.Flagged())
+	if *updateDocs {
+		writeDocs(t, r, trail)
+	}
+}
+
+// writeDocs writes the charts of the month and the README's samples: the
+// symbol and total records as `locator report -o json` prints them, and the
+// audit's rows of the last day as `locator audit -o csv` does.
+func writeDocs(t *testing.T, r *report.Report, trail *report.Trail) {
+	t.Helper()
+	dir := filepath.Join("..", "docs", "report")
+	if _, err := report.WriteCharts(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	for _, rec := range r.Records() {
+		if rec.Type == "symbol" || rec.Type == "total" {
+			enc.Encode(rec)
+		}
+	}
+	var cs bytes.Buffer
+	cw := csv.NewWriter(&cs)
+	cw.Write(report.AuditCSVHeader)
+	last := r.Range.To.Format(time.DateOnly)
+	for _, rec := range trail.Records() {
+		if rec.Date == last {
+			cw.Write(rec.CSV())
+		}
+	}
+	cw.Flush()
+	for name, b := range map[string][]byte{"report-summary.jsonl": js.Bytes(), "audit-last-day.csv": cs.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
