@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/report"
 )
 
 // window is the last days trade dates, today included: [from, to) as the
@@ -86,4 +87,28 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	}
 	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(shown, "; ")),
 		WorkflowIDs: ids, FeeProblems: probs}
+}
+
+// Audit is the body of an audit job: the Reg SHO audit trail of the last
+// days trading days on the broker's calendar (report.RunAudit), written to
+// dir as CSV and JSON lines. A trail with a short sale sent without cover
+// fails the run, so it shows in job_runs and is notified.
+func (r *Runner) Audit(ctx context.Context, days int, dir string) (string, error) {
+	if days <= 0 {
+		days = 1
+	}
+	trail, err := report.RunAudit(ctx, r.Client, r.Store, r.Account, r.hostNow(), report.Range{}, days)
+	if err != nil {
+		return "", fmt.Errorf("audit: %w", err)
+	}
+	files, err := report.WriteTrail(trail, dir)
+	if err != nil {
+		return "", fmt.Errorf("audit: %w", err)
+	}
+	detail := fmt.Sprintf("audit %s: %d short sale(s), %d sent without cover; written to %s",
+		trail.Range, len(trail.Rows), trail.Flagged(), strings.Join(files, ", "))
+	if trail.Flagged() > 0 {
+		return "", &Failure{Detail: detail}
+	}
+	return detail, nil
 }

@@ -256,6 +256,8 @@ func (r *Runner) do(ctx context.Context, j Job) (string, error) {
 		return r.LedgerSync(ctx, j.Days)
 	case KindReconcile:
 		return r.Reconcile(ctx, j.Days, j.Grace)
+	case KindAudit:
+		return r.Audit(ctx, j.Days, j.Dir)
 	}
 	return "", fmt.Errorf("job %s: unknown kind %q", j.Name, j.Kind)
 }

@@ -101,9 +101,10 @@ type AuditOptions struct {
 
 // RunAudit is what `locator audit` and the audit job do: read the broker's
 // order book of the session (the short sales seen there, and the broker's
-// clock from its answer), then Audit over rng (a zero rng: the last
-// DefaultDays trading days to the broker's today; a zero rng.To: today).
-func RunAudit(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, hostNow time.Time, rng Range) (*Trail, error) {
+// clock from its answer), then Audit over rng (a zero rng: the last days
+// trading days to the broker's today, DefaultDays when days is 0; a zero
+// rng.To: today).
+func RunAudit(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, hostNow time.Time, rng Range, days int) (*Trail, error) {
 	book, _, err := c.Orders.Book(ctx, account)
 	if err != nil {
 		return nil, err
@@ -112,7 +113,7 @@ func RunAudit(ctx context.Context, c *brokerclient.Client, st *store.Store, acco
 	today := ledger.TradeDate(hostNow.Add(skew))
 	switch {
 	case rng.From.IsZero():
-		rng = LastTradingDays(today, DefaultDays)
+		rng = LastTradingDays(today, cmp.Or(days, DefaultDays))
 	case rng.To.IsZero():
 		rng.To = today
 	}
@@ -131,6 +132,9 @@ type auditEvent struct {
 	row    *AuditRow // short
 }
 
+// eventRank orders events of the same millisecond.
+var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "short": 3}
+
 // Audit matches every short sale (Sell/Open) locator placed, and every one
 // in o.Seen it did not, to what covered it when it was sent, on the broker's
 // clock and within its trade date (a locate covers the day it was filled,
@@ -143,6 +147,10 @@ type auditEvent struct {
 //     them (Locate and PreBorrow shares are reusable within the day);
 //   - a short whose quantity exceeds the shares free when it was sent is
 //     flagged, whatever the broker did with it (it may have rejected it).
+//
+// A locate counts from when locator saw it filled (its transition), never
+// earlier: a short sent between the broker's fill and that moment is
+// flagged, which errs on the side of a person looking.
 //
 // Short sales never sent (a write-ahead record with no answer) are left
 // out: nothing reached the market.
@@ -207,7 +215,12 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 			Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.ClientOrderID, Source: SourceBroker, Symbol: x.Symbol,
 			Quantity: x.OrderQuantity, Executed: x.Executed, OrderStatus: string(x.OrderStatus)}})
 	}
-	slices.SortStableFunc(evs, func(x, y auditEvent) int { return x.at.Compare(y.at) })
+	// Times are compared to the millisecond, the coarsest precision of the
+	// broker's timestamps (spec "Cross-cutting conventions": 3 to 7
+	// digits); within one, what adds cover goes before what uses it.
+	slices.SortStableFunc(evs, func(x, y auditEvent) int {
+		return cmp.Or(x.at.Truncate(time.Millisecond).Compare(y.at.Truncate(time.Millisecond)), cmp.Compare(eventRank[x.kind], eventRank[y.kind]))
+	})
 	days := map[cellKey]*coverDay{}
 	for _, ev := range evs {
 		k := cellKey{ev.symbol, ledger.TradeDate(ev.at)}

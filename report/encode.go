@@ -1,6 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -153,4 +158,32 @@ func (rec AuditRecord) CSV() []string {
 	return []string{rec.Date, rec.SentAt, rec.ClientOrderID, rec.Source, rec.Symbol, i64(rec.Quantity), i64(rec.Executed),
 		rec.OrderStatus, strconv.FormatBool(rec.Covered), rec.CoverKind, i64(rec.CoveredShares), strings.Join(ids, "|"),
 		strings.Join(quotes, "|"), strings.Join(times, "|"), rec.Flag}
+}
+
+// WriteTrail writes the trail into dir as audit-FROM_TO.csv (under
+// AuditCSVHeader) and audit-FROM_TO.jsonl (one AuditRecord a line), FROM
+// and TO being its range's dates, and returns the two paths.
+func WriteTrail(t *Trail, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	base := filepath.Join(dir, "audit-"+t.Range.From.Format(time.DateOnly)+"_"+t.Range.To.Format(time.DateOnly))
+	var c, j bytes.Buffer
+	cw := csv.NewWriter(&c)
+	cw.Write(AuditCSVHeader)
+	enc := json.NewEncoder(&j)
+	for _, rec := range t.Records() {
+		cw.Write(rec.CSV())
+		if err := enc.Encode(rec); err != nil {
+			return nil, err
+		}
+	}
+	cw.Flush()
+	files := []string{base + ".csv", base + ".jsonl"}
+	for i, b := range [][]byte{c.Bytes(), j.Bytes()} {
+		if err := os.WriteFile(files[i], b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }

@@ -39,7 +39,7 @@ func (c *auditCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	trail, err := report.RunAudit(ctx, client, st, s.account, clock.Real{}.Now(), rng)
+	trail, err := report.RunAudit(ctx, client, st, s.account, clock.Real{}.Now(), rng, 0)
 	if err != nil {
 		return accountError(s.account, err)
 	}
