@@ -275,11 +275,14 @@ func (f *JobFailure) Error() string { return f.Detail }
 
 // Exit is the exit code of a command whose run failed so: 4 when the
 // worst end was a policy decline, 3 when the broker rejected, expired or
-// cancelled, 130 when interrupted, 1 otherwise.
+// cancelled, and for a reconciliation with fee problems (as `locator
+// fees` exits on the same check), 130 when interrupted, 1 otherwise.
 func (f *JobFailure) Exit() int {
 	switch {
 	case f.Interrupted:
 		return ExitInterrupted
+	case len(f.FeeProblems) > 0:
+		return ExitBroker
 	case f.Worst == states.Declined:
 		return ExitDeclined
 	case f.Worst == states.Rejected, f.Worst == states.Expired, f.Worst == states.Canceled:

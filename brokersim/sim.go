@@ -152,6 +152,7 @@ func (s *Sim) resetLocked() {
 	s.limits = newRateLimits(sc)
 	s.log = requestLog{}
 	s.resetPartnerLocked()
+	s.scheduleRollover()
 }
 
 // simKey is an API key pair and the accounts it owns, or the principal a
@@ -172,7 +173,7 @@ type account struct {
 	optLevel        int
 	routes          []string
 
-	// today's counters, reset never: a simulator session is one trading day.
+	// today's counters, reset at each rollover.
 	locateCosts  decimal.Decimal
 	commissions  decimal.Decimal
 	sharesTraded int64

@@ -143,6 +143,25 @@ func (w *Workflow) Located() bool {
 	return w.Kind == states.Locate && (w.State == states.Filled || w.State == states.Covered || w.State == states.NotNeeded)
 }
 
+// OfferPrice is the price per share of the workflow's offer: the one taken,
+// else the id's leg's, else another leg's that carried a price, so a
+// declined or expired offer has one too; for a credit-back, its
+// history row's price. Zero when the broker never priced it.
+func (w *Workflow) OfferPrice() decimal.Decimal {
+	if w.Price.IsPositive() {
+		return w.Price
+	}
+	if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {
+		return l.Price
+	}
+	for _, l := range w.Legs {
+		if l.Price.IsPositive() {
+			return l.Price
+		}
+	}
+	return decimal.Zero
+}
+
 // Total is the cost of the offer taken (price × shares), zero when none.
 func (w *Workflow) Total() decimal.Decimal { return w.Price.Mul(decimal.NewFromInt(w.Quantity)) }
 

@@ -162,6 +162,19 @@ func (m *Main) commands() []spec {
 			"locator fees",
 			"locator fees --since 2026-11-01 -o csv > fees.csv",
 		}, func() command { return &feesCommand{conn: conn} }},
+		{"report", "", groupRead, []string{
+			"locator report",
+			"locator report --from 2026-10-01 --to 2026-10-28 -o json",
+			"locator report -o csv --charts ./charts > report.csv",
+		}, func() command { return &reportCommand{conn: conn} }},
+		{"audit", "", groupRead, []string{
+			"locator audit",
+			"locator audit --from 2026-10-01 -o csv > audit.csv",
+		}, func() command { return &auditCommand{conn: conn} }},
+		{"plan", "", groupRead, []string{
+			"locator plan --watchlist watchlist.csv",
+			"locator plan --watchlist watchlist.csv --days 5 -o json",
+		}, func() command { return &planCommand{conn: conn} }},
 		{"size", "SYMBOL", groupRead, []string{
 			"locator size HTBX --price 12.50",
 			"locator size HTBX --price 12.50 --target 1000 --json",

@@ -22,11 +22,6 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// defaultFeeGrace is how long a locate fee may take to reach the ledger
-// before it counts as missing: four days, so a Friday fill posted after a
-// weekend and a holiday is still only pending.
-const defaultFeeGrace = 96 * time.Hour
-
 // feesCommand syncs the cash ledger and reconciles locate fees against the
 // workflows in the local database.
 type feesCommand struct {
@@ -41,8 +36,8 @@ func (c *feesCommand) synopsis() string {
 
 func (c *feesCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	fs.StringVar(&c.since, "since", "", "first trade date to reconcile, YYYY-MM-DD (default 30 days ago)")
-	fs.DurationVar(&c.grace, "grace", defaultFeeGrace, "how long after a fill its fee may still be pending before it is missing")
+	fs.StringVar(&c.since, "since", "", "first trade date to reconcile, YYYY-MM-DD (default 30 days before the broker's today)")
+	fs.DurationVar(&c.grace, "grace", ledger.FeeGrace, "how long after a fill its fee may still be pending before it is missing")
 	fs.VarPF(console.FormatAlias{F: &c.conn.format, To: console.CSV}, "csv", "", "print CSV (fees, credits and day totals, one row each)").NoOptDefVal = "true"
 	fs.MarkDeprecated("csv", "use -o csv")
 }
@@ -54,18 +49,13 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if c.grace < 0 {
 		return usagef("--grace %s: want a duration of zero or more", c.grace)
 	}
-	now := clock.Real{}.Now()
-	today := ledger.TradeDate(now)
-	since := today.AddDate(0, 0, -30)
+	win := ledger.Window{Days: 31}
 	if c.since != "" {
 		d, err := time.Parse(time.DateOnly, c.since)
 		if err != nil {
 			return usagef("--since %q: want a date YYYY-MM-DD", c.since)
 		}
-		if d.After(today) {
-			return usagef("--since %s is after today (%s)", c.since, today.Format(time.DateOnly))
-		}
-		since = d
+		win = ledger.Window{Since: d}
 	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
@@ -80,11 +70,11 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 
-	synced, err := ledger.Sync(ctx, client, st, s.Account, since, today.AddDate(0, 0, 1))
-	if err != nil {
-		return accountError(s.Account, err)
+	r, synced, err := ledger.Check(ctx, client, st, s.Account, clock.Real{}.Now(), win, c.grace)
+	var in *ledger.InputError
+	if errors.As(err, &in) {
+		return usagef("%s: %s", in.Field, in.Message)
 	}
-	r, err := ledger.Reconcile(ctx, client, st, s.Account, since, now, c.grace)
 	if err != nil {
 		return accountError(s.Account, err)
 	}

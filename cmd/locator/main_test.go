@@ -25,13 +25,13 @@ type cliBundle struct {
 	env map[string]string
 }
 
-func setupCLI(t *testing.T) *cliBundle {
+func setupCLI(t *testing.T, opts ...brokersim.Option) *cliBundle {
 	t.Helper()
 	sc := brokersim.DefaultScenario()
 	sc.Timing.SettleMin = brokersim.Duration(100 * time.Millisecond)
 	sc.Timing.SettleMax = brokersim.Duration(200 * time.Millisecond)
 	sc.Timing.CreditClear = brokersim.Duration(500 * time.Millisecond)
-	sim, err := brokersim.New(sc, brokersim.WithClock(clock.Real{}))
+	sim, err := brokersim.New(sc, append([]brokersim.Option{brokersim.WithClock(clock.Real{})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
