@@ -165,7 +165,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	if i%2 == 0 {
 		short("HTBY", 100, dec("8.30"))
 	}
-	h, err := e.CreditBack(ctx, "HTBY", int64(100*(1+i%2)), brokerclient.LocateTypeLocate)
+	h, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBY", Shares: int64(100 * (1 + i%2)), Type: brokerclient.LocateTypeLocate})
 	if err != nil {
 		t.Fatal(err)
 	}
