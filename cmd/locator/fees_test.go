@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -74,7 +75,7 @@ func TestFeesAndSizeAfterLocate(t *testing.T) {
 		}
 	}
 	code, out, _ = b.MustRunMain(t, nil, "size", "AAPL", "--price", "190", "--json")
-	var z sizeJSON
+	var z console.SizingJSON
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &z); err != nil || code != 0 {
 		t.Fatalf("size --json: exit %d %q %v", code, out, err)
 	}

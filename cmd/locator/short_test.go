@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -350,7 +351,7 @@ func TestAvailableSharesAgree(t *testing.T) {
 	b.placeLimit(t, brokerclient.SideSell, brokerclient.OpenCloseOpen, "HTBX", 300, "20.00") // far above the market: it works
 
 	code, out, errOut := b.MustRunMain(t, nil, "size", "HTBX", "--price", "12.50", "--json")
-	var z sizeJSON
+	var z console.SizingJSON
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &z); err != nil || code != 0 {
 		t.Fatalf("size: exit %d %q %v\n%s", code, out, err, errOut)
 	}
