@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -257,7 +258,7 @@ func (s *PartnerService) ExchangeCallback(ctx context.Context, callback url.Valu
 	}
 	code := callback.Get("code")
 	if code == "" {
-		return nil, invalid("code", "the callback carries no code")
+		return nil, brokercode.Invalid("code", "the callback carries no code")
 	}
 	return s.Exchange(ctx, code)
 }

@@ -16,8 +16,7 @@ const MaxSymbolLength = 30
 // router answers with a bare 404) nor anything that would change a URL's
 // meaning gets through. OCC option symbols fit the same rule.
 //
-// It does not change its input: a person's lowercase is upper-cased by
-// NormalizeSymbol first, where the caller means to accept it.
+// It checks and never rewrites: lowercase is refused, not upper-cased.
 func ValidateSymbol(symbol string) error {
 	switch {
 	case symbol == "":
@@ -43,8 +42,3 @@ func ValidateSymbol(symbol string) error {
 }
 
 func isSeparator(c byte) bool { return c == '.' || c == '-' || c == '_' }
-
-// NormalizeSymbol turns a symbol as a person types it into the form the
-// broker matches: surrounding space trimmed, letters upper-cased. It
-// validates nothing; pass its result to ValidateSymbol.
-func NormalizeSymbol(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }

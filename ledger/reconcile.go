@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -226,18 +227,18 @@ type cashRow struct {
 func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, since time.Time, now time.Time, grace time.Duration) (*Report, error) {
 	switch {
 	case st == nil:
-		return nil, invalid("store", "is required")
+		return nil, brokercode.Invalid("store", "is required")
 	case strings.TrimSpace(account) == "":
-		return nil, invalid("account", "is empty")
+		return nil, brokercode.Invalid("account", "is empty")
 	case since.IsZero() || now.IsZero():
-		return nil, invalid("since/now", "both times are required")
+		return nil, brokercode.Invalid("since/now", "both times are required")
 	case grace < 0:
-		return nil, invalid("grace", "%s is negative", grace)
+		return nil, brokercode.Invalid("grace", "%s is negative", grace)
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))
 	r := &Report{Account: account, Since: civilDate(since), Today: TradeDate(now), Now: now, Grace: grace}
 	if r.Today.Before(r.Since) {
-		return nil, invalid("since", "%s is after today %s", r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly))
+		return nil, brokercode.Invalid("since", "%s is after today %s", r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly))
 	}
 
 	items, err := loadItems(ctx, st, account, r.Since, grace)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/workflow"
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // Exit codes, the contract in docs/design.md.
@@ -408,9 +408,9 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 		code = ee.code
 	case errors.As(err, &ue):
 		code = exitUsage
-	case errors.As(err, &ae) && !errors.Is(err, workflow.ErrInput):
+	case errors.As(err, &ae) && !errors.Is(err, brokercode.ErrInput):
 		code = account.ExitOf(ae)
-	case errors.Is(err, workflow.ErrInput):
+	case errors.Is(err, brokercode.ErrInput):
 		code = exitUsage
 		if !strings.Contains(msg, "nothing was sent") {
 			msg += "; nothing was sent"

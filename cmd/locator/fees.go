@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/store"
@@ -342,7 +342,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 		return usagef("want SYMBOL, got %d argument(s)", len(args))
 	}
 	symbol := args[0]
-	if err := workflow.ValidateSymbol(symbol); err != nil {
+	if err := brokercode.ValidateSymbol(symbol); err != nil {
 		return err
 	}
 	if c.price == "" {
@@ -369,7 +369,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 		defer st.Close()
 	}
 	z, err := ledger.Size(ctx, client, st, s.account, symbol, price, c.target)
-	if errors.Is(err, brokerclient.ErrInvalidInput) {
+	if errors.Is(err, brokercode.ErrInput) {
 		return usagef("%v", err)
 	}
 	if err != nil {

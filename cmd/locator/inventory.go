@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -63,7 +64,7 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	var objs []any
 	for _, r := range rows {
 		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, i64(r.LocateShares),
-			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), locatePrice(r.LocatePrice), r.TextValue()})
+			r.LocateStatus.String(), string(brokercode.LocateTypeForCode(r.LocateType)), locatePrice(r.LocatePrice), r.TextValue()})
 		objs = append(objs, r)
 	}
 	c.conn.out().table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
@@ -48,7 +48,7 @@ func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
 		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
-	if err := workflow.ValidateSymbol(args[0]); err != nil {
+	if err := brokercode.ValidateSymbol(args[0]); err != nil {
 		return "", 0, err
 	}
 	qty, err := workflow.ParseQuantity(args[1])
@@ -294,7 +294,7 @@ func progress(out printer, d *display) func(account.Update) {
 			o := u.Offer
 			left := o.ExpiresAt.Sub(d.clk.Now()).Round(time.Second)
 			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", price4(o.Price), o.Shares, money(o.Total),
-				brokerclient.LocateTypeForCode(o.LocateType), left)
+				brokercode.LocateTypeForCode(o.LocateType), left)
 		} else if u.Reason != "" && w.State != states.Quoting {
 			line += " — " + u.Reason
 		}

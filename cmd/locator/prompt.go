@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -45,7 +45,7 @@ func (m *Main) asker(cmd context.Context) func(context.Context, account.Question
 			d := m.display()
 			return m.answer(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
 				return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
-					o.Symbol, o.Shares, price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), money(o.Total), left)
+					o.Symbol, o.Shares, price4(o.Price), brokercode.LocateTypeForCode(o.LocateType), money(o.Total), left)
 			}))
 		case ques.Order != nil:
 			o := ques.Order
