@@ -9,7 +9,8 @@
 // simulator (brokersim) does not import it: it keeps its own literals from
 // the spec, so the client cannot agree with the simulator by accident.
 //
-// Spec: /work/shared/spec/broker-interface.md, "States and transitions",
-// "Locate types" and "Orders"; the symbol rule also follows the public
-// reference's placement limits.
+// Sources: the broker's interface specification ("the spec" in comments),
+// sections "States and transitions", "Locate types" and "Orders"
+// (docs/broker.md summarizes what locator relies on); the symbol rule also
+// follows the public reference's placement limits.
 package brokercode
