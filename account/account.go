@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -151,10 +152,10 @@ type Started struct {
 // CreditBackRequest returns Quantity unused shares of one inventory row.
 type CreditBackRequest struct {
 	// ID, when set, is the workflow's id (see LocateItem).
-	ID       string                  `json:"id,omitempty"`
-	Symbol   string                  `json:"symbol"`
-	Quantity int64                   `json:"quantity"`
-	Type     brokerclient.LocateType `json:"type"`
+	ID       string                `json:"id,omitempty"`
+	Symbol   string                `json:"symbol"`
+	Quantity int64                 `json:"quantity"`
+	Type     brokercode.LocateType `json:"type"`
 }
 
 // ShortRequest is a locate-then-short: make sure Quantity shares of Symbol

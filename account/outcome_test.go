@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -14,7 +15,7 @@ import (
 // Issue 17 item 5: whoever ended a workflow says what its outcome means.
 func TestOutcomeOf(t *testing.T) {
 	t.Parallel()
-	canceledRow := map[string]workflow.Leg{"Q1": {Status: workflow.StatusCanceled}}
+	canceledRow := map[string]workflow.Leg{"Q1": {Status: brokercode.LocateStatusCanceled}}
 	for _, c := range []struct {
 		w     workflow.Workflow
 		words string
@@ -31,7 +32,7 @@ func TestOutcomeOf(t *testing.T) {
 		{workflow.Workflow{State: states.Declined, Cause: workflow.CauseNoAnswer}, "no answer in time", account.ExitBroker},
 		{workflow.Workflow{State: states.Declined, Cause: workflow.CauseAskerGone}, "went away", account.ExitBroker},
 		{workflow.Workflow{State: states.Canceled, QuoteReqID: "Q1", Legs: canceledRow, Reason: "locate status 52 Canceled"}, "canceled at the broker (locate status 52 Canceled)", account.ExitBroker},
-		{workflow.Workflow{State: states.Rejected, QuoteReqID: "Q1", Legs: map[string]workflow.Leg{"Q1": {Status: workflow.StatusRejected}}, Reason: "No shares available"}, "rejected by the broker (locate status 56 Rejected): No shares available", account.ExitBroker},
+		{workflow.Workflow{State: states.Rejected, QuoteReqID: "Q1", Legs: map[string]workflow.Leg{"Q1": {Status: brokercode.LocateStatusRejected}}, Reason: "No shares available"}, "rejected by the broker (locate status 56 Rejected): No shares available", account.ExitBroker},
 		{workflow.Workflow{State: states.Failed, Reason: "record not saved"}, "failed: record not saved", account.ExitFailure},
 	} {
 		o := account.OutcomeOf(&c.w)

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -201,11 +202,11 @@ func TestAccountsGet(t *testing.T) {
 		cl := c.Client(t, c.Live)
 		for _, id := range []string{"", ".", "..", "LV1/0001", "LV 100001", "LV100001\n"} {
 			_, _, err := cl.Accounts.Get(t.Context(), id)
-			var ie *brokerclient.InputError
-			if !errors.Is(err, brokerclient.ErrInvalidInput) || !errors.As(err, &ie) || ie.Field != "accountId" {
+			var ie *brokercode.InputError
+			if !errors.Is(err, brokercode.ErrInput) || !errors.As(err, &ie) || ie.Field != "accountId" {
 				t.Errorf("id %q: err %v, want an accountId InputError", id, err)
 			}
-			if _, _, err := cl.Accounts.PnL(t.Context(), id); !errors.Is(err, brokerclient.ErrInvalidInput) {
+			if _, _, err := cl.Accounts.PnL(t.Context(), id); !errors.Is(err, brokercode.ErrInput) {
 				t.Errorf("pnl id %q: err %v", id, err)
 			}
 		}
@@ -263,7 +264,7 @@ func TestAccountsPnL(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Advance(50 * time.Millisecond)
-		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokerclient.OrderStatusFilled {
+		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokercode.OrderStatusFilled {
 			t.Fatalf("%s: status %s text %v", side, got.OrderStatus, got.Text)
 		}
 	}

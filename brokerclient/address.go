@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // AddressUse is what an address is for; it decides the schemes it may
@@ -62,9 +64,9 @@ type AddressError struct {
 
 func (e *AddressError) Error() string { return fmt.Sprintf("%s refused: %s", e.Use, e.Reason) }
 
-// Is reports ErrAddress and ErrInvalidInput.
+// Is reports ErrAddress and brokercode.ErrInput.
 func (e *AddressError) Is(target error) bool {
-	return target == ErrAddress || target == ErrInvalidInput
+	return target == ErrAddress || target == brokercode.ErrInput
 }
 
 // CheckAddress is the one rule for every address locator sends key

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -53,7 +54,7 @@ func TestCheckAddress(t *testing.T) {
 		if err == nil {
 			continue
 		}
-		if !errors.Is(err, brokerclient.ErrAddress) || !errors.Is(err, brokerclient.ErrInvalidInput) {
+		if !errors.Is(err, brokerclient.ErrAddress) || !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("CheckAddress(%q): %v is not ErrAddress and ErrInvalidInput", tc.raw, err)
 		}
 		if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), ".example") {

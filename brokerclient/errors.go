@@ -31,8 +31,6 @@ var (
 	ErrServer = errors.New("server error")
 	// ErrOutcomeUnknown: a write that must not be repeated lost its answer.
 	ErrOutcomeUnknown = errors.New("outcome unknown")
-	// ErrInvalidInput: refused by the client before anything was sent.
-	ErrInvalidInput = errors.New("invalid input")
 	// ErrRedirect: the broker answered with a redirect, which the client
 	// never follows (the key pair would go to its target).
 	ErrRedirect = errors.New("redirected")
@@ -206,23 +204,6 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns the JSON error.
 func (e *DecodeError) Unwrap() error { return e.Err }
-
-// InputError is a request refused before it was sent.
-type InputError struct {
-	Field   string
-	Message string
-}
-
-func (e *InputError) Error() string {
-	return fmt.Sprintf("brokerclient: invalid %s: %s", e.Field, e.Message)
-}
-
-// Is reports ErrInvalidInput.
-func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
-
-func invalid(field, format string, args ...any) error {
-	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
 
 var validationLineRE = regexp.MustCompile(`^- ([^:]+): (.*)$`)
 

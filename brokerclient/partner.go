@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -270,7 +271,7 @@ func (s *PartnerService) AuthCodeURL(a Attempt) (string, error) {
 		return "", err
 	}
 	if a.Verifier == "" {
-		return "", invalid("verifier", "a sign-in needs a PKCE verifier (NewAttempt)")
+		return "", brokercode.Invalid("verifier", "a sign-in needs a PKCE verifier (NewAttempt)")
 	}
 	return cfg.AuthCodeURL(a.State, oauth2.S256ChallengeOption(a.Verifier)), nil
 }
@@ -286,7 +287,7 @@ func (s *PartnerService) ExchangeCallback(ctx context.Context, callback url.Valu
 	}
 	code := callback.Get("code")
 	if code == "" {
-		return nil, invalid("code", "the callback carries no code")
+		return nil, brokercode.Invalid("code", "the callback carries no code")
 	}
 	return s.Exchange(ctx, code, a.Verifier)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -226,7 +227,7 @@ func TestPartnerAuthCodeURL(t *testing.T) {
 		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") != "9jP0wKi4TI2oWkJVtM-QYSzV713upxtpDBgOFtT-Qyk" {
 		t.Errorf("authorize address %s", raw)
 	}
-	if _, err := c.Partner.AuthCodeURL(brokerclient.Attempt{State: "xyz"}); !errors.Is(err, brokerclient.ErrInvalidInput) {
+	if _, err := c.Partner.AuthCodeURL(brokerclient.Attempt{State: "xyz"}); !errors.Is(err, brokercode.ErrInput) {
 		t.Errorf("an attempt without a verifier: %v", err)
 	}
 }

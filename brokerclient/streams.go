@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -118,7 +119,7 @@ type StreamConn struct {
 func (s *StreamsService) Dial(ctx context.Context, kind StreamKind) (*StreamConn, error) {
 	c := s.client
 	if c.keyID == "" {
-		return nil, invalid("credentials", "the stream handshake needs a key pair (WithCredentials)")
+		return nil, brokercode.Invalid("credentials", "the stream handshake needs a key pair (WithCredentials)")
 	}
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
@@ -179,7 +180,7 @@ func (sc *StreamConn) send(ctx context.Context, v any) error {
 // documented payload, since the spec does not show it.
 func (sc *StreamConn) Subscribe(ctx context.Context, accountID string, topics ...string) error {
 	if strings.TrimSpace(accountID) == "" {
-		return invalid("account", "required")
+		return brokercode.Invalid("account", "required")
 	}
 	req := map[string]any{"account": accountID}
 	if sc.kind == StreamPortfolio && len(topics) > 0 {
@@ -267,7 +268,7 @@ type session struct {
 // irrecoverable errors stop the session: the same credentials or account
 // would fail again.
 func irrecoverable(err error) bool {
-	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, ErrInvalidInput)
+	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, brokercode.ErrInput)
 }
 
 // run keeps the stream up until ctx ends or an irrecoverable error, and

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -51,7 +51,7 @@ func Progress(out Printer, d *Display) func(account.Update) {
 			o := u.Offer
 			left := o.ExpiresAt.Sub(d.clk.Now()).Round(time.Second)
 			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", Price4(o.Price), o.Shares, Money(o.Total),
-				brokerclient.LocateTypeForCode(o.LocateType), left)
+				brokercode.LocateTypeForCode(o.LocateType), left)
 		} else if u.Reason != "" && w.State != states.Quoting {
 			line += " — " + u.Reason
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // Prompter asks a person at a terminal.
@@ -34,7 +34,7 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 			d := p.Display
 			return p.answer(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
 				return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
-					o.Symbol, o.Shares, Price4(o.Price), brokerclient.LocateTypeForCode(o.LocateType), Money(o.Total), left)
+					o.Symbol, o.Shares, Price4(o.Price), brokercode.LocateTypeForCode(o.LocateType), Money(o.Total), left)
 			}))
 		case ques.Order != nil:
 			o := ques.Order

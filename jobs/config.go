@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/notify"
@@ -661,8 +662,8 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 	}
 	seen := map[string]bool{}
 	for _, s := range j.Symbols {
-		if err := brokerclient.ValidateSymbol(s); err != nil {
-			var ie *brokerclient.InputError
+		if err := brokercode.ValidateSymbol(s); err != nil {
+			var ie *brokercode.InputError
 			msg := err.Error()
 			if errors.As(err, &ie) {
 				msg = ie.Message
@@ -683,7 +684,7 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 		return err
 	}
 	if err := brokerclient.ValidateLocateQuantity(j.Quantity); err != nil {
-		var ie *brokerclient.InputError
+		var ie *brokercode.InputError
 		msg := err.Error()
 		if errors.As(err, &ie) {
 			msg = ie.Message

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -221,9 +222,9 @@ type Window struct {
 func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, now time.Time, w Window, grace time.Duration) (*Report, SyncResult, error) {
 	switch {
 	case c == nil:
-		return nil, SyncResult{}, invalid("client", "is required")
+		return nil, SyncResult{}, brokercode.Invalid("client", "is required")
 	case w.Since.IsZero() && w.Days <= 0:
-		return nil, SyncResult{}, invalid("window", "want a first date or a number of days")
+		return nil, SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
 	}
 	if err := checkReconcile(st, account, now, now, grace); err != nil {
 		return nil, SyncResult{}, err
@@ -241,7 +242,7 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 		since = today.AddDate(0, 0, -(w.Days - 1))
 	}
 	if since.After(today) {
-		return nil, SyncResult{}, invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
+		return nil, SyncResult{}, brokercode.Invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
 	}
 	synced, err := Sync(ctx, c, st, account, since, today.AddDate(0, 0, 1))
 	if err != nil {
@@ -314,15 +315,15 @@ func ReconcileStored(ctx context.Context, st *store.Store, account string, since
 func checkReconcile(st *store.Store, account string, since, now time.Time, grace time.Duration) error {
 	switch {
 	case st == nil:
-		return invalid("store", "is required")
+		return brokercode.Invalid("store", "is required")
 	case strings.TrimSpace(account) == "":
-		return invalid("account", "is empty")
+		return brokercode.Invalid("account", "is empty")
 	case since.IsZero() || now.IsZero():
-		return invalid("since/now", "both times are required")
+		return brokercode.Invalid("since/now", "both times are required")
 	case grace < 0:
-		return invalid("grace", "%s is negative", grace)
+		return brokercode.Invalid("grace", "%s is negative", grace)
 	case civilDate(since).After(TradeDate(now)):
-		return invalid("since", "%s is after today %s", civilDate(since).Format(time.DateOnly), TradeDate(now).Format(time.DateOnly))
+		return brokercode.Invalid("since", "%s is after today %s", civilDate(since).Format(time.DateOnly), TradeDate(now).Format(time.DateOnly))
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
@@ -165,7 +166,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	if i%2 == 0 {
 		short("HTBY", 100, dec("8.30"))
 	}
-	h, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBY", Shares: int64(100 * (1 + i%2)), Type: brokerclient.LocateTypeLocate})
+	h, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBY", Shares: int64(100 * (1 + i%2)), Type: brokercode.LocateTypeLocate})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/fileperm"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // Main is the program, separated from os so tests can drive it.
@@ -439,9 +439,9 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 		code = ee.code
 	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
 		code = account.ExitUsage
-	case errors.As(err, &ae) && !errors.Is(err, workflow.ErrInput):
+	case errors.As(err, &ae) && !errors.Is(err, brokercode.ErrInput):
 		code = account.ExitOf(ae)
-	case errors.Is(err, workflow.ErrInput):
+	case errors.Is(err, brokercode.ErrInput):
 		code = account.ExitUsage
 		if !strings.Contains(msg, "nothing was sent") {
 			msg += "; nothing was sent"

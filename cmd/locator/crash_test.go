@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
@@ -267,7 +268,7 @@ func checkAgainstBroker(t *testing.T, ready brokersim.Ready, db string, shorts i
 			t.Errorf("%s %s %s ended %s but nothing was sent", w.ID, w.Kind, w.Symbol, w.State)
 		}
 		base, hasRow := rows[w.QuoteReqID]
-		want := map[states.State][]brokerclient.LocateStatus{
+		want := map[states.State][]brokercode.LocateStatus{
 			states.Rejected: {56}, states.Expired: {67}, states.Declined: {52, 67}, states.Credited: {50},
 			states.Canceled: {52},
 		}[w.State]
@@ -378,7 +379,7 @@ func checkAccepts(t *testing.T, log []brokersim.RequestRecord, runs []window) {
 	}
 }
 
-func containsStatus(list []brokerclient.LocateStatus, s brokerclient.LocateStatus) bool {
+func containsStatus(list []brokercode.LocateStatus, s brokercode.LocateStatus) bool {
 	for _, v := range list {
 		if v == s {
 			return true

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
 )
@@ -31,9 +31,9 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	typ := brokerclient.LocateType(c.typ)
+	typ := brokercode.LocateType(c.typ)
 	switch typ {
-	case brokerclient.LocateTypeLocate, brokerclient.LocateTypePreBorrow, brokerclient.LocateTypeSingleUse:
+	case brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
 	default:
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
@@ -68,9 +68,8 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	defer st.Close()
 
 	r, synced, err := ledger.Check(ctx, client, st, s.Account, clock.Real{}.Now(), win, c.grace)
-	var in *ledger.InputError
-	if errors.As(err, &in) {
-		return usagef("%s: %s", in.Field, in.Message)
+	if errors.Is(err, brokercode.ErrInput) {
+		return usagef("%v", err)
 	}
 	if err != nil {
 		return accountError(s.Account, err)
@@ -104,7 +103,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 		return usagef("want SYMBOL, got %d argument(s)", len(args))
 	}
 	symbol := args[0]
-	if err := workflow.ValidateSymbol(symbol); err != nil {
+	if err := brokercode.ValidateSymbol(symbol); err != nil {
 		return err
 	}
 	if c.price == "" {
@@ -131,7 +130,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 		defer st.Close()
 	}
 	z, err := ledger.Size(ctx, client, st, s.Account, symbol, price, c.target)
-	if errors.Is(err, brokerclient.ErrInvalidInput) {
+	if errors.Is(err, brokercode.ErrInput) {
 		return usagef("%v", err)
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
@@ -65,7 +66,7 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	var objs []any
 	for _, r := range rows {
 		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, console.Int(r.LocateShares),
-			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), console.LocatePrice(r.LocatePrice), r.TextValue()})
+			r.LocateStatus.String(), string(brokercode.LocateTypeForCode(r.LocateType)), console.LocatePrice(r.LocatePrice), r.TextValue()})
 		objs = append(objs, r)
 	}
 	c.conn.out().Table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
@@ -47,7 +48,7 @@ func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
 		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
-	if err := workflow.ValidateSymbol(args[0]); err != nil {
+	if err := brokercode.ValidateSymbol(args[0]); err != nil {
 		return "", 0, err
 	}
 	qty, err := workflow.ParseQuantity(args[1])

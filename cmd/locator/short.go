@@ -12,6 +12,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
@@ -73,7 +74,7 @@ func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
 func parseCount(field, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, &workflow.InputError{Field: field, Message: fmt.Sprintf("%q: want a whole number of shares from 1 to %d", s, workflow.MaxOrderQuantity)}
+		return 0, brokercode.Invalid(field, "%q: want a whole number of shares from 1 to %d", s, workflow.MaxOrderQuantity)
 	}
 	return n, nil
 }
