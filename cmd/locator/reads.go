@@ -121,7 +121,7 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 	var rows [][]string
 	for _, l := range p.Lots {
 		side, shares := "", ""
-		if pos, ok := joinLot(l, open); ok {
+		if pos, ok := l.OpenPosition(open); ok {
 			side, shares = string(pos.Side), console.Int(pos.Shares)
 		} else if l.Closed() {
 			side = "closed"
@@ -134,32 +134,6 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 	}
 	out.Table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
 	return nil
-}
-
-// joinLot finds the open position behind a P&L lot: by positionId, then
-// tradedSymbol, then symbol (spec "Profit and loss response" rule 5). A
-// symbol match is used only when it is unambiguous.
-func joinLot(l brokerclient.PnLRow, open []brokerclient.Position) (brokerclient.Position, bool) {
-	for _, p := range open {
-		if l.PositionID != "" && p.PositionID == l.PositionID {
-			return p, true
-		}
-	}
-	for _, key := range []func(brokerclient.Position) string{
-		func(p brokerclient.Position) string { return p.TradedSymbol },
-		func(p brokerclient.Position) string { return p.Symbol },
-	} {
-		var found []brokerclient.Position
-		for _, p := range open {
-			if key(p) == l.Symbol {
-				found = append(found, p)
-			}
-		}
-		if len(found) == 1 {
-			return found[0], true
-		}
-	}
-	return brokerclient.Position{}, false
 }
 
 // positionsCommand prints open positions, or with --closed the closed-lot
