@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -166,6 +167,30 @@ func Routes(out Printer, routes []brokerclient.Route) {
 		objs = append(objs, r)
 	}
 	out.Table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
+}
+
+// Inventory prints the account's located inventory, one row per symbol
+// and locate type.
+func Inventory(out Printer, rows []brokerclient.InventoryRow) {
+	var table [][]string
+	var objs []any
+	for _, r := range rows {
+		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), Int(r.Available), Int(r.Unavailable), Int(r.ToBeSold), Int(r.Sold)})
+		objs = append(objs, r)
+	}
+	out.Table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
+}
+
+// LocateHistory prints the broker's locate history rows of today.
+func LocateHistory(out Printer, rows []brokerclient.HistoryRow) {
+	var table [][]string
+	var objs []any
+	for _, r := range rows {
+		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, Int(r.LocateShares),
+			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), LocatePrice(r.LocatePrice), r.TextValue()})
+		objs = append(objs, r)
+	}
+	out.Table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
 }
 
 // tradeDay shows a broker timestamp as its trade date: date-only and zoneless

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -31,13 +29,7 @@ func (c *inventoryCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.account, err)
 	}
-	var table [][]string
-	var objs []any
-	for _, r := range rows {
-		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), console.Int(r.Available), console.Int(r.Unavailable), console.Int(r.ToBeSold), console.Int(r.Sold)})
-		objs = append(objs, r)
-	}
-	c.conn.out().Table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
+	console.Inventory(c.conn.out(), rows)
 	return nil
 }
 
@@ -60,14 +52,7 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.account, err)
 	}
-	var table [][]string
-	var objs []any
-	for _, r := range rows {
-		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, console.Int(r.LocateShares),
-			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), console.LocatePrice(r.LocatePrice), r.TextValue()})
-		objs = append(objs, r)
-	}
-	c.conn.out().Table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
+	console.LocateHistory(c.conn.out(), rows)
 	return nil
 }
 
