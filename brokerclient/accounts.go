@@ -203,6 +203,33 @@ type PnLCalc struct {
 // Closed reports whether the lot is closed: exposure 0 (spec: P&L rule 3).
 func (r PnLRow) Closed() bool { return r.Exposure.IsZero() }
 
+// OpenPosition finds the open position behind the lot, which carries no
+// side or shares: by positionId, then tradedSymbol, then symbol (spec
+// "Profit and loss response" rule 5). A symbol match is used only when it
+// is unambiguous.
+func (r PnLRow) OpenPosition(open []Position) (Position, bool) {
+	for _, p := range open {
+		if r.PositionID != "" && p.PositionID == r.PositionID {
+			return p, true
+		}
+	}
+	for _, key := range []func(Position) string{
+		func(p Position) string { return p.TradedSymbol },
+		func(p Position) string { return p.Symbol },
+	} {
+		var found []Position
+		for _, p := range open {
+			if key(p) == r.Symbol {
+				found = append(found, p)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], true
+		}
+	}
+	return Position{}, false
+}
+
 // List returns the accounts the credentials own. It doubles as a
 // credential check: invalid keys answer 404 (ErrNotFound).
 //

@@ -293,3 +293,42 @@ func TestAccountsPnL(t *testing.T) {
 		t.Errorf("sharesTraded %d, want 20", p.SharesTraded)
 	}
 }
+
+// Spec "Profit and loss response" rule 5: a lot carries no side or shares;
+// its open position is found by positionId, then tradedSymbol, then symbol,
+// a symbol standing only when one position has it.
+func TestPnLRowOpenPosition(t *testing.T) {
+	const option = "AAPL  261218C00200000"
+	msft1 := brokerclient.Position{PositionID: "1", Symbol: "MSFT", Side: brokerclient.PositionLong, Shares: 100}
+	msft2 := brokerclient.Position{PositionID: "2", Symbol: "MSFT", Side: brokerclient.PositionShort, Shares: -50}
+	call := brokerclient.Position{PositionID: "3", Symbol: "AAPL", TradedSymbol: option, Shares: 2}
+	aapl := brokerclient.Position{PositionID: "4", Symbol: "AAPL", Shares: 10}
+	noID := brokerclient.Position{Symbol: "QQQ", Shares: 5}
+	for _, tc := range []struct {
+		name   string
+		lot    brokerclient.PnLRow
+		open   []brokerclient.Position
+		want   brokerclient.ID
+		wantOK bool
+	}{
+		{"positionId, though the symbol is shared", brokerclient.PnLRow{PositionID: "2", Symbol: "MSFT"}, []brokerclient.Position{msft1, msft2}, "2", true},
+		{"positionId before the symbol", brokerclient.PnLRow{PositionID: "4", Symbol: "MSFT"}, []brokerclient.Position{msft1, aapl}, "4", true},
+		{"tradedSymbol", brokerclient.PnLRow{PositionID: "9", Symbol: option}, []brokerclient.Position{aapl, call}, "3", true},
+		{"tradedSymbol before a shared symbol", brokerclient.PnLRow{Symbol: "AAPL"}, []brokerclient.Position{aapl, {PositionID: "5", Symbol: "AAPL", TradedSymbol: "AAPL"}}, "5", true},
+		{"one position with the symbol", brokerclient.PnLRow{PositionID: "9", Symbol: "MSFT"}, []brokerclient.Position{msft1, aapl}, "1", true},
+		{"two positions with the symbol", brokerclient.PnLRow{PositionID: "9", Symbol: "MSFT"}, []brokerclient.Position{msft1, msft2}, "", false},
+		{"no positionId matches no positionId", brokerclient.PnLRow{Symbol: "SPY"}, []brokerclient.Position{noID}, "", false},
+		{"closed: no open position", brokerclient.PnLRow{PositionID: "7", Symbol: "SPY"}, []brokerclient.Position{msft1, call}, "", false},
+		{"no open positions", brokerclient.PnLRow{PositionID: "1", Symbol: "MSFT"}, nil, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tc.lot.OpenPosition(tc.open)
+			if ok != tc.wantOK || got.PositionID != tc.want {
+				t.Errorf("OpenPosition = %q, %v; want %q, %v", got.PositionID, ok, tc.want, tc.wantOK)
+			}
+			if !ok && !cmp.Equal(got, brokerclient.Position{}) {
+				t.Errorf("no match returned %+v", got)
+			}
+		})
+	}
+}

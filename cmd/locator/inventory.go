@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
@@ -33,13 +30,7 @@ func (c *inventoryCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	var table [][]string
-	var objs []any
-	for _, r := range rows {
-		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), console.Int(r.Available), console.Int(r.Unavailable), console.Int(r.ToBeSold), console.Int(r.Sold)})
-		objs = append(objs, r)
-	}
-	c.conn.out().Table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
+	console.Inventory(c.conn.out(), rows)
 	return nil
 }
 
@@ -62,14 +53,7 @@ func (c *historyCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	var table [][]string
-	var objs []any
-	for _, r := range rows {
-		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, console.Int(r.LocateShares),
-			r.LocateStatus.String(), string(brokercode.LocateTypeForCode(r.LocateType)), console.LocatePrice(r.LocatePrice), r.TextValue()})
-		objs = append(objs, r)
-	}
-	c.conn.out().Table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
+	console.LocateHistory(c.conn.out(), rows)
 	return nil
 }
 

@@ -153,7 +153,7 @@ func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, v vaul
 				"portfolio: select this platform on your live profile at the broker (or ask them to), then log in again.")
 		return nil
 	}
-	printAccounts(out, accts, l.Account)
+	console.Accounts(out, accts, l.Account)
 	out.Event(map[string]string{"event": "choose_account"},
 		"\nChoose an account with --account or LOCATOR_ACCOUNT, and use these tokens with --auth partner or LOCATOR_AUTH=partner.")
 	return nil

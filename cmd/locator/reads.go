@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
@@ -59,24 +58,8 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	printAccounts(c.conn.out(), accts, s.Account)
+	console.Accounts(c.conn.out(), accts, s.Account)
 	return nil
-}
-
-// printAccounts prints the account list, marking the selected account.
-func printAccounts(out console.Printer, accts []brokerclient.Account, selected string) {
-	var rows [][]string
-	var objs []any
-	for _, a := range accts {
-		mark := ""
-		if strings.EqualFold(a.Account, selected) {
-			mark = "*"
-		}
-		rows = append(rows, []string{mark + a.Account, a.AccountType, a.AccountStatus, console.Money(a.AvailableCash), console.Money(a.BuyingPower),
-			console.Money(a.Equity), console.Money(a.Realized), console.Money(a.TotalCommissions), console.Money(a.TotalLocateCosts)})
-		objs = append(objs, a)
-	}
-	out.Table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
 }
 
 // pnlCommand prints the account's profit and loss: the aggregates, then one
@@ -101,66 +84,14 @@ func (c *pnlCommand) run(ctx context.Context, args []string) error {
 		return accountError(s.Account, err)
 	}
 	out := c.conn.out()
-	if out.JSON() {
-		out.Event(p, "")
-		return nil
-	}
-	open, _, err := client.Positions.Open(ctx, s.Account)
-	if err != nil {
-		return accountError(s.Account, err)
-	}
-	// CSV is one table: the lots; the account's totals are in --json.
-	if out.Format != console.CSV {
-		out.Table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED", "SHARES TRADED"},
-			[][]string{{console.Money(p.AccountValue), console.Money(p.DayPnl), console.Money(p.DayRealized), console.Money(p.DayUnrealized), console.Money(p.TotalUnrealized),
-				console.Money(p.Exposure), console.Money(p.AvailableCash), p.UsedLeverage.String() + " of " + p.AllowedLeverage.String(), console.Int(p.SharesTraded)}}, nil)
-	}
-	if len(p.Lots) == 0 && out.Format != console.CSV {
-		out.Event(nil, "\nno lots today")
-		return nil
-	}
-	var rows [][]string
-	for _, l := range p.Lots {
-		side, shares := "", ""
-		if pos, ok := joinLot(l, open); ok {
-			side, shares = string(pos.Side), console.Int(pos.Shares)
-		} else if l.Closed() {
-			side = "closed"
+	var open []brokerclient.Position
+	if !out.JSON() { // the JSON is the broker's record alone: no join
+		if open, _, err = client.Positions.Open(ctx, s.Account); err != nil {
+			return accountError(s.Account, err)
 		}
-		rows = append(rows, []string{string(l.PositionID), l.Symbol, side, shares, console.Money(l.Exposure), console.Money(l.DayRealizedPnl),
-			console.Money(l.DayUnrealizedPnL), console.Money(l.RealizedPnl), console.Money(l.UnrealizedPnL), l.DayPctPnLMove.String()})
 	}
-	if out.Format != console.CSV {
-		fmt.Fprintln(out.W)
-	}
-	out.Table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
+	console.PnL(out, p, open)
 	return nil
-}
-
-// joinLot finds the open position behind a P&L lot: by positionId, then
-// tradedSymbol, then symbol (spec "Profit and loss response" rule 5). A
-// symbol match is used only when it is unambiguous.
-func joinLot(l brokerclient.PnLRow, open []brokerclient.Position) (brokerclient.Position, bool) {
-	for _, p := range open {
-		if l.PositionID != "" && p.PositionID == l.PositionID {
-			return p, true
-		}
-	}
-	for _, key := range []func(brokerclient.Position) string{
-		func(p brokerclient.Position) string { return p.TradedSymbol },
-		func(p brokerclient.Position) string { return p.Symbol },
-	} {
-		var found []brokerclient.Position
-		for _, p := range open {
-			if key(p) == l.Symbol {
-				found = append(found, p)
-			}
-		}
-		if len(found) == 1 {
-			return found[0], true
-		}
-	}
-	return brokerclient.Position{}, false
 }
 
 // positionsCommand prints open positions, or with --closed the closed-lot
@@ -200,58 +131,27 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	out := c.conn.out()
-	var rows [][]string
-	var objs []any
 	switch {
 	case c.closed:
 		ps, _, err := client.Positions.Closed(ctx, s.Account)
 		if err != nil {
 			return accountError(s.Account, err)
 		}
-		for _, p := range ps {
-			rows = append(rows, []string{string(p.PositionID), p.Symbol, console.Int(p.SharesIn), console.Int(p.SharesOut), console.PriceShown(p.PriceOpen),
-				console.PriceShown(p.PriceClose), console.Money(p.Realized), tradeDay(p.OpenedDate), tradeDay(p.ClosedDate)})
-			objs = append(objs, p)
-		}
-		out.Table([]string{"POSITION ID", "SYMBOL", "SHARES IN", "SHARES OUT", "PRICE OPEN", "PRICE CLOSE", "REALIZED", "OPENED", "CLOSED"}, rows, objs)
+		console.ClosedPositions(out, ps)
 	case c.historical != "":
 		ps, _, err := client.Positions.Historical(ctx, s.Account, date)
 		if err != nil {
 			return accountError(s.Account, err)
 		}
-		for _, p := range ps {
-			rows = append(rows, []string{tradeDay(p.Date), string(p.PositionID), p.Symbol, console.Int(p.Quantity), console.PriceShown(p.AverageCost),
-				console.PriceShown(p.ClosingPrice), console.Money(p.MarketValue), console.Money(p.UnrealizedPnL)})
-			objs = append(objs, p)
-		}
-		out.Table([]string{"DATE", "POSITION ID", "SYMBOL", "QUANTITY", "AVG COST", "CLOSING PRICE", "MARKET VALUE", "UNREALIZED"}, rows, objs)
+		console.HistoricalPositions(out, ps)
 	default:
 		ps, _, err := client.Positions.Open(ctx, s.Account)
 		if err != nil {
 			return accountError(s.Account, err)
 		}
-		for _, p := range ps {
-			rows = append(rows, []string{string(p.PositionID), p.Symbol, string(p.Side), console.Int(p.Shares), console.PriceShown(p.PriceAvg),
-				console.PriceShown(p.PriceClose), console.Money(p.Unrealized()), tradeDay(p.CreatedDate), p.DayOvernight})
-			objs = append(objs, p)
-		}
-		out.Table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "AVG PRICE", "LAST", "UNREALIZED", "OPENED", "HELD"}, rows, objs)
+		console.OpenPositions(out, ps)
 	}
 	return nil
-}
-
-// orderHeader and orderCells are an order's table row, shared by orders and
-// watch orders.
-var orderHeader = []string{"START", "CLIENT ORDER ID", "SYMBOL", "SIDE", "OPEN/CLOSE", "TYPE", "TIF", "QTY", "LIMIT", "STATUS", "EXECUTED", "AVG PRICE", "ROUTE", "TEXT"}
-
-func orderCells(o brokerclient.Order) []string {
-	text := ""
-	if o.Text != nil {
-		text = *o.Text
-	}
-	return []string{clockTime(o.StartTime), o.ClientOrderID, o.Symbol, string(o.Side), string(o.OpenClose),
-		string(o.OrderType), string(o.TimeInForce), console.Int(o.OrderQuantity), priceOrBlank(o.LimitPrice), string(o.OrderStatus),
-		console.Int(o.Executed), priceOrBlank(o.PriceAvg), string(o.Route), text}
 }
 
 // ordersCommand prints today's order book, or with --history DATE the fills
@@ -337,13 +237,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return accountError(s.Account, err)
 		}
-		var rows [][]string
-		var objs []any
-		for _, o := range book {
-			rows = append(rows, orderCells(o))
-			objs = append(objs, o)
-		}
-		out.Table(orderHeader, rows, objs)
+		console.OrderBook(out, book)
 		return nil
 	}
 	var fills []brokerclient.Fill
@@ -359,14 +253,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 			fills = append(fills, f)
 		}
 	}
-	var rows [][]string
-	var objs []any
-	for _, f := range fills {
-		rows = append(rows, []string{tradeDay(f.TradeDate), string(f.TradeID), f.Symbol, string(f.Side), console.Int(f.Qty), console.PriceShown(f.Price),
-			console.Money(f.GrossProceeds), console.Money(f.Commission), console.Money(f.TotalFees), console.Money(f.NetProceeds)})
-		objs = append(objs, f)
-	}
-	out.Table([]string{"TRADE DATE", "TRADE ID", "SYMBOL", "SIDE", "QTY", "PRICE", "GROSS", "COMMISSION", "FEES", "NET"}, rows, objs)
+	console.Fills(out, fills)
 	return nil
 }
 
@@ -390,13 +277,7 @@ func (c *routesCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	var rows [][]string
-	var objs []any
-	for _, r := range routes {
-		rows = append(rows, []string{r.RouteName, joinNames(r.SecurityTypes), joinNames(r.OrderTypes), joinNames(r.TimesInForce)})
-		objs = append(objs, r)
-	}
-	c.conn.out().Table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
+	console.Routes(c.conn.out(), routes)
 	return nil
 }
 
@@ -411,44 +292,4 @@ func pastDate(flag, v string, now time.Time) (time.Time, error) {
 		return time.Time{}, usagef("--%s %s is after today (%s)", flag, v, today.Format(time.DateOnly))
 	}
 	return d, nil
-}
-
-// tradeDay shows a broker timestamp as its trade date: date-only and zoneless
-// values as written, instants as their Eastern date.
-func tradeDay(t brokerclient.Time) string {
-	switch {
-	case t.IsZero():
-		return ""
-	case t.DateOnly || t.NoZone:
-		return t.Time.Format(time.DateOnly)
-	}
-	return ledger.TradeDate(t.Time).Format(time.DateOnly)
-}
-
-// clockTime shows a broker instant as local wall-clock time.
-func clockTime(t brokerclient.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	if t.NoZone || t.DateOnly {
-		return t.Time.Format(time.DateTime)
-	}
-	return t.Time.Local().Format(time.TimeOnly)
-}
-
-// priceOrBlank shows a price as given, or nothing for zero (no limit, no
-// fill yet).
-func priceOrBlank(d decimal.Decimal) string {
-	if d.IsZero() {
-		return ""
-	}
-	return console.PriceShown(d)
-}
-
-func joinNames[T ~string](list []T) string {
-	names := make([]string, len(list))
-	for i, v := range list {
-		names[i] = string(v)
-	}
-	return strings.Join(names, ",")
 }

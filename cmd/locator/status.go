@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -56,52 +54,19 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		out.Event(console.OutcomeOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
-		var rows [][]string
-		var objs []any
-		for _, t := range log {
-			rows = append(rows, []string{t.At.Local().Format(time.DateTime), string(t.From), string(t.To), string(t.Event), t.Reason})
-			objs = append(objs, map[string]any{"at": t.At, "from": t.From, "to": t.To, "event": t.Event, "reason": t.Reason, "row": t.RawRow})
-		}
-		out.Table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
+		console.Transitions(out, w, log)
 		return nil
 	}
-	if err := c.owners(ctx, st, out); err != nil {
-		return err
-	}
-	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
-	if err != nil {
-		return err
-	}
-	var rows [][]string
-	var objs []any
-	for _, w := range ws {
-		o := console.OutcomeOf(w)
-		rows = append(rows, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
-			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason})
-		objs = append(objs, o)
-	}
-	out.Table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "ASKED BY", "REASON"}, rows, objs)
-	return nil
-}
-
-// owners says which process owns each account (docs/design.md rule 3), live or
-// lapsed.
-func (c *statusCommand) owners(ctx context.Context, st *store.Store, out console.Printer) error {
 	leases, err := st.Leases(ctx)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	for _, l := range leases {
-		state := "live"
-		if !l.Expires.After(now) {
-			state = "lapsed"
-		}
-		out.Event(map[string]any{"owner": map[string]any{"account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state}},
-			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
-				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
+	console.Owners(out, leases, time.Now())
+	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
+	if err != nil {
+		return err
 	}
+	console.Workflows(out, ws)
 	return nil
 }
 

@@ -109,7 +109,7 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 		}
 		snap, up := w.Snapshot(account)
 		if live {
-			c.redraw(streamStatus(up), func(p console.Printer) { pnlTable(p, snap) })
+			c.redraw(streamStatus(up), func(p console.Printer) { console.PnLSnapshot(p, snap) })
 		} else if up {
 			c.conn.m.printer(console.JSON).Event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
 		}
@@ -119,20 +119,6 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 		case <-changed:
 		}
 	}
-}
-
-func pnlTable(p console.Printer, s brokerclient.PnLSnapshot) {
-	p.Table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED"},
-		[][]string{{console.Money(s.AccountValue), console.Money(s.DayPnl), console.Money(s.DayRealized), console.Money(s.DayUnrealized), console.Money(s.TotalUnrealized),
-			console.Money(s.Exposure), console.Money(s.AvailableCash), s.UsedLeverage.String() + " of " + s.AllowedLeverage.String()}}, nil)
-	fmt.Fprintln(p.W)
-	var rows [][]string
-	for _, pos := range s.Positions {
-		pc := pos.PnLCalc
-		rows = append(rows, []string{string(pos.PositionID), pos.Symbol, console.Money(pc.Exposure), console.Money(pc.DayRealizedPnl), console.Money(pc.DayUnrealizedPnL),
-			console.Money(pc.RealizedPnl), console.Money(pc.UnrealizedPnL), pc.DayPctPnLMove.String()})
-	}
-	p.Table([]string{"POSITION ID", "SYMBOL", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
 }
 
 func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
@@ -162,12 +148,10 @@ func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, 
 		}
 		latest[o.ClientOrderID] = *o
 		up, _ := f.Connected()
-		c.redraw(streamStatus(up), func(p console.Printer) {
-			rows := make([][]string, len(ids))
-			for i, id := range ids {
-				rows[i] = orderCells(latest[id])
-			}
-			p.Table(orderHeader, rows, nil)
-		})
+		orders := make([]brokerclient.Order, len(ids))
+		for i, id := range ids {
+			orders[i] = latest[id]
+		}
+		c.redraw(streamStatus(up), func(p console.Printer) { console.OrderBook(p, orders) })
 	}
 }
