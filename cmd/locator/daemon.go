@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
@@ -187,32 +187,9 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 	return &exitError{code: res.Failure.Exit(), msg: res.Failure.Detail}
 }
 
-// runJSON is a job run as printed with --json.
-type runJSON struct {
-	ID        int64  `json:"id"`
-	Job       string `json:"job"`
-	Kind      string `json:"kind"`
-	Account   string `json:"account"`
-	StartedAt string `json:"startedAt"`
-	EndedAt   string `json:"endedAt,omitempty"`
-	Outcome   string `json:"outcome"`
-	Detail    string `json:"detail"`
-}
-
-// runJSONOf is r as printed with --json; a run still going has no endedAt.
-func runJSONOf(r store.JobRun) runJSON {
-	o := runJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
-		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
-	if !r.EndedAt.IsZero() {
-		o.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
-	}
-	return o
-}
-
 // report prints a finished run on stdout: one line, or one JSON object.
 func (c *runCommand) report(r *store.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	c.conn.out().Event(runJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
-		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
+	console.JobRun(c.conn.out(), r)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -151,7 +152,7 @@ func TestRunOnce(t *testing.T) {
 	}
 	// --json prints the run record.
 	code, out, _ := b.MustRunMain(t, nil, "run", "--config", cfg, "--once", "ledger", "--json")
-	var rec runJSON
+	var rec console.RunJSON
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); code != 0 || err != nil || rec.Job != "ledger" || rec.Outcome != "ok" || !strings.Contains(rec.Detail, "rows read") {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
 	}

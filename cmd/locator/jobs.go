@@ -54,7 +54,7 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 		}
 		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
 			took, string(r.Outcome), r.Detail})
-		objs = append(objs, runJSONOf(r))
+		objs = append(objs, console.RunJSONOf(r))
 	}
 	c.conn.out().Table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
 	return nil

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 
-	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
@@ -14,27 +11,6 @@ import (
 	"github.com/locatorhq/locator/report"
 	"github.com/locatorhq/locator/workflow"
 )
-
-// planJSON is a suggestion as -o json prints it; prices are per share.
-type planJSON struct {
-	Symbol      string `json:"symbol"`
-	Suggested   int64  `json:"suggested"`
-	MaxDay      int64  `json:"maxDay"`
-	Shorted     int64  `json:"shorted"`
-	DaysShorted int    `json:"daysShorted"`
-	Days        int    `json:"days"`
-	Offers      int    `json:"offers"`
-	MinPrice    string `json:"minPrice"`
-	MaxPrice    string `json:"maxPrice"`
-}
-
-// priceOrDash shows a locate price with four decimals, "-" when none.
-func priceOrDash(d *decimal.Decimal) string {
-	if d == nil {
-		return "-"
-	}
-	return console.Price4(*d)
-}
 
 // planCommand suggests the quantity to locate before the open for each
 // symbol of a watchlist (report.Plan).
@@ -88,15 +64,6 @@ func (c *planCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var rows [][]string
-	var objs []any
-	for _, s := range plan {
-		rows = append(rows, []string{s.Symbol, strconv.FormatInt(s.Suggested, 10), strconv.FormatInt(s.MaxDay, 10),
-			strconv.FormatInt(s.Shorted, 10), fmt.Sprintf("%d/%d", s.DaysShorted, s.Days), strconv.Itoa(s.Offers),
-			priceOrDash(s.MinPrice), priceOrDash(s.MaxPrice)})
-		objs = append(objs, planJSON{Symbol: s.Symbol, Suggested: s.Suggested, MaxDay: s.MaxDay, Shorted: s.Shorted,
-			DaysShorted: s.DaysShorted, Days: s.Days, Offers: s.Offers, MinPrice: priceOrDash(s.MinPrice), MaxPrice: priceOrDash(s.MaxPrice)})
-	}
-	c.conn.out().Table([]string{"SYMBOL", "LOCATE", "MOST IN A DAY", "SHORTED", "DAYS SHORTED", "OFFERS", "MIN PRICE", "MAX PRICE"}, rows, objs)
+	console.Plan(c.conn.out(), plan)
 	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -97,19 +96,7 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	out := c.conn.out()
-	recs := r.Records()
-	var rows [][]string
-	var objs []any
-	for _, rec := range recs {
-		objs = append(objs, rec)
-		rows = append(rows, rec.CSV())
-	}
-	if out.Format != console.Table {
-		out.Table(report.CSVHeader, rows, objs)
-	} else {
-		c.printTable(r, recs)
-	}
+	console.Report(c.conn.out(), r)
 	if c.charts != "" {
 		files, err := report.WriteCharts(r, c.charts)
 		if err != nil {
@@ -118,57 +105,4 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.conn.m.Stderr, "charts: %s\n", strings.Join(files, " "))
 	}
 	return nil
-}
-
-// printTable shows the report for people: one table per kind of row.
-func (c *reportCommand) printTable(r *report.Report, recs []report.Record) {
-	w := c.conn.m.Stdout
-	fmt.Fprintf(w, "Locates of %s, %s (New York trade dates, the broker's calendar)\n", r.Account, r.Range)
-	header := []string{"LOCATED", "SHORTED", "CREDITED", "UTIL", "SPEND", "RECOVERY", "NET SPEND", "FORGONE", "PER 100", "SHORT P&L", "NET P&L", "FEES"}
-	for _, part := range []struct{ typ, title, key string }{
-		{"symbol", "By symbol", "SYMBOL"}, {"date", "By day", "DATE"}, {"day", "By symbol and day", "DATE SYMBOL"}, {"total", "Total", ""},
-	} {
-		var rows [][]string
-		for _, rec := range recs {
-			if rec.Type != part.typ {
-				continue
-			}
-			row := []string{strconv.FormatInt(rec.Located, 10), strconv.FormatInt(rec.Shorted, 10), strconv.FormatInt(rec.Credited, 10),
-				dash(rec.Utilisation), rec.Spend, rec.Recovery, rec.NetSpend, rec.ForgoneSpend, dash(rec.PricePer100),
-				rec.ShortPnL, rec.NetPnL, rec.FeeStatus}
-			switch part.typ {
-			case "symbol":
-				row = append([]string{rec.Symbol}, row...)
-				if rec.PriceTrend != nil {
-					row[9] += " (" + signed(*rec.PriceTrend) + ")"
-				}
-			case "date":
-				row = append([]string{rec.Date}, row...)
-			case "day":
-				row = append([]string{rec.Date + " " + rec.Symbol}, row...)
-			}
-			rows = append(rows, row)
-		}
-		h := header
-		if part.key != "" {
-			h = append([]string{part.key}, header...)
-		}
-		fmt.Fprintf(w, "\n%s\n", part.title)
-		c.conn.out().Table(h, rows, nil)
-	}
-}
-
-func dash(s *string) string {
-	if s == nil {
-		return "-"
-	}
-	return *s
-}
-
-// signed shows a change with its sign.
-func signed(s string) string {
-	if !strings.HasPrefix(s, "-") {
-		return "+" + s
-	}
-	return s
 }

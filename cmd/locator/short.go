@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/engine"
@@ -79,30 +77,6 @@ func parseCount(field, s string) (int64, error) {
 	return n, nil
 }
 
-// shortOutcome is the JSON the command ends with: the order, and the locate
-// that covers it.
-type shortOutcome struct {
-	ClientOrderID string           `json:"clientOrderId,omitempty"`
-	Account       string           `json:"account"`
-	Symbol        string           `json:"symbol"`
-	Side          string           `json:"side"`
-	OpenClose     string           `json:"openClose"`
-	Quantity      int64            `json:"quantity"`
-	LimitPrice    string           `json:"limitPrice"`
-	Route         string           `json:"route"`
-	State         string           `json:"state"` // the order workflow's state, or not_sent
-	OrderStatus   string           `json:"orderStatus,omitempty"`
-	Executed      int64            `json:"executed"`
-	PriceAvg      string           `json:"priceAvg,omitempty"`
-	Code          string           `json:"code,omitempty"`
-	Text          string           `json:"text,omitempty"`
-	Reason        string           `json:"reason,omitempty"`
-	Locate        *console.Outcome `json:"locate,omitempty"`
-}
-
-// notSent is the state reported when the command stopped before the order.
-const notSent = "not_sent"
-
 func (c *shortCommand) run(ctx context.Context, args []string) error {
 	req, err := c.parse(args)
 	if err != nil {
@@ -168,50 +142,15 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	stop()
 	<-shown
-	out := shortOutcome{Account: sess.settings.Account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
-		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: console.PriceShown(req.Limit),
-		Route: req.Route, State: notSent}
-	if res != nil {
-		out.Reason = res.Reason
-		if res.Locate != nil {
-			lo := console.OutcomeOf(res.Locate)
-			out.Locate = &lo
-			fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
-		}
-		if res.Order != nil {
-			out.fill(res.Order)
-		}
+	if res != nil && res.Locate != nil {
+		fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
 	}
 	if err != nil {
 		if res != nil && (res.Locate != nil || res.Order != nil) {
-			c.report(out)
+			console.Short(c.conn.out(), sess.settings.Account, req, res)
 		}
 		return err
 	}
-	c.report(out)
+	console.Short(c.conn.out(), sess.settings.Account, req, res)
 	return exitOf(account.ShortOutcome(res))
-}
-
-func (r *shortOutcome) fill(o *workflow.Order) {
-	r.ClientOrderID, r.State, r.OrderStatus, r.Executed = o.LookupID(), string(o.State), o.OrderStatus, o.Executed
-	r.Route = o.Route
-	if o.Executed > 0 {
-		r.PriceAvg = console.PriceShown(o.PriceAvg)
-	}
-	r.Code, r.Text, r.Reason = o.Code, o.Text, o.Reason
-}
-
-// report prints the outcome: one table line, or one JSON object.
-func (c *shortCommand) report(r shortOutcome) {
-	reason := r.Text
-	if r.Code != "" && !strings.HasPrefix(reason, r.Code) {
-		reason = strings.TrimSpace(r.Code + " " + reason)
-	}
-	if reason == "" {
-		reason = r.Reason
-	}
-	c.conn.out().Table(
-		[]string{"CLIENT ORDER ID", "SYMBOL", "SIDE", "QTY", "LIMIT", "ROUTE", "STATE", "STATUS", "EXECUTED", "AVG PRICE", "REASON"},
-		[][]string{{r.ClientOrderID, r.Symbol, "Sell short", console.Int(r.Quantity), r.LimitPrice, r.Route, r.State, r.OrderStatus, console.Int(r.Executed), r.PriceAvg, reason}},
-		[]any{r})
 }

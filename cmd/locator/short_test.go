@@ -53,10 +53,10 @@ func (b *cliBundle) orderRecord(t *testing.T, id string) *workflow.Order {
 }
 
 // shortJSON runs a short with --json and decodes its one line.
-func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...string) (int, shortOutcome, string) {
+func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...string) (int, console.ShortOutcome, string) {
 	t.Helper()
 	code, out, errOut := b.MustRunMain(t, env, append([]string{"short"}, append(args, "--json")...)...)
-	var o shortOutcome
+	var o console.ShortOutcome
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &o) != nil {
 		t.Fatalf("want one JSON object, exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
@@ -173,7 +173,7 @@ func TestShortLocateRejected(t *testing.T) {
 	if code != 3 || !strings.Contains(errOut, "R06") {
 		t.Fatalf("exit %d, want 3 with R06\n%s", code, errOut)
 	}
-	if o.State != notSent || o.ClientOrderID != "" || o.Locate == nil || o.Locate.State != "rejected" {
+	if o.State != console.NotSent || o.ClientOrderID != "" || o.Locate == nil || o.Locate.State != "rejected" {
 		t.Errorf("outcome %+v", o)
 	}
 	if posts := b.orderPosts(t); len(posts) != 0 {
