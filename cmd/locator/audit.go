@@ -29,9 +29,6 @@ func (c *auditCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *auditCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	rng, err := parseRange(c.from, c.to)
 	if err != nil {
 		return err

@@ -50,9 +50,6 @@ func (c *benchCommand) run(ctx context.Context, args []string) error {
 	if c.victim != "" {
 		return bench.Victim(ctx, c.victim, c.victimN)
 	}
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -320,7 +321,13 @@ policy, 130 interrupted.`,
 			Use: use, Short: c.synopsis(), GroupID: sp.group,
 			Example: "  " + strings.Join(sp.examples, "\n  "),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if err := c.run(cmd.Context(), args); err != nil {
+				var err error
+				if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
+					err = usagef("unexpected argument %q", args[0])
+				} else {
+					err = c.run(cmd.Context(), args)
+				}
+				if err != nil {
 					return &commandError{path: cmd.CommandPath(), err: err}
 				}
 				return nil
@@ -398,32 +405,11 @@ func flagSuggestion(cmd *cobra.Command, err error) string {
 	typed := ne.GetSpecifiedName()
 	best, bestDist := "", 3
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(typed, f.Name); !f.Hidden && d < bestDist {
+		if d := levenshtein.ComputeDistance(typed, f.Name); !f.Hidden && d < bestDist {
 			best, bestDist = f.Name, d
 		}
 	})
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // exitCode prints the error a command ended with and maps it to the

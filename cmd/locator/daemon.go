@@ -49,9 +49,6 @@ func (c *runCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *runCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q: the jobs come from --config", args[0])
-	}
 	if err := c.conn.m.noDump(); err != nil {
 		return err
 	}

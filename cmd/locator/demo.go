@@ -25,9 +25,6 @@ func (c *demoCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *demoCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.speed <= 0 || c.speed > 100 {
 		return usagef("--speed must be in (0, 100]")
 	}

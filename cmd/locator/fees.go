@@ -40,9 +40,6 @@ func (c *feesCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *feesCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.grace < 0 {
 		return usagef("--grace %s: want a duration of zero or more", c.grace)
 	}

@@ -19,9 +19,6 @@ func (c *inventoryCommand) synopsis() string { return "print the account's locat
 func (c *inventoryCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *inventoryCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
@@ -42,9 +39,6 @@ func (c *historyCommand) synopsis() string { return "print today's locate histor
 func (c *historyCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *historyCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err

@@ -30,9 +30,6 @@ func (c *jobsCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *jobsCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.limit < 1 {
 		return usagef("--limit %d: want 1 or more", c.limit)
 	}

@@ -84,9 +84,6 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 }
 
 func (c *loginCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	l, err := c.resolve()
 	if err != nil {
 		return err
@@ -171,9 +168,6 @@ func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *logoutCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	db, err := c.conn.dbPath()
 	if err != nil {
 		return err

@@ -31,9 +31,6 @@ func (c *planCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *planCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.watchlist == "" {
 		return usagef("--watchlist FILE is required")
 	}

@@ -35,9 +35,6 @@ func (c *accountsCommand) synopsis() string {
 func (c *accountsCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *accountsCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	// The list needs no account: it is how a person finds theirs.
 	s, err := c.conn.resolve(false)
 	if err != nil {
@@ -72,9 +69,6 @@ func (c *pnlCommand) synopsis() string { return "print today's profit and loss, 
 func (c *pnlCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *pnlCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
@@ -113,9 +107,6 @@ func (c *positionsCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *positionsCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.closed && c.historical != "" {
 		return usagef("--closed and --historical: choose one")
 	}
@@ -266,9 +257,6 @@ func (c *routesCommand) synopsis() string { return "print the order routes avail
 func (c *routesCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *routesCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err

@@ -80,9 +80,6 @@ func (c *connFlags) analytics(ctx context.Context) (*brokerclient.Client, config
 }
 
 func (c *reportCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	rng, err := parseRange(c.from, c.to)
 	if err != nil {
 		return err

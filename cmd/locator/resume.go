@@ -24,9 +24,6 @@ func (c *resumeCommand) synopsis() string {
 func (c *resumeCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *resumeCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	out := c.conn.out()
 	sess, err := c.conn.open(ctx, "resume", nil, service.RoleCommand)
 	if err != nil {

@@ -39,9 +39,6 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *serveCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if err := c.conn.m.noDump(); err != nil {
 		return err
 	}

@@ -29,9 +29,6 @@ type configRow struct {
 }
 
 func (c *configCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	file, err := c.conn.m.loadSettings()
 	if err != nil {
 		return err

@@ -53,9 +53,6 @@ func (c *simCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *simCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	sc := brokersim.DefaultScenario()
 	if c.scenario != "" {
 		var err error

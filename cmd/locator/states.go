@@ -26,9 +26,6 @@ func (c *statesCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *statesCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	render := states.Mermaid
 	switch c.format {
 	case "mermaid":

@@ -26,9 +26,6 @@ func (c *versionCommand) synopsis() string { return "print locator's version" }
 func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterJSON(fs, &c.format) }
 
 func (c *versionCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	v := buildVersion()
 	c.m.printer(c.format).Event(map[string]string{"version": v, "go": runtime.Version()}, "locator "+v+" ("+runtime.Version()+")")
 	return nil
