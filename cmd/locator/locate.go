@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
@@ -159,7 +158,11 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]accou
 		if len(args) != 0 {
 			return nil, usagef("give SYMBOL QTY pairs or --watchlist, not both")
 		}
-		return readWatchlist(c.watchlist, policy)
+		items, err := config.ReadWatchlist(c.watchlist, policy)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		return items, nil
 	}
 	if len(args) == 0 || len(args)%2 != 0 {
 		return nil, usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
@@ -174,50 +177,6 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]accou
 	}
 	return reqs, nil
 }
-
-// readWatchlist reads a CSV watchlist: symbol, quantity and an optional max
-// price per row; blank lines and lines starting with # are skipped, and so
-// is a first row whose quantity is not a number (a header).
-func readWatchlist(path string, policy workflow.Policy) ([]account.LocateItem, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("watchlist: %v", err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment, r.FieldsPerRecord, r.TrimLeadingSpace = '#', -1, true
-	rows, err := r.ReadAll()
-	if err != nil {
-		return nil, usagef("watchlist %s: %v", path, err)
-	}
-	var reqs []account.LocateItem
-	for i, row := range rows {
-		if i == 0 && len(row) >= 2 && !startsWithDigit(row[1]) {
-			continue
-		}
-		if len(row) < 2 || len(row) > 3 {
-			return nil, usagef("watchlist %s line %d: want symbol, quantity[, max price]", path, i+1)
-		}
-		symbol, qty, err := parseSymbolQty(row[:2])
-		if err != nil {
-			return nil, fmt.Errorf("watchlist %s line %d: %w", path, i+1, err)
-		}
-		p := policy
-		if len(row) == 3 && row[2] != "" {
-			if p.MaxPrice, err = workflow.ParsePrice("max price", row[2]); err != nil {
-				return nil, fmt.Errorf("watchlist %s line %d: %w", path, i+1, err)
-			}
-			p.AutoAccept = true
-		}
-		reqs = append(reqs, account.LocateItem{Symbol: symbol, Quantity: qty, Policy: p})
-	}
-	if len(reqs) == 0 {
-		return nil, usagef("watchlist %s has no rows", path)
-	}
-	return reqs, nil
-}
-
-func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 // finishAll prints every outcome of a batch (one JSON object per symbol
 // with --json, one CSV row with -o csv) and returns the worst exit status; a

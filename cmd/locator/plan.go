@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/report"
@@ -37,9 +38,9 @@ func (c *planCommand) run(ctx context.Context, args []string) error {
 	if c.days < 1 {
 		return usagef("--days %d: want 1 or more", c.days)
 	}
-	reqs, err := readWatchlist(c.watchlist, workflow.Policy{})
+	reqs, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
 	if err != nil {
-		return err
+		return usagef("%v", err)
 	}
 	var symbols []string
 	for _, r := range reqs {
