@@ -19,10 +19,6 @@ type auditCommand struct {
 	from, to string
 }
 
-func (c *auditCommand) synopsis() string {
-	return "Reg SHO audit trail: every short sale with the locate or easy-to-borrow check that covered it; exit 3 when one was sent without cover"
-}
-
 func (c *auditCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	registerRange(fs, &c.from, &c.to)

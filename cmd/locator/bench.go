@@ -27,10 +27,6 @@ type benchCommand struct {
 	victimN   int
 }
 
-func (c *benchCommand) synopsis() string {
-	return "benchmark batch locates (engine against the naive loop) on the simulator; writes bench.json and bench.svg"
-}
-
 func (c *benchCommand) flags(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&c.sizes, "n", []int{20, 100}, "watchlist sizes to run")
 	fs.StringVar(&c.mode, "mode", "in-process", `"in-process" (a sped-up clock), "sim" (a locator sim in real time) or "both"`)

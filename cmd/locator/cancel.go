@@ -14,10 +14,6 @@ import (
 // owner.
 type cancelCommand struct{ conn connFlags }
 
-func (c *cancelCommand) synopsis() string {
-	return "cancel an unfinished locate or credit-back and wait for the broker to confirm"
-}
-
 func (c *cancelCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *cancelCommand) run(ctx context.Context, args []string) error {
@@ -45,13 +41,6 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 type answerCommand struct {
 	conn   connFlags
 	accept bool
-}
-
-func (c *answerCommand) synopsis() string {
-	if c.accept {
-		return "accept the offer waiting on workflow ID (within its policy)"
-	}
-	return "decline the offer waiting on workflow ID (it is cancelled at the broker)"
 }
 
 func (c *answerCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }

@@ -17,10 +17,6 @@ type creditBackCommand struct {
 	typ  string
 }
 
-func (c *creditBackCommand) synopsis() string {
-	return "credit back QTY unused located shares of one inventory row"
-}
-
 func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.typ, "type", "Locate", "inventory row to credit: Locate, PreBorrow or SingleUse")

@@ -36,10 +36,6 @@ type runCommand struct {
 	outMu sync.Mutex
 }
 
-func (c *runCommand) synopsis() string {
-	return "the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation"
-}
-
 func (c *runCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.register(fs)

@@ -15,10 +15,6 @@ type demoCommand struct {
 	keep  string
 }
 
-func (c *demoCommand) synopsis() string {
-	return "run the locate engine against the embedded simulator: six workflows, narrated"
-}
-
 func (c *demoCommand) flags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.speed, "speed", 10, "run the shared clock N times faster than real time")
 	fs.StringVar(&c.keep, "db", "", "keep the demo's database at this path (default: a temporary file)")

@@ -27,10 +27,6 @@ type feesCommand struct {
 	grace time.Duration
 }
 
-func (c *feesCommand) synopsis() string {
-	return "sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained"
-}
-
 func (c *feesCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.since, "since", "", "first trade date to reconcile, YYYY-MM-DD (default 30 days before the broker's today)")
@@ -83,10 +79,6 @@ type sizeCommand struct {
 	conn   connFlags
 	price  string
 	target int64
-}
-
-func (c *sizeCommand) synopsis() string {
-	return "shares of SYMBOL shortable at --price now, the limit that binds, and the lots to locate for a target (reads only)"
 }
 
 func (c *sizeCommand) flags(fs *pflag.FlagSet) {

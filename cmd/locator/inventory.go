@@ -14,8 +14,6 @@ import (
 // inventoryCommand prints the account's located inventory.
 type inventoryCommand struct{ conn connFlags }
 
-func (c *inventoryCommand) synopsis() string { return "print the account's located inventory" }
-
 func (c *inventoryCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *inventoryCommand) run(ctx context.Context, args []string) error {
@@ -33,8 +31,6 @@ func (c *inventoryCommand) run(ctx context.Context, args []string) error {
 
 // historyCommand prints today's locate history rows.
 type historyCommand struct{ conn connFlags }
-
-func (c *historyCommand) synopsis() string { return "print today's locate history at the broker" }
 
 func (c *historyCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 

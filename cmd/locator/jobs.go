@@ -19,10 +19,6 @@ type jobsCommand struct {
 	limit int
 }
 
-func (c *jobsCommand) synopsis() string {
-	return "list the recorded runs of scheduled jobs, newest first (local, sends nothing)"
-}
-
 func (c *jobsCommand) flags(fs *pflag.FlagSet) {
 	c.conn.registerLocal(fs)
 	fs.StringVar(&c.job, "job", "", "only the runs of the job named NAME")

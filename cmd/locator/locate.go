@@ -28,10 +28,6 @@ type locateCommand struct {
 	watchlist      string
 }
 
-func (c *locateCommand) synopsis() string {
-	return "ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy"
-}
-
 func (c *locateCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.maxPrice, "max-price", "", "highest price per share to accept")

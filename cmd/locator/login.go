@@ -32,10 +32,6 @@ type loginCommand struct {
 	timeout     time.Duration
 }
 
-func (c *loginCommand) synopsis() string {
-	return "sign in through the partner OAuth program in a browser; stores the tokens encrypted"
-}
-
 func (c *loginCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.BoolVar(&c.partner, "partner", false, "sign in through the partner OAuth program (API keys need no login)")
@@ -159,8 +155,6 @@ func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, v vaul
 // logoutCommand forgets the stored partner tokens. Revoking them at the
 // broker is coordinated with its operator (spec: Partner OAuth, item 7).
 type logoutCommand struct{ conn connFlags }
-
-func (c *logoutCommand) synopsis() string { return "forget the stored partner tokens" }
 
 func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.conn.db, "db", "", "SQLite database path, beside which the tokens are stored (env LOCATOR_DB)")

@@ -21,10 +21,6 @@ type planCommand struct {
 	days      int
 }
 
-func (c *planCommand) synopsis() string {
-	return "for a watchlist, the quantity to locate before the open from the last days' shorted shares, and the price range of the offers seen"
-}
-
 func (c *planCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.watchlist, "watchlist", "", "CSV watchlist as 'locate --watchlist' reads it (symbol, quantity[, max price]); only the symbols are used (required)")

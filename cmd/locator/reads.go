@@ -28,10 +28,6 @@ import (
 // profit and loss"); the list also proves the keys work.
 type accountsCommand struct{ conn connFlags }
 
-func (c *accountsCommand) synopsis() string {
-	return "list the accounts these keys reach: type, status, cash, buying power"
-}
-
 func (c *accountsCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *accountsCommand) run(ctx context.Context, args []string) error {
@@ -64,8 +60,6 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 // and loss response" rule 5: the rows carry neither).
 type pnlCommand struct{ conn connFlags }
 
-func (c *pnlCommand) synopsis() string { return "print today's profit and loss, per lot" }
-
 func (c *pnlCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *pnlCommand) run(ctx context.Context, args []string) error {
@@ -94,10 +88,6 @@ type positionsCommand struct {
 	conn       connFlags
 	closed     bool
 	historical string
-}
-
-func (c *positionsCommand) synopsis() string {
-	return "print open positions [--closed | --historical DATE]"
 }
 
 func (c *positionsCommand) flags(fs *pflag.FlagSet) {
@@ -151,10 +141,6 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 type ordersCommand struct {
 	conn    connFlags
 	history string
-}
-
-func (c *ordersCommand) synopsis() string {
-	return "print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed"
 }
 
 func (c *ordersCommand) flags(fs *pflag.FlagSet) {
@@ -251,8 +237,6 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 // routesCommand prints the routes the account may send orders to (spec
 // "Route record": the live set varies by subscription, so always ask).
 type routesCommand struct{ conn connFlags }
-
-func (c *routesCommand) synopsis() string { return "print the order routes available to the account" }
 
 func (c *routesCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 

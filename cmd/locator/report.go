@@ -24,10 +24,6 @@ type reportCommand struct {
 	charts   string
 }
 
-func (c *reportCommand) synopsis() string {
-	return "spend analytics: located, shorted and credited shares, utilisation, spend, recovery, net spend, forgone offers, price per 100, P&L net of locates, fee status"
-}
-
 func (c *reportCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	registerRange(fs, &c.from, &c.to)

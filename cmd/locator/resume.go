@@ -17,10 +17,6 @@ import (
 // sending it again).
 type resumeCommand struct{ conn connFlags }
 
-func (c *resumeCommand) synopsis() string {
-	return "drive every unfinished workflow to a final state (after a crash or an interrupt), then exit"
-}
-
 func (c *resumeCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *resumeCommand) run(ctx context.Context, args []string) error {

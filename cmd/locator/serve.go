@@ -28,10 +28,6 @@ type serveCommand struct {
 	listen listenFlag
 }
 
-func (c *serveCommand) synopsis() string {
-	return "own the account(s) and take every other process's requests until stopped (--config FILE lists several)"
-}
-
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.register(fs)

@@ -15,10 +15,6 @@ import (
 // whether the key pair is set, never its values.
 type configCommand struct{ conn connFlags }
 
-func (c *configCommand) synopsis() string {
-	return "show the effective settings and where each comes from (flag, environment, settings file, default)"
-}
-
 func (c *configCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 // configRow is one setting as --json prints it.

@@ -28,10 +28,6 @@ type shortCommand struct {
 	yes      bool
 }
 
-func (c *shortCommand) synopsis() string {
-	return "ensure the locate, then sell short QTY at --limit-price (asks unless --yes)"
-}
-
 func (c *shortCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.limit, "limit-price", "", "limit price of the sell (required; up to 4 decimals, whole cents from $1.00)")

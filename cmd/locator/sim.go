@@ -30,10 +30,6 @@ type simCommand struct {
 	faultDelay    time.Duration
 }
 
-func (c *simCommand) synopsis() string {
-	return "serve the broker simulator; prints one JSON line with its address and keys when ready"
-}
-
 func (c *simCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:0", "address to listen on")
 	fs.StringVar(&c.scenario, "scenario", "", "scenario JSON file (default: the embedded scenario)")

@@ -16,10 +16,6 @@ type statesCommand struct {
 	kind   string
 }
 
-func (c *statesCommand) synopsis() string {
-	return "print the workflow state machines as Mermaid or Graphviz"
-}
-
 func (c *statesCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.format, "format", "mermaid", "mermaid or dot")
 	fs.StringVar(&c.kind, "kind", "", "locate, credit_back or order (default: all three)")

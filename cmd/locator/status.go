@@ -20,10 +20,6 @@ type statusCommand struct {
 	limit int
 }
 
-func (c *statusCommand) synopsis() string {
-	return "list recent workflows, or one workflow with its transitions (local, sends nothing)"
-}
-
 func (c *statusCommand) flags(fs *pflag.FlagSet) {
 	c.conn.registerLocal(fs)
 	fs.IntVar(&c.limit, "limit", 20, "how many recent workflows to list")

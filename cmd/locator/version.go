@@ -21,8 +21,6 @@ type versionCommand struct {
 	format console.Format
 }
 
-func (c *versionCommand) synopsis() string { return "print locator's version" }
-
 func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterJSON(fs, &c.format) }
 
 func (c *versionCommand) run(ctx context.Context, args []string) error {

@@ -24,10 +24,6 @@ type watchCommand struct {
 	wsURL string
 }
 
-func (c *watchCommand) synopsis() string {
-	return "follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams"
-}
-
 func (c *watchCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.StringVar(&c.wsURL, "ws-url", "", "stream address ws(s)://host[:port] (default: the REST address with ws or wss)")
