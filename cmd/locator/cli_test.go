@@ -73,7 +73,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 	t.Parallel()
 	m := NewMain(nil, nil, func(string) string { return "" })
 	for _, sp := range m.commands() {
-		synopsis := sp.new().synopsis()
+		synopsis := sp.short
 		for _, args := range [][]string{{"help", sp.name}, {sp.name, "--help"}, {sp.name, "-h"}} {
 			code, out, errOut := runBare(t, args...)
 			if code != account.ExitOK || errOut != "" {
