@@ -208,9 +208,11 @@ type CancelOrderRequest struct {
 type AnswerRequest struct {
 	ID     string `json:"id"`
 	Accept bool   `json:"accept"`
-	// Offer, when set, is the leg the person saw (its quoteReqID): the
-	// answer is refused when the offer waiting is another.
-	Offer string `json:"offer,omitempty"`
+	// Offer and Price, when set, are the offer the person saw (its leg's
+	// quoteReqID, its price per share): the answer is refused when the
+	// offer waiting is another, or at another price.
+	Offer string          `json:"offer,omitempty"`
+	Price decimal.Decimal `json:"price,omitzero"`
 	// Via says where the answer was given ("locator decline", "the
 	// dashboard"), for the words of the outcome.
 	Via string `json:"via,omitempty"`

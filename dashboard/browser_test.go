@@ -74,7 +74,7 @@ func TestBrowserApproveOffer(t *testing.T) {
 			}
 			<-ctx.Done() // answered on the page instead
 			return false
-		}})
+		}}, b.sim.Client(t, b.sim.Live), b.sim.URL)
 	t.Cleanup(remote.Close)
 	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 500}}, Ask: true})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/shopspring/decimal"
 	"golang.org/x/net/netutil"
 	"golang.org/x/time/rate"
 
@@ -334,6 +335,14 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := account.AnswerRequest{ID: id, Accept: answer == "approve", Offer: r.FormValue("offer"), Via: "the dashboard"}
+	if p := r.FormValue("price"); p != "" {
+		price, err := decimal.NewFromString(p)
+		if err != nil {
+			http.Error(w, "price: want a decimal", http.StatusBadRequest)
+			return
+		}
+		req.Price = price
+	}
 	if err := a.Answer(r.Context(), req); err != nil {
 		status := http.StatusInternalServerError
 		switch account.KindOf(err) {

@@ -82,7 +82,7 @@ func TestConformance(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
 			o := own(t)
 			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
-				cl := service.Dial(o.owner.Lease().Endpoint, c)
+				cl := service.Dial(o.owner.Lease().Endpoint, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
 				t.Cleanup(cl.Close)
 				return cl
 			}}

@@ -383,9 +383,11 @@ func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
 	if w.State != states.Offered {
 		return account.Errorf(account.KindNotOpen, fmt.Sprintf("%s is %s: no offer waits on it", w.ID, w.State))
 	}
-	if req.Offer != "" {
-		if o, _, _ := workflow.Choose(w); o == nil || o.QuoteReqID != req.Offer {
-			return account.Errorf(account.KindChanged, fmt.Sprintf("the offer waiting on %s is no longer %s; look again; nothing was sent", w.ID, req.Offer))
+	if req.Offer != "" || !req.Price.IsZero() {
+		o, _, _ := workflow.Choose(w)
+		if o == nil || (req.Offer != "" && o.QuoteReqID != req.Offer) || (!req.Price.IsZero() && !o.Price.Equal(req.Price)) {
+			return account.Errorf(account.KindChanged, fmt.Sprintf("the offer waiting on %s is not the one answered (%s at %s); look again; nothing was sent",
+				w.ID, req.Offer, req.Price.StringFixed(4)))
 		}
 	}
 	in := engine.Answer{Accept: req.Accept}

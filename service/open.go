@@ -158,7 +158,7 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		return nil, false, ownError(h.cfg.Engine.Account, err)
 	}
 	_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
-	c := Dial(sock, h.cfg.Caller)
+	c := Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
 	hello, err := c.Hello(ctx)
 	if err != nil {
 		c.Close()
@@ -167,6 +167,12 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	if err := h.followable(hello); err != nil {
 		c.Close()
 		return nil, false, err
+	}
+	// The owner serves only a process holding its credentials (issue 21):
+	// proven now, so a refusal ends the command before it does anything.
+	if _, err := c.authenticate(ctx); err != nil {
+		c.Close()
+		return nil, errors.Is(err, account.ErrOwnerGone), err
 	}
 	if h.cfg.Role == RoleDaemon {
 		c.Close()

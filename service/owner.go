@@ -126,10 +126,12 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}
 	// The machine lock is ours: a socket there was left by a dead owner.
 	os.Remove(sockPath)
-	if o.ln, err = net.Listen("unix", sockPath); err != nil {
+	ln, err := net.Listen("unix", sockPath)
+	if err != nil {
 		o.release()
 		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
 	}
+	o.ln = peerListener{ln}
 	if err := os.Chmod(sockPath, 0o600); err != nil {
 		o.ln.Close()
 		o.release()
@@ -152,7 +154,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		o.release()
 		return err
 	}
-	srv := newServer(o.local, o.hello)
+	srv := newServer(o.local, o.hello, ec.Client, o.clk)
 	o.srv = &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(2)
 	go func() {
@@ -178,7 +180,7 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 	if held.Holder.Host != want.Host {
 		return lease, false, err
 	}
-	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"})
+	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
 	hello, herr := c.Hello(ctx)
 	c.Close()
 	if herr == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,3 +91,39 @@ func tryLock(path string) (*machineLock, error) {
 
 // unlock releases the lock (closing the file releases the flock).
 func (l *machineLock) unlock() { l.f.Close() }
+
+// peerListener accepts only connections from processes of this user
+// (SO_PEERCRED): the socket's private folder already keeps others out;
+// this holds even if a folder's mode were changed.
+type peerListener struct{ net.Listener }
+
+func (l peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if uid, ok := peerUID(c); ok && uid == os.Getuid() {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+// peerUID is the user of the process at the other end of a unix socket.
+func peerUID(c net.Conn) (int, bool) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0, false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) { cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || credErr != nil {
+		return 0, false
+	}
+	return int(cred.Uid), true
+}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +13,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -45,6 +49,34 @@ import (
 // An error answer is an *account.Error as JSON, with its kind.
 const callerHeader = "Locator-Caller"
 
+// sessionHeader carries the session a follower earned by proving it holds
+// the owner's credentials (POST /v1/session); every call but hello and
+// session needs one.
+const sessionHeader = "Locator-Session"
+
+// Prover proves this process holds a broker client's credentials without
+// sending them: *brokerclient.Client is one.
+type Prover interface {
+	Prove(msg []byte) (identity string, mac []byte, err error)
+}
+
+// proof is what a follower sends to earn a session: the owner's challenge
+// answered with its own credentials, for its broker address.
+type proof struct {
+	Nonce    string `json:"nonce"`
+	Identity string `json:"identity"`
+	MAC      []byte `json:"mac"`
+	BaseURL  string `json:"baseURL"`
+}
+
+// challenge is the message a proof signs.
+func challenge(nonce, baseURL string) []byte {
+	return []byte("locator follower\n" + nonce + "\n" + strings.TrimRight(baseURL, "/"))
+}
+
+// challengeTTL is how long a challenge may be answered.
+const challengeTTL = 30 * time.Second
+
 // Hello says who owns the account and through which database: a process
 // that opened another database for the account is refused, not served.
 type Hello struct {
@@ -53,6 +85,9 @@ type Hello struct {
 	DB      string      `json:"db"`
 	Role    Role        `json:"role"`
 	Lease   store.Lease `json:"lease"`
+	// Nonce is a fresh challenge, answered once within challengeTTL to
+	// earn a session.
+	Nonce string `json:"nonce"`
 }
 
 // wireCaller is account.Caller on the wire: its Ask becomes CanAsk.
@@ -90,21 +125,89 @@ type jobCall struct {
 
 // server serves the account API of one owner on its socket.
 type server struct {
-	l     *Local
-	hello func() Hello
+	l      *Local
+	hello  func() Hello
+	prover Prover // the owner's credentials, which a follower must hold too
+	clk    clock.Clock
 
-	mu      sync.Mutex
-	replies map[string]chan bool          // questions waiting for their reply
-	jobs    map[string]context.CancelFunc // job runs, by ref
+	mu       sync.Mutex
+	replies  map[string]chan bool          // questions waiting for their reply
+	jobs     map[string]context.CancelFunc // job runs, by ref
+	nonces   map[string]time.Time          // challenges handed out, by expiry
+	sessions map[string]bool               // sessions earned
 }
 
-func newServer(l *Local, hello func() Hello) *server {
-	return &server{l: l, hello: hello, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{}}
+func newServer(l *Local, hello func() Hello, prover Prover, clk clock.Clock) *server {
+	return &server{l: l, hello: hello, prover: prover, clk: clk, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
+		nonces: map[string]time.Time{}, sessions: map[string]bool{}}
+}
+
+// greet is hello with a fresh challenge.
+func (s *server) greet(w http.ResponseWriter, _ *http.Request) {
+	h := s.hello()
+	h.Nonce = rand.Text()
+	now := s.clk.Now()
+	s.mu.Lock()
+	for n, exp := range s.nonces {
+		if now.After(exp) {
+			delete(s.nonces, n)
+		}
+	}
+	s.nonces[h.Nonce] = now.Add(challengeTTL)
+	s.mu.Unlock()
+	send(w, h)
+}
+
+// prove checks a follower's proof: the challenge is this owner's, fresh
+// and answered once, with the owner's credentials for its broker address.
+// Anything else is refused, and the follower can do nothing.
+func (s *server) prove(w http.ResponseWriter, r *http.Request) {
+	var p proof
+	if !decode(w, r, &p) {
+		return
+	}
+	s.mu.Lock()
+	exp, ok := s.nonces[p.Nonce]
+	delete(s.nonces, p.Nonce)
+	s.mu.Unlock()
+	refused := account.Errorf(account.KindRefused, "this process does not hold the owner's key pair for its broker address "+
+		"(another secret, key id or address than the account's owner); nothing was sent")
+	if !ok || s.clk.Now().After(exp) {
+		fail(w, account.Errorf(account.KindRefused, "the owner's challenge expired or was answered already; nothing was sent"))
+		return
+	}
+	id, mac, err := s.prover.Prove(challenge(p.Nonce, s.hello().BaseURL))
+	if err != nil || p.Identity != id || !hmac.Equal(p.MAC, mac) {
+		fail(w, refused)
+		return
+	}
+	token := rand.Text()
+	s.mu.Lock()
+	s.sessions[token] = true
+	s.mu.Unlock()
+	send(w, map[string]string{"session": token})
+}
+
+// earned wraps h: a request without a session earned is refused.
+func (s *server) earned(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		ok := s.sessions[r.Header.Get(sessionHeader)]
+		s.mu.Unlock()
+		if !ok {
+			fail(w, account.Errorf(account.KindRefused, "no session: prove the owner's credentials first; nothing was sent"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (s *server) routes() http.Handler {
+	open := http.NewServeMux()
+	open.HandleFunc("GET /v1/hello", s.greet)
+	open.HandleFunc("POST /v1/session", s.prove)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/hello", func(w http.ResponseWriter, r *http.Request) { send(w, s.hello()) })
+	open.Handle("/", s.earned(mux))
 	handle(mux, "/v1/locate", s, account.Account.Locate)
 	handle(mux, "/v1/credit-back", s, account.Account.CreditBack)
 	handle(mux, "/v1/short", s, account.Account.Short)
@@ -123,7 +226,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/subscribe", s.subscribe)
 	mux.HandleFunc("GET /v1/questions", s.questions)
 	mux.HandleFunc("POST /v1/reply", s.reply)
-	return mux
+	return open
 }
 
 // handle serves one call of the API: its request decoded, the caller's
@@ -357,6 +460,11 @@ type Client struct {
 	caller   account.Caller
 	header   string
 	http     *http.Client
+	prover   Prover
+	baseURL  string
+
+	mu      sync.Mutex
+	session string // earned by proving the owner's credentials
 
 	stop   context.CancelFunc
 	asking sync.WaitGroup
@@ -365,9 +473,11 @@ type Client struct {
 var _ account.Account = (*Client)(nil)
 
 // Dial returns the account API of the owner serving at endpoint (a unix
-// socket), for caller. Nothing is sent until a call, except that a caller
-// who answers questions opens its question stream at once.
-func Dial(endpoint string, caller account.Caller) *Client {
+// socket), for caller, who holds the credentials prover proves for the
+// broker address baseURL: the owner serves only a follower holding its
+// own. Nothing is sent until a call, except that a caller who answers
+// questions opens its question stream at once.
+func Dial(endpoint string, caller account.Caller, prover Prover, baseURL string) *Client {
 	if caller.ID == "" {
 		caller.ID = uuid.NewString()
 	}
@@ -376,7 +486,7 @@ func Dial(endpoint string, caller account.Caller) *Client {
 		return d.DialContext(ctx, "unix", endpoint)
 	}}
 	h, _ := json.Marshal(wireCaller{ID: caller.ID, Name: caller.Name, Env: string(caller.Env), CanAsk: caller.Ask != nil})
-	c := &Client{endpoint: endpoint, caller: caller, header: string(h), http: &http.Client{Transport: tr}}
+	c := &Client{endpoint: endpoint, caller: caller, header: string(h), http: &http.Client{Transport: tr}, prover: prover, baseURL: baseURL}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if caller.Ask != nil {
@@ -391,6 +501,40 @@ func (c *Client) Close() {
 	c.stop()
 	c.asking.Wait()
 	c.http.CloseIdleConnections()
+}
+
+// authenticate earns a session, once: the owner's challenge answered with
+// this process's credentials.
+func (c *Client) authenticate(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != "" {
+		return c.session, nil
+	}
+	hello, err := c.Hello(ctx)
+	if err != nil {
+		return "", err
+	}
+	if c.prover == nil {
+		return "", account.Errorf(account.KindRefused, "this process holds no credentials to prove to the owner; nothing was sent")
+	}
+	id, mac, err := c.prover.Prove(challenge(hello.Nonce, c.baseURL))
+	if err != nil {
+		return "", account.Errorf(account.KindRefused, "this process cannot prove the owner's credentials: "+err.Error()+"; nothing was sent")
+	}
+	b, _ := json.Marshal(proof{Nonce: hello.Nonce, Identity: id, MAC: mac, BaseURL: c.baseURL})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://owner/v1/session", bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		Session string `json:"session"`
+	}
+	if err := c.do(req, &out); err != nil {
+		return "", err
+	}
+	c.session = out.Session
+	return c.session, nil
 }
 
 // Hello asks who owns the account, through which database.
@@ -574,6 +718,9 @@ func (c *Client) lines(ctx context.Context, path string, opened func(), each fun
 		return err
 	}
 	req.Header.Set(callerHeader, c.header)
+	if err := c.authorize(ctx, req); err != nil {
+		return err
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return c.gone(ctx, err)
@@ -610,7 +757,20 @@ func (c *Client) post(ctx context.Context, path string, body, out any) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(callerHeader, c.header)
+	if err := c.authorize(ctx, req); err != nil {
+		return err
+	}
 	return c.do(req, out)
+}
+
+// authorize sets req's session, earning one first when there is none.
+func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+	session, err := c.authenticate(ctx)
+	if err != nil {
+		return err
+	}
+	req.Header.Set(sessionHeader, session)
+	return nil
 }
 
 func (c *Client) do(req *http.Request, out any) error {

@@ -363,10 +363,14 @@ func changedOffer(t *testing.T, e *Env) {
 	k := newAsker(nil)
 	a := e.Open(caller("test asker", k))
 	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
-	k.question(t)
-	err := a.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: true, Offer: "another-leg"})
-	if account.KindOf(err) != account.KindChanged || account.ExitOf(err) != account.ExitUsage {
-		t.Errorf("answer for another offer: %v, want kind changed (exit 2)", err)
+	q := k.question(t)
+	for name, req := range map[string]account.AnswerRequest{
+		"another leg":   {ID: id, Accept: true, Offer: "another-leg"},
+		"another price": {ID: id, Accept: true, Offer: q.Offer.QuoteReqID, Price: q.Offer.Price.Add(decimal.RequireFromString("0.0001"))},
+	} {
+		if err := a.Answer(ctx(t), req); account.KindOf(err) != account.KindChanged || account.ExitOf(err) != account.ExitUsage {
+			t.Errorf("answer for %s: %v, want kind changed (exit 2)", name, err)
+		}
 	}
 	if n := count(e, "POST", "/locates/accept"); n != 0 {
 		t.Errorf("%d accepts sent, want 0", n)

@@ -21,7 +21,7 @@ import (
 // "Partner OAuth 2.0 (direct program)"): the user signs in on the hosted
 // page in a browser, the page redirects to a loopback address this command
 // listens on, and the code is exchanged at once. The tokens are stored
-// encrypted (tokens.go); the client secret only ever comes from the
+// encrypted (package vault); the client secret only ever comes from the
 // environment.
 type loginCommand struct {
 	conn        connFlags
@@ -117,21 +117,14 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	}
 	out.Event(map[string]string{"event": "signed_in", "tokenFile": v.TokenFile, "identityFile": v.IdentityFile},
 		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", v.TokenFile, v.IdentityFile))
-	return c.listAccounts(ctx, l, v, login)
+	return c.listAccounts(ctx, l)
 }
 
 // listAccounts shows the accounts the token reaches, for the user to
 // choose one; an empty list is explained, since the spec says it is a
 // provisioning issue rather than an empty portfolio.
-func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, v vault.Vault, login vault.Login) error {
-	client, err := brokerclient.NewClient(
-		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
-		brokerclient.WithPartnerToken(login.Token, func(tok brokerclient.PartnerToken) error {
-			login.Token = tok
-			return v.Save(login)
-		}),
-		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(userAgent),
-	)
+func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings) error {
+	client, err := c.conn.client(l.Settings, clock.Real{}) // the tokens just stored, renewed into the vault
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,111 @@
+package service_test
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Issue 21 item 1: a follower proves it holds the owner's key pair for the
+// owner's broker address (an HMAC of the owner's one-use challenge keyed
+// by its own secret; the secret never travels). One that holds another
+// secret, or names another address, is refused before anything is sent.
+func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
+	t.Parallel()
+	o := own(t)
+	locate := account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}}
+	wrong, err := brokerclient.NewClient(brokerclient.WithBaseURL(o.sim.URL), brokerclient.WithCredentials(o.sim.Live.ID, "not-the-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		prover  service.Prover
+		baseURL string
+	}{
+		"wrong secret":  {wrong, o.sim.URL},
+		"other address": {o.sim.Client(t, o.sim.Live), "http://127.0.0.1:1"},
+		"no key pair":   {nil, o.sim.URL},
+	} {
+		cl := service.Dial(o.owner.Lease().Endpoint, account.Caller{Name: name}, c.prover, c.baseURL)
+		t.Cleanup(cl.Close)
+		before := writes(o)
+		_, err := cl.Locate(t.Context(), locate)
+		if account.KindOf(err) != account.KindRefused || account.ExitOf(err) != account.ExitUsage || !strings.Contains(err.Error(), "nothing was sent") {
+			t.Errorf("%s: %v, want refused (exit 2), nothing sent", name, err)
+		}
+		if n := writes(o) - before; n != 0 {
+			t.Errorf("%s: %d writes reached the broker", name, n)
+		}
+	}
+	// The same with the owner's key pair is served.
+	cl := service.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	t.Cleanup(cl.Close)
+	if _, err := cl.Locate(t.Context(), locate); err != nil {
+		t.Fatalf("the owner's key pair: %v", err)
+	}
+}
+
+// Issue 21 item 5: the owner's socket takes no connection from another
+// user (SO_PEERCRED), beside its folder being the user's only.
+func TestSocketRefusesAnotherUser(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a process as another user")
+	}
+	o := own(t)
+	sock := o.owner.Lease().Endpoint
+	// Another user cannot even reach the socket in its private folder.
+	cmd := exec.Command("/bin/cat", sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("another user reached the socket: %v %s", err, out)
+	}
+	// And with the folder opened to all, its connection is dropped at
+	// accept: a peer of another uid is never served.
+	dir := filepath.Dir(sock)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sock, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("no curl to connect as another user")
+	}
+	cmd = exec.Command(curl, "-sS", "--max-time", "5", "--unix-socket", sock, "http://owner/v1/hello")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "baseURL") {
+		t.Errorf("another user was served: %v %s", err, out)
+	}
+	// This user still is.
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}
+
+// writes counts the requests that changed something at the broker (the
+// owner's poller reads meanwhile).
+func writes(o *owned) int {
+	n := 0
+	for _, r := range o.sim.Sim.Requests() {
+		if r.Method != "GET" {
+			n++
+		}
+	}
+	return n
+}
