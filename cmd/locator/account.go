@@ -33,20 +33,41 @@ func (c *connFlags) open(ctx context.Context, command string, ask func(context.C
 	if err != nil {
 		return nil, err
 	}
-	return c.openAs(ctx, s, nil, command, ask, role)
+	st, err := openStore(ctx, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.serviceConfig(s, nil, st, command, ask, role)
+	if err == nil {
+		var h *service.Handle
+		if h, err = service.Open(ctx, cfg); err == nil {
+			return &session{Handle: h, settings: s, client: cfg.Engine.Client, store: st}, nil
+		}
+	}
+	st.Close()
+	return nil, err
 }
 
-// openAs is open with settings already resolved (serve's accounts);
-// clients, when given, holds one client per key pair at its address, made
-// on first use, so that accounts sharing a key pair share its pacer, as
-// the broker's buckets are per key pair.
-func (c *connFlags) openAs(ctx context.Context, s config.Settings, clients map[string]*brokerclient.Client, command string, ask func(context.Context, account.Question) bool, role service.Role) (*session, error) {
+// openStore opens the database at path, making its folder (private).
+func openStore(ctx context.Context, path string) (*store.Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("database directory: %w", err)
+	}
+	return store.Open(ctx, path, clock.Real{})
+}
+
+// serviceConfig is how this process opens account s on store st for
+// command; clients, when given, holds one client per key pair at its
+// address, made on first use, so that accounts sharing a key pair share
+// its pacer, as the broker's buckets are per key pair.
+func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerclient.Client, st *store.Store, command string,
+	ask func(context.Context, account.Question) bool, role service.Role) (service.Config, error) {
 	clk := clock.Real{}
 	client := clients[s.BaseURL+" "+s.KeyID]
 	if client == nil {
 		var err error
 		if client, err = c.client(s, clk); err != nil {
-			return nil, usagef("%v", err)
+			return service.Config{}, usagef("%v", err)
 		}
 		if clients != nil {
 			clients[s.BaseURL+" "+s.KeyID] = client
@@ -54,17 +75,10 @@ func (c *connFlags) openAs(ctx context.Context, s config.Settings, clients map[s
 	}
 	run, err := service.RuntimeDir(c.m.Getenv)
 	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(s.DB), 0o700); err != nil {
-		return nil, fmt.Errorf("database directory: %w", err)
-	}
-	st, err := store.Open(ctx, s.DB, clk)
-	if err != nil {
-		return nil, err
+		return service.Config{}, usagef("%v", err)
 	}
 	host, _ := os.Hostname()
-	h, err := service.Open(ctx, service.Config{
+	return service.Config{
 		OwnerConfig: service.OwnerConfig{
 			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(),
 				// `resume` is run after a crash: no run is still sending
@@ -73,12 +87,7 @@ func (c *connFlags) openAs(ctx context.Context, s config.Settings, clients map[s
 			DB: s.DB, BaseURL: s.BaseURL, RuntimeDir: run, Role: role,
 		},
 		Caller: account.Caller{Name: fmt.Sprintf("%d@%s %s", os.Getpid(), host, command), Env: s.Env, Ask: ask},
-	})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return &session{Handle: h, settings: s, client: client, store: st}, nil
+	}, nil
 }
 
 // close gives the account up (to the next owner, when this process owned

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
@@ -55,48 +54,40 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bound.Close()
+	st, err := openStore(ctx, base.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
-	var sessions []*session
-	defer func() {
-		for _, s := range sessions {
-			s.close()
-		}
-	}()
+	var cfgs []service.Config
 	for _, a := range accounts {
 		s, err := base.For(a, c.conn.m.secretEnv)
 		if err != nil {
 			return usagef("%v", err)
 		}
-		sess, err := c.conn.openAs(ctx, s, clients, "serve", nil, service.RoleDaemon)
+		cfg, err := c.conn.serviceConfig(s, clients, st, "serve", nil, service.RoleDaemon)
 		if err != nil {
 			return err
 		}
-		sessions = append(sessions, sess)
-		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.Account, os.Getpid(), sess.Owner().Lease().Endpoint)
+		cfgs = append(cfgs, cfg)
 	}
-	served := make([]account.Account, len(sessions))
-	fatal := make(chan error, len(sessions))
-	for i, s := range sessions {
-		served[i] = s
-		go func() {
-			if err, ok := <-s.Owner().Fatal(); ok {
-				fatal <- err
-			}
-		}()
+	fleet, err := service.OpenFleet(ctx, cfgs)
+	if err != nil {
+		return err
 	}
-	web, err := bound.Serve(dashboard.Config{Accounts: served, Store: sessions[0].store, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
+	defer fleet.Close()
+	for _, h := range fleet.Handles() {
+		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", h.Owner().Lease().Account, os.Getpid(), h.Owner().Lease().Endpoint)
+	}
+	web, err := bound.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
 	if err != nil {
 		return err
 	}
 	if web != nil {
 		defer web.Close()
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case err := <-fatal:
-		return err
-	}
+	return fleet.Wait(ctx)
 }
 
 // accounts reads --config, or serves the one account of the flags.
