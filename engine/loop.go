@@ -166,12 +166,14 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
+	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Since: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range recent {
-		l.noteQuote(w.Symbol, w.SentAt)
+		if states.Quotes(w.Kind) {
+			l.noteQuote(w.Symbol, w.SentAt)
+		}
 	}
 	for _, w := range open {
 		l.track(w)
@@ -668,14 +670,15 @@ func quoteIDs(w *Workflow) []string {
 	return []string{w.QuoteReqID, w.LostQuoteReqID}
 }
 
-// quoted says whether w is a locate whose quote has left: its symbol has
-// its one open quote (spec "Short locates" rule 4).
-func quoted(w *Workflow) bool { return w.Kind == states.Locate && !toQuote(w) }
+// quoted says whether w is a locate or price check whose quote has left:
+// its symbol has its one open quote (spec "Short locates" rule 4).
+func quoted(w *Workflow) bool { return states.Quotes(w.Kind) && !toQuote(w) }
 
-// toQuote says whether w is a locate waiting for its turn to quote (for
-// the first time, or again after its quote was lost on the way).
+// toQuote says whether w is a locate or price check waiting for its turn
+// to quote (for the first time, or again after its quote was lost on the
+// way).
 func toQuote(w *Workflow) bool {
-	return w.Kind == states.Locate && (w.State == states.Requested || w.State == states.Requoting)
+	return states.Quotes(w.Kind) && (w.State == states.Requested || w.State == states.Requoting)
 }
 
 // install takes a saved record as the truth, tells whoever listens, and
