@@ -34,6 +34,13 @@ type Account interface {
 	// only the shortfall, and returns the workflows it started without
 	// waiting for them (Follow waits).
 	Locate(ctx context.Context, req LocateRequest) (*LocateResult, error)
+	// Quote asks the broker's price for each item without taking it: a
+	// price check per item, quoted under the same queue and spacing as the
+	// locates, whose offer (both sides of a Reg SHO pair) is recorded and
+	// cancelled at once; nothing is ever accepted. It returns the price
+	// checks it started without waiting for them (Follow waits; the final
+	// record holds the prices seen, see workflow.Prices).
+	Quote(ctx context.Context, req QuoteRequest) (*LocateResult, error)
 	// CreditBack returns unused located shares to the broker.
 	CreditBack(ctx context.Context, req CreditBackRequest) (*Started, error)
 	// Short ensures the locate, checks the sizing, places one Sell/Open
@@ -123,7 +130,22 @@ type LocateItem struct {
 	Policy   workflow.Policy `json:"policy"`
 }
 
-// LocateResult names the workflow started for each item.
+// QuoteRequest asks the price of located shares, one item per symbol.
+type QuoteRequest struct {
+	Items []QuoteItem `json:"items"`
+}
+
+// QuoteItem is one symbol of a quote request: the price of Quantity
+// shares.
+type QuoteItem struct {
+	// ID, when set, is the price check's id (see LocateItem).
+	ID       string `json:"id,omitempty"`
+	Symbol   string `json:"symbol"`
+	Quantity int64  `json:"quantity"`
+}
+
+// LocateResult names the workflow started for each item of a locate or
+// quote request.
 type LocateResult struct {
 	// Started[i] is item i's workflow, or why it was refused.
 	Started []Started `json:"started"`

@@ -286,6 +286,28 @@ func (s *session) Locate(ctx context.Context, req account.LocateRequest) (*accou
 		}
 	}
 	hs, err := s.l.eng.LocateAll(ctx, reqs)
+	return started(reqs, hs, err)
+}
+
+func (s *session) Quote(ctx context.Context, req account.QuoteRequest) (*account.LocateResult, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	if len(req.Items) == 0 {
+		return nil, account.Errorf(account.KindInput, "nothing to price")
+	}
+	reqs := make([]engine.Request, len(req.Items))
+	for i, it := range req.Items {
+		reqs[i] = engine.Request{ID: it.ID, Symbol: it.Symbol, Quantity: it.Quantity, Asker: s.c.Name}
+	}
+	hs, err := s.l.eng.PriceCheckAll(ctx, reqs)
+	return started(reqs, hs, err)
+}
+
+// started is a batch's result: each request's workflow, or why it was not
+// started (err a *engine.BatchError); any other error refuses the whole
+// batch.
+func started(reqs []engine.Request, hs []*engine.Handle, err error) (*account.LocateResult, error) {
 	var batch *engine.BatchError
 	if err != nil && !errors.As(err, &batch) {
 		return nil, kinded(err)
