@@ -311,7 +311,12 @@ func (f *JobFailure) Exit() int {
 }
 
 // StatusRequest asks for the account's state.
-type StatusRequest struct{}
+type StatusRequest struct {
+	// Symbols, when set, are symbols to tell about too (Status.Shortable):
+	// whether each is easy to borrow, its located inventory and the last
+	// offers seen.
+	Symbols []string `json:"symbols,omitempty"`
+}
 
 // Status is the account as its owner sees it.
 type Status struct {
@@ -331,6 +336,25 @@ type Status struct {
 	// inventory read.
 	Open      []workflow.Workflow         `json:"open"`
 	Inventory []brokerclient.InventoryRow `json:"inventory"`
+	// Shortable tells about each symbol of the request, in its order.
+	Shortable []Shortable `json:"shortable,omitempty"`
+}
+
+// Shortable is what the owner knows of shorting one symbol: the broker's
+// easy-to-borrow answer now, the symbol's rows of the latest located
+// inventory read, and the offers of its latest quote that was priced (a
+// locate's or a price check's), from the database.
+type Shortable struct {
+	Symbol       string                      `json:"symbol"`
+	EasyToBorrow bool                        `json:"easyToBorrow"`
+	Located      []brokerclient.InventoryRow `json:"located"`
+	// Offers are the priced legs of that quote (both sides of a Reg SHO
+	// pair), none when no quote of the symbol was priced; OfferedAt is
+	// when the broker offered them, and OfferState how their workflow
+	// stands (filled, priced, declined, ...).
+	Offers     []workflow.Offer `json:"offers"`
+	OfferedAt  time.Time        `json:"offeredAt,omitzero"`
+	OfferState states.State     `json:"offerState,omitempty"`
 }
 
 // Update is one change of a workflow or an order, as every caller sees it.

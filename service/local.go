@@ -518,10 +518,54 @@ func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.
 	return res, nil
 }
 
-func (s *session) Status(ctx context.Context, _ account.StatusRequest) (*account.Status, error) {
+func (s *session) Status(ctx context.Context, req account.StatusRequest) (*account.Status, error) {
+	for _, sym := range req.Symbols {
+		if err := workflow.ValidateSymbol(sym); err != nil {
+			return nil, kinded(err)
+		}
+	}
 	st := &account.Status{Account: s.l.account, Env: s.l.env, Owner: s.l.lease(), Held: s.l.held(), Running: s.l.eng.Running(),
 		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory()}
+	for _, sym := range req.Symbols {
+		sh, err := s.l.shortable(ctx, sym, st.Inventory)
+		if err != nil {
+			return nil, kinded(err)
+		}
+		st.Shortable = append(st.Shortable, sh)
+	}
 	return st, nil
+}
+
+// offersLookBack is how many of a symbol's latest workflows are searched
+// for the last offers seen.
+const offersLookBack = 100
+
+// shortable is what is known of shorting symbol: the broker's
+// easy-to-borrow answer, its rows of inventory, and the offers of its
+// latest priced quote in the store.
+func (l *Local) shortable(ctx context.Context, symbol string, inventory []brokerclient.InventoryRow) (account.Shortable, error) {
+	sh := account.Shortable{Symbol: symbol, Located: []brokerclient.InventoryRow{}, Offers: []workflow.Offer{}}
+	etb, _, err := l.client.Orders.EasyToBorrow(ctx, l.account, symbol)
+	if err != nil {
+		return sh, fmt.Errorf("easy-to-borrow check of %s: %w", symbol, err)
+	}
+	sh.EasyToBorrow = etb
+	for _, r := range inventory {
+		if r.Symbol == symbol {
+			sh.Located = append(sh.Located, r)
+		}
+	}
+	ws, err := l.st.List(ctx, store.Filter{Account: l.account, Symbol: symbol, Limit: offersLookBack})
+	if err != nil {
+		return sh, err
+	}
+	for _, w := range ws { // newest first
+		if offers := workflow.Prices(w); states.Quotes(w.Kind) && len(offers) > 0 {
+			sh.Offers, sh.OfferedAt, sh.OfferState = offers, w.OfferedAt, w.State
+			break
+		}
+	}
+	return sh, nil
 }
 
 // Runner runs jobs on this owner's engine through the account API, as a

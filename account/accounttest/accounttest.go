@@ -76,6 +76,7 @@ var cases = []struct {
 	{"FollowByPrefix", followByPrefix},
 	{"QuotePricesAndCancels", quotePrices},
 	{"QuoteRefusedSendsNothing", quoteRefused},
+	{"StatusShortable", statusShortable},
 }
 
 func capped(price string) workflow.Policy {
@@ -664,5 +665,35 @@ func quoteRefused(t *testing.T, e *Env) {
 	}
 	if n := writes(e); n != 0 {
 		t.Errorf("%d writes reached the broker, want 0", n)
+	}
+}
+
+// Status tells about the symbols asked for: easy to borrow, the located
+// inventory, and the offers of the latest priced quote (a locate's or a
+// price check's) with how it ended.
+func statusShortable(t *testing.T, e *Env) {
+	a := e.Open(caller("test shortable", nil))
+	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
+	res, err := a.Quote(ctx(t), account.QuoteRequest{Items: []account.QuoteItem{{Symbol: "RSHO", Quantity: 200}}})
+	ok(t, err)
+	follow(t, a, res.Started[0].ID)
+	st, err := a.Status(ctx(t), account.StatusRequest{Symbols: []string{"HTBX", "RSHO", "AAPL"}})
+	ok(t, err)
+	if len(st.Shortable) != 3 {
+		t.Fatalf("shortable %+v, want three symbols", st.Shortable)
+	}
+	htbx, rsho, aapl := st.Shortable[0], st.Shortable[1], st.Shortable[2]
+	if htbx.EasyToBorrow || len(htbx.Located) != 1 || htbx.Located[0].Available != 300 || len(htbx.Offers) != 1 ||
+		!htbx.Offers[0].Price.Equal(decimal.RequireFromString("0.015")) || htbx.OfferState != states.Filled {
+		t.Errorf("HTBX %+v, want 300 located and its filled offer at 0.015", htbx)
+	}
+	if rsho.EasyToBorrow || len(rsho.Located) != 0 || len(rsho.Offers) != 2 || rsho.OfferState != states.Priced || rsho.OfferedAt.IsZero() {
+		t.Errorf("RSHO %+v, want nothing located and both sides of its price check", rsho)
+	}
+	if !aapl.EasyToBorrow || len(aapl.Offers) != 0 {
+		t.Errorf("AAPL %+v, want easy to borrow, no offers", aapl)
+	}
+	if _, err := a.Status(ctx(t), account.StatusRequest{Symbols: []string{"no symbol"}}); account.KindOf(err) != account.KindInput {
+		t.Errorf("status of a bad symbol: %v, want an input error", err)
 	}
 }
