@@ -103,6 +103,14 @@ func (m *Main) commands() []spec {
 			"locator locate HTBX 300 RSHO 200 --max-cost 20 --allow-single-use --json",
 			"locator locate --watchlist watchlist.csv --max-price 0.05",
 		}, func() command { return &locateCommand{conn: conn} }},
+		{"quote", "SYMBOL [SYMBOL ...]", groupLocate, []string{
+			"locator quote HTBX RSHO",
+			"locator quote HTBX HTBY RSHO RSSU NOINV --quantity 500 -o json",
+		}, func() command { return &quoteCommand{conn: conn} }},
+		{"shortable", "SYMBOL [SYMBOL ...]", groupRead, []string{
+			"locator shortable HTBX RSHO AAPL",
+			"locator shortable --watchlist watchlist.csv -o csv",
+		}, func() command { return &shortableCommand{conn: conn} }},
 		{"short", "SYMBOL QTY", groupLocate, []string{
 			"locator short HTBX 100 --limit-price 12.00 --max-price 0.02",
 			"locator short HTBX 100 --limit-price 12.00 --max-price 0.02 --route SMART --yes -o json",
