@@ -135,10 +135,10 @@ type subscriber struct {
 type loop struct {
 	e         *Engine
 	open      map[string]*Workflow // unfinished workflows, by id
-	busy      map[string]int       // symbol → open locates past Requested (its one open quote)
+	busy      map[string]int       // symbol → open locates and price checks past Requested (its one open quote)
 	byQuote   map[string]string    // quoteReqID → workflow id
 	loaded    map[string]int64     // versions found at Start, to resume what reconciling did not move
-	queue     []string             // locate workflows waiting to quote, FIFO
+	queue     []string             // locates and price checks waiting to quote, FIFO
 	books     map[string][]workflow.BookOrder
 	lastQuote map[string]time.Time // symbol → when its last quote left
 	lastAny   time.Time

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
@@ -83,5 +84,42 @@ func TestPriceCheckRefusesAPolicy(t *testing.T) {
 	}
 	if n := len(b.requests("locates/quote")) + len(b.requests("is-easy-to-borrow")); n != 0 {
 		t.Errorf("%d quotes or easy-to-borrow checks sent, want 0", n)
+	}
+}
+
+// Recovery (docs/design.md rules 1 and 8): an engine stopped after a price
+// check's quote left is replaced by one that reconciles from history, finds
+// the offer (both sides of the Reg SHO pair) that appeared while no engine
+// ran, and cancels it: priced, one quote, no accept, both rows 52.
+func TestPriceCheckRecoveredAfterStop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{noStart: true})
+	first := b.start(t, nil)
+	hs, err := first.PriceCheckAll(t.Context(), []engine.Request{{Symbol: "RSHO", Quantity: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(b.requests("locates/quote")) == 0 {
+		time.Sleep(time.Millisecond) // wait for the dispatcher to send (wall clock, not a window)
+	}
+	first.Close()
+	b.sim.Advance(5 * time.Second) // the offer appears while no engine runs
+	b.engine = b.start(t, nil)
+	w := b.wait(t, hs[0].ID)
+	expect(t, w, states.Priced)
+	if p := workflow.Prices(w); len(p) != 2 {
+		t.Errorf("prices %+v, want both sides", p)
+	}
+	if q, a := len(b.requests("locates/quote")), len(b.requests("locates/accept")); q != 1 || a != 0 {
+		t.Errorf("%d quotes and %d accepts across the restart, want 1 and 0", q, a)
+	}
+	rows, _, err := b.sim.Client(t, b.sim.Live).Locates.History(t.Context(), "LV100001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.LocateStatus != 52 {
+			t.Errorf("%s: status %d, want 52", r.QuoteReqID, r.LocateStatus)
+		}
 	}
 }

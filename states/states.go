@@ -1,5 +1,5 @@
 // Package states defines locator's workflows as data: the states a locate
-// request, a credit-back and an order pass through, the events that move
+// request, a price check, a credit-back and an order pass through, the events that move
 // them, and the transition tables that looplab/fsm checks. It does no I/O and imports
 // nothing of locator's, so the engine, the store and the CLI share one truth.
 package states

@@ -299,6 +299,10 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 			return move(w, states.Cancel, reason+"; cancelled before sending", caused, cancelLost(w)...)
 		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
 			return move(w, states.Cancel, reason, caused, append([]Effect{SendCancel{}}, cancelLost(w)...)...)
+		case states.Releasing:
+			// A price check's cancel is on its way already: the asker may
+			// wait for its end as for any cancel.
+			return Step{}
 		}
 		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
 	case Written:

@@ -1550,9 +1550,10 @@ func TestPriceCheckRegSHOPair(t *testing.T) {
 	if w.ExpiresAt.IsZero() || steps[0].Offer == nil {
 		t.Errorf("offer window %v, offer %+v: want both set for displays", w.ExpiresAt, steps[0].Offer)
 	}
-	// Answers and decisions change nothing: no offer waits on anyone.
-	for _, in := range []workflow.Input{workflow.Decide{}, workflow.Answer{Accept: true}} {
-		if s := workflow.StepWorkflow(w, in, envAt(t0, true)); s.Next != nil || len(s.Effects) != 0 {
+	// Answers and decisions change nothing: no offer waits on anyone; a
+	// cancel asked (an interrupt) is not refused: its cancel is on its way.
+	for _, in := range []workflow.Input{workflow.Decide{}, workflow.Answer{Accept: true}, workflow.CancelAsked{By: workflow.CauseInterrupt}} {
+		if s := workflow.StepWorkflow(w, in, envAt(t0, true)); s.Next != nil || len(s.Effects) != 0 || s.Err != nil {
 			t.Errorf("%T on a price check: %#v, want nothing", in, summary(s))
 		}
 	}
