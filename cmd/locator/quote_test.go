@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
 )
 
 // Issue 19 ("Price checks"): `locator quote` on five symbols, one a Reg
@@ -110,5 +115,64 @@ func TestQuoteFiveSymbolsWithAndWithoutServe(t *testing.T) {
 				t.Errorf("shortable AAPL %+v, want easy to borrow, no offers", aapl)
 			}
 		})
+	}
+}
+
+// docs/design.md rule 8: Ctrl-C while a price check's quote is open at the
+// broker (RSDRY: a Reg SHO pair with no inventory, both rows Pending)
+// cancels it on a context that outlives the interrupt and waits for the
+// broker to show it: exit 130, both rows 52, nothing accepted.
+func TestQuoteInterruptedLeavesNothingOpen(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	var stdout, stderr syncBuffer
+	m := NewMain(&stdout, &stderr, func(k string) string { return b.env[k] })
+	ctx, interrupt := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() { done <- m.Run(ctx, []string{"quote", "RSDRY"}) }()
+	history := func() []brokerclient.HistoryRow {
+		rows, _, err := b.brokerClient(t).Locates.History(t.Context(), "LV100001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	// The price check's record says when the broker holds the quote
+	// Pending (the broker's own history is not read here: it shares the
+	// command's key pair and its pace).
+	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ws, err := st.List(t.Context(), store.Filter{Symbol: "RSDRY"})
+		if err == nil && len(ws) == 1 && ws[0].State == states.Pending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quote never reached Pending (%v)\n%s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond) // watching the command's record, not waiting out a window
+	}
+	interrupt()
+	select {
+	case code := <-done:
+		if code != 130 {
+			t.Errorf("exit %d, want 130\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the command did not end after the interrupt:\n%s", stderr.String())
+	}
+	for _, r := range history() {
+		if r.LocateStatus != brokerclient.LocateStatusCanceled {
+			t.Errorf("%s: status %d, want 52 Canceled", r.QuoteReqID, r.LocateStatus)
+		}
+	}
+	for _, r := range b.sim.Requests() {
+		if strings.HasSuffix(r.Path, "/locates/accept") {
+			t.Errorf("an accept was sent: %+v", r)
+		}
 	}
 }
