@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -173,10 +174,10 @@ type Started struct {
 // CreditBackRequest returns Quantity unused shares of one inventory row.
 type CreditBackRequest struct {
 	// ID, when set, is the workflow's id (see LocateItem).
-	ID       string                  `json:"id,omitempty"`
-	Symbol   string                  `json:"symbol"`
-	Quantity int64                   `json:"quantity"`
-	Type     brokerclient.LocateType `json:"type"`
+	ID       string                `json:"id,omitempty"`
+	Symbol   string                `json:"symbol"`
+	Quantity int64                 `json:"quantity"`
+	Type     brokercode.LocateType `json:"type"`
 }
 
 // ShortRequest is a locate-then-short: make sure Quantity shares of Symbol
@@ -297,11 +298,14 @@ func (f *JobFailure) Error() string { return f.Detail }
 
 // Exit is the exit code of a command whose run failed so: 4 when the
 // worst end was a policy decline, 3 when the broker rejected, expired or
-// cancelled, 130 when interrupted, 1 otherwise.
+// cancelled, and for a reconciliation with fee problems (as `locator
+// fees` exits on the same check), 130 when interrupted, 1 otherwise.
 func (f *JobFailure) Exit() int {
 	switch {
 	case f.Interrupted:
 		return ExitInterrupted
+	case len(f.FeeProblems) > 0:
+		return ExitBroker
 	case f.Worst == states.Declined:
 		return ExitDeclined
 	case f.Worst == states.Rejected, f.Worst == states.Expired, f.Worst == states.Canceled:

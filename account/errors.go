@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -43,11 +44,11 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 // Is matches the domain's sentinels, so callers of the engine and of the
-// account API test errors alike: KindInput is workflow.ErrInput and
+// account API test errors alike: KindInput is brokercode.ErrInput and
 // KindNotOpen is workflow.ErrNotOpen.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case workflow.ErrInput:
+	case brokercode.ErrInput:
 		return e.Kind == KindInput
 	case workflow.ErrNotOpen:
 		return e.Kind == KindNotOpen

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -62,7 +63,7 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 func prices(w *workflow.Workflow) string {
 	var seen []string
 	for _, o := range workflow.Prices(w) {
-		seen = append(seen, fmt.Sprintf("%s %s (%s)", workflow.TypeName(o.LocateType), o.Price.StringFixed(4), o.Total.StringFixed(2)))
+		seen = append(seen, fmt.Sprintf("%s %s (%s)", string(brokercode.LocateTypeForCode(o.LocateType)), o.Price.StringFixed(4), o.Total.StringFixed(2)))
 	}
 	return fmt.Sprintf("%d shares: %s", w.Quantity, strings.Join(seen, ", "))
 }
@@ -132,4 +133,42 @@ func ExitOf(err error) int {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// ShortOutcome is how a short ended: the locate's outcome when it did not
+// locate, the order's otherwise; a person's no at the order's
+// confirmation is done (exit 0), nothing sent.
+func ShortOutcome(res *ShortResult) Outcome {
+	if res.Order == nil {
+		switch {
+		case res.Locate != nil && !res.Locate.Located():
+			return OutcomeOf(res.Locate)
+		case res.Declined:
+			return Outcome{Words: "declined at the confirmation: no order was sent", Exit: ExitOK}
+		}
+		return Outcome{Words: "declined: no order was sent (" + res.Reason + ")", Exit: ExitDeclined}
+	}
+	o := res.Order
+	switch o.State {
+	case states.Filled, states.OrderWorking:
+		return Outcome{Words: fmt.Sprintf("order %s %s", o.LookupID(), o.State), Exit: ExitOK}
+	case states.Rejected, states.Canceled, states.Expired, states.Failed:
+		words := fmt.Sprintf("order %s %s", o.LookupID(), o.State)
+		if o.Code != "" {
+			words += " " + o.Code
+		}
+		if o.Text != "" {
+			words += ": " + o.Text
+		} else if o.Reason != "" {
+			words += ": " + o.Reason
+		}
+		return Outcome{Words: words, Exit: ExitBroker}
+	case states.OrderUnregistered:
+		return Outcome{Words: fmt.Sprintf("order %s never reached the broker; nothing is working under it. Run the command again to place a new one", o.ClientOrderID), Exit: ExitFailure}
+	}
+	status := o.OrderStatus
+	if status == "" {
+		status = string(o.State)
+	}
+	return Outcome{Words: fmt.Sprintf("order %s is still %s: see 'locator orders'", o.LookupID(), status), Exit: ExitFailure}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
@@ -145,8 +146,8 @@ func naiveOne(ctx context.Context, t *Target, c *brokerclient.Client, symbol str
 			continue
 		}
 		row := rows[i]
-		switch workflow.Status(row.LocateStatus) {
-		case workflow.StatusOffered:
+		switch row.LocateStatus {
+		case brokercode.LocateStatusOffered:
 			if !accepted {
 				r.offeredAt = row.UpdatedDate.Time
 				if _, _, err := c.Locates.Accept(ctx, Account, r.quoteReqID); err != nil {
@@ -154,13 +155,13 @@ func naiveOne(ctx context.Context, t *Target, c *brokerclient.Client, symbol str
 				}
 				accepted = true
 			}
-		case workflow.StatusFilled:
+		case brokercode.LocateStatusFilled:
 			r.filledAt, r.state = t.Clock.Now(), states.Filled
 			return r, nil
-		case workflow.StatusExpired:
+		case brokercode.LocateStatusExpired:
 			r.state = states.Expired
 			return r, nil
-		case workflow.StatusRejected, workflow.StatusCanceled:
+		case brokercode.LocateStatusRejected, brokercode.LocateStatusCanceled:
 			r.state = states.Rejected
 			return r, nil
 		}

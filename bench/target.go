@@ -83,9 +83,10 @@ func Scenario(symbols []string) brokersim.Scenario {
 }
 
 // InProcess serves the simulator in this process on clk (a sped-up
-// clock.Scaled for quick runs).
+// clock.Scaled for quick runs), on a private loopback port, with the admin
+// routes Requests reads.
 func InProcess(sc brokersim.Scenario, clk clock.Clock) (*Target, error) {
-	sim, err := brokersim.New(sc, brokersim.WithClock(clk))
+	sim, err := brokersim.New(sc, brokersim.WithClock(clk), brokersim.WithAdmin())
 	if err != nil {
 		return nil, err
 	}

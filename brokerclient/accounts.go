@@ -203,6 +203,33 @@ type PnLCalc struct {
 // Closed reports whether the lot is closed: exposure 0 (spec: P&L rule 3).
 func (r PnLRow) Closed() bool { return r.Exposure.IsZero() }
 
+// OpenPosition finds the open position behind the lot, which carries no
+// side or shares: by positionId, then tradedSymbol, then symbol (spec
+// "Profit and loss response" rule 5). A symbol match is used only when it
+// is unambiguous.
+func (r PnLRow) OpenPosition(open []Position) (Position, bool) {
+	for _, p := range open {
+		if r.PositionID != "" && p.PositionID == r.PositionID {
+			return p, true
+		}
+	}
+	for _, key := range []func(Position) string{
+		func(p Position) string { return p.TradedSymbol },
+		func(p Position) string { return p.Symbol },
+	} {
+		var found []Position
+		for _, p := range open {
+			if key(p) == r.Symbol {
+				found = append(found, p)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], true
+		}
+	}
+	return Position{}, false
+}
+
 // List returns the accounts the credentials own. It doubles as a
 // credential check: invalid keys answer 404 (ErrNotFound).
 //
@@ -362,7 +389,7 @@ func marshalWithExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {
 // decodeArrayOrEnvelope decodes a list the service may send bare ([...])
 // or wrapped in an object. In an object the first of keys holding an array
 // is used, then any member that holds an array; an object with no array
-// member (for example {}) is an empty list.
+// member (for example {}) is an empty list. Its strings are CleanText.
 func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string) ([]T, error) {
 	body := bytes.TrimSpace(raw)
 	fail := func(err error) error { return &DecodeError{Op: op, Err: err, Body: truncate(body)} }
@@ -375,6 +402,7 @@ func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string
 		if err := json.Unmarshal(body, &out); err != nil {
 			return nil, fail(err)
 		}
+		cleanDecoded(&out)
 		return out, nil
 	case '{':
 		var m map[string]json.RawMessage
@@ -411,6 +439,7 @@ func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string
 		if err := json.Unmarshal(v, &out); err != nil {
 			return nil, fail(err)
 		}
+		cleanDecoded(&out)
 		return out, nil
 	}
 	return nil, fail(fmt.Errorf("want a JSON array or object, got %q", body[:1]))

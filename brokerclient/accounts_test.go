@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -201,11 +202,11 @@ func TestAccountsGet(t *testing.T) {
 		cl := c.Client(t, c.Live)
 		for _, id := range []string{"", ".", "..", "LV1/0001", "LV 100001", "LV100001\n"} {
 			_, _, err := cl.Accounts.Get(t.Context(), id)
-			var ie *brokerclient.InputError
-			if !errors.Is(err, brokerclient.ErrInvalidInput) || !errors.As(err, &ie) || ie.Field != "accountId" {
+			var ie *brokercode.InputError
+			if !errors.Is(err, brokercode.ErrInput) || !errors.As(err, &ie) || ie.Field != "accountId" {
 				t.Errorf("id %q: err %v, want an accountId InputError", id, err)
 			}
-			if _, _, err := cl.Accounts.PnL(t.Context(), id); !errors.Is(err, brokerclient.ErrInvalidInput) {
+			if _, _, err := cl.Accounts.PnL(t.Context(), id); !errors.Is(err, brokercode.ErrInput) {
 				t.Errorf("pnl id %q: err %v", id, err)
 			}
 		}
@@ -263,7 +264,7 @@ func TestAccountsPnL(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Advance(50 * time.Millisecond)
-		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokerclient.OrderStatusFilled {
+		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokercode.OrderStatusFilled {
 			t.Fatalf("%s: status %s text %v", side, got.OrderStatus, got.Text)
 		}
 	}
@@ -290,5 +291,44 @@ func TestAccountsPnL(t *testing.T) {
 	}
 	if p.SharesTraded != 20 {
 		t.Errorf("sharesTraded %d, want 20", p.SharesTraded)
+	}
+}
+
+// Spec "Profit and loss response" rule 5: a lot carries no side or shares;
+// its open position is found by positionId, then tradedSymbol, then symbol,
+// a symbol standing only when one position has it.
+func TestPnLRowOpenPosition(t *testing.T) {
+	const option = "AAPL  261218C00200000"
+	msft1 := brokerclient.Position{PositionID: "1", Symbol: "MSFT", Side: brokerclient.PositionLong, Shares: 100}
+	msft2 := brokerclient.Position{PositionID: "2", Symbol: "MSFT", Side: brokerclient.PositionShort, Shares: -50}
+	call := brokerclient.Position{PositionID: "3", Symbol: "AAPL", TradedSymbol: option, Shares: 2}
+	aapl := brokerclient.Position{PositionID: "4", Symbol: "AAPL", Shares: 10}
+	noID := brokerclient.Position{Symbol: "QQQ", Shares: 5}
+	for _, tc := range []struct {
+		name   string
+		lot    brokerclient.PnLRow
+		open   []brokerclient.Position
+		want   brokerclient.ID
+		wantOK bool
+	}{
+		{"positionId, though the symbol is shared", brokerclient.PnLRow{PositionID: "2", Symbol: "MSFT"}, []brokerclient.Position{msft1, msft2}, "2", true},
+		{"positionId before the symbol", brokerclient.PnLRow{PositionID: "4", Symbol: "MSFT"}, []brokerclient.Position{msft1, aapl}, "4", true},
+		{"tradedSymbol", brokerclient.PnLRow{PositionID: "9", Symbol: option}, []brokerclient.Position{aapl, call}, "3", true},
+		{"tradedSymbol before a shared symbol", brokerclient.PnLRow{Symbol: "AAPL"}, []brokerclient.Position{aapl, {PositionID: "5", Symbol: "AAPL", TradedSymbol: "AAPL"}}, "5", true},
+		{"one position with the symbol", brokerclient.PnLRow{PositionID: "9", Symbol: "MSFT"}, []brokerclient.Position{msft1, aapl}, "1", true},
+		{"two positions with the symbol", brokerclient.PnLRow{PositionID: "9", Symbol: "MSFT"}, []brokerclient.Position{msft1, msft2}, "", false},
+		{"no positionId matches no positionId", brokerclient.PnLRow{Symbol: "SPY"}, []brokerclient.Position{noID}, "", false},
+		{"closed: no open position", brokerclient.PnLRow{PositionID: "7", Symbol: "SPY"}, []brokerclient.Position{msft1, call}, "", false},
+		{"no open positions", brokerclient.PnLRow{PositionID: "1", Symbol: "MSFT"}, nil, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tc.lot.OpenPosition(tc.open)
+			if ok != tc.wantOK || got.PositionID != tc.want {
+				t.Errorf("OpenPosition = %q, %v; want %q, %v", got.PositionID, ok, tc.want, tc.wantOK)
+			}
+			if !ok && !cmp.Equal(got, brokerclient.Position{}) {
+				t.Errorf("no match returned %+v", got)
+			}
+		})
 	}
 }

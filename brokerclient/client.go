@@ -79,12 +79,13 @@ type TokenSource interface {
 // Option configures a Client.
 type Option func(*Client) error
 
-// WithBaseURL sets the REST base address, for example the simulator's.
+// WithBaseURL sets the REST base address, for example the simulator's; it
+// must pass CheckAddress as a BrokerAddress (https beyond loopback).
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
-		u, err := url.Parse(strings.TrimSuffix(raw, "/"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("base URL %q: want http(s)://host[:port]", raw)
+		u, err := CheckAddress(strings.TrimSuffix(raw, "/"), BrokerAddress)
+		if err != nil {
+			return err
 		}
 		c.baseURL = u
 		return nil
@@ -119,7 +120,8 @@ func WithHeaderPrefix(p string) Option {
 	}
 }
 
-// WithHTTPClient sets the *http.Client used for every call.
+// WithHTTPClient sets the *http.Client used for every call. The client
+// uses a copy of it that follows no redirect (see RedirectError).
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error { c.http = h; return nil }
 }
@@ -180,6 +182,11 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.partnerTok != nil && c.partner == nil {
 		return nil, errors.New("brokerclient: WithPartnerToken needs the program it was issued by (WithPartner)")
 	}
+	// Go drops only Authorization and Cookie when a redirect leaves the
+	// host, not the key headers: no redirect is followed (RedirectError).
+	hc := *c.http
+	hc.CheckRedirect = noRedirect
+	c.http = &hc
 	c.common.client = c
 	c.Accounts = (*AccountsService)(&c.common)
 	c.Orders = (*OrdersService)(&c.common)
@@ -246,7 +253,8 @@ const maxRateLimitRetries = 7
 const maxForbiddenRetries = 3
 
 // do runs a call: pacing, sending, the spec's 429 recovery, narrow retries,
-// the error taxonomy and decoding of a JSON success body into v.
+// the error taxonomy and decoding of a JSON success body into v, whose
+// strings are then CleanText.
 func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 	var payload []byte
 	ctype := ""
@@ -357,7 +365,15 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			}
 			continue
 		}
-		if resp.StatusCode >= 300 {
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			drain(resp)
+			err := &RedirectError{Op: cl.op, StatusCode: resp.StatusCode, Host: locationHost(resp)}
+			if cl.retry == retryNever {
+				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: err}
+			}
+			return r, err
+		}
+		if resp.StatusCode >= 400 {
 			return r, checkResponse(cl, resp)
 		}
 		defer resp.Body.Close()
@@ -375,6 +391,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := json.Unmarshal(body, v); err != nil {
 			return r, &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
 		}
+		cleanDecoded(v)
 		return r, nil
 	}
 }
@@ -477,6 +494,10 @@ func (c *Client) ClockSkew() time.Duration {
 	return 0
 }
 
+// noRedirect is the CheckRedirect of every HTTP client of ours: the
+// redirect comes back as the answer.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 // noReplay is an empty request body that net/http cannot rewind, so it
 // never silently sends the request again.
 type noReplay struct{}
@@ -502,12 +523,14 @@ func redact(err error) error {
 	return err
 }
 
+// truncate is what an error keeps of a body: at most 512 bytes of it, as
+// CleanText (a body that did not decode is broker text too).
 func truncate(b []byte) string {
 	const n = 512
 	if len(b) > n {
-		return string(b[:n]) + "…"
+		return CleanText(string(b[:n])) + "…"
 	}
-	return string(b)
+	return CleanText(string(b))
 }
 
 // pathEscape escapes one path segment.

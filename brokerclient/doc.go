@@ -5,6 +5,9 @@
 // 429s on the spec's schedule, retries only what is safe to repeat, reports a
 // lost answer to a quote, sell or order as OutcomeUnknownError carrying the
 // client id, and decodes every shape the spec warns about without losing data.
+// Every address it is given passes CheckAddress (TLS beyond loopback), it
+// follows no redirect (RedirectError), and every string it decodes from
+// the broker is CleanText.
 //
 // Services are grouped by area, after go-github: Client.Accounts,
 // Client.Orders, Client.Positions, Client.Locates, Client.Ledger, and

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // Env is the environment a user selected: paper or live. The key pair
@@ -72,7 +74,7 @@ func (e *AccountNotActiveError) Is(target error) bool { return target == ErrAcco
 // Spec: Authentication, "API keys" rule 5; GET /v1/api/account/{accountId}.
 func (c *Client) CheckEnvironment(ctx context.Context, accountID string, want Env) (*Account, error) {
 	if want != EnvPaper && want != EnvLive {
-		return nil, invalid("env", "%q: want %q or %q", string(want), EnvPaper, EnvLive)
+		return nil, brokercode.Invalid("env", "%q: want %q or %q", string(want), EnvPaper, EnvLive)
 	}
 	acct, _, err := c.Accounts.Get(ctx, accountID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -35,7 +36,7 @@ func TestEnvironmentGuard(t *testing.T) {
 			wantErr: brokerclient.ErrAccountNotActive, wantAccount: true},
 		{name: "not Active passes the environment check alone", key: b.Live, account: "LV100002", want: brokerclient.EnvLive, wantAccount: true},
 		{name: "account of another key", key: b.Live, account: "PP200001", want: brokerclient.EnvPaper, guard: true, wantErr: brokerclient.ErrNotFound},
-		{name: "unknown environment", key: b.Live, account: "LV100001", want: "prod", wantErr: brokerclient.ErrInvalidInput},
+		{name: "unknown environment", key: b.Live, account: "LV100001", want: "prod", wantErr: brokercode.ErrInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

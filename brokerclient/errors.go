@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -30,9 +31,43 @@ var (
 	ErrServer = errors.New("server error")
 	// ErrOutcomeUnknown: a write that must not be repeated lost its answer.
 	ErrOutcomeUnknown = errors.New("outcome unknown")
-	// ErrInvalidInput: refused by the client before anything was sent.
-	ErrInvalidInput = errors.New("invalid input")
+	// ErrRedirect: the broker answered with a redirect, which the client
+	// never follows (the key pair would go to its target).
+	ErrRedirect = errors.New("redirected")
 )
+
+// RedirectError is a 3xx answer. It is a fault of the address or of
+// something between us and the broker; the request was not sent on, and
+// the error names only the host of the location, never the whole address
+// (it may carry tokens) nor the request's headers.
+type RedirectError struct {
+	Op         string
+	StatusCode int
+	// Host is the Location's host ("" when there was none, or it was
+	// relative: the same host).
+	Host string
+}
+
+func (e *RedirectError) Error() string {
+	to := "the same host"
+	if e.Host != "" {
+		to = e.Host
+	}
+	return fmt.Sprintf("brokerclient: %s: the broker address answered %d, a redirect to %s, which is never followed (the key pair would go there): check the address", e.Op, e.StatusCode, to)
+}
+
+// Is reports ErrRedirect.
+func (e *RedirectError) Is(target error) bool { return target == ErrRedirect }
+
+// locationHost is the host of resp's Location header, without anything
+// else of it.
+func locationHost(resp *http.Response) string {
+	u, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
 
 // ErrorResponse is a non-2xx answer. The body was read according to its
 // Content-Type: text/plain validation lines, or the service's JSON
@@ -170,28 +205,18 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the JSON error.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// InputError is a request refused before it was sent.
-type InputError struct {
-	Field   string
-	Message string
-}
-
-func (e *InputError) Error() string {
-	return fmt.Sprintf("brokerclient: invalid %s: %s", e.Field, e.Message)
-}
-
-// Is reports ErrInvalidInput.
-func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
-
-func invalid(field, format string, args ...any) error {
-	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
 var validationLineRE = regexp.MustCompile(`^- ([^:]+): (.*)$`)
 
 // checkResponse turns a non-2xx response into a typed error, branching on
 // Content-Type before decoding: the spec's error bodies are often not JSON.
+// The broker's text in it is CleanText.
 func checkResponse(cl call, resp *http.Response) error {
+	err := decodeError(cl, resp)
+	cleanDecoded(err)
+	return err
+}
+
+func decodeError(cl call, resp *http.Response) error {
 	defer drain(resp)
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	ctype := resp.Header.Get("Content-Type")

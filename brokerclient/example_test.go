@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 )
@@ -79,7 +80,7 @@ func ExampleLocatesService_Quote() {
 		log.Fatal(err)
 	}
 	for _, r := range rows {
-		if r.BaseID() == ack.QuoteReqID && r.LocateStatus == brokerclient.LocateStatusOffered {
+		if r.BaseID() == ack.QuoteReqID && r.LocateStatus == brokercode.LocateStatusOffered {
 			fmt.Printf("offer: %s %d shares at %s a share, %s pool\n", r.Symbol, r.LocateShares, r.LocatePrice, r.Type())
 		}
 	}

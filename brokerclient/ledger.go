@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
 )
 
@@ -116,17 +117,17 @@ func (s *LedgerService) List(ctx context.Context, accountID string, startDate ti
 		return nil, nil, err
 	}
 	if startDate.IsZero() {
-		return nil, nil, invalid("startDate", "is the zero time")
+		return nil, nil, brokercode.Invalid("startDate", "is the zero time")
 	}
 	q := url.Values{}
 	if opts != nil {
 		switch {
 		case opts.NumberOfDays < 0 || opts.NumberOfDays > MaxLedgerWindowDays:
-			return nil, nil, invalid("numberOfDays", "%d is outside 0..%d (split longer windows; Entries does)", opts.NumberOfDays, MaxLedgerWindowDays)
+			return nil, nil, brokercode.Invalid("numberOfDays", "%d is outside 0..%d (split longer windows; Entries does)", opts.NumberOfDays, MaxLedgerWindowDays)
 		case opts.Offset < 0:
-			return nil, nil, invalid("offset", "%d is negative", opts.Offset)
+			return nil, nil, brokercode.Invalid("offset", "%d is negative", opts.Offset)
 		case opts.Limit < 0:
-			return nil, nil, invalid("limit", "%d is negative", opts.Limit)
+			return nil, nil, brokercode.Invalid("limit", "%d is negative", opts.Limit)
 		}
 		if opts.NumberOfDays > 0 {
 			q.Set("numberOfDays", strconv.Itoa(opts.NumberOfDays))
@@ -183,16 +184,16 @@ func (s *LedgerService) Entries(ctx context.Context, accountID string, start, en
 			return
 		}
 		if size < 0 {
-			yield(CashEntry{}, invalid("pageSize", "%d is negative", size))
+			yield(CashEntry{}, brokercode.Invalid("pageSize", "%d is negative", size))
 			return
 		}
 		if start.IsZero() || end.IsZero() {
-			yield(CashEntry{}, invalid("start/end", "both dates are required"))
+			yield(CashEntry{}, brokercode.Invalid("start/end", "both dates are required"))
 			return
 		}
 		from, to := civilDate(start), civilDate(end)
 		if to.Before(from) {
-			yield(CashEntry{}, invalid("end", "%s is before start %s", to.Format(time.DateOnly), from.Format(time.DateOnly)))
+			yield(CashEntry{}, brokercode.Invalid("end", "%s is before start %s", to.Format(time.DateOnly), from.Format(time.DateOnly)))
 			return
 		}
 		days := int(to.Sub(from).Hours() / 24)

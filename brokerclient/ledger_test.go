@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -346,8 +347,8 @@ func TestLedgerValidationSendsNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.err(); !errors.Is(err, brokerclient.ErrInvalidInput) {
-				t.Errorf("err = %v, want ErrInvalidInput", err)
+			if err := tc.err(); !errors.Is(err, brokercode.ErrInput) {
+				t.Errorf("err = %v, want ErrInput", err)
 			}
 		})
 	}

@@ -8,73 +8,15 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
-
-// LocateStatus is a history row's locateStatus code (spec: States, "Locate
-// statuses").
-type LocateStatus int
-
-// The locate status codes of the spec.
-const (
-	// LocateStatusNew is a credit-back row just queued.
-	LocateStatusNew LocateStatus = 48
-	// LocateStatusFilled is an accepted quote or a cleared credit-back.
-	LocateStatusFilled LocateStatus = 50
-	// LocateStatusCanceled is an offer or pending credit-back cancelled.
-	LocateStatusCanceled LocateStatus = 52
-	// LocateStatusPending is a quote waiting for inventory to appear.
-	LocateStatusPending LocateStatus = 54
-	// LocateStatusRejected carries its reason in locateError and text.
-	LocateStatusRejected LocateStatus = 56
-	// LocateStatusOffered is priced and acceptable for 30 seconds.
-	LocateStatusOffered LocateStatus = 65
-	// LocateStatusExpired is an offer or pending quote whose window ended.
-	LocateStatusExpired LocateStatus = 67
-	// LocateStatusQuoting is a quote still being priced.
-	LocateStatusQuoting LocateStatus = 81
-)
-
-// String returns the spec's name for the status, or LocateStatus(n) for a
-// code the spec does not list.
-func (s LocateStatus) String() string {
-	switch s {
-	case LocateStatusNew:
-		return "New"
-	case LocateStatusFilled:
-		return "Filled"
-	case LocateStatusCanceled:
-		return "Canceled"
-	case LocateStatusPending:
-		return "Pending"
-	case LocateStatusRejected:
-		return "Rejected"
-	case LocateStatusOffered:
-		return "Offered"
-	case LocateStatusExpired:
-		return "Expired"
-	case LocateStatusQuoting:
-		return "Quoting"
-	}
-	return "LocateStatus(" + strconv.Itoa(int(s)) + ")"
-}
-
-// IsTerminal reports whether the row can no longer change: Filled,
-// Canceled, Rejected or Expired. New, Pending, Offered and Quoting still move.
-func (s LocateStatus) IsTerminal() bool {
-	switch s {
-	case LocateStatusFilled, LocateStatusCanceled, LocateStatusRejected, LocateStatusExpired:
-		return true
-	}
-	return false
-}
 
 // HistoryRow is one row of the locate history (spec: Resources, "Locate
 // history row"): a quote, one side of a Reg SHO pair, or a credit-back.
@@ -91,7 +33,7 @@ type HistoryRow struct {
 	// FilledShares is filled so far; equals LocateShares once Filled.
 	FilledShares int64 `json:"filledShares"`
 	// LocateStatus is the row's state.
-	LocateStatus LocateStatus `json:"locateStatus"`
+	LocateStatus brokercode.LocateStatus `json:"locateStatus"`
 	// LocateType is the pool code: 0 on rejected rows where no pool was
 	// chosen, else 1 or 2 (Locate), 3 (PreBorrow), 4 (SingleUse). The code is
 	// kept as sent; Type gives the string a sell needs.
@@ -149,8 +91,8 @@ func SiblingID(id string) string {
 // IsCreditBack reports whether the row is a credit-back (negative shares).
 func (r HistoryRow) IsCreditBack() bool { return r.LocateShares < 0 }
 
-// Type is the sell string of the row's pool (LocateTypeForCode).
-func (r HistoryRow) Type() LocateType { return LocateTypeForCode(r.LocateType) }
+// Type is the sell string of the row's pool (brokercode.LocateTypeForCode).
+func (r HistoryRow) Type() brokercode.LocateType { return brokercode.LocateTypeForCode(r.LocateType) }
 
 // TextValue returns Text, or "" when it is null.
 func (r HistoryRow) TextValue() string {
@@ -237,7 +179,7 @@ type InventoryRow struct {
 
 // Type is the sell string of the row's pool; a credit-back of this row must
 // send it (spec: Short locates rule 5).
-func (r InventoryRow) Type() LocateType { return LocateTypeForCode(r.LocateType) }
+func (r InventoryRow) Type() brokercode.LocateType { return brokercode.LocateTypeForCode(r.LocateType) }
 
 // Available sums Available over symbol's rows (one per pool), the number of
 // shares a short of symbol may use.
@@ -303,7 +245,7 @@ func (s *LocatesService) Quote(ctx context.Context, req QuoteRequest) (*Ack, *Re
 	if err := validateAccount("account", req.Account); err != nil {
 		return nil, nil, err
 	}
-	if err := ValidateSymbol(req.Symbol); err != nil {
+	if err := brokercode.ValidateSymbol(req.Symbol); err != nil {
 		return nil, nil, err
 	}
 	if err := ValidateLocateQuantity(req.Quantity); err != nil {
@@ -367,7 +309,7 @@ type SellRequest struct {
 	Quantity int64 `json:"quantity"`
 	// LocateType is the pool to credit: InventoryRow.Type of the row. IntraDay
 	// is a deprecated alias and is sent as Locate.
-	LocateType LocateType `json:"locateType"`
+	LocateType brokercode.LocateType `json:"locateType"`
 	// QuoteReqID is a fresh client id, never the buy-side one; generated when
 	// empty. It must not end in ".SU".
 	QuoteReqID string `json:"quoteReqID"`
@@ -383,20 +325,20 @@ func (s *LocatesService) Sell(ctx context.Context, req SellRequest) (*Ack, *Resp
 	if err := validateAccount("account", req.Account); err != nil {
 		return nil, nil, err
 	}
-	if err := ValidateSymbol(req.Symbol); err != nil {
+	if err := brokercode.ValidateSymbol(req.Symbol); err != nil {
 		return nil, nil, err
 	}
 	if err := ValidateLocateQuantity(req.Quantity); err != nil {
 		return nil, nil, err
 	}
 	if !req.LocateType.Valid() {
-		return nil, nil, invalid("locateType", "%q: want one of %s, %s, %s, %s, %s", req.LocateType,
-			LocateTypeUnknown, LocateTypeLocate, LocateTypeIntraDay, LocateTypePreBorrow, LocateTypeSingleUse)
+		return nil, nil, brokercode.Invalid("locateType", "%q: want one of %s, %s, %s, %s, %s", req.LocateType,
+			brokercode.LocateTypeUnknown, brokercode.LocateTypeLocate, brokercode.LocateTypeIntraDay, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse)
 	}
-	if req.LocateType == LocateTypeIntraDay {
+	if req.LocateType == brokercode.LocateTypeIntraDay {
 		s.client.logger.Warn("locate type IntraDay is a deprecated alias; sending Locate",
 			"op", "locate sell", "symbol", req.Symbol)
-		req.LocateType = LocateTypeLocate
+		req.LocateType = brokercode.LocateTypeLocate
 	}
 	if req.QuoteReqID == "" {
 		req.QuoteReqID = uuid.NewString()

@@ -21,6 +21,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -141,7 +142,7 @@ func TestLocateValidationSendsNothing(t *testing.T) {
 			return err
 		}
 	}
-	okSell := brokerclient.SellRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 100, LocateType: brokerclient.LocateTypeLocate}
+	okSell := brokerclient.SellRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 100, LocateType: brokercode.LocateTypeLocate}
 	sell := func(edit func(*brokerclient.SellRequest)) func(context.Context) error {
 		return func(ctx context.Context) error {
 			r := okSell
@@ -167,6 +168,13 @@ func TestLocateValidationSendsNothing(t *testing.T) {
 		{"quote: symbol with a space", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "HT BX" })},
 		{"quote: symbol with a tab", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "HTBX\t" })},
 		{"quote: a lone dot", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "." })},
+		// The one symbol rule (brokercode.ValidateSymbol) is stricter than
+		// the client's old one where the spec is silent: these were sent.
+		{"quote: symbol starting with a digit", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "1HTB" })},
+		{"quote: doubled dot", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "HT..BX" })},
+		{"quote: trailing hyphen", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "HTBX-" })},
+		{"quote: symbol with a plus", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = "HT+BX" })},
+		{"quote: 31-character symbol", "symbol", quote(func(r *brokerclient.QuoteRequest) { r.Symbol = strings.Repeat("H", 31) })},
 		{"quote: quantity 0", "quantity", quote(func(r *brokerclient.QuoteRequest) { r.Quantity = 0 })},
 		{"quote: quantity 99", "quantity", quote(func(r *brokerclient.QuoteRequest) { r.Quantity = 99 })},
 		{"quote: quantity -100", "quantity", quote(func(r *brokerclient.QuoteRequest) { r.Quantity = -100 })},
@@ -222,10 +230,10 @@ func TestLocateValidationSendsNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call(t.Context())
-			if !errors.Is(err, brokerclient.ErrInvalidInput) {
-				t.Fatalf("err = %v, want ErrInvalidInput", err)
+			if !errors.Is(err, brokercode.ErrInput) {
+				t.Fatalf("err = %v, want ErrInput", err)
 			}
-			var ie *brokerclient.InputError
+			var ie *brokercode.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.field {
 				t.Errorf("err = %#v, want an *InputError on %q", err, tc.field)
 			}
@@ -236,28 +244,18 @@ func TestLocateValidationSendsNothing(t *testing.T) {
 	}
 }
 
-// Spec: Limits, "Locate limits"; Orders rule 6. The exported checks the
-// engine shares accept the bounds and the usual ticker shapes.
-func TestValidateSymbolAndQuantity(t *testing.T) {
+// Spec: Limits, "Locate limits". The exported check the engine shares
+// accepts the bounds. (The symbol rule is brokercode's, tested there.)
+func TestValidateLocateQuantity(t *testing.T) {
 	t.Parallel()
-	for _, sym := range []string{"HTBX", "BRK.B", "BRK-B", "A", "X_Y", "RSHO"} {
-		if err := brokerclient.ValidateSymbol(sym); err != nil {
-			t.Errorf("ValidateSymbol(%q) = %v, want nil", sym, err)
-		}
-	}
-	for _, sym := range []string{"", ".", "..", "aapl", "A/B", "A?B", "A#B", "A%B", "A B", "A\nB"} {
-		if err := brokerclient.ValidateSymbol(sym); !errors.Is(err, brokerclient.ErrInvalidInput) {
-			t.Errorf("ValidateSymbol(%q) = %v, want ErrInvalidInput", sym, err)
-		}
-	}
 	for _, q := range []int64{100, 200, 1_000_000, 2147483600} {
 		if err := brokerclient.ValidateLocateQuantity(q); err != nil {
 			t.Errorf("ValidateLocateQuantity(%d) = %v, want nil", q, err)
 		}
 	}
 	for _, q := range []int64{0, 1, 99, 101, 150, -100, 2147483647, 2147483700, 1 << 40} {
-		if err := brokerclient.ValidateLocateQuantity(q); !errors.Is(err, brokerclient.ErrInvalidInput) {
-			t.Errorf("ValidateLocateQuantity(%d) = %v, want ErrInvalidInput", q, err)
+		if err := brokerclient.ValidateLocateQuantity(q); !errors.Is(err, brokercode.ErrInput) {
+			t.Errorf("ValidateLocateQuantity(%d) = %v, want ErrInput", q, err)
 		}
 	}
 }
@@ -334,7 +332,7 @@ func TestLocateWriteRequests(t *testing.T) {
 	})
 
 	t.Run("sell", func(t *testing.T) {
-		ack, _, err := c.Locates.Sell(ctx, brokerclient.SellRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 200, LocateType: brokerclient.LocateTypePreBorrow})
+		ack, _, err := c.Locates.Sell(ctx, brokerclient.SellRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 200, LocateType: brokercode.LocateTypePreBorrow})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +385,7 @@ func TestLocateQuoteOfferAcceptInventory(t *testing.T) {
 	id := ack.QuoteReqID
 
 	row := locRow(t, locHistory(t, c, "LV100001"), id)
-	if row.LocateStatus != brokerclient.LocateStatusQuoting || row.Text != nil || !row.LocatePrice.IsZero() {
+	if row.LocateStatus != brokercode.LocateStatusQuoting || row.Text != nil || !row.LocatePrice.IsZero() {
 		t.Fatalf("fresh quote row = %+v; want Quoting, null text, price 0", row)
 	}
 
@@ -395,13 +393,13 @@ func TestLocateQuoteOfferAcceptInventory(t *testing.T) {
 	row = locRow(t, locHistory(t, c, "LV100001"), id)
 	want := brokerclient.HistoryRow{
 		AccountID: "LV100001", Symbol: "HTBX", QuoteReqID: id, LocateShares: 500,
-		LocateStatus: brokerclient.LocateStatusOffered, LocateType: 1, LocatePrice: mustDec("0.015"),
+		LocateStatus: brokercode.LocateStatusOffered, LocateType: 1, LocatePrice: mustDec("0.015"),
 		Text: textp(""), CreatedDate: row.CreatedDate, UpdatedDate: row.UpdatedDate,
 	}
 	if diff := cmp.Diff(want, row); diff != "" {
 		t.Fatalf("offered row (-want +got):\n%s", diff)
 	}
-	if row.Type() != brokerclient.LocateTypeLocate || row.LocateStatus.IsTerminal() || row.ErrorFamily() != brokerclient.ErrorFamilyNone {
+	if row.Type() != brokercode.LocateTypeLocate || row.LocateStatus.IsTerminal() || row.ErrorFamily() != brokerclient.ErrorFamilyNone {
 		t.Errorf("offered row helpers: type %s terminal %v family %v", row.Type(), row.LocateStatus.IsTerminal(), row.ErrorFamily())
 	}
 	if !row.UpdatedDate.After(row.CreatedDate.Time) {
@@ -412,7 +410,7 @@ func TestLocateQuoteOfferAcceptInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	row = locRow(t, locHistory(t, c, "LV100001"), id)
-	if row.LocateStatus != brokerclient.LocateStatusFilled || row.FilledShares != 500 || !row.LocateStatus.IsTerminal() {
+	if row.LocateStatus != brokercode.LocateStatusFilled || row.FilledShares != 500 || !row.LocateStatus.IsTerminal() {
 		t.Fatalf("accepted row = %+v; want Filled with 500 filled", row)
 	}
 	inv := locInventory(t, c, "LV100001")
@@ -452,10 +450,10 @@ func TestLocateRegSHOPair(t *testing.T) {
 	b.Advance(3 * time.Second)
 	rows := locHistory(t, c, "LV100001")
 	pre, su := locRow(t, rows, "pair-1"), locRow(t, rows, "pair-1.SU")
-	if pre.LocateStatus != brokerclient.LocateStatusOffered || pre.LocateType != 3 || pre.Type() != brokerclient.LocateTypePreBorrow || !pre.LocatePrice.Equal(mustDec("0.09")) || !pre.PreBorrow {
+	if pre.LocateStatus != brokercode.LocateStatusOffered || pre.LocateType != 3 || pre.Type() != brokercode.LocateTypePreBorrow || !pre.LocatePrice.Equal(mustDec("0.09")) || !pre.PreBorrow {
 		t.Errorf("PreBorrow side = %+v", pre)
 	}
-	if su.LocateStatus != brokerclient.LocateStatusOffered || su.LocateType != 4 || su.Type() != brokerclient.LocateTypeSingleUse || !su.LocatePrice.Equal(mustDec("0.04")) {
+	if su.LocateStatus != brokercode.LocateStatusOffered || su.LocateType != 4 || su.Type() != brokercode.LocateTypeSingleUse || !su.LocatePrice.Equal(mustDec("0.04")) {
 		t.Errorf("SingleUse side = %+v", su)
 	}
 	if pre.IsShadow() || !su.IsShadow() || pre.BaseID() != ack.QuoteReqID || su.BaseID() != ack.QuoteReqID {
@@ -486,14 +484,14 @@ func TestLocateRegSHOPair(t *testing.T) {
 	}
 	rows = locHistory(t, c, "LV100001")
 	pre, su = locRow(t, rows, "pair-1"), locRow(t, rows, "pair-1.SU")
-	if su.LocateStatus != brokerclient.LocateStatusFilled {
+	if su.LocateStatus != brokercode.LocateStatusFilled {
 		t.Errorf("accepted side status %v, want Filled", su.LocateStatus)
 	}
-	if pre.LocateStatus != brokerclient.LocateStatusExpired || pre.TextValue() != "Quote expired." || pre.ErrorCode() != "" {
+	if pre.LocateStatus != brokercode.LocateStatusExpired || pre.TextValue() != "Quote expired." || pre.ErrorCode() != "" {
 		t.Errorf("sibling = %v %q (code %q), want Expired \"Quote expired.\" without a code", pre.LocateStatus, pre.TextValue(), pre.ErrorCode())
 	}
 	inv := locInventory(t, c, "LV100001")
-	if len(inv) != 1 || inv[0].Symbol != "RSHO" || inv[0].Type() != brokerclient.LocateTypeSingleUse || inv[0].Available != 100 {
+	if len(inv) != 1 || inv[0].Symbol != "RSHO" || inv[0].Type() != brokercode.LocateTypeSingleUse || inv[0].Available != 100 {
 		t.Errorf("inventory = %+v, want one RSHO SingleUse row with 100 available", inv)
 	}
 }
@@ -530,12 +528,12 @@ func TestLocateAsyncRejections(t *testing.T) {
 		t.Run(q.id, func(t *testing.T) {
 			r := locRow(t, rows, q.id)
 			if q.code == "" {
-				if r.LocateStatus != brokerclient.LocateStatusOffered {
+				if r.LocateStatus != brokercode.LocateStatusOffered {
 					t.Errorf("status %v, want Offered", r.LocateStatus)
 				}
 				return
 			}
-			if r.LocateStatus != brokerclient.LocateStatusRejected || r.LocateError != q.locateErr {
+			if r.LocateStatus != brokercode.LocateStatusRejected || r.LocateError != q.locateErr {
 				t.Errorf("status %v locateError %d, want Rejected %d", r.LocateStatus, r.LocateError, q.locateErr)
 			}
 			if r.ErrorFamily() != q.family || r.ErrorCode() != q.code {
@@ -571,7 +569,7 @@ func TestLocateCreditBackAndCancel(t *testing.T) {
 	}
 
 	sold, _, err := c.Locates.Sell(ctx, brokerclient.SellRequest{
-		Account: "LV100001", Symbol: "HTBX", Quantity: 200, LocateType: brokerclient.LocateTypeIntraDay,
+		Account: "LV100001", Symbol: "HTBX", Quantity: 200, LocateType: brokercode.LocateTypeIntraDay,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -588,7 +586,7 @@ func TestLocateCreditBackAndCancel(t *testing.T) {
 	}
 
 	row := locRow(t, locHistory(t, c, "LV100001"), sold.QuoteReqID)
-	if !row.IsCreditBack() || row.LocateShares != -200 || row.LocateStatus != brokerclient.LocateStatusNew || row.LocateStatus.IsTerminal() {
+	if !row.IsCreditBack() || row.LocateShares != -200 || row.LocateStatus != brokercode.LocateStatusNew || row.LocateStatus.IsTerminal() {
 		t.Errorf("credit-back row = %+v; want New with -200 shares", row)
 	}
 	got := locInventory(t, c, "LV100001")
@@ -601,7 +599,7 @@ func TestLocateCreditBackAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	row = locRow(t, locHistory(t, c, "LV100001"), sold.QuoteReqID)
-	if row.LocateStatus != brokerclient.LocateStatusCanceled {
+	if row.LocateStatus != brokercode.LocateStatusCanceled {
 		t.Errorf("cancelled credit-back status %v, want Canceled", row.LocateStatus)
 	}
 	if n := brokerclient.Available(locInventory(t, c, "LV100001"), "HTBX"); n != 500 {
@@ -633,7 +631,7 @@ func TestLocatePaper(t *testing.T) {
 	}
 	b.Advance(3 * time.Second)
 	row := locRow(t, locHistory(t, c, "PP200001"), ack.QuoteReqID)
-	if row.LocateStatus != brokerclient.LocateStatusRejected || !row.LocateStatus.IsTerminal() {
+	if row.LocateStatus != brokercode.LocateStatusRejected || !row.LocateStatus.IsTerminal() {
 		t.Errorf("paper quote row = %+v, want Rejected", row)
 	}
 }
@@ -653,7 +651,7 @@ func TestLocateDecodeGolden(t *testing.T) {
 		"GET /v1/api/accounts/PAPER/locates/inventory": "locates_inventory_bare.json",
 	})
 	ctx := t.Context()
-	row := func(id, symbol string, shares, filled int64, status brokerclient.LocateStatus, typ int, price string, pre bool, lerr int, text *string, created, updated string) brokerclient.HistoryRow {
+	row := func(id, symbol string, shares, filled int64, status brokercode.LocateStatus, typ int, price string, pre bool, lerr int, text *string, created, updated string) brokerclient.HistoryRow {
 		return brokerclient.HistoryRow{
 			AccountID: "LV100001", Symbol: symbol, QuoteReqID: id, LocateShares: shares, FilledShares: filled,
 			LocateStatus: status, LocateType: typ, LocatePrice: mustDec(price), PreBorrow: pre, LocateError: lerr, Text: text,
@@ -733,50 +731,6 @@ func TestLocateDecodeGolden(t *testing.T) {
 			t.Errorf("bare [] decoded as %#v, want an empty non-nil slice", got)
 		}
 	})
-}
-
-// Spec: States, "Locate statuses" (the eight codes and their names).
-func TestLocateStatusNames(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		s        brokerclient.LocateStatus
-		name     string
-		terminal bool
-	}{
-		{48, "New", false}, {50, "Filled", true}, {52, "Canceled", true}, {54, "Pending", false},
-		{56, "Rejected", true}, {65, "Offered", false}, {67, "Expired", true}, {81, "Quoting", false},
-		{40, "LocateStatus(40)", false},
-	}
-	for _, tc := range cases {
-		if tc.s.String() != tc.name || tc.s.IsTerminal() != tc.terminal {
-			t.Errorf("%d: String %q IsTerminal %v, want %q %v", int(tc.s), tc.s.String(), tc.s.IsTerminal(), tc.name, tc.terminal)
-		}
-	}
-}
-
-// Spec: "Locate types" (codes 1 and 2 are the same product, sold as Locate;
-// 3 PreBorrow; 4 SingleUse) and Versioning rule 4 (the five strings).
-func TestLocateTypeForCode(t *testing.T) {
-	t.Parallel()
-	want := map[int]brokerclient.LocateType{
-		0: brokerclient.LocateTypeUnknown, 1: brokerclient.LocateTypeLocate, 2: brokerclient.LocateTypeLocate,
-		3: brokerclient.LocateTypePreBorrow, 4: brokerclient.LocateTypeSingleUse, 5: brokerclient.LocateTypeUnknown,
-	}
-	for code, typ := range want {
-		if got := brokerclient.LocateTypeForCode(code); got != typ {
-			t.Errorf("LocateTypeForCode(%d) = %q, want %q", code, got, typ)
-		}
-	}
-	for _, s := range []brokerclient.LocateType{"Unknown", "Locate", "IntraDay", "PreBorrow", "SingleUse"} {
-		if !s.Valid() {
-			t.Errorf("%q not valid", s)
-		}
-	}
-	for _, s := range []brokerclient.LocateType{"", "locate", "Intraday", "1", "Single Use"} {
-		if s.Valid() {
-			t.Errorf("%q valid", s)
-		}
-	}
 }
 
 // Spec: "Locate errors" (two text families; locateError and locateStatus

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -252,9 +253,9 @@ func progress(o *Order) int {
 	switch {
 	case o.IsTerminal():
 		return 3
-	case o.OrderStatus == OrderStatusPartiallyFilled:
+	case o.OrderStatus == brokercode.OrderStatusPartiallyFilled:
 		return 2
-	case o.OrderStatus == OrderStatusAccepted:
+	case o.OrderStatus == brokercode.OrderStatusAccepted:
 		return 1
 	}
 	return 0

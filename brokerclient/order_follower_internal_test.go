@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // Spec "Portfolio stream": "buffer messages while loading REST state".
@@ -16,7 +18,7 @@ func TestOrderFollowerBuffersWhileLoading(t *testing.T) {
 	at := func(ms int) Time {
 		return Time{Time: time.Date(2026, 11, 25, 15, 0, 0, ms*int(time.Millisecond), time.UTC)}
 	}
-	order := func(status OrderStatus, ms int) Order {
+	order := func(status brokercode.OrderStatus, ms int) Order {
 		return Order{ClientOrderID: "b1", OrderStatus: status, LastUpdated: at(ms)}
 	}
 	f := &OrderFollower{last: map[string]*Order{}}
@@ -26,8 +28,8 @@ func TestOrderFollowerBuffersWhileLoading(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	states := func() []OrderStatus {
-		var out []OrderStatus
+	states := func() []brokercode.OrderStatus {
+		var out []brokercode.OrderStatus
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel() // only what is pending
 		for {
@@ -40,23 +42,23 @@ func TestOrderFollowerBuffersWhileLoading(t *testing.T) {
 	}
 
 	f.buffering++ // a book read starts
-	update(order(OrderStatusAccepted, 50))
-	update(order(OrderStatusFilled, 60))
+	update(order(brokercode.OrderStatusAccepted, 50))
+	update(order(brokercode.OrderStatusFilled, 60))
 	if got := states(); len(got) != 0 {
 		t.Fatalf("delivered %v while loading", got)
 	}
 	f.mu.Lock()
-	f.loadLocked([]Order{order(OrderStatusPendingNew, 0)}) // the book was read before the pushes
+	f.loadLocked([]Order{order(brokercode.OrderStatusPendingNew, 0)}) // the book was read before the pushes
 	f.flushLocked()
 	f.mu.Unlock()
-	if got := states(); !slices.Equal(got, []OrderStatus{"PendingNew", "Accepted", "Filled"}) {
+	if got := states(); !slices.Equal(got, []brokercode.OrderStatus{"PendingNew", "Accepted", "Filled"}) {
 		t.Errorf("states %v, want the book's then the buffered ones", got)
 	}
 
 	f.buffering++
-	update(order(OrderStatusFilled, 60)) // a repeat
+	update(order(brokercode.OrderStatusFilled, 60)) // a repeat
 	f.mu.Lock()
-	f.loadLocked([]Order{order(OrderStatusAccepted, 50)}) // older than what was seen
+	f.loadLocked([]Order{order(brokercode.OrderStatusAccepted, 50)}) // older than what was seen
 	f.flushLocked()
 	f.mu.Unlock()
 	if got := states(); len(got) != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -77,37 +78,10 @@ const (
 	OpenCloseClose OpenClose = "Close"
 )
 
-// OrderStatus is an order's orderStatus (spec: States, "Order statuses").
-type OrderStatus string
-
-// Values seen in orderStatus.
-const (
-	OrderStatusNew             OrderStatus = "New"
-	OrderStatusPendingNew      OrderStatus = "PendingNew"
-	OrderStatusAccepted        OrderStatus = "Accepted"
-	OrderStatusPartiallyFilled OrderStatus = "PartiallyFilled"
-	OrderStatusFilled          OrderStatus = "Filled"
-	OrderStatusCanceled        OrderStatus = "Canceled"
-	OrderStatusRejected        OrderStatus = "Rejected"
-	OrderStatusDoneForDay      OrderStatus = "DoneForDay"
-	OrderStatusExpired         OrderStatus = "Expired"
-)
-
-// Terminal reports whether the status is one the spec's rules call
-// terminal: Filled, Canceled, Expired or Rejected.
-func (st OrderStatus) Terminal() bool {
-	switch st {
-	case OrderStatusFilled, OrderStatusCanceled, OrderStatusExpired, OrderStatusRejected:
-		return true
-	}
-	return false
-}
-
 // Placement bounds from the public reference (spec: "Other bounds" and the
-// reference notes): symbol length, quantity range, client id length, price
-// decimals.
+// reference notes): quantity range, client id length, price decimals. The
+// symbol's are brokercode.ValidateSymbol's.
 const (
-	maxSymbolLen      = 30
 	maxOrderQuantity  = 1_000_000
 	maxClientOrderID  = 375
 	maxPriceDecimals  = 4
@@ -203,17 +177,17 @@ func (r OrderRequest) MarshalJSON() ([]byte, error) {
 }
 
 // Validate checks the request the way the service's schema would, so a bad
-// request gets an *InputError and is never sent. It does not check what only
+// request gets a *brokercode.InputError and is never sent. It does not check what only
 // the service knows (routes, quotes, buying power, session hours).
 func (r *OrderRequest) Validate() error {
 	if err := checkOrderSymbol("symbol", r.Symbol); err != nil {
 		return err
 	}
 	if len(r.ClientOrderID) > maxClientOrderID {
-		return invalid("clientOrderId", "at most %d characters, got %d", maxClientOrderID, len(r.ClientOrderID))
+		return brokercode.Invalid("clientOrderId", "at most %d characters, got %d", maxClientOrderID, len(r.ClientOrderID))
 	}
 	if r.OrderQuantity < 1 || r.OrderQuantity > maxOrderQuantity {
-		return invalid("orderQuantity", "must be a whole number from 1 to %d, got %d", maxOrderQuantity, r.OrderQuantity)
+		return brokercode.Invalid("orderQuantity", "must be a whole number from 1 to %d, got %d", maxOrderQuantity, r.OrderQuantity)
 	}
 	if err := oneOf("side", r.Side, SideBuy, SideSell); err != nil {
 		return err
@@ -240,19 +214,19 @@ func (r *OrderRequest) Validate() error {
 		return err
 	}
 	if (r.OrderType == OrderTypeLimit || r.OrderType == OrderTypeStopLimit) && r.LimitPrice == nil {
-		return invalid("limitPrice", "required for %s orders", r.OrderType)
+		return brokercode.Invalid("limitPrice", "required for %s orders", r.OrderType)
 	}
 	if (r.OrderType == OrderTypeStop || r.OrderType == OrderTypeStopLimit) && r.StopPrice == nil {
-		return invalid("stopPrice", "required for %s orders", r.OrderType)
+		return brokercode.Invalid("stopPrice", "required for %s orders", r.OrderType)
 	}
 	if strings.ContainsAny(r.Route, "\r\n") {
-		return invalid("route", "must be a route name from the routes endpoint")
+		return brokercode.Invalid("route", "must be a route name from the routes endpoint")
 	}
 	if r.SecurityType == SecurityTypeMleg {
 		return checkLegs(r.Legs)
 	}
 	if len(r.Legs) > 0 {
-		return invalid("legs", "only multi-leg (Mleg) orders carry legs")
+		return brokercode.Invalid("legs", "only multi-leg (Mleg) orders carry legs")
 	}
 	return nil
 }
@@ -261,7 +235,7 @@ func (r *OrderRequest) Validate() error {
 // ascending strike order when the symbols are OCC symbols.
 func checkLegs(legs []OrderLegRequest) error {
 	if len(legs) < 2 {
-		return invalid("legs", "a multi-leg order needs at least two legs, got %d", len(legs))
+		return brokercode.Invalid("legs", "a multi-leg order needs at least two legs, got %d", len(legs))
 	}
 	var prev decimal.Decimal
 	for i, l := range legs {
@@ -273,11 +247,11 @@ func checkLegs(legs []OrderLegRequest) error {
 			return err
 		}
 		if l.Ratio < 0 {
-			return invalid(field+".ratio", "must not be negative")
+			return brokercode.Invalid(field+".ratio", "must not be negative")
 		}
 		if strike, ok := occStrike(l.Symbol); ok {
 			if i > 0 && strike.LessThan(prev) {
-				return invalid("legs", "legs must be sorted by strike ascending (leg %d strike %s after %s)", i, strike, prev)
+				return brokercode.Invalid("legs", "legs must be sorted by strike ascending (leg %d strike %s after %s)", i, strike, prev)
 			}
 			prev = strike
 		}
@@ -301,25 +275,15 @@ func occStrike(sym string) (decimal.Decimal, bool) {
 	return decimal.New(n, -3), true
 }
 
-// checkOrderSymbol applies the reference's placement rule: non-empty,
-// uppercase, at most 30 letters, digits, dots, hyphens or underscores.
+// checkOrderSymbol applies the one symbol rule (brokercode.ValidateSymbol)
+// to an order's symbol or a leg's, naming field in the error.
 func checkOrderSymbol(field, sym string) error {
-	if sym == "" {
-		return invalid(field, "must not be empty")
+	err := brokercode.ValidateSymbol(sym)
+	var ie *brokercode.InputError
+	if errors.As(err, &ie) {
+		ie.Field = field
 	}
-	if len(sym) > maxSymbolLen {
-		return invalid(field, "at most %d characters, got %d", maxSymbolLen, len(sym))
-	}
-	for _, r := range sym {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-		case r >= 'a' && r <= 'z':
-			return invalid(field, "%q must be uppercase", sym)
-		default:
-			return invalid(field, "%q may hold only letters, digits, '.', '-' and '_'", sym)
-		}
-	}
-	return nil
+	return err
 }
 
 // oneOf checks an enumerated value against its exact, case-sensitive set.
@@ -334,14 +298,14 @@ func oneOf[T ~string](field string, v T, allowed ...T) error {
 		names[i] = string(a)
 	}
 	if v == "" {
-		return invalid(field, "required, one of %s", strings.Join(names, ", "))
+		return brokercode.Invalid(field, "required, one of %s", strings.Join(names, ", "))
 	}
 	for _, a := range allowed {
 		if strings.EqualFold(string(v), string(a)) {
-			return invalid(field, "%q is case-sensitive: send %q", string(v), string(a))
+			return brokercode.Invalid(field, "%q is case-sensitive: send %q", string(v), string(a))
 		}
 	}
-	return invalid(field, "%q is not one of %s", string(v), strings.Join(names, ", "))
+	return brokercode.Invalid(field, "%q is not one of %s", string(v), strings.Join(names, ", "))
 }
 
 // checkPrice allows nil; otherwise the price must be non-negative with at
@@ -351,10 +315,10 @@ func checkPrice(field string, p *decimal.Decimal) error {
 		return nil
 	}
 	if p.IsNegative() {
-		return invalid(field, "must not be negative, got %s", p)
+		return brokercode.Invalid(field, "must not be negative, got %s", p)
 	}
 	if !p.Equal(p.Truncate(maxPriceDecimals)) {
-		return invalid(field, "at most %d decimal places, got %s", maxPriceDecimals, p)
+		return brokercode.Invalid(field, "at most %d decimal places, got %s", maxPriceDecimals, p)
 	}
 	return nil
 }
@@ -414,14 +378,14 @@ type Order struct {
 	Legs           []OrderLeg      `json:"legs,omitempty"`
 	LimitPrice     decimal.Decimal `json:"limitPrice"`
 	// MaintenanceRequirement and MarginRequirement are always 0 on order rows.
-	MaintenanceRequirement decimal.Decimal `json:"maintenanceRequirement"`
-	MarginRequirement      decimal.Decimal `json:"marginRequirement"`
-	MaxDisplayQuantity     int64           `json:"maxDisplayQuantity"`
-	OpenClose              OpenClose       `json:"openClose"`
-	OrderQuantity          int64           `json:"orderQuantity"`
-	OrderStatus            OrderStatus     `json:"orderStatus"`
-	OrderType              OrderType       `json:"orderType"`
-	PegDifference          decimal.Decimal `json:"pegDifference"`
+	MaintenanceRequirement decimal.Decimal        `json:"maintenanceRequirement"`
+	MarginRequirement      decimal.Decimal        `json:"marginRequirement"`
+	MaxDisplayQuantity     int64                  `json:"maxDisplayQuantity"`
+	OpenClose              OpenClose              `json:"openClose"`
+	OrderQuantity          int64                  `json:"orderQuantity"`
+	OrderStatus            brokercode.OrderStatus `json:"orderStatus"`
+	OrderType              OrderType              `json:"orderType"`
+	PegDifference          decimal.Decimal        `json:"pegDifference"`
 	// PegOffsetType is reported by the reference without a type.
 	PegOffsetType LooseString     `json:"pegOffsetType"`
 	PriceAvg      decimal.Decimal `json:"priceAvg"`
@@ -497,7 +461,7 @@ var rejectionCodeRE = regexp.MustCompile(`^R[0-9]+`)
 // Rejected. Read it before anything else: never cancel a Rejected order,
 // since the cancel overwrites text with R130 (spec: rejection rule 3).
 func (o *Order) Rejection() *OrderRejection {
-	if o == nil || o.OrderStatus != OrderStatusRejected {
+	if o == nil || o.OrderStatus != brokercode.OrderStatusRejected {
 		return nil
 	}
 	r := &OrderRejection{ClientOrderID: o.ClientOrderID}
@@ -600,13 +564,13 @@ func accountBase(accountID string) (string, error) {
 func checkOrderID(id string) error {
 	switch {
 	case id == "":
-		return invalid("clientOrderId", "must not be empty")
+		return brokercode.Invalid("clientOrderId", "must not be empty")
 	case id == "." || id == "..":
-		return invalid("clientOrderId", "%q is not an order id", id)
+		return brokercode.Invalid("clientOrderId", "%q is not an order id", id)
 	case len(id) > maxClientOrderID+64: // rewritten ids (R118) carry a suffix
-		return invalid("clientOrderId", "too long (%d characters)", len(id))
+		return brokercode.Invalid("clientOrderId", "too long (%d characters)", len(id))
 	case strings.ContainsAny(id, "/\r\n"):
-		return invalid("clientOrderId", "%q must not contain '/' or line breaks", id)
+		return brokercode.Invalid("clientOrderId", "%q must not contain '/' or line breaks", id)
 	}
 	return nil
 }
@@ -696,7 +660,7 @@ func (s *OrdersService) Fills(ctx context.Context, accountID string, startDate t
 		return nil, nil, err
 	}
 	if startDate.IsZero() {
-		return nil, nil, invalid("startDate", "required")
+		return nil, nil, brokercode.Invalid("startDate", "required")
 	}
 	var raw json.RawMessage
 	resp, err := s.client.do(ctx, call{
@@ -741,13 +705,13 @@ func (s *OrdersService) History(ctx context.Context, accountID string, start tim
 		}
 		switch {
 		case start.IsZero():
-			fail(invalid("start", "required"))
+			fail(brokercode.Invalid("start", "required"))
 			return
 		case o.Days < 0:
-			fail(invalid("numberOfDays", "must not be negative, got %d", o.Days))
+			fail(brokercode.Invalid("numberOfDays", "must not be negative, got %d", o.Days))
 			return
 		case o.Limit < 0 || o.Limit > maxHistoryLimit:
-			fail(invalid("limit", "must be 1 to %d, got %d", maxHistoryLimit, o.Limit))
+			fail(brokercode.Invalid("limit", "must be 1 to %d, got %d", maxHistoryLimit, o.Limit))
 			return
 		}
 		if o.Symbol != "" {
@@ -824,7 +788,7 @@ func (s *OrdersService) Cancel(ctx context.Context, accountID, clientOrderID str
 	}, &out)
 	if err != nil {
 		if resp != nil && resp.Attempts > 1 && errors.Is(err, ErrNotFound) {
-			if o, _, gerr := s.Get(ctx, accountID, clientOrderID); gerr == nil && o.OrderStatus == OrderStatusCanceled {
+			if o, _, gerr := s.Get(ctx, accountID, clientOrderID); gerr == nil && o.OrderStatus == brokercode.OrderStatusCanceled {
 				return o, resp, nil
 			}
 		}
@@ -887,8 +851,8 @@ func (s *OrdersService) Routes(ctx context.Context, accountID string) ([]Route, 
 
 // EasyToBorrow reports whether symbol is on the platform-wide easy-to-borrow
 // list (exact, case-sensitive; typos answer false; always true on paper).
-// The symbol must be uppercase and must not be empty, a lone dot or contain
-// '/': those would reach the router's 404 instead of the check.
+// The symbol must pass brokercode.ValidateSymbol: an empty one, a lone dot or
+// one holding '/' would reach the router's 404 instead of the check.
 //
 // Spec: GET /v1/api/accounts/{accountId}/is-easy-to-borrow/symbol/{symbol}.
 func (s *OrdersService) EasyToBorrow(ctx context.Context, accountID, symbol string) (bool, *Response, error) {
@@ -896,15 +860,8 @@ func (s *OrdersService) EasyToBorrow(ctx context.Context, accountID, symbol stri
 	if err != nil {
 		return false, nil, err
 	}
-	switch {
-	case symbol == "":
-		return false, nil, invalid("symbol", "must not be empty")
-	case symbol == "." || symbol == "..":
-		return false, nil, invalid("symbol", "%q is not a symbol", symbol)
-	case strings.ContainsAny(symbol, "/\\?#") || strings.IndexFunc(symbol, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-		return false, nil, invalid("symbol", "%q must not contain '/', spaces or control characters", symbol)
-	case symbol != strings.ToUpper(symbol):
-		return false, nil, invalid("symbol", "%q must be uppercase (the list is case-sensitive)", symbol)
+	if err := brokercode.ValidateSymbol(symbol); err != nil {
+		return false, nil, err
 	}
 	var out struct {
 		IsEasyToBorrow bool `json:"isEasyToBorrow"`

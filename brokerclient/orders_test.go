@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -99,8 +100,8 @@ func TestOrderRequestValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, resp, err := b.live.Orders.Place(t.Context(), tt.account, tt.req)
-			var ie *brokerclient.InputError
-			if !errors.Is(err, brokerclient.ErrInvalidInput) || !errors.As(err, &ie) {
+			var ie *brokercode.InputError
+			if !errors.Is(err, brokercode.ErrInput) || !errors.As(err, &ie) {
 				t.Fatalf("err %v, want an InputError", err)
 			}
 			if ie.Field != tt.wantField {
@@ -145,7 +146,7 @@ func TestOrderPlaceWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Attempts != 1 || o.OrderStatus != brokerclient.OrderStatusPendingNew || o.Text != nil || o.Rejection() != nil {
+	if resp.Attempts != 1 || o.OrderStatus != brokercode.OrderStatusPendingNew || o.Text != nil || o.Rejection() != nil {
 		t.Errorf("order %+v attempts %d, want PendingNew with text null", o, resp.Attempts)
 	}
 	if _, err := uuid.Parse(o.ClientOrderID); err != nil {
@@ -200,7 +201,7 @@ func TestOrderPlaceWire(t *testing.T) {
 		}
 		b.Advance(50 * time.Millisecond)
 		got := b.order(t, b.paper, "PP200001", o.ClientOrderID)
-		if got.OrderStatus != brokerclient.OrderStatusAccepted || got.Route != "PAPERM" || got.LegCount != 2 || len(got.Legs) != 2 {
+		if got.OrderStatus != brokercode.OrderStatusAccepted || got.Route != "PAPERM" || got.LegCount != 2 || len(got.Legs) != 2 {
 			t.Errorf("multi-leg order %+v", got)
 		}
 	})
@@ -359,7 +360,7 @@ func TestOrderRejectionCodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.async {
-				if o.OrderStatus != brokerclient.OrderStatusPendingNew || o.Text != nil {
+				if o.OrderStatus != brokercode.OrderStatusPendingNew || o.Text != nil {
 					t.Fatalf("first answer %s %v, want PendingNew with text null", o.OrderStatus, o.Text)
 				}
 				b.Advance(50 * time.Millisecond)
@@ -411,7 +412,7 @@ func TestOrderRejectionCodes(t *testing.T) {
 		}
 		b.Advance(50 * time.Millisecond)
 		c, _, err := b.live.Orders.Cancel(t.Context(), "LV100001", "dup-1")
-		if err != nil || c.OrderStatus != brokerclient.OrderStatusCanceled {
+		if err != nil || c.OrderStatus != brokercode.OrderStatusCanceled {
 			t.Fatalf("cancel: %+v %v", c, err)
 		}
 		o, _, err := b.live.Orders.Place(t.Context(), "LV100001", r)
@@ -471,7 +472,7 @@ func TestOrderR78OutsideHours(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Advance(50 * time.Millisecond)
-	if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokerclient.OrderStatusAccepted {
+	if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokercode.OrderStatusAccepted {
 		t.Errorf("Day_Plus limit before the open: %s %v", got.OrderStatus, got.Text)
 	}
 }
@@ -501,7 +502,7 @@ func TestOrderGetAndBook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.OrderStatus != brokerclient.OrderStatusAccepted || got.Route != "PAPER" || !got.LimitPrice.Equal(dec("400")) ||
+	if got.OrderStatus != brokercode.OrderStatusAccepted || got.Route != "PAPER" || !got.LimitPrice.Equal(dec("400")) ||
 		got.LeavesQuantity != 100 || got.StartTime.IsZero() || got.StartTime.NoZone {
 		t.Errorf("order %+v", got)
 	}
@@ -515,15 +516,15 @@ func TestOrderGetAndBook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var states []brokerclient.OrderStatus
+	var states []brokercode.OrderStatus
 	for _, o := range book {
 		states = append(states, o.OrderStatus)
 	}
-	if diff := cmp.Diff([]brokerclient.OrderStatus{brokerclient.OrderStatusAccepted, brokerclient.OrderStatusRejected}, states); diff != "" {
+	if diff := cmp.Diff([]brokercode.OrderStatus{brokercode.OrderStatusAccepted, brokercode.OrderStatusRejected}, states); diff != "" {
 		t.Errorf("book states (-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{"", ".", "a/b"} {
-		if _, _, err := b.paper.Orders.Get(ctx, "PP200001", bad); !errors.Is(err, brokerclient.ErrInvalidInput) {
+		if _, _, err := b.paper.Orders.Get(ctx, "PP200001", bad); !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("id %q: %v, want InputError", bad, err)
 		}
 	}
@@ -556,7 +557,7 @@ func TestOrderCancel(t *testing.T) {
 	b.Advance(50 * time.Millisecond)
 
 	c, resp, err := b.live.Orders.Cancel(ctx, "LV100001", working.ClientOrderID)
-	if err != nil || c.OrderStatus != brokerclient.OrderStatusCanceled || c.CanceledQuantity != 100 || resp.Attempts != 1 {
+	if err != nil || c.OrderStatus != brokercode.OrderStatusCanceled || c.CanceledQuantity != 100 || resp.Attempts != 1 {
 		t.Errorf("cancel working: %+v %v", c, err)
 	}
 	if before := b.order(t, b.live, "LV100001", rejected.ClientOrderID).Rejection(); before == nil || before.Code != "R54" {
@@ -569,7 +570,7 @@ func TestOrderCancel(t *testing.T) {
 	if rej := c.Rejection(); rej == nil || rej.Code != "R130" {
 		t.Errorf("cancel of a Rejected order: %+v, want still Rejected with R130 masking R54", rej)
 	}
-	if got := b.order(t, b.live, "LV100001", filled.ClientOrderID); got.OrderStatus != brokerclient.OrderStatusFilled {
+	if got := b.order(t, b.live, "LV100001", filled.ClientOrderID); got.OrderStatus != brokercode.OrderStatusFilled {
 		t.Fatalf("setup: %s", got.OrderStatus)
 	}
 	for name, id := range map[string]string{"filled": filled.ClientOrderID, "canceled": working.ClientOrderID, "unknown": "no-such-order"} {
@@ -592,7 +593,7 @@ func TestOrderCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, resp, err := b.live.Orders.Cancel(ctx, "LV100001", o.ClientOrderID)
-		if err != nil || c.OrderStatus != brokerclient.OrderStatusCanceled {
+		if err != nil || c.OrderStatus != brokercode.OrderStatusCanceled {
 			t.Fatalf("%+v %v", c, err)
 		}
 		if resp.Attempts != 2 || len(b.sent("DELETE", path)) != 2 {
@@ -616,12 +617,12 @@ func TestOrderCancelAll(t *testing.T) {
 		ids = append(ids, o.ClientOrderID)
 	}
 	b.Advance(50 * time.Millisecond)
-	statuses := func() map[string]brokerclient.OrderStatus {
+	statuses := func() map[string]brokercode.OrderStatus {
 		book, _, err := b.live.Orders.Book(ctx, "LV100001")
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := map[string]brokerclient.OrderStatus{}
+		m := map[string]brokercode.OrderStatus{}
 		for _, o := range book {
 			m[o.ClientOrderID] = o.OrderStatus
 		}
@@ -633,8 +634,8 @@ func TestOrderCancelAll(t *testing.T) {
 		t.Fatalf("cancel all AAPL: %q %v", msg, err)
 	}
 	b.Advance(50 * time.Millisecond)
-	want := map[string]brokerclient.OrderStatus{
-		ids[0]: brokerclient.OrderStatusCanceled, ids[1]: brokerclient.OrderStatusCanceled, ids[2]: brokerclient.OrderStatusAccepted,
+	want := map[string]brokercode.OrderStatus{
+		ids[0]: brokercode.OrderStatusCanceled, ids[1]: brokercode.OrderStatusCanceled, ids[2]: brokercode.OrderStatusAccepted,
 	}
 	if diff := cmp.Diff(want, statuses()); diff != "" {
 		t.Errorf("after cancel-all AAPL (-want +got):\n%s", diff)
@@ -643,7 +644,7 @@ func TestOrderCancelAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Advance(50 * time.Millisecond)
-	want[ids[2]] = brokerclient.OrderStatusCanceled
+	want[ids[2]] = brokercode.OrderStatusCanceled
 	if diff := cmp.Diff(want, statuses()); diff != "" {
 		t.Errorf("after cancel-all (-want +got):\n%s", diff)
 	}
@@ -664,7 +665,7 @@ func TestOrderCancelAll(t *testing.T) {
 	if _, _, err := b.live.Orders.CancelAll(ctx, "PP200001", ""); !errors.Is(err, brokerclient.ErrAccount) {
 		t.Errorf("foreign account: %v, want ErrAccount", err)
 	}
-	if _, _, err := b.live.Orders.CancelAll(ctx, "LV100001", "aapl"); !errors.Is(err, brokerclient.ErrInvalidInput) {
+	if _, _, err := b.live.Orders.CancelAll(ctx, "LV100001", "aapl"); !errors.Is(err, brokercode.ErrInput) {
 		t.Errorf("lowercase symbol: %v, want InputError", err)
 	}
 }
@@ -756,7 +757,7 @@ func TestOrderEasyToBorrow(t *testing.T) {
 			t.Parallel()
 			got, _, err := tt.c.Orders.EasyToBorrow(t.Context(), tt.account, tt.symbol)
 			if tt.wantErr {
-				if !errors.Is(err, brokerclient.ErrInvalidInput) {
+				if !errors.Is(err, brokercode.ErrInput) {
 					t.Errorf("err %v, want InputError", err)
 				}
 				return
@@ -809,7 +810,7 @@ func TestOrderFills(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Advance(50 * time.Millisecond)
-		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokerclient.OrderStatusFilled {
+		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokercode.OrderStatusFilled {
 			t.Fatalf("setup: %s", got.OrderStatus)
 		}
 	}
@@ -840,7 +841,7 @@ func TestOrderFills(t *testing.T) {
 	if err != nil || paper == nil || len(paper) != 0 {
 		t.Errorf("paper archive: %v %v, want an empty list", paper, err)
 	}
-	if _, _, err := b.live.Orders.Fills(ctx, "LV100001", time.Time{}); !errors.Is(err, brokerclient.ErrInvalidInput) {
+	if _, _, err := b.live.Orders.Fills(ctx, "LV100001", time.Time{}); !errors.Is(err, brokercode.ErrInput) {
 		t.Errorf("zero date: %v", err)
 	}
 }
@@ -933,7 +934,7 @@ func TestOrderHistory(t *testing.T) {
 			n := 0
 			for f, err := range b.live.Orders.History(t.Context(), "LV100001", day("2026-11-01"), o) {
 				n++
-				if !errors.Is(err, brokerclient.ErrInvalidInput) || f.TradeID != "" {
+				if !errors.Is(err, brokercode.ErrInput) || f.TradeID != "" {
 					t.Errorf("%+v: %v", o, err)
 				}
 			}
@@ -1058,22 +1059,22 @@ func TestOrderRejectionParsing(t *testing.T) {
 	t.Parallel()
 	s := func(v string) *string { return &v }
 	tests := []struct {
-		status     brokerclient.OrderStatus
+		status     brokercode.OrderStatus
 		text       *string
 		wantNil    bool
 		wantCode   string
 		wantBroker bool
 	}{
-		{status: brokerclient.OrderStatusRejected, text: s("R06: Symbol is restricted at this price"), wantCode: "R06"},
-		{status: brokerclient.OrderStatusRejected, text: s("R130: Cancel request rejected"), wantCode: "R130"},
-		{status: brokerclient.OrderStatusRejected, text: s("R118"), wantCode: "R118"},
-		{status: brokerclient.OrderStatusRejected, text: s("Rejected: Broker Rejected: no"), wantBroker: true},
-		{status: brokerclient.OrderStatusRejected, text: s("Reason R114 later"), wantCode: ""},
-		{status: brokerclient.OrderStatusRejected, text: s("RX1: odd"), wantCode: ""},
-		{status: brokerclient.OrderStatusRejected, text: s("")},
-		{status: brokerclient.OrderStatusRejected, text: nil},
-		{status: brokerclient.OrderStatusCanceled, text: s("R114: stale"), wantNil: true},
-		{status: brokerclient.OrderStatusPendingNew, text: nil, wantNil: true},
+		{status: brokercode.OrderStatusRejected, text: s("R06: Symbol is restricted at this price"), wantCode: "R06"},
+		{status: brokercode.OrderStatusRejected, text: s("R130: Cancel request rejected"), wantCode: "R130"},
+		{status: brokercode.OrderStatusRejected, text: s("R118"), wantCode: "R118"},
+		{status: brokercode.OrderStatusRejected, text: s("Rejected: Broker Rejected: no"), wantBroker: true},
+		{status: brokercode.OrderStatusRejected, text: s("Reason R114 later"), wantCode: ""},
+		{status: brokercode.OrderStatusRejected, text: s("RX1: odd"), wantCode: ""},
+		{status: brokercode.OrderStatusRejected, text: s("")},
+		{status: brokercode.OrderStatusRejected, text: nil},
+		{status: brokercode.OrderStatusCanceled, text: s("R114: stale"), wantNil: true},
+		{status: brokercode.OrderStatusPendingNew, text: nil, wantNil: true},
 	}
 	for _, tt := range tests {
 		o := &brokerclient.Order{ClientOrderID: "x", OrderStatus: tt.status, Text: tt.text}
@@ -1092,7 +1093,7 @@ func TestOrderRejectionParsing(t *testing.T) {
 			t.Errorf("%v: text %v", tt.text, rej.Text)
 		}
 	}
-	for st, want := range map[brokerclient.OrderStatus]bool{
+	for st, want := range map[brokercode.OrderStatus]bool{
 		"Filled": true, "Canceled": true, "Expired": true, "Rejected": true,
 		"New": false, "PendingNew": false, "Accepted": false, "PartiallyFilled": false, "DoneForDay": false,
 	} {
@@ -1121,7 +1122,7 @@ func TestOrderWithoutOpenClose(t *testing.T) {
 	}
 	b.Advance(50 * time.Millisecond)
 	got, _, err := b.live.Orders.Get(ctx, "LV100001", o.ClientOrderID)
-	if err != nil || got.OrderStatus != brokerclient.OrderStatusAccepted {
+	if err != nil || got.OrderStatus != brokercode.OrderStatusAccepted {
 		t.Fatalf("get: %v %v", got, err)
 	}
 	book, _, err := b.live.Orders.Book(ctx, "LV100001")
@@ -1129,7 +1130,7 @@ func TestOrderWithoutOpenClose(t *testing.T) {
 		t.Fatalf("book: %v %v", book, err)
 	}
 	c, _, err := b.live.Orders.Cancel(ctx, "LV100001", o.ClientOrderID)
-	if err != nil || c.OrderStatus != brokerclient.OrderStatusCanceled {
+	if err != nil || c.OrderStatus != brokercode.OrderStatusCanceled {
 		t.Fatalf("cancel: %v %v", c, err)
 	}
 }

@@ -3,6 +3,7 @@ package brokerclient
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -150,13 +152,22 @@ func (e *StateMismatchError) Error() string {
 // Is reports ErrStateMismatch.
 func (e *StateMismatchError) Is(target error) bool { return target == ErrStateMismatch }
 
-// WithPartner configures the partner program. It is enough to sign a user
+// WithPartner configures the partner program; its login and token
+// addresses must pass CheckAddress as LoginAddress. It is enough to sign a user
 // in (Partner.AuthCodeURL, Partner.Exchange); REST calls need a token too
 // (WithPartnerToken).
 func WithPartner(cfg PartnerConfig) Option {
 	return func(c *Client) error {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" || cfg.LoginURL == "" || cfg.RedirectURI == "" {
 			return errors.New("partner: client id, client secret, login URL and redirect URI are all required")
+		}
+		if _, err := CheckAddress(cfg.LoginURL, LoginAddress); err != nil {
+			return err
+		}
+		if cfg.TokenURL != "" {
+			if _, err := CheckAddress(cfg.TokenURL, LoginAddress); err != nil {
+				return err
+			}
 		}
 		c.partner = &cfg
 		return nil
@@ -235,42 +246,64 @@ func (s *PartnerService) oauthConfig() (*oauth2.Config, error) {
 	}, nil
 }
 
-// AuthCodeURL is the address of the hosted login page for state, which the
-// caller generates at random and checks on the callback.
+// Attempt is one sign-in: the state the callback must carry back, and the
+// PKCE verifier (RFC 7636) whose S256 challenge the authorize address
+// carries and which the code exchange presents, so a code intercepted on
+// its way back is of no use without it. The spec does not require PKCE;
+// a service that ignores it loses nothing.
+type Attempt struct {
+	State    string
+	Verifier string
+}
+
+// NewAttempt makes an attempt with a random state and verifier.
+func NewAttempt() Attempt {
+	return Attempt{State: rand.Text(), Verifier: oauth2.GenerateVerifier()}
+}
+
+// AuthCodeURL is the address of the hosted login page for the attempt: its
+// state and its verifier's S256 challenge.
 //
 // Spec: GET {partner_login_url}.
-func (s *PartnerService) AuthCodeURL(state string) (string, error) {
+func (s *PartnerService) AuthCodeURL(a Attempt) (string, error) {
 	cfg, err := s.oauthConfig()
 	if err != nil {
 		return "", err
 	}
-	return cfg.AuthCodeURL(state), nil
+	if a.Verifier == "" {
+		return "", brokercode.Invalid("verifier", "a sign-in needs a PKCE verifier (NewAttempt)")
+	}
+	return cfg.AuthCodeURL(a.State, oauth2.S256ChallengeOption(a.Verifier)), nil
 }
 
-// ExchangeCallback checks the callback's state against the one sent, then
-// exchanges its code at once (a code is spent once posted).
+// ExchangeCallback checks the callback's state against the attempt's, then
+// exchanges its code at once with the attempt's verifier (a code is spent
+// once posted).
 //
 // Spec: Partner OAuth, item 3; POST /v1/api/oauth2/jwtexchange.
-func (s *PartnerService) ExchangeCallback(ctx context.Context, callback url.Values, state string) (*PartnerToken, error) {
-	if state == "" || callback.Get("state") != state {
+func (s *PartnerService) ExchangeCallback(ctx context.Context, callback url.Values, a Attempt) (*PartnerToken, error) {
+	if a.State == "" || callback.Get("state") != a.State {
 		return nil, &StateMismatchError{}
 	}
 	code := callback.Get("code")
 	if code == "" {
-		return nil, invalid("code", "the callback carries no code")
+		return nil, brokercode.Invalid("code", "the callback carries no code")
 	}
-	return s.Exchange(ctx, code)
+	return s.Exchange(ctx, code, a.Verifier)
 }
 
-// Exchange trades an authorization code for a token pair.
+// Exchange trades an authorization code for a token pair, presenting the
+// PKCE verifier of the attempt that got it.
 //
 // Spec: POST /v1/api/oauth2/jwtexchange, grant_type=authorization_code.
-func (s *PartnerService) Exchange(ctx context.Context, code string) (*PartnerToken, error) {
+func (s *PartnerService) Exchange(ctx context.Context, code, verifier string) (*PartnerToken, error) {
 	cfg, err := s.oauthConfig()
 	if err != nil {
 		return nil, err
 	}
-	return s.retrieve(ctx, "exchange", func(ctx context.Context) (*oauth2.Token, error) { return cfg.Exchange(ctx, code) })
+	return s.retrieve(ctx, "exchange", func(ctx context.Context) (*oauth2.Token, error) {
+		return cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	})
 }
 
 // Refresh trades a refresh token for a new pair. A JSON refusal is a
@@ -402,7 +435,7 @@ func (s *PartnerService) token(op string, tok *oauth2.Token, err error) (*Partne
 			Message string `json:"message"`
 		}
 		if e.json() && json.Unmarshal(re.Body, &j) == nil {
-			e.Message = j.Message
+			e.Message = CleanText(j.Message)
 		}
 		return nil, e
 	case err != nil:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -24,19 +25,20 @@ func partnerSetup(t *testing.T) (*simtest.Bundle, *brokerclient.Client, brokercl
 	t.Helper()
 	b := simtest.New(t)
 	login := b.PartnerClient(t, b.Partner.LiveClientID)
-	cb := aliceSignsIn(t, b, login, "state-1")
-	tok, err := login.Partner.ExchangeCallback(t.Context(), cb.Query(), "state-1")
+	a := brokerclient.NewAttempt()
+	cb := aliceSignsIn(t, b, login, a)
+	tok, err := login.Partner.ExchangeCallback(t.Context(), cb.Query(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b, login, *tok
 }
 
-// aliceSignsIn opens c's authorize address for state and signs alice in;
-// it returns the callback address the login page redirected to.
-func aliceSignsIn(t *testing.T, b *simtest.Bundle, c *brokerclient.Client, state string) *url.URL {
+// aliceSignsIn opens c's authorize address for the attempt and signs alice
+// in; it returns the callback address the login page redirected to.
+func aliceSignsIn(t *testing.T, b *simtest.Bundle, c *brokerclient.Client, a brokerclient.Attempt) *url.URL {
 	t.Helper()
-	auth, err := c.Partner.AuthCodeURL(state)
+	auth, err := c.Partner.AuthCodeURL(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,17 +96,18 @@ func TestPartnerStateMismatch(t *testing.T) {
 	t.Parallel()
 	b := simtest.New(t)
 	c := b.PartnerClient(t, b.Partner.LiveClientID)
-	cb := aliceSignsIn(t, b, c, "sent")
+	a := brokerclient.NewAttempt()
+	cb := aliceSignsIn(t, b, c, a)
 	q := cb.Query()
 	q.Set("state", "forged")
-	if _, err := c.Partner.ExchangeCallback(t.Context(), q, "sent"); !errors.Is(err, brokerclient.ErrStateMismatch) {
+	if _, err := c.Partner.ExchangeCallback(t.Context(), q, a); !errors.Is(err, brokerclient.ErrStateMismatch) {
 		t.Fatalf("err %v, want ErrStateMismatch", err)
 	}
 	if p := tokenPosts(b); len(p) != 0 {
 		t.Errorf("posted %+v", p)
 	}
 	// The unspent code still works for the right state.
-	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), "sent"); err != nil {
+	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), a); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -113,11 +116,12 @@ func TestPartnerReplayedCode(t *testing.T) {
 	t.Parallel()
 	b := simtest.New(t)
 	c := b.PartnerClient(t, b.Partner.LiveClientID)
-	code := aliceSignsIn(t, b, c, "s").Query().Get("code")
-	if _, err := c.Partner.Exchange(t.Context(), code); err != nil {
+	a := brokerclient.NewAttempt()
+	code := aliceSignsIn(t, b, c, a).Query().Get("code")
+	if _, err := c.Partner.Exchange(t.Context(), code, a.Verifier); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Partner.Exchange(t.Context(), code)
+	_, err := c.Partner.Exchange(t.Context(), code, a.Verifier)
 	var te *brokerclient.TokenError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusBadRequest || errors.Is(err, brokerclient.ErrLoginRequired) {
 		t.Fatalf("replayed code: %v", err)
@@ -211,15 +215,20 @@ func TestPartnerAuthCodeURL(t *testing.T) {
 	t.Parallel()
 	b := simtest.New(t)
 	c := b.PartnerClient(t, b.Partner.DemoClientID)
-	raw, err := c.Partner.AuthCodeURL("xyz")
+	a := brokerclient.Attempt{State: "xyz", Verifier: "dBjftJeZ4CVP-mJ92K9zTiRPHdqL9iE2WTlMvDqfS6E"}
+	raw, err := c.Partner.AuthCodeURL(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(raw)
 	q := u.Query()
 	if u.Path != b.Partner.LoginPath || q.Get("client_id") != b.Partner.DemoClientID || q.Get("redirect_uri") != b.Partner.RedirectURI ||
-		q.Get("response_type") != "code" || q.Get("state") != "xyz" || q.Has("client_secret") {
+		q.Get("response_type") != "code" || q.Get("state") != "xyz" || q.Has("client_secret") || q.Has("code_verifier") ||
+		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") != "9jP0wKi4TI2oWkJVtM-QYSzV713upxtpDBgOFtT-Qyk" {
 		t.Errorf("authorize address %s", raw)
+	}
+	if _, err := c.Partner.AuthCodeURL(brokerclient.Attempt{State: "xyz"}); !errors.Is(err, brokercode.ErrInput) {
+		t.Errorf("an attempt without a verifier: %v", err)
 	}
 }
 
@@ -245,8 +254,9 @@ func TestPartnerTokenRequestHeaders(t *testing.T) {
 	rec := &headerRecorder{base: b.Server.Client().Transport, seen: map[string]http.Header{}}
 	c := b.PartnerClient(t, b.Partner.LiveClientID,
 		brokerclient.WithHTTPClient(&http.Client{Transport: rec}), brokerclient.WithUserAgent("locator-test/1"))
-	cb := aliceSignsIn(t, b, c, "s")
-	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), "s"); err != nil {
+	a := brokerclient.NewAttempt()
+	cb := aliceSignsIn(t, b, c, a)
+	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), a); err != nil {
 		t.Fatal(err)
 	}
 	h := rec.seen[brokersim.TokenPath]
@@ -287,7 +297,7 @@ func TestPartnerRetriesTheOtherEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := c.Partner.Exchange(t.Context(), "the-code")
+	tok, err := c.Partner.Exchange(t.Context(), "the-code", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,5 +327,38 @@ func TestPartner403(t *testing.T) {
 	var te *brokerclient.TokenError
 	if !errors.As(err, &te) || te.StatusCode != http.StatusForbidden || errors.Is(err, brokerclient.ErrLoginRequired) || !strings.Contains(err.Error(), "network edge") {
 		t.Errorf("403 at the token endpoint: %v", err)
+	}
+}
+
+// Issue 21: the partner login uses PKCE (S256): the authorize address
+// carries the attempt's challenge, and the simulator exchanges the code
+// only for the verifier behind it, so a code intercepted on its way back
+// is useless to whoever lacks the verifier. The verifier never reaches the
+// request log.
+func TestPartnerPKCE(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.PartnerClient(t, b.Partner.LiveClientID)
+	a := brokerclient.NewAttempt()
+	code := aliceSignsIn(t, b, c, a).Query().Get("code")
+	_, err := c.Partner.Exchange(t.Context(), code, brokerclient.NewAttempt().Verifier)
+	var te *brokerclient.TokenError
+	if !errors.As(err, &te) || te.StatusCode != http.StatusBadRequest {
+		t.Fatalf("an intercepted code with another verifier: %v, want the token endpoint's 400", err)
+	}
+	a = brokerclient.NewAttempt()
+	code = aliceSignsIn(t, b, c, a).Query().Get("code")
+	if _, err := c.Partner.Exchange(t.Context(), code, ""); !errors.As(err, &te) {
+		t.Fatalf("a code without its verifier: %v, want refused", err)
+	}
+	a = brokerclient.NewAttempt()
+	cb := aliceSignsIn(t, b, c, a)
+	if _, err := c.Partner.ExchangeCallback(t.Context(), cb.Query(), a); err != nil {
+		t.Fatalf("the code with its verifier: %v", err)
+	}
+	for _, r := range tokenPosts(b) {
+		if strings.Contains(r.Body, a.Verifier) || !strings.Contains(r.Body, "code_verifier=%5Bredacted%5D") {
+			t.Errorf("token post logged as %q", r.Body)
+		}
 	}
 }

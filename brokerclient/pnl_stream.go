@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // PnLWatcher keeps a P&L model of each account in sync with the P&L stream
@@ -36,13 +38,13 @@ type pnlModel struct {
 // until every snapshot has arrived or the watch failed for good.
 func (s *StreamsService) WatchPnL(ctx context.Context, accountIDs []string, opts ...StreamOption) (*PnLWatcher, error) {
 	if len(accountIDs) == 0 {
-		return nil, invalid("accounts", "at least one account is required")
+		return nil, brokercode.Invalid("accounts", "at least one account is required")
 	}
 	w := &PnLWatcher{models: map[string]*pnlModel{}, done: make(chan struct{})}
 	for _, id := range accountIDs {
 		id = strings.ToUpper(strings.TrimSpace(id))
 		if id == "" {
-			return nil, invalid("accounts", "an account id is empty")
+			return nil, brokercode.Invalid("accounts", "an account id is empty")
 		}
 		w.accounts = append(w.accounts, id)
 		w.models[id] = &pnlModel{}

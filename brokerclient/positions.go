@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
 )
 
@@ -203,7 +204,7 @@ func (s *PositionsService) Historical(ctx context.Context, accountID string, dat
 		return nil, nil, err
 	}
 	if date.IsZero() {
-		return nil, nil, invalid("date", "required")
+		return nil, nil, brokercode.Invalid("date", "required")
 	}
 	var raw json.RawMessage
 	resp, err := s.client.do(ctx, call{

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // TestPositionsOpen: spec "Position records" and P&L rule 5: open lots as
@@ -100,7 +101,7 @@ func TestPositionsClosed(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Advance(50 * time.Millisecond)
-		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokerclient.OrderStatusFilled {
+		if got := b.order(t, b.live, "LV100001", o.ClientOrderID); got.OrderStatus != brokercode.OrderStatusFilled {
 			t.Fatalf("setup %s: %s %v", oc, got.OrderStatus, got.Text)
 		}
 	}
@@ -180,7 +181,7 @@ func TestPositionsHistorical(t *testing.T) {
 	}
 	t.Run("a zero date is refused", func(t *testing.T) {
 		t.Parallel()
-		if _, _, err := b.live.Positions.Historical(t.Context(), "LV100001", time.Time{}); !errors.Is(err, brokerclient.ErrInvalidInput) {
+		if _, _, err := b.live.Positions.Historical(t.Context(), "LV100001", time.Time{}); !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("err %v", err)
 		}
 	})

@@ -212,8 +212,14 @@ type envelope struct {
 }
 
 // DecodeStreamMessage decodes one message of either stream by its
-// `@system`, `action` and `target`.
+// `@system`, `action` and `target`; its strings are CleanText.
 func DecodeStreamMessage(data []byte) (StreamMessage, error) {
+	m, err := decodeStreamMessage(data)
+	cleanDecoded(m)
+	return m, err
+}
+
+func decodeStreamMessage(data []byte) (StreamMessage, error) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		return nil, &StreamDecodeError{Err: err, Raw: truncate(data)}

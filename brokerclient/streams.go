@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -74,12 +74,13 @@ func (e *StreamSubscribeError) Is(target error) bool {
 }
 
 // WithStreamURL sets the WebSocket base address ({ws_base_url}); by
-// default it is the REST base address with ws or wss for http or https.
+// default it is the REST base address with ws or wss for http or https. It
+// must pass CheckAddress as a StreamAddress (wss beyond loopback).
 func WithStreamURL(raw string) Option {
 	return func(c *Client) error {
-		u, err := url.Parse(strings.TrimSuffix(raw, "/"))
-		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return fmt.Errorf("stream URL %q: want ws(s)://host[:port]", raw)
+		u, err := CheckAddress(strings.TrimSuffix(raw, "/"), StreamAddress)
+		if err != nil {
+			return err
 		}
 		c.streamURL = u
 		return nil
@@ -118,12 +119,15 @@ type StreamConn struct {
 func (s *StreamsService) Dial(ctx context.Context, kind StreamKind) (*StreamConn, error) {
 	c := s.client
 	if c.keyID == "" {
-		return nil, invalid("credentials", "the stream handshake needs a key pair (WithCredentials)")
+		return nil, brokercode.Invalid("credentials", "the stream handshake needs a key pair (WithCredentials)")
 	}
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
 	ws, _, err := websocket.Dial(hctx, c.streamAddress(kind), &websocket.DialOptions{
 		HTTPHeader: http.Header{"User-Agent": {c.userAgent}},
+		// No redirect is followed: the key pair is sent on the
+		// connection once it is up, wherever it went.
+		HTTPClient: &http.Client{CheckRedirect: noRedirect},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("brokerclient: %s stream: dial: %w", kind, err)
@@ -176,7 +180,7 @@ func (sc *StreamConn) send(ctx context.Context, v any) error {
 // documented payload, since the spec does not show it.
 func (sc *StreamConn) Subscribe(ctx context.Context, accountID string, topics ...string) error {
 	if strings.TrimSpace(accountID) == "" {
-		return invalid("account", "required")
+		return brokercode.Invalid("account", "required")
 	}
 	req := map[string]any{"account": accountID}
 	if sc.kind == StreamPortfolio && len(topics) > 0 {
@@ -264,7 +268,7 @@ type session struct {
 // irrecoverable errors stop the session: the same credentials or account
 // would fail again.
 func irrecoverable(err error) bool {
-	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, ErrInvalidInput)
+	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, brokercode.ErrInput)
 }
 
 // run keeps the stream up until ctx ends or an irrecoverable error, and

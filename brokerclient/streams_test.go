@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
 )
@@ -261,7 +262,7 @@ func TestOrderFollowerStream(t *testing.T) {
 	dup := true
 	b.Sim.ControlStreams(brokersim.StreamControl{Duplicate: &dup})
 
-	follow := func(req brokerclient.OrderRequest) []brokerclient.OrderStatus {
+	follow := func(req brokerclient.OrderRequest) []brokercode.OrderStatus {
 		t.Helper()
 		req.ClientOrderID = "f-" + string(req.OrderType) + "-" + req.Symbol
 		w := f.Watch(req.ClientOrderID)
@@ -272,7 +273,7 @@ func TestOrderFollowerStream(t *testing.T) {
 		}
 		w.Observe(placed)
 		b.Advance(50 * time.Millisecond)
-		var seen []brokerclient.OrderStatus
+		var seen []brokercode.OrderStatus
 		for {
 			o, err := w.Next(ctx)
 			if err != nil {
@@ -285,17 +286,17 @@ func TestOrderFollowerStream(t *testing.T) {
 		}
 	}
 	market := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeMarket, "AAPL", 10)
-	if got := follow(market); !slices.Equal(got, []brokerclient.OrderStatus{"PendingNew", "Accepted", "Filled"}) {
+	if got := follow(market); !slices.Equal(got, []brokercode.OrderStatus{"PendingNew", "Accepted", "Filled"}) {
 		t.Errorf("market order states %v", got)
 	}
 	noRoute := market
 	noRoute.Route, noRoute.Symbol = "", "SPY" // R54: async, PendingNew then Rejected
-	if got := follow(noRoute); !slices.Equal(got, []brokerclient.OrderStatus{"PendingNew", "Rejected"}) {
+	if got := follow(noRoute); !slices.Equal(got, []brokercode.OrderStatus{"PendingNew", "Rejected"}) {
 		t.Errorf("R54 states %v", got)
 	}
 	stop := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeStop, "MSFT", 1)
 	stop.StopPrice = pricep("100") // below the market: R118, synchronous with a route
-	if got := follow(stop); !slices.Equal(got, []brokerclient.OrderStatus{"Rejected"}) {
+	if got := follow(stop); !slices.Equal(got, []brokercode.OrderStatus{"Rejected"}) {
 		t.Errorf("R118 states %v", got)
 	}
 	if reads := orderReads(b.Sim.Requests()); len(reads) != 0 {
@@ -340,7 +341,7 @@ func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
 		down = -1
 	}
 
-	finals := map[string]brokerclient.OrderStatus{}
+	finals := map[string]brokercode.OrderStatus{}
 	for i := range 50 {
 		id := "o" + itoa(int64(i))
 		req := stockOrder(brokerclient.SideBuy, brokerclient.OpenCloseOpen, brokerclient.OrderTypeLimit, "AAPL", 10)
@@ -379,7 +380,7 @@ func TestOrderFollowerFallsBackOnlyWhileDisconnected(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var seen []brokerclient.OrderStatus
+		var seen []brokercode.OrderStatus
 		for {
 			o, err := w.Next(ctx)
 			if err != nil {

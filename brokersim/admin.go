@@ -302,3 +302,19 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown admin route "+route, http.StatusNotFound)
 	}
 }
+
+// SetLocatePrice sets the price per share of every locate pool of symbol,
+// for the quotes settled from now on: a test or a demo can move what
+// locating costs from day to day. It reports false when the scenario has
+// no pool of symbol.
+func (s *Sim) SetLocatePrice(symbol string, price decimal.Decimal) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for k, p := range s.loc.pools {
+		if k.symbol == symbol {
+			p.price, found = price, true
+		}
+	}
+	return found
+}

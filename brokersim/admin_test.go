@@ -2,10 +2,14 @@ package brokersim_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -59,4 +63,38 @@ func decodeArray(t *testing.T, r *simtest.Response) []json.RawMessage {
 	var a []json.RawMessage
 	r.JSON(t, &a)
 	return a
+}
+
+// Issue 21: the admin routes take no credentials, so they are served only
+// when asked for (WithAdmin: `locator sim`, the benchmark, tests); any
+// other simulator, the demo's, answers /_sim/ as the broker answers an
+// unknown path, and nothing changes.
+func TestAdminOnlyWithAdmin(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(simtest.Start)
+	sim, err := brokersim.New(brokersim.DefaultScenario(), brokersim.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	for _, rq := range [][3]string{
+		{"GET", "/_sim/requests", ""},
+		{"POST", "/_sim/clock", `{"advance":"30s"}`},
+		{"PUT", "/_sim/faults", `{"rate503":1}`},
+		{"POST", "/_sim/reset", ""},
+	} {
+		req, _ := http.NewRequest(rq[0], srv.URL+rq[1], strings.NewReader(rq[2]))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s %s without WithAdmin: %d, want 404", rq[0], rq[1], resp.StatusCode)
+		}
+	}
+	if !clk.Now().Equal(simtest.Start) {
+		t.Errorf("the clock moved to %v", clk.Now())
+	}
 }

@@ -141,10 +141,10 @@ const (
 func fmt7(t time.Time) string { return t.UTC().Format(time7) }
 func fmt3(t time.Time) string { return t.UTC().Format(time3) }
 
-// ServeHTTP answers one request: admin routes first, then the broker routes
-// behind URL checks, fault injection and the request log.
+// ServeHTTP answers one request: admin routes first (WithAdmin), then the
+// broker routes behind URL checks, fault injection and the request log.
 func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/_sim/") {
+	if s.admin && strings.HasPrefix(r.URL.Path, "/_sim/") {
 		s.serveAdmin(w, r)
 		return
 	}

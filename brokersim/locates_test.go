@@ -82,10 +82,11 @@ type locInvRow struct {
 
 // locCashRow is the part of a cash ledger row the fee checks read.
 type locCashRow struct {
-	CashType string      `json:"cashType"`
-	Deposit  json.Number `json:"deposit"`
-	Withdraw json.Number `json:"withdraw"`
-	Note     string      `json:"note"`
+	CashType  string      `json:"cashType"`
+	Deposit   json.Number `json:"deposit"`
+	Withdraw  json.Number `json:"withdraw"`
+	Note      string      `json:"note"`
+	EntryDate string      `json:"entryDate"`
 }
 
 func locTextPtr(s string) *string { return &s }

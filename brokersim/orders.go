@@ -927,10 +927,11 @@ func (o *order) toJSON() orderJSON {
 }
 
 // lookup finds an order by clientOrderId as the single-order GET and the
-// cancel see it: registered (startTime+OrderAsync passed) and not hidden.
+// cancel see it: registered (startTime+OrderAsync passed), not hidden, and
+// of the session ("today's orders only", or still working).
 func (b *orderBook) lookup(a *account, id string, now time.Time) *order {
 	o := b.byID[orderKey{a.id, id}]
-	if o == nil || o.hidden || now.Before(o.registerAt) {
+	if o == nil || o.hidden || now.Before(o.registerAt) || !o.inSession(now) {
 		return nil
 	}
 	return o
@@ -947,11 +948,12 @@ func (s *Sim) handleGetOrder(c *call) reply {
 }
 
 // handleOrderBook serves GET .../orders: today's book as a bare JSON array
-// (reference notes), every placement in any state, oldest first.
+// (reference notes), every placement of the session in any state and the
+// orders still working from earlier sessions, oldest first.
 func (s *Sim) handleOrderBook(c *call) reply {
 	out := []orderJSON{}
 	for _, o := range s.ord.orders {
-		if o.acct == c.acct {
+		if o.acct == c.acct && o.inSession(c.now) {
 			out = append(out, o.toJSON())
 		}
 	}

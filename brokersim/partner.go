@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -64,6 +65,7 @@ const (
 	msgRedirectMismatch   = "The redirect_uri does not match the registered redirect address."
 	msgResponseType       = "Unsupported response_type: it must be code."
 	msgStateRequired      = "The state parameter is required."
+	msgChallenge          = "Unsupported code_challenge: send an S256 challenge of 43 characters."
 	msgInvalidCredentials = "Invalid username, password or code."
 	msgWrongEnv           = "This login cannot be used with this client id: paper and live logins sign in on separate client ids."
 	msgInvalidCombination = "Invalid login combination."
@@ -140,6 +142,19 @@ type authCode struct {
 	clientID    string
 	redirectURI string
 	expires     time.Time
+	// challenge is the PKCE S256 code_challenge of the authorize step, ""
+	// when none was sent (the spec does not require PKCE).
+	challenge string
+}
+
+// verifies reports whether verifier is the one behind the code's PKCE
+// challenge (RFC 7636, S256), or the authorize step sent none.
+func (a *authCode) verifies(verifier string) bool {
+	if a.challenge == "" {
+		return true
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier != "" && subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(a.challenge)) == 1
 }
 
 // grant is one access/refresh pair issued to a user on a client id.
@@ -208,6 +223,8 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <input type="hidden" name="response_type" value="{{.ResponseType}}">
 <input type="hidden" name="state" value="{{.State}}">
 <input type="hidden" name="scope" value="{{.Scope}}">
+<input type="hidden" name="code_challenge" value="{{.Challenge}}">
+<input type="hidden" name="code_challenge_method" value="{{.ChallengeMethod}}">
 <p><label>Username <input id="username" name="username" autocomplete="username"></label></p>
 <p><label>Password <input id="password" name="password" type="password" autocomplete="current-password"></label></p>
 <p><label>One-time code <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code"></label></p>
@@ -221,6 +238,7 @@ type loginView struct {
 	Form                                              bool
 	Action                                            string
 	ClientID, RedirectURI, ResponseType, State, Scope string
+	Challenge, ChallengeMethod                        string
 }
 
 func htmlReply(status int, v loginView) reply {
@@ -246,6 +264,7 @@ func (s *Sim) handleLogin(c *call) reply {
 	v := loginView{
 		Action: p.LoginPath, ClientID: params.Get("client_id"), RedirectURI: params.Get("redirect_uri"),
 		ResponseType: params.Get("response_type"), State: params.Get("state"), Scope: params.Get("scope"),
+		Challenge: params.Get("code_challenge"), ChallengeMethod: params.Get("code_challenge_method"),
 	}
 	env := p.clientEnv(v.ClientID)
 	switch {
@@ -257,6 +276,8 @@ func (s *Sim) handleLogin(c *call) reply {
 		v.Error = msgResponseType
 	case v.State == "":
 		v.Error = msgStateRequired
+	case (v.Challenge != "" || v.ChallengeMethod != "") && (v.ChallengeMethod != "S256" || len(v.Challenge) != 43):
+		v.Error = msgChallenge
 	}
 	if v.Error != "" {
 		// Nothing is redirected to an address that did not check out.
@@ -279,7 +300,8 @@ func (s *Sim) handleLogin(c *call) reply {
 		return htmlReply(http.StatusOK, v)
 	}
 	code := rand.Text()
-	s.partner.codes[code] = &authCode{user: u, clientID: v.ClientID, redirectURI: v.RedirectURI, expires: c.now.Add(time.Duration(p.CodeTTL))}
+	s.partner.codes[code] = &authCode{user: u, clientID: v.ClientID, redirectURI: v.RedirectURI, expires: c.now.Add(time.Duration(p.CodeTTL)),
+		challenge: v.Challenge}
 	to, _ := url.Parse(v.RedirectURI) // validated with the scenario
 	q := to.Query()
 	q.Set("code", code)
@@ -321,7 +343,8 @@ func (s *Sim) handleToken(c *call) reply {
 		code := s.partner.codes[form.Get("code")]
 		// A code is spent once posted, whatever the outcome.
 		delete(s.partner.codes, form.Get("code"))
-		if code == nil || !c.now.Before(code.expires) || code.clientID != clientID || code.redirectURI != form.Get("redirect_uri") {
+		if code == nil || !c.now.Before(code.expires) || code.clientID != clientID || code.redirectURI != form.Get("redirect_uri") ||
+			!code.verifies(form.Get("code_verifier")) {
 			return unableToAuthorize()
 		}
 		return s.issue(code.user, clientID, true)
@@ -388,7 +411,7 @@ func postedForm(r *http.Request, body []byte) (url.Values, bool) {
 }
 
 // sensitiveFields are redacted from the request log.
-var sensitiveFields = []string{"password", "code", "client_secret", "refresh_token"}
+var sensitiveFields = []string{"password", "code", "client_secret", "refresh_token", "code_verifier"}
 
 // redactedForm is what the request log keeps of a login or token body: the
 // form with its secrets replaced, never the secrets themselves.

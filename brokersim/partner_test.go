@@ -319,3 +319,60 @@ func TestTokenEndpointFailures(t *testing.T) {
 		t.Errorf("expired code: %d", resp.StatusCode)
 	}
 }
+
+// PKCE (RFC 7636, S256): a code got with a challenge is exchanged only
+// with the verifier behind it; a code got without one needs none (the
+// spec does not require PKCE); a challenge of another method or shape is
+// refused on the login page, and the verifier is kept out of the log.
+func TestTokenPKCE(t *testing.T) {
+	t.Parallel()
+	b := setupPartner(t)
+	const verifier = "dBjftJeZ4CVP-mJ92K9zTiRPHdqL9iE2WTlMvDqfS6E"
+	const challenge = "9jP0wKi4TI2oWkJVtM-QYSzV713upxtpDBgOFtT-Qyk" // base64url(sha256(verifier)), no padding
+	codeWith := func(method, ch string) (*http.Response, string) {
+		form := b.authorizeQuery(b.p.LiveClientID)
+		form.Set("code_challenge", ch)
+		form.Set("code_challenge_method", method)
+		form.Set("username", "alice")
+		form.Set("password", "alice-pass")
+		form.Set("code", "123456")
+		return b.postForm(t, b.p.LoginPath, form)
+	}
+	exchange := func(code, v string) int {
+		resp, _ := b.postForm(t, brokersim.TokenPath, url.Values{
+			"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {b.p.RedirectURI},
+			"client_id": {b.p.LiveClientID}, "client_secret": {b.p.ClientSecret}, "code_verifier": {v},
+		})
+		return resp.StatusCode
+	}
+	code := func() string {
+		resp, body := codeWith("S256", challenge)
+		to, err := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusFound || err != nil {
+			t.Fatalf("login with a challenge: %d %s", resp.StatusCode, body)
+		}
+		return to.Query().Get("code")
+	}
+	if st := exchange(code(), ""); st != http.StatusBadRequest {
+		t.Errorf("no verifier: %d, want 400", st)
+	}
+	if st := exchange(code(), "A"+verifier[1:]); st != http.StatusBadRequest {
+		t.Errorf("a wrong verifier: %d, want 400", st)
+	}
+	if st := exchange(code(), verifier); st != http.StatusOK {
+		t.Errorf("the verifier: %d, want 200", st)
+	}
+	if st := exchange(b.mustCode(t, b.p.LiveClientID, "alice", "alice-pass", "123456"), ""); st != http.StatusOK {
+		t.Errorf("a code without a challenge, no verifier: %d, want 200", st)
+	}
+	for _, bad := range [][2]string{{"plain", challenge}, {"S256", "short"}} {
+		if resp, body := codeWith(bad[0], bad[1]); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "code_challenge") {
+			t.Errorf("challenge %v: %d %s", bad, resp.StatusCode, body)
+		}
+	}
+	for _, r := range b.Sim.Requests() {
+		if strings.Contains(r.Body, verifier) {
+			t.Errorf("request log holds the verifier: %+v", r)
+		}
+	}
+}

@@ -25,8 +25,9 @@ import (
 )
 
 // Sim is the simulated broker. It is an http.Handler serving the REST
-// interface of the spec, its two WebSocket streams under /stream/, plus
-// admin routes under /_sim/. All state sits behind
+// interface of the spec, its two WebSocket streams under /stream/, plus,
+// with WithAdmin, unauthenticated admin routes under /_sim/. All state
+// sits behind
 // one mutex; timed behaviour (settling quotes, expiring offers, delayed fees)
 // is a queue of events run, in time order, up to the clock's "now" before each
 // request is answered, so a fake clock moved by a test drives it exactly.
@@ -57,7 +58,8 @@ type Sim struct {
 	partner partnerState
 	str     streams
 
-	mux *http.ServeMux
+	mux   *http.ServeMux
+	admin bool // serve /_sim/
 }
 
 // Option configures a Sim.
@@ -73,6 +75,12 @@ func WithSeed(seed uint64) Option { return func(s *Sim) { s.sc.Seed = seed } }
 // when negative): a host whose clock is off, or a replayed day. Its answers
 // carry that time in their Date header, as a real server's do.
 func WithClockSkew(d time.Duration) Option { return func(s *Sim) { s.offset = d } }
+
+// WithAdmin serves the admin routes under /_sim/ (request log, clock,
+// prices, faults, ...). They take no credentials: only `locator sim`, the
+// benchmark's private instance and tests turn them on; without it /_sim/
+// is an unknown path, as on the broker.
+func WithAdmin() Option { return func(s *Sim) { s.admin = true } }
 
 // WithFaults starts the simulator with fault injection configured.
 func WithFaults(f Faults) Option { return func(s *Sim) { s.faults.cfg = f } }
@@ -144,6 +152,7 @@ func (s *Sim) resetLocked() {
 	s.limits = newRateLimits(sc)
 	s.log = requestLog{}
 	s.resetPartnerLocked()
+	s.scheduleRollover()
 }
 
 // simKey is an API key pair and the accounts it owns, or the principal a
@@ -164,7 +173,7 @@ type account struct {
 	optLevel        int
 	routes          []string
 
-	// today's counters, reset never: a simulator session is one trading day.
+	// today's counters, reset at each rollover.
 	locateCosts  decimal.Decimal
 	commissions  decimal.Decimal
 	sharesTraded int64

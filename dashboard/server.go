@@ -3,11 +3,10 @@ package dashboard
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
+	"crypto/tls"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,14 +15,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
+	"golang.org/x/time/rate"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
@@ -31,27 +30,11 @@ import (
 	"github.com/locatorhq/locator/store"
 )
 
-// DefaultAddr is where the service listens unless told otherwise: loopback,
-// where no token is needed.
+// DefaultAddr is where the service listens unless told otherwise: loopback.
 const DefaultAddr = "127.0.0.1:8790"
-
-// TokenEnv names the environment variable the dashboard's token is read
-// from (the token has no flag: argv is visible to every local user).
-const TokenEnv = "LOCATOR_DASHBOARD_TOKEN"
-
-// cookieName holds the session in a browser after a ?token= login: not
-// the token, but sessionValue of it.
-const cookieName = "locator_dashboard"
-
-// sessionLabel is what the token signs to make the login cookie's value.
-const sessionLabel = "locator-dashboard-session"
 
 //go:embed assets
 var assets embed.FS
-
-// ErrTokenRequired: an address beyond loopback was asked for without a
-// token.
-var ErrTokenRequired = errors.New("dashboard: a token is required to listen beyond loopback (set " + TokenEnv + ")")
 
 // Config wires a Server. Accounts and Store are required.
 type Config struct {
@@ -66,9 +49,9 @@ type Config struct {
 	Metrics *Metrics
 	Clock   clock.Clock
 	Logger  *slog.Logger
-	// Token, when set, is required of every request; without it the
-	// server only listens on, and only answers to, loopback.
-	Token string
+	// Access is who may use the server and how it is reached (a random
+	// token per start by default).
+	Access
 	// StaleAfter is how old the last successful history read may be
 	// before /healthz says unhealthy (default one minute; the idle
 	// cadence reads every 8 s).
@@ -81,20 +64,26 @@ type Config struct {
 
 // Server serves /healthz, /metrics, the page and its event stream.
 type Server struct {
-	accounts   map[string]account.Account // by account id
-	ids        []string                   // the accounts' ids, in the order given
-	st         *store.Store
-	metrics    *Metrics
-	clk        clock.Clock
-	log        *slog.Logger
-	token      string
-	tokenSum   [32]byte
-	session    string // the login cookie's value: sessionValue(token)
-	staleAfter time.Duration
-	feeDays    int
-	feeGrace   time.Duration
-	page       *template.Template
-	handler    http.Handler
+	accounts  map[string]account.Account // by account id
+	ids       []string                   // the accounts' ids, in the order given
+	st        *store.Store
+	metrics   *Metrics
+	clk       clock.Clock
+	log       *slog.Logger
+	access    Access
+	tokenMade bool // the token was made for this start
+	tokenSum  [32]byte
+	tls       *tls.Config // nil: plain HTTP
+	sessions  sessions
+	// wrongTokens is the budget of wrong tokens, on the server's clock.
+	wrongTokens *rate.Limiter
+	timeouts    timeouts
+	maxConns    int
+	staleAfter  time.Duration
+	feeDays     int
+	feeGrace    time.Duration
+	page        *template.Template
+	handler     http.Handler
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -137,8 +126,21 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokenMade := cfg.Token == "" && !cfg.NoToken
+	if tokenMade {
+		cfg.Token = rand.Text()
+	}
+	if cfg.NoToken {
+		cfg.Token = ""
+	}
+	tlsConfig, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{accounts: map[string]account.Account{}, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
-		token: cfg.Token, tokenSum: sha256.Sum256([]byte(cfg.Token)), session: sessionValue(cfg.Token), staleAfter: cfg.StaleAfter,
+		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
+		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: rate.NewLimiter(rate.Every(tokenEvery), tokenBurst),
+		timeouts: defaultTimeouts, maxConns: maxConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, fed: fed}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = ctx, cancel
@@ -204,31 +206,27 @@ func (s *Server) statuses(ctx context.Context) []account.Status {
 	return out
 }
 
-// Handler serves every route behind the token and origin checks.
+// Handler serves every route behind the transport, token and origin
+// checks (guard).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Listen binds addr for Start, after CheckListen: a command binds before
-// it sends anything, so a taken address is found first.
-func Listen(addr, token string) (net.Listener, error) {
-	if err := CheckListen(addr, token); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: %w", err)
-	}
-	return ln, nil
-}
-
-// Start serves on ln (from Listen) until Close, which closes it; beyond
-// loopback it refuses without a token (ErrTokenRequired) and closes ln.
+// Start serves on ln (from Listen) until Close, which closes it: over TLS
+// when the Access has a certificate, at most maxConns connections at once,
+// each bounded by the read-header, read, write and idle timeouts. What
+// CheckListen refuses for ln's address it refuses too, and closes ln.
 func (s *Server) Start(ln net.Listener) (net.Addr, error) {
-	if err := CheckListen(ln.Addr().String(), s.token); err != nil {
+	if err := CheckListen(ln.Addr().String(), s.access); err != nil {
 		ln.Close()
 		return nil, err
 	}
-	// No ReadTimeout or WriteTimeout: they would cut the event streams.
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+	addr := ln.Addr()
+	ln = netutil.LimitListener(ln, s.maxConns)
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: s.timeouts.header, ReadTimeout: s.timeouts.read,
+		WriteTimeout: s.timeouts.write, IdleTimeout: s.timeouts.idle, MaxHeaderBytes: 16 << 10,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -236,12 +234,8 @@ func (s *Server) Start(ln net.Listener) (net.Addr, error) {
 			s.log.Error("dashboard stopped", "err", err)
 		}
 	}()
-	return ln.Addr(), nil
+	return addr, nil
 }
-
-// idleTimeout closes a kept-alive connection no request has used for
-// that long.
-const idleTimeout = 2 * time.Minute
 
 // shutdownTimeout bounds how long Close waits for requests in flight.
 const shutdownTimeout = 5 * time.Second
@@ -262,30 +256,6 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// CheckListen says whether the server may listen on addr with token (or
-// none): beyond loopback only with one (ErrTokenRequired). A command
-// checks before it sends anything.
-func CheckListen(addr, token string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("dashboard: listen address %q: %w", addr, err)
-	}
-	if token == "" && !loopback(host) {
-		return ErrTokenRequired
-	}
-	return nil
-}
-
-// loopback reports whether host (a name or an address, without port) is
-// this machine's loopback: an empty host or 0.0.0.0 listens everywhere.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.handleHealth)
@@ -298,106 +268,11 @@ func (s *Server) routes() http.Handler {
 	return s.guard(mux)
 }
 
-// guard lets a request through when it may see the service: with a token,
-// one that carries it (bearer header, or the login cookie); without one,
-// one addressed to a loopback host name, so a page of another site that
-// rebinds its name to 127.0.0.1 is refused. A POST must also come from the
-// page's own origin or carry the token in its header.
-func (s *Server) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		bearer := false
-		if s.token == "" {
-			host, _, err := net.SplitHostPort(r.Host)
-			if err != nil {
-				host = r.Host
-			}
-			if !loopback(host) {
-				http.Error(w, "this dashboard answers to loopback host names only (or set a token)", http.StatusForbidden)
-				return
-			}
-		} else {
-			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
-				s.login(w, r, t)
-				return
-			}
-			auth, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			bearer = hasBearer && s.valid(auth)
-			if c, err := r.Cookie(cookieName); !bearer && (err != nil || !s.validSession(c.Value)) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="locator"`)
-				http.Error(w, "a token is required: open the page once with ?token=..., or send Authorization: Bearer", http.StatusUnauthorized)
-				return
-			}
-		}
-		if r.Method == http.MethodPost && !bearer && !sameOrigin(r) {
-			http.Error(w, "cross-origin request refused", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// valid compares a presented token with the server's in constant time
-// (hashes of both, so not even the length shows).
-func (s *Server) valid(t string) bool {
-	sum := sha256.Sum256([]byte(t))
-	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
-}
-
-// sessionValue is the login cookie's value for token: hex of
-// HMAC-SHA256 keyed by the token over sessionLabel. Any token, whatever
-// its bytes, makes a valid cookie value, and the cookie is not the token.
-func sessionValue(token string) string {
-	mac := hmac.New(sha256.New, []byte(token))
-	mac.Write([]byte(sessionLabel))
-	return hex.EncodeToString(mac.Sum(nil))
-}
-
-// validSession compares a presented login cookie with the server's in
-// constant time.
-func (s *Server) validSession(v string) bool {
-	return subtle.ConstantTimeCompare([]byte(v), []byte(s.session)) == 1
-}
-
-// login sets the session cookie and redirects to the same path of this
-// server without the token, so it stays out of the history, bookmarks and
-// Referer.
-func (s *Server) login(w http.ResponseWriter, r *http.Request, t string) {
-	if !s.valid(t) {
-		http.Error(w, "wrong token", http.StatusUnauthorized)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.session, Path: "/", HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
-	q := r.URL.Query()
-	q.Del("token")
-	to := url.URL{Path: localPath(r.URL.Path), RawQuery: q.Encode()}
-	http.Redirect(w, r, to.String(), http.StatusSeeOther)
-}
-
-// localPath is p cleaned to a path of this server: one leading "/" (so
-// "//evil.example" is not taken for another host), else "/".
-func localPath(p string) string {
-	p = path.Clean(p)
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
-		return "/"
-	}
-	return p
-}
-
-// sameOrigin reports whether the browser says the request comes from a
-// page of this server.
-func sameOrigin(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
-		return true
-	}
-	o, err := url.Parse(r.Header.Get("Origin"))
-	return err == nil && o.Host != "" && o.Host == r.Host
-}
-
 // health is /healthz's answer.
 type health struct {
-	Healthy  bool            `json:"healthy"`
-	Accounts []accountHealth `json:"accounts"`
+	Healthy bool `json:"healthy"`
+	// Accounts is left out for a request without the token.
+	Accounts []accountHealth `json:"accounts,omitempty"`
 }
 
 type accountHealth struct {
@@ -409,7 +284,8 @@ type accountHealth struct {
 }
 
 // handleHealth says, per account, whether this process holds the lease, its
-// engine runs and history was read lately; 503 when any is not so.
+// engine runs and history was read lately; 503 when any is not so. A
+// request without the token gets the verdict alone.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	now := s.clk.Now()
 	h := health{Healthy: true}
@@ -422,6 +298,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		a.Healthy = a.LeaseHeld && a.EngineRunning && a.LastPollAge != nil && *a.LastPollAge <= s.staleAfter.Seconds()
 		h.Healthy = h.Healthy && a.Healthy
 		h.Accounts = append(h.Accounts, a)
+	}
+	if r.Context().Value(verdictOnly{}) != nil {
+		h.Accounts = nil
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -515,10 +394,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
+	// The stream outlives the server's read and write timeouts: nothing
+	// more is read of the request, and each event gets a write deadline of
+	// its own, so a reader that stops reading is still cut off.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	send := func(event, data string) bool {
+		rc.SetWriteDeadline(time.Now().Add(s.timeouts.write))
 		if _, err := w.Write([]byte(sseEvent(event, data))); err != nil {
 			return false
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -145,7 +146,7 @@ func (s *Server) account(ctx context.Context, st account.Status, now time.Time) 
 func newOfferView(offer *workflow.Offer, now time.Time) *offerView {
 	by := offer.ExpiresAt.Add(-workflow.DefaultRules.AcceptMargin)
 	left := max(by.Sub(now), 0)
-	return &offerView{Leg: offer.QuoteReqID, Type: workflow.TypeName(offer.LocateType),
+	return &offerView{Leg: offer.QuoteReqID, Type: string(brokercode.LocateTypeForCode(offer.LocateType)),
 		Price: offer.Price.String(), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
 		ExpiresAt: offer.ExpiresAt, AnswerBy: by, Remaining: left, RemainingFormatted: countdown(left)}
 }

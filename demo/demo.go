@@ -21,6 +21,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
@@ -145,7 +146,7 @@ func Run(ctx context.Context, cfg Config) error {
 		{"HTBY 1000, max 0.0200/share", "the offer (0.0300) is above the cap: declined and cancelled, not left to expire", locate("HTBY", 1000, capPrice("0.02"))},
 		{"HTBX 200", "inventory already holds 300 HTBX: covered, no quote", locate("HTBX", 200, capPrice("0.02"))},
 		{"credit back 300 HTBX (Locate)", "return the unused shares; the credit clears a few seconds later", func(ctx context.Context, a account.Account) (string, error) {
-			s, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: "HTBX", Quantity: 300, Type: brokerclient.LocateTypeLocate})
+			s, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: "HTBX", Quantity: 300, Type: brokercode.LocateTypeLocate})
 			if err != nil {
 				return "", err
 			}
@@ -239,7 +240,7 @@ func describeLegs(w workflow.Workflow, now time.Time) string {
 		if !ok {
 			continue
 		}
-		side := brokerclient.LocateTypeForCode(l.Type)
+		side := brokercode.LocateTypeForCode(l.Type)
 		if l.Status == 65 {
 			parts = append(parts, fmt.Sprintf("%s %s × %d = %s", side, l.Price.StringFixed(4), w.Quantity, l.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)))
 		} else {

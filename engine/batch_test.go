@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
@@ -34,7 +35,7 @@ func TestLocateAllValidatesEveryRequestFirst(t *testing.T) {
 	hs, err := b.engine.LocateAll(t.Context(), []engine.Request{
 		{Symbol: "HTBX", Quantity: 100, Policy: auto("0.02")}, {Symbol: "HTBY", Quantity: 150, Policy: auto("0.05")},
 	})
-	if !errors.Is(err, engine.ErrInput) || hs != nil {
+	if !errors.Is(err, brokercode.ErrInput) || hs != nil {
 		t.Fatalf("LocateAll with a bad quantity: %v, %v; want ErrInput and no handles", hs, err)
 	}
 	if after := len(b.sim.Sim.Requests()) - len(b.requests("/locates/history")) - len(b.requests("/locates/inventory")); after != before {

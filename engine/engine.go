@@ -93,10 +93,9 @@ type Config struct {
 // Update is one state change of a workflow or an order.
 type Update = workflow.Update
 
-// Errors the engine returns. Input errors also match workflow.ErrInput.
+// Errors the engine returns. Input errors match brokercode.ErrInput: the
+// request is malformed; nothing was recorded or sent.
 var (
-	// ErrInput: the request is malformed; nothing was recorded or sent.
-	ErrInput = workflow.ErrInput
 	// ErrNotOpen: the workflow has ended or is unknown.
 	ErrNotOpen = workflow.ErrNotOpen
 	// ErrStopped: the engine was closed.

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/simtest"
@@ -289,7 +290,7 @@ func TestDeclinedByPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if r.LocateStatus != brokerclient.LocateStatusCanceled {
+		if r.LocateStatus != brokercode.LocateStatusCanceled {
 			t.Errorf("history row %s status %s, want Canceled", r.QuoteReqID, r.LocateStatus)
 		}
 	}
@@ -393,13 +394,13 @@ func TestCreditBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
 	expect(t, b.locate(t, "HTBX", 500, auto("")), states.Filled)
-	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 600, Type: brokerclient.LocateTypeLocate}); !errors.Is(err, engine.ErrInput) {
+	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 600, Type: brokercode.LocateTypeLocate}); !errors.Is(err, brokercode.ErrInput) {
 		t.Fatalf("credit-back above available: %v", err)
 	}
-	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypePreBorrow}); !errors.Is(err, engine.ErrInput) {
+	if _, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokercode.LocateTypePreBorrow}); !errors.Is(err, brokercode.ErrInput) {
 		t.Fatalf("credit-back of a type not held: %v", err)
 	}
-	h, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate})
+	h, err := b.engine.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokercode.LocateTypeLocate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +431,7 @@ func TestBadInput(t *testing.T) {
 		{Symbol: "HTBX", Quantity: 150}, {Symbol: "HTBX", Quantity: 0}, {Symbol: "", Quantity: 100},
 		{Symbol: "ht/bx", Quantity: 100}, {Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{MaxPrice: decimal.NewFromInt(-1)}},
 	} {
-		if _, err := b.engine.Locate(t.Context(), req); !errors.Is(err, engine.ErrInput) {
+		if _, err := b.engine.Locate(t.Context(), req); !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("%+v: %v, want ErrInput", req, err)
 		}
 	}
@@ -579,7 +580,7 @@ func TestBrokerClockSkew(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				if r.LocateStatus == brokerclient.LocateStatusOffered || r.LocateStatus == brokerclient.LocateStatusPending {
+				if r.LocateStatus == brokercode.LocateStatusOffered || r.LocateStatus == brokercode.LocateStatusPending {
 					t.Errorf("row %s left open at the broker (%s)", r.QuoteReqID, r.LocateStatus)
 				}
 			}

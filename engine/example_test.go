@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
@@ -109,7 +110,7 @@ func ExampleEngine_CreditBack() {
 	if _, err := h.Wait(ctx); err != nil {
 		log.Fatal(err)
 	}
-	cb, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate})
+	cb, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokercode.LocateTypeLocate})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -584,7 +585,7 @@ func (l *loop) onRows(rows []brokerclient.HistoryRow) {
 	in := workflow.Rows{Legs: map[string]workflow.Leg{}, Raw: rawJSON(rows)}
 	latest := rows[0]
 	for _, r := range rows {
-		in.Legs[r.QuoteReqID] = workflow.Leg{Status: workflow.Status(r.LocateStatus), Price: r.LocatePrice, Type: r.LocateType,
+		in.Legs[r.QuoteReqID] = workflow.Leg{Status: r.LocateStatus, Price: r.LocatePrice, Type: r.LocateType,
 			Shares: r.LocateShares, Text: r.TextValue(), Error: r.LocateError}
 		if r.UpdatedDate.After(latest.UpdatedDate.Time) {
 			latest = r
@@ -793,7 +794,7 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
 		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
-			LocateType: brokerclient.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}
+			LocateType: brokercode.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}
 		e.writes.push(func(ctx context.Context) event {
 			_, _, err := e.client.Locates.Sell(ctx, req)
 			return e.written(id, symbol, workflow.OpSell, err)
@@ -843,7 +844,7 @@ func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
 	case errors.As(err, &unknown):
 		in.Outcome = workflow.Unknown
 		e.log.Warn(string(op)+" outcome unknown; settling from history", "id", id)
-	case errors.Is(err, brokerclient.ErrBadRequest), errors.Is(err, brokerclient.ErrNotFound), errors.Is(err, brokerclient.ErrInvalidInput):
+	case errors.Is(err, brokerclient.ErrBadRequest), errors.Is(err, brokerclient.ErrNotFound), errors.Is(err, brokercode.ErrInput):
 		in.Outcome, in.Detail = workflow.Refused, err.Error()
 	default:
 		in.Outcome, in.Detail = workflow.Failed, err.Error()

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
@@ -83,21 +84,21 @@ func (r ShortRequest) Validate() error {
 	if err := workflow.ValidateID(r.ClientOrderID); err != nil {
 		return err
 	}
-	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
+	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
 	if err := workflow.ValidateOrderQuantity(r.Quantity); err != nil {
 		return err
 	}
 	if _, err := workflow.ParsePrice("limit", r.Limit.String()); err != nil || !r.Limit.IsPositive() {
-		return &workflow.InputError{Field: "limit", Message: fmt.Sprintf("%s: want a positive price of at most %s with at most %d decimals", r.Limit, workflow.MaxPrice, workflow.PriceDecimals)}
+		return brokercode.Invalid("limit", "%s: want a positive price of at most %s with at most %d decimals", r.Limit, workflow.MaxPrice, workflow.PriceDecimals)
 	}
 	if r.Limit.GreaterThanOrEqual(decimal.NewFromInt(1)) && !r.Limit.Equal(r.Limit.Truncate(2)) {
 		// Spec "Cross-cutting conventions": the tick is $0.01 at or above $1.00.
-		return &workflow.InputError{Field: "limit", Message: fmt.Sprintf("%s: prices from $1.00 trade in whole cents", r.Limit)}
+		return brokercode.Invalid("limit", "%s: prices from $1.00 trade in whole cents", r.Limit)
 	}
 	if strings.ContainsAny(r.Route, "/?#% \t\r\n") {
-		return &workflow.InputError{Field: "route", Message: fmt.Sprintf("%q is not a route name", r.Route)}
+		return brokercode.Invalid("route", "%q is not a route name", r.Route)
 	}
 	return workflow.ValidatePolicy(r.Policy)
 }
@@ -210,13 +211,13 @@ func (e *Engine) route(ctx context.Context, route string) (string, error) {
 	for _, r := range routes {
 		if r.RouteName == route {
 			if !r.Allows(brokerclient.SecurityTypeStock, brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay) {
-				return "", &workflow.InputError{Field: "route", Message: fmt.Sprintf("%s does not take Day limit orders for stock", route)}
+				return "", brokercode.Invalid("route", "%s does not take Day limit orders for stock", route)
 			}
 			return route, nil
 		}
 		names = append(names, r.RouteName)
 	}
-	return "", &workflow.InputError{Field: "route", Message: fmt.Sprintf("%q is not available to %s (its routes: %s)", route, e.cfg.Account, strings.Join(names, ", "))}
+	return "", brokercode.Invalid("route", "%q is not available to %s (its routes: %s)", route, e.cfg.Account, strings.Join(names, ", "))
 }
 
 func orderRequest(o *Order) brokerclient.OrderRequest {
@@ -244,13 +245,11 @@ func (e *Engine) orderStream() *brokerclient.OrderFollower {
 	return e.stream
 }
 
-// validOrder checks what the client would refuse to send.
+// validOrder checks what the client would refuse to send: its refusal is
+// already a *brokercode.InputError.
 func validOrder(o *Order) error {
 	req := orderRequest(o)
-	if err := req.Validate(); err != nil {
-		return &workflow.InputError{Field: "order", Message: err.Error()}
-	}
-	return nil
+	return req.Validate()
 }
 
 // PlaceOrder records o's intent, sends it once, and follows it until it is
@@ -571,7 +570,7 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 // marketable order fills right after it is accepted), so the stream tells
 // at least what a lookup a moment later would.
 func settle(ctx context.Context, clk clock.Clock, watch *brokerclient.OrderWatch, got *brokerclient.Order) *brokerclient.Order {
-	if got.IsTerminal() || got.OrderStatus == brokerclient.OrderStatusPendingNew {
+	if got.IsTerminal() || got.OrderStatus == brokercode.OrderStatusPendingNew {
 		return got
 	}
 	ctx, cancel := clock.WithDeadline(ctx, clk, clk.Now().Add(followEvery))
@@ -588,7 +587,7 @@ func settle(ctx context.Context, clk clock.Clock, watch *brokerclient.OrderWatch
 
 // seenOf is the broker's order record as the step's input.
 func seenOf(o *brokerclient.Order) workflow.OrderSeen {
-	in := workflow.OrderSeen{ClientOrderID: o.ClientOrderID, Status: string(o.OrderStatus), Executed: o.Executed,
+	in := workflow.OrderSeen{ClientOrderID: o.ClientOrderID, Status: o.OrderStatus, Executed: o.Executed,
 		PriceAvg: o.PriceAvg, Route: string(o.Route)}
 	if rej := o.Rejection(); rej != nil {
 		in.Code = rej.Code
@@ -612,5 +611,5 @@ func refused(err error) bool {
 	var er *brokerclient.ErrorResponse
 	var pd *brokerclient.ProblemDetails
 	var rl *brokerclient.RateLimitError
-	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokerclient.ErrInvalidInput)
+	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokercode.ErrInput)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -30,11 +31,11 @@ func TestPriceCheck(t *testing.T) {
 	expect(t, htbx, states.Priced)
 	expect(t, rsho, states.Priced)
 	expect(t, aapl, states.NotNeeded)
-	if p := workflow.Prices(htbx); len(p) != 1 || p[0].Price.String() != "0.015" || p[0].LocateType != workflow.TypeLocate || p[0].Total.String() != "4.5" {
+	if p := workflow.Prices(htbx); len(p) != 1 || p[0].Price.String() != "0.015" || p[0].LocateType != brokercode.TypeCodeLocate || p[0].Total.String() != "4.5" {
 		t.Errorf("HTBX prices %+v, want one Locate offer of 0.015 × 300", p)
 	}
-	if p := workflow.Prices(rsho); len(p) != 2 || p[0].LocateType != workflow.TypePreBorrow || p[0].Price.String() != "0.09" ||
-		p[1].LocateType != workflow.TypeSingleUse || p[1].Price.String() != "0.04" || !strings.HasSuffix(p[1].QuoteReqID, ".SU") {
+	if p := workflow.Prices(rsho); len(p) != 2 || p[0].LocateType != brokercode.TypeCodePreBorrow || p[0].Price.String() != "0.09" ||
+		p[1].LocateType != brokercode.TypeCodeSingleUse || p[1].Price.String() != "0.04" || !strings.HasSuffix(p[1].QuoteReqID, ".SU") {
 		t.Errorf("RSHO prices %+v, want PreBorrow 0.09 and SingleUse 0.04", p)
 	}
 	if n := len(b.requests("locates/accept")); n != 0 {
@@ -78,7 +79,7 @@ func TestPriceCheckRefusesAPolicy(t *testing.T) {
 		{Symbol: "HTBX", Quantity: 250},
 		{Symbol: "htbx", Quantity: 300},
 	} {
-		if _, err := b.engine.PriceCheckAll(t.Context(), []engine.Request{r}); !errors.Is(err, engine.ErrInput) {
+		if _, err := b.engine.PriceCheckAll(t.Context(), []engine.Request{r}); !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("%+v: %v, want an input error", r, err)
 		}
 	}

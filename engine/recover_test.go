@@ -184,7 +184,7 @@ func TestRecoveredWriteSettledByHistoryIsNotResent(t *testing.T) {
 			in := workflow.Rows{Legs: map[string]workflow.Leg{}, Latest: w.QuoteReqID}
 			for _, r := range rows {
 				if r.QuoteReqID == w.QuoteReqID {
-					in.Legs[r.QuoteReqID] = workflow.Leg{Status: workflow.Status(r.LocateStatus), Price: r.LocatePrice, Type: r.LocateType, Shares: r.LocateShares}
+					in.Legs[r.QuoteReqID] = workflow.Leg{Status: r.LocateStatus, Price: r.LocatePrice, Type: r.LocateType, Shares: r.LocateShares}
 				}
 			}
 			take(in)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -34,7 +34,7 @@ func (r Request) Validate(canAsk bool) error {
 	if err := workflow.ValidateID(r.ID); err != nil {
 		return err
 	}
-	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
+	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
 	if err := workflow.ValidateQuantity(r.Quantity); err != nil {
@@ -44,7 +44,7 @@ func (r Request) Validate(canAsk bool) error {
 		return err
 	}
 	if !canAsk && !r.Policy.Decides() {
-		return &workflow.InputError{Field: "policy", Message: "an offer would need a person's confirmation and nobody can give one here: set a price or cost cap, or auto-accept"}
+		return &brokercode.InputError{Field: "policy", Message: "an offer would need a person's confirmation and nobody can give one here: set a price or cost cap, or auto-accept"}
 	}
 	return nil
 }
@@ -55,14 +55,14 @@ func (r Request) validatePriceCheck() error {
 	if err := workflow.ValidateID(r.ID); err != nil {
 		return err
 	}
-	if err := workflow.ValidateSymbol(r.Symbol); err != nil {
+	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
 	if err := workflow.ValidateQuantity(r.Quantity); err != nil {
 		return err
 	}
 	if r.Policy != (Policy{}) || r.Ask != nil {
-		return &workflow.InputError{Field: "policy", Message: "a price check accepts nothing: it takes no policy and asks nobody"}
+		return &brokercode.InputError{Field: "policy", Message: "a price check accepts nothing: it takes no policy and asks nobody"}
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ type CreditBackRequest struct {
 	ID     string
 	Symbol string
 	Shares int64
-	Type   brokerclient.LocateType
+	Type   brokercode.LocateType
 }
 
 // CreditBack returns shares of an inventory row (spec "Short locates" rule
@@ -101,17 +101,17 @@ func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle
 	if h, ok := e.existing(ctx, req.ID); ok {
 		return h, nil
 	}
-	if err := workflow.ValidateSymbol(symbol); err != nil {
+	if err := brokercode.ValidateSymbol(symbol); err != nil {
 		return nil, err
 	}
 	if err := workflow.ValidateQuantity(shares); err != nil {
 		return nil, err
 	}
-	if typ == brokerclient.LocateTypeIntraDay {
-		typ = brokerclient.LocateTypeLocate // the spec's deprecated alias
+	if typ == brokercode.LocateTypeIntraDay {
+		typ = brokercode.LocateTypeLocate // the spec's deprecated alias
 	}
-	if typ != brokerclient.LocateTypeLocate && typ != brokerclient.LocateTypePreBorrow && typ != brokerclient.LocateTypeSingleUse {
-		return nil, &workflow.InputError{Field: "type", Message: fmt.Sprintf("%q: want Locate, PreBorrow or SingleUse", typ)}
+	if typ != brokercode.LocateTypeLocate && typ != brokercode.LocateTypePreBorrow && typ != brokercode.LocateTypeSingleUse {
+		return nil, brokercode.Invalid("type", "%q: want Locate, PreBorrow or SingleUse", typ)
 	}
 	rows, _, err := e.client.Locates.Inventory(ctx, e.cfg.Account)
 	if err != nil {
@@ -125,7 +125,7 @@ func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle
 		}
 	}
 	if have < shares {
-		return nil, &workflow.InputError{Field: "quantity", Message: fmt.Sprintf("%s %s inventory has %d available, fewer than %d", symbol, typ, have, shares)}
+		return nil, brokercode.Invalid("quantity", "%s %s inventory has %d available, fewer than %d", symbol, typ, have, shares)
 	}
 	ev := creditEv{w: e.newWorkflow(states.CreditBack, req.ID, symbol, shares)}
 	ev.w.Quantity, ev.w.LocateType = shares, string(typ)

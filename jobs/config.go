@@ -15,6 +15,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/workflow"
@@ -176,17 +178,21 @@ const (
 	// KindReconcile matches locate fees in the ledger to the store's locates
 	// over the last Days days.
 	KindReconcile Kind = "reconcile"
+	// KindAudit writes the Reg SHO audit trail of the last Days trading days
+	// (default 1: the day) to the folder Dir, as CSV and JSON lines
+	// (report.WriteTrail), and fails when a short sale was sent without cover.
+	KindAudit Kind = "audit"
 )
 
 // Kinds lists the job kinds, for messages and docs.
 func Kinds() []Kind {
-	return []Kind{KindLocate, KindCreditBackUnused, KindLedgerSync, KindReconcile}
+	return []Kind{KindLocate, KindCreditBackUnused, KindLedgerSync, KindReconcile, KindAudit}
 }
 
 // Defaults for the optional fields.
 const (
 	DefaultDays  = 7
-	DefaultGrace = 24 * time.Hour
+	DefaultGrace = ledger.FeeGrace
 	maxDays      = 3650
 )
 
@@ -211,6 +217,8 @@ type Job struct {
 	// reconcile: how long a filled locate's fee may be absent from the
 	// ledger before it is reported missing.
 	Grace time.Duration
+	// audit: the folder the trail is written to (required).
+	Dir string
 }
 
 // Config is a parsed daemon config.
@@ -249,9 +257,10 @@ var kindFields = map[Kind][]string{
 	KindCreditBackUnused: {},
 	KindLedgerSync:       {"days"},
 	KindReconcile:        {"days", "grace"},
+	KindAudit:            {"days", "dir"},
 }
 
-var allFields = []string{"name", "kind", "schedule", "holidays", "symbols", "quantity", "policy", "days", "grace"}
+var allFields = []string{"name", "kind", "schedule", "holidays", "symbols", "quantity", "policy", "days", "grace", "dir"}
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
@@ -618,6 +627,8 @@ func (p *parser) job(el element) (Job, error) {
 		err = p.locateFields(&j, label, el, byKey)
 	case KindLedgerSync, KindReconcile:
 		err = p.windowFields(&j, label, byKey)
+	case KindAudit:
+		err = p.auditFields(&j, label, el, byKey)
 	}
 	return j, err
 }
@@ -651,8 +662,8 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 	}
 	seen := map[string]bool{}
 	for _, s := range j.Symbols {
-		if err := brokerclient.ValidateSymbol(s); err != nil {
-			var ie *brokerclient.InputError
+		if err := brokercode.ValidateSymbol(s); err != nil {
+			var ie *brokercode.InputError
 			msg := err.Error()
 			if errors.As(err, &ie) {
 				msg = ie.Message
@@ -673,7 +684,7 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 		return err
 	}
 	if err := brokerclient.ValidateLocateQuantity(j.Quantity); err != nil {
-		var ie *brokerclient.InputError
+		var ie *brokercode.InputError
 		msg := err.Error()
 		if errors.As(err, &ie) {
 			msg = ie.Message
@@ -756,6 +767,31 @@ func (p *parser) windowFields(j *Job, label string, byKey map[string]field) erro
 			return p.errAt(f.voff, "job %s: grace %q: want a duration such as \"24h\" or \"90m\"", label, s)
 		}
 		j.Grace = d
+	}
+	return nil
+}
+
+// auditFields reads an audit job's folder and its days (trading days,
+// default 1).
+func (p *parser) auditFields(j *Job, label string, el element, byKey map[string]field) error {
+	f, ok := byKey["dir"]
+	if !ok {
+		return p.errAt(el.off, "job %s: dir is required: the folder the audit trail is written to", label)
+	}
+	if err := p.decodeField(label, f, &j.Dir, "a folder path"); err != nil {
+		return err
+	}
+	if strings.TrimSpace(j.Dir) == "" {
+		return p.errAt(f.voff, "job %s: dir is empty", label)
+	}
+	j.Days = 1
+	if f, ok := byKey["days"]; ok {
+		if err := p.decodeField(label, f, &j.Days, "a whole number of days"); err != nil {
+			return err
+		}
+		if j.Days < 1 || j.Days > maxDays {
+			return p.errAt(f.voff, "job %s: days %d: want 1 to %d", label, j.Days, maxDays)
+		}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -70,7 +71,7 @@ func (r *Runner) CreditBackUnused(ctx context.Context) (string, error) {
 		}
 		s, err := r.Account.CreditBack(ctx, account.CreditBackRequest{Symbol: p.symbol, Quantity: p.shares, Type: p.typ})
 		switch {
-		case errors.Is(err, workflow.ErrInput):
+		case errors.Is(err, brokercode.ErrInput):
 			// The row changed since the plan (a short took shares): what is
 			// left is not ours to sell.
 			o.ok, o.note = true, "skipped: "+err.Error()
@@ -94,7 +95,7 @@ func (r *Runner) CreditBackUnused(ctx context.Context) (string, error) {
 // credit is one planned credit-back.
 type credit struct {
 	symbol string
-	typ    brokerclient.LocateType
+	typ    brokercode.LocateType
 	shares int64
 }
 
@@ -149,7 +150,7 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 		if rows[i].Symbol != rows[k].Symbol {
 			return rows[i].Symbol < rows[k].Symbol
 		}
-		return rows[i].Type() != brokerclient.LocateTypeSingleUse && rows[k].Type() == brokerclient.LocateTypeSingleUse
+		return rows[i].Type() != brokercode.LocateTypeSingleUse && rows[k].Type() == brokercode.LocateTypeSingleUse
 	})
 	var plan []credit
 	var skipped []outcome
@@ -158,7 +159,7 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 	}
 	for _, row := range rows {
 		typ := row.Type()
-		if typ != brokerclient.LocateTypeLocate && typ != brokerclient.LocateTypePreBorrow && typ != brokerclient.LocateTypeSingleUse {
+		if typ != brokercode.LocateTypeLocate && typ != brokercode.LocateTypePreBorrow && typ != brokercode.LocateTypeSingleUse {
 			skip(row, fmt.Sprintf("locate type %d cannot be credited back", row.LocateType))
 			continue
 		}
@@ -185,7 +186,7 @@ func (r *Runner) creditPlan(ctx context.Context) ([]credit, []outcome, error) {
 		case shares < brokerclient.LocateLot:
 			continue // nothing, or less than a lot: not worth a line
 		}
-		if typ == brokerclient.LocateTypeSingleUse {
+		if typ == brokercode.LocateTypeSingleUse {
 			var used []string
 			if row.Unavailable > 0 {
 				used = append(used, fmt.Sprintf("%d unavailable", row.Unavailable))
@@ -215,7 +216,7 @@ func (r *Runner) singleUseFilledToday(ctx context.Context) (map[string]int64, er
 	}
 	out := map[string]int64{}
 	for _, w := range ws {
-		if w.State == states.Filled && w.LocateType == string(brokerclient.LocateTypeSingleUse) {
+		if w.State == states.Filled && w.LocateType == string(brokercode.LocateTypeSingleUse) {
 			out[w.Symbol] += w.Quantity
 		}
 	}

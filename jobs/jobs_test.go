@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
@@ -180,7 +181,7 @@ func (b *testBundle) shortSell(symbol string, qty int64, limit string) *brokercl
 	for range 50 {
 		b.sleep(200 * time.Millisecond)
 		if o, _, err = b.client.Orders.Get(b.t.Context(), "LV100001", o.ClientOrderID); err == nil &&
-			(o.OrderStatus == brokerclient.OrderStatusFilled || (limit != "" && !o.IsTerminal() && o.OrderStatus != brokerclient.OrderStatusPendingNew)) {
+			(o.OrderStatus == brokercode.OrderStatusFilled || (limit != "" && !o.IsTerminal() && o.OrderStatus != brokercode.OrderStatusPendingNew)) {
 			return o
 		}
 	}

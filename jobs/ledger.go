@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/report"
 )
 
 // window is the last days trade dates, today included: [from, to) as the
@@ -36,22 +37,17 @@ func (r *Runner) LedgerSync(ctx context.Context, days int) (string, error) {
 // maxProblemLines caps the problem lines quoted in a run's detail.
 const maxProblemLines = 10
 
-// Reconcile is the body of a reconcile job: sync the window's ledger first
-// (a report against a stale ledger would call every recent fee missing),
-// then match the store's locates and credit-backs of the last days trade
-// dates to their `Locate Fees` rows. A run with problems (missing, wrong
-// amount, unexplained, a day that differs from totalLocateCosts) fails, so
-// it shows in job_runs; pending fees within grace do not.
+// Reconcile is the body of a reconcile job: ledger.Check over the last
+// days trade dates of the broker's calendar, as `locator fees` runs it (the
+// window's ledger synced first: a report against a stale ledger would call
+// every recent fee missing). A run with problems (missing, wrong amount,
+// unexplained, a day that differs from totalLocateCosts) fails, so it shows
+// in job_runs; pending fees within grace do not.
 func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (string, error) {
 	if days <= 0 {
 		days = DefaultDays
 	}
-	now := r.now()
-	from, to := window(now, days)
-	if _, err := ledger.Sync(ctx, r.Client, r.Store, r.AccountID, from, to); err != nil {
-		return "", fmt.Errorf("ledger sync before reconciling: %w", err)
-	}
-	rep, err := ledger.Reconcile(ctx, r.Client, r.Store, r.AccountID, from, now, grace)
+	rep, _, err := ledger.Check(ctx, r.Client, r.Store, r.AccountID, r.hostNow(), ledger.Window{Days: days}, grace)
 	if err != nil {
 		return "", fmt.Errorf("reconcile: %w", err)
 	}
@@ -91,4 +87,28 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	}
 	return "", &Failure{Detail: fmt.Sprintf("%s; %d problem(s): %s", detail, rep.Problems(), strings.Join(shown, "; ")),
 		WorkflowIDs: ids, FeeProblems: probs}
+}
+
+// Audit is the body of an audit job: the Reg SHO audit trail of the last
+// days trading days on the broker's calendar (report.RunAudit), written to
+// dir as CSV and JSON lines. A trail with a short sale sent without cover
+// fails the run, so it shows in job_runs and is notified.
+func (r *Runner) Audit(ctx context.Context, days int, dir string) (string, error) {
+	if days <= 0 {
+		days = 1
+	}
+	trail, err := report.RunAudit(ctx, r.Client, r.Store, r.AccountID, r.hostNow(), report.Range{}, days)
+	if err != nil {
+		return "", fmt.Errorf("audit: %w", err)
+	}
+	files, err := report.WriteTrail(trail, dir)
+	if err != nil {
+		return "", fmt.Errorf("audit: %w", err)
+	}
+	detail := fmt.Sprintf("audit %s: %d short sale(s), %d sent without cover; written to %s",
+		trail.Range, len(trail.Rows), trail.Flagged(), strings.Join(files, ", "))
+	if trail.Flagged() > 0 {
+		return "", &Failure{Detail: detail}
+	}
+	return detail, nil
 }

@@ -91,14 +91,19 @@ func (r *Runner) log() *slog.Logger {
 // machine's (a replayed day, a skewed host). The client's estimate of the
 // skew bridges them, as it does the engine's offer windows.
 func (r *Runner) now() time.Time {
-	t := time.Now()
-	if r.Clock != nil {
-		t = r.Clock.Now()
-	}
+	t := r.hostNow()
 	if r.Client != nil {
 		t = t.Add(r.Client.ClockSkew())
 	}
 	return t
+}
+
+// hostNow is this machine's time, the runner's clock's.
+func (r *Runner) hostNow() time.Time {
+	if r.Clock != nil {
+		return r.Clock.Now()
+	}
+	return time.Now()
 }
 
 // Body returns j's body as a plain func(ctx) error, not recorded in
@@ -232,6 +237,8 @@ func (r *Runner) do(ctx context.Context, j Job) (string, error) {
 		return r.LedgerSync(ctx, j.Days)
 	case KindReconcile:
 		return r.Reconcile(ctx, j.Days, j.Grace)
+	case KindAudit:
+		return r.Audit(ctx, j.Days, j.Dir)
 	}
 	return "", fmt.Errorf("job %s: unknown kind %q", j.Name, j.Kind)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -196,6 +197,62 @@ type cashRow struct {
 	used   bool
 }
 
+// FeeGrace is how long after a fill or a credit-back its ledger row may
+// still be missing before it counts as missing rather than pending: four
+// days, so a Friday fill posted after a weekend and a holiday is only
+// pending. `locator fees`, the reconcile job and the dashboard all use it.
+const FeeGrace = 96 * time.Hour
+
+// Window is the trade dates a fee check covers, through the broker's
+// today: from Since, or, when Since is zero, the last Days trade dates.
+type Window struct {
+	Since time.Time
+	Days  int
+}
+
+// Check is the fee check: the one function behind `locator fees` and the
+// reconcile job, so the two agree. It reads the account first (today's
+// totalLocateCosts, and an answer whose Date header tells the broker's
+// clock), takes today on the broker's calendar (now, this machine's time,
+// moved by c.ClockSkew()), syncs the window's cash ledger into the store
+// and reconciles it as Reconcile does, with the workflows' times moved onto
+// the broker's clock too: a replayed day or a skewed host matches fees to
+// the dates the broker stamps. Bad input is refused before anything is
+// sent; a since after the broker's today is refused after that first read.
+func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, now time.Time, w Window, grace time.Duration) (*Report, SyncResult, error) {
+	switch {
+	case c == nil:
+		return nil, SyncResult{}, brokercode.Invalid("client", "is required")
+	case w.Since.IsZero() && w.Days <= 0:
+		return nil, SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
+	}
+	if err := checkReconcile(st, account, now, now, grace); err != nil {
+		return nil, SyncResult{}, err
+	}
+	account = strings.ToUpper(strings.TrimSpace(account))
+	acct, _, err := c.Accounts.Get(ctx, account)
+	if err != nil {
+		return nil, SyncResult{}, err
+	}
+	skew := c.ClockSkew()
+	brokerNow := now.Add(skew)
+	today := TradeDate(brokerNow)
+	since := civilDate(w.Since)
+	if w.Since.IsZero() {
+		since = today.AddDate(0, 0, -(w.Days - 1))
+	}
+	if since.After(today) {
+		return nil, SyncResult{}, brokercode.Invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
+	}
+	synced, err := Sync(ctx, c, st, account, since, today.AddDate(0, 0, 1))
+	if err != nil {
+		return nil, synced, err
+	}
+	total := acct.TotalLocateCosts
+	r, err := reconcile(ctx, st, account, since, brokerNow, skew, grace, &total)
+	return r, synced, err
+}
+
 // Reconcile matches every filled locate workflow of the account in the store
 // to its `Locate Fees` charge in the synced ledger (run Sync first), and
 // every credited credit-back to its `Locate Fees` credit:
@@ -219,28 +276,65 @@ type cashRow struct {
 //
 // Locates filled up to grace before since take part in the matching (their
 // fees may land on or after since) but are reported only when they explain a
-// row. When c is not nil, today's totals are compared with the account's
+// row. now is the broker's time, and so are the workflows' times once moved
+// by c.ClockSkew() (they are this machine's); without c they are taken as
+// they are. When c is not nil, today's totals are compared with the account's
 // totalLocateCosts (a today-only counter): it agrees when it equals the
 // day's charges, gross or net of credits, within a cent per row; it is
 // "pending" when it does once the fees still pending are added.
 func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, since time.Time, now time.Time, grace time.Duration) (*Report, error) {
-	switch {
-	case st == nil:
-		return nil, invalid("store", "is required")
-	case strings.TrimSpace(account) == "":
-		return nil, invalid("account", "is empty")
-	case since.IsZero() || now.IsZero():
-		return nil, invalid("since/now", "both times are required")
-	case grace < 0:
-		return nil, invalid("grace", "%s is negative", grace)
+	if err := checkReconcile(st, account, since, now, grace); err != nil {
+		return nil, err
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))
-	r := &Report{Account: account, Since: civilDate(since), Today: TradeDate(now), Now: now, Grace: grace}
-	if r.Today.Before(r.Since) {
-		return nil, invalid("since", "%s is after today %s", r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly))
+	var broker *decimal.Decimal
+	var skew time.Duration
+	if c != nil {
+		acct, _, err := c.Accounts.Get(ctx, account)
+		if err != nil {
+			return nil, err
+		}
+		total := acct.TotalLocateCosts
+		broker, skew = &total, c.ClockSkew()
 	}
+	return reconcile(ctx, st, account, civilDate(since), now, skew, grace, broker)
+}
 
-	items, err := loadItems(ctx, st, account, r.Since, grace)
+// ReconcileStored is Reconcile from the store alone (no totalLocateCosts),
+// with skew, the broker's clock offset, moving the workflows' times onto
+// the broker's clock as Check does: for reports over a range whose ledger
+// is already synced.
+func ReconcileStored(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration) (*Report, error) {
+	if err := checkReconcile(st, account, since, now, grace); err != nil {
+		return nil, err
+	}
+	return reconcile(ctx, st, strings.ToUpper(strings.TrimSpace(account)), civilDate(since), now, skew, grace, nil)
+}
+
+// checkReconcile refuses bad input before anything is read or sent.
+func checkReconcile(st *store.Store, account string, since, now time.Time, grace time.Duration) error {
+	switch {
+	case st == nil:
+		return brokercode.Invalid("store", "is required")
+	case strings.TrimSpace(account) == "":
+		return brokercode.Invalid("account", "is empty")
+	case since.IsZero() || now.IsZero():
+		return brokercode.Invalid("since/now", "both times are required")
+	case grace < 0:
+		return brokercode.Invalid("grace", "%s is negative", grace)
+	case civilDate(since).After(TradeDate(now)):
+		return brokercode.Invalid("since", "%s is after today %s", civilDate(since).Format(time.DateOnly), TradeDate(now).Format(time.DateOnly))
+	}
+	return nil
+}
+
+// reconcile is Reconcile with the account's totalLocateCosts already read
+// (nil: none) and skew the broker's clock offset, added to the workflows'
+// times.
+func reconcile(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration, broker *decimal.Decimal) (*Report, error) {
+	r := &Report{Account: account, Since: since, Today: TradeDate(now), Now: now, Grace: grace}
+
+	items, err := loadItems(ctx, st, account, r.Since, skew, grace)
 	if err != nil {
 		return nil, err
 	}
@@ -261,16 +355,6 @@ func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, acc
 	}
 
 	match(items, rows)
-
-	var broker *decimal.Decimal
-	if c != nil {
-		acct, _, err := c.Accounts.Get(ctx, account)
-		if err != nil {
-			return nil, err
-		}
-		total := acct.TotalLocateCosts
-		broker = &total
-	}
 
 	for _, it := range items {
 		if !it.report && it.row == nil {
@@ -321,11 +405,12 @@ func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, acc
 }
 
 // loadItems reads the filled locates and credited credit-backs that may own
-// a ledger row dated on or after since.
-func loadItems(ctx context.Context, st *store.Store, account string, since time.Time, grace time.Duration) ([]*item, error) {
-	// Workflows are listed by creation; a fill comes seconds after it, so a
-	// day of margin is plenty.
-	from := since.Add(-grace).AddDate(0, 0, -2)
+// a ledger row dated on or after since; their times, this machine's, are
+// moved by skew onto the broker's clock.
+func loadItems(ctx context.Context, st *store.Store, account string, since time.Time, skew, grace time.Duration) ([]*item, error) {
+	// Workflows are listed by creation, on this machine's clock; a fill
+	// comes seconds after it, so a day of margin is plenty.
+	from := since.Add(-grace).Add(-skew).AddDate(0, 0, -2)
 	var items []*item
 	for _, k := range []struct {
 		kind  states.Kind
@@ -343,10 +428,11 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 			if w.State != k.state || !strings.EqualFold(w.Account, account) {
 				continue
 			}
-			at, err := reachedAt(ctx, st, w)
+			at, err := ReachedAt(ctx, st, w)
 			if err != nil {
 				return nil, err
 			}
+			at = at.Add(skew)
 			it := &item{w: w, kind: k.line, at: at, date: TradeDate(at), last: TradeDate(at.Add(grace))}
 			it.report = !it.date.Before(since)
 			if it.last.Before(since) {
@@ -360,9 +446,10 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 	return items, nil
 }
 
-// reachedAt is when the workflow reached its final state: the log's entry,
-// or the last update when the log has none.
-func reachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time.Time, error) {
+// ReachedAt is when the workflow reached its current state, on this
+// machine's clock: the transition log's entry, or the last update when the
+// log has none.
+func ReachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time.Time, error) {
 	ts, err := st.Transitions(ctx, w.ID)
 	if err != nil {
 		return time.Time{}, err
@@ -376,21 +463,10 @@ func reachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow) (time
 }
 
 // expectedAmount is what the ledger should show for w: price × quantity,
-// with the workflow's price or, for a credit-back, its history row's price.
+// with the price of the offer taken or, for a credit-back, its history
+// row's price (workflow.Workflow.OfferPrice).
 func expectedAmount(w *workflow.Workflow) (decimal.Decimal, bool) {
-	price := w.Price
-	if !price.IsPositive() {
-		if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {
-			price = l.Price
-		} else {
-			for _, l := range w.Legs {
-				if l.Price.IsPositive() {
-					price = l.Price
-					break
-				}
-			}
-		}
-	}
+	price := w.OfferPrice()
 	if !price.IsPositive() {
 		return decimal.Zero, false
 	}

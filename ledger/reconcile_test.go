@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
@@ -257,7 +258,7 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 		return w
 	}
 	fill := run(e.Locate(t.Context(), engine.Request{Symbol: "HTBX", Quantity: 500, Policy: workflow.Policy{AutoAccept: true}}))
-	credit := run(e.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokerclient.LocateTypeLocate}))
+	credit := run(e.CreditBack(t.Context(), engine.CreditBackRequest{Symbol: "HTBX", Shares: 200, Type: brokercode.LocateTypeLocate}))
 	e.Close() // the clock stops with the engine's timers
 	if fill.State != states.Filled || credit.State != states.Credited {
 		t.Fatalf("workflows ended %s and %s", fill.State, credit.State)
@@ -335,7 +336,7 @@ func TestReconcileBadInput(t *testing.T) {
 		{"since after today", account, now.AddDate(0, 0, 2), time.Hour},
 		{"negative grace", account, now, -time.Hour},
 	} {
-		if _, err := ledger.Reconcile(t.Context(), b.client, b.store, tc.account, tc.since, now, tc.grace); !errors.Is(err, ledger.ErrInvalidInput) {
+		if _, err := ledger.Reconcile(t.Context(), b.client, b.store, tc.account, tc.since, now, tc.grace); !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("%s: %v, want an input error", tc.name, err)
 		}
 	}

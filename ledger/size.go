@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -115,15 +116,15 @@ const lot = brokerclient.LocateLot
 func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account, symbol string, price decimal.Decimal, target int64) (*Sizing, error) {
 	switch {
 	case c == nil:
-		return nil, invalid("client", "is required")
+		return nil, brokercode.Invalid("client", "is required")
 	case strings.TrimSpace(account) == "":
-		return nil, invalid("account", "is empty")
+		return nil, brokercode.Invalid("account", "is empty")
 	case !price.IsPositive():
-		return nil, invalid("price", "%s must be positive", price)
+		return nil, brokercode.Invalid("price", "%s must be positive", price)
 	case target < 0:
-		return nil, invalid("target", "%d is negative", target)
+		return nil, brokercode.Invalid("target", "%d is negative", target)
 	}
-	if err := brokerclient.ValidateSymbol(symbol); err != nil {
+	if err := brokercode.ValidateSymbol(symbol); err != nil {
 		return nil, err
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))

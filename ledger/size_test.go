@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -36,9 +37,9 @@ func (b *testBundle) short(t *testing.T, symbol string, qty int64, limit string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := brokerclient.OrderStatusFilled
+	want := brokercode.OrderStatusFilled
 	if limit != "" {
-		want = brokerclient.OrderStatusAccepted
+		want = brokercode.OrderStatusAccepted
 	}
 	if o.OrderStatus != want {
 		t.Fatalf("short %s %d: %s (%v), want %s", symbol, qty, o.OrderStatus, o.Rejection(), want)
@@ -233,7 +234,7 @@ func TestSizeBadInput(t *testing.T) {
 		{"empty symbol", "", "1", 0},
 		{"negative target", "HTBX", "1", -100},
 	} {
-		if _, err := ledger.Size(t.Context(), b.client, b.store, account, tc.symbol, dec(tc.price), tc.target); !errors.Is(err, brokerclient.ErrInvalidInput) {
+		if _, err := ledger.Size(t.Context(), b.client, b.store, account, tc.symbol, dec(tc.price), tc.target); !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("%s: %v, want an input error", tc.name, err)
 		}
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 )
@@ -30,29 +30,6 @@ func TradeDate(t time.Time) time.Time {
 func civilDate(t time.Time) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
-// ErrInvalidInput matches every *InputError: bad input, refused before
-// anything was sent.
-var ErrInvalidInput = errors.New("invalid input")
-
-// InputError is a call refused before anything was sent. It matches
-// ErrInvalidInput and brokerclient.ErrInvalidInput, so a caller that already
-// branches on the client's input errors needs no new case.
-type InputError struct {
-	Field   string
-	Message string
-}
-
-func (e *InputError) Error() string { return fmt.Sprintf("ledger: invalid %s: %s", e.Field, e.Message) }
-
-// Is reports ErrInvalidInput and brokerclient.ErrInvalidInput.
-func (e *InputError) Is(target error) bool {
-	return target == ErrInvalidInput || target == brokerclient.ErrInvalidInput
-}
-
-func invalid(field, format string, args ...any) error {
-	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // SyncResult says what a Sync did.
@@ -83,16 +60,16 @@ func Sync(ctx context.Context, c *brokerclient.Client, st *store.Store, account 
 	var res SyncResult
 	switch {
 	case c == nil || st == nil:
-		return res, invalid("client/store", "both are required")
+		return res, brokercode.Invalid("client/store", "both are required")
 	case strings.TrimSpace(account) == "":
-		return res, invalid("account", "is empty")
+		return res, brokercode.Invalid("account", "is empty")
 	case from.IsZero() || to.IsZero():
-		return res, invalid("from/to", "both dates are required")
+		return res, brokercode.Invalid("from/to", "both dates are required")
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))
 	start, end := civilDate(from), civilDate(to)
 	if end.Before(start) {
-		return res, invalid("to", "%s is before from %s", end.Format(time.DateOnly), start.Format(time.DateOnly))
+		return res, brokercode.Invalid("to", "%s is before from %s", end.Format(time.DateOnly), start.Format(time.DateOnly))
 	}
 	for start.Before(end) {
 		days := min(int(end.Sub(start).Hours()/24), brokerclient.MaxLedgerWindowDays)

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/simtest"
@@ -76,14 +77,14 @@ func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *workflow.Work
 	}
 	b.sim.Advance(3 * time.Second) // the offer settles 1.5 to 3 s after the quote
 	row := b.historyRow(t, id)
-	if row.LocateStatus != brokerclient.LocateStatus(65) {
+	if row.LocateStatus != brokercode.LocateStatusOffered {
 		t.Fatalf("quote %s: status %d %q, want 65", id, row.LocateStatus, row.TextValue())
 	}
 	if _, _, err := b.client.Locates.Accept(ctx, account, id); err != nil {
 		t.Fatal(err)
 	}
 	row = b.historyRow(t, id)
-	if row.LocateStatus != brokerclient.LocateStatus(50) {
+	if row.LocateStatus != brokercode.LocateStatusFilled {
 		t.Fatalf("accept %s: status %d, want 50", id, row.LocateStatus)
 	}
 	w := &workflow.Workflow{
@@ -104,12 +105,12 @@ func (b *testBundle) creditBack(t *testing.T, symbol string, qty int64) *workflo
 	t.Helper()
 	ctx := t.Context()
 	id := uuid.NewString()
-	if _, _, err := b.client.Locates.Sell(ctx, brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: qty, LocateType: brokerclient.LocateTypeLocate, QuoteReqID: id}); err != nil {
+	if _, _, err := b.client.Locates.Sell(ctx, brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: qty, LocateType: brokercode.LocateTypeLocate, QuoteReqID: id}); err != nil {
 		t.Fatal(err)
 	}
 	b.sim.Advance(11 * time.Second) // the credit clears 10 s after the sell
 	row := b.historyRow(t, id)
-	if row.LocateStatus != brokerclient.LocateStatus(50) {
+	if row.LocateStatus != brokercode.LocateStatusFilled {
 		t.Fatalf("credit-back %s: status %d %q, want 50", id, row.LocateStatus, row.TextValue())
 	}
 	w := &workflow.Workflow{
@@ -313,7 +314,7 @@ func TestSyncBadInput(t *testing.T) {
 		{"to before from", account, d, d.AddDate(0, 0, -1)},
 	} {
 		_, err := ledger.Sync(t.Context(), b.client, b.store, tc.account, tc.from, tc.to)
-		if !errors.Is(err, ledger.ErrInvalidInput) || !errors.Is(err, brokerclient.ErrInvalidInput) {
+		if !errors.Is(err, brokercode.ErrInput) {
 			t.Errorf("%s: %v, want an input error", tc.name, err)
 		}
 	}

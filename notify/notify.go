@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/market"
 )
@@ -149,7 +150,9 @@ type target struct {
 }
 
 // New resolves each webhook's URL and starts its worker. A variable that is
-// unset, empty or not an http(s) URL is an error naming the variable.
+// unset, empty or holds an address brokerclient.CheckAddress refuses (plain
+// http beyond loopback, say) is an error naming the variable; the latter
+// errors.Is brokerclient.ErrAddress.
 func New(cfg Config) (*Notifier, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -309,11 +312,12 @@ func (n *Notifier) post(t *target, body []byte) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// newTarget is webhook w posting to raw, its URL.
+// newTarget is webhook w posting to raw, its URL, which must pass the
+// client's address rule (https beyond loopback: an event names accounts).
 func newTarget(w Webhook, raw string) (*target, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("webhook %s: the variable does not hold an http(s) URL", w.URLEnv)
+	u, err := brokerclient.CheckAddress(raw, brokerclient.WebhookAddress)
+	if err != nil {
+		return nil, fmt.Errorf("webhook %s: %w", w.URLEnv, err)
 	}
 	return &target{name: w.URLEnv, format: w.Format, url: raw, hosts: []string{u.Host, u.Hostname()}, queue: make(chan Event, queueSize)}, nil
 }

@@ -249,7 +249,11 @@ func TestNewRefusesBadWebhooks(t *testing.T) {
 		want string
 	}{
 		{notify.Webhook{URLEnv: "UNSET", Format: notify.FormatJSON}, nil, "webhook UNSET: the environment variable is not set"},
-		{notify.Webhook{URLEnv: "NOT_URL", Format: notify.FormatJSON}, map[string]string{"NOT_URL": "s3cret"}, "webhook NOT_URL: the variable does not hold an http(s) URL"},
+		{notify.Webhook{URLEnv: "NOT_URL", Format: notify.FormatJSON}, map[string]string{"NOT_URL": "s3cret"}, "webhook NOT_URL: webhook address refused: want https://"},
+		// Issue 21: an event names accounts and workflows; it crosses a
+		// network only encrypted.
+		{notify.Webhook{URLEnv: "PLAIN", Format: notify.FormatJSON}, map[string]string{"PLAIN": "http://hooks.example/s3cret"}, "webhook PLAIN: webhook address refused: http:// beyond this machine's loopback"},
+		{notify.Webhook{URLEnv: "USER", Format: notify.FormatJSON}, map[string]string{"USER": "https://me:s3cret@hooks.example/x"}, "webhook USER: webhook address refused: it carries a user name or password"},
 		{notify.Webhook{URLEnv: "https://hooks.example/s3cret", Format: notify.FormatJSON}, nil, "urlEnv must name an environment variable"},
 		{notify.Webhook{URLEnv: "H", Format: "xml"}, map[string]string{"H": "https://x.example/s3cret"}, `format "xml": want json or slack`},
 	} {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 )
 
@@ -423,7 +424,7 @@ func (p *Poller) backoff(n int) time.Duration {
 // an account the keys do not own.
 func irrecoverable(err error) bool {
 	return errors.Is(err, brokerclient.ErrNotFound) || errors.Is(err, brokerclient.ErrUnauthorized) ||
-		errors.Is(err, brokerclient.ErrBadRequest) || errors.Is(err, brokerclient.ErrInvalidInput)
+		errors.Is(err, brokerclient.ErrBadRequest) || errors.Is(err, brokercode.ErrInput)
 }
 
 func later(a, b time.Time) time.Time {

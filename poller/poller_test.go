@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/poller"
 )
@@ -251,7 +252,7 @@ func (b *testBundle) kick(t *testing.T, fn func()) {
 	b.settle(t)
 }
 
-func row(id string, status brokerclient.LocateStatus) brokerclient.HistoryRow {
+func row(id string, status brokercode.LocateStatus) brokerclient.HistoryRow {
 	text := ""
 	return brokerclient.HistoryRow{
 		AccountID: account, Symbol: "GME", QuoteReqID: id,
@@ -330,10 +331,10 @@ func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
 	p.Watch("A", rec.watcher("A"))
 	p.Watch("B", rec.watcher("B"))
 	b.setRows(
-		row("B", brokerclient.LocateStatusPending),
-		row("A", brokerclient.LocateStatusOffered),
-		row("C", brokerclient.LocateStatusQuoting),
-		with(row("A.SU", brokerclient.LocateStatusOffered), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
+		row("B", brokercode.LocateStatusPending),
+		row("A", brokercode.LocateStatusOffered),
+		row("C", brokercode.LocateStatusQuoting),
+		with(row("A.SU", brokercode.LocateStatusOffered), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
 	)
 	b.start(t, p)
 	b.settle(t)
@@ -347,10 +348,10 @@ func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
 
 	// Both sides of the pair change in the next poll: one call again.
 	b.setRows(
-		row("B", brokerclient.LocateStatusPending),
-		row("A", brokerclient.LocateStatusFilled),
-		row("C", brokerclient.LocateStatusQuoting),
-		with(row("A.SU", brokerclient.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
+		row("B", brokercode.LocateStatusPending),
+		row("A", brokercode.LocateStatusFilled),
+		row("C", brokercode.LocateStatusQuoting),
+		with(row("A.SU", brokercode.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
 	)
 	b.advanceTo(t, 8*time.Second)
 	want = []string{"A: A=50,A.SU=67", "after poll"}
@@ -360,8 +361,8 @@ func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
 
 	// Only the shadow row changes: it alone reaches the base id's watcher.
 	b.setRows(
-		row("A", brokerclient.LocateStatusFilled),
-		with(row("A.SU", brokerclient.LocateStatusCanceled), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
+		row("A", brokercode.LocateStatusFilled),
+		with(row("A.SU", brokercode.LocateStatusCanceled), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
 	)
 	b.advanceTo(t, 16*time.Second)
 	want = []string{"A: A.SU=52", "after poll"}
@@ -380,7 +381,7 @@ func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
 
 func TestPollHistoryDeliversOnlyChangedRows(t *testing.T) {
 	t.Parallel()
-	base := row("Q1", brokerclient.LocateStatusOffered)
+	base := row("Q1", brokercode.LocateStatusOffered)
 	rejected := "R56: No inventory"
 	tests := []struct {
 		name    string
@@ -393,7 +394,7 @@ func TestPollHistoryDeliversOnlyChangedRows(t *testing.T) {
 			r.UpdatedDate = brokerclient.Time{Time: t0.In(time.FixedZone("EDT", -4*3600))}
 		}), false},
 		{"untracked field", with(base, func(r *brokerclient.HistoryRow) { r.PreBorrow = true }), false},
-		{"status", with(base, func(r *brokerclient.HistoryRow) { r.LocateStatus = brokerclient.LocateStatusFilled }), true},
+		{"status", with(base, func(r *brokerclient.HistoryRow) { r.LocateStatus = brokercode.LocateStatusFilled }), true},
 		{"filled shares", with(base, func(r *brokerclient.HistoryRow) { r.FilledShares = 100 }), true},
 		{"locate shares", with(base, func(r *brokerclient.HistoryRow) { r.LocateShares = 200 }), true},
 		{"price", with(base, func(r *brokerclient.HistoryRow) { r.LocatePrice = decimal.RequireFromString("0.06") }), true},
@@ -440,9 +441,9 @@ func TestWatchReplaysSeenRows(t *testing.T) {
 	rec := &recorder{}
 	p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
 	b.setRows(
-		with(row("A.SU", brokerclient.LocateStatusOffered), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
-		row("A", brokerclient.LocateStatusOffered),
-		row("C", brokerclient.LocateStatusRejected),
+		with(row("A.SU", brokercode.LocateStatusOffered), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
+		row("A", brokercode.LocateStatusOffered),
+		row("C", brokercode.LocateStatusRejected),
 	)
 	if err := p.PollHistory(t.Context()); err != nil {
 		t.Fatal(err)
@@ -467,9 +468,9 @@ func TestWatchReplaysSeenRows(t *testing.T) {
 		t.Errorf("unchanged rows delivered again: %q", got)
 	}
 	b.setRows(
-		with(row("A.SU", brokerclient.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
-		row("A", brokerclient.LocateStatusFilled),
-		row("C", brokerclient.LocateStatusRejected),
+		with(row("A.SU", brokercode.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
+		row("A", brokercode.LocateStatusFilled),
+		row("C", brokercode.LocateStatusRejected),
 	)
 	if err := p.PollHistory(t.Context()); err != nil {
 		t.Fatal(err)
@@ -486,14 +487,14 @@ func TestUnwatchStopsDeliveries(t *testing.T) {
 	p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
 	p.Watch("A", rec.watcher("A"))
 	p.Watch("B", rec.watcher("B"))
-	b.setRows(row("A", brokerclient.LocateStatusOffered), row("B", brokerclient.LocateStatusOffered))
+	b.setRows(row("A", brokercode.LocateStatusOffered), row("B", brokercode.LocateStatusOffered))
 	if err := p.PollHistory(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	rec.take()
 
 	p.Unwatch("A")
-	b.setRows(row("A", brokerclient.LocateStatusFilled), row("B", brokerclient.LocateStatusFilled))
+	b.setRows(row("A", brokercode.LocateStatusFilled), row("B", brokercode.LocateStatusFilled))
 	if err := p.PollHistory(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +510,7 @@ func TestPollHistoryError(t *testing.T) {
 	rec := &recorder{}
 	p := b.newPoller(poller.Config{AfterPoll: rec.afterPoll})
 	p.Watch("A", rec.watcher("A"))
-	b.setRows(row("A", brokerclient.LocateStatusOffered))
+	b.setRows(row("A", brokercode.LocateStatusOffered))
 	boom := &brokerclient.ErrorResponse{StatusCode: http.StatusServiceUnavailable}
 	b.failHistory(boom)
 	if err := p.PollHistory(t.Context()); !errors.Is(err, boom) {
@@ -680,7 +681,7 @@ func TestRunReportsInventoryAndAfterPoll(t *testing.T) {
 		},
 	})
 	p.Watch("A", rec.watcher("A"))
-	b.setRows(row("A", brokerclient.LocateStatusOffered))
+	b.setRows(row("A", brokercode.LocateStatusOffered))
 	b.start(t, p)
 	b.advanceTo(t, 10*time.Second)
 	want := []string{
@@ -787,7 +788,7 @@ func TestRunStopsOnIrrecoverableError(t *testing.T) {
 		{"401", false, &brokerclient.ErrorResponse{StatusCode: http.StatusUnauthorized}, brokerclient.ErrUnauthorized},
 		{"400", false, &brokerclient.ErrorResponse{StatusCode: http.StatusBadRequest, Status: "BadRequest"}, brokerclient.ErrBadRequest},
 		{"problem details", false, &brokerclient.ProblemDetails{Status: http.StatusBadRequest, Title: "One or more validation errors occurred."}, brokerclient.ErrBadRequest},
-		{"invalid input", false, &brokerclient.InputError{Field: "account", Message: "empty"}, brokerclient.ErrInvalidInput},
+		{"invalid input", false, &brokercode.InputError{Field: "account", Message: "empty"}, brokercode.ErrInput},
 		{"404 inventory", true, &brokerclient.ErrorResponse{StatusCode: http.StatusNotFound}, brokerclient.ErrNotFound},
 	}
 	for _, tt := range tests {

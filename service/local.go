@@ -12,6 +12,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
@@ -520,7 +521,7 @@ func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.
 
 func (s *session) Status(ctx context.Context, req account.StatusRequest) (*account.Status, error) {
 	for _, sym := range req.Symbols {
-		if err := workflow.ValidateSymbol(sym); err != nil {
+		if err := brokercode.ValidateSymbol(sym); err != nil {
 			return nil, kinded(err)
 		}
 	}
@@ -603,7 +604,7 @@ func classify(err error) *account.Error {
 		return ae
 	case errors.As(err, &ambiguous):
 		return account.Errorf(account.KindInput, err.Error())
-	case errors.Is(err, workflow.ErrInput):
+	case errors.Is(err, brokercode.ErrInput):
 		return account.Errorf(account.KindInput, err.Error())
 	case errors.Is(err, workflow.ErrNotOpen), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrOrderNotFound):
 		return account.Errorf(account.KindNotOpen, err.Error())

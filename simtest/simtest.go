@@ -69,8 +69,8 @@ func WithSimOption(o brokersim.Option) Option {
 	return func(c *config) { c.simOpt = append(c.simOpt, o) }
 }
 
-// New starts a simulator of the default scenario on a fake clock and stops it
-// when the test ends.
+// New starts a simulator of the default scenario on a fake clock, with its
+// admin routes, and stops it when the test ends.
 func New(tb testing.TB, opts ...Option) *Bundle {
 	tb.Helper()
 	cfg := config{start: Start}
@@ -82,7 +82,7 @@ func New(tb testing.TB, opts ...Option) *Bundle {
 		e(&sc)
 	}
 	clk := clock.NewFake(cfg.start)
-	sim, err := brokersim.New(sc, append([]brokersim.Option{brokersim.WithClock(clk)}, cfg.simOpt...)...)
+	sim, err := brokersim.New(sc, append([]brokersim.Option{brokersim.WithClock(clk), brokersim.WithAdmin()}, cfg.simOpt...)...)
 	if err != nil {
 		tb.Fatalf("simtest: %v", err)
 	}

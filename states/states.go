@@ -1,7 +1,8 @@
 // Package states defines locator's workflows as data: the states a locate
 // request, a price check, a credit-back and an order pass through, the events that move
 // them, and the transition tables that looplab/fsm checks. It does no I/O and imports
-// nothing of locator's, so the engine, the store and the CLI share one truth.
+// nothing of locator's but the brokercode leaf (the broker's statuses it maps
+// to events), so the engine, the store and the CLI share one truth.
 package states
 
 import (
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/looplab/fsm"
 )
 
@@ -177,42 +179,42 @@ const (
 
 // EventForOrderStatus maps an order's orderStatus (spec "Order statuses") to
 // its event.
-func EventForOrderStatus(status string) (Event, bool) {
+func EventForOrderStatus(status brokercode.OrderStatus) (Event, bool) {
 	switch status {
-	case "PendingNew":
+	case brokercode.OrderStatusPendingNew:
 		return StatusPending, true
-	case "New", "Accepted", "PartiallyFilled", "DoneForDay":
+	case brokercode.OrderStatusNew, brokercode.OrderStatusAccepted, brokercode.OrderStatusPartiallyFilled, brokercode.OrderStatusDoneForDay:
 		return StatusWorking, true
-	case "Filled":
+	case brokercode.OrderStatusFilled:
 		return StatusFilled, true
-	case "Canceled":
+	case brokercode.OrderStatusCanceled:
 		return StatusCanceled, true
-	case "Expired":
+	case brokercode.OrderStatusExpired:
 		return StatusExpired, true
-	case "Rejected":
+	case brokercode.OrderStatusRejected:
 		return StatusRejected, true
 	}
 	return "", false
 }
 
 // EventForStatus maps a history row's locateStatus to its event.
-func EventForStatus(code int) (Event, bool) {
-	switch code {
-	case 81:
+func EventForStatus(status brokercode.LocateStatus) (Event, bool) {
+	switch status {
+	case brokercode.LocateStatusQuoting:
 		return RowQuoting, true
-	case 54:
+	case brokercode.LocateStatusPending:
 		return RowPending, true
-	case 65:
+	case brokercode.LocateStatusOffered:
 		return RowOffered, true
-	case 50:
+	case brokercode.LocateStatusFilled:
 		return RowFilled, true
-	case 52:
+	case brokercode.LocateStatusCanceled:
 		return RowCanceled, true
-	case 67:
+	case brokercode.LocateStatusExpired:
 		return RowExpired, true
-	case 56:
+	case brokercode.LocateStatusRejected:
 		return RowRejected, true
-	case 48:
+	case brokercode.LocateStatusNew:
 		return RowNew, true
 	}
 	return "", false

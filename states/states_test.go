@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -80,7 +81,7 @@ func TestLocateTransitions(t *testing.T) {
 
 func TestEventForStatus(t *testing.T) {
 	t.Parallel()
-	for code, want := range map[int]states.Event{81: states.RowQuoting, 54: states.RowPending, 65: states.RowOffered, 50: states.RowFilled, 52: states.RowCanceled, 67: states.RowExpired, 56: states.RowRejected, 48: states.RowNew} {
+	for code, want := range map[brokercode.LocateStatus]states.Event{81: states.RowQuoting, 54: states.RowPending, 65: states.RowOffered, 50: states.RowFilled, 52: states.RowCanceled, 67: states.RowExpired, 56: states.RowRejected, 48: states.RowNew} {
 		if got, ok := states.EventForStatus(code); !ok || got != want {
 			t.Errorf("status %d: %s %v, want %s", code, got, ok, want)
 		}

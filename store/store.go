@@ -34,7 +34,10 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the database at path and applies pending
-// migrations. A nil clock is the wall clock.
+// migrations. The database and its -wal and -shm files are this user's
+// alone (0600), whatever the umask or the folder's mode; a database file
+// open to other users that cannot be made private is ErrNotPrivate. A nil
+// clock is the wall clock.
 func Open(ctx context.Context, path string, clk clock.Clock) (*Store, error) {
 	if clk == nil {
 		clk = clock.Real{}
@@ -42,6 +45,9 @@ func Open(ctx context.Context, path string, clk clock.Clock) (*Store, error) {
 	if path == "" || path == ":memory:" {
 		// :memory: gives each pooled connection its own database.
 		return nil, errors.New("store: a file path is required")
+	}
+	if err := makePrivate(path); err != nil {
+		return nil, err
 	}
 	q := url.Values{}
 	// WAL: readers do not block the writer, and a crash mid-write leaves the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -81,7 +82,7 @@ func TestCreateApplyAndLog(t *testing.T) {
 		t.Errorf("stale change: %v, want ErrConflict", err)
 	}
 	w, err = commit(t, b.store, w, workflow.Rows{Latest: "q-w1", Raw: []byte(`{"locateStatus":65}`), Legs: map[string]workflow.Leg{
-		"q-w1": {Status: workflow.StatusOffered, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300},
+		"q-w1": {Status: brokercode.LocateStatusOffered, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300},
 	}}, b.clock.Now())
 	if err != nil {
 		t.Fatal(err)

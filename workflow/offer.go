@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
 )
 
@@ -23,13 +24,13 @@ type candidate struct {
 func candidates(w *Workflow) []candidate {
 	var out []candidate
 	for id, l := range w.Legs {
-		if l.Status != StatusOffered || !l.Price.IsPositive() {
+		if l.Status != brokercode.LocateStatusOffered || !l.Price.IsPositive() {
 			continue
 		}
 		c := candidate{id: id, leg: l, total: l.Price.Mul(decimal.NewFromInt(w.Quantity))}
 		p := w.Policy
 		switch {
-		case l.Type == TypeSingleUse && !p.AllowSingleUse:
+		case l.Type == brokercode.TypeCodeSingleUse && !p.AllowSingleUse:
 			c.reason = "SingleUse side not allowed (it cannot be credited back once used; pass --allow-single-use)"
 		case p.MaxPrice.IsPositive() && l.Price.GreaterThan(p.MaxPrice):
 			c.reason = fmt.Sprintf("price %s above the cap %s per share", l.Price, p.MaxPrice)

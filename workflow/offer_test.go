@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -15,7 +16,7 @@ import (
 // locates" rule 2) under the cost policy.
 func TestChoose(t *testing.T) {
 	t.Parallel()
-	const pb, su, loc = workflow.TypePreBorrow, workflow.TypeSingleUse, workflow.TypeLocate
+	const pb, su, loc = brokercode.TypeCodePreBorrow, brokercode.TypeCodeSingleUse, brokercode.TypeCodeLocate
 	expires := t0.Add(29 * time.Second)
 	offer := func(leg string, typ int, price, total string) *workflow.Offer {
 		return &workflow.Offer{WorkflowID: "wf-1", Symbol: "HTBX", QuoteReqID: leg, LocateType: typ,
@@ -39,7 +40,7 @@ func TestChoose(t *testing.T) {
 			policy: workflow.Policy{AllowSingleUse: true}, want: offer("Q1", pb, "0.05", "10"), within: true},
 		{name: "rule 2: only SingleUse priced, not allowed: shown, refused", legs: legs{"Q1": pendingLeg(pb), "Q1.SU": offeredLeg("0.04", su)},
 			want: offer("Q1.SU", su, "0.04", "8"), reason: "--allow-single-use"},
-		{name: "rule 2: an unpriced offered leg is no candidate", legs: legs{"Q1": {Status: workflow.StatusOffered, Type: pb}, "Q1.SU": offeredLeg("0.04", su)},
+		{name: "rule 2: an unpriced offered leg is no candidate", legs: legs{"Q1": {Status: brokercode.LocateStatusOffered, Type: pb}, "Q1.SU": offeredLeg("0.04", su)},
 			policy: workflow.Policy{AllowSingleUse: true}, want: offer("Q1.SU", su, "0.04", "8"), within: true},
 		{name: "a leg no longer offered is no candidate", legs: legs{"Q1": filledLeg("0.03", pb), "Q1.SU": offeredLeg("0.04", su)},
 			policy: workflow.Policy{AllowSingleUse: true}, want: offer("Q1.SU", su, "0.04", "8"), within: true},
@@ -102,23 +103,6 @@ func TestPolicyDecides(t *testing.T) {
 				t.Errorf("Decides = %v, want %v", got, c.decides)
 			}
 		})
-	}
-}
-
-// Spec "Locate types": send Locate for codes 1 and 2.
-func TestTypeName(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		code int
-		want string
-	}{
-		{workflow.TypeLocate, "Locate"}, {workflow.TypeIntraDay, "Locate"}, {workflow.TypePreBorrow, "PreBorrow"},
-		{workflow.TypeSingleUse, "SingleUse"}, {0, "Unknown"}, {5, "Unknown"},
-	}
-	for _, c := range cases {
-		if got := workflow.TypeName(c.code); got != c.want {
-			t.Errorf("TypeName(%d) = %q, want %q", c.code, got, c.want)
-		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -20,7 +21,7 @@ type OrderSend struct{}
 type OrderSeen struct {
 	// ClientOrderID is the id in the broker's record (R118 rewrites it).
 	ClientOrderID string
-	Status        string
+	Status        brokercode.OrderStatus
 	Executed      int64
 	PriceAvg      decimal.Decimal
 	Route         string
@@ -94,7 +95,7 @@ func StepOrder(o *Order, in OrderInput, now time.Time) OrderStep {
 			return OrderStep{Err: fmt.Errorf("order %s: unknown orderStatus %q", o.ClientOrderID, in.Status)}
 		}
 		var follow []Effect
-		if in.Status == "PendingNew" {
+		if in.Status == brokercode.OrderStatusPendingNew {
 			follow = []Effect{LookupOrder{}} // its fate comes in milliseconds
 		}
 		s := moveOrder(o, ev, "", func(n *Order) { seen(n, in) }, follow...)
@@ -167,7 +168,7 @@ func seen(n *Order, in OrderSeen) {
 	if in.ClientOrderID != "" && in.ClientOrderID != n.ClientOrderID {
 		n.BrokerOrderID = in.ClientOrderID // spec: use the id answered
 	}
-	n.OrderStatus, n.Executed, n.PriceAvg = in.Status, in.Executed, in.PriceAvg
+	n.OrderStatus, n.Executed, n.PriceAvg = string(in.Status), in.Executed, in.PriceAvg
 	if n.Route == "" {
 		n.Route = in.Route // paper assigns one when none was sent
 	}

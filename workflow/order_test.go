@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -49,7 +50,7 @@ func order(st states.State, mods ...orderMod) *workflow.Order {
 }
 
 // seenStatus is the broker's record of c-1 with orderStatus status.
-func seenStatus(status string) workflow.OrderSeen {
+func seenStatus(status brokercode.OrderStatus) workflow.OrderSeen {
 	s := workflow.OrderSeen{ClientOrderID: "c-1", Status: status, Route: "SMART"}
 	if status == "Filled" {
 		s.Executed, s.PriceAvg = 200, dec("5.25")
@@ -112,7 +113,7 @@ func TestOrderSend(t *testing.T) {
 func TestOrderStatusStrings(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		status string
+		status brokercode.OrderStatus
 		state  states.State
 		event  states.Event
 		follow []workflow.Effect
@@ -141,7 +142,7 @@ func TestOrderStatusStrings(t *testing.T) {
 				if diff := cmp.Diff(want, orderSummary(s), equateEmpty); diff != "" {
 					t.Fatalf("(-want +got):\n%s", diff)
 				}
-				if s.Next != nil && s.Next.OrderStatus != c.status {
+				if s.Next != nil && s.Next.OrderStatus != string(c.status) {
 					t.Errorf("OrderStatus = %q, want %q recorded", s.Next.OrderStatus, c.status)
 				}
 			})
@@ -358,7 +359,7 @@ func TestOrderInvariants(t *testing.T) {
 		workflow.OrderNotFound{}, workflow.OrderCancelAsked{}, workflow.OrderResume{},
 		workflow.OrderSeen{ClientOrderID: "c-1-rewritten", Status: "Rejected"},
 	}
-	for _, status := range []string{"PendingNew", "New", "Accepted", "PartiallyFilled", "DoneForDay", "Filled", "Canceled", "Expired", "Rejected"} {
+	for _, status := range []brokercode.OrderStatus{"PendingNew", "New", "Accepted", "PartiallyFilled", "DoneForDay", "Filled", "Canceled", "Expired", "Rejected"} {
 		inputs = append(inputs, seenStatus(status))
 	}
 	known := map[states.State]bool{}

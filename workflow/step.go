@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -468,7 +469,7 @@ func rows(w *Workflow, in Rows, env Env) Step {
 	}
 	var ev states.Event
 	if w.Kind == states.CreditBack {
-		ev, _ = legs[in.Latest].Status.Event()
+		ev, _ = states.EventForStatus(legs[in.Latest].Status)
 	} else {
 		ev = legEvent(w, legs)
 	}
@@ -490,7 +491,7 @@ func rows(w *Workflow, in Rows, env Env) Step {
 		n.Legs = legs
 		if w.Kind == states.Locate && w.AcceptedID == "" {
 			if id, ok := filledLeg(legs); ok { // accepted elsewhere, or before a crash
-				n.AcceptedID, n.Price, n.LocateType = id, legs[id].Price, TypeName(legs[id].Type)
+				n.AcceptedID, n.Price, n.LocateType = id, legs[id].Price, string(brokercode.LocateTypeForCode(legs[id].Type))
 			}
 		}
 	}
@@ -544,31 +545,31 @@ func rows(w *Workflow, in Rows, env Env) Step {
 func legEvent(w *Workflow, legs map[string]Leg) states.Event {
 	if w.AcceptedID != "" {
 		switch st := legs[w.AcceptedID].Status; st {
-		case StatusFilled, StatusExpired, StatusCanceled, StatusRejected:
-			ev, _ := st.Event()
+		case brokercode.LocateStatusFilled, brokercode.LocateStatusExpired, brokercode.LocateStatusCanceled, brokercode.LocateStatusRejected:
+			ev, _ := states.EventForStatus(st)
 			return ev
 		}
 		return ""
 	}
-	count := map[Status]int{}
+	count := map[brokercode.LocateStatus]int{}
 	for _, l := range legs {
 		count[l.Status]++
 	}
 	n := len(legs)
 	switch {
-	case count[StatusFilled] > 0:
+	case count[brokercode.LocateStatusFilled] > 0:
 		return states.RowFilled
-	case count[StatusCanceled] > 0:
+	case count[brokercode.LocateStatusCanceled] > 0:
 		return states.RowCanceled
-	case count[StatusOffered] > 0:
+	case count[brokercode.LocateStatusOffered] > 0:
 		return states.RowOffered
-	case n > 0 && count[StatusRejected] == n:
+	case n > 0 && count[brokercode.LocateStatusRejected] == n:
 		return states.RowRejected
-	case n > 0 && count[StatusRejected]+count[StatusExpired] == n:
+	case n > 0 && count[brokercode.LocateStatusRejected]+count[brokercode.LocateStatusExpired] == n:
 		return states.RowExpired
-	case count[StatusPending] > 0:
+	case count[brokercode.LocateStatusPending] > 0:
 		return states.RowPending
-	case count[StatusQuoting] > 0:
+	case count[brokercode.LocateStatusQuoting] > 0:
 		return states.RowQuoting
 	}
 	return ""
@@ -576,7 +577,7 @@ func legEvent(w *Workflow, legs map[string]Leg) states.Event {
 
 func filledLeg(legs map[string]Leg) (string, bool) {
 	for id, l := range legs {
-		if l.Status == StatusFilled {
+		if l.Status == brokercode.LocateStatusFilled {
 			return id, true
 		}
 	}
@@ -646,7 +647,7 @@ func accept(w *Workflow, env Env) Step {
 	}
 	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
 		func(n *Workflow) {
-			n.AcceptedID, n.Price, n.LocateType = o.QuoteReqID, o.Price, TypeName(o.LocateType)
+			n.AcceptedID, n.Price, n.LocateType = o.QuoteReqID, o.Price, string(brokercode.LocateTypeForCode(o.LocateType))
 		}, SendAccept{Leg: o.QuoteReqID})
 }
 
@@ -712,25 +713,11 @@ func resume(w *Workflow, env Env) Step {
 	case states.Accepting:
 		// An accept is safe to repeat (spec "Short locates" rule 3), and
 		// only this one resend happens per recovery.
-		if w.Legs[w.AcceptedID].Status == StatusOffered && env.Now.Before(w.ExpiresAt) {
+		if w.Legs[w.AcceptedID].Status == brokercode.LocateStatusOffered && env.Now.Before(w.ExpiresAt) {
 			return Step{Effects: []Effect{SendAccept{Leg: w.AcceptedID}}}
 		}
 	case states.Canceling, states.Declining, states.Releasing:
 		return Step{Effects: []Effect{SendCancel{}}}
 	}
 	return Step{}
-}
-
-// TypeName is the locate type string of a type code (spec "Locate types":
-// send Locate for codes 1 and 2).
-func TypeName(code int) string {
-	switch code {
-	case TypeLocate, TypeIntraDay:
-		return "Locate"
-	case TypePreBorrow:
-		return "PreBorrow"
-	case TypeSingleUse:
-		return "SingleUse"
-	}
-	return "Unknown"
 }

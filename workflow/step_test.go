@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -37,30 +38,32 @@ func envAt(now time.Time, canAsk bool) workflow.Env {
 // Legs as the history shows them (spec "Locate history row": price 0 while
 // Quoting or Pending, non-zero once Offered or Filled; "Quote expired." on
 // expiry).
-func quotingLeg() workflow.Leg { return workflow.Leg{Status: workflow.StatusQuoting, Shares: 200} }
+func quotingLeg() workflow.Leg {
+	return workflow.Leg{Status: brokercode.LocateStatusQuoting, Shares: 200}
+}
 func pendingLeg(typ int) workflow.Leg {
-	return workflow.Leg{Status: workflow.StatusPending, Type: typ, Shares: 200}
+	return workflow.Leg{Status: brokercode.LocateStatusPending, Type: typ, Shares: 200}
 }
 func offeredLeg(price string, typ int) workflow.Leg {
-	return workflow.Leg{Status: workflow.StatusOffered, Price: dec(price), Type: typ, Shares: 200}
+	return workflow.Leg{Status: brokercode.LocateStatusOffered, Price: dec(price), Type: typ, Shares: 200}
 }
 func filledLeg(price string, typ int) workflow.Leg {
-	return workflow.Leg{Status: workflow.StatusFilled, Price: dec(price), Type: typ, Shares: 200}
+	return workflow.Leg{Status: brokercode.LocateStatusFilled, Price: dec(price), Type: typ, Shares: 200}
 }
 func canceledLeg() workflow.Leg {
-	return workflow.Leg{Status: workflow.StatusCanceled, Price: dec("0.05"), Type: workflow.TypeLocate, Shares: 200}
+	return workflow.Leg{Status: brokercode.LocateStatusCanceled, Price: dec("0.05"), Type: brokercode.TypeCodeLocate, Shares: 200}
 }
 func expiredLeg(typ int) workflow.Leg {
-	return workflow.Leg{Status: workflow.StatusExpired, Type: typ, Shares: 200, Text: "Quote expired."}
+	return workflow.Leg{Status: brokercode.LocateStatusExpired, Type: typ, Shares: 200, Text: "Quote expired."}
 }
 func rejectedLeg(text string, code int) workflow.Leg {
-	return workflow.Leg{Status: workflow.StatusRejected, Shares: 200, Text: text, Error: code}
+	return workflow.Leg{Status: brokercode.LocateStatusRejected, Shares: 200, Text: text, Error: code}
 }
 
 // Credit-back rows carry negative locateShares (spec "Locate statuses").
-func sellLeg(st workflow.Status) workflow.Leg {
-	l := workflow.Leg{Status: st, Type: workflow.TypeLocate, Shares: -200}
-	if st == workflow.StatusRejected {
+func sellLeg(st brokercode.LocateStatus) workflow.Leg {
+	l := workflow.Leg{Status: st, Type: brokercode.TypeCodeLocate, Shares: -200}
+	if st == brokercode.LocateStatusRejected {
 		l.Text, l.Error = "16 Insufficient shares.", 16
 	}
 	return l
@@ -85,7 +88,7 @@ func withWindow(offeredAt time.Time) wfMod {
 }
 func withAccepted(id string, l workflow.Leg) wfMod {
 	return func(w *workflow.Workflow) {
-		w.AcceptedID, w.Price, w.LocateType = id, l.Price, workflow.TypeName(l.Type)
+		w.AcceptedID, w.Price, w.LocateType = id, l.Price, string(brokercode.LocateTypeForCode(l.Type))
 	}
 }
 func withState(st states.State) wfMod { return func(w *workflow.Workflow) { w.State = st } }
@@ -116,7 +119,7 @@ func locate(st states.State, mods ...wfMod) *workflow.Workflow {
 // offered is a locate holding a live single-leg offer of 0.05 per share
 // (total 10.00), offered 1 s before t0 (29 s left in the window).
 func offered(mods ...wfMod) *workflow.Workflow {
-	base := []wfMod{withLegs(legs{"Q1": offeredLeg("0.05", workflow.TypeLocate)}), withWindow(t0.Add(-time.Second))}
+	base := []wfMod{withLegs(legs{"Q1": offeredLeg("0.05", brokercode.TypeCodeLocate)}), withWindow(t0.Add(-time.Second))}
 	return locate(states.Offered, append(base, mods...)...)
 }
 
@@ -225,17 +228,17 @@ func workflowDrivers() map[rowKey]wfDrive {
 		case states.Requoting:
 			return locate(st, withLost("Q0"))
 		case states.Pending:
-			return locate(st, withLegs(legs{"Q1": pendingLeg(workflow.TypeLocate)}), withWindow(t0.Add(-5*time.Second)))
+			return locate(st, withLegs(legs{"Q1": pendingLeg(brokercode.TypeCodeLocate)}), withWindow(t0.Add(-5*time.Second)))
 		case states.Accepting:
-			l := offeredLeg("0.05", workflow.TypeLocate)
+			l := offeredLeg("0.05", brokercode.TypeCodeLocate)
 			return offered(withState(st), withAccepted("Q1", l))
 		case states.Filled:
-			l := filledLeg("0.05", workflow.TypeLocate)
+			l := filledLeg("0.05", brokercode.TypeCodeLocate)
 			return offered(withState(st), withLegs(legs{"Q1": l}), withAccepted("Q1", l))
 		case states.Canceled, states.Declined:
 			return offered(withState(st), withLegs(legs{"Q1": canceledLeg()}))
 		case states.Expired:
-			return offered(withState(st), withLegs(legs{"Q1": expiredLeg(workflow.TypeLocate)}))
+			return offered(withState(st), withLegs(legs{"Q1": expiredLeg(brokercode.TypeCodeLocate)}))
 		case states.Rejected:
 			return locate(st, withLegs(legs{"Q1": rejectedLeg("11 No shares available. Please try again later.", 11)}))
 		}
@@ -246,16 +249,16 @@ func workflowDrivers() map[rowKey]wfDrive {
 		case states.Requested, states.Submitted:
 			return creditBack(st)
 		case states.Credited:
-			return creditBack(st, withLegs(legs{"S1": sellLeg(workflow.StatusFilled)}))
+			return creditBack(st, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusFilled)}))
 		case states.Canceled:
-			return creditBack(st, withLegs(legs{"S1": sellLeg(workflow.StatusCanceled)}))
+			return creditBack(st, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusCanceled)}))
 		case states.Rejected:
-			return creditBack(st, withLegs(legs{"S1": sellLeg(workflow.StatusRejected)}))
+			return creditBack(st, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusRejected)}))
 		}
-		return creditBack(st, withLegs(legs{"S1": sellLeg(workflow.StatusNew)})) // New, Canceling
+		return creditBack(st, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)})) // New, Canceling
 	}
 	q1 := func(l workflow.Leg) workflow.Rows { return rowsOf("Q1", legs{"Q1": l}) }
-	s1 := func(st workflow.Status) workflow.Rows { return rowsOf("S1", legs{"S1": sellLeg(st)}) }
+	s1 := func(st brokercode.LocateStatus) workflow.Rows { return rowsOf("S1", legs{"S1": sellLeg(st)}) }
 	pastWindow := envAt(t0.Add(-5*time.Second+rules.OfferWindow+rules.SettleGrace+time.Millisecond), false)
 	pastOffer := envAt(t0.Add(-time.Second+rules.OfferWindow+rules.SettleGrace+time.Millisecond), false)
 	pastSend := envAt(t0.Add(-5*time.Second+rules.SettleGrace+time.Millisecond), false)
@@ -270,12 +273,12 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{L, states.Requested, states.Fail}:   {w: loc(states.Requested), in: workflow.Abandon{Reason: "record not saved"}},
 		// Quoting: rows by status (spec "Locate statuses").
 		{L, states.Quoting, states.RowQuoting}:  {w: loc(states.Quoting), in: q1(quotingLeg())},
-		{L, states.Quoting, states.RowPending}:  {w: loc(states.Quoting), in: q1(pendingLeg(workflow.TypeLocate))},
-		{L, states.Quoting, states.RowOffered}:  {w: loc(states.Quoting), in: q1(offeredLeg("0.05", workflow.TypeLocate))},
-		{L, states.Quoting, states.RowFilled}:   {w: loc(states.Quoting), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Quoting, states.RowPending}:  {w: loc(states.Quoting), in: q1(pendingLeg(brokercode.TypeCodeLocate))},
+		{L, states.Quoting, states.RowOffered}:  {w: loc(states.Quoting), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
+		{L, states.Quoting, states.RowFilled}:   {w: loc(states.Quoting), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Quoting, states.Cancel}:      {w: loc(states.Quoting), in: workflow.CancelAsked{}},
 		{L, states.Quoting, states.RowCanceled}: {w: loc(states.Quoting), in: q1(canceledLeg())},
-		{L, states.Quoting, states.RowExpired}:  {w: loc(states.Quoting), in: q1(expiredLeg(workflow.TypeLocate))},
+		{L, states.Quoting, states.RowExpired}:  {w: loc(states.Quoting), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{L, states.Quoting, states.RowRejected}: {w: loc(states.Quoting), in: q1(rejectedLeg("14 Locate is already pending.", 14))},
 		{L, states.Quoting, states.Requote}:     {w: loc(states.Quoting), in: workflow.Tick{}, env: pastSend},
 		{L, states.Quoting, states.Fail}:        {w: locate(states.Quoting, withLost("Q0"), withResends(workflow.MaxResends)), in: workflow.Tick{}, env: pastSend},
@@ -286,50 +289,50 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{L, states.Requoting, states.Cancel}:     {w: loc(states.Requoting), in: workflow.CancelAsked{}},
 		{L, states.Requoting, states.Fail}:       {w: loc(states.Requoting), in: workflow.Abandon{Reason: "stopping"}},
 		{L, states.Requoting, states.RowQuoting}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": quotingLeg()})},
-		{L, states.Requoting, states.RowPending}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": pendingLeg(workflow.TypeLocate)})},
-		{L, states.Requoting, states.RowOffered}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": offeredLeg("0.05", workflow.TypeLocate)})},
-		{L, states.Requoting, states.RowFilled}:  {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": filledLeg("0.05", workflow.TypeLocate)})},
+		{L, states.Requoting, states.RowPending}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": pendingLeg(brokercode.TypeCodeLocate)})},
+		{L, states.Requoting, states.RowOffered}: {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": offeredLeg("0.05", brokercode.TypeCodeLocate)})},
+		{L, states.Requoting, states.RowFilled}:  {w: loc(states.Requoting), in: rowsOf("Q0", legs{"Q0": filledLeg("0.05", brokercode.TypeCodeLocate)})},
 		// Pending.
-		{L, states.Pending, states.RowPending}:  {w: loc(states.Pending), in: q1(pendingLeg(workflow.TypeLocate))},
-		{L, states.Pending, states.RowOffered}:  {w: loc(states.Pending), in: q1(offeredLeg("0.05", workflow.TypeLocate))},
-		{L, states.Pending, states.RowFilled}:   {w: loc(states.Pending), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Pending, states.RowPending}:  {w: loc(states.Pending), in: q1(pendingLeg(brokercode.TypeCodeLocate))},
+		{L, states.Pending, states.RowOffered}:  {w: loc(states.Pending), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
+		{L, states.Pending, states.RowFilled}:   {w: loc(states.Pending), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Pending, states.Cancel}:      {w: loc(states.Pending), in: workflow.CancelAsked{}},
 		{L, states.Pending, states.RowCanceled}: {w: loc(states.Pending), in: q1(canceledLeg())},
-		{L, states.Pending, states.RowExpired}:  {w: loc(states.Pending), in: q1(expiredLeg(workflow.TypeLocate))},
+		{L, states.Pending, states.RowExpired}:  {w: loc(states.Pending), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{L, states.Pending, states.RowRejected}: {w: loc(states.Pending), in: q1(rejectedLeg("11 No shares available. Please try again later.", 11))},
 		{L, states.Pending, states.Timeout}:     {w: loc(states.Pending), in: workflow.Tick{}, env: pastWindow},
 		{L, states.Pending, states.Fail}:        {w: loc(states.Pending), in: workflow.Abandon{Reason: "stopping"}},
 		// Offered: the policy decides within the 30-second window.
-		{L, states.Offered, states.RowOffered}: {w: loc(states.Offered), in: q1(offeredLeg("0.05", workflow.TypeLocate))},
+		{L, states.Offered, states.RowOffered}: {w: loc(states.Offered), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Offered, states.Accept}:     {w: loc(states.Offered), in: workflow.Decide{}},
-		{L, states.Offered, states.RowFilled}:  {w: loc(states.Offered), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Offered, states.RowFilled}:  {w: loc(states.Offered), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Offered, states.Decline}: {
 			w: offered(withPolicy(workflow.Policy{MaxPrice: dec("0.01")})), in: workflow.Decide{},
 		},
 		{L, states.Offered, states.Cancel}:      {w: loc(states.Offered), in: workflow.CancelAsked{}},
 		{L, states.Offered, states.RowCanceled}: {w: loc(states.Offered), in: q1(canceledLeg())},
-		{L, states.Offered, states.RowExpired}:  {w: loc(states.Offered), in: q1(expiredLeg(workflow.TypeLocate))},
+		{L, states.Offered, states.RowExpired}:  {w: loc(states.Offered), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{L, states.Offered, states.Fail}:        {w: loc(states.Offered), in: workflow.Abandon{Reason: "stopping"}},
 		// Accepting: only the accepted leg counts.
-		{L, states.Accepting, states.RowFilled}:   {w: loc(states.Accepting), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Accepting, states.RowFilled}:   {w: loc(states.Accepting), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Accepting, states.RowCanceled}: {w: loc(states.Accepting), in: q1(canceledLeg())},
-		{L, states.Accepting, states.RowExpired}:  {w: loc(states.Accepting), in: q1(expiredLeg(workflow.TypeLocate))},
+		{L, states.Accepting, states.RowExpired}:  {w: loc(states.Accepting), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{L, states.Accepting, states.Timeout}:     {w: loc(states.Accepting), in: workflow.Tick{}, env: pastOffer},
 		{L, states.Accepting, states.Fail}:        {w: loc(states.Accepting), in: workflow.Abandon{Reason: "stopping"}},
 		// Canceling (a user's cancel in flight).
-		{L, states.Canceling, states.RowFilled}:   {w: loc(states.Canceling), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Canceling, states.RowFilled}:   {w: loc(states.Canceling), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Canceling, states.RowCanceled}: {w: loc(states.Canceling), in: q1(canceledLeg())},
-		{L, states.Canceling, states.RowExpired}:  {w: loc(states.Canceling), in: q1(expiredLeg(workflow.TypeLocate))},
+		{L, states.Canceling, states.RowExpired}:  {w: loc(states.Canceling), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{L, states.Canceling, states.Fail}:        {w: loc(states.Canceling), in: workflow.Abandon{Reason: "stopping"}},
 		// Declining (the policy's cancel in flight).
 		{L, states.Declining, states.Confirm}:   {w: loc(states.Declining), in: q1(canceledLeg())},
-		{L, states.Declining, states.RowFilled}: {w: loc(states.Declining), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Declining, states.RowFilled}: {w: loc(states.Declining), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Declining, states.Timeout}:   {w: loc(states.Declining), in: workflow.Tick{}, env: pastOffer},
 		{L, states.Declining, states.Fail}:      {w: loc(states.Declining), in: workflow.Abandon{Reason: "stopping"}},
 		// Rows seen again after the end.
-		{L, states.Filled, states.RowFilled}:     {w: loc(states.Filled), in: q1(filledLeg("0.05", workflow.TypeLocate))},
+		{L, states.Filled, states.RowFilled}:     {w: loc(states.Filled), in: q1(filledLeg("0.05", brokercode.TypeCodeLocate))},
 		{L, states.Canceled, states.RowCanceled}: {w: loc(states.Canceled), in: q1(canceledLeg())},
-		{L, states.Expired, states.RowExpired}:   {w: loc(states.Expired), in: q1(expiredLeg(workflow.TypeLocate))},
+		{L, states.Expired, states.RowExpired}:   {w: loc(states.Expired), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{L, states.Rejected, states.RowRejected}: {w: loc(states.Rejected), in: q1(rejectedLeg("11 No shares available. Please try again later.", 11))},
 		{L, states.Declined, states.Confirm}:     {w: loc(states.Declined), in: q1(canceledLeg())},
 
@@ -337,24 +340,24 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{CB, states.Requested, states.Send}:        {w: cb(states.Requested), in: workflow.SellTurn{}},
 		{CB, states.Requested, states.Cancel}:      {w: cb(states.Requested), in: workflow.CancelAsked{}},
 		{CB, states.Requested, states.Fail}:        {w: cb(states.Requested), in: workflow.Abandon{Reason: "record not saved"}},
-		{CB, states.Submitted, states.RowNew}:      {w: cb(states.Submitted), in: s1(workflow.StatusNew)},
-		{CB, states.Submitted, states.RowFilled}:   {w: cb(states.Submitted), in: s1(workflow.StatusFilled)},
+		{CB, states.Submitted, states.RowNew}:      {w: cb(states.Submitted), in: s1(brokercode.LocateStatusNew)},
+		{CB, states.Submitted, states.RowFilled}:   {w: cb(states.Submitted), in: s1(brokercode.LocateStatusFilled)},
 		{CB, states.Submitted, states.Cancel}:      {w: cb(states.Submitted), in: workflow.CancelAsked{}},
-		{CB, states.Submitted, states.RowCanceled}: {w: cb(states.Submitted), in: s1(workflow.StatusCanceled)},
-		{CB, states.Submitted, states.RowRejected}: {w: cb(states.Submitted), in: s1(workflow.StatusRejected)},
+		{CB, states.Submitted, states.RowCanceled}: {w: cb(states.Submitted), in: s1(brokercode.LocateStatusCanceled)},
+		{CB, states.Submitted, states.RowRejected}: {w: cb(states.Submitted), in: s1(brokercode.LocateStatusRejected)},
 		{CB, states.Submitted, states.Fail}:        {w: cb(states.Submitted), in: workflow.Tick{}, env: pastSend},
-		{CB, states.New, states.RowNew}:            {w: cb(states.New), in: s1(workflow.StatusNew)},
-		{CB, states.New, states.RowFilled}:         {w: cb(states.New), in: s1(workflow.StatusFilled)},
+		{CB, states.New, states.RowNew}:            {w: cb(states.New), in: s1(brokercode.LocateStatusNew)},
+		{CB, states.New, states.RowFilled}:         {w: cb(states.New), in: s1(brokercode.LocateStatusFilled)},
 		{CB, states.New, states.Cancel}:            {w: cb(states.New), in: workflow.CancelAsked{}},
-		{CB, states.New, states.RowCanceled}:       {w: cb(states.New), in: s1(workflow.StatusCanceled)},
-		{CB, states.New, states.RowRejected}:       {w: cb(states.New), in: s1(workflow.StatusRejected)},
+		{CB, states.New, states.RowCanceled}:       {w: cb(states.New), in: s1(brokercode.LocateStatusCanceled)},
+		{CB, states.New, states.RowRejected}:       {w: cb(states.New), in: s1(brokercode.LocateStatusRejected)},
 		{CB, states.New, states.Fail}:              {w: cb(states.New), in: workflow.Abandon{Reason: "stopping"}},
-		{CB, states.Canceling, states.RowCanceled}: {w: cb(states.Canceling), in: s1(workflow.StatusCanceled)},
-		{CB, states.Canceling, states.RowRejected}: {w: cb(states.Canceling), in: s1(workflow.StatusRejected)},
+		{CB, states.Canceling, states.RowCanceled}: {w: cb(states.Canceling), in: s1(brokercode.LocateStatusCanceled)},
+		{CB, states.Canceling, states.RowRejected}: {w: cb(states.Canceling), in: s1(brokercode.LocateStatusRejected)},
 		{CB, states.Canceling, states.Fail}:        {w: cb(states.Canceling), in: workflow.Abandon{Reason: "stopping"}},
-		{CB, states.Credited, states.RowFilled}:    {w: cb(states.Credited), in: s1(workflow.StatusFilled)},
-		{CB, states.Canceled, states.RowCanceled}:  {w: cb(states.Canceled), in: s1(workflow.StatusCanceled)},
-		{CB, states.Rejected, states.RowRejected}:  {w: cb(states.Rejected), in: s1(workflow.StatusRejected)},
+		{CB, states.Credited, states.RowFilled}:    {w: cb(states.Credited), in: s1(brokercode.LocateStatusFilled)},
+		{CB, states.Canceled, states.RowCanceled}:  {w: cb(states.Canceled), in: s1(brokercode.LocateStatusCanceled)},
+		{CB, states.Rejected, states.RowRejected}:  {w: cb(states.Rejected), in: s1(brokercode.LocateStatusRejected)},
 	}
 	// Price check: the locate's way to an offer, then straight to its
 	// cancel (no accept, no decision).
@@ -376,38 +379,38 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{PC, states.Requested, states.Cancel}:      {w: pc(states.Requested), in: workflow.CancelAsked{}},
 		{PC, states.Requested, states.Fail}:        {w: pc(states.Requested), in: workflow.Abandon{Reason: "record not saved"}},
 		{PC, states.Quoting, states.RowQuoting}:    {w: pc(states.Quoting), in: q1(quotingLeg())},
-		{PC, states.Quoting, states.RowPending}:    {w: pc(states.Quoting), in: q1(pendingLeg(workflow.TypeLocate))},
-		{PC, states.Quoting, states.RowOffered}:    {w: pc(states.Quoting), in: q1(offeredLeg("0.05", workflow.TypeLocate))},
+		{PC, states.Quoting, states.RowPending}:    {w: pc(states.Quoting), in: q1(pendingLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Quoting, states.RowOffered}:    {w: pc(states.Quoting), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
 		{PC, states.Quoting, states.Requote}:       {w: pc(states.Quoting), in: workflow.Tick{}, env: pastSend},
 		{PC, states.Quoting, states.Cancel}:        {w: pc(states.Quoting), in: workflow.CancelAsked{}},
 		{PC, states.Quoting, states.RowCanceled}:   {w: pc(states.Quoting), in: q1(canceledLeg())},
-		{PC, states.Quoting, states.RowExpired}:    {w: pc(states.Quoting), in: q1(expiredLeg(workflow.TypeLocate))},
+		{PC, states.Quoting, states.RowExpired}:    {w: pc(states.Quoting), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{PC, states.Quoting, states.RowRejected}:   {w: pc(states.Quoting), in: q1(rejectedLeg("56 easy to borrow", 56))},
 		{PC, states.Quoting, states.Fail}:          {w: pc(states.Quoting), in: workflow.Abandon{Reason: "stopping"}},
 		{PC, states.Requoting, states.Send}:        {w: pc(states.Requoting), in: workflow.QuoteTurn{}},
 		{PC, states.Requoting, states.Cancel}:      {w: pc(states.Requoting), in: workflow.CancelAsked{}},
 		{PC, states.Requoting, states.Fail}:        {w: pc(states.Requoting), in: workflow.Abandon{Reason: "stopping"}},
 		{PC, states.Requoting, states.RowQuoting}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": quotingLeg()})},
-		{PC, states.Requoting, states.RowPending}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": pendingLeg(workflow.TypeLocate)})},
-		{PC, states.Requoting, states.RowOffered}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": offeredLeg("0.05", workflow.TypeLocate)})},
-		{PC, states.Pending, states.RowPending}:    {w: pc(states.Pending), in: q1(pendingLeg(workflow.TypeLocate))},
-		{PC, states.Pending, states.RowOffered}:    {w: pc(states.Pending), in: q1(offeredLeg("0.05", workflow.TypeLocate))},
+		{PC, states.Requoting, states.RowPending}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": pendingLeg(brokercode.TypeCodeLocate)})},
+		{PC, states.Requoting, states.RowOffered}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": offeredLeg("0.05", brokercode.TypeCodeLocate)})},
+		{PC, states.Pending, states.RowPending}:    {w: pc(states.Pending), in: q1(pendingLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Pending, states.RowOffered}:    {w: pc(states.Pending), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
 		{PC, states.Pending, states.Cancel}:        {w: pc(states.Pending), in: workflow.CancelAsked{}},
 		{PC, states.Pending, states.RowCanceled}:   {w: pc(states.Pending), in: q1(canceledLeg())},
-		{PC, states.Pending, states.RowExpired}:    {w: pc(states.Pending), in: q1(expiredLeg(workflow.TypeLocate))},
+		{PC, states.Pending, states.RowExpired}:    {w: pc(states.Pending), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{PC, states.Pending, states.RowRejected}:   {w: pc(states.Pending), in: q1(rejectedLeg("11 No shares available. Please try again later.", 11))},
 		{PC, states.Pending, states.Timeout}:       {w: pc(states.Pending), in: workflow.Tick{}, env: pastWindow},
 		{PC, states.Pending, states.Fail}:          {w: pc(states.Pending), in: workflow.Abandon{Reason: "stopping"}},
-		{PC, states.Releasing, states.RowOffered}:  {w: pc(states.Releasing), in: q1(offeredLeg("0.06", workflow.TypeLocate))},
+		{PC, states.Releasing, states.RowOffered}:  {w: pc(states.Releasing), in: q1(offeredLeg("0.06", brokercode.TypeCodeLocate))},
 		{PC, states.Releasing, states.Confirm}:     {w: pc(states.Releasing), in: q1(canceledLeg())},
 		{PC, states.Releasing, states.Timeout}:     {w: pc(states.Releasing), in: workflow.Tick{}, env: pastOffer},
 		{PC, states.Releasing, states.Fail}:        {w: pc(states.Releasing), in: workflow.Abandon{Reason: "stopping"}},
 		{PC, states.Canceling, states.RowCanceled}: {w: pc(states.Canceling), in: q1(canceledLeg())},
-		{PC, states.Canceling, states.RowExpired}:  {w: pc(states.Canceling), in: q1(expiredLeg(workflow.TypeLocate))},
+		{PC, states.Canceling, states.RowExpired}:  {w: pc(states.Canceling), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{PC, states.Canceling, states.Fail}:        {w: pc(states.Canceling), in: workflow.Abandon{Reason: "stopping"}},
 		{PC, states.Priced, states.Confirm}:        {w: pc(states.Priced), in: q1(canceledLeg())},
 		{PC, states.Canceled, states.RowCanceled}:  {w: pc(states.Canceled), in: q1(canceledLeg())},
-		{PC, states.Expired, states.RowExpired}:    {w: pc(states.Expired), in: q1(expiredLeg(workflow.TypeLocate))},
+		{PC, states.Expired, states.RowExpired}:    {w: pc(states.Expired), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
 		{PC, states.Rejected, states.RowRejected}:  {w: pc(states.Rejected), in: q1(rejectedLeg("11 No shares available. Please try again later.", 11))},
 	} {
 		d[k] = v
@@ -435,7 +438,7 @@ func orderDrivers() map[rowKey]orderDrive {
 	// Spec "Order statuses": the broker's orderStatus, seen from every state
 	// the table lets it move. Each OrderSeen carries something new (the
 	// route paper assigned), so a repeat still yields a record.
-	add := func(ev states.Event, status string, srcs ...states.State) {
+	add := func(ev states.Event, status brokercode.OrderStatus, srcs ...states.State) {
 		for _, src := range srcs {
 			d[rowKey{O, src, ev}] = orderDrive{o: order(src), in: seenStatus(status)}
 		}
@@ -553,7 +556,7 @@ func TestEveryTableRowIsDriven(t *testing.T) {
 
 func TestRegSHOPair(t *testing.T) {
 	t.Parallel()
-	const pb, su = workflow.TypePreBorrow, workflow.TypeSingleUse
+	const pb, su = brokercode.TypeCodePreBorrow, brokercode.TypeCodeSingleUse
 	auto := workflow.Policy{AutoAccept: true}
 	autoSU := workflow.Policy{AutoAccept: true, AllowSingleUse: true}
 	cases := []struct {
@@ -636,7 +639,7 @@ func TestRegSHOPair(t *testing.T) {
 		{
 			name: "rule 2: a side at 65 with price 0 is unpriced: the priced side is taken",
 			w:    locate(states.Quoting, withPolicy(autoSU)), latest: "Q1.SU",
-			rows:  legs{"Q1": {Status: workflow.StatusOffered, Type: pb, Shares: 200}, "Q1.SU": offeredLeg("0.04", su)},
+			rows:  legs{"Q1": {Status: brokercode.LocateStatusOffered, Type: pb, Shares: 200}, "Q1.SU": offeredLeg("0.04", su)},
 			state: states.Accepting, effects: []workflow.Effect{workflow.SendAccept{Leg: "Q1.SU"}},
 			offerLeg: "Q1.SU", acceptedID: "Q1.SU", price: "0.04", typeName: "SingleUse",
 		},
@@ -748,7 +751,7 @@ func TestRegSHOPair(t *testing.T) {
 func TestPolicy(t *testing.T) {
 	t.Parallel()
 	ask := workflow.Ask{Offer: workflow.Offer{
-		WorkflowID: "wf-1", Symbol: "HTBX", QuoteReqID: "Q1", LocateType: workflow.TypeLocate,
+		WorkflowID: "wf-1", Symbol: "HTBX", QuoteReqID: "Q1", LocateType: brokercode.TypeCodeLocate,
 		Price: dec("0.05"), Shares: 200, Total: dec("10"), ExpiresAt: t0.Add(29 * time.Second),
 	}}
 	accepted := result{State: states.Accepting, Event: states.Accept, Effects: []workflow.Effect{workflow.SendAccept{Leg: "Q1"}}}
@@ -989,7 +992,7 @@ func TestTick(t *testing.T) {
 		{name: "Quoting with a leg seen, past SettleGrace: nothing", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()})), now: sent.Add(time.Hour), want: result{}},
 		{name: "Quoting with no SentAt: nothing", w: locate(states.Quoting, func(w *workflow.Workflow) { w.SentAt = time.Time{} }), now: sent.Add(time.Hour), want: result{}},
 		{name: "credit-back Submitted with no legs past SettleGrace: Failed, cancel sent", w: creditBack(states.Submitted), now: sent.Add(rules.SettleGrace + time.Millisecond), want: failed},
-		{name: "credit-back New: nothing", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(workflow.StatusNew)})), now: sent.Add(time.Hour), want: result{}},
+		{name: "credit-back New: nothing", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)})), now: sent.Add(time.Hour), want: result{}},
 		{name: "terminal: nothing", w: offered(withState(states.Filled)), now: settle.Add(time.Hour), want: result{}},
 	}
 	for _, c := range cases {
@@ -1107,7 +1110,7 @@ func TestResume(t *testing.T) {
 	t.Parallel()
 	accepting := func(id string, l workflow.Leg) *workflow.Workflow {
 		return offered(withState(states.Accepting), withAccepted(id, l),
-			withLegs(legs{"Q1": offeredLeg("0.06", workflow.TypePreBorrow), "Q1.SU": offeredLeg("0.04", workflow.TypeSingleUse)}))
+			withLegs(legs{"Q1": offeredLeg("0.06", brokercode.TypeCodePreBorrow), "Q1.SU": offeredLeg("0.04", brokercode.TypeCodeSingleUse)}))
 	}
 	expires := t0.Add(29 * time.Second)
 	cases := []struct {
@@ -1118,15 +1121,15 @@ func TestResume(t *testing.T) {
 		want   result
 	}{
 		{name: "rule 3: Accepting, leg still Offered, inside the window: exactly one SendAccept",
-			w: accepting("Q1.SU", offeredLeg("0.04", workflow.TypeSingleUse)), now: t0,
+			w: accepting("Q1.SU", offeredLeg("0.04", brokercode.TypeCodeSingleUse)), now: t0,
 			want: result{Effects: []workflow.Effect{workflow.SendAccept{Leg: "Q1.SU"}}}},
 		{name: "Accepting the primary leg: SendAccept names it",
-			w: accepting("Q1", offeredLeg("0.06", workflow.TypePreBorrow)), now: expires.Add(-time.Nanosecond),
+			w: accepting("Q1", offeredLeg("0.06", brokercode.TypeCodePreBorrow)), now: expires.Add(-time.Nanosecond),
 			want: result{Effects: []workflow.Effect{workflow.SendAccept{Leg: "Q1"}}}},
 		{name: "Accepting at ExpiresAt: nothing sent",
-			w: accepting("Q1.SU", offeredLeg("0.04", workflow.TypeSingleUse)), now: expires, want: result{}},
+			w: accepting("Q1.SU", offeredLeg("0.04", brokercode.TypeCodeSingleUse)), now: expires, want: result{}},
 		{name: "Accepting past the window: nothing sent",
-			w: accepting("Q1.SU", offeredLeg("0.04", workflow.TypeSingleUse)), now: expires.Add(time.Second), want: result{}},
+			w: accepting("Q1.SU", offeredLeg("0.04", brokercode.TypeCodeSingleUse)), now: expires.Add(time.Second), want: result{}},
 		{name: "Accepting, leg already Filled: nothing sent",
 			w: offered(withState(states.Accepting), withAccepted("Q1", offeredLeg("0.05", 1)), withLegs(legs{"Q1": filledLeg("0.05", 1)})), now: t0, want: result{}},
 		{name: "Offered: re-decided (AutoAccept accepts)", w: offered(), now: t0,
@@ -1139,7 +1142,7 @@ func TestResume(t *testing.T) {
 			want: result{Effects: []workflow.Effect{workflow.SendCancel{}}}},
 		{name: "Canceling: the cancel is resent", w: offered(withState(states.Canceling)), now: t0,
 			want: result{Effects: []workflow.Effect{workflow.SendCancel{}}}},
-		{name: "credit-back Canceling: the cancel is resent", w: creditBack(states.Canceling, withLegs(legs{"S1": sellLeg(workflow.StatusNew)})), now: t0,
+		{name: "credit-back Canceling: the cancel is resent", w: creditBack(states.Canceling, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)})), now: t0,
 			want: result{Effects: []workflow.Effect{workflow.SendCancel{}}}},
 		{name: "Requested locate: queued again, not quoted", w: locate(states.Requested), now: t0,
 			want: result{Effects: []workflow.Effect{workflow.Enqueue{}}}},
@@ -1219,7 +1222,7 @@ func TestInputs(t *testing.T) {
 			want: result{State: states.Canceling, Event: states.Cancel, Effects: []workflow.Effect{workflow.SendCancel{}}}},
 		{name: "rule 6: cancel an offer: Canceling, SendCancel", w: offered(), in: workflow.CancelAsked{},
 			want: result{State: states.Canceling, Event: states.Cancel, Effects: []workflow.Effect{workflow.SendCancel{}}}},
-		{name: "rule 6: cancel a pending sell-back: Canceling, SendCancel", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(workflow.StatusNew)})), in: workflow.CancelAsked{},
+		{name: "rule 6: cancel a pending sell-back: Canceling, SendCancel", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)})), in: workflow.CancelAsked{},
 			want: result{State: states.Canceling, Event: states.Cancel, Effects: []workflow.Effect{workflow.SendCancel{}}}},
 		{name: "cancel while Accepting: refused (ErrNotOpen)", w: offered(withState(states.Accepting)), in: workflow.CancelAsked{}, want: result{Err: true}, notOpen: true},
 		{name: "cancel once Filled: refused (ErrNotOpen)", w: offered(withState(states.Filled)), in: workflow.CancelAsked{}, want: result{Err: true}, notOpen: true},
@@ -1264,11 +1267,11 @@ func TestInputs(t *testing.T) {
 					t.Errorf("Transition.Raw = %q, want the rows", s.Transition.Raw)
 				}
 			}},
-		{name: "credit-back Credited refreshes inventory", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(workflow.StatusNew)})),
-			in:   rowsOf("S1", legs{"S1": sellLeg(workflow.StatusFilled)}),
+		{name: "credit-back Credited refreshes inventory", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)})),
+			in:   rowsOf("S1", legs{"S1": sellLeg(brokercode.LocateStatusFilled)}),
 			want: result{State: states.Credited, Event: states.RowFilled, Effects: []workflow.Effect{workflow.RefreshInventory{}}}},
-		{name: "rule 6: a cancelled sell-back refreshes inventory (available restored)", w: creditBack(states.Canceling, withLegs(legs{"S1": sellLeg(workflow.StatusNew)})),
-			in:   rowsOf("S1", legs{"S1": sellLeg(workflow.StatusCanceled)}),
+		{name: "rule 6: a cancelled sell-back refreshes inventory (available restored)", w: creditBack(states.Canceling, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)})),
+			in:   rowsOf("S1", legs{"S1": sellLeg(brokercode.LocateStatusCanceled)}),
 			want: result{State: states.Canceled, Event: states.RowCanceled, Effects: []workflow.Effect{workflow.RefreshInventory{}}}},
 		{name: "an offer arriving asks for a decision and shows the offer", w: locate(states.Quoting),
 			in:   rowsOf("Q1", legs{"Q1": offeredLeg("0.05", 1)}),
@@ -1301,7 +1304,7 @@ func TestInputs(t *testing.T) {
 				}
 			}},
 		{name: "a user's cancel confirmed (52): Canceled with the broker's text", w: offered(withState(states.Canceling)),
-			in:   rowsOf("Q1", legs{"Q1": {Status: workflow.StatusCanceled, Text: "Canceled by user", Shares: 200}}),
+			in:   rowsOf("Q1", legs{"Q1": {Status: brokercode.LocateStatusCanceled, Text: "Canceled by user", Shares: 200}}),
 			want: result{State: states.Canceled, Event: states.RowCanceled, Effects: []workflow.Effect{workflow.RefreshInventory{}}},
 			check: func(t *testing.T, s workflow.Step) {
 				if s.Next.Reason != "Canceled by user" {
@@ -1320,7 +1323,7 @@ func TestInputs(t *testing.T) {
 			in:   rowsOf("Q1", legs{"Q1": quotingLeg()}),
 			want: result{State: states.Offered},
 			check: func(t *testing.T, s workflow.Step) {
-				if s.Next.Legs["Q1"].Status != workflow.StatusQuoting {
+				if s.Next.Legs["Q1"].Status != brokercode.LocateStatusQuoting {
 					t.Errorf("leg not recorded: %+v", s.Next.Legs)
 				}
 			}},
@@ -1360,8 +1363,8 @@ func TestStepInvariants(t *testing.T) {
 		rowsOf("Q1", legs{"Q1": offeredLeg("0.05", 1)}), rowsOf("Q1", legs{"Q1": filledLeg("0.05", 1)}),
 		rowsOf("Q1", legs{"Q1": canceledLeg()}), rowsOf("Q1", legs{"Q1": expiredLeg(1)}),
 		rowsOf("Q1", legs{"Q1": rejectedLeg("11 No shares available. Please try again later.", 11)}),
-		rowsOf("S1", legs{"S1": sellLeg(workflow.StatusNew)}), rowsOf("S1", legs{"S1": sellLeg(workflow.StatusFilled)}),
-		rowsOf("S1", legs{"S1": sellLeg(workflow.StatusCanceled)}), rowsOf("S1", legs{"S1": sellLeg(workflow.StatusRejected)}),
+		rowsOf("S1", legs{"S1": sellLeg(brokercode.LocateStatusNew)}), rowsOf("S1", legs{"S1": sellLeg(brokercode.LocateStatusFilled)}),
+		rowsOf("S1", legs{"S1": sellLeg(brokercode.LocateStatusCanceled)}), rowsOf("S1", legs{"S1": sellLeg(brokercode.LocateStatusRejected)}),
 		workflow.Decide{}, workflow.Answer{Accept: true}, workflow.Answer{}, workflow.Answer{Late: true},
 		workflow.CancelAsked{}, workflow.Tick{}, workflow.Resume{}, workflow.Abandon{Reason: "x"},
 		workflow.Written{Op: workflow.OpQuote, Outcome: workflow.Refused}, workflow.Written{Op: workflow.OpSell, Outcome: workflow.Refused},
@@ -1381,7 +1384,7 @@ func TestStepInvariants(t *testing.T) {
 					w.AcceptedID = "Q1"
 				}
 			} else {
-				w = creditBack(st, withLegs(legs{"S1": sellLeg(workflow.StatusNew)}))
+				w = creditBack(st, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)}))
 			}
 			for _, in := range inputs {
 				for _, now := range nows {
@@ -1424,36 +1427,6 @@ func TestStepInvariants(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// Spec "Locate statuses": each code maps to its row event; others to none.
-func TestStatusEvent(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		status workflow.Status
-		want   states.Event
-	}{
-		{workflow.StatusNew, states.RowNew},
-		{workflow.StatusFilled, states.RowFilled},
-		{workflow.StatusCanceled, states.RowCanceled},
-		{workflow.StatusPending, states.RowPending},
-		{workflow.StatusRejected, states.RowRejected},
-		{workflow.StatusOffered, states.RowOffered},
-		{workflow.StatusExpired, states.RowExpired},
-		{workflow.StatusQuoting, states.RowQuoting},
-		{0, ""},
-		{49, ""},
-		{-1, ""},
-	}
-	for _, c := range cases {
-		t.Run(fmt.Sprint(int(c.status)), func(t *testing.T) {
-			t.Parallel()
-			got, ok := c.status.Event()
-			if got != c.want || ok != (c.want != "") {
-				t.Errorf("Status(%d).Event() = %q, %v; want %q", c.status, got, ok, c.want)
-			}
-		})
 	}
 }
 
@@ -1539,7 +1512,7 @@ func TestPriceCheckRegSHOPair(t *testing.T) {
 	if w.State != states.Quoting || w.Quantity != 200 {
 		t.Fatalf("after the turn: %s quoting %d, want quoting 200 (a price check is never covered)", w.State, w.Quantity)
 	}
-	pair := legs{"Q1": offeredLeg("0.09", workflow.TypePreBorrow), "Q1.SU": offeredLeg("0.04", workflow.TypeSingleUse)}
+	pair := legs{"Q1": offeredLeg("0.09", brokercode.TypeCodePreBorrow), "Q1.SU": offeredLeg("0.04", brokercode.TypeCodeSingleUse)}
 	w, steps = stepChain(t, w, rowsOf("Q1.SU", pair), envAt(t0, true))
 	if w.State != states.Releasing {
 		t.Fatalf("offered pair: %s, want releasing", w.State)
@@ -1557,14 +1530,14 @@ func TestPriceCheckRegSHOPair(t *testing.T) {
 			t.Errorf("%T on a price check: %#v, want nothing", in, summary(s))
 		}
 	}
-	canceled := workflow.Leg{Status: workflow.StatusCanceled, Shares: 200}
+	canceled := workflow.Leg{Status: brokercode.LocateStatusCanceled, Shares: 200}
 	w, _ = stepChain(t, w, rowsOf("Q1", legs{"Q1": canceled, "Q1.SU": canceled}), envAt(t0.Add(2*time.Second), true))
 	if w.State != states.Priced || !w.Terminal() || w.AcceptedID != "" {
 		t.Fatalf("after the cancel's rows: %s accepted %q, want priced, nothing accepted", w.State, w.AcceptedID)
 	}
 	got := workflow.Prices(w)
-	if len(got) != 2 || got[0].QuoteReqID != "Q1" || !got[0].Price.Equal(dec("0.09")) || got[0].LocateType != workflow.TypePreBorrow ||
-		got[1].QuoteReqID != "Q1.SU" || !got[1].Price.Equal(dec("0.04")) || got[1].LocateType != workflow.TypeSingleUse || !got[1].Total.Equal(dec("8")) {
+	if len(got) != 2 || got[0].QuoteReqID != "Q1" || !got[0].Price.Equal(dec("0.09")) || got[0].LocateType != brokercode.TypeCodePreBorrow ||
+		got[1].QuoteReqID != "Q1.SU" || !got[1].Price.Equal(dec("0.04")) || got[1].LocateType != brokercode.TypeCodeSingleUse || !got[1].Total.Equal(dec("8")) {
 		t.Errorf("prices %+v, want PreBorrow 0.09 and SingleUse 0.04 × 200", got)
 	}
 }
@@ -1574,7 +1547,7 @@ func TestPriceCheckRegSHOPair(t *testing.T) {
 // cancels what it may have open.
 func TestPriceCheckNeverAccepts(t *testing.T) {
 	t.Parallel()
-	l := offeredLeg("0.05", workflow.TypeLocate)
+	l := offeredLeg("0.05", brokercode.TypeCodeLocate)
 	forged := map[string]struct {
 		w  *workflow.Workflow
 		in workflow.Input

@@ -1,44 +1,19 @@
 package workflow
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
 )
-
-// ErrInput marks input refused before anything is recorded or sent.
-var ErrInput = errors.New("invalid input")
-
-// InputError says which input is wrong and why.
-type InputError struct {
-	Field   string
-	Message string
-}
-
-func (e *InputError) Error() string {
-	if e.Field == "" {
-		return e.Message
-	}
-	return e.Field + ": " + e.Message
-}
-
-// Is makes errors.Is(err, ErrInput) true.
-func (e *InputError) Is(target error) bool { return target == ErrInput }
-
-func invalid(field, format string, args ...any) error {
-	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
 
 // Bounds of the spec ("Locate limits", "Other bounds") and of the public
 // reference's placement limits.
 const (
-	MinQuantity     = 100
-	MaxQuantity     = 2147483647
-	Lot             = 100
-	MaxSymbolLength = 12
+	MinQuantity = 100
+	MaxQuantity = 2147483647
+	Lot         = 100
 	// MaxOrderQuantity is the reference's largest orderQuantity.
 	MaxOrderQuantity = 1_000_000
 	// PriceDecimals is the most decimals a price or a cap may carry.
@@ -51,39 +26,11 @@ var MaxPrice = decimal.RequireFromString("9999.99")
 // maxCost is the highest total a cost cap can meaningfully hold.
 var maxCost = MaxPrice.Mul(decimal.NewFromInt(MaxQuantity))
 
-// ValidateSymbol checks a ticker of the shapes the broker trades: uppercase
-// ASCII letters and digits, starting with a letter, with dot-separated class
-// suffixes (BRK.B), at most MaxSymbolLength characters. Anything else would
-// be quoted and refused, or break a URL path.
-func ValidateSymbol(symbol string) error {
-	switch {
-	case symbol == "":
-		return invalid("symbol", "is empty")
-	case len(symbol) > MaxSymbolLength:
-		return invalid("symbol", "%q is longer than %d characters", symbol, MaxSymbolLength)
-	case symbol != strings.ToUpper(symbol):
-		return invalid("symbol", "%q must be uppercase (the broker matches symbols exactly)", symbol)
-	}
-	prev := byte('.')
-	for i := 0; i < len(symbol); i++ {
-		c := symbol[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		case c == '.' && prev != '.' && i < len(symbol)-1:
-		default:
-			return invalid("symbol", "%q is not a ticker (uppercase letters and digits, a dot before a class suffix)", symbol)
-		}
-		prev = c
-	}
-	return nil
-}
-
 // ValidateQuantity checks a quote or credit-back quantity: 100 to
 // 2147483647 shares, in lots of 100 (spec "Locate limits").
 func ValidateQuantity(qty int64) error {
 	if qty < MinQuantity || qty > MaxQuantity || qty%Lot != 0 {
-		return invalid("quantity", "%d: want a multiple of %d from %d to %d", qty, Lot, MinQuantity, MaxQuantity)
+		return brokercode.Invalid("quantity", "%d: want a multiple of %d from %d to %d", qty, Lot, MinQuantity, MaxQuantity)
 	}
 	return nil
 }
@@ -93,7 +40,7 @@ func ValidateQuantity(qty int64) error {
 func ParseQuantity(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, invalid("quantity", "%q: want a multiple of %d from %d to %d", s, Lot, MinQuantity, MaxQuantity)
+		return 0, brokercode.Invalid("quantity", "%q: want a multiple of %d from %d to %d", s, Lot, MinQuantity, MaxQuantity)
 	}
 	return n, ValidateQuantity(n)
 }
@@ -102,7 +49,7 @@ func ParseQuantity(s string) (int64, error) {
 // 1,000,000).
 func ValidateOrderQuantity(qty int64) error {
 	if qty < 1 || qty > MaxOrderQuantity {
-		return invalid("quantity", "%d: want a whole number of shares from 1 to %d", qty, MaxOrderQuantity)
+		return brokercode.Invalid("quantity", "%d: want a whole number of shares from 1 to %d", qty, MaxOrderQuantity)
 	}
 	return nil
 }
@@ -125,13 +72,13 @@ func parseBounded(field, s string, most decimal.Decimal) (decimal.Decimal, error
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil || !d.IsPositive() {
-		return decimal.Zero, invalid(field, "%q: want a positive number", s)
+		return decimal.Zero, brokercode.Invalid(field, "%q: want a positive number", s)
 	}
 	if d.GreaterThan(most) {
-		return decimal.Zero, invalid(field, "%s: at most %s", s, most)
+		return decimal.Zero, brokercode.Invalid(field, "%s: at most %s", s, most)
 	}
 	if !d.Equal(d.Truncate(PriceDecimals)) {
-		return decimal.Zero, invalid(field, "%s: at most %d decimal places", s, PriceDecimals)
+		return decimal.Zero, brokercode.Invalid(field, "%s: at most %d decimal places", s, PriceDecimals)
 	}
 	return d, nil
 }
@@ -145,11 +92,11 @@ func ValidatePolicy(p Policy) error {
 	}{{"max price", p.MaxPrice, MaxPrice}, {"max cost", p.MaxCost, maxCost}} {
 		switch {
 		case c.v.IsNegative():
-			return invalid(c.field, "%s is negative", c.v)
+			return brokercode.Invalid(c.field, "%s is negative", c.v)
 		case c.v.GreaterThan(c.most):
-			return invalid(c.field, "%s: at most %s", c.v, c.most)
+			return brokercode.Invalid(c.field, "%s: at most %s", c.v, c.most)
 		case !c.v.Equal(c.v.Truncate(PriceDecimals)):
-			return invalid(c.field, "%s: at most %d decimal places", c.v, PriceDecimals)
+			return brokercode.Invalid(c.field, "%s: at most %d decimal places", c.v, PriceDecimals)
 		}
 	}
 	return nil
@@ -171,11 +118,11 @@ const MaxIDLength = 64
 // so it is safe in a URL path and a log line.
 func ValidateID(id string) error {
 	if len(id) > MaxIDLength {
-		return invalid("id", "%q is longer than %d characters", id, MaxIDLength)
+		return brokercode.Invalid("id", "%q is longer than %d characters", id, MaxIDLength)
 	}
 	for _, c := range id {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return invalid("id", "%q: want letters, digits, '-' and '_'", id)
+			return brokercode.Invalid("id", "%q: want letters, digits, '-' and '_'", id)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -23,52 +24,12 @@ func checkRefusal(t *testing.T, err error, ok bool, field string) {
 	if err == nil {
 		t.Fatal("accepted, want refused")
 	}
-	if !errors.Is(err, workflow.ErrInput) {
+	if !errors.Is(err, brokercode.ErrInput) {
 		t.Errorf("errors.Is(%v, ErrInput) = false", err)
 	}
-	var ie *workflow.InputError
+	var ie *brokercode.InputError
 	if !errors.As(err, &ie) || ie.Field != field || !strings.HasPrefix(err.Error(), field+": ") {
 		t.Errorf("err = %#v, want an *InputError for %q", err, field)
-	}
-}
-
-// Spec "Orders" rule 6 (exact, case-sensitive symbols; an empty symbol or a
-// single dot breaks the URL) and the bound of MaxSymbolLength.
-func TestValidateSymbol(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		symbol string
-		ok     bool
-	}{
-		{"AAPL", true},
-		{"BRK.B", true},
-		{"HTBX", true},
-		{"A", true},
-		{"X1", true},
-		{"ABCDEFGHIJKL", true}, // exactly MaxSymbolLength
-		{"ABCDEFGHIJKLM", false},
-		{"", false},
-		{"aapl", false},
-		{"Aapl", false},
-		{strings.Repeat("A", 40), false},
-		{"ÄÖÜ", false},
-		{"A..B", false},
-		{".A", false},
-		{"A.", false},
-		{".", false},
-		{"1ABC", false},
-		{"A/B", false},
-		{"A B", false},
-		{" AAPL", false},
-		{"AAPL\n", false},
-		{"A-B", false},
-		{"\xff", false},
-	}
-	for _, c := range cases {
-		t.Run(c.symbol, func(t *testing.T) {
-			t.Parallel()
-			checkRefusal(t, workflow.ValidateSymbol(c.symbol), c.ok, "symbol")
-		})
 	}
 }
 

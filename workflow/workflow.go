@@ -1,48 +1,12 @@
 package workflow
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
-)
-
-// Status is a locate history row's locateStatus (spec "Locate statuses").
-type Status int
-
-// The broker's locate statuses.
-const (
-	StatusNew      Status = 48 // a credit-back row just queued
-	StatusFilled   Status = 50
-	StatusCanceled Status = 52
-	StatusPending  Status = 54
-	StatusRejected Status = 56
-	StatusOffered  Status = 65
-	StatusExpired  Status = 67
-	StatusQuoting  Status = 81
-)
-
-// String names the status as people read it: "52 Canceled".
-func (s Status) String() string {
-	name := map[Status]string{StatusNew: "New", StatusFilled: "Filled", StatusCanceled: "Canceled", StatusPending: "Pending",
-		StatusRejected: "Rejected", StatusOffered: "Offered", StatusExpired: "Expired", StatusQuoting: "Quoting"}[s]
-	if name == "" {
-		return fmt.Sprintf("%d", int(s))
-	}
-	return fmt.Sprintf("%d %s", int(s), name)
-}
-
-// Event is the workflow event a history row with this status carries.
-func (s Status) Event() (states.Event, bool) { return states.EventForStatus(int(s)) }
-
-// Locate type codes (spec "Locate types").
-const (
-	TypeLocate    = 1
-	TypeIntraDay  = 2
-	TypePreBorrow = 3
-	TypeSingleUse = 4
 )
 
 // Policy is the cost policy a locate request carries.
@@ -88,12 +52,12 @@ const (
 
 // Leg is the last history row seen for one leg of a quote (id or id.SU).
 type Leg struct {
-	Status Status          `json:"status"`
-	Price  decimal.Decimal `json:"price"`
-	Type   int             `json:"type"`
-	Shares int64           `json:"shares"`
-	Text   string          `json:"text,omitempty"`
-	Error  int             `json:"error,omitempty"`
+	Status brokercode.LocateStatus `json:"status"`
+	Price  decimal.Decimal         `json:"price"`
+	Type   int                     `json:"type"`
+	Shares int64                   `json:"shares"`
+	Text   string                  `json:"text,omitempty"`
+	Error  int                     `json:"error,omitempty"`
 }
 
 // Workflow is one locate request or credit-back.
@@ -141,6 +105,25 @@ func (w *Workflow) Terminal() bool { return states.Terminal(w.State) }
 // covered by inventory, or not needed (easy to borrow).
 func (w *Workflow) Located() bool {
 	return w.Kind == states.Locate && (w.State == states.Filled || w.State == states.Covered || w.State == states.NotNeeded)
+}
+
+// OfferPrice is the price per share of the workflow's offer: the one taken,
+// else the id's leg's, else another leg's that carried a price, so a
+// declined or expired offer has one too; for a credit-back, its
+// history row's price. Zero when the broker never priced it.
+func (w *Workflow) OfferPrice() decimal.Decimal {
+	if w.Price.IsPositive() {
+		return w.Price
+	}
+	if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {
+		return l.Price
+	}
+	for _, l := range w.Legs {
+		if l.Price.IsPositive() {
+			return l.Price
+		}
+	}
+	return decimal.Zero
 }
 
 // Total is the cost of the offer taken (price × shares), zero when none.

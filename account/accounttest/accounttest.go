@@ -22,6 +22,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -253,7 +254,7 @@ func envGuard(t *testing.T, e *Env) {
 	c := ctx(t)
 	checks := map[string]error{}
 	_, checks["locate"] = a.Locate(c, account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: capped("0.05")}}})
-	_, checks["credit-back"] = a.CreditBack(c, account.CreditBackRequest{Symbol: "HTBX", Quantity: 100, Type: brokerclient.LocateTypeLocate})
+	_, checks["credit-back"] = a.CreditBack(c, account.CreditBackRequest{Symbol: "HTBX", Quantity: 100, Type: brokercode.LocateTypeLocate})
 	_, checks["short"] = a.Short(c, account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("19"), Policy: capped("0.05")})
 	_, checks["cancel-order"] = a.CancelOrder(c, account.CancelOrderRequest{ClientOrderID: "x"})
 	checks["answer"] = a.Answer(c, account.AnswerRequest{ID: "x", Accept: true})
@@ -482,11 +483,11 @@ func sameID(t *testing.T, e *Env) {
 func creditBack(t *testing.T, e *Env) {
 	a := e.Open(caller("test", nil))
 	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 500, Policy: capped("0.05")}, false))
-	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 200, Type: brokerclient.LocateTypeLocate})
+	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 200, Type: brokercode.LocateTypeLocate})
 	ok(t, err)
 	w, _ := follow(t, a, s.ID)
 	wantOutcome(t, w, states.Credited, "credited — 200 Locate shares credited back", account.ExitOK)
-	if _, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 900, Type: brokerclient.LocateTypeLocate}); account.KindOf(err) != account.KindInput {
+	if _, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 900, Type: brokercode.LocateTypeLocate}); account.KindOf(err) != account.KindInput {
 		t.Errorf("credit back more than held: %v, want an input error", err)
 	}
 }
@@ -608,8 +609,8 @@ func quotePrices(t *testing.T, e *Env) {
 		st     states.State
 		prices []price
 	}{
-		{states.Priced, []price{{workflow.TypeLocate, "0.015"}}},
-		{states.Priced, []price{{workflow.TypePreBorrow, "0.09"}, {workflow.TypeSingleUse, "0.04"}}},
+		{states.Priced, []price{{brokercode.TypeCodeLocate, "0.015"}}},
+		{states.Priced, []price{{brokercode.TypeCodePreBorrow, "0.09"}, {brokercode.TypeCodeSingleUse, "0.04"}}},
 		{states.NotNeeded, nil},
 	}
 	for i, s := range res.Started {

@@ -9,6 +9,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
@@ -19,7 +20,7 @@ import (
 // the settings, client and store it was opened with.
 type session struct {
 	*service.Handle
-	settings settings
+	settings config.Settings
 	client   *brokerclient.Client
 	store    *store.Store
 }
@@ -39,39 +40,39 @@ func (c *connFlags) open(ctx context.Context, command string, ask func(context.C
 // clients, when given, holds one client per key pair at its address, made
 // on first use, so that accounts sharing a key pair share its pacer, as
 // the broker's buckets are per key pair.
-func (c *connFlags) openAs(ctx context.Context, s settings, clients map[string]*brokerclient.Client, command string, ask func(context.Context, account.Question) bool, role service.Role) (*session, error) {
+func (c *connFlags) openAs(ctx context.Context, s config.Settings, clients map[string]*brokerclient.Client, command string, ask func(context.Context, account.Question) bool, role service.Role) (*session, error) {
 	clk := clock.Real{}
-	client := clients[s.baseURL+" "+s.keyID]
+	client := clients[s.BaseURL+" "+s.KeyID]
 	if client == nil {
 		var err error
 		if client, err = c.client(s, clk); err != nil {
 			return nil, usagef("%v", err)
 		}
 		if clients != nil {
-			clients[s.baseURL+" "+s.keyID] = client
+			clients[s.BaseURL+" "+s.KeyID] = client
 		}
 	}
 	run, err := service.RuntimeDir(c.m.Getenv)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(s.db), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.DB), 0o700); err != nil {
 		return nil, fmt.Errorf("database directory: %w", err)
 	}
-	st, err := store.Open(ctx, s.db, clk)
+	st, err := store.Open(ctx, s.DB, clk)
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
 	h, err := service.Open(ctx, service.Config{
 		OwnerConfig: service.OwnerConfig{
-			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.account, Env: s.env, Logger: c.logger(),
+			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(),
 				// `resume` is run after a crash: no run is still sending
 				// the orders it finds unanswered, however recent.
 				SettleAllOrders: command == "resume"},
-			DB: s.db, BaseURL: s.baseURL, RuntimeDir: run, Role: role,
+			DB: s.DB, BaseURL: s.BaseURL, RuntimeDir: run, Role: role,
 		},
-		Caller: account.Caller{Name: fmt.Sprintf("%d@%s %s", os.Getpid(), host, command), Env: s.env, Ask: ask},
+		Caller: account.Caller{Name: fmt.Sprintf("%d@%s %s", os.Getpid(), host, command), Env: s.Env, Ask: ask},
 	})
 	if err != nil {
 		st.Close()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/bench"
 )
 
@@ -49,8 +50,8 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	for _, args := range [][]string{{"bench", "--mode", "fast"}, {"bench", "--n", "0"}, {"bench", "--speed", "0"}} {
-		if code, _, errOut := b.MustRunMain(t, nil, args...); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, errOut)
+		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, account.ExitUsage, errOut)
 		}
 	}
 }

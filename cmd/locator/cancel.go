@@ -6,16 +6,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
 )
 
 // cancelCommand cancels an unfinished workflow, through the account's
 // owner.
 type cancelCommand struct{ conn connFlags }
-
-func (c *cancelCommand) synopsis() string {
-	return "cancel an unfinished locate or credit-back and wait for the broker to confirm"
-}
 
 func (c *cancelCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
@@ -32,7 +29,7 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 	if err := sess.Cancel(ctx, account.CancelRequest{ID: args[0], Via: "'locator cancel'"}); err != nil {
 		return err
 	}
-	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, progress(out, c.conn.m.display()))
+	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
@@ -44,13 +41,6 @@ func (c *cancelCommand) run(ctx context.Context, args []string) error {
 type answerCommand struct {
 	conn   connFlags
 	accept bool
-}
-
-func (c *answerCommand) synopsis() string {
-	if c.accept {
-		return "accept the offer waiting on workflow ID (within its policy)"
-	}
-	return "decline the offer waiting on workflow ID (it is cancelled at the broker)"
 }
 
 func (c *answerCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
@@ -72,7 +62,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 	if err := sess.Answer(ctx, account.AnswerRequest{ID: args[0], Accept: c.accept, Via: "'locator " + name + "'"}); err != nil {
 		return err
 	}
-	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, progress(out, c.conn.m.display()))
+	w, err := sess.Follow(ctx, account.FollowRequest{ID: args[0]}, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

@@ -9,22 +9,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/workflow"
-)
-
-// Exit codes, the contract in docs/design.md.
-const (
-	exitOK        = 0
-	exitFailure   = 1 // unexpected failure
-	exitUsage     = 2 // bad usage or input; nothing was sent
-	exitBroker    = 3 // the broker rejected, expired or cancelled it
-	exitDeclined  = 4 // declined by the cost policy
-	exitInterrupt = 130
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/fileperm"
 )
 
 // Main is the program, separated from os so tests can drive it.
@@ -32,15 +26,22 @@ type Main struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Forget, when set, removes a secret's variable from the process's
+	// environment once it is read (Getenv must then answer from a
+	// snapshot, as proc.Env does).
+	Forget func(name string)
+	// NoDump, when set, makes the process non-dumpable; the long-running
+	// commands (serve, run) call it first.
+	NoDump func() error
 
 	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
 	settingsFlag string // --config-file
 
 	displayOnce sync.Once
-	disp        *display
+	disp        *console.Display
 
 	settingsOnce sync.Once
-	settings     *settingsFile
+	settings     *config.File
 	settingsErr  error
 
 	linesOnce sync.Once
@@ -53,6 +54,24 @@ func NewMain(stdout, stderr io.Writer, getenv func(string) string) *Main {
 	// Loggers of the client, the engine and the jobs write to stderr from
 	// their own goroutines through their own handlers: one lock for all.
 	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: &lockedWriter{w: stderr}, Getenv: getenv}
+}
+
+// secretEnv reads a secret's variable (a key, a token, a webhook URL) and
+// has it forgotten by the process's environment.
+func (m *Main) secretEnv(name string) string {
+	v := m.Getenv(name)
+	if m.Forget != nil {
+		m.Forget(name)
+	}
+	return v
+}
+
+// noDump makes the process non-dumpable, when the program says how.
+func (m *Main) noDump() error {
+	if m.NoDump == nil {
+		return nil
+	}
+	return m.NoDump()
 }
 
 // lockedWriter serialises writes from several slog handlers sharing one
@@ -72,18 +91,17 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // the positional arguments. cli.go builds the command tree from these and
 // the table in commands, so a command file holds only its own work.
 type command interface {
-	synopsis() string
 	flags(fs *pflag.FlagSet)
 	run(ctx context.Context, args []string) error
 }
 
 // spec is how a subcommand is presented: its positional arguments (one
-// line, for the usage line), the group it is listed under, and examples a
-// person can paste.
+// line, for the usage line), the group it is listed under, what it does
+// (one line), and examples a person can paste.
 type spec struct {
-	name, args, group string
-	examples          []string
-	new               func() command
+	name, args, group, short string
+	examples                 []string
+	new                      func() command
 }
 
 // Help groups, in the order the top-level help lists them.
@@ -98,125 +116,172 @@ const (
 func (m *Main) commands() []spec {
 	conn := connFlags{m: m}
 	return []spec{
-		{"locate", "SYMBOL QTY [SYMBOL QTY ...]", groupLocate, []string{
-			"locator locate HTBX 300 --max-price 0.02",
-			"locator locate HTBX 300 RSHO 200 --max-cost 20 --allow-single-use --json",
-			"locator locate --watchlist watchlist.csv --max-price 0.05",
-		}, func() command { return &locateCommand{conn: conn} }},
-		{"quote", "SYMBOL [SYMBOL ...]", groupLocate, []string{
-			"locator quote HTBX RSHO",
-			"locator quote HTBX HTBY RSHO RSSU NOINV --quantity 500 -o json",
-		}, func() command { return &quoteCommand{conn: conn} }},
-		{"shortable", "SYMBOL [SYMBOL ...]", groupRead, []string{
-			"locator shortable HTBX RSHO AAPL",
-			"locator shortable --watchlist watchlist.csv -o csv",
-		}, func() command { return &shortableCommand{conn: conn} }},
-		{"short", "SYMBOL QTY", groupLocate, []string{
-			"locator short HTBX 100 --limit-price 12.00 --max-price 0.02",
-			"locator short HTBX 100 --limit-price 12.00 --max-price 0.02 --route SMART --yes -o json",
-		}, func() command { return &shortCommand{conn: conn} }},
-		{"credit-back", "SYMBOL QTY", groupLocate, []string{
-			"locator credit-back HTBX 100",
-			"locator credit-back RSHO 100 --type PreBorrow --json",
-		}, func() command { return &creditBackCommand{conn: conn} }},
-		{"approve", "ID", groupLocate, []string{
-			"locator approve wf-3f6c2a9e-1b2c",
-		}, func() command { return &answerCommand{conn: conn, accept: true} }},
-		{"decline", "ID", groupLocate, []string{
-			"locator decline wf-3f6c2a9e-1b2c",
-		}, func() command { return &answerCommand{conn: conn} }},
-		{"cancel", "ID", groupLocate, []string{
-			"locator cancel wf-3f6c2a9e-1b2c",
-		}, func() command { return &cancelCommand{conn: conn} }},
-		{"resume", "", groupLocate, []string{
-			"locator resume",
-		}, func() command { return &resumeCommand{conn: conn} }},
-		{"status", "[ID]", groupRead, []string{
-			"locator status",
-			"locator status --limit 5 -o csv",
-			"locator status wf-3f6c2a9e-1b2c --json",
-		}, func() command { return &statusCommand{conn: conn} }},
-		{"jobs", "", groupRead, []string{
-			"locator jobs",
-			"locator jobs --job premarket --limit 5 -o json",
-		}, func() command { return &jobsCommand{conn: conn} }},
-		{"inventory", "", groupRead, []string{
-			"locator inventory",
-			"locator inventory -o csv > inventory.csv",
-		}, func() command { return &inventoryCommand{conn: conn} }},
-		{"history", "", groupRead, []string{
-			"locator history",
-			"locator history --json",
-		}, func() command { return &historyCommand{conn: conn} }},
-		{"fees", "", groupRead, []string{
-			"locator fees",
-			"locator fees --since 2026-11-01 -o csv > fees.csv",
-		}, func() command { return &feesCommand{conn: conn} }},
-		{"size", "SYMBOL", groupRead, []string{
-			"locator size HTBX --price 12.50",
-			"locator size HTBX --price 12.50 --target 1000 --json",
-		}, func() command { return &sizeCommand{conn: conn} }},
-		{"accounts", "", groupRead, []string{
-			"locator accounts",
-		}, func() command { return &accountsCommand{conn: conn} }},
-		{"pnl", "", groupRead, []string{
-			"locator pnl",
-			"locator pnl --json",
-		}, func() command { return &pnlCommand{conn: conn} }},
-		{"positions", "", groupRead, []string{
-			"locator positions",
-			"locator positions --closed -o csv",
-			"locator positions --historical 2026-11-20",
-		}, func() command { return &positionsCommand{conn: conn} }},
-		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead, []string{
-			"locator orders",
-			"locator orders --history 2026-11-01 -o csv",
-			"locator orders cancel 6f1d2c3b-8a4e-4f5a-9b7c-0d1e2f3a4b5c",
-		}, func() command { return &ordersCommand{conn: conn} }},
-		{"routes", "", groupRead, []string{
-			"locator routes",
-		}, func() command { return &routesCommand{conn: conn} }},
-		{"watch", "pnl|orders", groupRead, []string{
-			"locator watch pnl",
-			"locator watch orders --json",
-		}, func() command { return &watchCommand{conn: conn} }},
-		{"run", "", groupRun, []string{
-			"locator run --config jobs.json",
-			"locator run --config jobs.json --once premarket",
-		}, func() command { return &runCommand{conn: conn} }},
-		{"serve", "", groupRun, []string{
-			"locator serve",
-			"locator serve --config accounts.json",
-		}, func() command { return &serveCommand{conn: conn} }},
-		{"login", "", groupRun, []string{
-			"locator login --partner --client-id demo-client --env paper",
-		}, func() command { return &loginCommand{conn: conn} }},
-		{"logout", "", groupRun, []string{
-			"locator logout",
-		}, func() command { return &logoutCommand{conn: conn} }},
-		{"config", "", groupRun, []string{
-			"locator config",
-			"locator config --account paper --json",
-		}, func() command { return &configCommand{conn: conn} }},
-		{"version", "", groupRun, []string{
-			"locator version",
-			"locator version --json",
-		}, func() command { return &versionCommand{m: m} }},
-		{"sim", "", groupTools, []string{
-			"locator sim --addr 127.0.0.1:8700",
-			"locator sim --print-scenario > scenario.json",
-		}, func() command { return &simCommand{m: m} }},
-		{"demo", "", groupTools, []string{
-			"locator demo",
-			"locator demo --speed 20 --db demo.db",
-		}, func() command { return &demoCommand{m: m} }},
-		{"bench", "", groupTools, []string{
-			"locator bench --n 20 --out ''",
-		}, func() command { return &benchCommand{m: m} }},
-		{"states", "", groupTools, []string{
-			"locator states",
-			"locator states --kind locate --format dot | dot -Tsvg > locate.svg",
-		}, func() command { return &statesCommand{m: m} }},
+		{"locate", "SYMBOL QTY [SYMBOL QTY ...]", groupLocate,
+			"ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy", []string{
+				"locator locate HTBX 300 --max-price 0.02",
+				"locator locate HTBX 300 RSHO 200 --max-cost 20 --allow-single-use --json",
+				"locator locate --watchlist watchlist.csv --max-price 0.05",
+			}, func() command { return &locateCommand{conn: conn} }},
+		{"quote", "SYMBOL [SYMBOL ...]", groupLocate,
+			"show the broker's locate offer (price, total, type, Reg SHO side) for each SYMBOL, then cancel it: nothing is accepted", []string{
+				"locator quote HTBX RSHO",
+				"locator quote HTBX HTBY RSHO RSSU NOINV --quantity 500 -o json",
+			}, func() command { return &quoteCommand{conn: conn} }},
+		{"shortable", "SYMBOL [SYMBOL ...]", groupRead,
+			"show for each SYMBOL (or --watchlist row) whether it is easy to borrow, its located inventory and the last offers seen", []string{
+				"locator shortable HTBX RSHO AAPL",
+				"locator shortable --watchlist watchlist.csv -o csv",
+			}, func() command { return &shortableCommand{conn: conn} }},
+		{"short", "SYMBOL QTY", groupLocate,
+			"ensure the locate, then sell short QTY at --limit-price (asks unless --yes)", []string{
+				"locator short HTBX 100 --limit-price 12.00 --max-price 0.02",
+				"locator short HTBX 100 --limit-price 12.00 --max-price 0.02 --route SMART --yes -o json",
+			}, func() command { return &shortCommand{conn: conn} }},
+		{"credit-back", "SYMBOL QTY", groupLocate,
+			"credit back QTY unused located shares of one inventory row", []string{
+				"locator credit-back HTBX 100",
+				"locator credit-back RSHO 100 --type PreBorrow --json",
+			}, func() command { return &creditBackCommand{conn: conn} }},
+		{"approve", "ID", groupLocate,
+			"accept the offer waiting on workflow ID (within its policy)", []string{
+				"locator approve wf-3f6c2a9e-1b2c",
+			}, func() command { return &answerCommand{conn: conn, accept: true} }},
+		{"decline", "ID", groupLocate,
+			"decline the offer waiting on workflow ID (it is cancelled at the broker)", []string{
+				"locator decline wf-3f6c2a9e-1b2c",
+			}, func() command { return &answerCommand{conn: conn} }},
+		{"cancel", "ID", groupLocate,
+			"cancel an unfinished locate or credit-back and wait for the broker to confirm", []string{
+				"locator cancel wf-3f6c2a9e-1b2c",
+			}, func() command { return &cancelCommand{conn: conn} }},
+		{"resume", "", groupLocate,
+			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", []string{
+				"locator resume",
+			}, func() command { return &resumeCommand{conn: conn} }},
+		{"status", "[ID]", groupRead,
+			"list recent workflows, or one workflow with its transitions (local, sends nothing)", []string{
+				"locator status",
+				"locator status --limit 5 -o csv",
+				"locator status wf-3f6c2a9e-1b2c --json",
+			}, func() command { return &statusCommand{conn: conn} }},
+		{"jobs", "", groupRead,
+			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", []string{
+				"locator jobs",
+				"locator jobs --job premarket --limit 5 -o json",
+			}, func() command { return &jobsCommand{conn: conn} }},
+		{"inventory", "", groupRead,
+			"print the account's located inventory", []string{
+				"locator inventory",
+				"locator inventory -o csv > inventory.csv",
+			}, func() command { return &inventoryCommand{conn: conn} }},
+		{"history", "", groupRead,
+			"print today's locate history at the broker", []string{
+				"locator history",
+				"locator history --json",
+			}, func() command { return &historyCommand{conn: conn} }},
+		{"fees", "", groupRead,
+			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", []string{
+				"locator fees",
+				"locator fees --since 2026-11-01 -o csv > fees.csv",
+			}, func() command { return &feesCommand{conn: conn} }},
+		{"report", "", groupRead,
+			"spend analytics: located, shorted and credited shares, utilisation, spend, recovery, net spend, forgone offers, price per 100, P&L net of locates, fee status", []string{
+				"locator report",
+				"locator report --from 2026-10-01 --to 2026-10-28 -o json",
+				"locator report -o csv --charts ./charts > report.csv",
+			}, func() command { return &reportCommand{conn: conn} }},
+		{"audit", "", groupRead,
+			"Reg SHO audit trail: every short sale with the locate or easy-to-borrow check that covered it; exit 3 when one was sent without cover", []string{
+				"locator audit",
+				"locator audit --from 2026-10-01 -o csv > audit.csv",
+			}, func() command { return &auditCommand{conn: conn} }},
+		{"plan", "", groupRead,
+			"for a watchlist, the quantity to locate before the open from the last days' shorted shares, and the price range of the offers seen", []string{
+				"locator plan --watchlist watchlist.csv",
+				"locator plan --watchlist watchlist.csv --days 5 -o json",
+			}, func() command { return &planCommand{conn: conn} }},
+		{"size", "SYMBOL", groupRead,
+			"shares of SYMBOL shortable at --price now, the limit that binds, and the lots to locate for a target (reads only)", []string{
+				"locator size HTBX --price 12.50",
+				"locator size HTBX --price 12.50 --target 1000 --json",
+			}, func() command { return &sizeCommand{conn: conn} }},
+		{"accounts", "", groupRead,
+			"list the accounts these keys reach: type, status, cash, buying power", []string{
+				"locator accounts",
+			}, func() command { return &accountsCommand{conn: conn} }},
+		{"pnl", "", groupRead,
+			"print today's profit and loss, per lot", []string{
+				"locator pnl",
+				"locator pnl --json",
+			}, func() command { return &pnlCommand{conn: conn} }},
+		{"positions", "", groupRead,
+			"print open positions [--closed | --historical DATE]", []string{
+				"locator positions",
+				"locator positions --closed -o csv",
+				"locator positions --historical 2026-11-20",
+			}, func() command { return &positionsCommand{conn: conn} }},
+		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead,
+			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", []string{
+				"locator orders",
+				"locator orders --history 2026-11-01 -o csv",
+				"locator orders cancel 6f1d2c3b-8a4e-4f5a-9b7c-0d1e2f3a4b5c",
+			}, func() command { return &ordersCommand{conn: conn} }},
+		{"routes", "", groupRead,
+			"print the order routes available to the account", []string{
+				"locator routes",
+			}, func() command { return &routesCommand{conn: conn} }},
+		{"watch", "pnl|orders", groupRead,
+			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", []string{
+				"locator watch pnl",
+				"locator watch orders --json",
+			}, func() command { return &watchCommand{conn: conn} }},
+		{"run", "", groupRun,
+			"the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", []string{
+				"locator run --config jobs.json",
+				"locator run --config jobs.json --once premarket",
+			}, func() command { return &runCommand{conn: conn} }},
+		{"serve", "", groupRun,
+			"own the account(s) and take every other process's requests until stopped (--config FILE lists several)", []string{
+				"locator serve",
+				"locator serve --config accounts.json",
+			}, func() command { return &serveCommand{conn: conn} }},
+		{"login", "", groupRun,
+			"sign in through the partner OAuth program in a browser; stores the tokens encrypted", []string{
+				"locator login --partner --client-id demo-client --env paper",
+			}, func() command { return &loginCommand{conn: conn} }},
+		{"logout", "", groupRun,
+			"forget the stored partner tokens", []string{
+				"locator logout",
+			}, func() command { return &logoutCommand{conn: conn} }},
+		{"config", "", groupRun,
+			"show the effective settings and where each comes from (flag, environment, settings file, default)", []string{
+				"locator config",
+				"locator config --account paper --json",
+			}, func() command { return &configCommand{conn: conn} }},
+		{"version", "", groupRun,
+			"print locator's version", []string{
+				"locator version",
+				"locator version --json",
+			}, func() command { return &versionCommand{m: m} }},
+		{"sim", "", groupTools,
+			"serve the broker simulator; prints one JSON line with its address and keys when ready", []string{
+				"locator sim --addr 127.0.0.1:8700",
+				"locator sim --print-scenario > scenario.json",
+			}, func() command { return &simCommand{m: m} }},
+		{"demo", "", groupTools,
+			"run the locate engine against the embedded simulator: six workflows, narrated", []string{
+				"locator demo",
+				"locator demo --speed 20 --db demo.db",
+			}, func() command { return &demoCommand{m: m} }},
+		{"bench", "", groupTools,
+			"benchmark batch locates (engine against the naive loop) on the simulator; writes bench.json and bench.svg", []string{
+				"locator bench --n 20 --out ''",
+			}, func() command { return &benchCommand{m: m} }},
+		{"states", "", groupTools,
+			"print the workflow state machines as Mermaid or Graphviz", []string{
+				"locator states",
+				"locator states --kind locate --format dot | dot -Tsvg > locate.svg",
+			}, func() command { return &statesCommand{m: m} }},
 	}
 }
 
@@ -279,7 +344,7 @@ policy, 130 interrupted.`,
 	root.SetErr(m.Stderr)
 	pf := root.PersistentFlags()
 	// Not --config: run and serve already take that for their own files.
-	pf.StringVar(&m.settingsFlag, "config-file", "", "settings file (env LOCATOR_CONFIG; default "+settingsHint+")")
+	pf.StringVar(&m.settingsFlag, "config-file", "", "settings file (env LOCATOR_CONFIG; default "+config.Hint+")")
 	pf.CountVarP(&m.verbosity, "verbose", "v", "log to stderr what the engine does (-v: its steps, -vv: also retries, reconnects, refused steps)")
 	root.AddGroup(
 		&cobra.Group{ID: groupLocate, Title: "Locates and orders:"},
@@ -294,10 +359,16 @@ policy, 130 interrupted.`,
 			use += " " + sp.args
 		}
 		sc := &cobra.Command{
-			Use: use, Short: c.synopsis(), GroupID: sp.group,
+			Use: use, Short: sp.short, GroupID: sp.group,
 			Example: "  " + strings.Join(sp.examples, "\n  "),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if err := c.run(cmd.Context(), args); err != nil {
+				var err error
+				if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
+					err = usagef("unexpected argument %q", args[0])
+				} else {
+					err = c.run(cmd.Context(), args)
+				}
+				if err != nil {
 					return &commandError{path: cmd.CommandPath(), err: err}
 				}
 				return nil
@@ -347,12 +418,12 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if m.disp != nil {
-		m.disp.close()
+		m.disp.Close()
 	}
 	var ce *commandError
 	switch {
 	case err == nil:
-		return exitOK
+		return account.ExitOK
 	case errors.As(err, &ce):
 		return m.exitCode(ctx, ce)
 	}
@@ -362,7 +433,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
-	return exitUsage
+	return account.ExitUsage
 }
 
 // flagSuggestion is cmd's flag nearest a mistyped one (at most two edits
@@ -375,32 +446,11 @@ func flagSuggestion(cmd *cobra.Command, err error) string {
 	typed := ne.GetSpecifiedName()
 	best, bestDist := "", 3
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(typed, f.Name); !f.Hidden && d < bestDist {
+		if d := levenshtein.ComputeDistance(typed, f.Name); !f.Hidden && d < bestDist {
 			best, bestDist = f.Name, d
 		}
 	})
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // exitCode prints the error a command ended with and maps it to the
@@ -409,29 +459,29 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	err := ce.err
 	var ue *usageError
 	var ee *exitError
-	code, msg := exitFailure, err.Error()
+	code, msg := account.ExitFailure, err.Error()
 	var ae *account.Error
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.As(err, &ue):
-		code = exitUsage
-	case errors.As(err, &ae) && !errors.Is(err, workflow.ErrInput):
+	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
+		code = account.ExitUsage
+	case errors.As(err, &ae) && !errors.Is(err, brokercode.ErrInput):
 		code = account.ExitOf(ae)
-	case errors.Is(err, workflow.ErrInput):
-		code = exitUsage
+	case errors.Is(err, brokercode.ErrInput):
+		code = account.ExitUsage
 		if !strings.Contains(msg, "nothing was sent") {
 			msg += "; nothing was sent"
 		}
 	case errors.Is(err, brokerclient.ErrLoginRequired):
 		msg += "\nrun 'locator login --partner' to sign in again"
 	case errors.Is(err, context.Canceled):
-		code, msg = exitInterrupt, "interrupted"
+		code, msg = account.ExitInterrupted, "interrupted"
 	}
 	// Interrupted (Ctrl-C, SIGTERM), a command that did not finish exits
 	// 130 whatever error its cut-off work returned.
-	if ctx.Err() != nil && code != exitInterrupt {
-		code = exitInterrupt
+	if ctx.Err() != nil && code != account.ExitInterrupted {
+		code = account.ExitInterrupted
 	}
 	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, msg)
 	return code

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/store"
 )
@@ -41,7 +42,7 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		{[]string{"--bogus"}, "unknown flag: --bogus", "Run 'locator --help' for usage."},
 	} {
 		code, out, errOut := runBare(t, tc.args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
+		if code != account.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q and %q", tc.args, code, out, errOut, tc.want, tc.hint)
 		}
 	}
@@ -52,16 +53,16 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 func TestUnknownCommandAndNoArgs(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := runBare(t, "locat", "HTBX", "100")
-	if code != exitUsage || out != "" || !strings.Contains(errOut, `unknown command "locat"`) || !strings.Contains(errOut, "Did you mean this?\n\tlocate") {
+	if code != account.ExitUsage || out != "" || !strings.Contains(errOut, `unknown command "locat"`) || !strings.Contains(errOut, "Did you mean this?\n\tlocate") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	for typed, want := range map[string]string{"staus": "status", "lcoate": "locate", "credit-bak": "credit-back"} {
-		if code, _, errOut := runBare(t, typed); code != exitUsage || !strings.Contains(errOut, "Did you mean this?") || !strings.Contains(errOut, "\t"+want+"\n") {
+		if code, _, errOut := runBare(t, typed); code != account.ExitUsage || !strings.Contains(errOut, "Did you mean this?") || !strings.Contains(errOut, "\t"+want+"\n") {
 			t.Errorf("%s: exit %d, stderr %q, want the suggestion %s", typed, code, errOut, want)
 		}
 	}
 	code, out, errOut = runBare(t)
-	if code != exitUsage || !strings.Contains(out, "Usage:") || !strings.Contains(out, "locate") || !strings.Contains(errOut, "no command") {
+	if code != account.ExitUsage || !strings.Contains(out, "Usage:") || !strings.Contains(out, "locate") || !strings.Contains(errOut, "no command") {
 		t.Errorf("no args: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
@@ -72,10 +73,10 @@ func TestHelpForEveryCommand(t *testing.T) {
 	t.Parallel()
 	m := NewMain(nil, nil, func(string) string { return "" })
 	for _, sp := range m.commands() {
-		synopsis := sp.new().synopsis()
+		synopsis := sp.short
 		for _, args := range [][]string{{"help", sp.name}, {sp.name, "--help"}, {sp.name, "-h"}} {
 			code, out, errOut := runBare(t, args...)
-			if code != exitOK || errOut != "" {
+			if code != account.ExitOK || errOut != "" {
 				t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 				continue
 			}
@@ -91,7 +92,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--help"}, {"help"}, {"completion", "--help"}, {"completion", "bash", "--help"}, {"help", "help"}} {
 		code, out, _ := runBare(t, args...)
-		if code != exitOK || !strings.Contains(out, "Usage:") || strings.Contains(out, "[=true|false]") {
+		if code != account.ExitOK || !strings.Contains(out, "Usage:") || strings.Contains(out, "[=true|false]") {
 			t.Errorf("%v: exit %d\n%s", args, code, out)
 		}
 	}
@@ -103,14 +104,14 @@ func TestHelpForEveryCommand(t *testing.T) {
 // version prints the module version Go recorded, or the -X one.
 func TestVersion(t *testing.T) {
 	code, out, _ := runBare(t, "version")
-	if code != exitOK || !strings.HasPrefix(out, "locator ") || !strings.Contains(out, runtime.Version()) {
+	if code != account.ExitOK || !strings.HasPrefix(out, "locator ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("exit %d %q", code, out)
 	}
 	version = "v1.2.3" // as -ldflags "-X main.version=v1.2.3" sets it
 	t.Cleanup(func() { version = "" })
 	code, out, _ = runBare(t, "version", "--json")
 	var v map[string]string
-	if err := json.Unmarshal([]byte(out), &v); code != exitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
+	if err := json.Unmarshal([]byte(out), &v); code != account.ExitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
 	}
 }
@@ -120,7 +121,7 @@ func TestCompletion(t *testing.T) {
 	t.Parallel()
 	for shell, want := range map[string]string{"bash": "__start_locator", "zsh": "#compdef locator", "fish": "complete -c locator"} {
 		code, out, errOut := runBare(t, "completion", shell)
-		if code != exitOK || !strings.Contains(out, want) {
+		if code != account.ExitOK || !strings.Contains(out, want) {
 			t.Errorf("%s: exit %d, stderr %q, script lacks %q", shell, code, errOut, want)
 		}
 	}
@@ -146,11 +147,11 @@ func TestLogLevels(t *testing.T) {
 	}
 	b := setupCLI(t)
 	code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02")
-	if code != exitOK || strings.Contains(errOut, "level=") {
+	if code != account.ExitOK || strings.Contains(errOut, "level=") {
 		t.Errorf("exit %d; a log line without -v:\n%s", code, errOut)
 	}
 	code, _, errOut = b.MustRunMain(t, nil, "-v", "credit-back", "HTBX", "100")
-	if code != exitOK || !strings.Contains(errOut, "level=INFO msg=workflow") {
+	if code != account.ExitOK || !strings.Contains(errOut, "level=INFO msg=workflow") {
 		t.Errorf("-v: exit %d; no log of the engine's steps:\n%s", code, errOut)
 	}
 }
@@ -177,7 +178,7 @@ func TestOutputFormats(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02", "-o", "csv")
-	if code != exitOK {
+	if code != account.ExitOK {
 		t.Fatalf("locate: exit %d\n%s", code, errOut)
 	}
 	if rows := csvRows(t, out, "ID", "SYMBOL", "STATE"); len(rows) != 1 || rows[0][1] != "HTBX" || rows[0][2] != "filled" {
@@ -199,27 +200,27 @@ func TestOutputFormats(t *testing.T) {
 		{[]string{"fees"}, []string{"date", "type", "symbol"}},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, append(tc.args, "-o", "csv")...)
-		if code != exitOK {
+		if code != account.ExitOK {
 			t.Errorf("%v -o csv: exit %d\n%s", tc.args, code, errOut)
 			continue
 		}
 		csvRows(t, out, tc.header...)
 		code, out, _ = b.MustRunMain(t, nil, append(tc.args, "-o", "json")...)
-		if code != exitOK {
+		if code != account.ExitOK {
 			t.Errorf("%v -o json: exit %d", tc.args, code)
 		}
 		jsonLines(t, out)
 		code, table, _ := b.MustRunMain(t, nil, tc.args...)
-		if code != exitOK || table == out {
+		if code != account.ExitOK || table == out {
 			t.Errorf("%v: exit %d, the table is the JSON", tc.args, code)
 		}
 	}
 	code, out, _ = b.MustRunMain(t, nil, "inventory", "--json")
-	if objs := jsonLines(t, out); code != exitOK || len(objs) == 0 || objs[0]["symbol"] != "HTBX" {
+	if objs := jsonLines(t, out); code != account.ExitOK || len(objs) == 0 || objs[0]["symbol"] != "HTBX" {
 		t.Errorf("inventory --json: exit %d %v", code, objs)
 	}
 	code, out, errOut = b.MustRunMain(t, nil, "fees", "--csv")
-	if code != exitOK || !strings.Contains(errOut, "deprecated") {
+	if code != account.ExitOK || !strings.Contains(errOut, "deprecated") {
 		t.Errorf("fees --csv: exit %d, stderr %q", code, errOut)
 	}
 	csvRows(t, out, "date", "type")
@@ -231,7 +232,7 @@ func TestShortLimitPriceAlias(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes", "--max-price", "0.02")
-	if code != exitOK || o.LimitPrice != "12.00" || !strings.Contains(errOut, "--limit has been deprecated, use --limit-price") {
+	if code != account.ExitOK || o.LimitPrice != "12.00" || !strings.Contains(errOut, "--limit has been deprecated, use --limit-price") {
 		t.Errorf("exit %d, %+v\n%s", code, o, errOut)
 	}
 	_, out, _ := runBare(t, "short", "--help")
@@ -245,7 +246,7 @@ func TestShortLimitPriceAlias(t *testing.T) {
 func TestJobsCommand(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	if code, _, errOut := b.MustRunMain(t, nil, "jobs"); code != exitUsage || !strings.Contains(errOut, "no database") {
+	if code, _, errOut := b.MustRunMain(t, nil, "jobs"); code != account.ExitUsage || !strings.Contains(errOut, "no database") {
 		t.Errorf("before any database: exit %d %q", code, errOut)
 	}
 	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
@@ -267,20 +268,20 @@ func TestJobsCommand(t *testing.T) {
 	st.Close()
 
 	code, out, errOut := b.MustRunMain(t, nil, "jobs")
-	if code != exitOK {
+	if code != account.ExitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	wantLines(t, "jobs", out, "RUN  JOB", "4    eod", "3    premarket", "HTBX covered", "1    premarket")
 	code, out, _ = b.MustRunMain(t, nil, "jobs", "--job", "premarket", "--limit", "1", "-o", "json")
 	objs := jsonLines(t, out)
-	if code != exitOK || len(objs) != 1 || objs[0]["job"] != "premarket" || objs[0]["detail"] != "HTBX covered" || objs[0]["outcome"] != "ok" {
+	if code != account.ExitOK || len(objs) != 1 || objs[0]["job"] != "premarket" || objs[0]["detail"] != "HTBX covered" || objs[0]["outcome"] != "ok" {
 		t.Errorf("--job premarket --limit 1: exit %d %v", code, objs)
 	}
 	code, out, _ = b.MustRunMain(t, nil, "jobs", "-o", "csv")
-	if rows := csvRows(t, out, "RUN", "JOB", "KIND"); code != exitOK || len(rows) != 4 || rows[0][6] != "running" {
+	if rows := csvRows(t, out, "RUN", "JOB", "KIND"); code != account.ExitOK || len(rows) != 4 || rows[0][6] != "running" {
 		t.Errorf("-o csv: exit %d %v", code, rows)
 	}
-	if code, _, _ := b.MustRunMain(t, nil, "jobs", "--limit", "0"); code != exitUsage {
+	if code, _, _ := b.MustRunMain(t, nil, "jobs", "--limit", "0"); code != account.ExitUsage {
 		t.Errorf("--limit 0: exit %d", code)
 	}
 }
@@ -297,7 +298,7 @@ func TestInterruptExits130(t *testing.T) {
 	for _, args := range [][]string{{"inventory"}, {"accounts"}, {"fees"}, {"history"}, {"pnl"}, {"positions"}, {"orders"}, {"routes"},
 		{"size", "HTBX", "--price", "12.50"}, {"locate", "HTBX", "100", "--yes"}, {"credit-back", "HTBX", "100"},
 		{"short", "HTBX", "100", "--limit-price", "12.00", "--yes"}, {"resume"}, {"watch", "pnl"}, {"demo"}} {
-		if code := m.Run(ctx, args); code != exitInterrupt {
+		if code := m.Run(ctx, args); code != account.ExitInterrupted {
 			t.Errorf("%v: exit %d, want 130\n%s", args, code, stderr.String())
 		}
 	}
@@ -320,7 +321,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	} {
 		before, recorded := len(b.writes()), b.workflowCount(t)
 		code, out, errOut := b.MustRunMain(t, nil, args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, "nothing") {
+		if code != account.ExitUsage || out != "" || !strings.Contains(errOut, "nothing") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing sent", args, code, out, errOut)
 		}
 		if w := b.writes(); len(w) != before {
@@ -330,7 +331,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 			t.Errorf("%v: %d workflows recorded", args, n-recorded)
 		}
 	}
-	if code := owner.stop(t); code != exitInterrupt {
+	if code := owner.stop(t); code != account.ExitInterrupted {
 		t.Errorf("serve: exit %d after SIGTERM, want 130\n%s", code, owner.stderr)
 	}
 }

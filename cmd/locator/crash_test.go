@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
@@ -165,7 +166,7 @@ func simRequestLog(t *testing.T, baseURL string) []brokersim.RequestRecord {
 }
 
 // simRequestCount counts the simulator's requests matching "METHOD PATH".
-func simRequestCount(t *testing.T, ready readyLine, match string) int {
+func simRequestCount(t *testing.T, ready brokersim.Ready, match string) int {
 	t.Helper()
 	n := 0
 	for _, r := range simRequestLog(t, ready.BaseURL) {
@@ -187,7 +188,7 @@ func buildBinary(t *testing.T, dir string) string {
 
 // startSim runs `locator sim` on scenario sc as a subprocess until the test
 // ends and returns its ready line.
-func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) readyLine {
+func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) brokersim.Ready {
 	t.Helper()
 	scPath := filepath.Join(dir, "scenario.json")
 	raw, _ := json.Marshal(sc)
@@ -201,7 +202,7 @@ func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) readyLine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { simCmd.Process.Signal(syscall.SIGTERM); simCmd.Wait() })
-	var ready readyLine
+	var ready brokersim.Ready
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || json.Unmarshal([]byte(line), &ready) != nil {
 		t.Fatalf("ready line %q: %v", line, err)
@@ -214,7 +215,7 @@ type window struct{ from, to time.Time }
 
 // checkAgainstBroker compares every workflow in the database with the
 // simulator's history and request log.
-func checkAgainstBroker(t *testing.T, ready readyLine, db string, shorts int, runs []window) {
+func checkAgainstBroker(t *testing.T, ready brokersim.Ready, db string, shorts int, runs []window) {
 	t.Helper()
 	ctx := t.Context()
 	st, err := store.Open(ctx, db, clock.Real{})
@@ -267,7 +268,7 @@ func checkAgainstBroker(t *testing.T, ready readyLine, db string, shorts int, ru
 			t.Errorf("%s %s %s ended %s but nothing was sent", w.ID, w.Kind, w.Symbol, w.State)
 		}
 		base, hasRow := rows[w.QuoteReqID]
-		want := map[states.State][]brokerclient.LocateStatus{
+		want := map[states.State][]brokercode.LocateStatus{
 			states.Rejected: {56}, states.Expired: {67}, states.Declined: {52, 67}, states.Credited: {50},
 			states.Canceled: {52},
 		}[w.State]
@@ -378,7 +379,7 @@ func checkAccepts(t *testing.T, log []brokersim.RequestRecord, runs []window) {
 	}
 }
 
-func containsStatus(list []brokerclient.LocateStatus, s brokerclient.LocateStatus) bool {
+func containsStatus(list []brokercode.LocateStatus, s brokercode.LocateStatus) bool {
 	for _, v := range list {
 		if v == s {
 			return true

@@ -6,7 +6,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -14,10 +15,6 @@ import (
 type creditBackCommand struct {
 	conn connFlags
 	typ  string
-}
-
-func (c *creditBackCommand) synopsis() string {
-	return "credit back QTY unused located shares of one inventory row"
 }
 
 func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
@@ -30,9 +27,9 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	typ := brokerclient.LocateType(c.typ)
+	typ := brokercode.LocateType(c.typ)
 	switch typ {
-	case brokerclient.LocateTypeLocate, brokerclient.LocateTypePreBorrow, brokerclient.LocateTypeSingleUse:
+	case brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
 	default:
 		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
@@ -46,7 +43,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := follow(ctx, sess, started.ID, progress(out, c.conn.m.display()))
+	w, err := follow(ctx, sess, started.ID, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}

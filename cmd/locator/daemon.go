@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -14,7 +13,10 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/dashboard"
+	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
@@ -34,10 +36,6 @@ type runCommand struct {
 	outMu sync.Mutex
 }
 
-func (c *runCommand) synopsis() string {
-	return "the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation"
-}
-
 func (c *runCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.register(fs)
@@ -47,8 +45,8 @@ func (c *runCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *runCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q: the jobs come from --config", args[0])
+	if err := c.conn.m.noDump(); err != nil {
+		return err
 	}
 	if c.config == "" {
 		return usagef("--config FILE is required")
@@ -75,7 +73,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	c.conn.daemon = true
 	log := c.conn.daemonLogger(slog.LevelInfo)
 	// Webhook URLs are secrets: the config names the variables that hold them.
-	lookup := func(k string) (string, bool) { v := c.conn.m.Getenv(k); return v, v != "" }
+	lookup := func(k string) (string, bool) { v := c.conn.m.secretEnv(k); return v, v != "" }
 	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
@@ -114,7 +112,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if web != nil {
 		defer web.Close()
 	}
-	if sess.settings.auth == authPartner {
+	if sess.settings.Auth == config.AuthPartner {
 		// A daemon may idle for longer than a refresh token lives: renew
 		// each pair on its own schedule, not at the next job's first call.
 		go func() {
@@ -133,12 +131,16 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 // asked for by a signal: one webhook's three tries with their timeouts.
 const notifyDrain = time.Minute
 
-// loadConfig reads and checks the config file; any fault is a usage error
-// (exit 2) naming the file and line.
+// loadConfig reads and checks the config file; any fault (another user
+// could change it, see fileperm.Check; bad content) is a usage error (exit
+// 2) naming the file and line.
 func loadConfig(path string) (*jobs.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("config: %v", err)
+	}
+	if err := fileperm.Check(path); err != nil {
+		return nil, usagef("config %v", err)
 	}
 	cfg, err := jobs.ParseConfig(data)
 	if err != nil {
@@ -174,36 +176,13 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 		return nil
 	}
 	// This process's config names the webhooks, whichever process ran it.
-	(&jobs.Runner{AccountID: sess.settings.account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
+	(&jobs.Runner{AccountID: sess.settings.Account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
 	return &exitError{code: res.Failure.Exit(), msg: res.Failure.Detail}
-}
-
-// runJSON is a job run as printed with --json.
-type runJSON struct {
-	ID        int64  `json:"id"`
-	Job       string `json:"job"`
-	Kind      string `json:"kind"`
-	Account   string `json:"account"`
-	StartedAt string `json:"startedAt"`
-	EndedAt   string `json:"endedAt,omitempty"`
-	Outcome   string `json:"outcome"`
-	Detail    string `json:"detail"`
-}
-
-// runJSONOf is r as printed with --json; a run still going has no endedAt.
-func runJSONOf(r store.JobRun) runJSON {
-	o := runJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
-		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
-	if !r.EndedAt.IsZero() {
-		o.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
-	}
-	return o
 }
 
 // report prints a finished run on stdout: one line, or one JSON object.
 func (c *runCommand) report(r *store.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	c.conn.out().event(runJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
-		r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
+	console.JobRun(c.conn.out(), r)
 }

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -97,7 +99,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(b.sim.Requests())
 			code, _, errOut := b.MustRunMain(t, nil, tc.args...)
-			if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			if code != account.ExitUsage || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
 			}
 			if n := len(b.sim.Requests()) - before; n != 0 {
@@ -120,13 +122,13 @@ func TestRunOnce(t *testing.T) {
 		code int
 		want string
 	}{
-		{"watch", exitOK, "HTBX filled 300 @ 0.0150"},
-		{"fees", exitOK, "1 pending"}, // the fee lands 5 s after the fill
-		{"watch", exitOK, "HTBX covered"},
-		{"pricey", exitDeclined, "HTBY declined"},
-		{"restricted", exitBroker, "RSTR rejected"},
-		{"ledger", exitOK, "rows read"},
-		{"eod", exitOK, "HTBX Locate credited 300"},
+		{"watch", account.ExitOK, "HTBX filled 300 @ 0.0150"},
+		{"fees", account.ExitOK, "1 pending"}, // the fee lands 5 s after the fill
+		{"watch", account.ExitOK, "HTBX covered"},
+		{"pricey", account.ExitDeclined, "HTBY declined"},
+		{"restricted", account.ExitBroker, "RSTR rejected"},
+		{"ledger", account.ExitOK, "rows read"},
+		{"eod", account.ExitOK, "HTBX Locate credited 300"},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, "run", "--config", cfg, "--once", tc.job)
 		if code != tc.code || !strings.Contains(out, tc.want) {
@@ -150,7 +152,7 @@ func TestRunOnce(t *testing.T) {
 	}
 	// --json prints the run record.
 	code, out, _ := b.MustRunMain(t, nil, "run", "--config", cfg, "--once", "ledger", "--json")
-	var rec runJSON
+	var rec console.RunJSON
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); code != 0 || err != nil || rec.Job != "ledger" || rec.Outcome != "ok" || !strings.Contains(rec.Detail, "rows read") {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
 	}
@@ -249,7 +251,7 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 		return n
 	}
 	waitFor(t, "two scheduled runs", func() bool { return ok() >= 2 })
-	if code := r.stop(t); code != exitOK {
+	if code := r.stop(t); code != account.ExitOK {
 		t.Fatalf("exit %d after SIGTERM\nstderr %s", code, r.stderr)
 	}
 	runs := b.jobRuns(t)
@@ -288,8 +290,8 @@ func TestRunOnceSIGTERM(t *testing.T) {
 		code  int
 		runs  string
 	}{
-		{"30s", exitOK, "ok"},
-		{"0s", exitInterrupt, "failed,ok"},
+		{"30s", account.ExitOK, "ok"},
+		{"0s", account.ExitInterrupted, "failed,ok"},
 	} {
 		t.Run("grace "+tc.grace, func(t *testing.T) {
 			t.Parallel()
@@ -300,12 +302,12 @@ func TestRunOnceSIGTERM(t *testing.T) {
 			if code := r.stop(t); code != tc.code {
 				t.Fatalf("exit %d after SIGTERM, want %d\nstderr %s", code, tc.code, r.stderr)
 			}
-			if tc.code != exitOK {
+			if tc.code != account.ExitOK {
 				if !strings.Contains(r.stdout.String(), "interrupted") {
 					t.Errorf("stdout %q: want the interrupted run", r.stdout)
 				}
 				code, out, errOut := b.MustRunMain(t, nil, "run", "--config", path, "--once", "watch")
-				if code != exitOK || !strings.Contains(out, "covered") {
+				if code != account.ExitOK || !strings.Contains(out, "covered") {
 					t.Errorf("after restart: exit %d %q\nstderr %s", code, out, errOut)
 				}
 			}
@@ -342,8 +344,8 @@ func TestRunOnceNotifiesWebhook(t *testing.T) {
 	cfg := writeFile(t, "locator.json", strings.Replace(daemonConfig, "\n  ]\n}",
 		"\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"LOCATOR_TEST_HOOK\", \"format\": \"json\"}]}\n}", 1))
 	code, out, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_TEST_HOOK": url}, "run", "--config", cfg, "--once", "pricey", "-v")
-	if code != exitDeclined {
-		t.Fatalf("exit %d, want %d\nstderr %s", code, exitDeclined, errOut)
+	if code != account.ExitDeclined {
+		t.Fatalf("exit %d, want %d\nstderr %s", code, account.ExitDeclined, errOut)
 	}
 	close(got)
 	var bodies []map[string]any

@@ -15,19 +15,12 @@ type demoCommand struct {
 	keep  string
 }
 
-func (c *demoCommand) synopsis() string {
-	return "run the locate engine against the embedded simulator: six workflows, narrated"
-}
-
 func (c *demoCommand) flags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.speed, "speed", 10, "run the shared clock N times faster than real time")
 	fs.StringVar(&c.keep, "db", "", "keep the demo's database at this path (default: a temporary file)")
 }
 
 func (c *demoCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.speed <= 0 || c.speed > 100 {
 		return usagef("--speed must be in (0, 100]")
 	}

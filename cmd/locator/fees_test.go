@@ -10,8 +10,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -73,7 +75,7 @@ func TestFeesAndSizeAfterLocate(t *testing.T) {
 		}
 	}
 	code, out, _ = b.MustRunMain(t, nil, "size", "AAPL", "--price", "190", "--json")
-	var z sizeJSON
+	var z console.SizingJSON
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &z); err != nil || code != 0 {
 		t.Fatalf("size --json: exit %d %q %v", code, out, err)
 	}
@@ -160,7 +162,6 @@ func TestFeesAndSizeBadInput(t *testing.T) {
 	b := setupCLI(t)
 	for _, args := range [][]string{
 		{"fees", "--since", "2026-13-01"},
-		{"fees", "--since", "2999-01-01"},
 		{"fees", "--csv", "--json"},
 		{"fees", "--grace", "-1h"},
 		{"fees", "extra"},
@@ -180,4 +181,49 @@ func TestFeesAndSizeBadInput(t *testing.T) {
 	if n := len(b.sim.Requests()); n != 0 {
 		t.Errorf("%d requests sent, want 0", n)
 	}
+	// A first date after today is refused too; today is the broker's,
+	// which takes one read of the account to know (nothing is written).
+	if code, _, errOut := b.MustRunMain(t, nil, "fees", "--since", "2999-01-01"); code != 2 || !strings.Contains(errOut, "after the broker's today") {
+		t.Errorf("--since 2999-01-01: exit %d (%q), want 2", code, errOut)
+	}
+	if w := b.writes(); len(w) != 0 {
+		t.Errorf("writes sent: %v", w)
+	}
+}
+
+// Issue 20 item 4: with the broker's clock two days behind this machine (a
+// replayed day), `locator fees` and `run --once` of a reconcile job run the
+// one check (ledger.Check) on the broker's dates: the same fee matched and
+// exit 0; with a charge nothing explains, the same problem and exit 3.
+func TestFeesAndReconcileJobAgreeOnBrokerDate(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t, brokersim.WithClockSkew(-48*time.Hour))
+	zero := brokersim.Duration(0)
+	b.sim.ApplySettings(brokersim.Settings{FeeDelay: &zero}) // the fee posts with the fill
+	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--yes"); code != 0 {
+		t.Fatalf("locate: exit %d\n%s\n%s", code, out, errOut)
+	}
+	cfg := writeFile(t, "locator.json", `{"jobs": [
+  {"name": "fees", "kind": "reconcile", "schedule": "0 30 18 * * *", "holidays": "run", "days": 31}
+]}`)
+	brokerToday := ledger.TradeDate(b.sim.Now()).Format(time.DateOnly)
+	check := func(wantCode int, wantSummary string) {
+		t.Helper()
+		code, out, errOut := b.MustRunMain(t, nil, "fees", "-o", "json")
+		objs := feesJSONLines(t, out)
+		fee, last := objs[0], objs[len(objs)-1]
+		if code != wantCode || fee["status"] != "matched" || fee["charged"] != "4.50" || fee["ledgerDate"] != brokerToday || last["today"] != brokerToday {
+			t.Errorf("fees: exit %d, want %d\n%s\n%s", code, wantCode, out, errOut)
+		}
+		code, out, errOut = b.MustRunMain(t, nil, "run", "--config", cfg, "--once", "fees")
+		if code != wantCode || !strings.Contains(out, wantSummary) {
+			t.Errorf("run --once fees: exit %d, want %d with %q\n%s\n%s", code, wantCode, wantSummary, out, errOut)
+		}
+	}
+	check(account.ExitOK, "1 matched, 0 pending, 0 missing, 0 wrong amount, 0 unexplained")
+	if err := b.sim.AddCashRows([]brokersim.ScenarioCashRow{{Account: "LV100001", Date: brokerToday, CashType: "Locate Fees",
+		Withdraw: brokersim.Dec(decimal.RequireFromString("7.77")), Note: "Locate fee ZZZZ 500 shares"}}); err != nil {
+		t.Fatal(err)
+	}
+	check(account.ExitBroker, "1 matched, 0 pending, 0 missing, 0 wrong amount, 1 unexplained")
 }

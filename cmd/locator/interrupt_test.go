@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // openTerminal opens a pseudo-terminal and returns its terminal side, which
@@ -78,7 +78,7 @@ func TestInterruptAtPromptCancelsOffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].LocateStatus != brokerclient.LocateStatusCanceled {
+	if len(rows) != 1 || rows[0].LocateStatus != brokercode.LocateStatusCanceled {
 		t.Errorf("history %+v, want the offer cancelled (52)\n%s", rows, stderr.String())
 	}
 }

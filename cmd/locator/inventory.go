@@ -2,76 +2,53 @@ package main
 
 import (
 	"context"
-	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 )
 
 // inventoryCommand prints the account's located inventory.
 type inventoryCommand struct{ conn connFlags }
 
-func (c *inventoryCommand) synopsis() string { return "print the account's located inventory" }
-
 func (c *inventoryCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *inventoryCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
 	}
-	rows, _, err := client.Locates.Inventory(ctx, s.account)
+	rows, _, err := client.Locates.Inventory(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
-	var table [][]string
-	var objs []any
-	for _, r := range rows {
-		table = append(table, []string{r.Symbol, string(r.Type()), strconv.Itoa(r.LocateType), i64(r.Available), i64(r.Unavailable), i64(r.ToBeSold), i64(r.Sold)})
-		objs = append(objs, r)
-	}
-	c.conn.out().table([]string{"SYMBOL", "TYPE", "CODE", "AVAILABLE", "UNAVAILABLE", "TO BE SOLD", "SOLD"}, table, objs)
+	console.Inventory(c.conn.out(), rows)
 	return nil
 }
 
 // historyCommand prints today's locate history rows.
 type historyCommand struct{ conn connFlags }
 
-func (c *historyCommand) synopsis() string { return "print today's locate history at the broker" }
-
 func (c *historyCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *historyCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
 	}
-	rows, _, err := client.Locates.History(ctx, s.account)
+	rows, _, err := client.Locates.History(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
-	var table [][]string
-	var objs []any
-	for _, r := range rows {
-		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, i64(r.LocateShares),
-			r.LocateStatus.String(), string(brokerclient.LocateTypeForCode(r.LocateType)), locatePrice(r.LocatePrice), r.TextValue()})
-		objs = append(objs, r)
-	}
-	c.conn.out().table([]string{"UPDATED", "QUOTE ID", "SYMBOL", "SHARES", "STATUS", "TYPE", "PRICE", "TEXT"}, table, objs)
+	console.LocateHistory(c.conn.out(), rows)
 	return nil
 }
 
 // readClient is a client for read-only commands: no engine, no database.
-func (c *connFlags) readClient() (*brokerclient.Client, settings, error) {
+func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) {
 	s, err := c.resolve(true)
 	if err != nil {
 		return nil, s, err
@@ -82,5 +59,3 @@ func (c *connFlags) readClient() (*brokerclient.Client, settings, error) {
 	}
 	return client, s, nil
 }
-
-func i64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/store"
 )
@@ -18,10 +19,6 @@ type jobsCommand struct {
 	limit int
 }
 
-func (c *jobsCommand) synopsis() string {
-	return "list the recorded runs of scheduled jobs, newest first (local, sends nothing)"
-}
-
 func (c *jobsCommand) flags(fs *pflag.FlagSet) {
 	c.conn.registerLocal(fs)
 	fs.StringVar(&c.job, "job", "", "only the runs of the job named NAME")
@@ -29,9 +26,6 @@ func (c *jobsCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *jobsCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.limit < 1 {
 		return usagef("--limit %d: want 1 or more", c.limit)
 	}
@@ -51,10 +45,10 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 		if !r.EndedAt.IsZero() {
 			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		rows = append(rows, []string{i64(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
+		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
 			took, string(r.Outcome), r.Detail})
-		objs = append(objs, runJSONOf(r))
+		objs = append(objs, console.RunJSONOf(r))
 	}
-	c.conn.out().table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
+	c.conn.out().Table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
 	return nil
 }

@@ -2,20 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -27,10 +26,6 @@ type locateCommand struct {
 	allowSingleUse bool
 	yes            bool
 	watchlist      string
-}
-
-func (c *locateCommand) synopsis() string {
-	return "ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy"
 }
 
 func (c *locateCommand) flags(fs *pflag.FlagSet) {
@@ -48,7 +43,7 @@ func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
 		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
-	if err := workflow.ValidateSymbol(args[0]); err != nil {
+	if err := brokercode.ValidateSymbol(args[0]); err != nil {
 		return "", 0, err
 	}
 	qty, err := workflow.ParseQuantity(args[1])
@@ -90,11 +85,11 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		ask = m.asker(ctx)
 	}
 	out := c.conn.out()
-	show := progress(out, m.display())
-	var board *board
-	if len(items) > 1 && c.conn.format == formatTable && isTerminalWriter(m.Stdout) {
-		board = newBoard(m.Stdout, items)
-		show = board.update
+	show := console.Progress(out, m.display())
+	var board *console.Board
+	if len(items) > 1 && c.conn.format == console.Table && console.IsTerminalWriter(m.Stdout) {
+		board = console.NewBoard(m.Stdout, items)
+		show = board.Update
 	}
 	sess, err := c.conn.open(ctx, "locate", ask, service.RoleCommand)
 	if err != nil {
@@ -110,8 +105,8 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		return ctx.Err()
 	}
 	if board != nil {
-		board.close(ws)
-		out = printer{w: io.Discard}
+		board.Close(ws)
+		out = console.Printer{W: io.Discard}
 	}
 	return finishAll(out, ws, res.Err())
 }
@@ -162,7 +157,11 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]accou
 		if len(args) != 0 {
 			return nil, usagef("give SYMBOL QTY pairs or --watchlist, not both")
 		}
-		return readWatchlist(c.watchlist, policy)
+		items, err := config.ReadWatchlist(c.watchlist, policy)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		return items, nil
 	}
 	if len(args) == 0 || len(args)%2 != 0 {
 		return nil, usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
@@ -178,54 +177,10 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]accou
 	return reqs, nil
 }
 
-// readWatchlist reads a CSV watchlist: symbol, quantity and an optional max
-// price per row; blank lines and lines starting with # are skipped, and so
-// is a first row whose quantity is not a number (a header).
-func readWatchlist(path string, policy workflow.Policy) ([]account.LocateItem, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("watchlist: %v", err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment, r.FieldsPerRecord, r.TrimLeadingSpace = '#', -1, true
-	rows, err := r.ReadAll()
-	if err != nil {
-		return nil, usagef("watchlist %s: %v", path, err)
-	}
-	var reqs []account.LocateItem
-	for i, row := range rows {
-		if i == 0 && len(row) >= 2 && !startsWithDigit(row[1]) {
-			continue
-		}
-		if len(row) < 2 || len(row) > 3 {
-			return nil, usagef("watchlist %s line %d: want symbol, quantity[, max price]", path, i+1)
-		}
-		symbol, qty, err := parseSymbolQty(row[:2])
-		if err != nil {
-			return nil, fmt.Errorf("watchlist %s line %d: %w", path, i+1, err)
-		}
-		p := policy
-		if len(row) == 3 && row[2] != "" {
-			if p.MaxPrice, err = workflow.ParsePrice("max price", row[2]); err != nil {
-				return nil, fmt.Errorf("watchlist %s line %d: %w", path, i+1, err)
-			}
-			p.AutoAccept = true
-		}
-		reqs = append(reqs, account.LocateItem{Symbol: symbol, Quantity: qty, Policy: p})
-	}
-	if len(reqs) == 0 {
-		return nil, usagef("watchlist %s has no rows", path)
-	}
-	return reqs, nil
-}
-
-func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
-
 // finishAll prints every outcome of a batch (one JSON object per symbol
 // with --json, one CSV row with -o csv) and returns the worst exit status; a
 // request refused before it was queued makes it a failure.
-func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
+func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) error {
 	var texts []string
 	var rows [][]string
 	var objs []any
@@ -233,10 +188,10 @@ func finishAll(out printer, ws []*workflow.Workflow, startErr error) error {
 		if w == nil {
 			continue
 		}
-		o := outcomeOf(w)
-		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.row()), append(objs, o)
+		o := console.OutcomeOf(w)
+		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.Row()), append(objs, o)
 	}
-	out.records(outcomeHeader, rows, objs, texts)
+	out.Records(console.OutcomeHeader, rows, objs, texts)
 	if startErr != nil {
 		return startErr
 	}
@@ -259,62 +214,6 @@ func worstExit(ws []*workflow.Workflow) error {
 }
 
 // finish prints a workflow's outcome and returns its exit status.
-func finish(out printer, w *workflow.Workflow) error {
+func finish(out console.Printer, w *workflow.Workflow) error {
 	return finishAll(out, []*workflow.Workflow{w}, nil)
-}
-
-// progress prints each state change as it happens; on a terminal a
-// spinner turns while a quote waits its turn or a credit-back is under way.
-func progress(out printer, d *display) func(account.Update) {
-	return func(u account.Update) {
-		if u.Order != nil {
-			o := u.Order
-			if out.json() {
-				out.event(map[string]any{"event": "order", "clientOrderId": o.LookupID(), "symbol": o.Symbol, "from": u.From, "to": o.State, "status": o.OrderStatus, "reason": u.Reason}, "")
-				return
-			}
-			line := fmt.Sprintf("order %s %s: %s → %s", o.LookupID(), o.Symbol, u.From, o.State)
-			if o.OrderStatus != "" {
-				line += " (" + o.OrderStatus + ")"
-			}
-			if u.Reason != "" {
-				line += " — " + u.Reason
-			}
-			d.println(line)
-			return
-		}
-		w := u.Workflow
-		if until := u.QueuedUntil; !until.IsZero() {
-			if out.json() {
-				out.event(map[string]any{"event": "queued", "id": w.ID, "symbol": w.Symbol, "until": until.UTC()}, "")
-				return
-			}
-			d.println(fmt.Sprintf("%s %s: queued — the broker spaces quotes of a symbol; this one leaves in about %s",
-				w.Symbol, w.ID, until.Sub(d.clk.Now()).Round(time.Second)))
-			d.spinner(func(now time.Time) string {
-				return fmt.Sprintf("%s: waiting to quote, %s", w.Symbol, max(until.Sub(now), 0).Round(time.Second))
-			})
-			return
-		}
-		if out.json() {
-			out.event(map[string]any{"event": "transition", "id": w.ID, "symbol": w.Symbol, "from": u.From, "to": w.State, "reason": u.Reason}, "")
-			return
-		}
-		line := fmt.Sprintf("%s %s: %s → %s", w.Symbol, w.ID, u.From, w.State)
-		if u.Offer != nil {
-			o := u.Offer
-			left := o.ExpiresAt.Sub(d.clk.Now()).Round(time.Second)
-			line += fmt.Sprintf(" — offer %s × %d = %s (%s, %s left)", price4(o.Price), o.Shares, money(o.Total),
-				brokerclient.LocateTypeForCode(o.LocateType), left)
-		} else if u.Reason != "" && w.State != states.Quoting {
-			line += " — " + u.Reason
-		}
-		d.println(line)
-		if w.Kind == states.CreditBack && !w.Terminal() {
-			start := d.since(w.ID)
-			d.spinner(func(now time.Time) string {
-				return fmt.Sprintf("%s: crediting back %d shares, %s", w.Symbol, w.Quantity, now.Sub(start).Round(time.Second))
-			})
-		}
-	}
 }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/console"
 )
 
 // A batch prints one outcome object per symbol at the end and exits with
@@ -15,12 +18,12 @@ func TestLocateManySymbolsJSON(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "AAPL", "100", "HTBY", "1000", "--max-price", "0.02", "--json")
-	if code != exitDeclined {
-		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, exitDeclined, out, errOut)
+	if code != account.ExitDeclined {
+		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, account.ExitDeclined, out, errOut)
 	}
 	got := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var o outcome
+		var o console.Outcome
 		if err := json.Unmarshal([]byte(l), &o); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}
@@ -52,8 +55,8 @@ func TestLocateWatchlist(t *testing.T) {
 	os.WriteFile(bad, []byte("HTBX,200\nHTBY,150\n"), 0o600)
 	before := len(b.writes())
 	code, _, errOut = b.MustRunMain(t, nil, "locate", "--watchlist", bad, "--yes")
-	if code != exitUsage || !strings.Contains(errOut, "line 2") {
-		t.Errorf("bad watchlist: exit %d, want %d naming line 2\nstderr %s", code, exitUsage, errOut)
+	if code != account.ExitUsage || !strings.Contains(errOut, "line 2") {
+		t.Errorf("bad watchlist: exit %d, want %d naming line 2\nstderr %s", code, account.ExitUsage, errOut)
 	}
 	if after := len(b.writes()); after != before {
 		t.Errorf("%d writes sent for a bad watchlist", after-before)

@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/vault"
 )
 
 // loginCommand signs a user in through the partner OAuth program (spec:
@@ -32,10 +32,6 @@ type loginCommand struct {
 	timeout     time.Duration
 }
 
-func (c *loginCommand) synopsis() string {
-	return "sign in through the partner OAuth program in a browser; stores the tokens encrypted"
-}
-
 func (c *loginCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.BoolVar(&c.partner, "partner", false, "sign in through the partner OAuth program (API keys need no login)")
@@ -48,7 +44,7 @@ func (c *loginCommand) flags(fs *pflag.FlagSet) {
 // loginSettings are the checked inputs of a login; nothing is sent before
 // they all are.
 type loginSettings struct {
-	settings
+	config.Settings
 	cfg      brokerclient.PartnerConfig
 	redirect *url.URL
 }
@@ -57,24 +53,24 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	if !c.partner {
 		return loginSettings{}, usagef("pass --partner: the partner OAuth login is the only one (API keys are read from LOCATOR_KEY_ID and LOCATOR_SECRET)")
 	}
-	c.conn.auth = authPartner
+	c.conn.auth = config.AuthPartner
 	s, err := c.conn.resolve(false)
 	if err != nil {
 		return loginSettings{}, err
 	}
 	pick := func(flag, env string) string { return flagOrEnv(c.conn.m.Getenv, flag, env) }
-	l := loginSettings{settings: s, cfg: brokerclient.PartnerConfig{
-		ClientID: pick(c.clientID, "LOCATOR_CLIENT_ID"), ClientSecret: s.clientSecret,
+	l := loginSettings{Settings: s, cfg: brokerclient.PartnerConfig{
+		ClientID: pick(c.clientID, "LOCATOR_CLIENT_ID"), ClientSecret: s.ClientSecret,
 		LoginURL: pick(c.loginURL, "LOCATOR_LOGIN_URL"), RedirectURI: pick(c.redirectURI, "LOCATOR_REDIRECT_URI"),
 	}}
 	if l.cfg.ClientID == "" {
 		return l, usagef("no client id: set LOCATOR_CLIENT_ID or --client-id")
 	}
-	if u, err := url.Parse(l.cfg.LoginURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return l, usagef("login address %q: want the issued http(s) address (LOCATOR_LOGIN_URL or --login-url)", l.cfg.LoginURL)
+	if _, err := brokerclient.CheckAddress(l.cfg.LoginURL, brokerclient.LoginAddress); err != nil {
+		return l, usagef("%v (LOCATOR_LOGIN_URL or --login-url: the issued address)", err)
 	}
 	l.redirect, err = url.Parse(l.cfg.RedirectURI)
-	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !isLoopback(l.redirect.Hostname()) {
+	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !brokerclient.Loopback(l.redirect.Hostname()) {
 		return l, usagef("redirect address %q: want the registered http://127.0.0.1:PORT/... address on this machine (LOCATOR_REDIRECT_URI or --redirect-uri)", l.cfg.RedirectURI)
 	}
 	if c.timeout <= 0 {
@@ -83,131 +79,56 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	return l, nil
 }
 
-// isLoopback tells whether the callback stays on this machine: the code
-// must not travel over a network on its way back.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// callback is what the loopback listener received.
-type callback struct {
-	tok *brokerclient.PartnerToken
-	err error
-}
-
 func (c *loginCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	l, err := c.resolve()
 	if err != nil {
 		return err
 	}
 	client, err := brokerclient.NewClient(
-		brokerclient.WithBaseURL(l.baseURL), brokerclient.WithPartner(l.cfg),
+		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
 		brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(userAgent),
 	)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	state := rand.Text()
-	authURL, err := client.Partner.AuthCodeURL(state)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", l.redirect.Host)
-	if err != nil {
-		return fmt.Errorf("listen on the redirect address %s: %w", l.redirect.Host, err)
-	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	got := make(chan callback, 1)
-	srv := &http.Server{Handler: c.callbackHandler(ctx, client, l.redirect.Path, state, got), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer func() {
-		stop, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer done()
-		srv.Shutdown(stop)
-	}()
-
 	out := c.conn.out()
-	out.event(map[string]string{"event": "authorize", "authorizeURL": authURL},
-		"Open this address in a browser and sign in:\n  "+authURL)
-	var cb callback
-	select {
-	case cb = <-got:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("no sign-in within %s", c.timeout)
-		}
-		return ctx.Err()
-	}
+	tok, err := client.Partner.SignIn(ctx, l.redirect, func(authURL string) {
+		out.Event(map[string]string{"event": "authorize", "authorizeURL": authURL},
+			"Open this address in a browser and sign in:\n  "+authURL)
+	})
+	var te *brokerclient.TokenError
 	switch {
-	case errors.Is(cb.err, brokerclient.ErrStateMismatch):
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no sign-in within %s", c.timeout)
+	case errors.Is(err, brokerclient.ErrStateMismatch):
 		return usagef("refused the callback: its state is not this login's; nothing was exchanged")
-	case cb.err != nil:
-		var te *brokerclient.TokenError
-		if errors.As(cb.err, &te) {
-			return &exitError{code: exitBroker, msg: cb.err.Error()}
-		}
-		return cb.err
+	case errors.As(err, &te):
+		return &exitError{code: account.ExitBroker, msg: err.Error()}
+	case err != nil:
+		return err
 	}
 
-	vault := newTokenVault(l.db, c.conn.m.Getenv)
-	login := partnerLogin{BaseURL: l.baseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *cb.tok}
-	if err := vault.save(login); err != nil {
+	v := vault.Open(l.DB, c.conn.m.Getenv)
+	login := vault.Login{BaseURL: l.BaseURL, ClientID: l.cfg.ClientID, LoginURL: l.cfg.LoginURL, RedirectURI: l.cfg.RedirectURI, Token: *tok}
+	if err := v.Save(login); err != nil {
 		return fmt.Errorf("store the tokens: %w", err)
 	}
-	out.event(map[string]string{"event": "signed_in", "tokenFile": vault.tokenFile, "identityFile": vault.identityFile},
-		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", vault.tokenFile, vault.identityFile))
-	return c.listAccounts(ctx, l, vault, login)
-}
-
-// callbackHandler answers the redirect: the first request to the redirect
-// path is the login's answer; its state is checked and its code exchanged
-// at once, before the browser is told anything.
-func (c *loginCommand) callbackHandler(ctx context.Context, client *brokerclient.Client, path, state string, got chan<- callback) http.Handler {
-	var once sync.Once
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != path {
-			http.NotFound(w, r)
-			return
-		}
-		answered := false
-		var cb callback
-		once.Do(func() {
-			answered = true
-			cb.tok, cb.err = client.Partner.ExchangeCallback(ctx, r.URL.Query(), state)
-			got <- cb
-		})
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		switch {
-		case !answered:
-			w.WriteHeader(http.StatusConflict)
-			fmt.Fprint(w, "<!doctype html><title>locator</title><p>This login has already been answered.</p>")
-		case cb.err != nil:
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprint(w, "<!doctype html><title>locator</title><p id=\"result\">Sign-in refused; see the terminal.</p>")
-		default:
-			fmt.Fprint(w, "<!doctype html><title>locator</title><p id=\"result\">Signed in. You can close this window.</p>")
-		}
-	})
+	out.Event(map[string]string{"event": "signed_in", "tokenFile": v.TokenFile, "identityFile": v.IdentityFile},
+		fmt.Sprintf("Signed in. The tokens are stored encrypted in %s (key: %s).", v.TokenFile, v.IdentityFile))
+	return c.listAccounts(ctx, l, v, login)
 }
 
 // listAccounts shows the accounts the token reaches, for the user to
 // choose one; an empty list is explained, since the spec says it is a
 // provisioning issue rather than an empty portfolio.
-func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault tokenVault, login partnerLogin) error {
+func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, v vault.Vault, login vault.Login) error {
 	client, err := brokerclient.NewClient(
-		brokerclient.WithBaseURL(l.baseURL), brokerclient.WithPartner(l.cfg),
+		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
 		brokerclient.WithPartnerToken(login.Token, func(tok brokerclient.PartnerToken) error {
 			login.Token = tok
-			return vault.save(login)
+			return v.Save(login)
 		}),
 		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(userAgent),
 	)
@@ -220,13 +141,13 @@ func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault 
 	}
 	out := c.conn.out()
 	if len(accts) == 0 {
-		out.event(map[string]string{"event": "no_accounts", "message": "no account reachable: a provisioning issue"},
+		out.Event(map[string]string{"event": "no_accounts", "message": "no account reachable: a provisioning issue"},
 			"The sign-in worked, but no account is reachable with it. This is a provisioning issue, not an empty\n"+
 				"portfolio: select this platform on your live profile at the broker (or ask them to), then log in again.")
 		return nil
 	}
-	printAccounts(out, accts, l.account)
-	out.event(map[string]string{"event": "choose_account"},
+	console.Accounts(out, accts, l.Account)
+	out.Event(map[string]string{"event": "choose_account"},
 		"\nChoose an account with --account or LOCATOR_ACCOUNT, and use these tokens with --auth partner or LOCATOR_AUTH=partner.")
 	return nil
 }
@@ -235,30 +156,25 @@ func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings, vault 
 // broker is coordinated with its operator (spec: Partner OAuth, item 7).
 type logoutCommand struct{ conn connFlags }
 
-func (c *logoutCommand) synopsis() string { return "forget the stored partner tokens" }
-
 func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.conn.db, "db", "", "SQLite database path, beside which the tokens are stored (env LOCATOR_DB)")
-	registerJSON(fs, &c.conn.format)
+	console.RegisterJSON(fs, &c.conn.format)
 }
 
 func (c *logoutCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	db, err := c.conn.dbPath()
 	if err != nil {
 		return err
 	}
-	vault := newTokenVault(db, c.conn.m.Getenv)
-	had, err := vault.forget()
+	v := vault.Open(db, c.conn.m.Getenv)
+	had, err := v.Forget()
 	if err != nil {
 		return err
 	}
 	text := "No partner tokens were stored."
 	if had {
-		text = "Forgot the partner tokens (" + vault.tokenFile + ")."
+		text = "Forgot the partner tokens (" + v.TokenFile + ")."
 	}
-	c.conn.out().event(map[string]any{"event": "logged_out", "forgot": had}, text)
+	c.conn.out().Event(map[string]any{"event": "logged_out", "forgot": had}, text)
 	return nil
 }

@@ -51,7 +51,7 @@ func TestBrowserPartnerLogin(t *testing.T) {
 		t.Fatalf("browser ended at %q", callback)
 	}
 	replay := b.sim.PartnerClient(t, b.sim.Partner.LiveClientID)
-	_, err = replay.Partner.Exchange(t.Context(), cb.Query().Get("code"))
+	_, err = replay.Partner.Exchange(t.Context(), cb.Query().Get("code"), brokerclient.NewAttempt().Verifier)
 	var te *brokerclient.TokenError
 	if !errors.As(err, &te) || te.StatusCode != 400 {
 		t.Errorf("replayed code: %v", err)

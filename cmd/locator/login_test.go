@@ -16,6 +16,7 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/vault"
 )
 
 // partnerCLI is a simulator whose partner program redirects to a free
@@ -152,7 +153,8 @@ func (b *partnerCLI) checkPartnerFlow(t *testing.T, signIn func(authURL string))
 	}
 
 	// Stored encrypted, the key outside the database's directory, 0600.
-	tokenFile := filepath.Join(b.dir, tokenFileName)
+	v := vault.Open(b.env["LOCATOR_DB"], b.getenv(nil))
+	tokenFile := v.TokenFile
 	sealed, err := os.ReadFile(tokenFile)
 	if err != nil {
 		t.Fatal(err)
@@ -160,11 +162,11 @@ func (b *partnerCLI) checkPartnerFlow(t *testing.T, signIn func(authURL string))
 	if !bytes.HasPrefix(sealed, []byte("age-encryption.org/v1")) {
 		t.Errorf("token file is not an age file: %.40q", sealed)
 	}
-	idFile := filepath.Join(b.env["XDG_CONFIG_HOME"], "locator", identityFileName)
+	idFile := v.IdentityFile
 	if fi, err := os.Stat(idFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("identity file %s: %v %v", idFile, fi, err)
 	}
-	stored, err := newTokenVault(b.env["LOCATOR_DB"], b.getenv(nil)).load()
+	stored, err := v.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func TestLoginPartnerRefusesForeignState(t *testing.T) {
 			t.Errorf("exchanged: %+v", r)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(b.dir, tokenFileName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(b.dir, vault.TokenFileName)); !os.IsNotExist(err) {
 		t.Errorf("token file: %v", err)
 	}
 }

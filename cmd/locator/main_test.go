@@ -13,6 +13,7 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -24,13 +25,13 @@ type cliBundle struct {
 	env map[string]string
 }
 
-func setupCLI(t *testing.T) *cliBundle {
+func setupCLI(t *testing.T, opts ...brokersim.Option) *cliBundle {
 	t.Helper()
 	sc := brokersim.DefaultScenario()
 	sc.Timing.SettleMin = brokersim.Duration(100 * time.Millisecond)
 	sc.Timing.SettleMax = brokersim.Duration(200 * time.Millisecond)
 	sc.Timing.CreditClear = brokersim.Duration(500 * time.Millisecond)
-	sim, err := brokersim.New(sc, brokersim.WithClock(clock.Real{}))
+	sim, err := brokersim.New(sc, append([]brokersim.Option{brokersim.WithClock(clock.Real{})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestLocateJSON(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var o outcome
+	var o console.Outcome
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
@@ -201,7 +202,7 @@ func TestStatesCommand(t *testing.T) {
 		t.Errorf("exit %d: %s", code, out)
 	}
 	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png"); code != 2 {
-		t.Errorf("bad format: exit %d", code)
+		t.Errorf("bad console.Format: exit %d", code)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -30,7 +31,7 @@ import (
 // commands run against it, with one database.
 type ownerBundle struct {
 	bin, dir, db string
-	ready        readyLine
+	ready        brokersim.Ready
 	env          []string
 }
 
@@ -365,7 +366,7 @@ func TestRunOnceAndOrderCancelHandedToOwner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	out, err := b.command(ctx, "run", "--config", cfg, "--once", "loc", "--json").Output()
-	var run runJSON
+	var run console.RunJSON
 	if err != nil || json.Unmarshal(out, &run) != nil || run.Outcome != "ok" || !strings.Contains(run.Detail, "OW00 filled 300") {
 		t.Fatalf("run --once through the owner: %v\n%s", err, out)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locatorhq/locator/brokersim"
 )
 
 // The Dockerfile builds a static binary and ships it on an empty base as a
@@ -135,7 +137,7 @@ func TestDockerfile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no ready line: %v", err)
 	}
-	var ready readyLine
+	var ready brokersim.Ready
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		t.Fatal(err)
 	}

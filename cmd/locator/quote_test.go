@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
@@ -36,11 +38,11 @@ func TestQuoteFiveSymbolsWithAndWithoutServe(t *testing.T) {
 			}
 			var got []string
 			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-				var r quoteRow
+				var r console.QuoteRow
 				if err := json.Unmarshal([]byte(l), &r); err != nil {
 					t.Fatalf("line %q: %v", l, err)
 				}
-				got = append(got, strings.Join([]string{r.Symbol, r.State, r.LocateType, r.RegSHOSide, i64(r.Shares), r.PricePerShare, r.Total, r.LocateStatus.String()}, " "))
+				got = append(got, strings.Join([]string{r.Symbol, r.State, r.LocateType, r.RegSHOSide, console.Int(r.Shares), r.PricePerShare, r.Total, r.LocateStatus.String()}, " "))
 			}
 			want := []string{
 				"HTBX priced Locate  500 0.0150 7.50 52 Canceled",
@@ -103,7 +105,7 @@ func TestQuoteFiveSymbolsWithAndWithoutServe(t *testing.T) {
 				t.Fatalf("shortable: exit %d\n%s", code, out)
 			}
 			lines := strings.Split(strings.TrimSpace(out), "\n")
-			var rsho, aapl shortableRow
+			var rsho, aapl console.ShortableRow
 			if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &rsho) != nil || json.Unmarshal([]byte(lines[1]), &aapl) != nil {
 				t.Fatalf("shortable: %s", out)
 			}
@@ -166,7 +168,7 @@ func TestQuoteInterruptedLeavesNothingOpen(t *testing.T) {
 		t.Fatalf("the command did not end after the interrupt:\n%s", stderr.String())
 	}
 	for _, r := range history() {
-		if r.LocateStatus != brokerclient.LocateStatusCanceled {
+		if r.LocateStatus != brokercode.LocateStatusCanceled {
 			t.Errorf("%s: status %d, want 52 Canceled", r.QuoteReqID, r.LocateStatus)
 		}
 	}

@@ -288,7 +288,7 @@ func readmeSim(t *testing.T, args []string) string {
 		t.Errorf("locator sim: exit %d on interrupt", code)
 	}
 	line, _, _ := strings.Cut(w.String(), "\n")
-	var ready readyLine
+	var ready brokersim.Ready
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		t.Fatalf("ready line %q: %v", line, err)
 	}
@@ -307,7 +307,7 @@ func TestREADMEExportsMatchTheSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := readmeSim(t, []string{"sim", "--addr", "127.0.0.1:8700"})
-	var ready readyLine
+	var ready brokersim.Ready
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestREADMEExportsMatchTheSimulator(t *testing.T) {
 			env[k] = append(env[k], v)
 		}
 	}
-	keys := map[string]readyKey{}
+	keys := map[string]brokersim.ReadyKey{}
 	for _, k := range ready.Keys {
 		keys[k.KeyID] = k
 	}

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
@@ -27,16 +28,9 @@ import (
 // profit and loss"); the list also proves the keys work.
 type accountsCommand struct{ conn connFlags }
 
-func (c *accountsCommand) synopsis() string {
-	return "list the accounts these keys reach: type, status, cash, buying power"
-}
-
 func (c *accountsCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *accountsCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	// The list needs no account: it is how a person finds theirs.
 	s, err := c.conn.resolve(false)
 	if err != nil {
@@ -49,7 +43,7 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	accts, _, err := client.Accounts.List(ctx)
 	if errors.Is(err, brokerclient.ErrNotFound) {
 		// Spec: the list doubles as a credential check (404 invalid).
-		if s.auth == authPartner {
+		if s.Auth == config.AuthPartner {
 			return usagef("the broker refused the partner token (404): run 'locator login --partner' again")
 		}
 		return usagef("the broker refused these keys (404): check LOCATOR_KEY_ID and LOCATOR_SECRET")
@@ -57,24 +51,8 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	printAccounts(c.conn.out(), accts, s.account)
+	console.Accounts(c.conn.out(), accts, s.Account)
 	return nil
-}
-
-// printAccounts prints the account list, marking the selected account.
-func printAccounts(out printer, accts []brokerclient.Account, selected string) {
-	var rows [][]string
-	var objs []any
-	for _, a := range accts {
-		mark := ""
-		if strings.EqualFold(a.Account, selected) {
-			mark = "*"
-		}
-		rows = append(rows, []string{mark + a.Account, a.AccountType, a.AccountStatus, money(a.AvailableCash), money(a.BuyingPower),
-			money(a.Equity), money(a.Realized), money(a.TotalCommissions), money(a.TotalLocateCosts)})
-		objs = append(objs, a)
-	}
-	out.table([]string{"ACCOUNT", "TYPE", "STATUS", "CASH", "BUYING POWER", "EQUITY", "REALIZED", "COMMISSIONS", "LOCATE COSTS"}, rows, objs)
 }
 
 // pnlCommand prints the account's profit and loss: the aggregates, then one
@@ -82,83 +60,26 @@ func printAccounts(out printer, accts []brokerclient.Account, selected string) {
 // and loss response" rule 5: the rows carry neither).
 type pnlCommand struct{ conn connFlags }
 
-func (c *pnlCommand) synopsis() string { return "print today's profit and loss, per lot" }
-
 func (c *pnlCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *pnlCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
 	}
-	p, _, err := client.Accounts.PnL(ctx, s.account)
+	p, _, err := client.Accounts.PnL(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
 	out := c.conn.out()
-	if out.json() {
-		out.event(p, "")
-		return nil
-	}
-	open, _, err := client.Positions.Open(ctx, s.account)
-	if err != nil {
-		return accountError(s.account, err)
-	}
-	// CSV is one table: the lots; the account's totals are in --json.
-	if out.format != formatCSV {
-		out.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED", "SHARES TRADED"},
-			[][]string{{money(p.AccountValue), money(p.DayPnl), money(p.DayRealized), money(p.DayUnrealized), money(p.TotalUnrealized),
-				money(p.Exposure), money(p.AvailableCash), p.UsedLeverage.String() + " of " + p.AllowedLeverage.String(), i64(p.SharesTraded)}}, nil)
-	}
-	if len(p.Lots) == 0 && out.format != formatCSV {
-		out.event(nil, "\nno lots today")
-		return nil
-	}
-	var rows [][]string
-	for _, l := range p.Lots {
-		side, shares := "", ""
-		if pos, ok := joinLot(l, open); ok {
-			side, shares = string(pos.Side), i64(pos.Shares)
-		} else if l.Closed() {
-			side = "closed"
+	var open []brokerclient.Position
+	if !out.JSON() { // the JSON is the broker's record alone: no join
+		if open, _, err = client.Positions.Open(ctx, s.Account); err != nil {
+			return accountError(s.Account, err)
 		}
-		rows = append(rows, []string{string(l.PositionID), l.Symbol, side, shares, money(l.Exposure), money(l.DayRealizedPnl),
-			money(l.DayUnrealizedPnL), money(l.RealizedPnl), money(l.UnrealizedPnL), l.DayPctPnLMove.String()})
 	}
-	if out.format != formatCSV {
-		fmt.Fprintln(out.w)
-	}
-	out.table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
+	console.PnL(out, p, open)
 	return nil
-}
-
-// joinLot finds the open position behind a P&L lot: by positionId, then
-// tradedSymbol, then symbol (spec "Profit and loss response" rule 5). A
-// symbol match is used only when it is unambiguous.
-func joinLot(l brokerclient.PnLRow, open []brokerclient.Position) (brokerclient.Position, bool) {
-	for _, p := range open {
-		if l.PositionID != "" && p.PositionID == l.PositionID {
-			return p, true
-		}
-	}
-	for _, key := range []func(brokerclient.Position) string{
-		func(p brokerclient.Position) string { return p.TradedSymbol },
-		func(p brokerclient.Position) string { return p.Symbol },
-	} {
-		var found []brokerclient.Position
-		for _, p := range open {
-			if key(p) == l.Symbol {
-				found = append(found, p)
-			}
-		}
-		if len(found) == 1 {
-			return found[0], true
-		}
-	}
-	return brokerclient.Position{}, false
 }
 
 // positionsCommand prints open positions, or with --closed the closed-lot
@@ -169,10 +90,6 @@ type positionsCommand struct {
 	historical string
 }
 
-func (c *positionsCommand) synopsis() string {
-	return "print open positions [--closed | --historical DATE]"
-}
-
 func (c *positionsCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	fs.BoolVar(&c.closed, "closed", false, "closed positions (their realized P&L)")
@@ -180,9 +97,6 @@ func (c *positionsCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *positionsCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	if c.closed && c.historical != "" {
 		return usagef("--closed and --historical: choose one")
 	}
@@ -198,58 +112,27 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	out := c.conn.out()
-	var rows [][]string
-	var objs []any
 	switch {
 	case c.closed:
-		ps, _, err := client.Positions.Closed(ctx, s.account)
+		ps, _, err := client.Positions.Closed(ctx, s.Account)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
-		for _, p := range ps {
-			rows = append(rows, []string{string(p.PositionID), p.Symbol, i64(p.SharesIn), i64(p.SharesOut), priceShown(p.PriceOpen),
-				priceShown(p.PriceClose), money(p.Realized), tradeDay(p.OpenedDate), tradeDay(p.ClosedDate)})
-			objs = append(objs, p)
-		}
-		out.table([]string{"POSITION ID", "SYMBOL", "SHARES IN", "SHARES OUT", "PRICE OPEN", "PRICE CLOSE", "REALIZED", "OPENED", "CLOSED"}, rows, objs)
+		console.ClosedPositions(out, ps)
 	case c.historical != "":
-		ps, _, err := client.Positions.Historical(ctx, s.account, date)
+		ps, _, err := client.Positions.Historical(ctx, s.Account, date)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
-		for _, p := range ps {
-			rows = append(rows, []string{tradeDay(p.Date), string(p.PositionID), p.Symbol, i64(p.Quantity), priceShown(p.AverageCost),
-				priceShown(p.ClosingPrice), money(p.MarketValue), money(p.UnrealizedPnL)})
-			objs = append(objs, p)
-		}
-		out.table([]string{"DATE", "POSITION ID", "SYMBOL", "QUANTITY", "AVG COST", "CLOSING PRICE", "MARKET VALUE", "UNREALIZED"}, rows, objs)
+		console.HistoricalPositions(out, ps)
 	default:
-		ps, _, err := client.Positions.Open(ctx, s.account)
+		ps, _, err := client.Positions.Open(ctx, s.Account)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
-		for _, p := range ps {
-			rows = append(rows, []string{string(p.PositionID), p.Symbol, string(p.Side), i64(p.Shares), priceShown(p.PriceAvg),
-				priceShown(p.PriceClose), money(p.Unrealized()), tradeDay(p.CreatedDate), p.DayOvernight})
-			objs = append(objs, p)
-		}
-		out.table([]string{"POSITION ID", "SYMBOL", "SIDE", "SHARES", "AVG PRICE", "LAST", "UNREALIZED", "OPENED", "HELD"}, rows, objs)
+		console.OpenPositions(out, ps)
 	}
 	return nil
-}
-
-// orderHeader and orderCells are an order's table row, shared by orders and
-// watch orders.
-var orderHeader = []string{"START", "CLIENT ORDER ID", "SYMBOL", "SIDE", "OPEN/CLOSE", "TYPE", "TIF", "QTY", "LIMIT", "STATUS", "EXECUTED", "AVG PRICE", "ROUTE", "TEXT"}
-
-func orderCells(o brokerclient.Order) []string {
-	text := ""
-	if o.Text != nil {
-		text = *o.Text
-	}
-	return []string{clockTime(o.StartTime), o.ClientOrderID, o.Symbol, string(o.Side), string(o.OpenClose),
-		string(o.OrderType), string(o.TimeInForce), i64(o.OrderQuantity), priceOrBlank(o.LimitPrice), string(o.OrderStatus),
-		i64(o.Executed), priceOrBlank(o.PriceAvg), string(o.Route), text}
 }
 
 // ordersCommand prints today's order book, or with --history DATE the fills
@@ -258,10 +141,6 @@ func orderCells(o brokerclient.Order) []string {
 type ordersCommand struct {
 	conn    connFlags
 	history string
-}
-
-func (c *ordersCommand) synopsis() string {
-	return "print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed"
 }
 
 func (c *ordersCommand) flags(fs *pflag.FlagSet) {
@@ -289,10 +168,10 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out.event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
+	out.Event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
 		fmt.Sprintf("order %s %s: %s (%s), %d executed", o.LookupID(), o.Symbol, o.State, o.OrderStatus, o.Executed))
 	if o.State != states.Canceled {
-		return &exitError{code: exitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
+		return &exitError{code: account.ExitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
 	}
 	return nil
 }
@@ -331,40 +210,27 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	}
 	out := c.conn.out()
 	if c.history == "" {
-		book, _, err := client.Orders.Book(ctx, s.account)
+		book, _, err := client.Orders.Book(ctx, s.Account)
 		if err != nil {
-			return accountError(s.account, err)
+			return accountError(s.Account, err)
 		}
-		var rows [][]string
-		var objs []any
-		for _, o := range book {
-			rows = append(rows, orderCells(o))
-			objs = append(objs, o)
-		}
-		out.table(orderHeader, rows, objs)
+		console.OrderBook(out, book)
 		return nil
 	}
 	var fills []brokerclient.Fill
 	if ago <= archiveDays {
-		if fills, _, err = client.Orders.Fills(ctx, s.account, since); err != nil {
-			return accountError(s.account, err)
+		if fills, _, err = client.Orders.Fills(ctx, s.Account, since); err != nil {
+			return accountError(s.Account, err)
 		}
 	} else {
-		for f, err := range client.Orders.History(ctx, s.account, since, &brokerclient.HistoryOptions{Days: ago + 1}) {
+		for f, err := range client.Orders.History(ctx, s.Account, since, &brokerclient.HistoryOptions{Days: ago + 1}) {
 			if err != nil {
-				return accountError(s.account, err)
+				return accountError(s.Account, err)
 			}
 			fills = append(fills, f)
 		}
 	}
-	var rows [][]string
-	var objs []any
-	for _, f := range fills {
-		rows = append(rows, []string{tradeDay(f.TradeDate), string(f.TradeID), f.Symbol, string(f.Side), i64(f.Qty), priceShown(f.Price),
-			money(f.GrossProceeds), money(f.Commission), money(f.TotalFees), money(f.NetProceeds)})
-		objs = append(objs, f)
-	}
-	out.table([]string{"TRADE DATE", "TRADE ID", "SYMBOL", "SIDE", "QTY", "PRICE", "GROSS", "COMMISSION", "FEES", "NET"}, rows, objs)
+	console.Fills(out, fills)
 	return nil
 }
 
@@ -372,29 +238,18 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 // "Route record": the live set varies by subscription, so always ask).
 type routesCommand struct{ conn connFlags }
 
-func (c *routesCommand) synopsis() string { return "print the order routes available to the account" }
-
 func (c *routesCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *routesCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
 	}
-	routes, _, err := client.Orders.Routes(ctx, s.account)
+	routes, _, err := client.Orders.Routes(ctx, s.Account)
 	if err != nil {
-		return accountError(s.account, err)
+		return accountError(s.Account, err)
 	}
-	var rows [][]string
-	var objs []any
-	for _, r := range routes {
-		rows = append(rows, []string{r.RouteName, joinNames(r.SecurityTypes), joinNames(r.OrderTypes), joinNames(r.TimesInForce)})
-		objs = append(objs, r)
-	}
-	c.conn.out().table([]string{"ROUTE", "SECURITY TYPES", "ORDER TYPES", "TIMES IN FORCE"}, rows, objs)
+	console.Routes(c.conn.out(), routes)
 	return nil
 }
 
@@ -409,54 +264,4 @@ func pastDate(flag, v string, now time.Time) (time.Time, error) {
 		return time.Time{}, usagef("--%s %s is after today (%s)", flag, v, today.Format(time.DateOnly))
 	}
 	return d, nil
-}
-
-// tradeDay shows a broker timestamp as its trade date: date-only and zoneless
-// values as written, instants as their Eastern date.
-func tradeDay(t brokerclient.Time) string {
-	switch {
-	case t.IsZero():
-		return ""
-	case t.DateOnly || t.NoZone:
-		return t.Time.Format(time.DateOnly)
-	}
-	return ledger.TradeDate(t.Time).Format(time.DateOnly)
-}
-
-// clockTime shows a broker instant as local wall-clock time.
-func clockTime(t brokerclient.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	if t.NoZone || t.DateOnly {
-		return t.Time.Format(time.DateTime)
-	}
-	return t.Time.Local().Format(time.TimeOnly)
-}
-
-// priceOrBlank shows a price as given, or nothing for zero (no limit, no
-// fill yet).
-func priceOrBlank(d decimal.Decimal) string {
-	if d.IsZero() {
-		return ""
-	}
-	return priceShown(d)
-}
-
-// priceShown shows a price with every decimal it was given, and at least
-// the two of a cent: never rounded (12.5 → 12.50, 0.0150 stays 0.0150).
-func priceShown(d decimal.Decimal) string {
-	places := int32(2)
-	if e := -d.Exponent(); e > places {
-		places = e
-	}
-	return d.StringFixed(places)
-}
-
-func joinNames[T ~string](list []T) string {
-	names := make([]string, len(list))
-	for i, v := range list {
-		names[i] = string(v)
-	}
-	return strings.Join(names, ",")
 }

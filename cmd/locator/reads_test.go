@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 )
 
@@ -156,7 +157,7 @@ func TestOrdersCommand(t *testing.T) {
 	// Let both be registered and decided (50 ms) before the book is read.
 	pollUntil(t, "the SPY buy to fill", func() bool {
 		o, _, err := b.brokerClient(t).Orders.Get(t.Context(), "LV100001", filled.ClientOrderID)
-		return err == nil && o.OrderStatus == brokerclient.OrderStatusFilled
+		return err == nil && o.OrderStatus == brokercode.OrderStatusFilled
 	})
 
 	code, out, errOut := b.MustRunMain(t, nil, "orders")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/states"
 )
@@ -16,16 +17,9 @@ import (
 // sending it again).
 type resumeCommand struct{ conn connFlags }
 
-func (c *resumeCommand) synopsis() string {
-	return "drive every unfinished workflow to a final state (after a crash or an interrupt), then exit"
-}
-
 func (c *resumeCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *resumeCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	out := c.conn.out()
 	sess, err := c.conn.open(ctx, "resume", nil, service.RoleCommand)
 	if err != nil {
@@ -41,20 +35,20 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	counts := map[states.State]int{}
-	show := progress(out, c.conn.m.display())
+	show := console.Progress(out, c.conn.m.display())
 	for _, w := range st.Open {
 		final, err := follow(ctx, sess, w.ID, show)
 		if err != nil {
 			return err
 		}
 		counts[final.State]++
-		out.event(outcomeOf(final), fmt.Sprintf("%s %s %s: %s", final.ID, final.Kind, final.Symbol, account.OutcomeOf(final).Words))
+		out.Event(console.OutcomeOf(final), fmt.Sprintf("%s %s %s: %s", final.ID, final.Kind, final.Symbol, account.OutcomeOf(final).Words))
 	}
 	summary := fmt.Sprintf("resumed %d workflow(s)", len(st.Open))
 	for st, n := range counts {
 		summary += fmt.Sprintf(", %d %s", n, st)
 	}
-	if !out.json() {
+	if !out.JSON() {
 		fmt.Fprintln(c.conn.m.Stdout, summary)
 	}
 	return nil

@@ -2,19 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/service"
 )
@@ -29,34 +28,22 @@ type serveCommand struct {
 	listen listenFlag
 }
 
-func (c *serveCommand) synopsis() string {
-	return "own the account(s) and take every other process's requests until stopped (--config FILE lists several)"
-}
-
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.register(fs)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
 
-// serveConfig lists the accounts to own, each as the settings file names
-// an account: its id, and optionally its address, environment and the
-// names of the environment variables holding its key pair (secrets never
-// sit in the file).
-type serveConfig struct {
-	Accounts []namedAccount `json:"accounts"`
-}
-
 func (c *serveCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
+	if err := c.conn.m.noDump(); err != nil {
+		return err
 	}
 	c.conn.daemon = true
 	accounts, err := c.accounts()
 	if err != nil {
 		return err
 	}
-	resolve := func() (settings, error) { return c.conn.resolve(false) }
+	resolve := func() (config.Settings, error) { return c.conn.resolve(false) }
 	if c.config != "" {
 		resolve = c.conn.resolveBase // each account names its own key pair
 	}
@@ -78,23 +65,16 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		}
 	}()
 	for _, a := range accounts {
-		s := base
-		s.account, s.keyID, s.secret = a.Account, c.conn.m.Getenv(a.KeyIDEnv), c.conn.m.Getenv(a.SecretEnv)
-		if a.Env != "" {
-			s.env = brokerclient.Env(a.Env)
-		}
-		if a.BaseURL != "" {
-			s.baseURL = a.BaseURL
-		}
-		if err := s.checkCredentials(); err != nil {
-			return usagef("account %s: %v (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)
+		s, err := base.For(a, c.conn.m.secretEnv)
+		if err != nil {
+			return usagef("%v", err)
 		}
 		sess, err := c.conn.openAs(ctx, s, clients, "serve", nil, service.RoleDaemon)
 		if err != nil {
 			return err
 		}
 		sessions = append(sessions, sess)
-		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.account, os.Getpid(), sess.Owner().Lease().Endpoint)
+		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", s.Account, os.Getpid(), sess.Owner().Lease().Endpoint)
 	}
 	served := make([]account.Account, len(sessions))
 	fatal := make(chan error, len(sessions))
@@ -122,64 +102,31 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 }
 
 // accounts reads --config, or serves the one account of the flags.
-func (c *serveCommand) accounts() ([]namedAccount, error) {
+func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 	if c.config == "" {
 		s, err := c.conn.resolve(true)
 		if err != nil {
 			return nil, err
 		}
-		return []namedAccount{{Account: s.account, KeyIDEnv: s.keyVars[0], SecretEnv: s.keyVars[1]}}, nil
+		return []config.NamedAccount{{Account: s.Account, KeyIDEnv: s.KeyVars[0], SecretEnv: s.KeyVars[1]}}, nil
 	}
-	data, err := os.ReadFile(c.config)
+	accounts, err := config.LoadServe(c.config)
 	if err != nil {
-		return nil, usagef("config: %v", err)
+		return nil, usagef("%v", err)
 	}
-	var cfg serveConfig
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, usagef("config %s: %v", c.config, err)
-	}
-	if len(cfg.Accounts) == 0 {
-		return nil, usagef("config %s: no accounts", c.config)
-	}
-	seen := map[string]bool{}
-	for i, a := range cfg.Accounts {
-		a.Account = strings.ToUpper(strings.TrimSpace(a.Account))
-		switch {
-		case a.Account == "" || strings.ContainsAny(a.Account, "/?#% "):
-			return nil, usagef("config %s: account %d: %q is not an account id", c.config, i+1, a.Account)
-		case seen[a.Account]:
-			return nil, usagef("config %s: account %s listed twice", c.config, a.Account)
-		case a.Env != "" && a.Env != string(brokerclient.EnvLive) && a.Env != string(brokerclient.EnvPaper):
-			return nil, usagef("config %s: account %s: env %q: want live or paper", c.config, a.Account, a.Env)
-		}
-		if err := a.checkVars(); err != nil {
-			return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)
-		}
-		if a.BaseURL != "" {
-			if err := checkBaseURL(a.BaseURL); err != nil {
-				return nil, usagef("config %s: account %s: %v", c.config, a.Account, err)
-			}
-		}
-		if a.KeyIDEnv == "" {
-			a.KeyIDEnv = "LOCATOR_KEY_ID"
-		}
-		if a.SecretEnv == "" {
-			a.SecretEnv = "LOCATOR_SECRET"
-		}
-		seen[a.Account] = true
-		cfg.Accounts[i] = a
-	}
-	return cfg.Accounts, nil
+	return accounts, nil
 }
 
 // listenFlag is --listen of the long-running commands (serve, run): where
-// /healthz, /metrics and the dashboard are served.
+// /healthz, /metrics and the dashboard are served, and who may use them.
 type listenFlag struct {
-	addr string
-	fs   *pflag.FlagSet
-	ln   net.Listener // bound by prepare, served by start
+	addr           string
+	noToken        bool
+	certFile       string
+	keyFile        string
+	trustedProxies []string
+	fs             *pflag.FlagSet
+	ln             net.Listener // bound by prepare, served by start
 	// taken is why prepare could not bind the default address; start
 	// warns of it, where it always has.
 	taken error
@@ -187,21 +134,45 @@ type listenFlag struct {
 
 func (l *listenFlag) register(fs *pflag.FlagSet) {
 	l.fs = fs
-	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback, the token in `+dashboard.TokenEnv+` is required`)
+	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback it needs --tls-cert/--tls-key or --trusted-proxy`)
+	fs.BoolVar(&l.noToken, "dashboard-no-token-on-loopback", false, "serve the dashboard without a token, to every user of this machine (loopback only); by default each start makes a random token and prints its login address")
+	fs.StringVar(&l.certFile, "tls-cert", "", "serve the dashboard over TLS with this PEM certificate (with --tls-key)")
+	fs.StringVar(&l.keyFile, "tls-key", "", "the PEM private key of --tls-cert")
+	fs.StringSliceVar(&l.trustedProxies, "trusted-proxy", nil, "address or CIDR of a TLS proxy in front of the dashboard, whose X-Forwarded-Proto is believed (repeatable)")
 }
 
-// prepare checks and binds the address before anything is sent, and
-// makes the registry the broker clients report to, when anything is to be
-// served. The default address taken (another locator on this machine) is
-// not worth stopping a daemon for: it warns and goes on without; an
-// address asked for must be served (exit 2, nothing sent).
+// access is the dashboard's Access from the flags and LOCATOR_DASHBOARD_TOKEN.
+func (l *listenFlag) access(m *Main) (dashboard.Access, error) {
+	proxies, err := dashboard.ParseProxies(l.trustedProxies)
+	if err != nil {
+		return dashboard.Access{}, usagef("--trusted-proxy: %v", err)
+	}
+	return dashboard.Access{Token: m.secretEnv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
+		TrustedProxies: proxies}, nil
+}
+
+// prepare checks the access flags and binds the address before anything
+// is sent, and makes the registry the broker clients report to, when
+// anything is to be served. The default address taken (another locator on
+// this machine) is not worth stopping a daemon for: it warns and goes on
+// without; an address asked for must be served, and bad access flags are
+// refused (exit 2, nothing sent).
 func (l *listenFlag) prepare(m *Main, conn *connFlags) (*dashboard.Metrics, error) {
 	if l.addr == "" {
 		return nil, nil
 	}
-	ln, err := dashboard.Listen(l.addr, m.Getenv(dashboard.TokenEnv))
+	access, err := l.access(m)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := dashboard.Listen(l.addr, access)
+	var bind *net.OpError
 	switch {
-	case errors.Is(err, dashboard.ErrTokenRequired) || (err != nil && l.fs.Changed("listen")):
+	case errors.Is(err, dashboard.ErrTLSRequired):
+		return nil, usagef("--listen %s: %v: pass --tls-cert and --tls-key, or --trusted-proxy", l.addr, err)
+	case errors.Is(err, dashboard.ErrTokenRequired):
+		return nil, usagef("--listen %s: %v: drop --dashboard-no-token-on-loopback", l.addr, err)
+	case err != nil && (l.fs.Changed("listen") || !errors.As(err, &bind)):
 		return nil, usagef("--listen %s: %v", l.addr, err)
 	case err != nil:
 		l.taken = err
@@ -222,7 +193,9 @@ func (l *listenFlag) release() {
 }
 
 // start serves the dashboard on the listener prepare bound, if any, and
-// prints its address; it warns when the default address was taken.
+// prints its login address once (with a token made for this start, the
+// token itself, as notebook servers do); it warns when the default address
+// was taken.
 func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*dashboard.Server, error) {
 	if l.taken != nil {
 		log.Warn("dashboard not served (pass --listen ADDR, or --listen '' to turn it off)", "err", l.taken)
@@ -232,7 +205,12 @@ func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*da
 	}
 	ln := l.ln
 	l.ln = nil // the server's now: Start or Close closes it
-	cfg.Token = m.Getenv(dashboard.TokenEnv)
+	access, err := l.access(m)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	cfg.Access = access
 	srv, err := dashboard.New(cfg)
 	if err != nil {
 		ln.Close()
@@ -243,10 +221,6 @@ func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*da
 		srv.Close()
 		return nil, err
 	}
-	login := ""
-	if cfg.Token != "" {
-		login = " (sign in once at /?token=$" + dashboard.TokenEnv + ")"
-	}
-	fmt.Fprintf(m.Stderr, "dashboard on http://%s/%s; health /healthz, metrics /metrics\n", addr, login)
+	fmt.Fprintf(m.Stderr, "dashboard: open %s (health /healthz, metrics /metrics)\n", srv.LoginAddress(addr))
 	return srv, nil
 }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/config"
 )
 
 // settingsFixture is a settings file with a default named account, and a
@@ -52,7 +55,7 @@ func TestSettingsPrecedence(t *testing.T) {
 		{"named account by environment, address from the environment", map[string]string{"LOCATOR_ACCOUNT": "paper", "LOCATOR_BASE_URL": "http://env.example"}, connFlags{},
 			want{"PP200001", "http://env.example", "paper", "/file/locator.db", "PAPER_KEY_ID", "env LOCATOR_BASE_URL"}},
 		{"no file: defaults", map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_STATE_HOME": "/state"}, connFlags{account: "lv100001"},
-			want{"LV100001", "", "live", "/state/locator/locator.db", "LOCATOR_KEY_ID", fromDefault}},
+			want{"LV100001", "", "live", "/state/locator/locator.db", "LOCATOR_KEY_ID", config.FromDefault}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"XDG_CONFIG_HOME": dir, "PAPER_KEY_ID": "PK", "PAPER_SECRET": "ps", "LOCATOR_KEY_ID": "LK", "LOCATOR_SECRET": "ls"}
@@ -66,13 +69,13 @@ func TestSettingsPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := c.layer(file)
-			got := want{s.account, s.baseURL, string(s.env), s.db, s.keyVars[0], s.from["base-url"]}
+			s := config.Layer(c.flags(), file, m.env())
+			got := want{s.Account, s.BaseURL, string(s.Env), s.DB, s.KeyVars[0], s.From["base-url"]}
 			if got != tc.want {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
-			if s.keyID != env[s.keyVars[0]] || s.secret != env[s.keyVars[1]] {
-				t.Errorf("keys %q %q from %v", s.keyID, s.secret, s.keyVars)
+			if s.KeyID != env[s.KeyVars[0]] || s.Secret != env[s.KeyVars[1]] {
+				t.Errorf("keys %q %q from %v", s.KeyID, s.Secret, s.KeyVars)
 			}
 		})
 	}
@@ -101,7 +104,7 @@ func TestSettingsFileRefused(t *testing.T) {
 			path := writeFile(t, "config.json", tc.body)
 			before := len(b.writes())
 			code, out, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_CONFIG": path}, "locate", "HTBX", "100", "--yes")
-			if code != exitUsage || out != "" || !strings.Contains(errOut, path) {
+			if code != account.ExitUsage || out != "" || !strings.Contains(errOut, path) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 naming %s", code, out, errOut, path)
 			}
 			for _, w := range tc.want {
@@ -120,7 +123,7 @@ func TestSettingsFileRefused(t *testing.T) {
 	// A file named on the command line must be there.
 	missing := filepath.Join(t.TempDir(), "nope.json")
 	code, _, errOut := b.MustRunMain(t, nil, "--config-file", missing, "inventory")
-	if code != exitUsage || !strings.Contains(errOut, missing) {
+	if code != account.ExitUsage || !strings.Contains(errOut, missing) {
 		t.Errorf("missing --config-file: exit %d %q", code, errOut)
 	}
 }
@@ -142,11 +145,11 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 	env := map[string]string{"XDG_CONFIG_HOME": dir, "LOCATOR_BASE_URL": "", "LOCATOR_ACCOUNT": "", "LOCATOR_KEY_ID": "", "LOCATOR_SECRET": "",
 		"MAIN_KEY": b.env["LOCATOR_KEY_ID"], "MAIN_SECRET": b.env["LOCATOR_SECRET"]}
 	code, out, errOut := b.MustRunMain(t, env, "locate", "HTBX", "300", "--max-price", "0.02")
-	if code != exitOK || !strings.Contains(out, "filled") {
+	if code != account.ExitOK || !strings.Contains(out, "filled") {
 		t.Fatalf("locate from the settings file: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = b.MustRunMain(t, env, "config", "--json")
-	if code != exitOK {
+	if code != account.ExitOK {
 		t.Fatalf("config: exit %d %s", code, errOut)
 	}
 	got := map[string]map[string]any{}
@@ -159,7 +162,7 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 		"account":     {"LV100001", file + ` (named account "main")`},
 		"base-url":    {b.env["LOCATOR_BASE_URL"], file},
 		"db":          {b.env["LOCATOR_DB"], "env LOCATOR_DB"},
-		"env":         {"live", fromDefault},
+		"env":         {"live", config.FromDefault},
 		"secret":      {"set", "env MAIN_SECRET"},
 	} {
 		if got[setting]["value"] != want[0] || got[setting]["from"] != want[1] {
@@ -183,7 +186,7 @@ func TestREADMESettingsSample(t *testing.T) {
 		if !strings.Contains(sample, `"keyIdEnv"`) || strings.Contains(sample, `"jobs"`) {
 			continue
 		}
-		f, err := parseSettings([]byte(sample))
+		f, err := config.Parse([]byte(sample))
 		if err != nil {
 			t.Fatalf("README settings sample: %v\n%s", err, sample)
 		}
@@ -206,7 +209,7 @@ func TestServeConfigRefused(t *testing.T) {
 		env              map[string]string
 	}{
 		{"key for a variable", `{"accounts": [{"account": "LV100001", "secretEnv": "hunter2-Xy9"}]}`, "secretEnv is not an environment variable's name", nil},
-		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "want http(s)://host[:port]", nil},
+		{"bad address", `{"accounts": [{"account": "LV100001", "baseURL": "ftp://x"}]}`, "broker address refused: want https://host[:port]", nil},
 		{"twice", `{"accounts": [{"account": "LV100001"}, {"account": "lv100001"}]}`, "LV100001 listed twice", nil},
 		{"unknown key", `{"accounts": [{"acount": "LV100001"}]}`, "unknown field", nil},
 		{"empty", `{"accounts": []}`, "no accounts", nil},
@@ -216,7 +219,7 @@ func TestServeConfigRefused(t *testing.T) {
 			path := writeFile(t, "serve.json", tc.body)
 			before := len(b.sim.Requests())
 			code, _, errOut := b.MustRunMain(t, tc.env, "serve", "--config", path, "--listen", "")
-			if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
+			if code != account.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
 				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
 			}
 			if n := len(b.sim.Requests()); n != before {

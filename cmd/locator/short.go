@@ -4,17 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -27,10 +26,6 @@ type shortCommand struct {
 	route    string
 	maxPrice string
 	yes      bool
-}
-
-func (c *shortCommand) synopsis() string {
-	return "ensure the locate, then sell short QTY at --limit-price (asks unless --yes)"
 }
 
 func (c *shortCommand) flags(fs *pflag.FlagSet) {
@@ -73,34 +68,10 @@ func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
 func parseCount(field, s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, &workflow.InputError{Field: field, Message: fmt.Sprintf("%q: want a whole number of shares from 1 to %d", s, workflow.MaxOrderQuantity)}
+		return 0, brokercode.Invalid(field, "%q: want a whole number of shares from 1 to %d", s, workflow.MaxOrderQuantity)
 	}
 	return n, nil
 }
-
-// shortOutcome is the JSON the command ends with: the order, and the locate
-// that covers it.
-type shortOutcome struct {
-	ClientOrderID string   `json:"clientOrderId,omitempty"`
-	Account       string   `json:"account"`
-	Symbol        string   `json:"symbol"`
-	Side          string   `json:"side"`
-	OpenClose     string   `json:"openClose"`
-	Quantity      int64    `json:"quantity"`
-	LimitPrice    string   `json:"limitPrice"`
-	Route         string   `json:"route"`
-	State         string   `json:"state"` // the order workflow's state, or not_sent
-	OrderStatus   string   `json:"orderStatus,omitempty"`
-	Executed      int64    `json:"executed"`
-	PriceAvg      string   `json:"priceAvg,omitempty"`
-	Code          string   `json:"code,omitempty"`
-	Text          string   `json:"text,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
-	Locate        *outcome `json:"locate,omitempty"`
-}
-
-// notSent is the state reported when the command stopped before the order.
-const notSent = "not_sent"
 
 func (c *shortCommand) run(ctx context.Context, args []string) error {
 	req, err := c.parse(args)
@@ -137,7 +108,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	orders := make(chan workflow.Order, 16)
 	go func() {
 		defer close(shown)
-		show := progress(printer{w: m.Stderr}, m.display())
+		show := console.Progress(console.Printer{W: m.Stderr}, m.display())
 		for u := range updates {
 			if u.Order != nil || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
 				show(u)
@@ -167,86 +138,15 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	stop()
 	<-shown
-	out := shortOutcome{Account: sess.settings.account, Symbol: req.Symbol, Side: string(brokerclient.SideSell),
-		OpenClose: string(brokerclient.OpenCloseOpen), Quantity: req.Quantity, LimitPrice: priceShown(req.Limit),
-		Route: req.Route, State: notSent}
-	if res != nil {
-		out.Reason = res.Reason
-		if res.Locate != nil {
-			lo := outcomeOf(res.Locate)
-			out.Locate = &lo
-			fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
-		}
-		if res.Order != nil {
-			out.fill(res.Order)
-		}
+	if res != nil && res.Locate != nil {
+		fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
 	}
 	if err != nil {
 		if res != nil && (res.Locate != nil || res.Order != nil) {
-			c.report(out)
+			console.Short(c.conn.out(), sess.settings.Account, req, res)
 		}
 		return err
 	}
-	c.report(out)
-	return shortExit(res)
-}
-
-// shortExit maps how the short ended to the exit-code contract.
-func shortExit(res *account.ShortResult) error {
-	if res.Order == nil {
-		switch {
-		case res.Locate != nil && !res.Locate.Located():
-			return exitFor(res.Locate)
-		case res.Declined:
-			return nil // the person said no: nothing was sent, as asked
-		}
-		return &exitError{code: exitDeclined, msg: "declined: no order was sent (" + res.Reason + ")"}
-	}
-	o := res.Order
-	switch o.State {
-	case states.Filled, states.OrderWorking:
-		return nil
-	case states.Rejected, states.Canceled, states.Expired, states.Failed:
-		msg := fmt.Sprintf("order %s %s", o.LookupID(), o.State)
-		if o.Code != "" {
-			msg += " " + o.Code
-		}
-		if o.Text != "" {
-			msg += ": " + o.Text
-		} else if o.Reason != "" {
-			msg += ": " + o.Reason
-		}
-		return &exitError{code: exitBroker, msg: msg}
-	case states.OrderUnregistered:
-		return &exitError{code: exitFailure, msg: fmt.Sprintf("order %s never reached the broker; nothing is working under it. Run the command again to place a new one", o.ClientOrderID)}
-	}
-	status := o.OrderStatus
-	if status == "" {
-		status = string(o.State)
-	}
-	return &exitError{code: exitFailure, msg: fmt.Sprintf("order %s is still %s: see 'locator orders'", o.LookupID(), status)}
-}
-
-func (r *shortOutcome) fill(o *workflow.Order) {
-	r.ClientOrderID, r.State, r.OrderStatus, r.Executed = o.LookupID(), string(o.State), o.OrderStatus, o.Executed
-	r.Route = o.Route
-	if o.Executed > 0 {
-		r.PriceAvg = priceShown(o.PriceAvg)
-	}
-	r.Code, r.Text, r.Reason = o.Code, o.Text, o.Reason
-}
-
-// report prints the outcome: one table line, or one JSON object.
-func (c *shortCommand) report(r shortOutcome) {
-	reason := r.Text
-	if r.Code != "" && !strings.HasPrefix(reason, r.Code) {
-		reason = strings.TrimSpace(r.Code + " " + reason)
-	}
-	if reason == "" {
-		reason = r.Reason
-	}
-	c.conn.out().table(
-		[]string{"CLIENT ORDER ID", "SYMBOL", "SIDE", "QTY", "LIMIT", "ROUTE", "STATE", "STATUS", "EXECUTED", "AVG PRICE", "REASON"},
-		[][]string{{r.ClientOrderID, r.Symbol, "Sell short", i64(r.Quantity), r.LimitPrice, r.Route, r.State, r.OrderStatus, i64(r.Executed), r.PriceAvg, reason}},
-		[]any{r})
+	console.Short(c.conn.out(), sess.settings.Account, req, res)
+	return exitOf(account.ShortOutcome(res))
 }

@@ -9,9 +9,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -51,10 +53,10 @@ func (b *cliBundle) orderRecord(t *testing.T, id string) *workflow.Order {
 }
 
 // shortJSON runs a short with --json and decodes its one line.
-func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...string) (int, shortOutcome, string) {
+func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...string) (int, console.ShortOutcome, string) {
 	t.Helper()
 	code, out, errOut := b.MustRunMain(t, env, append([]string{"short"}, append(args, "--json")...)...)
-	var o shortOutcome
+	var o console.ShortOutcome
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &o) != nil {
 		t.Fatalf("want one JSON object, exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
@@ -171,7 +173,7 @@ func TestShortLocateRejected(t *testing.T) {
 	if code != 3 || !strings.Contains(errOut, "R06") {
 		t.Fatalf("exit %d, want 3 with R06\n%s", code, errOut)
 	}
-	if o.State != notSent || o.ClientOrderID != "" || o.Locate == nil || o.Locate.State != "rejected" {
+	if o.State != console.NotSent || o.ClientOrderID != "" || o.Locate == nil || o.Locate.State != "rejected" {
 		t.Errorf("outcome %+v", o)
 	}
 	if posts := b.orderPosts(t); len(posts) != 0 {
@@ -241,7 +243,7 @@ func TestShortNeedsConfirmation(t *testing.T) {
 		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--json"},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, args...)
-		if code != exitUsage || !strings.Contains(errOut, "--yes") || out != "" {
+		if code != account.ExitUsage || !strings.Contains(errOut, "--yes") || out != "" {
 			t.Errorf("%v: exit %d, want 2\nstdout %s\nstderr %s", args, code, out, errOut)
 		}
 	}
@@ -349,7 +351,7 @@ func TestAvailableSharesAgree(t *testing.T) {
 	b.placeLimit(t, brokerclient.SideSell, brokerclient.OpenCloseOpen, "HTBX", 300, "20.00") // far above the market: it works
 
 	code, out, errOut := b.MustRunMain(t, nil, "size", "HTBX", "--price", "12.50", "--json")
-	var z sizeJSON
+	var z console.SizingJSON
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &z); err != nil || code != 0 {
 		t.Fatalf("size: exit %d %q %v\n%s", code, out, err, errOut)
 	}

@@ -30,10 +30,6 @@ type simCommand struct {
 	faultDelay    time.Duration
 }
 
-func (c *simCommand) synopsis() string {
-	return "serve the broker simulator; prints one JSON line with its address and keys when ready"
-}
-
 func (c *simCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:0", "address to listen on")
 	fs.StringVar(&c.scenario, "scenario", "", "scenario JSON file (default: the embedded scenario)")
@@ -52,36 +48,7 @@ func (c *simCommand) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.faultDelay, "fault-delay-time", 2*time.Second, "how long a delayed request waits (wall time)")
 }
 
-// readyLine is the contract of docs/design.md: printed once, when serving.
-type readyLine struct {
-	BaseURL string        `json:"baseURL"`
-	WSURL   string        `json:"wsURL"`
-	Keys    []readyKey    `json:"keys"`
-	Partner *readyPartner `json:"partner,omitempty"`
-}
-
-// readyPartner is the scenario's partner program as a user configures it
-// (LOCATOR_LOGIN_URL, LOCATOR_CLIENT_ID, LOCATOR_CLIENT_SECRET,
-// LOCATOR_REDIRECT_URI); its users are in --print-scenario.
-type readyPartner struct {
-	LoginURL     string `json:"loginURL"`
-	DemoClientID string `json:"demoClientId"`
-	LiveClientID string `json:"liveClientId"`
-	ClientSecret string `json:"clientSecret"`
-	RedirectURI  string `json:"redirectUri"`
-}
-
-type readyKey struct {
-	KeyID    string   `json:"keyId"`
-	Secret   string   `json:"secret"`
-	Env      string   `json:"env"`
-	Accounts []string `json:"accounts"`
-}
-
 func (c *simCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	sc := brokersim.DefaultScenario()
 	if c.scenario != "" {
 		var err error
@@ -113,7 +80,8 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 		clk = clock.NewScaled(start, c.speed)
 	}
 	c.faults.Delay = brokersim.Duration(c.faultDelay)
-	opts := []brokersim.Option{brokersim.WithClock(clk), brokersim.WithFaults(c.faults)}
+	// The admin routes are part of the command's contract (docs/design.md).
+	opts := []brokersim.Option{brokersim.WithClock(clk), brokersim.WithFaults(c.faults), brokersim.WithAdmin()}
 	if c.seed != 0 {
 		opts = append(opts, brokersim.WithSeed(c.seed))
 	}
@@ -129,16 +97,7 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	addr := ln.Addr().String()
-	ready := readyLine{BaseURL: "http://" + addr, WSURL: "ws://" + addr}
-	for _, k := range sc.Keys {
-		ready.Keys = append(ready.Keys, readyKey{KeyID: k.KeyID, Secret: k.Secret, Env: k.Env, Accounts: k.Accounts})
-	}
-	if p := sc.Partner; p != nil {
-		ready.Partner = &readyPartner{LoginURL: ready.BaseURL + p.LoginPath, DemoClientID: p.DemoClientID,
-			LiveClientID: p.LiveClientID, ClientSecret: p.ClientSecret, RedirectURI: p.RedirectURI}
-	}
-	if err := json.NewEncoder(c.m.Stdout).Encode(ready); err != nil {
+	if err := json.NewEncoder(c.m.Stdout).Encode(brokersim.ReadyAt(sc, ln.Addr().String())); err != nil {
 		return err
 	}
 	if f, ok := c.m.Stdout.(*os.File); ok {

@@ -16,19 +16,12 @@ type statesCommand struct {
 	kind   string
 }
 
-func (c *statesCommand) synopsis() string {
-	return "print the workflow state machines as Mermaid or Graphviz"
-}
-
 func (c *statesCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.format, "format", "mermaid", "mermaid or dot")
 	fs.StringVar(&c.kind, "kind", "", "locate, credit_back, order or price_check (default: all four)")
 }
 
 func (c *statesCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	render := states.Mermaid
 	switch c.format {
 	case "mermaid":

@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -19,10 +18,6 @@ import (
 type statusCommand struct {
 	conn  connFlags
 	limit int
-}
-
-func (c *statusCommand) synopsis() string {
-	return "list recent workflows, or one workflow with its transitions (local, sends nothing)"
 }
 
 func (c *statusCommand) flags(fs *pflag.FlagSet) {
@@ -55,52 +50,19 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		out.event(outcomeOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
-		var rows [][]string
-		var objs []any
-		for _, t := range log {
-			rows = append(rows, []string{t.At.Local().Format(time.DateTime), string(t.From), string(t.To), string(t.Event), t.Reason})
-			objs = append(objs, map[string]any{"at": t.At, "from": t.From, "to": t.To, "event": t.Event, "reason": t.Reason, "row": t.RawRow})
-		}
-		out.table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
+		console.Transitions(out, w, log)
 		return nil
 	}
-	if err := c.owners(ctx, st, out); err != nil {
-		return err
-	}
-	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
-	if err != nil {
-		return err
-	}
-	var rows [][]string
-	var objs []any
-	for _, w := range ws {
-		o := outcomeOf(w)
-		rows = append(rows, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
-			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason})
-		objs = append(objs, o)
-	}
-	out.table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "ASKED BY", "REASON"}, rows, objs)
-	return nil
-}
-
-// owners says which process owns each account (docs/design.md rule 3), live or
-// lapsed.
-func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer) error {
 	leases, err := st.Leases(ctx)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	for _, l := range leases {
-		state := "live"
-		if !l.Expires.After(now) {
-			state = "lapsed"
-		}
-		out.event(map[string]any{"owner": map[string]any{"account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state}},
-			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
-				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
+	console.Owners(out, leases, time.Now())
+	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
+	if err != nil {
+		return err
 	}
+	console.Workflows(out, ws)
 	return nil
 }
 
@@ -108,7 +70,7 @@ func (c *statusCommand) owners(ctx context.Context, st *store.Store, out printer
 // database.
 func (c *connFlags) registerLocal(fs *pflag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB)")
-	registerFormat(fs, &c.format)
+	console.RegisterFormat(fs, &c.format)
 }
 
 // localStore opens the local database for reading, refusing to create one

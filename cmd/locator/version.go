@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/console"
 )
 
 // version is the release this binary was built as, set by the release
@@ -16,19 +18,14 @@ var version string
 // versionCommand prints the version, so a bug report can say which build.
 type versionCommand struct {
 	m      *Main
-	format format
+	format console.Format
 }
 
-func (c *versionCommand) synopsis() string { return "print locator's version" }
-
-func (c *versionCommand) flags(fs *pflag.FlagSet) { registerJSON(fs, &c.format) }
+func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterJSON(fs, &c.format) }
 
 func (c *versionCommand) run(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
 	v := buildVersion()
-	c.m.printer(c.format).event(map[string]string{"version": v, "go": runtime.Version()}, "locator "+v+" ("+runtime.Version()+")")
+	c.m.printer(c.format).Event(map[string]string{"version": v, "go": runtime.Version()}, "locator "+v+" ("+runtime.Version()+")")
 	return nil
 }
 

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
 )
 
 // watchCommand follows one of the broker's push streams until interrupted:
@@ -20,10 +22,6 @@ import (
 type watchCommand struct {
 	conn  connFlags
 	wsURL string
-}
-
-func (c *watchCommand) synopsis() string {
-	return "follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams"
 }
 
 func (c *watchCommand) flags(fs *pflag.FlagSet) {
@@ -40,7 +38,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	opts := []brokerclient.Option{
-		brokerclient.WithBaseURL(s.baseURL), brokerclient.WithCredentials(s.keyID, s.secret),
+		brokerclient.WithBaseURL(s.BaseURL), brokerclient.WithCredentials(s.KeyID, s.Secret),
 		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent("locator-cli/1"),
 	}
 	if c.wsURL != "" {
@@ -51,28 +49,28 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 		return usagef("%v", err)
 	}
 	f, isFile := c.conn.m.Stdout.(*os.File)
-	live := c.conn.format == formatTable && isFile && isTerminal(f)
+	live := c.conn.format == console.Table && isFile && console.IsTerminal(f)
 	if args[0] == "pnl" {
-		err = c.pnl(ctx, client, s.account, live)
+		err = c.pnl(ctx, client, s.Account, live)
 	} else {
-		err = c.orders(ctx, client, s.account, live)
+		err = c.orders(ctx, client, s.Account, live)
 	}
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{code: exitInterrupt, msg: "interrupted"}
+		return &exitError{code: account.ExitInterrupted, msg: "interrupted"}
 	case errors.Is(err, brokerclient.ErrStreamAuth):
 		return usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	case errors.Is(err, brokerclient.ErrStreamSubscribe):
-		return usagef("account %s not found for these keys; nothing was sent", s.account)
+		return usagef("account %s not found for these keys; nothing was sent", s.Account)
 	}
 	return err
 }
 
 // redraw clears the terminal and prints a status line and the table.
-func (c *watchCommand) redraw(status string, draw func(printer)) {
+func (c *watchCommand) redraw(status string, draw func(console.Printer)) {
 	fmt.Fprint(c.conn.m.Stdout, "\x1b[H\x1b[2J")
 	fmt.Fprintln(c.conn.m.Stdout, status)
-	draw(printer{w: c.conn.m.Stdout})
+	draw(console.Printer{W: c.conn.m.Stdout})
 }
 
 func streamStatus(up bool) string {
@@ -107,9 +105,9 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 		}
 		snap, up := w.Snapshot(account)
 		if live {
-			c.redraw(streamStatus(up), func(p printer) { pnlTable(p, snap) })
+			c.redraw(streamStatus(up), func(p console.Printer) { console.PnLSnapshot(p, snap) })
 		} else if up {
-			c.conn.m.printer(formatJSON).event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
+			c.conn.m.printer(console.JSON).Event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
 		}
 		select {
 		case <-ctx.Done():
@@ -117,20 +115,6 @@ func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, acc
 		case <-changed:
 		}
 	}
-}
-
-func pnlTable(p printer, s brokerclient.PnLSnapshot) {
-	p.table([]string{"ACCOUNT VALUE", "DAY P&L", "DAY REALIZED", "DAY UNREALIZED", "TOTAL UNREALIZED", "EXPOSURE", "CASH", "LEVERAGE USED"},
-		[][]string{{money(s.AccountValue), money(s.DayPnl), money(s.DayRealized), money(s.DayUnrealized), money(s.TotalUnrealized),
-			money(s.Exposure), money(s.AvailableCash), s.UsedLeverage.String() + " of " + s.AllowedLeverage.String()}}, nil)
-	fmt.Fprintln(p.w)
-	var rows [][]string
-	for _, pos := range s.Positions {
-		pc := pos.PnLCalc
-		rows = append(rows, []string{string(pos.PositionID), pos.Symbol, money(pc.Exposure), money(pc.DayRealizedPnl), money(pc.DayUnrealizedPnL),
-			money(pc.RealizedPnl), money(pc.UnrealizedPnL), pc.DayPctPnLMove.String()})
-	}
-	p.table([]string{"POSITION ID", "SYMBOL", "EXPOSURE", "DAY REALIZED", "DAY UNREALIZED", "REALIZED", "UNREALIZED", "DAY % MOVE"}, rows, nil)
 }
 
 func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
@@ -152,7 +136,7 @@ func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, 
 			return err
 		}
 		if !live {
-			c.conn.m.printer(formatJSON).event(o, "")
+			c.conn.m.printer(console.JSON).Event(o, "")
 			continue
 		}
 		if _, seen := latest[o.ClientOrderID]; !seen {
@@ -160,12 +144,10 @@ func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, 
 		}
 		latest[o.ClientOrderID] = *o
 		up, _ := f.Connected()
-		c.redraw(streamStatus(up), func(p printer) {
-			rows := make([][]string, len(ids))
-			for i, id := range ids {
-				rows[i] = orderCells(latest[id])
-			}
-			p.table(orderHeader, rows, nil)
-		})
+		orders := make([]brokerclient.Order, len(ids))
+		for i, id := range ids {
+			orders[i] = latest[id]
+		}
+		c.redraw(streamStatus(up), func(p console.Printer) { console.OrderBook(p, orders) })
 	}
 }

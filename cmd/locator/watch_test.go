@@ -11,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 )
 
@@ -100,7 +101,7 @@ func TestWatchPnL(t *testing.T) {
 		pnl, _ := m["pnl"].(map[string]any)
 		return pnl["totalUnrealized"] == "5000" // 100 shares from 400 to 450
 	})
-	if code := w.interrupt(t); code != exitInterrupt {
+	if code := w.interrupt(t); code != account.ExitInterrupted {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
 }
@@ -117,10 +118,10 @@ func TestWatchOrders(t *testing.T) {
 	w.next(t, func(m map[string]any) bool {
 		return m["clientOrderId"] == after.ClientOrderID && m["orderStatus"] == "Filled"
 	})
-	if code := w.interrupt(t); code != exitInterrupt {
+	if code := w.interrupt(t); code != account.ExitInterrupted {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
-	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != exitUsage {
+	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != account.ExitUsage {
 		t.Errorf("watch positions: exit %d (%s), want 2", code, errOut)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"bytes"
@@ -17,12 +17,12 @@ import (
 func TestBoardRowsPerSymbol(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	b := newBoard(&buf, []account.LocateItem{{Symbol: "HTBX", Quantity: 100}, {Symbol: "HTBY", Quantity: 200}, {Symbol: "HTBX", Quantity: 300}})
-	b.update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Quoting, Quantity: 100}})
-	b.update(account.Update{Workflow: &workflow.Workflow{ID: "wf-2", Symbol: "HTBX", State: states.Quoting, Quantity: 300}})
-	b.update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Filled, Quantity: 100,
+	b := NewBoard(&buf, []account.LocateItem{{Symbol: "HTBX", Quantity: 100}, {Symbol: "HTBY", Quantity: 200}, {Symbol: "HTBX", Quantity: 300}})
+	b.Update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Quoting, Quantity: 100}})
+	b.Update(account.Update{Workflow: &workflow.Workflow{ID: "wf-2", Symbol: "HTBX", State: states.Quoting, Quantity: 300}})
+	b.Update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Filled, Quantity: 100,
 		Price: decimal.RequireFromString("0.015")}, Reason: "filled"})
-	b.close(nil)
+	b.Close(nil)
 	frames := strings.Split(buf.String(), "\x1b[4A") // each redraw moves up over header + 3 rows
 	if len(frames) != 4 {
 		t.Fatalf("%d frames, want 4 (the first and three redraws)", len(frames))

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"fmt"
@@ -62,9 +62,9 @@ func (t *ticker) stop(w io.Writer, erase bool) {
 	})
 }
 
-// display is a command's progress on stderr: lines that stay, and at most
+// Display is a command's progress on stderr: lines that stay, and at most
 // one spinner below them, erased before each new line.
-type display struct {
+type Display struct {
 	w    io.Writer
 	live bool // a terminal: lines may tick in place
 	clk  clock.Clock
@@ -74,9 +74,18 @@ type display struct {
 	starts map[string]time.Time // by workflow id: when the display first saw it
 }
 
+// NewDisplay shows progress on w, ticking in place when live (a
+// terminal), on clk.
+func NewDisplay(w io.Writer, live bool, clk clock.Clock) *Display {
+	return &Display{w: w, live: live, clk: clk}
+}
+
+// Live reports whether the display is a terminal, where a person watches.
+func (d *Display) Live() bool { return d.live }
+
 // since is when the display first asked about workflow id: a spinner's
 // seconds count from there across the workflow's steps.
-func (d *display) since(id string) time.Time {
+func (d *Display) since(id string) time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.starts == nil {
@@ -88,8 +97,8 @@ func (d *display) since(id string) time.Time {
 	return d.starts[id]
 }
 
-// println prints a line that stays, under the spinner's erased line.
-func (d *display) println(line string) {
+// Println prints a line that stays, under the spinner's erased line.
+func (d *Display) Println(line string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopSpinLocked()
@@ -98,7 +107,7 @@ func (d *display) println(line string) {
 
 // spinner shows text (with its elapsed seconds) after a turning frame until
 // the next line or close; only on a terminal.
-func (d *display) spinner(text func(now time.Time) string) {
+func (d *Display) spinner(text func(now time.Time) string) {
 	if !d.live {
 		return
 	}
@@ -110,14 +119,14 @@ func (d *display) spinner(text func(now time.Time) string) {
 	})
 }
 
-// close erases the spinner, if one turns.
-func (d *display) close() {
+// Close erases the spinner, if one turns.
+func (d *Display) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopSpinLocked()
 }
 
-func (d *display) stopSpinLocked() {
+func (d *Display) stopSpinLocked() {
 	if d.spin != nil {
 		d.spin.stop(d.w, true)
 		d.spin = nil

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// board is a watchlist's live table on a terminal: one row per symbol,
+// Board is a watchlist's live table on a terminal: one row per symbol,
 // redrawn in place on every change, so a hundred symbols stay readable
 // where a hundred interleaved progress lines would not.
-type board struct {
+type Board struct {
 	mu    sync.Mutex
 	w     io.Writer
 	rows  []boardRow
@@ -29,8 +29,9 @@ type boardRow struct {
 	price                     string
 }
 
-func newBoard(w io.Writer, reqs []account.LocateItem) *board {
-	b := &board{w: w, byID: map[string]int{}}
+// NewBoard draws the board of a batch's items on w.
+func NewBoard(w io.Writer, reqs []account.LocateItem) *Board {
+	b := &Board{w: w, byID: map[string]int{}}
 	for _, r := range reqs {
 		b.rows = append(b.rows, boardRow{symbol: r.Symbol, requested: r.Quantity, state: "checking"})
 	}
@@ -38,8 +39,8 @@ func newBoard(w io.Writer, reqs []account.LocateItem) *board {
 	return b
 }
 
-// update shows one change: it changes a row and redraws.
-func (b *board) update(u account.Update) {
+// Update shows one change: it changes a row and redraws.
+func (b *Board) Update(u account.Update) {
 	w := u.Workflow
 	if w == nil {
 		return
@@ -63,32 +64,32 @@ func (b *board) update(u account.Update) {
 		b.byID[w.ID] = i
 	}
 	r := &b.rows[i]
-	r.id, r.state, r.shares, r.price = w.ID, string(w.State), w.Quantity, locatePrice(w.Price)
+	r.id, r.state, r.shares, r.price = w.ID, string(w.State), w.Quantity, LocatePrice(w.Price)
 	switch {
 	case !u.QueuedUntil.IsZero():
 		r.detail = "queued: same-symbol spacing"
 	case u.Offer != nil:
-		r.price = price4(u.Offer.Price)
-		r.detail = "offer " + money(u.Offer.Total)
+		r.price = Price4(u.Offer.Price)
+		r.detail = "offer " + Money(u.Offer.Total)
 	case w.State != states.Quoting:
 		r.detail = u.Reason
 	}
 	b.draw()
 }
 
-// close leaves the final table on screen: each row as its workflow ended
+// Close leaves the final table on screen: each row as its workflow ended
 // (one that ended before it was followed sent no change).
-func (b *board) close(final []*workflow.Workflow) {
+func (b *Board) Close(final []*workflow.Workflow) {
 	for _, w := range final {
 		if w != nil {
-			b.update(account.Update{Workflow: w, Reason: w.Reason})
+			b.Update(account.Update{Workflow: w, Reason: w.Reason})
 		}
 	}
 }
 
 // draw rewrites the table over the one drawn before (cursor up, clear
 // line: the two ANSI sequences every terminal understands).
-func (b *board) draw() {
+func (b *Board) draw() {
 	var sb strings.Builder
 	if b.drawn > 0 {
 		fmt.Fprintf(&sb, "\x1b[%dA", b.drawn)
@@ -109,9 +110,20 @@ func (b *board) draw() {
 	io.WriteString(b.w, sb.String())
 }
 
-// isTerminalWriter says whether w is a terminal, where a table can be
+// IsTerminalWriter says whether w is a terminal, where a table can be
 // redrawn in place.
-func isTerminalWriter(w io.Writer) bool {
+func IsTerminalWriter(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
+	return ok && IsTerminal(f)
+}
+
+// IsTerminal reports whether f is a terminal (a person typing): a character
+// device that is not /dev/null.
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }

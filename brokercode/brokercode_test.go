@@ -1,0 +1,104 @@
+package brokercode_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/locatorhq/locator/brokercode"
+)
+
+func TestLocateStatusString(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[brokercode.LocateStatus]string{
+		brokercode.LocateStatusNew:      "48 New",
+		brokercode.LocateStatusCanceled: "52 Canceled",
+		brokercode.LocateStatusQuoting:  "81 Quoting",
+		40:                              "40",
+	} {
+		if got := s.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int(s), got, want)
+		}
+	}
+	if got := brokercode.LocateStatusCanceled.Name(); got != "Canceled" {
+		t.Errorf("Name() = %q, want Canceled", got)
+	}
+}
+
+func TestLocateStatusIsTerminal(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[brokercode.LocateStatus]bool{48: false, 50: true, 52: true, 54: false, 56: true, 65: false, 67: true, 81: false} {
+		if got := s.IsTerminal(); got != want {
+			t.Errorf("%v.IsTerminal() = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestLocateTypeForCode(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[int]brokercode.LocateType{0: "Unknown", 1: "Locate", 2: "Locate", 3: "PreBorrow", 4: "SingleUse", 5: "Unknown"} {
+		if got := brokercode.LocateTypeForCode(code); got != want {
+			t.Errorf("LocateTypeForCode(%d) = %q, want %q", code, got, want)
+		}
+		if !want.Valid() {
+			t.Errorf("%q.Valid() = false", want)
+		}
+	}
+	if !brokercode.LocateTypeIntraDay.Valid() {
+		t.Error("IntraDay, the deprecated alias, is not Valid")
+	}
+	for _, s := range []brokercode.LocateType{"", "locate", "Intraday", "1", "Single Use"} {
+		if s.Valid() {
+			t.Errorf("%q valid", s)
+		}
+	}
+}
+
+func TestOrderStatusTerminal(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[brokercode.OrderStatus]bool{"New": false, "PendingNew": false, "Accepted": false, "PartiallyFilled": false,
+		"DoneForDay": false, "Filled": true, "Canceled": true, "Rejected": true, "Expired": true} {
+		if got := s.Terminal(); got != want {
+			t.Errorf("%s.Terminal() = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestValidateSymbol covers the one rule, including where the two rules it
+// replaces disagreed: hyphens, underscores and up to 30 characters (the
+// reference's placement limits) are now accepted for locates; leading
+// digits, separators at an end or doubled, and characters outside the
+// reference's set are now refused by the client too.
+func TestValidateSymbol(t *testing.T) {
+	t.Parallel()
+	good := []string{"A", "AAPL", "BRK.B", "BRK-B", "ABC_D", "HTBX", "X1", "AAPL240119C00150000", strings.Repeat("A", 30)}
+	for _, s := range good {
+		if err := brokercode.ValidateSymbol(s); err != nil {
+			t.Errorf("ValidateSymbol(%q) = %v, want nil", s, err)
+		}
+	}
+	bad := []string{"", ".", "..", "aapl", "Aapl", "1ABC", ".A", "A.", "A..B", "A.-B", "A-", "A/B", "A?B", "A#B", "A%B", "A B",
+		" AAPL", "A\\B", "A\x00B", "ÉCOLE", "A+B", "A$", strings.Repeat("A", 31),
+		"ÄÖÜ", "AAPL\n", "\xff"}
+	for _, s := range bad {
+		err := brokercode.ValidateSymbol(s)
+		var ie *brokercode.InputError
+		if !errors.Is(err, brokercode.ErrInput) || !errors.As(err, &ie) || ie.Field != "symbol" {
+			t.Errorf("ValidateSymbol(%q) = %v, want a symbol InputError", s, err)
+		}
+	}
+}
+
+func TestInputError(t *testing.T) {
+	t.Parallel()
+	err := brokercode.Invalid("quantity", "%d is not a multiple of %d", 150, 100)
+	if got := err.Error(); got != "quantity: 150 is not a multiple of 100" {
+		t.Errorf("Error() = %q", got)
+	}
+	if !errors.Is(err, brokercode.ErrInput) {
+		t.Error("errors.Is(err, ErrInput) = false")
+	}
+	if got := (&brokercode.InputError{Message: "no field"}).Error(); got != "no field" {
+		t.Errorf("Error() without a field = %q", got)
+	}
+}

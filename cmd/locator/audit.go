@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/report"
+)
+
+// auditCommand prints the Reg SHO audit trail (report.RunAudit): every
+// short sale locator placed or saw, with what covered it when it was sent.
+type auditCommand struct {
+	conn     connFlags
+	from, to string
+}
+
+func (c *auditCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	registerRange(fs, &c.from, &c.to)
+}
+
+func (c *auditCommand) run(ctx context.Context, args []string) error {
+	rng, err := parseRange(c.from, c.to)
+	if err != nil {
+		return err
+	}
+	client, s, st, err := c.conn.analytics(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	trail, err := report.RunAudit(ctx, client, st, s.Account, clock.Real{}.Now(), rng, 0)
+	if err != nil {
+		return accountError(s.Account, err)
+	}
+	var rows [][]string
+	var objs []any
+	for _, rec := range trail.Records() {
+		rows, objs = append(rows, rec.CSV()), append(objs, rec)
+	}
+	out := c.conn.out()
+	if out.Format == console.Table {
+		fmt.Fprintf(c.conn.m.Stdout, "Short sales of %s, %s (times UTC on the broker's clock, New York trade dates)\n\n", trail.Account, trail.Range)
+	}
+	out.Table(report.AuditCSVHeader, rows, objs)
+	if n := trail.Flagged(); n > 0 {
+		return &exitError{code: account.ExitBroker, msg: fmt.Sprintf("%d of %d short sale(s) sent without cover", n, len(trail.Rows))}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/report"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// planCommand suggests the quantity to locate before the open for each
+// symbol of a watchlist (report.Plan).
+type planCommand struct {
+	conn      connFlags
+	watchlist string
+	days      int
+}
+
+func (c *planCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	fs.StringVar(&c.watchlist, "watchlist", "", "CSV watchlist as 'locate --watchlist' reads it (symbol, quantity[, max price]); only the symbols are used (required)")
+	fs.IntVar(&c.days, "days", report.DefaultPlanDays, "trading days of history to read, today's included")
+}
+
+func (c *planCommand) run(ctx context.Context, args []string) error {
+	if c.watchlist == "" {
+		return usagef("--watchlist FILE is required")
+	}
+	if c.days < 1 {
+		return usagef("--days %d: want 1 or more", c.days)
+	}
+	reqs, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	var symbols []string
+	for _, r := range reqs {
+		symbols = append(symbols, r.Symbol)
+	}
+	client, s, st, err := c.conn.analytics(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// One read of the account tells the broker's clock, whose calendar the
+	// days are counted on.
+	if _, _, err := client.Accounts.Get(ctx, s.Account); err != nil {
+		return accountError(s.Account, err)
+	}
+	skew := client.ClockSkew()
+	plan, err := report.Plan(ctx, st, report.PlanOptions{Account: s.Account, Symbols: symbols, Days: c.days,
+		Today: ledger.TradeDate(clock.Real{}.Now().Add(skew)), Skew: skew})
+	if err != nil {
+		return err
+	}
+	console.Plan(c.conn.out(), plan)
+	return nil
+}

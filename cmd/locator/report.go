@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/report"
+	"github.com/locatorhq/locator/store"
+)
+
+// reportCommand prints what locates cost and what they were used for, per
+// symbol, per day and in total (report.Run), and draws the charts.
+type reportCommand struct {
+	conn     connFlags
+	from, to string
+	charts   string
+}
+
+func (c *reportCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	registerRange(fs, &c.from, &c.to)
+	fs.StringVar(&c.charts, "charts", "", "also draw the charts (PNG and SVG) into the folder DIR")
+}
+
+// registerRange declares --from and --to, trade dates on the broker's
+// calendar.
+func registerRange(fs *pflag.FlagSet, from, to *string) {
+	fs.StringVar(from, "from", "", "first trade date, YYYY-MM-DD (default: 20 trading days back from the broker's today)")
+	fs.StringVar(to, "to", "", "last trade date, YYYY-MM-DD (default: the broker's today)")
+}
+
+// parseRange reads --from and --to; zero dates are left to the library's
+// defaults, which need the broker's today.
+func parseRange(from, to string) (report.Range, error) {
+	var r report.Range
+	for _, f := range []struct {
+		name, v string
+		t       *time.Time
+	}{{"--from", from, &r.From}, {"--to", to, &r.To}} {
+		if f.v == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, f.v)
+		if err != nil {
+			return r, usagef("%s %q: want a date YYYY-MM-DD", f.name, f.v)
+		}
+		*f.t = d
+	}
+	switch {
+	case r.From.IsZero() && !r.To.IsZero():
+		return r, usagef("--to needs --from")
+	case !r.To.IsZero() && r.To.Before(r.From):
+		return r, usagef("--to %s is before --from %s", to, from)
+	}
+	return r, nil
+}
+
+// analytics opens what the report, audit and plan commands read: a client
+// (for the broker's clock, its ledger and order book) and the local
+// database.
+func (c *connFlags) analytics(ctx context.Context) (*brokerclient.Client, config.Settings, *store.Store, error) {
+	client, s, err := c.readClient()
+	if err != nil {
+		return nil, s, nil, err
+	}
+	st, err := c.localStore(ctx)
+	return client, s, st, err
+}
+
+func (c *reportCommand) run(ctx context.Context, args []string) error {
+	rng, err := parseRange(c.from, c.to)
+	if err != nil {
+		return err
+	}
+	client, s, st, err := c.conn.analytics(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := report.Run(ctx, client, st, s.Account, clock.Real{}.Now(), rng)
+	if err != nil {
+		return accountError(s.Account, err)
+	}
+	console.Report(c.conn.out(), r)
+	if c.charts != "" {
+		files, err := report.WriteCharts(r, c.charts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.conn.m.Stderr, "charts: %s\n", strings.Join(files, " "))
+	}
+	return nil
+}

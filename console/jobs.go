@@ -1,0 +1,37 @@
+package console
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/store"
+)
+
+// RunJSON is a job run as printed with --json.
+type RunJSON struct {
+	ID        int64  `json:"id"`
+	Job       string `json:"job"`
+	Kind      string `json:"kind"`
+	Account   string `json:"account"`
+	StartedAt string `json:"startedAt"`
+	EndedAt   string `json:"endedAt,omitempty"`
+	Outcome   string `json:"outcome"`
+	Detail    string `json:"detail"`
+}
+
+// RunJSONOf is r as printed with --json; a run still going has no endedAt.
+func RunJSONOf(r store.JobRun) RunJSON {
+	o := RunJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
+		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
+	if !r.EndedAt.IsZero() {
+		o.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return o
+}
+
+// JobRun prints a finished run: one line, or one JSON object.
+func JobRun(out Printer, r *store.JobRun) {
+	out.Event(RunJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
+		r.StartedAt.In(market.NewYork).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
+}

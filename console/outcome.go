@@ -1,0 +1,50 @@
+package console
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Outcome is the JSON a workflow command ends with (docs/design.md contract).
+type Outcome struct {
+	ID            string `json:"id"`
+	Kind          string `json:"kind"`
+	Account       string `json:"account"`
+	Symbol        string `json:"symbol"`
+	State         string `json:"state"`
+	Requested     int64  `json:"requested"`
+	Shares        int64  `json:"shares"`
+	PricePerShare string `json:"pricePerShare"`
+	Total         string `json:"total"`
+	QuoteReqID    string `json:"quoteReqID"`
+	AcceptedID    string `json:"acceptedId,omitempty"`
+	LocateType    string `json:"locateType"`
+	Reason        string `json:"reason,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	UpdatedAt     string `json:"updatedAt"`
+}
+
+// OutcomeHeader and Row are an outcome as a CSV record.
+var OutcomeHeader = []string{"ID", "SYMBOL", "STATE", "KIND", "ACCOUNT", "REQUESTED", "SHARES", "PRICE PER SHARE", "TOTAL", "QUOTE REQ ID", "LOCATE TYPE", "REASON"}
+
+func (o Outcome) Row() []string {
+	return []string{o.ID, o.Symbol, o.State, o.Kind, o.Account, Int(o.Requested), Int(o.Shares), o.PricePerShare, o.Total, o.QuoteReqID, o.LocateType, o.Reason}
+}
+
+// OutcomeOf is w as its outcome record.
+func OutcomeOf(w *workflow.Workflow) Outcome {
+	o := Outcome{
+		ID: w.ID, Kind: string(w.Kind), Account: w.Account, Symbol: w.Symbol, State: string(w.State),
+		Requested: w.Requested, Shares: w.Quantity, QuoteReqID: w.QuoteReqID, AcceptedID: w.AcceptedID,
+		LocateType: w.LocateType, Reason: w.Reason,
+		CreatedAt: w.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: w.UpdatedAt.UTC().Format(time.RFC3339),
+	}
+	if !w.Price.IsZero() {
+		o.PricePerShare = w.Price.String()
+		o.Total = w.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)
+	}
+	return o
+}

@@ -1,0 +1,182 @@
+// Package console is what a person sees at a terminal and what a script
+// reads from locator's commands: the output formats (-o table|json|csv),
+// the outcome record a workflow command ends with, progress lines with a
+// spinner and a countdown redrawn in place, a batch's live board, and the
+// prompts that answer an offer or confirm an order. Commands are flags ->
+// one call on the account API -> a print through this package.
+package console
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/pflag"
+)
+
+// Format is how a command prints its records (-o): aligned text for
+// people, JSON objects one per line, or CSV under a header row.
+type Format string
+
+const (
+	Table Format = "table"
+	JSON  Format = "json"
+	CSV   Format = "csv"
+)
+
+// formatValue is the -o flag: it refuses a format it does not know while
+// the flags are parsed, so the mistake is a usage error with a hint.
+type formatValue struct{ f *Format }
+
+func (v formatValue) String() string { return string(*v.f) }
+func (v formatValue) Type() string   { return "format" }
+func (v formatValue) Set(s string) error {
+	switch f := Format(strings.ToLower(s)); f {
+	case Table, JSON, CSV:
+		return setFormat(v.f, f)
+	}
+	return fmt.Errorf("want table, json or csv")
+}
+
+// setFormat sets *f to to, refusing two different machine formats asked
+// for at once (-o csv --json): which one a script meant is a guess.
+func setFormat(f *Format, to Format) error {
+	if *f != Table && *f != to {
+		return fmt.Errorf("%s was already asked for: choose one format", *f)
+	}
+	*f = to
+	return nil
+}
+
+// FormatAlias is a boolean flag standing for one -o value (--json, and
+// fees' older --csv), so scripts written before -o keep working.
+type FormatAlias struct {
+	F  *Format
+	To Format
+}
+
+func (a FormatAlias) String() string { return strconv.FormatBool(*a.F == a.To) }
+func (a FormatAlias) Type() string   { return "bool" }
+func (a FormatAlias) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	switch {
+	case err != nil:
+		return err
+	case on:
+		return setFormat(a.F, a.To)
+	case *a.F == a.To:
+		*a.F = Table
+	}
+	return nil
+}
+
+// RegisterFormat declares -o/--output and --json (docs/design.md: --json makes
+// every command print JSON lines) on fs.
+func RegisterFormat(fs *pflag.FlagSet, f *Format) {
+	*f = Table
+	fs.VarP(formatValue{f}, "output", "o", "output format: table, json or csv")
+	RegisterJSON(fs, f)
+}
+
+// RegisterJSON declares --json alone, for a command that prints no records
+// but one result.
+func RegisterJSON(fs *pflag.FlagSet, f *Format) {
+	*f = Table
+	fs.VarPF(FormatAlias{f, JSON}, "json", "", "print machine-readable JSON, one object per line (same as -o json)").NoOptDefVal = "true"
+}
+
+// Printer is the one place that knows the output formats: records go to W
+// as a table, JSON lines or CSV; in CSV, the sentences around the records
+// go to Notes (stderr) so that stdout stays one CSV document.
+type Printer struct {
+	W, Notes io.Writer
+	Format   Format
+}
+
+// JSON reports whether the output is for machines reading JSON lines.
+func (p Printer) JSON() bool { return p.Format == JSON }
+
+// Event prints one line about something that happened: the JSON object v,
+// or the text for people.
+func (p Printer) Event(v any, text string) {
+	switch p.Format {
+	case JSON:
+		json.NewEncoder(p.W).Encode(v)
+	case CSV:
+		if p.Notes != nil {
+			fmt.Fprintln(p.Notes, text)
+		}
+	default:
+		fmt.Fprintln(p.W, text)
+	}
+}
+
+// Table prints records: rows aligned under a header, the rows as CSV under
+// the header, or with JSON each object (a table without objects prints
+// nothing in JSON: its command prints its own).
+func (p Printer) Table(header []string, rows [][]string, objects []any) {
+	switch p.Format {
+	case JSON:
+		enc := json.NewEncoder(p.W)
+		for _, o := range objects {
+			enc.Encode(o)
+		}
+	case CSV:
+		w := csv.NewWriter(p.W)
+		w.Write(header)
+		w.WriteAll(rows)
+	default:
+		tw := tabwriter.NewWriter(p.W, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+	}
+}
+
+// Records prints records that people read as sentences (a workflow's
+// outcome): the texts, a JSON object each, or CSV rows under the header.
+func (p Printer) Records(header []string, rows [][]string, objects []any, texts []string) {
+	if p.Format == Table {
+		for _, t := range texts {
+			fmt.Fprintln(p.W, t)
+		}
+		return
+	}
+	p.Table(header, rows, objects)
+}
+
+// Money shows an amount of dollars with two decimals.
+func Money(d decimal.Decimal) string { return d.StringFixed(2) }
+
+// Price4 shows a locate price with the spec's four decimals.
+func Price4(d decimal.Decimal) string { return d.StringFixed(4) }
+
+// LocatePrice is Price4 for a table cell, blank while no price is known
+// (a quote still Quoting or Pending carries 0).
+func LocatePrice(d decimal.Decimal) string {
+	if d.IsZero() {
+		return ""
+	}
+	return Price4(d)
+}
+
+// PriceShown shows a price as the broker gave it: at least two decimals,
+// more when it has them (a limit of 12.5 shows 12.50, one of 0.0150 its
+// four).
+func PriceShown(d decimal.Decimal) string {
+	places := int32(2)
+	if e := -d.Exponent(); e > places {
+		places = e
+	}
+	return d.StringFixed(places)
+}
+
+// Int shows a count.
+func Int(n int64) string { return strconv.FormatInt(n, 10) }

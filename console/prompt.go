@@ -1,0 +1,77 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
+)
+
+// Prompter asks a person at a terminal.
+type Prompter struct {
+	// Lines are the person's answer lines (one reader for the process, so
+	// an answer typed late is never lost to a prompt that gave up).
+	Lines func() <-chan string
+	// Err receives the questions; Display counts an offer's seconds down.
+	Err     io.Writer
+	Display *Display
+}
+
+// Asker answers the questions of this command's requests at the
+// terminal: an offer to take, its seconds left counting down, or a short's
+// order to confirm. One reader serves every prompt of the process, so an
+// answer typed late is never lost to a prompt that gave up.
+func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Question) bool {
+	return func(q context.Context, ques account.Question) bool {
+		switch {
+		case ques.Offer != nil:
+			o := ques.Offer
+			d := p.Display
+			return p.answer(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
+				return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
+					o.Symbol, o.Shares, Price4(o.Price), brokercode.LocateTypeForCode(o.LocateType), Money(o.Total), left)
+			}))
+		case ques.Order != nil:
+			o := ques.Order
+			where := o.Route
+			if where == "" {
+				where = "assigned by the broker"
+			}
+			fmt.Fprintf(p.Err, "Sell short %d %s at %s (route %s)? [y/N] ", o.Quantity, o.Symbol, PriceShown(o.LimitPrice), where)
+			return p.answer(cmd, q, func() {})
+		}
+		return false
+	}
+}
+
+// answer waits for the answer line to question q, stopping its countdown
+// before anything else is printed; anything but y or yes is a no. A
+// question withdrawn says why; an interrupted command (cmd's end) leaves
+// its question to be withdrawn and says nothing: the command says
+// "interrupted", once.
+func (p *Prompter) answer(cmd, q context.Context, stop func()) bool {
+	select {
+	case line, ok := <-p.Lines():
+		stop()
+		a := strings.TrimSpace(strings.ToLower(line))
+		return ok && (a == "y" || a == "yes")
+	case <-q.Done():
+		stop()
+		if errors.Is(context.Cause(q), account.ErrAnsweredElsewhere) {
+			fmt.Fprintln(p.Err, "\nanswered elsewhere")
+		} else {
+			fmt.Fprintln(p.Err, "\nno answer in time")
+		}
+		return false
+	case <-cmd.Done():
+		stop()
+		fmt.Fprintln(p.Err)
+		<-q.Done() // withdrawn by the command's withdrawal, or its window
+		return false
+	}
+}

@@ -1,0 +1,398 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+)
+
+// TokenEnv names the environment variable a fixed token is read from (the
+// token has no flag: argv is visible to every local user). Without it each
+// start makes a random token.
+const TokenEnv = "LOCATOR_DASHBOARD_TOKEN"
+
+// cookieName holds a login session in a browser after a ?token= login:
+// a random session id, never the token.
+const cookieName = "locator_dashboard"
+
+// Login sessions: a cookie is good for sessionTTL; one older than
+// rotateAfter is replaced by a new one at its next request, and the old one
+// then stays good for rotateGrace only (requests already on their way). At
+// most maxSessions live at once; past that the oldest goes.
+const (
+	sessionTTL  = 12 * time.Hour
+	rotateAfter = 15 * time.Minute
+	rotateGrace = time.Minute
+	maxSessions = 64
+)
+
+// Wrong tokens (a login or a bearer) are allowed at tokenBurst at once and
+// one per tokenEvery after; past that every token is answered 429 unread,
+// so a token cannot be guessed by trying.
+const (
+	tokenBurst = 10
+	tokenEvery = 2 * time.Second
+)
+
+// maxFormBody bounds a POST's body: an answer is a few short fields.
+const maxFormBody = 8 << 10
+
+// maxConns bounds the connections served at once (netutil.LimitListener);
+// more wait to be accepted.
+const maxConns = 64
+
+// timeouts of the server's connections. The event stream lifts the read
+// timeout and takes a write deadline per event instead.
+type timeouts struct {
+	header, read, write, idle time.Duration
+}
+
+var defaultTimeouts = timeouts{header: 10 * time.Second, read: 30 * time.Second, write: 30 * time.Second, idle: 2 * time.Minute}
+
+// Access says how the dashboard is reached and who may use it.
+type Access struct {
+	// Token is required of every request: Authorization: Bearer, or the
+	// login cookie of a ?token= login. Empty: New makes a random one per
+	// start (see LoginAddress), unless NoToken.
+	Token string
+	// NoToken serves without a token (Token is then ignored), to every
+	// local user: refused beyond loopback (ErrTokenRequired).
+	NoToken bool
+	// CertFile and KeyFile (PEM) make the server speak TLS.
+	CertFile, KeyFile string
+	// TrustedProxies are the peers whose X-Forwarded-Proto is believed: a
+	// request one of them forwards as https was encrypted up to it.
+	TrustedProxies []netip.Prefix
+}
+
+var (
+	// ErrTokenRequired: serving without a token was asked for beyond
+	// loopback.
+	ErrTokenRequired = errors.New("dashboard: serving without a token is allowed on loopback only")
+	// ErrTLSRequired: an address beyond loopback was asked for without TLS
+	// or a TLS proxy in front, so the token would cross a network in clear.
+	ErrTLSRequired = errors.New("dashboard: beyond loopback the dashboard needs TLS (a certificate and key) or a TLS proxy in front (a trusted proxy)")
+)
+
+// ParseProxies reads trusted proxies given as addresses or CIDR prefixes.
+func ParseProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: trusted proxy %q: want an IP address or a CIDR prefix", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// CheckListen says whether the server may listen on addr with a: without a
+// token on loopback only (ErrTokenRequired); beyond loopback only with TLS
+// or a trusted proxy (ErrTLSRequired); a certificate given must load. A
+// command checks before it sends anything.
+func CheckListen(addr string, a Access) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: listen address %q: %w", addr, err)
+	}
+	if _, err := a.tlsConfig(); err != nil {
+		return err
+	}
+	switch {
+	case brokerclient.Loopback(host):
+		return nil
+	case a.NoToken:
+		return ErrTokenRequired
+	case a.CertFile == "" && len(a.TrustedProxies) == 0:
+		return ErrTLSRequired
+	}
+	return nil
+}
+
+// tlsConfig loads the certificate; nil without one.
+func (a Access) tlsConfig() (*tls.Config, error) {
+	if a.CertFile == "" && a.KeyFile == "" {
+		return nil, nil
+	}
+	if a.CertFile == "" || a.KeyFile == "" {
+		return nil, errors.New("dashboard: TLS needs both a certificate and its key")
+	}
+	cert, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: TLS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Listen binds addr for Start, after CheckListen: a command binds before
+// it sends anything, so a taken address is found first.
+func Listen(addr string, a Access) (net.Listener, error) {
+	if err := CheckListen(addr, a); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	return ln, nil
+}
+
+// LoginAddress is the address a person opens first, to print once at
+// start: with a token made for this start it carries it (as notebook
+// servers print theirs); with one from TokenEnv it names the variable.
+func (s *Server) LoginAddress(addr net.Addr) string {
+	scheme := "http"
+	if s.tls != nil {
+		scheme = "https"
+	}
+	base := scheme + "://" + addr.String() + "/"
+	switch {
+	case s.access.NoToken:
+		return base
+	case s.tokenMade:
+		return base + "?token=" + url.QueryEscape(s.access.Token)
+	}
+	return base + "?token=$" + TokenEnv
+}
+
+// sessions are the live login sessions, by the hash of their id (so a
+// lookup's timing says nothing of an id).
+type sessions struct {
+	mu   sync.Mutex
+	byID map[[32]byte]session
+}
+
+type session struct {
+	issued, expires time.Time
+	rotated         bool // replaced: good until expires, never rotated again
+}
+
+// open starts a session at now and returns its id.
+func (ss *sessions) open(now time.Time) string {
+	id := rand.Text()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for k, s := range ss.byID {
+		if !now.Before(s.expires) {
+			delete(ss.byID, k)
+		}
+	}
+	for len(ss.byID) >= maxSessions {
+		var oldest [32]byte
+		first := true
+		for k, s := range ss.byID {
+			if first || s.issued.Before(ss.byID[oldest].issued) {
+				oldest, first = k, false
+			}
+		}
+		delete(ss.byID, oldest)
+	}
+	ss.byID[sha256.Sum256([]byte(id))] = session{issued: now, expires: now.Add(sessionTTL)}
+	return id
+}
+
+// check reports whether id is a live session at now, and whether it is
+// due for rotation; a session rotated stays good for rotateGrace only.
+func (ss *sessions) check(id string, now time.Time) (ok, rotate bool) {
+	k := sha256.Sum256([]byte(id))
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, found := ss.byID[k]
+	if !found || !now.Before(s.expires) {
+		return false, false
+	}
+	if s.rotated || now.Sub(s.issued) < rotateAfter {
+		return true, false
+	}
+	s.rotated = true
+	if grace := now.Add(rotateGrace); grace.Before(s.expires) {
+		s.expires = grace
+	}
+	ss.byID[k] = s
+	return true, true
+}
+
+// verdictOnly marks a /healthz request without the token: it is told
+// whether the service is healthy, not which accounts it serves.
+type verdictOnly struct{}
+
+// guard lets a request through when it may see the service. Plain HTTP is
+// answered only to loopback peers (a trusted proxy's https counts as
+// encrypted). With a token, a request carries it (bearer header, or the
+// login cookie of a ?token= login), but for GET /healthz, which without it
+// gets the verdict alone (verdictOnly); without one (NoToken, loopback only),
+// it is addressed to a loopback host name, so a page of another site that
+// rebinds its name to 127.0.0.1 is refused. A POST must also come from the
+// page's own origin or carry the token in its header, and its form is
+// read here, bounded by maxFormBody.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secure, ok := s.transport(r)
+		if !ok {
+			http.Error(w, "plain http is answered on loopback only: use https", http.StatusForbidden)
+			return
+		}
+		bearer := false
+		if s.access.NoToken {
+			host, _, err := net.SplitHostPort(r.Host)
+			if err != nil {
+				host = r.Host
+			}
+			if !brokerclient.Loopback(host) {
+				http.Error(w, "this dashboard answers to loopback host names only (or set a token)", http.StatusForbidden)
+				return
+			}
+		} else {
+			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
+				if s.checkToken(w, t) {
+					s.login(w, r, secure)
+				}
+				return
+			}
+			if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				if !s.checkToken(w, auth) {
+					return
+				}
+				bearer = true
+			} else if !s.checkSession(w, r, secure) {
+				if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
+					// A supervisor's probe: the verdict only.
+					next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictOnly{}, true)))
+					return
+				}
+				w.Header().Set("WWW-Authenticate", `Bearer realm="locator"`)
+				http.Error(w, "a token is required: open the login address printed at start (?token=...), or send Authorization: Bearer", http.StatusUnauthorized)
+				return
+			}
+		}
+		if r.Method == http.MethodPost {
+			if !bearer && !sameOrigin(r) {
+				http.Error(w, "cross-origin request refused", http.StatusForbidden)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+			if err := r.ParseForm(); err != nil {
+				status := http.StatusBadRequest
+				if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+					status = http.StatusRequestEntityTooLarge
+				}
+				http.Error(w, "the form could not be read", status)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// transport says whether r came encrypted (TLS here, or https at a trusted
+// proxy that forwarded it), and whether it may be served at all: plain
+// HTTP only from a loopback peer that is not a proxy saying otherwise.
+func (s *Server) transport(r *http.Request) (secure, ok bool) {
+	if r.TLS != nil {
+		return true, true
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false, false
+	}
+	addr := peer.Addr().Unmap()
+	for _, p := range s.access.TrustedProxies {
+		if p.Contains(addr) {
+			https := strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+			return https, https
+		}
+	}
+	return false, addr.IsLoopback()
+}
+
+// checkToken compares a presented token with the server's in constant time
+// (hashes of both, so not even the length shows), within the budget of
+// wrong tokens; it answers 401 or 429 itself when it returns false.
+func (s *Server) checkToken(w http.ResponseWriter, t string) bool {
+	now := s.clk.Now()
+	if s.wrongTokens.TokensAt(now) < 1 {
+		w.Header().Set("Retry-After", fmt.Sprint(int(tokenEvery.Seconds())))
+		http.Error(w, "too many wrong tokens: wait", http.StatusTooManyRequests)
+		return false
+	}
+	sum := sha256.Sum256([]byte(t))
+	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1 {
+		return true
+	}
+	s.wrongTokens.AllowN(now, 1)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="locator", error="invalid_token"`)
+	http.Error(w, "wrong token", http.StatusUnauthorized)
+	return false
+}
+
+// checkSession reports whether r carries a live login cookie, and replaces
+// one due for rotation.
+func (s *Server) checkSession(w http.ResponseWriter, r *http.Request, secure bool) bool {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return false
+	}
+	ok, rotate := s.sessions.check(c.Value, s.clk.Now())
+	if rotate {
+		s.setSession(w, secure)
+	}
+	return ok
+}
+
+// setSession opens a session and sets its cookie: HttpOnly, same-site
+// only, Secure when the request came encrypted (always, off loopback), and
+// gone after sessionTTL.
+func (s *Server) setSession(w http.ResponseWriter, secure bool) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.sessions.open(s.clk.Now()), Path: "/", HttpOnly: true,
+		Secure: secure, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL.Seconds())})
+}
+
+// login sets a session cookie and redirects to the same path of this
+// server without the token, so it stays out of the history, bookmarks and
+// Referer.
+func (s *Server) login(w http.ResponseWriter, r *http.Request, secure bool) {
+	s.setSession(w, secure)
+	q := r.URL.Query()
+	q.Del("token")
+	to := url.URL{Path: localPath(r.URL.Path), RawQuery: q.Encode()}
+	http.Redirect(w, r, to.String(), http.StatusSeeOther)
+}
+
+// localPath is p cleaned to a path of this server: one leading "/" (so
+// "//evil.example" is not taken for another host), else "/".
+func localPath(p string) string {
+	p = path.Clean(p)
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return "/"
+	}
+	return p
+}
+
+// sameOrigin reports whether the browser says the request comes from a
+// page of this server.
+func sameOrigin(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	o, err := url.Parse(r.Header.Get("Origin"))
+	return err == nil && o.Host != "" && o.Host == r.Host
+}
