@@ -1,5 +1,17 @@
 package brokersim
 
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
 // Ready is the line `locator sim` prints once when it serves (the
 // contract of docs/design.md): its addresses, key pairs and partner
 // program.
@@ -41,4 +53,33 @@ func ReadyAt(sc Scenario, addr string) Ready {
 			LiveClientID: p.LiveClientID, ClientSecret: p.ClientSecret, RedirectURI: p.RedirectURI}
 	}
 	return ready
+}
+
+// Serve serves sim on ln until ctx ends, after printing its ready line
+// (ReadyAt of sc) on ready as one JSON line: `locator sim`'s contract.
+// The server shuts down gently, within 5 s.
+func Serve(ctx context.Context, sim *Sim, sc Scenario, ln net.Listener, ready io.Writer) error {
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if err := json.NewEncoder(ready).Encode(ReadyAt(sc, ln.Addr().String())); err != nil {
+		return err
+	}
+	if f, ok := ready.(*os.File); ok {
+		f.Sync()
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -94,18 +94,17 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if c.once != "" {
 		return c.runOnce(ctx, only, notifier, log)
 	}
-	metrics, err := c.listen.prepare(c.conn.m, &c.conn)
+	bound, err := c.listen.bind(c.conn.m, &c.conn)
 	if err != nil {
 		return err
 	}
-	defer c.listen.release()
+	defer bound.Close()
 	sess, err := c.conn.open(ctx, "run", nil, service.RoleDaemon)
 	if err != nil {
 		return err
 	}
 	defer sess.close()
-	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Accounts: []account.Account{sess}, Store: sess.store,
-		Metrics: metrics, Clock: clock.Real{}, Logger: log})
+	web, err := bound.Serve(dashboard.Config{Accounts: []account.Account{sess}, Store: sess.store, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -52,11 +50,11 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.conn.logger()
-	metrics, err := c.listen.prepare(c.conn.m, &c.conn)
+	bound, err := c.listen.bind(c.conn.m, &c.conn)
 	if err != nil {
 		return err
 	}
-	defer c.listen.release()
+	defer bound.Close()
 	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
 	var sessions []*session
 	defer func() {
@@ -86,7 +84,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 			}
 		}()
 	}
-	web, err := c.listen.start(c.conn.m, log, dashboard.Config{Accounts: served, Store: sessions[0].store, Metrics: metrics, Clock: clock.Real{}, Logger: log})
+	web, err := bound.Serve(dashboard.Config{Accounts: served, Store: sessions[0].store, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
 	if err != nil {
 		return err
 	}
@@ -126,10 +124,6 @@ type listenFlag struct {
 	keyFile        string
 	trustedProxies []string
 	fs             *pflag.FlagSet
-	ln             net.Listener // bound by prepare, served by start
-	// taken is why prepare could not bind the default address; start
-	// warns of it, where it always has.
-	taken error
 }
 
 func (l *listenFlag) register(fs *pflag.FlagSet) {
@@ -141,86 +135,31 @@ func (l *listenFlag) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&l.trustedProxies, "trusted-proxy", nil, "address or CIDR of a TLS proxy in front of the dashboard, whose X-Forwarded-Proto is believed (repeatable)")
 }
 
-// access is the dashboard's Access from the flags and LOCATOR_DASHBOARD_TOKEN.
-func (l *listenFlag) access(m *Main) (dashboard.Access, error) {
-	proxies, err := dashboard.ParseProxies(l.trustedProxies)
-	if err != nil {
-		return dashboard.Access{}, usagef("--trusted-proxy: %v", err)
-	}
-	return dashboard.Access{Token: m.secretEnv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
-		TrustedProxies: proxies}, nil
-}
-
-// prepare checks the access flags and binds the address before anything
-// is sent, and makes the registry the broker clients report to, when
-// anything is to be served. The default address taken (another locator on
-// this machine) is not worth stopping a daemon for: it warns and goes on
-// without; an address asked for must be served, and bad access flags are
-// refused (exit 2, nothing sent).
-func (l *listenFlag) prepare(m *Main, conn *connFlags) (*dashboard.Metrics, error) {
+// bind checks the access flags and binds the address before anything is
+// sent (dashboard.Bind), and has the broker clients report to its metrics;
+// nil when nothing is to be served. Bad access flags or an address asked
+// for that cannot be bound are refused (exit 2, nothing sent).
+func (l *listenFlag) bind(m *Main, conn *connFlags) (*dashboard.Bound, error) {
 	if l.addr == "" {
 		return nil, nil
 	}
-	access, err := l.access(m)
+	proxies, err := dashboard.ParseProxies(l.trustedProxies)
 	if err != nil {
-		return nil, err
+		return nil, usagef("--trusted-proxy: %v", err)
 	}
-	ln, err := dashboard.Listen(l.addr, access)
-	var bind *net.OpError
+	access := dashboard.Access{Token: m.secretEnv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
+		TrustedProxies: proxies}
+	b, err := dashboard.Bind(l.addr, access, l.fs.Changed("listen"))
 	switch {
 	case errors.Is(err, dashboard.ErrTLSRequired):
 		return nil, usagef("--listen %s: %v: pass --tls-cert and --tls-key, or --trusted-proxy", l.addr, err)
 	case errors.Is(err, dashboard.ErrTokenRequired):
 		return nil, usagef("--listen %s: %v: drop --dashboard-no-token-on-loopback", l.addr, err)
-	case err != nil && (l.fs.Changed("listen") || !errors.As(err, &bind)):
-		return nil, usagef("--listen %s: %v", l.addr, err)
 	case err != nil:
-		l.taken = err
-		return nil, nil
+		return nil, usagef("--listen %s: %v", l.addr, err)
 	}
-	l.ln = ln
-	metrics := dashboard.NewMetrics()
-	conn.observe = metrics.ObserveCall
-	return metrics, nil
-}
-
-// release closes the listener prepare bound when start never took it.
-func (l *listenFlag) release() {
-	if l.ln != nil {
-		l.ln.Close()
-		l.ln = nil
+	if b.Metrics != nil {
+		conn.observe = b.Metrics.ObserveCall
 	}
-}
-
-// start serves the dashboard on the listener prepare bound, if any, and
-// prints its login address once (with a token made for this start, the
-// token itself, as notebook servers do); it warns when the default address
-// was taken.
-func (l *listenFlag) start(m *Main, log *slog.Logger, cfg dashboard.Config) (*dashboard.Server, error) {
-	if l.taken != nil {
-		log.Warn("dashboard not served (pass --listen ADDR, or --listen '' to turn it off)", "err", l.taken)
-	}
-	if l.ln == nil {
-		return nil, nil
-	}
-	ln := l.ln
-	l.ln = nil // the server's now: Start or Close closes it
-	access, err := l.access(m)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	cfg.Access = access
-	srv, err := dashboard.New(cfg)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	addr, err := srv.Start(ln)
-	if err != nil {
-		srv.Close()
-		return nil, err
-	}
-	fmt.Fprintf(m.Stderr, "dashboard: open %s (health /healthz, metrics /metrics)\n", srv.LoginAddress(addr))
-	return srv, nil
+	return b, nil
 }

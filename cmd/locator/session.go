@@ -113,7 +113,9 @@ func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(c.m.Stderr, opts))
 }
 
-func (c *connFlags) client(s config.Settings, clk clock.Clock) (*brokerclient.Client, error) {
+// client is the broker client of settings s (with extra options, a
+// stream address say): its credentials, pacing clock, log and observer.
+func (c *connFlags) client(s config.Settings, clk clock.Clock, extra ...brokerclient.Option) (*brokerclient.Client, error) {
 	creds, err := c.credentials(s)
 	if err != nil {
 		return nil, err
@@ -127,7 +129,7 @@ func (c *connFlags) client(s config.Settings, clk clock.Clock) (*brokerclient.Cl
 	if c.observe != nil {
 		opts = append(opts, brokerclient.WithObserver(c.observe))
 	}
-	return brokerclient.NewClient(opts...)
+	return brokerclient.NewClient(append(opts, extra...)...)
 }
 
 // accountError turns the start-up checks' failures into usage errors (exit

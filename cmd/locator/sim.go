@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
-	"net/http"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -93,28 +89,5 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("--addr %s: %v", c.addr, err)
 	}
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
-	if err := json.NewEncoder(c.m.Stdout).Encode(brokersim.ReadyAt(sc, ln.Addr().String())); err != nil {
-		return err
-	}
-	if f, ok := c.m.Stdout.(*os.File); ok {
-		f.Sync()
-	}
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return brokersim.Serve(ctx, sim, sc, ln, c.m.Stdout)
 }

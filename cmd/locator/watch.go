@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -37,23 +34,19 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := []brokerclient.Option{
-		brokerclient.WithBaseURL(s.BaseURL), brokerclient.WithCredentials(s.KeyID, s.Secret),
-		brokerclient.WithClock(clock.Real{}), brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent("locator-cli/1"),
-	}
+	var opts []brokerclient.Option
 	if c.wsURL != "" {
 		opts = append(opts, brokerclient.WithStreamURL(c.wsURL))
 	}
-	client, err := brokerclient.NewClient(opts...)
+	client, err := c.conn.client(s, clock.Real{}, opts...)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	f, isFile := c.conn.m.Stdout.(*os.File)
-	live := c.conn.format == console.Table && isFile && console.IsTerminal(f)
+	live := c.conn.format == console.Table && console.IsTerminalWriter(c.conn.m.Stdout)
 	if args[0] == "pnl" {
-		err = c.pnl(ctx, client, s.Account, live)
+		err = console.WatchPnL(ctx, client, s.Account, c.conn.m.Stdout, live)
 	} else {
-		err = c.orders(ctx, client, s.Account, live)
+		err = console.WatchOrders(ctx, client, s.Account, c.conn.m.Stdout, live)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -63,91 +56,5 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	case errors.Is(err, brokerclient.ErrStreamSubscribe):
 		return usagef("account %s not found for these keys; nothing was sent", s.Account)
 	}
-	return err
-}
-
-// redraw clears the terminal and prints a status line and the table.
-func (c *watchCommand) redraw(status string, draw func(console.Printer)) {
-	fmt.Fprint(c.conn.m.Stdout, "\x1b[H\x1b[2J")
-	fmt.Fprintln(c.conn.m.Stdout, status)
-	draw(console.Printer{W: c.conn.m.Stdout})
-}
-
-func streamStatus(up bool) string {
-	state := "live"
-	if !up {
-		state = "reconnecting…"
-	}
-	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", time.Now().Format(time.TimeOnly), state)
-}
-
-// pnlLine is one JSON line of watch pnl.
-type pnlLine struct {
-	Time      time.Time                `json:"time"`
-	Account   string                   `json:"account"`
-	Connected bool                     `json:"connected"`
-	PnL       brokerclient.PnLSnapshot `json:"pnl"`
-}
-
-func (c *watchCommand) pnl(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
-	w, err := client.Streams.WatchPnL(ctx, []string{account})
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	if err := w.Wait(ctx); err != nil {
-		return err
-	}
-	for {
-		changed := w.Changed()
-		if err := w.Err(); err != nil {
-			return err
-		}
-		snap, up := w.Snapshot(account)
-		if live {
-			c.redraw(streamStatus(up), func(p console.Printer) { console.PnLSnapshot(p, snap) })
-		} else if up {
-			c.conn.m.printer(console.JSON).Event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		}
-	}
-}
-
-func (c *watchCommand) orders(ctx context.Context, client *brokerclient.Client, account string, live bool) error {
-	f, err := client.Streams.FollowOrders(ctx, account)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	w := f.Watch("")
-	defer w.Close()
-	if err := f.Load(ctx); err != nil {
-		return accountError(account, err)
-	}
-	var ids []string
-	latest := map[string]brokerclient.Order{}
-	for {
-		o, err := w.Next(ctx)
-		if err != nil {
-			return err
-		}
-		if !live {
-			c.conn.m.printer(console.JSON).Event(o, "")
-			continue
-		}
-		if _, seen := latest[o.ClientOrderID]; !seen {
-			ids = append(ids, o.ClientOrderID)
-		}
-		latest[o.ClientOrderID] = *o
-		up, _ := f.Connected()
-		orders := make([]brokerclient.Order, len(ids))
-		for i, id := range ids {
-			orders[i] = latest[id]
-		}
-		c.redraw(streamStatus(up), func(p console.Printer) { console.OrderBook(p, orders) })
-	}
+	return accountError(s.Account, err)
 }
