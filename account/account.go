@@ -35,6 +35,13 @@ type Account interface {
 	// only the shortfall, and returns the workflows it started without
 	// waiting for them (Follow waits).
 	Locate(ctx context.Context, req LocateRequest) (*LocateResult, error)
+	// Quote asks the broker's price for each item without taking it: a
+	// price check per item, quoted under the same queue and spacing as the
+	// locates, whose offer (both sides of a Reg SHO pair) is recorded and
+	// cancelled at once; nothing is ever accepted. It returns the price
+	// checks it started without waiting for them (Follow waits; the final
+	// record holds the prices seen, see workflow.Prices).
+	Quote(ctx context.Context, req QuoteRequest) (*LocateResult, error)
 	// CreditBack returns unused located shares to the broker.
 	CreditBack(ctx context.Context, req CreditBackRequest) (*Started, error)
 	// Short ensures the locate, checks the sizing, places one Sell/Open
@@ -124,7 +131,22 @@ type LocateItem struct {
 	Policy   workflow.Policy `json:"policy"`
 }
 
-// LocateResult names the workflow started for each item.
+// QuoteRequest asks the price of located shares, one item per symbol.
+type QuoteRequest struct {
+	Items []QuoteItem `json:"items"`
+}
+
+// QuoteItem is one symbol of a quote request: the price of Quantity
+// shares.
+type QuoteItem struct {
+	// ID, when set, is the price check's id (see LocateItem).
+	ID       string `json:"id,omitempty"`
+	Symbol   string `json:"symbol"`
+	Quantity int64  `json:"quantity"`
+}
+
+// LocateResult names the workflow started for each item of a locate or
+// quote request.
 type LocateResult struct {
 	// Started[i] is item i's workflow, or why it was refused.
 	Started []Started `json:"started"`
@@ -295,7 +317,12 @@ func (f *JobFailure) Exit() int {
 }
 
 // StatusRequest asks for the account's state.
-type StatusRequest struct{}
+type StatusRequest struct {
+	// Symbols, when set, are symbols to tell about too (Status.Shortable):
+	// whether each is easy to borrow, its located inventory and the last
+	// offers seen.
+	Symbols []string `json:"symbols,omitempty"`
+}
 
 // Status is the account as its owner sees it.
 type Status struct {
@@ -315,6 +342,25 @@ type Status struct {
 	// inventory read.
 	Open      []workflow.Workflow         `json:"open"`
 	Inventory []brokerclient.InventoryRow `json:"inventory"`
+	// Shortable tells about each symbol of the request, in its order.
+	Shortable []Shortable `json:"shortable,omitempty"`
+}
+
+// Shortable is what the owner knows of shorting one symbol: the broker's
+// easy-to-borrow answer now, the symbol's rows of the latest located
+// inventory read, and the offers of its latest quote that was priced (a
+// locate's or a price check's), from the database.
+type Shortable struct {
+	Symbol       string                      `json:"symbol"`
+	EasyToBorrow bool                        `json:"easyToBorrow"`
+	Located      []brokerclient.InventoryRow `json:"located"`
+	// Offers are the priced legs of that quote (both sides of a Reg SHO
+	// pair), none when no quote of the symbol was priced; OfferedAt is
+	// when the broker offered them, and OfferState how their workflow
+	// stands (filled, priced, declined, ...).
+	Offers     []workflow.Offer `json:"offers"`
+	OfferedAt  time.Time        `json:"offeredAt,omitzero"`
+	OfferState states.State     `json:"offerState,omitempty"`
 }
 
 // Update is one change of a workflow or an order, as every caller sees it.

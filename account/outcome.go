@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -40,6 +42,8 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 		return Outcome{Words: "covered — located inventory already holds the shares; nothing was quoted", Exit: ExitOK}
 	case states.NotNeeded:
 		return Outcome{Words: "not_needed — easy to borrow; nothing was quoted", Exit: ExitOK}
+	case states.Priced:
+		return Outcome{Words: "priced — " + prices(w) + "; cancelled at the broker, nothing accepted", Exit: ExitOK}
 	case states.Credited:
 		return Outcome{Words: fmt.Sprintf("credited — %d %s shares credited back", w.Quantity, w.LocateType), Exit: ExitOK}
 	case states.Declined, states.Canceled:
@@ -52,6 +56,16 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 		return Outcome{Words: "failed" + because(w.Reason), Exit: ExitFailure}
 	}
 	return Outcome{Words: string(w.State) + ", not finished" + because(w.Reason), Exit: ExitFailure}
+}
+
+// prices names the offers a price check saw: "300 shares: Locate 0.0150
+// (4.50)", each side of a Reg SHO pair.
+func prices(w *workflow.Workflow) string {
+	var seen []string
+	for _, o := range workflow.Prices(w) {
+		seen = append(seen, fmt.Sprintf("%s %s (%s)", string(brokercode.LocateTypeForCode(o.LocateType)), o.Price.StringFixed(4), o.Total.StringFixed(2)))
+	}
+	return fmt.Sprintf("%d shares: %s", w.Quantity, strings.Join(seen, ", "))
 }
 
 // ended is the outcome of a workflow declined or canceled: whoever ended

@@ -80,6 +80,9 @@ func NewDisplay(w io.Writer, live bool, clk clock.Clock) *Display {
 	return &Display{w: w, live: live, clk: clk}
 }
 
+// Live reports whether the display is a terminal, where a person watches.
+func (d *Display) Live() bool { return d.live }
+
 // since is when the display first asked about workflow id: a spinner's
 // seconds count from there across the workflow's steps.
 func (d *Display) since(id string) time.Time {

@@ -32,7 +32,30 @@ func (e *Engine) LocateAll(ctx context.Context, reqs []Request) ([]*Handle, erro
 			return nil, fmt.Errorf("request %d (%s): %w", i+1, r.Symbol, err)
 		}
 	}
-	hs, errs := e.locateAll(ctx, reqs)
+	hs, errs := e.locateAll(ctx, states.Locate, reqs)
+	return batched(reqs, hs, errs)
+}
+
+// PriceCheckAll asks the broker's price for each request without taking
+// it: each is checked (id, symbol, quantity; a price check has no policy
+// and asks nobody) before anything is sent, then, unless the symbol is easy
+// to borrow, its quote joins the same queue as the locates', under the same
+// spacing, and its offer (both sides of a Reg SHO pair) is recorded and
+// cancelled at once. The workflows end priced, or as the broker ended the
+// quote; none is ever accepted. Errors as LocateAll's.
+func (e *Engine) PriceCheckAll(ctx context.Context, reqs []Request) ([]*Handle, error) {
+	for i, r := range reqs {
+		if err := r.validatePriceCheck(); err != nil {
+			return nil, fmt.Errorf("request %d (%s): %w", i+1, r.Symbol, err)
+		}
+	}
+	hs, errs := e.locateAll(ctx, states.PriceCheck, reqs)
+	return batched(reqs, hs, errs)
+}
+
+// batched is a batch's handles and, when some requests could not be
+// queued, the *BatchError saying why.
+func batched(reqs []Request, hs []*Handle, errs []error) ([]*Handle, error) {
 	failed := false
 	for i, err := range errs {
 		if err != nil {
@@ -72,16 +95,20 @@ type coverage struct {
 	err       error
 }
 
-// locateAll runs validated requests: handles and errors by index.
-func (e *Engine) locateAll(ctx context.Context, reqs []Request) ([]*Handle, []error) {
+// locateAll runs validated requests of kind (a locate or a price check):
+// handles and errors by index. Only a locate reads its coverage: a price
+// check asks the price of the whole quantity.
+func (e *Engine) locateAll(ctx context.Context, kind states.Kind, reqs []Request) ([]*Handle, []error) {
 	hs, errs := make([]*Handle, len(reqs)), make([]error, len(reqs))
 	etb := e.easyToBorrowAll(ctx, reqs)
 	var cov coverage
 	covDone := make(chan struct{})
-	go func() {
-		defer close(covDone)
-		cov = e.coverage(ctx, reqs)
-	}()
+	if kind == states.Locate {
+		go func() {
+			defer close(covDone)
+			cov = e.coverage(ctx, reqs)
+		}()
+	}
 	for i, r := range reqs {
 		res := <-etb[i]
 		if h, ok := e.existing(ctx, r.ID); ok {
@@ -92,9 +119,9 @@ func (e *Engine) locateAll(ctx context.Context, reqs []Request) ([]*Handle, []er
 			errs[i] = fmt.Errorf("easy-to-borrow check: %w", res.err)
 			continue
 		}
-		ev := locateEv{w: e.newWorkflow(states.Locate, r.ID, r.Symbol, r.Quantity), begin: workflow.Begin{EasyToBorrow: res.etb}, ask: r.Ask}
+		ev := locateEv{w: e.newWorkflow(kind, r.ID, r.Symbol, r.Quantity), begin: workflow.Begin{EasyToBorrow: res.etb}, ask: r.Ask}
 		ev.w.Policy, ev.w.Asker = r.Policy, r.Asker
-		if !res.etb {
+		if !res.etb && kind == states.Locate {
 			<-covDone
 			if cov.err != nil {
 				errs[i] = cov.err

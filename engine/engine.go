@@ -2,8 +2,9 @@
 // the shortfall of a request, queues quotes so the broker's one-open-quote-
 // per-symbol and 30-second same-symbol rules are never provoked, accepts an
 // offer within the cost policy inside its 30-second window (choosing the
-// right side of a Reg SHO pair), declines the rest explicitly, credits back
-// unused shares, places a short under a write-ahead clientOrderId and
+// right side of a Reg SHO pair), declines the rest explicitly, prices a
+// symbol without taking the offer (a price check, cancelled at once),
+// credits back unused shares, places a short under a write-ahead clientOrderId and
 // follows it, and after a crash reconciles every unfinished workflow against
 // the broker's history and inventory before sending anything.
 //
@@ -40,8 +41,8 @@ import (
 
 // The engine's types are the domain's.
 type (
-	// Workflow is a locate request or a credit-back; Located says plainly
-	// whether the shares are there.
+	// Workflow is a locate request, a price check or a credit-back;
+	// Located says plainly whether the shares are there.
 	Workflow = workflow.Workflow
 	// Policy is a locate's cost policy.
 	Policy = workflow.Policy

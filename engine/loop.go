@@ -136,10 +136,10 @@ type subscriber struct {
 type loop struct {
 	e         *Engine
 	open      map[string]*Workflow // unfinished workflows, by id
-	busy      map[string]int       // symbol → open locates past Requested (its one open quote)
+	busy      map[string]int       // symbol → open locates and price checks past Requested (its one open quote)
 	byQuote   map[string]string    // quoteReqID → workflow id
 	loaded    map[string]int64     // versions found at Start, to resume what reconciling did not move
-	queue     []string             // locate workflows waiting to quote, FIFO
+	queue     []string             // locates and price checks waiting to quote, FIFO
 	books     map[string][]workflow.BookOrder
 	lastQuote map[string]time.Time // symbol → when its last quote left
 	lastAny   time.Time
@@ -167,12 +167,14 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
+	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Since: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range recent {
-		l.noteQuote(w.Symbol, w.SentAt)
+		if states.Quotes(w.Kind) {
+			l.noteQuote(w.Symbol, w.SentAt)
+		}
 	}
 	for _, w := range open {
 		l.track(w)
@@ -669,14 +671,15 @@ func quoteIDs(w *Workflow) []string {
 	return []string{w.QuoteReqID, w.LostQuoteReqID}
 }
 
-// quoted says whether w is a locate whose quote has left: its symbol has
-// its one open quote (spec "Short locates" rule 4).
-func quoted(w *Workflow) bool { return w.Kind == states.Locate && !toQuote(w) }
+// quoted says whether w is a locate or price check whose quote has left:
+// its symbol has its one open quote (spec "Short locates" rule 4).
+func quoted(w *Workflow) bool { return states.Quotes(w.Kind) && !toQuote(w) }
 
-// toQuote says whether w is a locate waiting for its turn to quote (for
-// the first time, or again after its quote was lost on the way).
+// toQuote says whether w is a locate or price check waiting for its turn
+// to quote (for the first time, or again after its quote was lost on the
+// way).
 func toQuote(w *Workflow) bool {
-	return w.Kind == states.Locate && (w.State == states.Requested || w.State == states.Requoting)
+	return states.Quotes(w.Kind) && (w.State == states.Requested || w.State == states.Requoting)
 }
 
 // install takes a saved record as the truth, tells whoever listens, and

@@ -49,6 +49,24 @@ func (r Request) Validate(canAsk bool) error {
 	return nil
 }
 
+// validatePriceCheck checks a price check's request before anything is
+// recorded or sent: no policy and nobody to ask, since it takes nothing.
+func (r Request) validatePriceCheck() error {
+	if err := workflow.ValidateID(r.ID); err != nil {
+		return err
+	}
+	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
+		return err
+	}
+	if err := workflow.ValidateQuantity(r.Quantity); err != nil {
+		return err
+	}
+	if r.Policy != (Policy{}) || r.Ask != nil {
+		return &brokercode.InputError{Field: "policy", Message: "a price check accepts nothing: it takes no policy and asks nobody"}
+	}
+	return nil
+}
+
 // Locate ensures at least req.Quantity shares of req.Symbol available to
 // short (see workflow.Available): an easy-to-borrow symbol ends
 // "not_needed" and inventory that already covers the quantity ends
@@ -59,7 +77,7 @@ func (e *Engine) Locate(ctx context.Context, req Request) (*Handle, error) {
 	if err := req.Validate(req.Ask != nil || e.cfg.Ask != nil); err != nil {
 		return nil, err
 	}
-	hs, errs := e.locateAll(ctx, []Request{req})
+	hs, errs := e.locateAll(ctx, states.Locate, []Request{req})
 	return hs[0], errs[0]
 }
 

@@ -249,15 +249,16 @@ func (s *Sizing) plan() {
 }
 
 // lastOffer finds the latest price offered for the symbol in the store's
-// locate workflows: the price taken, else the cheapest leg offered (the
-// SingleUse leg only when the request allowed it or it was the only one).
+// locates and price checks: the price taken, else the cheapest leg offered
+// (the SingleUse leg only when the request allowed it or it was the only
+// one).
 func (s *Sizing) lastOffer(ctx context.Context, st *store.Store) error {
-	ws, err := st.List(ctx, store.Filter{Kind: states.Locate, Symbol: s.Symbol})
+	ws, err := st.List(ctx, store.Filter{Symbol: s.Symbol})
 	if err != nil {
 		return err
 	}
 	for _, w := range ws {
-		if !strings.EqualFold(w.Account, s.Account) {
+		if !states.Quotes(w.Kind) || !strings.EqualFold(w.Account, s.Account) {
 			continue
 		}
 		p := w.Price

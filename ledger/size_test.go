@@ -11,6 +11,8 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // order places a Sell/Open stock order through the broker (a short) and lets
@@ -149,6 +151,19 @@ func TestSize(t *testing.T) {
 			},
 			want: func(*testing.T, *testBundle) sizing {
 				return sizing{shortable: 500, binding: ledger.LimitInventory, located: 800, openShort: 200, workingSells: 300, lots: 5, cost: "7.50"}
+			},
+		},
+		{
+			name: "a price check's offer prices the shortfall", symbol: "HTBY", price: "8.40", target: 250,
+			act: func(t *testing.T, b *testBundle) {
+				w := &workflow.Workflow{ID: "wf-pc", Kind: states.PriceCheck, Account: account, Symbol: "HTBY", Requested: 100, Quantity: 100,
+					QuoteReqID: "pc1", State: states.Priced, Legs: map[string]workflow.Leg{"pc1": {Status: 52, Price: dec("0.03"), Type: 2, Shares: 100}}}
+				if err := b.store.Create(t.Context(), w); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: func(*testing.T, *testBundle) sizing {
+				return sizing{shortable: 0, binding: ledger.LimitInventory, lots: 3, cost: "9.00"}
 			},
 		},
 		{

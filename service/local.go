@@ -287,6 +287,28 @@ func (s *session) Locate(ctx context.Context, req account.LocateRequest) (*accou
 		}
 	}
 	hs, err := s.l.eng.LocateAll(ctx, reqs)
+	return started(reqs, hs, err)
+}
+
+func (s *session) Quote(ctx context.Context, req account.QuoteRequest) (*account.LocateResult, error) {
+	if err := s.guard(); err != nil {
+		return nil, err
+	}
+	if len(req.Items) == 0 {
+		return nil, account.Errorf(account.KindInput, "nothing to price")
+	}
+	reqs := make([]engine.Request, len(req.Items))
+	for i, it := range req.Items {
+		reqs[i] = engine.Request{ID: it.ID, Symbol: it.Symbol, Quantity: it.Quantity, Asker: s.c.Name}
+	}
+	hs, err := s.l.eng.PriceCheckAll(ctx, reqs)
+	return started(reqs, hs, err)
+}
+
+// started is a batch's result: each request's workflow, or why it was not
+// started (err a *engine.BatchError); any other error refuses the whole
+// batch.
+func started(reqs []engine.Request, hs []*engine.Handle, err error) (*account.LocateResult, error) {
 	var batch *engine.BatchError
 	if err != nil && !errors.As(err, &batch) {
 		return nil, kinded(err)
@@ -499,10 +521,54 @@ func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.
 	return res, nil
 }
 
-func (s *session) Status(ctx context.Context, _ account.StatusRequest) (*account.Status, error) {
+func (s *session) Status(ctx context.Context, req account.StatusRequest) (*account.Status, error) {
+	for _, sym := range req.Symbols {
+		if err := brokercode.ValidateSymbol(sym); err != nil {
+			return nil, kinded(err)
+		}
+	}
 	st := &account.Status{Account: s.l.account, Env: s.l.env, Owner: s.l.lease(), Held: s.l.held(), Running: s.l.eng.Running(),
 		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory()}
+	for _, sym := range req.Symbols {
+		sh, err := s.l.shortable(ctx, sym, st.Inventory)
+		if err != nil {
+			return nil, kinded(err)
+		}
+		st.Shortable = append(st.Shortable, sh)
+	}
 	return st, nil
+}
+
+// offersLookBack is how many of a symbol's latest workflows are searched
+// for the last offers seen.
+const offersLookBack = 100
+
+// shortable is what is known of shorting symbol: the broker's
+// easy-to-borrow answer, its rows of inventory, and the offers of its
+// latest priced quote in the store.
+func (l *Local) shortable(ctx context.Context, symbol string, inventory []brokerclient.InventoryRow) (account.Shortable, error) {
+	sh := account.Shortable{Symbol: symbol, Located: []brokerclient.InventoryRow{}, Offers: []workflow.Offer{}}
+	etb, _, err := l.client.Orders.EasyToBorrow(ctx, l.account, symbol)
+	if err != nil {
+		return sh, fmt.Errorf("easy-to-borrow check of %s: %w", symbol, err)
+	}
+	sh.EasyToBorrow = etb
+	for _, r := range inventory {
+		if r.Symbol == symbol {
+			sh.Located = append(sh.Located, r)
+		}
+	}
+	ws, err := l.st.List(ctx, store.Filter{Account: l.account, Symbol: symbol, Limit: offersLookBack})
+	if err != nil {
+		return sh, err
+	}
+	for _, w := range ws { // newest first
+		if offers := workflow.Prices(w); states.Quotes(w.Kind) && len(offers) > 0 {
+			sh.Offers, sh.OfferedAt, sh.OfferState = offers, w.OfferedAt, w.State
+			break
+		}
+	}
+	return sh, nil
 }
 
 // Runner runs jobs on this owner's engine through the account API, as a

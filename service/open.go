@@ -269,6 +269,18 @@ func (h *Handle) Locate(ctx context.Context, req account.LocateRequest) (res *ac
 	return res, err
 }
 
+// Quote: see account.Account (ids are made up here, as for Locate).
+func (h *Handle) Quote(ctx context.Context, req account.QuoteRequest) (res *account.LocateResult, err error) {
+	req.Items = append([]account.QuoteItem(nil), req.Items...)
+	for i := range req.Items {
+		if req.Items[i].ID == "" {
+			req.Items[i].ID = engine.NewID()
+		}
+	}
+	err = h.do(ctx, func(a account.Account) error { res, err = a.Quote(ctx, req); return err })
+	return res, err
+}
+
 // CreditBack: see account.Account (an id is made up here, as for Locate).
 func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) (s *account.Started, err error) {
 	if req.ID == "" {

@@ -33,6 +33,7 @@ import (
 //
 //	GET  /v1/hello                    -> Hello (who owns, through which database)
 //	POST /v1/locate      LocateRequest      -> LocateResult
+//	POST /v1/quote       QuoteRequest       -> LocateResult
 //	POST /v1/credit-back CreditBackRequest  -> Started
 //	POST /v1/short       ShortRequest       -> ShortResult
 //	POST /v1/place-order PlaceOrderRequest  -> Order
@@ -209,6 +210,7 @@ func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	open.Handle("/", s.earned(mux))
 	handle(mux, "/v1/locate", s, account.Account.Locate)
+	handle(mux, "/v1/quote", s, account.Account.Quote)
 	handle(mux, "/v1/credit-back", s, account.Account.CreditBack)
 	handle(mux, "/v1/short", s, account.Account.Short)
 	handle(mux, "/v1/place-order", s, account.Account.PlaceOrder)
@@ -550,6 +552,11 @@ func (c *Client) Hello(ctx context.Context) (*Hello, error) {
 func (c *Client) Locate(ctx context.Context, req account.LocateRequest) (*account.LocateResult, error) {
 	var out account.LocateResult
 	return &out, c.post(ctx, "/v1/locate", req, &out)
+}
+
+func (c *Client) Quote(ctx context.Context, req account.QuoteRequest) (*account.LocateResult, error) {
+	var out account.LocateResult
+	return &out, c.post(ctx, "/v1/quote", req, &out)
 }
 
 func (c *Client) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.Started, error) {

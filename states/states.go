@@ -1,5 +1,5 @@
 // Package states defines locator's workflows as data: the states a locate
-// request, a credit-back and an order pass through, the events that move
+// request, a price check, a credit-back and an order pass through, the events that move
 // them, and the transition tables that looplab/fsm checks. It does no I/O and imports
 // nothing of locator's but the brokercode leaf (the broker's statuses it maps
 // to events), so the engine, the store and the CLI share one truth.
@@ -29,6 +29,10 @@ const (
 	// Order is an order placed under a write-ahead clientOrderId (the short
 	// of locate-then-short): recorded, sent once, followed to its end.
 	Order Kind = "order"
+	// PriceCheck is a quote sent only to see its price: queued and spaced
+	// like a locate's, its offer (both legs of a Reg SHO pair) recorded and
+	// cancelled at once. Its table has no accept: nothing is ever taken.
+	PriceCheck Kind = "price_check"
 )
 
 // State is where a workflow stands.
@@ -74,6 +78,18 @@ const (
 	Covered State = "covered"
 	// NotNeeded: the symbol is easy to borrow; nothing was quoted. Terminal.
 	NotNeeded State = "not_needed"
+)
+
+// Price-check workflow states (Requested, Quoting, Requoting, Pending,
+// Canceling and the ends Canceled, Expired, Rejected, Failed and NotNeeded
+// are the locate workflow's).
+const (
+	// Releasing: the offer is recorded and its cancel sent at once; waiting
+	// for [52] (or [67], should the cancel lose the race).
+	Releasing State = "releasing"
+	// Priced: the price was seen and the quote is no longer open at the
+	// broker (cancelled [52], or lapsed [67]). Terminal.
+	Priced State = "priced"
 )
 
 // Credit-back workflow states (Requested, Canceled, Rejected and Failed are
@@ -250,6 +266,36 @@ var locateEvents = []fsm.EventDesc{
 	ev(Confirm, Declined, Declined),
 }
 
+// priceCheckEvents is the price-check workflow's transition table: the
+// locate's way to an offer, then straight to its cancel. No row leads to
+// an accept, and none leaves an offer open.
+var priceCheckEvents = []fsm.EventDesc{
+	ev(Skip, NotNeeded, Requested),
+	ev(Send, Quoting, Requested, Requoting),
+	ev(Requote, Requoting, Quoting),
+	ev(RowQuoting, Quoting, Quoting, Requoting),
+	ev(RowPending, Pending, Quoting, Pending, Requoting),
+	// The offer is recorded and its cancel leaves in the same step; the
+	// other leg of a Reg SHO pair priced later is recorded too.
+	ev(RowOffered, Releasing, Quoting, Pending, Requoting, Releasing),
+	// The cancel's confirmation [52], or the offer's lapse [67], or the
+	// window long past without either (nothing can be open then).
+	ev(Confirm, Priced, Releasing),
+	ev(Timeout, Priced, Releasing),
+	ev(Cancel, Canceling, Quoting, Pending),
+	ev(Cancel, Canceled, Requested, Requoting),
+	ev(RowCanceled, Canceled, Quoting, Pending, Canceling),
+	ev(RowExpired, Expired, Quoting, Pending, Canceling),
+	ev(Timeout, Expired, Pending),
+	ev(RowRejected, Rejected, Quoting, Pending),
+	ev(Fail, Failed, Requested, Quoting, Requoting, Pending, Releasing, Canceling),
+	// Rows seen again after the end change nothing.
+	ev(Confirm, Priced, Priced),
+	ev(RowCanceled, Canceled, Canceled),
+	ev(RowExpired, Expired, Expired),
+	ev(RowRejected, Rejected, Rejected),
+}
+
 // creditBackEvents is the credit-back workflow's transition table.
 var creditBackEvents = []fsm.EventDesc{
 	ev(Send, Submitted, Requested),
@@ -304,12 +350,19 @@ func Events(kind Kind) []fsm.EventDesc {
 		return slices.Clone(creditBackEvents)
 	case Order:
 		return slices.Clone(orderEvents)
+	case PriceCheck:
+		return slices.Clone(priceCheckEvents)
 	}
 	return nil
 }
 
 // Kinds lists the workflow kinds.
-func Kinds() []Kind { return []Kind{Locate, CreditBack, Order} }
+func Kinds() []Kind { return []Kind{Locate, CreditBack, Order, PriceCheck} }
+
+// Quotes reports whether kind's workflows send quotes, and so take the
+// quote queue's turns under the broker's one-open-quote-per-symbol and
+// same-symbol spacing rules.
+func Quotes(kind Kind) bool { return kind == Locate || kind == PriceCheck }
 
 // Initial is the state a kind's workflow is created in: its write-ahead
 // record, before anything is sent.
@@ -339,7 +392,7 @@ func All(kind Kind) []State {
 // Terminal reports whether no event leaves s.
 func Terminal(s State) bool {
 	switch s {
-	case Filled, Declined, Canceled, Expired, Rejected, Failed, Covered, NotNeeded, Credited, OrderUnregistered:
+	case Filled, Declined, Canceled, Expired, Rejected, Failed, Covered, NotNeeded, Credited, OrderUnregistered, Priced:
 		return true
 	}
 	return false

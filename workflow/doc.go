@@ -1,5 +1,5 @@
 // Package workflow is locator's domain: the records of a locate request, a
-// credit-back and an order, the cost policy, the broker's locate statuses,
+// price check, a credit-back and an order, the cost policy, the broker's locate statuses,
 // the one definition of shares available to short, input validation, the
 // choice between offers, and the pure step function that turns a record, an
 // event and the time into the transition and the effects to carry out.

@@ -66,3 +66,18 @@ func Choose(w *Workflow) (o *Offer, within bool, reason string) {
 	return &Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: pick.id, LocateType: pick.leg.Type,
 		Price: pick.leg.Price, Shares: w.Quantity, Total: pick.total, ExpiresAt: w.ExpiresAt}, pick.reason == "", pick.reason
 }
+
+// Prices lists every priced leg of w (both sides of a Reg SHO pair, when
+// both were priced), the primary id before .SU, at w's quantity: the
+// offers a price check saw, whatever became of them since.
+func Prices(w *Workflow) []Offer {
+	var out []Offer
+	for id, l := range w.Legs {
+		if l.Price.IsPositive() {
+			out = append(out, Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: id, LocateType: l.Type,
+				Price: l.Price, Shares: w.Quantity, Total: l.Price.Mul(decimal.NewFromInt(w.Quantity)), ExpiresAt: w.ExpiresAt})
+		}
+	}
+	slices.SortFunc(out, func(a, b Offer) int { return strings.Compare(a.QuoteReqID, b.QuoteReqID) })
+	return out
+}

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -208,11 +209,29 @@ func (Ask) effect()              {}
 func (Enqueue) effect()          {}
 func (RefreshInventory) effect() {}
 
-// StepWorkflow is the pure step of a locate or credit-back workflow: the
-// record w, the input and the environment give the transition and the
-// effects. Every state change is looked up in the states tables through the
-// constructors below; none is written by hand.
+// ErrPriceCheckAccepts refuses a step that would accept a price check's
+// offer: a price check only looks.
+var ErrPriceCheckAccepts = errors.New("workflow: a price check never accepts an offer")
+
+// StepWorkflow is the pure step of a locate, price-check or credit-back
+// workflow: the record w, the input and the environment give the
+// transition and the effects. Every state change is looked up in the
+// states tables through the constructors below; none is written by hand.
+// A step of a price check that would send an accept is refused whatever
+// led to it (its table has no accept either).
 func StepWorkflow(w *Workflow, in Input, env Env) Step {
+	s := stepWorkflow(w, in, env)
+	if w.Kind == states.PriceCheck {
+		for _, e := range s.Effects {
+			if _, ok := e.(SendAccept); ok {
+				return Step{Err: fmt.Errorf("%w (%s)", ErrPriceCheckAccepts, w.ID)}
+			}
+		}
+	}
+	return s
+}
+
+func stepWorkflow(w *Workflow, in Input, env Env) Step {
 	if env.Rules == (Rules{}) {
 		env.Rules = DefaultRules
 	}
@@ -221,21 +240,26 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 		switch {
 		case in.EasyToBorrow:
 			return move(w, states.Skip, w.Symbol+" is easy to borrow", nil)
-		case in.Available >= w.Requested:
+		case w.Kind == states.Locate && in.Available >= w.Requested:
 			return move(w, states.Cover, fmt.Sprintf("inventory holds %d available", in.Available), nil)
 		}
 		return Step{Effects: []Effect{Enqueue{}}}
 	case QuoteTurn:
-		if w.Kind != states.Locate {
-			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a locate", w.ID, w.Kind)}
+		if !states.Quotes(w.Kind) {
+			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a locate or price check", w.ID, w.Kind)}
 		}
 		if w.State != states.Requested && w.State != states.Requoting {
 			return Step{}
 		}
-		if in.Available >= w.Requested {
-			return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil, cancelLost(w)...)
+		// A price check asks the price of what it was asked, whatever
+		// inventory holds.
+		qty := RoundUpLot(w.Requested)
+		if w.Kind == states.Locate {
+			if in.Available >= w.Requested {
+				return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil, cancelLost(w)...)
+			}
+			qty = RoundUpLot(w.Requested - in.Available)
 		}
-		qty := RoundUpLot(w.Requested - in.Available)
 		return move(w, states.Send, "quote sent", func(n *Workflow) { n.Quantity, n.SentAt = qty, env.Now }, SendQuote{})
 	case SellTurn:
 		if w.Kind != states.CreditBack {
@@ -276,6 +300,10 @@ func StepWorkflow(w *Workflow, in Input, env Env) Step {
 			return move(w, states.Cancel, reason+"; cancelled before sending", caused, cancelLost(w)...)
 		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
 			return move(w, states.Cancel, reason, caused, append([]Effect{SendCancel{}}, cancelLost(w)...)...)
+		case states.Releasing:
+			// A price check's cancel is on its way already: the asker may
+			// wait for its end as for any cancel.
+			return Step{}
 		}
 		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
 	case Written:
@@ -432,6 +460,11 @@ func rows(w *Workflow, in Rows, env Env) Step {
 		legs[k] = v
 	}
 	for k, v := range in.Legs {
+		if old := legs[k]; w.Kind == states.PriceCheck && v.Price.IsZero() && old.Price.IsPositive() {
+			// The price seen is what a price check is for: a later row
+			// (its cancel) that carries none keeps it, and its type.
+			v.Price, v.Type = old.Price, cmp.Or(v.Type, old.Type)
+		}
 		legs[k] = v
 	}
 	var ev states.Event
@@ -440,9 +473,10 @@ func rows(w *Workflow, in Rows, env Env) Step {
 	} else {
 		ev = legEvent(w, legs)
 	}
-	if w.State == states.Declining || w.State == states.Declined {
+	switch w.State {
+	case states.Declining, states.Declined, states.Releasing, states.Priced:
 		if ev == states.RowCanceled || ev == states.RowExpired {
-			ev = states.Confirm // our own cancel of the declined offer, or its lapse
+			ev = states.Confirm // our own cancel of the declined or priced offer, or its lapse
 		}
 	}
 	if ev != "" {
@@ -479,7 +513,7 @@ func rows(w *Workflow, in Rows, env Env) Step {
 	// The window runs from when the quote reached Offered (spec "Locate
 	// limits"); a Pending quote gets one too, so that it cannot wait for
 	// ever.
-	if (n.State == states.Pending && n.ExpiresAt.IsZero()) || (s.Transition != nil && s.Transition.To == states.Offered) {
+	if (n.State == states.Pending && n.ExpiresAt.IsZero()) || (s.Transition != nil && (s.Transition.To == states.Offered || s.Transition.To == states.Releasing)) {
 		n.OfferedAt = env.Now
 		if t := in.OfferedAt; !t.IsZero() && t.Before(env.Now) {
 			n.OfferedAt = t // the window began when the broker offered, not when we looked
@@ -492,6 +526,13 @@ func rows(w *Workflow, in Rows, env Env) Step {
 		case states.Offered:
 			s.Offer, _, _ = Choose(n)
 			s.Then = Decide{}
+		case states.Releasing:
+			// A price check's offer is seen, never taken: cancelled at once
+			// (both legs of a Reg SHO pair).
+			n.Reason = "price seen; the quote is cancelled at once (a price check never accepts)"
+			s.Transition.Reason = n.Reason
+			s.Offer, _, _ = Choose(n)
+			s.Effects = append(s.Effects, SendCancel{})
 		case states.Filled, states.Credited, states.Canceled:
 			s.Effects = append(s.Effects, RefreshInventory{})
 		}
@@ -640,7 +681,7 @@ func tick(w *Workflow, env Env) Step {
 			}
 			return move(w, states.Fail, reason, nil, leaveNothingOpen(w)...)
 		}
-	case states.Offered, states.Accepting, states.Pending, states.Declining:
+	case states.Offered, states.Accepting, states.Pending, states.Declining, states.Releasing:
 		if w.State == states.Offered && !w.ExpiresAt.IsZero() && !env.Now.Before(w.ExpiresAt.Add(-env.Rules.AcceptMargin)) {
 			// Whoever was to answer did not in time: refuse and cancel
 			// while the cancel can still land.
@@ -649,7 +690,11 @@ func tick(w *Workflow, env Env) Step {
 		if !w.ExpiresAt.IsZero() && env.Now.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
 			// Cancelling is safe to repeat and leaves nothing open at the
 			// broker, whatever became of the quote.
-			return move(w, states.Timeout, "offer window closed without a final history row", nil, SendCancel{})
+			reason := "offer window closed without a final history row"
+			if w.State == states.Releasing {
+				reason = "price seen; the offer window closed without the cancel's row"
+			}
+			return move(w, states.Timeout, reason, nil, SendCancel{})
 		}
 	}
 	return Step{}
@@ -671,7 +716,7 @@ func resume(w *Workflow, env Env) Step {
 		if w.Legs[w.AcceptedID].Status == brokercode.LocateStatusOffered && env.Now.Before(w.ExpiresAt) {
 			return Step{Effects: []Effect{SendAccept{Leg: w.AcceptedID}}}
 		}
-	case states.Canceling, states.Declining:
+	case states.Canceling, states.Declining, states.Releasing:
 		return Step{Effects: []Effect{SendCancel{}}}
 	}
 	return Step{}

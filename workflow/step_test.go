@@ -359,6 +359,62 @@ func workflowDrivers() map[rowKey]wfDrive {
 		{CB, states.Canceled, states.RowCanceled}:  {w: cb(states.Canceled), in: s1(brokercode.LocateStatusCanceled)},
 		{CB, states.Rejected, states.RowRejected}:  {w: cb(states.Rejected), in: s1(brokercode.LocateStatusRejected)},
 	}
+	// Price check: the locate's way to an offer, then straight to its
+	// cancel (no accept, no decision).
+	pc := func(st states.State) *workflow.Workflow {
+		w := loc(st)
+		switch st {
+		case states.Releasing:
+			w = offered(withState(st))
+		case states.Priced:
+			w = offered(withState(st), withLegs(legs{"Q1": canceledLeg()}))
+		}
+		w.Kind, w.Policy = states.PriceCheck, workflow.Policy{}
+		return w
+	}
+	PC := states.PriceCheck
+	for k, v := range map[rowKey]wfDrive{
+		{PC, states.Requested, states.Skip}:        {w: pc(states.Requested), in: workflow.Begin{EasyToBorrow: true}},
+		{PC, states.Requested, states.Send}:        {w: pc(states.Requested), in: workflow.QuoteTurn{Available: 200}},
+		{PC, states.Requested, states.Cancel}:      {w: pc(states.Requested), in: workflow.CancelAsked{}},
+		{PC, states.Requested, states.Fail}:        {w: pc(states.Requested), in: workflow.Abandon{Reason: "record not saved"}},
+		{PC, states.Quoting, states.RowQuoting}:    {w: pc(states.Quoting), in: q1(quotingLeg())},
+		{PC, states.Quoting, states.RowPending}:    {w: pc(states.Quoting), in: q1(pendingLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Quoting, states.RowOffered}:    {w: pc(states.Quoting), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
+		{PC, states.Quoting, states.Requote}:       {w: pc(states.Quoting), in: workflow.Tick{}, env: pastSend},
+		{PC, states.Quoting, states.Cancel}:        {w: pc(states.Quoting), in: workflow.CancelAsked{}},
+		{PC, states.Quoting, states.RowCanceled}:   {w: pc(states.Quoting), in: q1(canceledLeg())},
+		{PC, states.Quoting, states.RowExpired}:    {w: pc(states.Quoting), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Quoting, states.RowRejected}:   {w: pc(states.Quoting), in: q1(rejectedLeg("56 easy to borrow", 56))},
+		{PC, states.Quoting, states.Fail}:          {w: pc(states.Quoting), in: workflow.Abandon{Reason: "stopping"}},
+		{PC, states.Requoting, states.Send}:        {w: pc(states.Requoting), in: workflow.QuoteTurn{}},
+		{PC, states.Requoting, states.Cancel}:      {w: pc(states.Requoting), in: workflow.CancelAsked{}},
+		{PC, states.Requoting, states.Fail}:        {w: pc(states.Requoting), in: workflow.Abandon{Reason: "stopping"}},
+		{PC, states.Requoting, states.RowQuoting}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": quotingLeg()})},
+		{PC, states.Requoting, states.RowPending}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": pendingLeg(brokercode.TypeCodeLocate)})},
+		{PC, states.Requoting, states.RowOffered}:  {w: pc(states.Requoting), in: rowsOf("Q0", legs{"Q0": offeredLeg("0.05", brokercode.TypeCodeLocate)})},
+		{PC, states.Pending, states.RowPending}:    {w: pc(states.Pending), in: q1(pendingLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Pending, states.RowOffered}:    {w: pc(states.Pending), in: q1(offeredLeg("0.05", brokercode.TypeCodeLocate))},
+		{PC, states.Pending, states.Cancel}:        {w: pc(states.Pending), in: workflow.CancelAsked{}},
+		{PC, states.Pending, states.RowCanceled}:   {w: pc(states.Pending), in: q1(canceledLeg())},
+		{PC, states.Pending, states.RowExpired}:    {w: pc(states.Pending), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Pending, states.RowRejected}:   {w: pc(states.Pending), in: q1(rejectedLeg("11 No shares available. Please try again later.", 11))},
+		{PC, states.Pending, states.Timeout}:       {w: pc(states.Pending), in: workflow.Tick{}, env: pastWindow},
+		{PC, states.Pending, states.Fail}:          {w: pc(states.Pending), in: workflow.Abandon{Reason: "stopping"}},
+		{PC, states.Releasing, states.RowOffered}:  {w: pc(states.Releasing), in: q1(offeredLeg("0.06", brokercode.TypeCodeLocate))},
+		{PC, states.Releasing, states.Confirm}:     {w: pc(states.Releasing), in: q1(canceledLeg())},
+		{PC, states.Releasing, states.Timeout}:     {w: pc(states.Releasing), in: workflow.Tick{}, env: pastOffer},
+		{PC, states.Releasing, states.Fail}:        {w: pc(states.Releasing), in: workflow.Abandon{Reason: "stopping"}},
+		{PC, states.Canceling, states.RowCanceled}: {w: pc(states.Canceling), in: q1(canceledLeg())},
+		{PC, states.Canceling, states.RowExpired}:  {w: pc(states.Canceling), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Canceling, states.Fail}:        {w: pc(states.Canceling), in: workflow.Abandon{Reason: "stopping"}},
+		{PC, states.Priced, states.Confirm}:        {w: pc(states.Priced), in: q1(canceledLeg())},
+		{PC, states.Canceled, states.RowCanceled}:  {w: pc(states.Canceled), in: q1(canceledLeg())},
+		{PC, states.Expired, states.RowExpired}:    {w: pc(states.Expired), in: q1(expiredLeg(brokercode.TypeCodeLocate))},
+		{PC, states.Rejected, states.RowRejected}:  {w: pc(states.Rejected), in: q1(rejectedLeg("11 No shares available. Please try again later.", 11))},
+	} {
+		d[k] = v
+	}
 	return d
 }
 
@@ -1431,5 +1487,91 @@ func TestTurnsRefuseTheOtherKind(t *testing.T) {
 				t.Errorf("%s workflow took %T: %#v; want it refused (Err) with nothing sent", c.w.Kind, c.in, summary(s))
 			}
 		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Price checks: the offer is seen and cancelled, never taken.
+// ---------------------------------------------------------------------------
+
+// priceCheck is a price check of 200 HTBX under quote id Q1, in state st.
+func priceCheck(st states.State, mods ...wfMod) *workflow.Workflow {
+	w := locate(st, mods...)
+	w.Kind, w.Policy = states.PriceCheck, workflow.Policy{}
+	return w
+}
+
+// Spec "Short locates" rule 2 and "Locate statuses": both sides of a Reg
+// SHO pair offered are recorded and cancelled at once (cancelling either id
+// cancels both); the cancel's 52 rows end it priced, with both prices kept
+// though the rows no longer carry them; nothing is accepted; the quote is
+// the whole quantity asked, whatever inventory holds.
+func TestPriceCheckRegSHOPair(t *testing.T) {
+	t.Parallel()
+	w, steps := stepChain(t, priceCheck(states.Requested), workflow.QuoteTurn{Available: 5000}, envAt(t0, true))
+	if w.State != states.Quoting || w.Quantity != 200 {
+		t.Fatalf("after the turn: %s quoting %d, want quoting 200 (a price check is never covered)", w.State, w.Quantity)
+	}
+	pair := legs{"Q1": offeredLeg("0.09", brokercode.TypeCodePreBorrow), "Q1.SU": offeredLeg("0.04", brokercode.TypeCodeSingleUse)}
+	w, steps = stepChain(t, w, rowsOf("Q1.SU", pair), envAt(t0, true))
+	if w.State != states.Releasing {
+		t.Fatalf("offered pair: %s, want releasing", w.State)
+	}
+	if diff := cmp.Diff([]workflow.Effect{workflow.SendCancel{}}, allEffects(steps)); diff != "" {
+		t.Errorf("effects of the offer (-want +got):\n%s", diff)
+	}
+	if w.ExpiresAt.IsZero() || steps[0].Offer == nil {
+		t.Errorf("offer window %v, offer %+v: want both set for displays", w.ExpiresAt, steps[0].Offer)
+	}
+	// Answers and decisions change nothing: no offer waits on anyone; a
+	// cancel asked (an interrupt) is not refused: its cancel is on its way.
+	for _, in := range []workflow.Input{workflow.Decide{}, workflow.Answer{Accept: true}, workflow.CancelAsked{By: workflow.CauseInterrupt}} {
+		if s := workflow.StepWorkflow(w, in, envAt(t0, true)); s.Next != nil || len(s.Effects) != 0 || s.Err != nil {
+			t.Errorf("%T on a price check: %#v, want nothing", in, summary(s))
+		}
+	}
+	canceled := workflow.Leg{Status: brokercode.LocateStatusCanceled, Shares: 200}
+	w, _ = stepChain(t, w, rowsOf("Q1", legs{"Q1": canceled, "Q1.SU": canceled}), envAt(t0.Add(2*time.Second), true))
+	if w.State != states.Priced || !w.Terminal() || w.AcceptedID != "" {
+		t.Fatalf("after the cancel's rows: %s accepted %q, want priced, nothing accepted", w.State, w.AcceptedID)
+	}
+	got := workflow.Prices(w)
+	if len(got) != 2 || got[0].QuoteReqID != "Q1" || !got[0].Price.Equal(dec("0.09")) || got[0].LocateType != brokercode.TypeCodePreBorrow ||
+		got[1].QuoteReqID != "Q1.SU" || !got[1].Price.Equal(dec("0.04")) || got[1].LocateType != brokercode.TypeCodeSingleUse || !got[1].Total.Equal(dec("8")) {
+		t.Errorf("prices %+v, want PreBorrow 0.09 and SingleUse 0.04 × 200", got)
+	}
+}
+
+// docs/design.md rule 8 for price checks: whatever the record says, a step
+// that would send an accept is refused, and one given up on or resumed
+// cancels what it may have open.
+func TestPriceCheckNeverAccepts(t *testing.T) {
+	t.Parallel()
+	l := offeredLeg("0.05", brokercode.TypeCodeLocate)
+	forged := map[string]struct {
+		w  *workflow.Workflow
+		in workflow.Input
+	}{
+		"decide on an offered record":   {priceCheck(states.Offered, withLegs(legs{"Q1": l}), withWindow(t0.Add(-time.Second))), workflow.Decide{}},
+		"answer yes on an offered one":  {priceCheck(states.Offered, withLegs(legs{"Q1": l}), withWindow(t0.Add(-time.Second))), workflow.Answer{Accept: true}},
+		"resume an accepting record":    {priceCheck(states.Accepting, withLegs(legs{"Q1": l}), withWindow(t0.Add(-time.Second)), withAccepted("Q1", l)), workflow.Resume{}},
+		"auto-accept policy on a check": {func() *workflow.Workflow { w := priceCheck(states.Quoting); w.Policy.AutoAccept = true; return w }(), rowsOf("Q1", legs{"Q1": l})},
+	}
+	for name, c := range forged {
+		s := workflow.StepWorkflow(c.w, c.in, envAt(t0, true))
+		for _, e := range allEffects([]workflow.Step{s}) {
+			if _, ok := e.(workflow.SendAccept); ok {
+				t.Errorf("%s: an accept would leave: %#v", name, summary(s))
+			}
+		}
+	}
+	s := workflow.StepWorkflow(priceCheck(states.Accepting, withLegs(legs{"Q1": l}), withWindow(t0.Add(-time.Second)), withAccepted("Q1", l)), workflow.Resume{}, envAt(t0, true))
+	if !errors.Is(s.Err, workflow.ErrPriceCheckAccepts) {
+		t.Errorf("resumed accept of a price check: %v, want ErrPriceCheckAccepts", s.Err)
+	}
+	for _, st := range []states.State{states.Releasing, states.Canceling} {
+		if s := workflow.StepWorkflow(priceCheck(st, withLegs(legs{"Q1": l}), withWindow(t0)), workflow.Resume{}, envAt(t0, false)); !cmp.Equal(s.Effects, []workflow.Effect{workflow.SendCancel{}}) {
+			t.Errorf("resume %s: %#v, want the cancel sent again", st, summary(s))
+		}
 	}
 }

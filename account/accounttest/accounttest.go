@@ -75,6 +75,9 @@ var cases = []struct {
 	{"RunJob", runJob},
 	{"StatusAndSubscribe", statusAndSubscribe},
 	{"FollowByPrefix", followByPrefix},
+	{"QuotePricesAndCancels", quotePrices},
+	{"QuoteRefusedSendsNothing", quoteRefused},
+	{"StatusShortable", statusShortable},
 }
 
 func capped(price string) workflow.Policy {
@@ -583,5 +586,119 @@ func followByPrefix(t *testing.T, e *Env) {
 	}
 	if _, err := a.Follow(ctx(t), account.FollowRequest{ID: "wf-"}, nil); account.KindOf(err) != account.KindInput {
 		t.Errorf("follow wf- with two workflows: %v, want an input error naming both", err)
+	}
+}
+
+// Spec "Short locates" rules 2 and 6: a quote request prices each symbol
+// and cancels every quote at the broker (history 52 for each row, both
+// sides of a Reg SHO pair), accepting nothing; the prices come back with
+// their type (the Reg SHO side); an easy-to-borrow symbol is not quoted;
+// an item sent again with its id is not priced twice.
+func quotePrices(t *testing.T, e *Env) {
+	a := e.Open(caller("test quote", nil))
+	res, err := a.Quote(ctx(t), account.QuoteRequest{Items: []account.QuoteItem{
+		{ID: "wf-quote-htbx", Symbol: "HTBX", Quantity: 300}, {Symbol: "RSHO", Quantity: 200}, {Symbol: "AAPL", Quantity: 100},
+	}})
+	ok(t, err)
+	again, err := a.Quote(ctx(t), account.QuoteRequest{Items: []account.QuoteItem{{ID: "wf-quote-htbx", Symbol: "HTBX", Quantity: 300}}})
+	ok(t, err)
+	if again.Started[0].ID != "wf-quote-htbx" {
+		t.Errorf("sent again: %+v, want the same price check", again.Started)
+	}
+	type price struct {
+		typ   int
+		price string
+	}
+	want := []struct {
+		st     states.State
+		prices []price
+	}{
+		{states.Priced, []price{{brokercode.TypeCodeLocate, "0.015"}}},
+		{states.Priced, []price{{brokercode.TypeCodePreBorrow, "0.09"}, {brokercode.TypeCodeSingleUse, "0.04"}}},
+		{states.NotNeeded, nil},
+	}
+	for i, s := range res.Started {
+		if s.Refused != nil {
+			t.Fatalf("%s refused: %v", s.Symbol, s.Refused)
+		}
+		w, _ := follow(t, a, s.ID)
+		if w.Kind != states.PriceCheck || w.State != want[i].st || account.OutcomeOf(w).Exit != account.ExitOK {
+			t.Errorf("%s: %s %s (%s), want a price check ending %s, exit 0", s.Symbol, w.Kind, w.State, account.OutcomeOf(w).Words, want[i].st)
+		}
+		var got []price
+		for _, o := range workflow.Prices(w) {
+			got = append(got, price{o.LocateType, o.Price.String()})
+		}
+		if !slices.Equal(got, want[i].prices) {
+			t.Errorf("%s prices %v, want %v", s.Symbol, got, want[i].prices)
+		}
+	}
+	if n := count(e, "POST", "/locates/quote"); n != 2 {
+		t.Errorf("%d quotes, want 2", n)
+	}
+	if n := count(e, "POST", "/locates/accept"); n != 0 {
+		t.Errorf("%d accepts, want 0", n)
+	}
+	rows, _, err := e.Sim.Client(t, e.Sim.Live).Locates.History(ctx(t), "LV100001")
+	ok(t, err)
+	if len(rows) != 3 {
+		t.Errorf("%d history rows, want 3 (HTBX, RSHO, RSHO.SU)", len(rows))
+	}
+	for _, r := range rows {
+		if r.LocateStatus != 52 {
+			t.Errorf("%s %s: status %d, want 52 Canceled", r.Symbol, r.QuoteReqID, r.LocateStatus)
+		}
+	}
+}
+
+// docs/design.md rule 8: a quote request with a bad item, or asked by a
+// caller meaning the other environment, is refused whole, nothing sent.
+func quoteRefused(t *testing.T, e *Env) {
+	a := e.Open(caller("test quote", nil))
+	for name, req := range map[string]account.QuoteRequest{
+		"empty":    {},
+		"quantity": {Items: []account.QuoteItem{{Symbol: "HTBX", Quantity: 300}, {Symbol: "RSHO", Quantity: 250}}},
+		"symbol":   {Items: []account.QuoteItem{{Symbol: "not a symbol", Quantity: 100}}},
+	} {
+		if _, err := a.Quote(ctx(t), req); account.KindOf(err) != account.KindInput || account.ExitOf(err) != account.ExitUsage {
+			t.Errorf("%s: %v, want an input error (exit 2)", name, err)
+		}
+	}
+	paper := e.Open(account.Caller{Name: "paper caller", Env: brokerclient.EnvPaper})
+	if _, err := paper.Quote(ctx(t), account.QuoteRequest{Items: []account.QuoteItem{{Symbol: "HTBX", Quantity: 100}}}); account.KindOf(err) != account.KindRefused {
+		t.Errorf("paper caller: %v, want refused", err)
+	}
+	if n := writes(e); n != 0 {
+		t.Errorf("%d writes reached the broker, want 0", n)
+	}
+}
+
+// Status tells about the symbols asked for: easy to borrow, the located
+// inventory, and the offers of the latest priced quote (a locate's or a
+// price check's) with how it ended.
+func statusShortable(t *testing.T, e *Env) {
+	a := e.Open(caller("test shortable", nil))
+	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
+	res, err := a.Quote(ctx(t), account.QuoteRequest{Items: []account.QuoteItem{{Symbol: "RSHO", Quantity: 200}}})
+	ok(t, err)
+	follow(t, a, res.Started[0].ID)
+	st, err := a.Status(ctx(t), account.StatusRequest{Symbols: []string{"HTBX", "RSHO", "AAPL"}})
+	ok(t, err)
+	if len(st.Shortable) != 3 {
+		t.Fatalf("shortable %+v, want three symbols", st.Shortable)
+	}
+	htbx, rsho, aapl := st.Shortable[0], st.Shortable[1], st.Shortable[2]
+	if htbx.EasyToBorrow || len(htbx.Located) != 1 || htbx.Located[0].Available != 300 || len(htbx.Offers) != 1 ||
+		!htbx.Offers[0].Price.Equal(decimal.RequireFromString("0.015")) || htbx.OfferState != states.Filled {
+		t.Errorf("HTBX %+v, want 300 located and its filled offer at 0.015", htbx)
+	}
+	if rsho.EasyToBorrow || len(rsho.Located) != 0 || len(rsho.Offers) != 2 || rsho.OfferState != states.Priced || rsho.OfferedAt.IsZero() {
+		t.Errorf("RSHO %+v, want nothing located and both sides of its price check", rsho)
+	}
+	if !aapl.EasyToBorrow || len(aapl.Offers) != 0 {
+		t.Errorf("AAPL %+v, want easy to borrow, no offers", aapl)
+	}
+	if _, err := a.Status(ctx(t), account.StatusRequest{Symbols: []string{"no symbol"}}); account.KindOf(err) != account.KindInput {
+		t.Errorf("status of a bad symbol: %v, want an input error", err)
 	}
 }

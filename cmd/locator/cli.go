@@ -122,6 +122,16 @@ func (m *Main) commands() []spec {
 				"locator locate HTBX 300 RSHO 200 --max-cost 20 --allow-single-use --json",
 				"locator locate --watchlist watchlist.csv --max-price 0.05",
 			}, func() command { return &locateCommand{conn: conn} }},
+		{"quote", "SYMBOL [SYMBOL ...]", groupLocate,
+			"show the broker's locate offer (price, total, type, Reg SHO side) for each SYMBOL, then cancel it: nothing is accepted", []string{
+				"locator quote HTBX RSHO",
+				"locator quote HTBX HTBY RSHO RSSU NOINV --quantity 500 -o json",
+			}, func() command { return &quoteCommand{conn: conn} }},
+		{"shortable", "SYMBOL [SYMBOL ...]", groupRead,
+			"show for each SYMBOL (or --watchlist row) whether it is easy to borrow, its located inventory and the last offers seen", []string{
+				"locator shortable HTBX RSHO AAPL",
+				"locator shortable --watchlist watchlist.csv -o csv",
+			}, func() command { return &shortableCommand{conn: conn} }},
 		{"short", "SYMBOL QTY", groupLocate,
 			"ensure the locate, then sell short QTY at --limit-price (asks unless --yes)", []string{
 				"locator short HTBX 100 --limit-price 12.00 --max-price 0.02",

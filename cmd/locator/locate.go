@@ -91,13 +91,6 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		board = console.NewBoard(m.Stdout, items)
 		show = board.Update
 	}
-	var mu sync.Mutex // the workflows are followed at once: one line at a time
-	shown := show
-	show = func(u account.Update) {
-		mu.Lock()
-		defer mu.Unlock()
-		shown(u)
-	}
 	sess, err := c.conn.open(ctx, "locate", ask, service.RoleCommand)
 	if err != nil {
 		return err
@@ -107,19 +100,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws := make([]*workflow.Workflow, len(res.Started))
-	var wg sync.WaitGroup
-	for i, st := range res.Started {
-		if st.ID == "" {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ws[i], _ = follow(ctx, sess, st.ID, show)
-		}()
-	}
-	wg.Wait()
+	ws := followAll(ctx, sess, res.Started, show)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -128,6 +109,28 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		out = console.Printer{W: io.Discard}
 	}
 	return finishAll(out, ws, res.Err())
+}
+
+// followAll follows every workflow started at once, showing their changes
+// one at a time, and returns their ends by index (nil for one not started,
+// or not followed to its end).
+func followAll(ctx context.Context, a account.Account, started []account.Started, show func(account.Update)) []*workflow.Workflow {
+	var mu sync.Mutex // one line at a time
+	one := func(u account.Update) {
+		mu.Lock()
+		defer mu.Unlock()
+		show(u)
+	}
+	ws := make([]*workflow.Workflow, len(started))
+	var wg sync.WaitGroup
+	for i, st := range started {
+		if st.ID == "" {
+			continue
+		}
+		wg.Go(func() { ws[i], _ = follow(ctx, a, st.ID, one) })
+	}
+	wg.Wait()
+	return ws
 }
 
 // follow waits for workflow id's end, showing each change. Interrupted,
@@ -178,7 +181,6 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]accou
 // with --json, one CSV row with -o csv) and returns the worst exit status; a
 // request refused before it was queued makes it a failure.
 func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) error {
-	var worst *workflow.Workflow
 	var texts []string
 	var rows [][]string
 	var objs []any
@@ -188,18 +190,27 @@ func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) err
 		}
 		o := console.OutcomeOf(w)
 		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.Row()), append(objs, o)
-		if exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
-			worst = w
-		}
 	}
 	out.Records(console.OutcomeHeader, rows, objs, texts)
 	if startErr != nil {
 		return startErr
 	}
-	if worst != nil {
-		return exitFor(worst)
+	return worstExit(ws)
+}
+
+// worstExit is the exit status of the worst end among ws (nil when every
+// one exits 0; nil entries are skipped).
+func worstExit(ws []*workflow.Workflow) error {
+	var worst *workflow.Workflow
+	for _, w := range ws {
+		if w != nil && exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
+			worst = w
+		}
 	}
-	return nil
+	if worst == nil {
+		return nil
+	}
+	return exitFor(worst)
 }
 
 // finish prints a workflow's outcome and returns its exit status.

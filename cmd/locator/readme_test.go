@@ -83,7 +83,8 @@ func readmeSamples(t *testing.T, lines []string) []readmeSample {
 
 // sampleNoise is what differs from run to run and is not the point of a
 // sample: workflow ids, client ids, the seconds left in an offer window,
-// dates (the session runs on today's), and padding at the ends of lines.
+// dates and New York times of day (the session runs on today's), and
+// padding at the ends of lines.
 var sampleNoise = []struct {
 	re   *regexp.Regexp
 	with string
@@ -92,6 +93,7 @@ var sampleNoise = []struct {
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "UUID"},
 	{regexp.MustCompile(`\b\d+s left\b`), "Ns left"},
 	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`), "DATE"},
+	{regexp.MustCompile(`\b\d{2}:\d{2}:\d{2} ET\b`), "TIME ET"},
 	{regexp.MustCompile(`[ \t]+\n`), "\n"},
 }
 

@@ -18,7 +18,7 @@ type statesCommand struct {
 
 func (c *statesCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.format, "format", "mermaid", "mermaid or dot")
-	fs.StringVar(&c.kind, "kind", "", "locate, credit_back or order (default: all three)")
+	fs.StringVar(&c.kind, "kind", "", "locate, credit_back, order or price_check (default: all four)")
 }
 
 func (c *statesCommand) run(ctx context.Context, args []string) error {
@@ -34,7 +34,7 @@ func (c *statesCommand) run(ctx context.Context, args []string) error {
 	if c.kind != "" {
 		k := states.Kind(c.kind)
 		if states.Events(k) == nil {
-			return usagef("--kind %q: want locate, credit_back or order", c.kind)
+			return usagef("--kind %q: want locate, credit_back, order or price_check", c.kind)
 		}
 		kinds = []states.Kind{k}
 	}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// quoteCommand prices located shares without taking them: a price check
+// per symbol, each offer cancelled at the broker as soon as it is seen.
+type quoteCommand struct {
+	conn     connFlags
+	quantity int64
+}
+
+func (c *quoteCommand) flags(fs *pflag.FlagSet) {
+	c.conn.register(fs)
+	fs.Int64VarP(&c.quantity, "quantity", "q", workflow.Lot, "shares to price (a multiple of 100)")
+}
+
+func (c *quoteCommand) run(ctx context.Context, args []string) error {
+	items, err := c.items(args)
+	if err != nil {
+		return err
+	}
+	sess, err := c.conn.open(ctx, "quote", nil, service.RoleCommand)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	res, err := sess.Quote(ctx, account.QuoteRequest{Items: items})
+	if err != nil {
+		return err
+	}
+	// A person at a terminal watches the changes (a quote queued behind the
+	// same-symbol spacing waits up to half a minute) on stderr; stdout
+	// holds the prices alone.
+	show := func(account.Update) {}
+	if d := c.conn.m.display(); d.Live() {
+		show = console.Progress(c.conn.m.printer(console.Table), d)
+	}
+	ws := followAll(ctx, sess, res.Started, show)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	console.Quotes(c.conn.out(), ws)
+	if err := res.Err(); err != nil {
+		return err
+	}
+	return worstExit(ws)
+}
+
+// items checks the symbols and the quantity before anything is opened or
+// sent.
+func (c *quoteCommand) items(args []string) ([]account.QuoteItem, error) {
+	if len(args) == 0 {
+		return nil, usagef("want SYMBOL [SYMBOL ...]")
+	}
+	if err := workflow.ValidateQuantity(c.quantity); err != nil {
+		return nil, err
+	}
+	items := make([]account.QuoteItem, len(args))
+	for i, s := range args {
+		if err := brokercode.ValidateSymbol(s); err != nil {
+			return nil, err
+		}
+		items[i] = account.QuoteItem{Symbol: s, Quantity: c.quantity}
+	}
+	return items, nil
+}
