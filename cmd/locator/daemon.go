@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/dashboard"
-	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
@@ -55,9 +53,9 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		return usagef("--stop-grace %s: want a duration of zero or more", c.grace)
 	}
 	// The whole config is checked before anything is sent.
-	cfg, err := loadConfig(c.config)
+	cfg, err := jobs.LoadConfig(c.config)
 	if err != nil {
-		return err
+		return usagef("%v", err)
 	}
 	var only jobs.Job
 	if c.once != "" {
@@ -129,28 +127,6 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 // notifyDrain bounds the delivery of queued notifications at an exit not
 // asked for by a signal: one webhook's three tries with their timeouts.
 const notifyDrain = time.Minute
-
-// loadConfig reads and checks the config file; any fault (another user
-// could change it, see fileperm.Check; bad content) is a usage error (exit
-// 2) naming the file and line.
-func loadConfig(path string) (*jobs.Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usagef("config: %v", err)
-	}
-	if err := fileperm.Check(path); err != nil {
-		return nil, usagef("config %v", err)
-	}
-	cfg, err := jobs.ParseConfig(data)
-	if err != nil {
-		var ce *jobs.ConfigError
-		if errors.As(err, &ce) {
-			return nil, usagef("config %s:%d: %s", path, ce.Line, ce.Msg)
-		}
-		return nil, usagef("config %s: %v", path, err)
-	}
-	return cfg, nil
-}
 
 // runOnce runs one job now, in this process when it owns the account for
 // the run, else in the owner's (which checks the same config). A signal

@@ -59,20 +59,12 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 		return loginSettings{}, err
 	}
 	pick := func(flag, env string) string { return flagOrEnv(c.conn.m.Getenv, flag, env) }
-	l := loginSettings{Settings: s, cfg: brokerclient.PartnerConfig{
-		ClientID: pick(c.clientID, "LOCATOR_CLIENT_ID"), ClientSecret: s.ClientSecret,
-		LoginURL: pick(c.loginURL, "LOCATOR_LOGIN_URL"), RedirectURI: pick(c.redirectURI, "LOCATOR_REDIRECT_URI"),
-	}}
-	if l.cfg.ClientID == "" {
-		return l, usagef("no client id: set LOCATOR_CLIENT_ID or --client-id")
+	cfg, redirect, err := config.PartnerProgram(pick(c.clientID, "LOCATOR_CLIENT_ID"), s.ClientSecret,
+		pick(c.loginURL, "LOCATOR_LOGIN_URL"), pick(c.redirectURI, "LOCATOR_REDIRECT_URI"))
+	if err != nil {
+		return loginSettings{}, usagef("%v", err)
 	}
-	if _, err := brokerclient.CheckAddress(l.cfg.LoginURL, brokerclient.LoginAddress); err != nil {
-		return l, usagef("%v (LOCATOR_LOGIN_URL or --login-url: the issued address)", err)
-	}
-	l.redirect, err = url.Parse(l.cfg.RedirectURI)
-	if err != nil || l.redirect.Scheme != "http" || l.redirect.Port() == "" || !brokerclient.Loopback(l.redirect.Hostname()) {
-		return l, usagef("redirect address %q: want the registered http://127.0.0.1:PORT/... address on this machine (LOCATOR_REDIRECT_URI or --redirect-uri)", l.cfg.RedirectURI)
-	}
+	l := loginSettings{Settings: s, cfg: cfg, redirect: redirect}
 	if c.timeout <= 0 {
 		return l, usagef("--timeout must be positive")
 	}

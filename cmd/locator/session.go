@@ -82,35 +82,15 @@ func (c *connFlags) dbPath() (string, error) {
 	return s.DB, err
 }
 
-// logger is the log of the client and the engine: silent unless -v for a
-// command, which prints its own outcome and the error that ends it (a
-// retried 429 or a reconnect is noise to the person waiting); -v shows what
-// the engine does, -vv also the client's retries and reconnects. A daemon
-// logs its warnings by default.
+// logger is the log of the client and the engine (console.Log): a
+// command's is quiet unless -v, a daemon's logs its warnings by default.
 func (c *connFlags) logger() *slog.Logger {
-	switch {
-	case c.daemon:
-		return c.daemonLogger(slog.LevelWarn)
-	case c.m.verbosity >= 2:
-		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	case c.m.verbosity == 1:
-		return slog.New(slog.NewTextHandler(c.m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	return slog.New(slog.DiscardHandler)
+	return console.Log(c.m.Stderr, c.m.verbosity, c.daemon, slog.LevelWarn, c.format == console.JSON)
 }
 
-// daemonLogger is the log of serve and run: nobody watches a daemon's
-// outcome at a terminal, its log is how it is watched, so it is on by
-// default from level (debug with -v), as JSON lines with --json.
+// daemonLogger is the log of serve and run from level (console.Log).
 func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if c.m.verbosity > 0 {
-		opts.Level = slog.LevelDebug
-	}
-	if c.format == console.JSON {
-		return slog.New(slog.NewJSONHandler(c.m.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(c.m.Stderr, opts))
+	return console.Log(c.m.Stderr, c.m.verbosity, true, level, c.format == console.JSON)
 }
 
 // client is the broker client of settings s (with extra options, a
