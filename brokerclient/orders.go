@@ -947,3 +947,33 @@ func (s *OrdersService) ResolveOrder(ctx context.Context, accountID, clientOrder
 	}
 	return nil, resp, &UnregisteredOrderError{AccountID: accountID, ClientOrderID: clientOrderID}
 }
+
+// Spec "Orders": how far back the fill archive reaches ("up to one week")
+// and the paginated history ("up to one year").
+const (
+	archiveDays = 7
+	historyDays = 365
+)
+
+// FillsSince returns the fills from since (a trade date) to today: the
+// one-week archive for a recent date, the paginated one-year history for
+// an older one. A date more than a year back is refused (nothing sent).
+func (s *OrdersService) FillsSince(ctx context.Context, accountID string, since, today time.Time) ([]Fill, error) {
+	ago := int(today.Sub(since).Hours() / 24)
+	if ago > historyDays {
+		return nil, brokercode.Invalid("since", "%s: the broker keeps one year of order history; pick a date since %s",
+			since.Format(time.DateOnly), today.AddDate(0, 0, -historyDays).Format(time.DateOnly))
+	}
+	if ago <= archiveDays {
+		fills, _, err := s.Fills(ctx, accountID, since)
+		return fills, err
+	}
+	var fills []Fill
+	for f, err := range s.History(ctx, accountID, since, &HistoryOptions{Days: ago + 1}) {
+		if err != nil {
+			return nil, err
+		}
+		fills = append(fills, f)
+	}
+	return fills, nil
+}

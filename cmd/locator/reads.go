@@ -11,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
@@ -176,14 +177,6 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	return nil
 }
 
-// archiveDays is how far back the fill archive reaches (spec: "up to one
-// week"); an older start date uses the paginated history.
-const archiveDays = 7
-
-// historyDays is how far back the paginated history reaches (spec: "up to
-// one year").
-const historyDays = 365
-
 func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "cancel" {
 		return c.cancel(ctx, args[1:])
@@ -192,45 +185,33 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", args[0])
 	}
 	var since time.Time
-	ago := 0 // days from since to today
 	if c.history != "" {
 		var err error
 		if since, err = pastDate("history", c.history, time.Now()); err != nil {
 			return err
-		}
-		today := ledger.TradeDate(time.Now())
-		if ago = int(today.Sub(since).Hours() / 24); ago > historyDays {
-			return usagef("--history %s: the broker keeps one year of order history; pick a date since %s",
-				c.history, today.AddDate(0, 0, -historyDays).Format(time.DateOnly))
 		}
 	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
 		return err
 	}
-	out := c.conn.out()
 	if c.history == "" {
 		book, _, err := client.Orders.Book(ctx, s.Account)
 		if err != nil {
 			return accountError(s.Account, err)
 		}
-		console.OrderBook(out, book)
+		console.OrderBook(c.conn.out(), book)
 		return nil
 	}
-	var fills []brokerclient.Fill
-	if ago <= archiveDays {
-		if fills, _, err = client.Orders.Fills(ctx, s.Account, since); err != nil {
-			return accountError(s.Account, err)
-		}
-	} else {
-		for f, err := range client.Orders.History(ctx, s.Account, since, &brokerclient.HistoryOptions{Days: ago + 1}) {
-			if err != nil {
-				return accountError(s.Account, err)
-			}
-			fills = append(fills, f)
-		}
+	fills, err := client.Orders.FillsSince(ctx, s.Account, since, ledger.TradeDate(time.Now()))
+	var in *brokercode.InputError
+	if errors.As(err, &in) {
+		return usagef("--history %s", in.Message)
 	}
-	console.Fills(out, fills)
+	if err != nil {
+		return accountError(s.Account, err)
+	}
+	console.Fills(c.conn.out(), fills)
 	return nil
 }
 
