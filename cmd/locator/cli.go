@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -100,8 +101,29 @@ type command interface {
 // (one line), and examples a person can paste.
 type spec struct {
 	name, args, group, short string
-	examples                 []string
 	new                      func() command
+}
+
+// examples are the examples of each command's help, by name.
+//
+//go:embed examples.txt
+var examplesText string
+
+// examples reads examplesText: a command's name and a colon, then its
+// examples indented, one a line.
+func examples() map[string][]string {
+	out := map[string][]string{}
+	name := ""
+	for _, line := range strings.Split(examplesText, "\n") {
+		switch {
+		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
+		case strings.HasPrefix(line, "  "):
+			out[name] = append(out[name], strings.TrimSpace(line))
+		default:
+			name = strings.TrimSuffix(line, ":")
+		}
+	}
+	return out
 }
 
 // Help groups, in the order the top-level help lists them.
@@ -117,171 +139,73 @@ func (m *Main) commands() []spec {
 	conn := connFlags{m: m}
 	return []spec{
 		{"locate", "SYMBOL QTY [SYMBOL QTY ...]", groupLocate,
-			"ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy", []string{
-				"locator locate HTBX 300 --max-price 0.02",
-				"locator locate HTBX 300 RSHO 200 --max-cost 20 --allow-single-use --json",
-				"locator locate --watchlist watchlist.csv --max-price 0.05",
-			}, func() command { return &locateCommand{conn: conn} }},
+			"ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy", func() command { return &locateCommand{conn: conn} }},
 		{"quote", "SYMBOL [SYMBOL ...]", groupLocate,
-			"show the broker's locate offer (price, total, type, Reg SHO side) for each SYMBOL, then cancel it: nothing is accepted", []string{
-				"locator quote HTBX RSHO",
-				"locator quote HTBX HTBY RSHO RSSU NOINV --quantity 500 -o json",
-			}, func() command { return &quoteCommand{conn: conn} }},
+			"show the broker's locate offer (price, total, type, Reg SHO side) for each SYMBOL, then cancel it: nothing is accepted", func() command { return &quoteCommand{conn: conn} }},
 		{"shortable", "SYMBOL [SYMBOL ...]", groupRead,
-			"show for each SYMBOL (or --watchlist row) whether it is easy to borrow, its located inventory and the last offers seen", []string{
-				"locator shortable HTBX RSHO AAPL",
-				"locator shortable --watchlist watchlist.csv -o csv",
-			}, func() command { return &shortableCommand{conn: conn} }},
+			"show for each SYMBOL (or --watchlist row) whether it is easy to borrow, its located inventory and the last offers seen", func() command { return &shortableCommand{conn: conn} }},
 		{"short", "SYMBOL QTY", groupLocate,
-			"ensure the locate, then sell short QTY at --limit-price (asks unless --yes)", []string{
-				"locator short HTBX 100 --limit-price 12.00 --max-price 0.02",
-				"locator short HTBX 100 --limit-price 12.00 --max-price 0.02 --route SMART --yes -o json",
-			}, func() command { return &shortCommand{conn: conn} }},
+			"ensure the locate, then sell short QTY at --limit-price (asks unless --yes)", func() command { return &shortCommand{conn: conn} }},
 		{"credit-back", "SYMBOL QTY", groupLocate,
-			"credit back QTY unused located shares of one inventory row", []string{
-				"locator credit-back HTBX 100",
-				"locator credit-back RSHO 100 --type PreBorrow --json",
-			}, func() command { return &creditBackCommand{conn: conn} }},
+			"credit back QTY unused located shares of one inventory row", func() command { return &creditBackCommand{conn: conn} }},
 		{"approve", "ID", groupLocate,
-			"accept the offer waiting on workflow ID (within its policy)", []string{
-				"locator approve wf-3f6c2a9e-1b2c",
-			}, func() command { return &answerCommand{conn: conn, accept: true} }},
+			"accept the offer waiting on workflow ID (within its policy)", func() command { return &answerCommand{conn: conn, accept: true} }},
 		{"decline", "ID", groupLocate,
-			"decline the offer waiting on workflow ID (it is cancelled at the broker)", []string{
-				"locator decline wf-3f6c2a9e-1b2c",
-			}, func() command { return &answerCommand{conn: conn} }},
+			"decline the offer waiting on workflow ID (it is cancelled at the broker)", func() command { return &answerCommand{conn: conn} }},
 		{"cancel", "ID", groupLocate,
-			"cancel an unfinished locate or credit-back and wait for the broker to confirm", []string{
-				"locator cancel wf-3f6c2a9e-1b2c",
-			}, func() command { return &cancelCommand{conn: conn} }},
+			"cancel an unfinished locate or credit-back and wait for the broker to confirm", func() command { return &cancelCommand{conn: conn} }},
 		{"resume", "", groupLocate,
-			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", []string{
-				"locator resume",
-			}, func() command { return &resumeCommand{conn: conn} }},
+			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
 		{"status", "[ID]", groupRead,
-			"list recent workflows, or one workflow with its transitions (local, sends nothing)", []string{
-				"locator status",
-				"locator status --limit 5 -o csv",
-				"locator status wf-3f6c2a9e-1b2c --json",
-			}, func() command { return &statusCommand{conn: conn} }},
+			"list recent workflows, or one workflow with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
 		{"jobs", "", groupRead,
-			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", []string{
-				"locator jobs",
-				"locator jobs --job premarket --limit 5 -o json",
-			}, func() command { return &jobsCommand{conn: conn} }},
+			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", func() command { return &jobsCommand{conn: conn} }},
 		{"inventory", "", groupRead,
-			"print the account's located inventory", []string{
-				"locator inventory",
-				"locator inventory -o csv > inventory.csv",
-			}, func() command { return &inventoryCommand{conn: conn} }},
+			"print the account's located inventory", func() command { return &inventoryCommand{conn: conn} }},
 		{"history", "", groupRead,
-			"print today's locate history at the broker", []string{
-				"locator history",
-				"locator history --json",
-			}, func() command { return &historyCommand{conn: conn} }},
+			"print today's locate history at the broker", func() command { return &historyCommand{conn: conn} }},
 		{"fees", "", groupRead,
-			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", []string{
-				"locator fees",
-				"locator fees --since 2026-11-01 -o csv > fees.csv",
-			}, func() command { return &feesCommand{conn: conn} }},
+			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", func() command { return &feesCommand{conn: conn} }},
 		{"report", "", groupRead,
-			"spend analytics: located, shorted and credited shares, utilisation, spend, recovery, net spend, forgone offers, price per 100, P&L net of locates, fee status", []string{
-				"locator report",
-				"locator report --from 2026-10-01 --to 2026-10-28 -o json",
-				"locator report -o csv --charts ./charts > report.csv",
-			}, func() command { return &reportCommand{conn: conn} }},
+			"spend analytics: located, shorted and credited shares, utilisation, spend, recovery, net spend, forgone offers, price per 100, P&L net of locates, fee status", func() command { return &reportCommand{conn: conn} }},
 		{"audit", "", groupRead,
-			"Reg SHO audit trail: every short sale with the locate or easy-to-borrow check that covered it; exit 3 when one was sent without cover", []string{
-				"locator audit",
-				"locator audit --from 2026-10-01 -o csv > audit.csv",
-			}, func() command { return &auditCommand{conn: conn} }},
+			"Reg SHO audit trail: every short sale with the locate or easy-to-borrow check that covered it; exit 3 when one was sent without cover", func() command { return &auditCommand{conn: conn} }},
 		{"plan", "", groupRead,
-			"for a watchlist, the quantity to locate before the open from the last days' shorted shares, and the price range of the offers seen", []string{
-				"locator plan --watchlist watchlist.csv",
-				"locator plan --watchlist watchlist.csv --days 5 -o json",
-			}, func() command { return &planCommand{conn: conn} }},
+			"for a watchlist, the quantity to locate before the open from the last days' shorted shares, and the price range of the offers seen", func() command { return &planCommand{conn: conn} }},
 		{"size", "SYMBOL", groupRead,
-			"shares of SYMBOL shortable at --price now, the limit that binds, and the lots to locate for a target (reads only)", []string{
-				"locator size HTBX --price 12.50",
-				"locator size HTBX --price 12.50 --target 1000 --json",
-			}, func() command { return &sizeCommand{conn: conn} }},
+			"shares of SYMBOL shortable at --price now, the limit that binds, and the lots to locate for a target (reads only)", func() command { return &sizeCommand{conn: conn} }},
 		{"accounts", "", groupRead,
-			"list the accounts these keys reach: type, status, cash, buying power", []string{
-				"locator accounts",
-			}, func() command { return &accountsCommand{conn: conn} }},
+			"list the accounts these keys reach: type, status, cash, buying power", func() command { return &accountsCommand{conn: conn} }},
 		{"pnl", "", groupRead,
-			"print today's profit and loss, per lot", []string{
-				"locator pnl",
-				"locator pnl --json",
-			}, func() command { return &pnlCommand{conn: conn} }},
+			"print today's profit and loss, per lot", func() command { return &pnlCommand{conn: conn} }},
 		{"positions", "", groupRead,
-			"print open positions [--closed | --historical DATE]", []string{
-				"locator positions",
-				"locator positions --closed -o csv",
-				"locator positions --historical 2026-11-20",
-			}, func() command { return &positionsCommand{conn: conn} }},
+			"print open positions [--closed | --historical DATE]", func() command { return &positionsCommand{conn: conn} }},
 		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead,
-			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", []string{
-				"locator orders",
-				"locator orders --history 2026-11-01 -o csv",
-				"locator orders cancel 6f1d2c3b-8a4e-4f5a-9b7c-0d1e2f3a4b5c",
-			}, func() command { return &ordersCommand{conn: conn} }},
+			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", func() command { return &ordersCommand{conn: conn} }},
 		{"routes", "", groupRead,
-			"print the order routes available to the account", []string{
-				"locator routes",
-			}, func() command { return &routesCommand{conn: conn} }},
+			"print the order routes available to the account", func() command { return &routesCommand{conn: conn} }},
 		{"watch", "pnl|orders", groupRead,
-			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", []string{
-				"locator watch pnl",
-				"locator watch orders --json",
-			}, func() command { return &watchCommand{conn: conn} }},
+			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
 		{"run", "", groupRun,
-			"the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", []string{
-				"locator run --config jobs.json",
-				"locator run --config jobs.json --once premarket",
-			}, func() command { return &runCommand{conn: conn} }},
+			"the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", func() command { return &runCommand{conn: conn} }},
 		{"serve", "", groupRun,
-			"own the account(s) and take every other process's requests until stopped (--config FILE lists several)", []string{
-				"locator serve",
-				"locator serve --config accounts.json",
-			}, func() command { return &serveCommand{conn: conn} }},
+			"own the account(s) and take every other process's requests until stopped (--config FILE lists several)", func() command { return &serveCommand{conn: conn} }},
 		{"login", "", groupRun,
-			"sign in through the partner OAuth program in a browser; stores the tokens encrypted", []string{
-				"locator login --partner --client-id demo-client --env paper",
-			}, func() command { return &loginCommand{conn: conn} }},
+			"sign in through the partner OAuth program in a browser; stores the tokens encrypted", func() command { return &loginCommand{conn: conn} }},
 		{"logout", "", groupRun,
-			"forget the stored partner tokens", []string{
-				"locator logout",
-			}, func() command { return &logoutCommand{conn: conn} }},
+			"forget the stored partner tokens", func() command { return &logoutCommand{conn: conn} }},
 		{"config", "", groupRun,
-			"show the effective settings and where each comes from (flag, environment, settings file, default)", []string{
-				"locator config",
-				"locator config --account paper --json",
-			}, func() command { return &configCommand{conn: conn} }},
+			"show the effective settings and where each comes from (flag, environment, settings file, default)", func() command { return &configCommand{conn: conn} }},
 		{"version", "", groupRun,
-			"print locator's version", []string{
-				"locator version",
-				"locator version --json",
-			}, func() command { return &versionCommand{m: m} }},
+			"print locator's version", func() command { return &versionCommand{m: m} }},
 		{"sim", "", groupTools,
-			"serve the broker simulator; prints one JSON line with its address and keys when ready", []string{
-				"locator sim --addr 127.0.0.1:8700",
-				"locator sim --print-scenario > scenario.json",
-			}, func() command { return &simCommand{m: m} }},
+			"serve the broker simulator; prints one JSON line with its address and keys when ready", func() command { return &simCommand{m: m} }},
 		{"demo", "", groupTools,
-			"run the locate engine against the embedded simulator: six workflows, narrated", []string{
-				"locator demo",
-				"locator demo --speed 20 --db demo.db",
-			}, func() command { return &demoCommand{m: m} }},
+			"run the locate engine against the embedded simulator: six workflows, narrated", func() command { return &demoCommand{m: m} }},
 		{"bench", "", groupTools,
-			"benchmark batch locates (engine against the naive loop) on the simulator; writes bench.json and bench.svg", []string{
-				"locator bench --n 20 --out ''",
-			}, func() command { return &benchCommand{m: m} }},
+			"benchmark batch locates (engine against the naive loop) on the simulator; writes bench.json and bench.svg", func() command { return &benchCommand{m: m} }},
 		{"states", "", groupTools,
-			"print the workflow state machines as Mermaid or Graphviz", []string{
-				"locator states",
-				"locator states --kind locate --format dot | dot -Tsvg > locate.svg",
-			}, func() command { return &statesCommand{m: m} }},
+			"print the workflow state machines as Mermaid or Graphviz", func() command { return &statesCommand{m: m} }},
 	}
 }
 
@@ -352,6 +276,7 @@ policy, 130 interrupted.`,
 		&cobra.Group{ID: groupRun, Title: "Running it:"},
 		&cobra.Group{ID: groupTools, Title: "Simulator and tools:"},
 	)
+	ex := examples()
 	for _, sp := range m.commands() {
 		c := sp.new()
 		use := sp.name
@@ -360,7 +285,7 @@ policy, 130 interrupted.`,
 		}
 		sc := &cobra.Command{
 			Use: use, Short: sp.short, GroupID: sp.group,
-			Example: "  " + strings.Join(sp.examples, "\n  "),
+			Example: "  " + strings.Join(ex[sp.name], "\n  "),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				var err error
 				if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
