@@ -172,3 +172,32 @@ func ShortOutcome(res *ShortResult) Outcome {
 	}
 	return Outcome{Words: fmt.Sprintf("order %s is still %s: see 'locator orders'", o.LookupID(), status), Exit: ExitFailure}
 }
+
+// Severity orders the unsuccessful ends of workflows, for a job run's
+// worst end and for the exit code of any batch: a failure beats a broker
+// refusal, which beats a policy decline.
+func Severity(s states.State) int {
+	switch s {
+	case states.Declined:
+		return 1
+	case states.Rejected, states.Expired, states.Canceled:
+		return 2
+	}
+	return 3
+}
+
+// Worst is the outcome of a batch: that of its worst workflow by Severity
+// among those whose outcome does not exit 0 (nil entries skipped), or
+// done when none.
+func Worst(ws []*workflow.Workflow) Outcome {
+	var worst *workflow.Workflow
+	for _, w := range ws {
+		if w != nil && OutcomeOf(w).Exit != ExitOK && (worst == nil || Severity(w.State) > Severity(worst.State)) {
+			worst = w
+		}
+	}
+	if worst == nil {
+		return Outcome{Exit: ExitOK}
+	}
+	return OutcomeOf(worst)
+}

@@ -1,10 +1,12 @@
 package console
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -47,4 +49,21 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 		o.Total = w.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)
 	}
 	return o
+}
+
+// Outcomes prints workflows' outcomes (nil entries skipped): a sentence
+// each for people ("SYMBOL ID: words"), one JSON object each, or CSV rows
+// under OutcomeHeader.
+func Outcomes(out Printer, ws []*workflow.Workflow) {
+	var texts []string
+	var rows [][]string
+	var objs []any
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		o := OutcomeOf(w)
+		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.Row()), append(objs, o)
+	}
+	out.Records(OutcomeHeader, rows, objs, texts)
 }

@@ -275,19 +275,6 @@ func (o outcome) String() string {
 	return o.label + " " + o.note
 }
 
-// Severity orders the unsuccessful ends of workflows, for Failure.Worst and
-// for the exit code of any batch: a failure beats a broker refusal, which
-// beats a policy decline.
-func Severity(s states.State) int {
-	switch s {
-	case states.Declined:
-		return 1
-	case states.Rejected, states.Expired, states.Canceled:
-		return 2
-	}
-	return 3
-}
-
 // summarize joins the parts of a run into its detail and decides its
 // outcome.
 func summarize(parts []outcome, empty string) (string, error) {
@@ -310,7 +297,7 @@ func summarize(parts []outcome, empty string) (string, error) {
 		if p.err != nil && (errors.Is(p.err, context.Canceled) || errors.Is(p.err, context.DeadlineExceeded)) {
 			fail.Interrupted = true
 		}
-		if fail.Worst == "" || Severity(st) > Severity(fail.Worst) {
+		if fail.Worst == "" || account.Severity(st) > account.Severity(fail.Worst) {
 			fail.Worst = st
 		}
 		if p.w != nil {

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"sync"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -100,7 +96,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws := followAll(ctx, sess, res.Started, show)
+	ws := account.FollowAll(ctx, sess, res.Started, show)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -109,44 +105,6 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		out = console.Printer{W: io.Discard}
 	}
 	return finishAll(out, ws, res.Err())
-}
-
-// followAll follows every workflow started at once, showing their changes
-// one at a time, and returns their ends by index (nil for one not started,
-// or not followed to its end).
-func followAll(ctx context.Context, a account.Account, started []account.Started, show func(account.Update)) []*workflow.Workflow {
-	var mu sync.Mutex // one line at a time
-	one := func(u account.Update) {
-		mu.Lock()
-		defer mu.Unlock()
-		show(u)
-	}
-	ws := make([]*workflow.Workflow, len(started))
-	var wg sync.WaitGroup
-	for i, st := range started {
-		if st.ID == "" {
-			continue
-		}
-		wg.Go(func() { ws[i], _ = follow(ctx, a, st.ID, one) })
-	}
-	wg.Wait()
-	return ws
-}
-
-// follow waits for workflow id's end, showing each change. Interrupted,
-// it withdraws the request (an open offer is cancelled at the broker) on a
-// context that outlives the interrupt, and waits (bounded) for the broker
-// to confirm, so that nothing this command asked for is left open.
-func follow(ctx context.Context, a account.Account, id string, show func(account.Update)) (*workflow.Workflow, error) {
-	w, err := a.Follow(ctx, account.FollowRequest{ID: id}, show)
-	if err != nil && ctx.Err() != nil {
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-		defer cancel()
-		if a.Cancel(wctx, account.CancelRequest{ID: id, Interrupt: true}) == nil {
-			a.Follow(wctx, account.FollowRequest{ID: id}, nil)
-		}
-	}
-	return w, err
 }
 
 // requests builds the batch: SYMBOL QTY pairs, or the watchlist's rows
@@ -177,40 +135,14 @@ func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]accou
 	return reqs, nil
 }
 
-// finishAll prints every outcome of a batch (one JSON object per symbol
-// with --json, one CSV row with -o csv) and returns the worst exit status; a
-// request refused before it was queued makes it a failure.
+// finishAll prints every outcome of a batch and returns the worst exit
+// status; a request refused before it was queued makes it a failure.
 func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) error {
-	var texts []string
-	var rows [][]string
-	var objs []any
-	for _, w := range ws {
-		if w == nil {
-			continue
-		}
-		o := console.OutcomeOf(w)
-		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.Row()), append(objs, o)
-	}
-	out.Records(console.OutcomeHeader, rows, objs, texts)
+	console.Outcomes(out, ws)
 	if startErr != nil {
 		return startErr
 	}
-	return worstExit(ws)
-}
-
-// worstExit is the exit status of the worst end among ws (nil when every
-// one exits 0; nil entries are skipped).
-func worstExit(ws []*workflow.Workflow) error {
-	var worst *workflow.Workflow
-	for _, w := range ws {
-		if w != nil && exitFor(w) != nil && (worst == nil || jobs.Severity(w.State) > jobs.Severity(worst.State)) {
-			worst = w
-		}
-	}
-	if worst == nil {
-		return nil
-	}
-	return exitFor(worst)
+	return exitOf(account.Worst(ws))
 }
 
 // finish prints a workflow's outcome and returns its exit status.

@@ -45,7 +45,7 @@ func (c *quoteCommand) run(ctx context.Context, args []string) error {
 	if d := c.conn.m.display(); d.Live() {
 		show = console.Progress(c.conn.m.printer(console.Table), d)
 	}
-	ws := followAll(ctx, sess, res.Started, show)
+	ws := account.FollowAll(ctx, sess, res.Started, show)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -53,7 +53,7 @@ func (c *quoteCommand) run(ctx context.Context, args []string) error {
 	if err := res.Err(); err != nil {
 		return err
 	}
-	return worstExit(ws)
+	return exitOf(account.Worst(ws))
 }
 
 // items checks the symbols and the quantity before anything is opened or

@@ -1,0 +1,47 @@
+package account
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator/workflow"
+)
+
+// FollowAll follows every workflow started at once, showing their changes
+// one at a time, and returns their ends by index (nil for one not started,
+// or not followed to its end).
+func FollowAll(ctx context.Context, a Account, started []Started, show func(Update)) []*workflow.Workflow {
+	var mu sync.Mutex // one line at a time
+	one := func(u Update) {
+		mu.Lock()
+		defer mu.Unlock()
+		show(u)
+	}
+	ws := make([]*workflow.Workflow, len(started))
+	var wg sync.WaitGroup
+	for i, st := range started {
+		if st.ID == "" {
+			continue
+		}
+		wg.Go(func() { ws[i], _ = FollowOrWithdraw(ctx, a, st.ID, one) })
+	}
+	wg.Wait()
+	return ws
+}
+
+// FollowOrWithdraw waits for workflow id's end, showing each change. Interrupted,
+// it withdraws the request (an open offer is cancelled at the broker) on a
+// context that outlives the interrupt, and waits (bounded) for the broker
+// to confirm, so that nothing the caller asked for is left open.
+func FollowOrWithdraw(ctx context.Context, a Account, id string, show func(Update)) (*workflow.Workflow, error) {
+	w, err := a.Follow(ctx, FollowRequest{ID: id}, show)
+	if err != nil && ctx.Err() != nil {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+		if a.Cancel(wctx, CancelRequest{ID: id, Interrupt: true}) == nil {
+			a.Follow(wctx, FollowRequest{ID: id}, nil)
+		}
+	}
+	return w, err
+}
