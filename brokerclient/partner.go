@@ -336,6 +336,10 @@ func (s *PartnerService) retrieve(ctx context.Context, op string, fetch func(con
 	return out, err
 }
 
+// Signed says the client calls with partner tokens (WithPartnerToken)
+// rather than a key pair.
+func (s *PartnerService) Signed() bool { return s.client.partnerTok != nil }
+
 // KeepRenewed renews the client's partner tokens at each pair's RenewAt,
 // sleeping on the client's clock, until ctx ends or a renewal fails. A
 // long-running process runs it so that no call waits for a renewal.

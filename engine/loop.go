@@ -886,7 +886,7 @@ func (l *loop) shutdown() {
 // unless the caller chose it.
 func (e *Engine) newWorkflow(kind states.Kind, id, symbol string, requested int64) *Workflow {
 	if id == "" {
-		id = NewID()
+		id = workflow.NewID()
 	}
 	return &Workflow{
 		ID: id, Kind: kind, Account: e.cfg.Account, Symbol: symbol,
@@ -901,7 +901,3 @@ func rawJSON(v any) []byte {
 	}
 	return b
 }
-
-// NewID makes up a workflow id, as a caller choosing its own (Request.ID)
-// should.
-func NewID() string { return "wf-" + uuid.NewString()[:13] }

@@ -231,14 +231,16 @@ type Config struct {
 	Webhooks []notify.Webhook
 }
 
-// Job returns the job named name.
-func (c *Config) Job(name string) (Job, bool) {
+// Job is the job named name; the error names the jobs there are.
+func (c *Config) Job(name string) (Job, error) {
+	var names []string
 	for _, j := range c.Jobs {
 		if j.Name == name {
-			return j, true
+			return j, nil
 		}
+		names = append(names, j.Name)
 	}
-	return Job{}, false
+	return Job{}, fmt.Errorf("no job %q in the config (jobs: %s)", name, strings.Join(names, ", "))
 }
 
 // ConfigError is a config refused at start, with the line it concerns.

@@ -56,7 +56,7 @@ func TestParseConfigSample(t *testing.T) {
 	if want := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC); !next.Equal(want) {
 		t.Errorf("next run after Friday 11:00 ET: %s, want Monday 09:00 ET (%s)", next, want)
 	}
-	if _, ok := cfg.Job("fees"); !ok {
+	if _, err := cfg.Job("fees"); err != nil {
 		t.Error(`Job("fees") not found`)
 	}
 }

@@ -502,9 +502,9 @@ func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.
 	if err != nil {
 		return nil, account.Errorf(account.KindInput, "config: "+err.Error())
 	}
-	j, ok := cfg.Job(req.Job)
-	if !ok {
-		return nil, account.Errorf(account.KindInput, fmt.Sprintf("no job %q in the config", req.Job))
+	j, err := cfg.Job(req.Job)
+	if err != nil {
+		return nil, account.Errorf(account.KindInput, err.Error())
 	}
 	run, err := s.l.Runner(s.c.Name+" (job "+j.Name+")", nil).RunOnce(ctx, j, req.Grace)
 	if run == nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -262,7 +261,7 @@ func (h *Handle) Locate(ctx context.Context, req account.LocateRequest) (res *ac
 	req.Items = append([]account.LocateItem(nil), req.Items...)
 	for i := range req.Items {
 		if req.Items[i].ID == "" {
-			req.Items[i].ID = engine.NewID()
+			req.Items[i].ID = workflow.NewID()
 		}
 	}
 	err = h.do(ctx, func(a account.Account) error { res, err = a.Locate(ctx, req); return err })
@@ -274,7 +273,7 @@ func (h *Handle) Quote(ctx context.Context, req account.QuoteRequest) (res *acco
 	req.Items = append([]account.QuoteItem(nil), req.Items...)
 	for i := range req.Items {
 		if req.Items[i].ID == "" {
-			req.Items[i].ID = engine.NewID()
+			req.Items[i].ID = workflow.NewID()
 		}
 	}
 	err = h.do(ctx, func(a account.Account) error { res, err = a.Quote(ctx, req); return err })
@@ -284,7 +283,7 @@ func (h *Handle) Quote(ctx context.Context, req account.QuoteRequest) (res *acco
 // CreditBack: see account.Account (an id is made up here, as for Locate).
 func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) (s *account.Started, err error) {
 	if req.ID == "" {
-		req.ID = engine.NewID()
+		req.ID = workflow.NewID()
 	}
 	err = h.do(ctx, func(a account.Account) error { s, err = a.CreditBack(ctx, req); return err })
 	return s, err
@@ -293,7 +292,7 @@ func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) 
 // Short: see account.Account (the ids are made up here, as for Locate).
 func (h *Handle) Short(ctx context.Context, req account.ShortRequest) (res *account.ShortResult, err error) {
 	if req.LocateID == "" {
-		req.LocateID = engine.NewID()
+		req.LocateID = workflow.NewID()
 	}
 	if req.ClientOrderID == "" {
 		req.ClientOrderID = uuid.NewString()

@@ -164,7 +164,23 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		}
 	}()
 	go o.heartbeat()
+	if ec.Client.Partner.Signed() {
+		o.wg.Add(1)
+		go o.keepRenewed()
+	}
 	return nil
+}
+
+// keepRenewed renews partner tokens on their own schedule while the owner
+// lives: an owner may idle for longer than a refresh token lives, and no
+// call should wait for a renewal.
+func (o *Owner) keepRenewed() {
+	defer o.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-o.stop; cancel() }()
+	if err := o.cfg.Engine.Client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
+		o.log.Error("partner token renewal stopped; run 'locator login --partner' again", "account", o.lease.Account, "err", err)
+	}
 }
 
 // acquire takes the account's lease in the database. A lease held by a

@@ -3,6 +3,7 @@ package workflow
 import (
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokercode"
@@ -217,3 +218,7 @@ type Update struct {
 	// a person is told why nothing happens for up to half a minute.
 	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
 }
+
+// NewID makes up a workflow id, as a caller choosing its own (the id of a
+// locate, a credit back or a short's locate) should.
+func NewID() string { return "wf-" + uuid.NewString()[:13] }

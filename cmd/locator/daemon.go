@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/jobs"
@@ -59,13 +57,8 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	var only jobs.Job
 	if c.once != "" {
-		var ok bool
-		if only, ok = cfg.Job(c.once); !ok {
-			var names []string
-			for _, j := range cfg.Jobs {
-				names = append(names, j.Name)
-			}
-			return usagef("--once %q: no such job in %s (jobs: %s)", c.once, c.config, strings.Join(names, ", "))
+		if only, err = cfg.Job(c.once); err != nil {
+			return usagef("--once: %s: %v", c.config, err)
 		}
 	}
 	c.conn.daemon = true
@@ -108,15 +101,6 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	if web != nil {
 		defer web.Close()
-	}
-	if sess.settings.Auth == config.AuthPartner {
-		// A daemon may idle for longer than a refresh token lives: renew
-		// each pair on its own schedule, not at the next job's first call.
-		go func() {
-			if err := sess.client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
-				log.Error("partner token renewal stopped; run 'locator login --partner' again", "err", err)
-			}
-		}()
 	}
 	runner := sess.Owner().Local().Runner(sess.Caller().Name, notifier)
 	runner.Logger = log // the daemon's log, on by default

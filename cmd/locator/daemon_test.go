@@ -91,7 +91,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			`c.json:9: job "eod": schedule "0 45 25 * * MON-FRI": end of range (25) above maximum (23)`},
 		{"unknown kind", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, `"ledger-sync"`, `"ledger_sync"`, 1))},
 			`c.json:10: job "ledger": unknown kind "ledger_sync"`},
-		{"--once unknown job", []string{"run", "--config", good, "--once", "nightly"}, `no such job`},
+		{"--once unknown job", []string{"run", "--config", good, "--once", "nightly"}, `no job "nightly" in the config (jobs: `},
 		{"webhook variable unset", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, "\n  ]\n}", "\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"LOCATOR_TEST_NO_HOOK\", \"format\": \"slack\"}]}\n}", 1))},
 			`webhook LOCATOR_TEST_NO_HOOK: the environment variable is not set`},
 		{"stray argument", []string{"run", "--config", good, "watch"}, "unexpected argument"},

@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -95,49 +92,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sess.close()
-	// Its locate's and the orders' changes are shown as they come (the
-	// ids are made up here, so the updates can be told apart).
-	req.LocateID, req.ClientOrderID = engine.NewID(), uuid.NewString()
-	sctx, stop := context.WithCancel(ctx)
-	updates, err := sess.Subscribe(sctx)
-	if err != nil {
-		stop()
-		return err
-	}
-	shown := make(chan struct{})
-	orders := make(chan workflow.Order, 16)
-	go func() {
-		defer close(shown)
-		show := console.Progress(console.Printer{W: m.Stderr}, m.display())
-		for u := range updates {
-			if u.Order != nil || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
-				show(u)
-			}
-			if u.Order != nil && u.Order.ClientOrderID == req.ClientOrderID {
-				select {
-				case orders <- *u.Order:
-				default:
-				}
-			}
-		}
-	}()
-	res, err := sess.Short(ctx, req)
-	if res != nil && res.Order != nil {
-		// The order's last change may still be on its way here: it is
-		// shown before the outcome (bounded, in case it was lost).
-		for wait := time.After(2 * time.Second); ; {
-			select {
-			case o := <-orders:
-				if o.State != res.Order.State {
-					continue
-				}
-			case <-wait:
-			}
-			break
-		}
-	}
-	stop()
-	<-shown
+	res, err := account.ShortShowing(ctx, sess, req, console.Progress(console.Printer{W: m.Stderr}, m.display()))
 	if res != nil && res.Locate != nil {
 		fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)
 	}
