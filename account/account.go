@@ -21,6 +21,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -71,6 +72,10 @@ type Account interface {
 	RunJob(ctx context.Context, req JobRequest) (*JobResult, error)
 	// Status is the account as its owner sees it now.
 	Status(ctx context.Context, req StatusRequest) (*Status, error)
+	// Fees syncs a window of the cash ledger into the owner's database and
+	// reconciles the locate fees and credits in it (ledger.Check): the
+	// check of `locator fees`, the reconcile job and the dashboard.
+	Fees(ctx context.Context, req FeesRequest) (*FeesResult, error)
 }
 
 // Caller is who calls: each process (or page, or job) that holds an
@@ -314,6 +319,21 @@ func (f *JobFailure) Exit() int {
 		return ExitBroker
 	}
 	return ExitFailure
+}
+
+// FeesRequest asks for the fee check of a window of trade dates.
+type FeesRequest struct {
+	Window ledger.Window `json:"window"`
+	// Grace is how long after a fill its fee may still be pending before
+	// it is missing (ledger.FeeGrace is the broker's usual delay).
+	Grace time.Duration `json:"grace"`
+}
+
+// FeesResult is the fee check: the reconciled report, and what the sync
+// of the ledger before it read and stored.
+type FeesResult struct {
+	Report *ledger.Report    `json:"report"`
+	Synced ledger.SyncResult `json:"synced"`
 }
 
 // StatusRequest asks for the account's state.

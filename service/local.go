@@ -16,6 +16,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -537,6 +538,17 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 		st.Shortable = append(st.Shortable, sh)
 	}
 	return st, nil
+}
+
+func (s *session) Fees(ctx context.Context, req account.FeesRequest) (*account.FeesResult, error) {
+	if req.Grace < 0 {
+		return nil, account.Errorf(account.KindInput, fmt.Sprintf("grace %s: want a duration of zero or more", req.Grace))
+	}
+	r, synced, err := ledger.Check(ctx, s.l.client, s.l.st, s.l.account, s.l.clk.Now(), req.Window, req.Grace)
+	if err != nil {
+		return nil, kinded(err)
+	}
+	return &account.FeesResult{Report: r, Synced: synced}, nil
 }
 
 // offersLookBack is how many of a symbol's latest workflows are searched

@@ -387,3 +387,9 @@ func (h *Handle) Status(ctx context.Context, req account.StatusRequest) (st *acc
 	err = h.do(ctx, func(a account.Account) error { st, err = a.Status(ctx, req); return err })
 	return st, err
 }
+
+// Fees: see account.Account.
+func (h *Handle) Fees(ctx context.Context, req account.FeesRequest) (r *account.FeesResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { r, err = a.Fees(ctx, req); return err })
+	return r, err
+}

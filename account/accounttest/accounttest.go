@@ -23,6 +23,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -78,6 +79,7 @@ var cases = []struct {
 	{"QuotePricesAndCancels", quotePrices},
 	{"QuoteRefusedSendsNothing", quoteRefused},
 	{"StatusShortable", statusShortable},
+	{"FeesReconciled", feesReconciled},
 }
 
 func capped(price string) workflow.Policy {
@@ -700,5 +702,38 @@ func statusShortable(t *testing.T, e *Env) {
 	}
 	if _, err := a.Status(ctx(t), account.StatusRequest{Symbols: []string{"no symbol"}}); account.KindOf(err) != account.KindInput {
 		t.Errorf("status of a bad symbol: %v, want an input error", err)
+	}
+}
+
+// Spec "Cash ledger": the fee check syncs the ledger into the owner's
+// database and matches a filled locate's fee (it lands FeeDelay after the
+// fill); a negative grace is refused before anything is sent.
+func feesReconciled(t *testing.T, e *Env) {
+	a := e.Open(caller("test fees", nil))
+	before := len(e.Sim.Sim.Requests())
+	if _, err := a.Fees(ctx(t), account.FeesRequest{Window: ledger.Window{Days: 1}, Grace: -time.Hour}); account.KindOf(err) != account.KindInput {
+		t.Errorf("negative grace: %v, want an input error", err)
+	}
+	if n := len(e.Sim.Sim.Requests()) - before; n != 0 {
+		t.Errorf("negative grace: %d requests sent, want 0", n)
+	}
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false)
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
+	e.Sim.Clock.Advance(10 * time.Second)
+	res, err := a.Fees(ctx(t), account.FeesRequest{Window: ledger.Window{Days: 1}, Grace: time.Hour})
+	ok(t, err)
+	r := res.Report
+	if r.Account != "LV100001" || res.Synced.Fetched < 1 || r.Problems() != 0 {
+		t.Errorf("report of %s, synced %+v, %d problem(s): %s", r.Account, res.Synced, r.Problems(), r)
+	}
+	var mine []ledger.Line
+	for _, l := range r.Lines {
+		if l.WorkflowID == id {
+			mine = append(mine, l)
+		}
+	}
+	if len(mine) != 1 || mine[0].Status != ledger.StatusMatched || mine[0].Kind != ledger.KindFee || !mine[0].Charged.Equal(decimal.RequireFromString("4.50")) {
+		t.Errorf("the locate's lines %+v, want one fee of 4.50 matched", mine)
 	}
 }

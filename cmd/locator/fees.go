@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -47,27 +47,17 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 		}
 		win = ledger.Window{Since: d}
 	}
-	client, s, err := c.conn.readClient()
+	sess, err := c.conn.open(ctx, "fees", nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.DB), 0o700); err != nil {
-		return fmt.Errorf("database directory: %w", err)
-	}
-	st, err := store.Open(ctx, s.DB, clock.Real{})
+	defer sess.close()
+	res, err := sess.Fees(ctx, account.FeesRequest{Window: win, Grace: c.grace})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-
-	r, synced, err := ledger.Check(ctx, client, st, s.Account, clock.Real{}.Now(), win, c.grace)
-	if errors.Is(err, brokercode.ErrInput) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return accountError(s.Account, err)
-	}
-	console.FeeReport(c.conn.out(), r, synced, c.grace)
+	r := res.Report
+	console.FeeReport(c.conn.out(), r, res.Synced, c.grace)
 	if n := r.Problems(); n > 0 {
 		return &exitError{code: account.ExitBroker, msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
 	}
