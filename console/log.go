@@ -3,6 +3,7 @@ package console
 import (
 	"io"
 	"log/slog"
+	"sync"
 )
 
 // Log is the log of the client, the engine and the jobs on w. A command's
@@ -29,4 +30,18 @@ func Log(w io.Writer, verbosity int, daemon bool, level slog.Level, json bool) *
 		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// SyncWriter serialises the writes of several slog handlers (and the
+// progress lines) sharing one writer: os.Stderr is safe, a test's buffer
+// is not. W is the writer behind the lock (a terminal, say).
+type SyncWriter struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+func (l *SyncWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.W.Write(p)
 }

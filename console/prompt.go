@@ -1,11 +1,13 @@
 package console
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locatorhq/locator/account"
@@ -73,5 +75,29 @@ func (p *Prompter) answer(cmd, q context.Context, stop func()) bool {
 		fmt.Fprintln(p.Err)
 		<-q.Done() // withdrawn by the command's withdrawal, or its window
 		return false
+	}
+}
+
+// Lines reads r's lines for the prompts: the reader starts on the first
+// call of the function returned, and every call gets its one channel,
+// closed at r's end (nil r has no lines).
+func Lines(r io.Reader) func() <-chan string {
+	var once sync.Once
+	lines := make(chan string)
+	return func() <-chan string {
+		once.Do(func() {
+			if r == nil {
+				close(lines)
+				return
+			}
+			go func() {
+				defer close(lines)
+				sc := bufio.NewScanner(r)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+			}()
+		})
+		return lines
 	}
 }

@@ -17,11 +17,10 @@ import (
 
 // session is a command's account: the account API (service.Handle, the
 // same whether this process owns the account or follows its owner), and
-// the settings, client and store it was opened with.
+// the settings and store it was opened with.
 type session struct {
 	*service.Handle
 	settings config.Settings
-	client   *brokerclient.Client
 	store    *store.Store
 }
 
@@ -41,7 +40,7 @@ func (c *connFlags) open(ctx context.Context, command string, ask func(context.C
 	if err == nil {
 		var h *service.Handle
 		if h, err = service.Open(ctx, cfg); err == nil {
-			return &session{Handle: h, settings: s, client: cfg.Engine.Client, store: st}, nil
+			return &session{Handle: h, settings: s, store: st}, nil
 		}
 	}
 	st.Close()

@@ -45,8 +45,7 @@ type Main struct {
 	settings     *config.File
 	settingsErr  error
 
-	linesOnce sync.Once
-	lines     chan string // Stdin's lines, for the prompts
+	lines func() <-chan string // Stdin's lines, for the prompts (console.Lines)
 }
 
 // NewMain returns a Main writing to the given streams and reading the given
@@ -54,7 +53,7 @@ type Main struct {
 func NewMain(stdout, stderr io.Writer, getenv func(string) string) *Main {
 	// Loggers of the client, the engine and the jobs write to stderr from
 	// their own goroutines through their own handlers: one lock for all.
-	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: &lockedWriter{w: stderr}, Getenv: getenv}
+	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: &console.SyncWriter{W: stderr}, Getenv: getenv}
 }
 
 // secretEnv reads a secret's variable (a key, a token, a webhook URL) and
@@ -73,19 +72,6 @@ func (m *Main) noDump() error {
 		return nil
 	}
 	return m.NoDump()
-}
-
-// lockedWriter serialises writes from several slog handlers sharing one
-// writer (os.Stderr is safe; a test's buffer is not).
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // command is one subcommand: its flags are declared on fs, then run gets
@@ -149,11 +135,11 @@ func (m *Main) commands() []spec {
 		{"credit-back", "SYMBOL QTY", groupLocate,
 			"credit back QTY unused located shares of one inventory row", func() command { return &creditBackCommand{conn: conn} }},
 		{"approve", "ID", groupLocate,
-			"accept the offer waiting on workflow ID (within its policy)", func() command { return &answerCommand{conn: conn, accept: true} }},
+			"accept the offer waiting on workflow ID (within its policy)", func() command { return &answerCommand{conn: conn, name: "approve"} }},
 		{"decline", "ID", groupLocate,
-			"decline the offer waiting on workflow ID (it is cancelled at the broker)", func() command { return &answerCommand{conn: conn} }},
+			"decline the offer waiting on workflow ID (it is cancelled at the broker)", func() command { return &answerCommand{conn: conn, name: "decline"} }},
 		{"cancel", "ID", groupLocate,
-			"cancel an unfinished locate or credit-back and wait for the broker to confirm", func() command { return &cancelCommand{conn: conn} }},
+			"cancel an unfinished locate or credit-back and wait for the broker to confirm", func() command { return &answerCommand{conn: conn, name: "cancel"} }},
 		{"resume", "", groupLocate,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
 		{"status", "[ID]", groupRead,

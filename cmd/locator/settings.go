@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 )
 
 // configCommand shows the effective settings and where each came from, so
@@ -16,13 +15,6 @@ import (
 type configCommand struct{ conn connFlags }
 
 func (c *configCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
-
-// configRow is one setting as --json prints it.
-type configRow struct {
-	Setting string `json:"setting"`
-	Value   string `json:"value"`
-	From    string `json:"from"`
-}
 
 func (c *configCommand) run(ctx context.Context, args []string) error {
 	file, err := c.conn.m.loadSettings()
@@ -37,39 +29,7 @@ func (c *configCommand) run(ctx context.Context, args []string) error {
 		}
 	}
 	path, _ := config.PathOf(c.conn.m.settingsFlag, c.conn.m.Getenv)
-	fileState := "not found"
-	if file.Path != "" {
-		fileState = "read"
-	}
-	isSet := func(v string) string {
-		if v == "" {
-			return "not set"
-		}
-		return "set"
-	}
-	var names []string
-	for n := range file.Accounts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	list := []configRow{
-		{"config-file", path, fileState},
-		{"account", s.Account, s.From["account"]},
-		{"base-url", s.BaseURL, s.From["base-url"]},
-		{"env", string(s.Env), s.From["env"]},
-		{"auth", s.Auth, s.From["auth"]},
-		{"db", s.DB, s.From["db"]},
-		{"key-id", isSet(s.KeyID), "env " + s.KeyVars[0]},
-		{"secret", isSet(s.Secret), "env " + s.KeyVars[1]},
-		{"named accounts", strings.Join(names, ","), file.Path},
-	}
-	var rows [][]string
-	var objs []any
-	for _, r := range list {
-		rows = append(rows, []string{r.Setting, r.Value, r.From})
-		objs = append(objs, r)
-	}
-	c.conn.out().Table([]string{"SETTING", "VALUE", "FROM"}, rows, objs)
+	console.Settings(c.conn.out(), s, file, path)
 	return nil
 }
 
