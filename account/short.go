@@ -9,11 +9,12 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// ShortShowing runs a short on a, showing its locate's and its order's
-// changes as they come and the order's last change before it returns (the
-// wait for it bounded, in case it was lost). The ids are made up here when
-// empty, so that this short's updates are told apart from the account's
-// others.
+// ShortShowing runs a short on a, showing its locate's changes and every
+// order change of the account as they come (orders an earlier run left
+// unsettled are settled before a new one is sent, and show too), and the
+// order's last change before it returns (the wait for it bounded, in case
+// it was lost). The ids are made up here when empty, so that this short's
+// locate and order are told apart from the account's others.
 func ShortShowing(ctx context.Context, a Account, req ShortRequest, show func(Update)) (*ShortResult, error) {
 	if req.LocateID == "" {
 		req.LocateID = workflow.NewID()
@@ -32,11 +33,10 @@ func ShortShowing(ctx context.Context, a Account, req ShortRequest, show func(Up
 	go func() {
 		defer close(shown)
 		for u := range updates {
-			mine := u.Order != nil && u.Order.ClientOrderID == req.ClientOrderID
-			if mine || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
+			if u.Order != nil || (u.Workflow != nil && u.Workflow.ID == req.LocateID) {
 				show(u)
 			}
-			if mine {
+			if u.Order != nil && u.Order.ClientOrderID == req.ClientOrderID {
 				select {
 				case orders <- *u.Order:
 				default:
