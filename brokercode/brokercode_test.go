@@ -89,6 +89,22 @@ func TestValidateSymbol(t *testing.T) {
 	}
 }
 
+// Symbol upper-cases what a person typed (ASCII letters only) and holds
+// the result to ValidateSymbol.
+func TestSymbol(t *testing.T) {
+	t.Parallel()
+	for typed, want := range map[string]string{"htbx": "HTBX", "Brk.b": "BRK.B", "HTBX": "HTBX", "aapl240119c00150000": "AAPL240119C00150000"} {
+		if got, err := brokercode.Symbol(typed); err != nil || got != want {
+			t.Errorf("Symbol(%q) = %q, %v; want %q", typed, got, err, want)
+		}
+	}
+	for _, typed := range []string{"", "ht bx", "ht/bx", "\u017fpy", "école", "1abc"} {
+		if _, err := brokercode.Symbol(typed); !errors.Is(err, brokercode.ErrInput) {
+			t.Errorf("Symbol(%q) = %v, want an input error", typed, err)
+		}
+	}
+}
+
 func TestInputError(t *testing.T) {
 	t.Parallel()
 	err := brokercode.Invalid("quantity", "%d is not a multiple of %d", 150, 100)

@@ -16,7 +16,8 @@ const MaxSymbolLength = 30
 // router answers with a bare 404) nor anything that would change a URL's
 // meaning gets through. OCC option symbols fit the same rule.
 //
-// It checks and never rewrites: lowercase is refused, not upper-cased.
+// It checks and never rewrites: lowercase is refused, not upper-cased
+// (Symbol is the rewrite, for what a person typed).
 func ValidateSymbol(symbol string) error {
 	switch {
 	case symbol == "":
@@ -39,6 +40,22 @@ func ValidateSymbol(symbol string) error {
 		prev = c
 	}
 	return nil
+}
+
+// Symbol is a symbol as a person typed it (on a command line, in a
+// watchlist or a jobs file), its ASCII letters upper-cased and then checked
+// by ValidateSymbol: `htbx` means HTBX. Only ASCII is rewritten, so that no
+// other letter turns into one of a ticker's ("ſpy" stays refused). Library
+// callers send symbols as the broker writes them and are held to
+// ValidateSymbol alone.
+func Symbol(typed string) (string, error) {
+	s := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}, typed)
+	return s, ValidateSymbol(s)
 }
 
 func isSeparator(c byte) bool { return c == '.' || c == '-' || c == '_' }

@@ -34,7 +34,8 @@ func ReadWatchlist(path string, policy workflow.Policy) ([]account.LocateItem, e
 		if len(row) < 2 || len(row) > 3 {
 			return nil, fmt.Errorf("watchlist %s line %d: want symbol, quantity[, max price]", path, i+1)
 		}
-		symbol, qty, err := row[0], int64(0), brokercode.ValidateSymbol(row[0])
+		var qty int64
+		symbol, err := brokercode.Symbol(row[0])
 		if err == nil {
 			qty, err = workflow.ParseQuantity(row[1])
 		}

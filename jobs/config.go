@@ -663,8 +663,10 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 		return p.errAt(f.voff, "job %s: \"symbols\" is empty", label)
 	}
 	seen := map[string]bool{}
-	for _, s := range j.Symbols {
-		if err := brokercode.ValidateSymbol(s); err != nil {
+	for i, typed := range j.Symbols {
+		s, err := brokercode.Symbol(typed)
+		j.Symbols[i] = s
+		if err != nil {
 			var ie *brokercode.InputError
 			msg := err.Error()
 			if errors.As(err, &ie) {

@@ -81,8 +81,8 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return usagef("want SYMBOL, got %d argument(s)", len(args))
 	}
-	symbol := args[0]
-	if err := brokercode.ValidateSymbol(symbol); err != nil {
+	symbol, err := brokercode.Symbol(args[0])
+	if err != nil {
 		return err
 	}
 	if c.price == "" {

@@ -169,7 +169,7 @@ func TestFeesAndSizeBadInput(t *testing.T) {
 		{"size", "HTBX"},
 		{"size", "HTBX", "--price", "-1"},
 		{"size", "HTBX", "--price", "abc"},
-		{"size", "htbx", "--price", "1"},
+		{"size", "ht/bx", "--price", "1"},
 		{"size", "HTBX", "--price", "1", "--target", "-100"},
 		{"size", "HTBX", "AAPL", "--price", "1"},
 	} {

@@ -39,11 +39,12 @@ func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
 		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
-	if err := brokercode.ValidateSymbol(args[0]); err != nil {
+	symbol, err := brokercode.Symbol(args[0])
+	if err != nil {
 		return "", 0, err
 	}
 	qty, err := workflow.ParseQuantity(args[1])
-	return args[0], qty, err
+	return symbol, qty, err
 }
 
 // parsePolicy reads the cost-policy flags; --yes or a cap lets the policy

@@ -62,3 +62,37 @@ func TestLocateWatchlist(t *testing.T) {
 		t.Errorf("%d writes sent for a bad watchlist", after-before)
 	}
 }
+
+// Issue 19 item 4: symbols a person types are accepted in any case and
+// upper-cased (the broker matches them exactly, spec "Orders" rule 6), on
+// the command line and in a watchlist: what reaches the broker and the
+// records is HTBX, never htbx; what is not a ticker in any case is still
+// refused, nothing sent.
+func TestSymbolsInAnyCase(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, out, errOut := b.MustRunMain(t, nil, "locate", "htbx", "300", "--max-price", "0.02", "--json")
+	if code != 0 || !strings.Contains(out, `"symbol":"HTBX"`) || !strings.Contains(out, `"state":"filled"`) {
+		t.Fatalf("locate htbx: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	watch := filepath.Join(t.TempDir(), "watch.csv")
+	os.WriteFile(watch, []byte("Htby,100,0.05\n"), 0o600)
+	if code, out, errOut := b.MustRunMain(t, nil, "locate", "--watchlist", watch, "--json"); code != 0 || !strings.Contains(out, `"symbol":"HTBY"`) {
+		t.Errorf("watchlist Htby: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if code, out, errOut := b.MustRunMain(t, nil, "size", "htbx", "--price", "12.50", "--json"); code != 0 || !strings.Contains(out, `"HTBX"`) {
+		t.Errorf("size htbx: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	for _, r := range b.sim.Requests() {
+		if strings.Contains(r.Path+r.Query+r.Body, "htbx") || strings.Contains(r.Path+r.Query+r.Body, "Htby") {
+			t.Errorf("%s %s sent the symbol as typed: %s %s", r.Method, r.Path, r.Query, r.Body)
+		}
+	}
+	before := len(b.writes())
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "ht bx", "300", "--yes"); code != account.ExitUsage || !strings.Contains(errOut, "not a ticker") {
+		t.Errorf("locate 'ht bx': exit %d, stderr %q; want 2, not a ticker", code, errOut)
+	}
+	if n := len(b.writes()) - before; n != 0 {
+		t.Errorf("%d writes sent for a symbol that is not a ticker", n)
+	}
+}

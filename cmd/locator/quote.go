@@ -66,8 +66,9 @@ func (c *quoteCommand) items(args []string) ([]account.QuoteItem, error) {
 		return nil, err
 	}
 	items := make([]account.QuoteItem, len(args))
-	for i, s := range args {
-		if err := brokercode.ValidateSymbol(s); err != nil {
+	for i, typed := range args {
+		s, err := brokercode.Symbol(typed)
+		if err != nil {
 			return nil, err
 		}
 		items[i] = account.QuoteItem{Symbol: s, Quantity: c.quantity}

@@ -15,7 +15,7 @@ import (
 )
 
 // shortCommand is the locate-then-short helper: flags, the prompts and the
-// report around engine.Short, which ensures the locate, checks sizing, and
+// report around the account's Short, which ensures the locate, checks sizing, and
 // places one Sell/Open limit order under a write-ahead clientOrderId.
 type shortCommand struct {
 	conn     connFlags
@@ -44,7 +44,10 @@ func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
 	if len(args) != 2 {
 		return r, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
-	r.Symbol = args[0]
+	var err error
+	if r.Symbol, err = brokercode.Symbol(args[0]); err != nil {
+		return r, err
+	}
 	qty, err := parseCount("quantity", args[1])
 	if err != nil {
 		return r, err

@@ -208,7 +208,7 @@ func TestShortRefusals(t *testing.T) {
 		{"zero quantity", nil, []string{"HTBX", "0", "--limit-price", "12.00"}, "whole number"},
 		{"fractional quantity", nil, []string{"HTBX", "1.5", "--limit-price", "12.00"}, "whole number"},
 		{"quantity above a million", nil, []string{"HTBX", "1000001", "--limit-price", "12.00"}, "whole number"},
-		{"lowercase symbol", nil, []string{"htbx", "100", "--limit-price", "12.00"}, "uppercase"},
+		{"symbol not a ticker", nil, []string{"ht/bx", "100", "--limit-price", "12.00"}, "not a ticker"},
 		{"one argument", nil, []string{"HTBX", "--limit-price", "12.00"}, "SYMBOL QTY"},
 		{"bad max price", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--max-price", "-1"}, "max-price"},
 		{"unknown route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "NOPE"}, "not available"},

@@ -63,10 +63,12 @@ func (c *shortableCommand) symbols(args []string) ([]string, error) {
 	if len(args) == 0 {
 		return nil, usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")
 	}
-	for _, s := range args {
-		if err := brokercode.ValidateSymbol(s); err != nil {
+	symbols := make([]string, len(args))
+	for i, typed := range args {
+		var err error
+		if symbols[i], err = brokercode.Symbol(typed); err != nil {
 			return nil, err
 		}
 	}
-	return args, nil
+	return symbols, nil
 }
