@@ -24,29 +24,64 @@ type versionCommand struct {
 func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterJSON(fs, &c.format) }
 
 func (c *versionCommand) run(ctx context.Context, args []string) error {
-	v := buildVersion()
-	c.m.printer(c.format).Event(map[string]string{"version": v, "go": runtime.Version()}, "locator "+v+" ("+runtime.Version()+")")
+	info, _ := debug.ReadBuildInfo()
+	b := buildOf(version, info)
+	c.m.printer(c.format).Event(b, b.String())
 	return nil
 }
 
-// buildVersion is the -X version, else the module version from the build
-// info ("(devel)" for a build from a checkout, with its commit when known).
-func buildVersion() string {
-	if version != "" {
-		return version
+// build says which build this is: the release (the -X version, else the
+// module version Go recorded, "(devel)" when none), and the commit it was
+// built from, its time and whether the tree had changes, when Go recorded
+// them (a build in a git checkout; `go run` records none).
+type build struct {
+	Version    string `json:"version"`
+	Go         string `json:"go"`
+	Commit     string `json:"commit,omitempty"`
+	CommitTime string `json:"commitTime,omitempty"`
+	Modified   bool   `json:"modified,omitempty"`
+}
+
+func buildOf(release string, info *debug.BuildInfo) build {
+	b := build{Version: release, Go: runtime.Version()}
+	if info == nil {
+		if b.Version == "" {
+			b.Version = "(unknown)"
+		}
+		return b
 	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
+	if b.Version == "" {
+		b.Version = info.Main.Version
 	}
-	v := info.Main.Version
-	if v == "" {
-		v = "(devel)"
+	if b.Version == "" {
+		b.Version = "(devel)"
 	}
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && v == "(devel)" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.time":
+			b.CommitTime = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
 		}
 	}
-	return v
+	return b
+}
+
+// String is the line people read: "locator v1.2.3 (commit 0123456789ab
+// of 2026-11-26T10:00:00Z, modified; go1.26.8)".
+func (b build) String() string {
+	s := "locator " + b.Version + " ("
+	if b.Commit != "" {
+		s += "commit " + b.Commit[:min(12, len(b.Commit))]
+		if b.CommitTime != "" {
+			s += " of " + b.CommitTime
+		}
+		if b.Modified {
+			s += ", modified"
+		}
+		s += "; "
+	}
+	return s + b.Go + ")"
 }
