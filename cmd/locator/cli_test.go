@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -114,34 +113,6 @@ func TestVersion(t *testing.T) {
 	var v map[string]any
 	if err := json.Unmarshal([]byte(out), &v); code != account.ExitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
-	}
-}
-
-// Issue 19 item 4: version shows the commit a build was made from, its
-// time and whether the tree had changes, when Go recorded them, and says
-// (devel) or (unknown) plainly when it did not.
-func TestVersionShowsTheCommit(t *testing.T) {
-	t.Parallel()
-	info := &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126100000-0123456789ab+dirty"}, Settings: []debug.BuildSetting{
-		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-		{Key: "vcs.time", Value: "2026-11-26T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
-	for _, tc := range []struct {
-		release string
-		info    *debug.BuildInfo
-		want    string
-	}{
-		{"", info, "locator v0.0.0-20261126100000-0123456789ab+dirty (commit 0123456789ab of 2026-11-26T10:00:00Z, modified; " + runtime.Version() + ")"},
-		{"v1.2.3", info, "locator v1.2.3 (commit 0123456789ab of 2026-11-26T10:00:00Z, modified; " + runtime.Version() + ")"},
-		{"", &debug.BuildInfo{}, "locator (devel) (" + runtime.Version() + ")"},
-		{"", nil, "locator (unknown) (" + runtime.Version() + ")"},
-	} {
-		if got := buildOf(tc.release, tc.info).String(); got != tc.want {
-			t.Errorf("buildOf(%q, ...) = %q, want %q", tc.release, got, tc.want)
-		}
-	}
-	b, err := json.Marshal(buildOf("", info))
-	if err != nil || !strings.Contains(string(b), `"commit":"0123456789abcdef0123456789abcdef01234567"`) || !strings.Contains(string(b), `"modified":true`) {
-		t.Errorf("JSON %s %v", b, err)
 	}
 }
 
