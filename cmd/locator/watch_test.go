@@ -124,4 +124,13 @@ func TestWatchOrders(t *testing.T) {
 	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != account.ExitUsage {
 		t.Errorf("watch positions: exit %d (%s), want 2", code, errOut)
 	}
+	// Issue 19 item 4: a format watch cannot print is refused, not
+	// answered with another one; nothing is opened.
+	sent := len(b.sim.Requests())
+	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != account.ExitUsage || out != "" || !strings.Contains(errOut, "not CSV") {
+		t.Errorf("watch pnl -o csv: exit %d, stdout %q, stderr %q; want 2, nothing printed", code, out, errOut)
+	}
+	if n := len(b.sim.Requests()) - sent; n != 0 {
+		t.Errorf("watch pnl -o csv sent %d requests", n)
+	}
 }
