@@ -165,10 +165,11 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("store: %q names several workflows (%s): give more of the id", e.Prefix, strings.Join(e.IDs, ", "))
 }
 
-// Find returns account's workflow that ref names: its id, its quoteReqID
-// (either leg of a Reg SHO pair), or a unique prefix of its id (as people
-// copy them from a listing). ErrNotFound when none; an *AmbiguousError
-// when a prefix names several.
+// Find returns account's workflow that ref names (any account's when
+// account is empty, as `locator status` reads the whole database): its id,
+// its quoteReqID (either leg of a Reg SHO pair), or a unique prefix of its
+// id (as people copy them from a listing). ErrNotFound when none; an
+// *AmbiguousError when a prefix names several.
 func (s *Store) Find(ctx context.Context, account, ref string) (*workflow.Workflow, error) {
 	if w, err := s.Get(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
 		return w, err
@@ -178,7 +179,7 @@ func (s *Store) Find(ctx context.Context, account, ref string) (*workflow.Workfl
 	}
 	// LIKE's wildcards in ref are literal: escaped.
 	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ref) + "%"
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM workflows WHERE account = ? AND id LIKE ? ESCAPE '\' ORDER BY id LIMIT 4`, account, pattern)
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM workflows WHERE (? = '' OR account = ?) AND id LIKE ? ESCAPE '\' ORDER BY id LIMIT 4`, account, account, pattern)
 	if err != nil {
 		return nil, err
 	}

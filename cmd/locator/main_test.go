@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
@@ -113,6 +114,16 @@ func TestLocateJSON(t *testing.T) {
 	code, out, _ = b.MustRunMain(t, nil, "status", o.ID, "--json")
 	if code != 0 || !strings.Contains(out, `"state":"filled"`) || !strings.Contains(out, `"to":"accepting"`) {
 		t.Errorf("status: exit %d %s", code, out)
+	}
+	// Issue 19 item 4: a unique prefix of the id names it too, as does
+	// the quoteReqID; one naming nothing is refused.
+	for _, ref := range []string{o.ID[:7], o.QuoteReqID} {
+		if code, out, errOut := b.MustRunMain(t, nil, "status", ref, "--json"); code != 0 || !strings.Contains(out, `"id":"`+o.ID+`"`) {
+			t.Errorf("status %s: exit %d\n%s\n%s", ref, code, out, errOut)
+		}
+	}
+	if code, _, errOut := b.MustRunMain(t, nil, "status", "wf-nothing"); code != account.ExitUsage || !strings.Contains(errOut, "no workflow") {
+		t.Errorf("status wf-nothing: exit %d %q", code, errOut)
 	}
 	if strings.Contains(out+errOut, "sim-live-secret-01") {
 		t.Error("the secret was printed")

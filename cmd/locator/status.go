@@ -36,12 +36,13 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	defer st.Close()
 	out := c.conn.out()
 	if len(args) == 1 {
-		w, err := st.Get(ctx, args[0])
-		if errors.Is(err, store.ErrNotFound) {
-			w, err = st.ByQuoteReqID(ctx, args[0])
-		}
-		if errors.Is(err, store.ErrNotFound) {
+		w, err := st.Find(ctx, "", args[0])
+		var ambiguous *store.AmbiguousError
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return usagef("no workflow %s", args[0])
+		case errors.As(err, &ambiguous):
+			return usagef("%v", err)
 		}
 		if err != nil {
 			return err
