@@ -43,7 +43,7 @@ func TestParseConfigSample(t *testing.T) {
 	}
 	want := []row{
 		{"premarket-locates", "locate", "0 0 9 * * MON-FRI", 3, []string{"HTBX", "RSHO"}, 1000, "0.05", "100", true, 0, 0},
-		{"eod-credit-back", "credit-back-unused", "0 45 15 * * MON-FRI", 11, nil, 0, "0", "0", false, 0, 0},
+		{"eod-credit-back", "credit-back-unused", "@close-15m", 11, nil, 0, "0", "0", false, 0, 0},
 		{"ledger", "ledger-sync", "0 0 18 * * MON-FRI", 12, nil, 0, "0", "0", false, 7, 0},
 		{"fees", "reconcile", "0 30 18 * * MON-FRI", 13, nil, 0, "0", "0", false, 7, 24 * time.Hour},
 	}
