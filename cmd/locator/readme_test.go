@@ -401,6 +401,30 @@ func TestREADMEJobConfigRuns(t *testing.T) {
 	}
 }
 
+// Issue 19 item 4: the README's watchlist examples run as written, on the
+// file they name (testdata/watchlist.csv): each row filled within its cap
+// (RSHO on its SingleUse side under the command's cap), then shortable and
+// plan read the same file.
+func TestREADMEWatchlistRuns(t *testing.T) {
+	t.Parallel()
+	env := readmeEnv(t)
+	list := "../../testdata/watchlist.csv"
+	out := readmeRun(t, env, []string{"locate", "--watchlist", list, "--allow-single-use", "--max-price", "0.05"})
+	for _, want := range []string{"HTBX", "HTBY", "RSHO"} {
+		if !regexp.MustCompile(want + ` wf-\S+: filled`).MatchString(out) {
+			t.Errorf("locate --watchlist: %s not filled in\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "(SingleUse)") {
+		t.Errorf("RSHO not taken on its SingleUse side:\n%s", out)
+	}
+	for _, args := range [][]string{{"shortable", "--watchlist", list}, {"plan", "--watchlist", list, "--days", "10"}} {
+		if out := readmeRun(t, env, args); !strings.Contains(out, "RSHO") {
+			t.Errorf("locator %s: RSHO missing\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
 // shellWords splits a shell line into words: quotes group and are removed,
 // ";" ends a command. Enough for the README's curl lines.
 func shellWords(line string) [][]string {
