@@ -191,7 +191,7 @@ func (m *Main) commands() []spec {
 		{"bench", "", groupTools,
 			"benchmark batch locates (engine against the naive loop) on the simulator; writes bench.json and bench.svg", func() command { return &benchCommand{m: m} }},
 		{"states", "", groupTools,
-			"print the workflow state machines as Mermaid or Graphviz", func() command { return &statesCommand{m: m} }},
+			"print one workflow state machine (--kind) as Mermaid or Graphviz", func() command { return &statesCommand{m: m} }},
 	}
 }
 

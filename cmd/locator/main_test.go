@@ -212,8 +212,13 @@ func TestStatesCommand(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "digraph credit_back") {
 		t.Errorf("exit %d: %s", code, out)
 	}
-	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png"); code != 2 {
+	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png", "--kind", "locate"); code != 2 {
 		t.Errorf("bad console.Format: exit %d", code)
+	}
+	// Issue 19 item 4: one diagram a run (dot renders only the first of
+	// several), so the kind is required.
+	if code, out, errOut := b.MustRunMain(t, nil, "states", "--format", "dot"); code != 2 || out != "" || !strings.Contains(errOut, "one diagram a run") {
+		t.Errorf("states without --kind: exit %d, stdout %q, stderr %q; want 2", code, out, errOut)
 	}
 }
 

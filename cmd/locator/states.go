@@ -9,7 +9,8 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// statesCommand renders the workflow state machines.
+// statesCommand renders one workflow state machine: one diagram, as dot
+// and Mermaid read one at a time.
 type statesCommand struct {
 	m      *Main
 	format string
@@ -18,7 +19,7 @@ type statesCommand struct {
 
 func (c *statesCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.format, "format", "mermaid", "mermaid or dot")
-	fs.StringVar(&c.kind, "kind", "", "locate, credit_back, order or price_check (default: all four)")
+	fs.StringVar(&c.kind, "kind", "", "the workflow to draw: locate, credit_back, order or price_check (required)")
 }
 
 func (c *statesCommand) run(ctx context.Context, args []string) error {
@@ -30,19 +31,10 @@ func (c *statesCommand) run(ctx context.Context, args []string) error {
 	default:
 		return usagef("--format %q: want mermaid or dot", c.format)
 	}
-	kinds := states.Kinds()
-	if c.kind != "" {
-		k := states.Kind(c.kind)
-		if states.Events(k) == nil {
-			return usagef("--kind %q: want locate, credit_back, order or price_check", c.kind)
-		}
-		kinds = []states.Kind{k}
+	k := states.Kind(c.kind)
+	if states.Events(k) == nil {
+		return usagef("--kind %q: want locate, credit_back, order or price_check (one diagram a run)", c.kind)
 	}
-	for i, k := range kinds {
-		if i > 0 {
-			fmt.Fprintln(c.m.Stdout)
-		}
-		fmt.Fprint(c.m.Stdout, render(k))
-	}
+	fmt.Fprint(c.m.Stdout, render(k))
 	return nil
 }
