@@ -2,11 +2,14 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -44,9 +47,19 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 		LocateType: w.LocateType, Reason: w.Reason,
 		CreatedAt: w.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: w.UpdatedAt.UTC().Format(time.RFC3339),
 	}
-	if !w.Price.IsZero() {
+	switch {
+	case !w.Price.IsZero():
 		o.PricePerShare = w.Price.String()
 		o.Total = w.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)
+	case w.Kind == states.Locate && w.Terminal():
+		// Declined, expired or cancelled after an offer: it keeps the
+		// price it was offered (a Reg SHO pair's cheaper side), and no
+		// total, since nothing was paid.
+		offers := workflow.Prices(w)
+		if len(offers) > 0 {
+			best := slices.MinFunc(offers, func(a, b workflow.Offer) int { return a.Price.Cmp(b.Price) })
+			o.PricePerShare, o.LocateType = best.Price.String(), string(brokercode.LocateTypeForCode(best.LocateType))
+		}
 	}
 	return o
 }

@@ -242,3 +242,23 @@ func TestREADMEDiagramsMatchTheTables(t *testing.T) {
 		}
 	}
 }
+
+// Issue 19 item 4: a workflow declined after an offer keeps the price it
+// was offered, in its outcome and in status (no total: nothing was paid).
+func TestDeclinedKeepsItsOffer(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBY", "1000", "--max-price", "0.02", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var o console.Outcome
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil || code != account.ExitDeclined {
+		t.Fatalf("exit %d, last line %q: %v\n%s", code, lines[len(lines)-1], err, errOut)
+	}
+	if o.State != "declined" || o.PricePerShare == "" || o.Total != "" || o.LocateType == "" {
+		t.Errorf("declined outcome %+v, want the offered price and type, no total", o)
+	}
+	code, out, _ = b.MustRunMain(t, nil, "status", o.ID, "--json")
+	if code != 0 || !strings.Contains(out, `"pricePerShare":"`+o.PricePerShare+`"`) {
+		t.Errorf("status %s: exit %d, want price %s\n%s", o.ID, code, o.PricePerShare, out)
+	}
+}
