@@ -2,7 +2,9 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locatorhq/locator/store"
@@ -13,17 +15,82 @@ import (
 // workflows, one workflow's transitions, and which process owns each
 // account.
 
-// Workflows prints workflows one a row; in JSON each is its outcome record.
-func Workflows(out Printer, ws []*workflow.Workflow) {
-	var rows [][]string
-	var objs []any
+// Workflows prints the workflows and the orders locator placed (a short's
+// sell), newest first, one a row of one table; in JSON each is one record
+// with its "type": "workflow" (its outcome record) or "order".
+func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
+	type row struct {
+		at    time.Time
+		cells []string
+		obj   any
+	}
+	var all []row
 	for _, w := range ws {
 		o := OutcomeOf(w)
-		rows = append(rows, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
-			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason})
-		objs = append(objs, o)
+		all = append(all, row{w.CreatedAt, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
+			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason},
+			workflowRecord{Type: "workflow", Outcome: o}})
+	}
+	for _, o := range orders {
+		r := OrderRecordOf(o)
+		sent := int64(0)
+		if !o.SentAt.IsZero() {
+			sent = o.Quantity
+		}
+		all = append(all, row{o.CreatedAt, []string{o.LookupID(), o.CreatedAt.Local().Format(time.DateTime), "order", o.Account, o.Symbol,
+			strconv.FormatInt(o.Quantity, 10), strconv.FormatInt(sent, 10), r.LimitPrice, string(o.State), "",
+			strings.TrimSpace(o.Side + "/" + o.OpenClose + " " + o.Reason)}, r})
+	}
+	slices.SortStableFunc(all, func(a, b row) int { return b.at.Compare(a.at) })
+	var rows [][]string
+	var objs []any
+	for _, r := range all {
+		rows, objs = append(rows, r.cells), append(objs, r.obj)
 	}
 	out.Table([]string{"ID", "CREATED", "KIND", "ACCOUNT", "SYMBOL", "ASKED", "SENT", "PRICE", "STATE", "ASKED BY", "REASON"}, rows, objs)
+}
+
+// workflowRecord is a workflow as a status line: its outcome record.
+type workflowRecord struct {
+	Type string `json:"type"`
+	Outcome
+}
+
+// OrderRecord is an order locator placed, as status prints it in JSON.
+type OrderRecord struct {
+	Type             string `json:"type"` // "order"
+	ClientOrderID    string `json:"clientOrderId"`
+	Account          string `json:"account"`
+	Symbol           string `json:"symbol"`
+	Side             string `json:"side"`
+	OpenClose        string `json:"openClose"`
+	Quantity         int64  `json:"quantity"`
+	LimitPrice       string `json:"limitPrice"`
+	Route            string `json:"route"`
+	State            string `json:"state"`
+	OrderStatus      string `json:"orderStatus"`
+	Executed         int64  `json:"executed"`
+	PriceAvg         string `json:"priceAvg"`
+	LocateWorkflowID string `json:"locateWorkflowId,omitempty"`
+	Reason           string `json:"reason,omitempty"`
+	CreatedAt        string `json:"createdAt"`
+	UpdatedAt        string `json:"updatedAt"`
+}
+
+// OrderRecordOf is o as its status record (prices at the broker's four
+// decimals).
+func OrderRecordOf(o *workflow.Order) OrderRecord {
+	r := OrderRecord{Type: "order", ClientOrderID: o.LookupID(), Account: o.Account, Symbol: o.Symbol, Side: o.Side, OpenClose: o.OpenClose,
+		Quantity: o.Quantity, Route: o.Route, State: string(o.State), OrderStatus: o.OrderStatus, Executed: o.Executed,
+		LocateWorkflowID: o.LocateWorkflowID, Reason: o.Reason,
+		CreatedAt: o.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: o.UpdatedAt.UTC().Format(time.RFC3339)}
+	if !o.LimitPrice.IsZero() {
+		r.LimitPrice = o.LimitPrice.StringFixed(4)
+	}
+	if !o.PriceAvg.IsZero() {
+		r.PriceAvg = o.PriceAvg.StringFixed(4)
+	}
+	return r
 }
 
 // Transitions prints workflow w's line (in JSON its outcome record), then
@@ -48,7 +115,7 @@ func Owners(out Printer, leases []store.Lease, now time.Time) {
 		if !l.Expires.After(now) {
 			state = "lapsed"
 		}
-		out.Event(map[string]any{"owner": map[string]any{"account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state}},
+		out.Event(map[string]any{"type": "owner", "account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state},
 			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
 				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -456,5 +457,37 @@ func TestShortFollowsTheStream(t *testing.T) {
 	}
 	if lookups != 0 || books > 1 {
 		t.Errorf("after the placement: %d single-order lookups and %d order-book reads; want 0 and at most 1", lookups, books)
+	}
+}
+
+// Issue 19 item 4: the orders a short placed are listed by status beside
+// the workflows, newest first, and `status --json` prints one record a
+// line, each with its type (owner, workflow, order).
+func TestStatusListsShortOrders(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.05", "--yes")
+	if code != 0 || o.ClientOrderID == "" {
+		t.Fatalf("short: exit %d %+v\n%s", code, o, errOut)
+	}
+	code, out, errOut := b.MustRunMain(t, nil, "status")
+	if code != 0 || !strings.Contains(out, o.ClientOrderID) || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(o.ClientOrderID)+`\s+\S+ \S+\s+order\s+LV100001\s+HTBX\s+100\s+100\s+12\.0000\s+`+o.State).MatchString(out) {
+		t.Errorf("status: exit %d, the order's row is missing\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = b.MustRunMain(t, nil, "status", "--json")
+	types := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("status --json line %q: %v", line, err)
+		}
+		typ, _ := rec["type"].(string)
+		types[typ]++
+		if typ == "order" && (rec["clientOrderId"] != o.ClientOrderID || rec["limitPrice"] != "12.0000" || rec["locateWorkflowId"] == "") {
+			t.Errorf("order record %v", rec)
+		}
+	}
+	if code != 0 || types["workflow"] != 1 || types["order"] != 1 || len(types) != 2 {
+		t.Errorf("status --json: exit %d, record types %v, want one workflow and one order\n%s", code, types, out)
 	}
 }

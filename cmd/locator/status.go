@@ -22,7 +22,7 @@ type statusCommand struct {
 
 func (c *statusCommand) flags(fs *pflag.FlagSet) {
 	c.conn.registerLocal(fs)
-	fs.IntVar(&c.limit, "limit", 20, "how many recent workflows to list")
+	fs.IntVar(&c.limit, "limit", 20, "how many recent workflows, and as many of the orders locator placed, to list")
 }
 
 func (c *statusCommand) run(ctx context.Context, args []string) error {
@@ -63,7 +63,11 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	console.Workflows(out, ws)
+	orders, err := st.Orders(ctx, store.OrderFilter{Limit: c.limit})
+	if err != nil {
+		return err
+	}
+	console.Workflows(out, ws, orders)
 	return nil
 }
 
