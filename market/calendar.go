@@ -88,6 +88,23 @@ func Next(t time.Time) Day {
 	}
 }
 
+// ClosedNote is a warning for a person placing a locate or a short at t
+// when the exchange has no session left that day and they may not know
+// it: on a holiday (named), or after an early close. A weekend, or the
+// evening after a regular close, needs no note (empty then). The note
+// names the next session's open.
+func ClosedNote(t time.Time) string {
+	day := On(t)
+	next := Next(t).Open.Format("Mon 2006-01-02 15:04 MST")
+	switch {
+	case day.Holiday != "":
+		return "the exchange is closed today (" + day.Holiday + "); its next session opens " + next
+	case day.EarlyClose && !t.Before(day.Close):
+		return "the exchange closed early today, at " + day.Close.Format("15:04 MST") + "; its next session opens " + next
+	}
+	return ""
+}
+
 // unscheduled are closures no rule predicts, from 2022 on.
 var unscheduled = map[date]string{
 	{2025, time.January, 9}: "National Day of Mourning for President Carter",

@@ -123,3 +123,29 @@ func TestNext(t *testing.T) {
 		}
 	}
 }
+
+// A locate or a short on a holiday or after an early close carries a
+// note naming the next open; a trading day before its close, a weekend or
+// an evening after a regular close carries none.
+func TestClosedNote(t *testing.T) {
+	t.Parallel()
+	at := func(s string) time.Time {
+		v, err := time.ParseInLocation("2006-01-02 15:04", s, market.NewYork)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for when, want := range map[string]string{
+		"2026-11-26 10:00": "the exchange is closed today (Thanksgiving Day); its next session opens Fri 2026-11-27 09:30 EST",
+		"2026-11-27 12:00": "",
+		"2026-11-27 13:05": "the exchange closed early today, at 13:00 EST; its next session opens Mon 2026-11-30 09:30 EST",
+		"2026-11-30 10:00": "",
+		"2026-11-30 17:00": "",
+		"2026-11-28 10:00": "",
+	} {
+		if got := market.ClosedNote(at(when)); got != want {
+			t.Errorf("ClosedNote(%s) = %q, want %q", when, got, want)
+		}
+	}
+}

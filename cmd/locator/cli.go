@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ import (
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/fileperm"
+	"github.com/locatorhq/locator/market"
 )
 
 // Main is the program, separated from os so tests can drive it.
@@ -64,6 +66,19 @@ func (m *Main) secretEnv(name string) string {
 		m.Forget(name)
 	}
 	return v
+}
+
+// now is this machine's time for warnClosed; the tests fix it, so that
+// what a run prints does not depend on the day the tests run.
+var now = time.Now
+
+// warnClosed tells a person about to locate or short that the exchange has
+// no session left today, when it is a holiday or after an early close
+// (market.ClosedNote); the request still goes.
+func (m *Main) warnClosed() {
+	if note := market.ClosedNote(now()); note != "" {
+		fmt.Fprintf(m.Stderr, "warning: %s\n", note)
+	}
 }
 
 // noDump makes the process non-dumpable, when the program says how.

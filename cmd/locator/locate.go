@@ -75,6 +75,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	m := c.conn.m
+	m.warnClosed()
 	// A person is asked only about a single symbol: a watchlist's offers
 	// arrive a second apart, faster than anyone can weigh them.
 	var ask func(context.Context, account.Question) bool

@@ -15,9 +15,41 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
+
+func TestMain(m *testing.M) {
+	// A Wednesday noon in New York: no run here is warned about the
+	// exchange's calendar, whatever day the tests run (TestClosedWarning
+	// sets its own day).
+	now = func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, market.NewYork) }
+	os.Exit(m.Run())
+}
+
+// Issue 19 item 4: a locate or a short on a holiday, or after an early
+// close, warns on stderr before it goes (market.ClosedNote), and still
+// goes; on a trading day before the close nothing is said. Not parallel:
+// it sets the day every run sees.
+func TestClosedWarning(t *testing.T) {
+	b := setupCLI(t)
+	defer func(keep func() time.Time) { now = keep }(now)
+	now = func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, market.NewYork) } // Thanksgiving Day
+	code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02")
+	if code != 0 || !strings.Contains(errOut, "warning: the exchange is closed today (Thanksgiving Day); its next session opens Fri 2026-11-27 09:30 EST") {
+		t.Errorf("locate on Thanksgiving: exit %d, stderr %q; want 0 with the warning", code, errOut)
+	}
+	now = func() time.Time { return time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork) } // after the early close
+	code, _, errOut = b.MustRunMain(t, nil, "short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes")
+	if code != 0 || !strings.Contains(errOut, "warning: the exchange closed early today, at 13:00 EST") {
+		t.Errorf("short after the early close: exit %d, stderr %q; want 0 with the warning", code, errOut)
+	}
+	now = func() time.Time { return time.Date(2026, 11, 27, 11, 0, 0, 0, market.NewYork) }
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBY", "100", "--max-price", "0.05"); code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("locate on a trading morning: exit %d, stderr %q; want no warning", code, errOut)
+	}
+}
 
 // cliBundle is a simulator on the wall clock (fast settle) and the
 // environment a user would export.

@@ -90,6 +90,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	if req.Confirm && ask == nil {
 		return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 	}
+	m.warnClosed()
 	sess, err := c.conn.open(ctx, "short", ask, service.RoleCommand)
 	if err != nil {
 		return err
