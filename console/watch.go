@@ -16,12 +16,54 @@ func redraw(w io.Writer, status string, draw func(Printer)) {
 	draw(Printer{W: w})
 }
 
-func streamStatus(up bool) string {
-	state := "live"
-	if !up {
-		state = "reconnecting…"
+func streamStatus(state string) string {
+	if state != "live" {
+		state += "…"
 	}
 	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", time.Now().Format(time.TimeOnly), state)
+}
+
+// stateLine is the JSON line of a watch whose stream changed state.
+type stateLine struct {
+	Time    time.Time `json:"time"`
+	Account string    `json:"account"`
+	Stream  string    `json:"stream"` // pnl or orders
+	State   string    `json:"state"`  // connecting, live or reconnecting
+}
+
+// streamShow follows a watch's stream connection: connecting until it is
+// first live, then live or reconnecting. Off a terminal each change of
+// state is a JSON line; on a terminal the redrawn status line says it.
+type streamShow struct {
+	w               io.Writer
+	live            bool // a terminal
+	account, stream string
+	state           string // the last one shown
+	everUp          bool
+}
+
+// begin shows the first connection under way, before anything has come
+// (an unreachable broker shows as connecting, not as a blank screen).
+func (s *streamShow) begin() {
+	if s.set(false); s.live {
+		redraw(s.w, streamStatus(s.state), func(Printer) {})
+	}
+}
+
+// set records whether the stream is up and returns its state.
+func (s *streamShow) set(up bool) string {
+	state := "connecting"
+	switch {
+	case up:
+		state, s.everUp = "live", true
+	case s.everUp:
+		state = "reconnecting"
+	}
+	if !s.live && state != s.state {
+		Printer{W: s.w, Format: JSON}.Event(stateLine{Time: time.Now().UTC(), Account: s.account, Stream: s.stream, State: state}, "")
+	}
+	s.state = state
+	return state
 }
 
 // pnlLine is one JSON line of watch pnl.
@@ -33,26 +75,32 @@ type pnlLine struct {
 }
 
 // WatchPnL follows the account's P&L on the broker's stream until ctx ends:
-// on a terminal (live) a table redrawn in place with the stream's state,
-// otherwise one JSON line per change while connected.
+// on a terminal (live) a table redrawn in place under the stream's state
+// (connecting, live, reconnecting), otherwise one JSON line per change
+// while connected and one per change of the stream's state.
 func WatchPnL(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
+	show := streamShow{w: w, live: live, account: account, stream: "pnl"}
+	show.begin()
 	pw, err := client.Streams.WatchPnL(ctx, []string{account})
 	if err != nil {
 		return err
 	}
 	defer pw.Close()
-	if err := pw.Wait(ctx); err != nil {
-		return err
-	}
 	for {
 		changed := pw.Changed()
 		if err := pw.Err(); err != nil {
 			return err
 		}
 		snap, up := pw.Snapshot(account)
-		if live {
-			redraw(w, streamStatus(up), func(p Printer) { PnLSnapshot(p, snap) })
-		} else if up {
+		state := show.set(up)
+		switch {
+		case live:
+			redraw(w, streamStatus(state), func(p Printer) {
+				if show.everUp {
+					PnLSnapshot(p, snap)
+				}
+			})
+		case up:
 			Printer{W: w, Format: JSON}.Event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
 		}
 		select {
@@ -65,8 +113,12 @@ func WatchPnL(ctx context.Context, client *brokerclient.Client, account string, 
 
 // WatchOrders follows the account's orders on the broker's portfolio
 // stream until ctx ends: on a terminal (live) the orders seen redrawn in
-// place with the stream's state, otherwise one JSON line per change.
+// place under the stream's state, otherwise one JSON line per order change
+// and one per change of the stream's state (while it is down the orders
+// come from the order book).
 func WatchOrders(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
+	show := streamShow{w: w, live: live, account: account, stream: "orders"}
+	show.begin()
 	f, err := client.Streams.FollowOrders(ctx, account)
 	if err != nil {
 		return err
@@ -74,29 +126,48 @@ func WatchOrders(ctx context.Context, client *brokerclient.Client, account strin
 	defer f.Close()
 	ow := f.Watch("")
 	defer ow.Close()
+	up, changed := f.Connected()
+	if state := show.set(up); live {
+		redraw(w, streamStatus(state), func(Printer) {})
+	}
 	if err := f.Load(ctx); err != nil {
 		return err
 	}
+	next, failed := make(chan *brokerclient.Order), make(chan error, 1)
+	go func() {
+		for {
+			o, err := ow.Next(ctx)
+			if err != nil {
+				failed <- err
+				return
+			}
+			next <- o
+		}
+	}()
 	var ids []string
 	latest := map[string]brokerclient.Order{}
 	for {
-		o, err := ow.Next(ctx)
-		if err != nil {
+		select {
+		case err := <-failed:
 			return err
+		case <-changed:
+		case o := <-next:
+			if !live {
+				Printer{W: w, Format: JSON}.Event(o, "")
+			}
+			if _, seen := latest[o.ClientOrderID]; !seen {
+				ids = append(ids, o.ClientOrderID)
+			}
+			latest[o.ClientOrderID] = *o
 		}
-		if !live {
-			Printer{W: w, Format: JSON}.Event(o, "")
-			continue
+		up, changed = f.Connected()
+		state := show.set(up)
+		if live {
+			orders := make([]brokerclient.Order, len(ids))
+			for i, id := range ids {
+				orders[i] = latest[id]
+			}
+			redraw(w, streamStatus(state), func(p Printer) { OrderBook(p, orders) })
 		}
-		if _, seen := latest[o.ClientOrderID]; !seen {
-			ids = append(ids, o.ClientOrderID)
-		}
-		latest[o.ClientOrderID] = *o
-		up, _ := f.Connected()
-		orders := make([]brokerclient.Order, len(ids))
-		for i, id := range ids {
-			orders[i] = latest[id]
-		}
-		redraw(w, streamStatus(up), func(p Printer) { OrderBook(p, orders) })
 	}
 }

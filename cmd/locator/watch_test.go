@@ -13,6 +13,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
 )
 
 // watching runs `locator args...` until the test cancels it, handing each
@@ -132,5 +133,30 @@ func TestWatchOrders(t *testing.T) {
 	}
 	if n := len(b.sim.Requests()) - sent; n != 0 {
 		t.Errorf("watch pnl -o csv sent %d requests", n)
+	}
+}
+
+// Issue 19 item 4: watch says its stream's state: off a terminal one JSON
+// line per change (connecting, live, reconnecting), so a dropped
+// connection and its recovery show, for the P&L and the orders alike.
+func TestWatchShowsTheStreamsState(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for what, stream := range map[string]string{"pnl": "pnl", "orders": "portfolio"} {
+		w := b.watch(t, "watch", what, "--json")
+		state := func(want string) {
+			t.Helper()
+			w.next(t, func(m map[string]any) bool { return m["stream"] == what && m["state"] == want })
+		}
+		state("connecting")
+		state("live")
+		if n, err := b.sim.ControlStreams(brokersim.StreamControl{Stream: stream, Action: "drop"}); err != nil || n == 0 {
+			t.Fatalf("drop the %s stream: %d connections, %v", stream, n, err)
+		}
+		state("reconnecting")
+		state("live")
+		if code := w.interrupt(t); code != account.ExitInterrupted {
+			t.Errorf("watch %s: exit %d after Ctrl-C, want 130", what, code)
+		}
 	}
 }
