@@ -187,7 +187,7 @@ func LocateHistory(out Printer, rows []brokerclient.HistoryRow) {
 	var table [][]string
 	var objs []any
 	for _, r := range rows {
-		table = append(table, []string{r.UpdatedDate.Local().Format(time.TimeOnly), r.QuoteReqID, r.Symbol, Int(r.LocateShares),
+		table = append(table, []string{clockTime(r.UpdatedDate), r.QuoteReqID, r.Symbol, Int(r.LocateShares),
 			r.LocateStatus.String(), string(brokercode.LocateTypeForCode(r.LocateType)), LocatePrice(r.LocatePrice), r.TextValue()})
 		objs = append(objs, r)
 	}
@@ -206,7 +206,8 @@ func tradeDay(t brokerclient.Time) string {
 	return ledger.TradeDate(t.Time).Format(time.DateOnly)
 }
 
-// clockTime shows a broker instant as local wall-clock time.
+// clockTime shows a broker instant as New York time of day (TimeOfDay);
+// a time the broker wrote without a zone, as written.
 func clockTime(t brokerclient.Time) string {
 	if t.IsZero() {
 		return ""
@@ -214,7 +215,7 @@ func clockTime(t brokerclient.Time) string {
 	if t.NoZone || t.DateOnly {
 		return t.Time.Format(time.DateTime)
 	}
-	return t.Time.Local().Format(time.TimeOnly)
+	return TimeOfDay(t.Time)
 }
 
 // priceOrBlank shows a price as given, or nothing for zero (no limit, no

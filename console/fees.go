@@ -58,9 +58,9 @@ func feeLineStatus(l ledger.Line) string {
 		}
 		return "wrong amount (" + d + ")"
 	case ledger.StatusPending:
-		return "pending until " + l.Due.Local().Format("01-02 15:04")
+		return "pending until " + DayMinute(l.Due)
 	case ledger.StatusMissing:
-		return "missing since " + l.Due.Local().Format("01-02 15:04")
+		return "missing since " + DayMinute(l.Due)
 	}
 	return string(l.Status)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -33,5 +32,5 @@ func RunJSONOf(r store.JobRun) RunJSON {
 // JobRun prints a finished run: one line, or one JSON object.
 func JobRun(out Printer, r *store.JobRun) {
 	out.Event(RunJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
-		r.StartedAt.In(market.NewYork).Format("2006-01-02 15:04:05 MST"), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
+		DateTime(r.StartedAt), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }

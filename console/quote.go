@@ -6,7 +6,6 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -151,7 +150,7 @@ func (r ShortableRow) Row() []string {
 	}
 	at := ""
 	if !r.OfferedAt.IsZero() {
-		at = r.OfferedAt.In(market.NewYork).Format("2006-01-02 15:04:05 ET")
+		at = DateTime(r.OfferedAt)
 	}
 	return []string{r.Symbol, etb, strings.Join(located, ", "), strings.Join(offers, ", "), at, r.OfferState}
 }

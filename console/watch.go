@@ -20,7 +20,7 @@ func streamStatus(state string) string {
 	if state != "live" {
 		state += "…"
 	}
-	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", time.Now().Format(time.TimeOnly), state)
+	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", TimeOfDay(time.Now()), state)
 }
 
 // stateLine is the JSON line of a watch whose stream changed state.

@@ -27,7 +27,7 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
 	var all []row
 	for _, w := range ws {
 		o := OutcomeOf(w)
-		all = append(all, row{w.CreatedAt, []string{w.ID, w.CreatedAt.Local().Format(time.DateTime), string(w.Kind), w.Account, w.Symbol,
+		all = append(all, row{w.CreatedAt, []string{w.ID, DateTime(w.CreatedAt), string(w.Kind), w.Account, w.Symbol,
 			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason},
 			workflowRecord{Type: "workflow", Outcome: o}})
 	}
@@ -37,7 +37,7 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
 		if !o.SentAt.IsZero() {
 			sent = o.Quantity
 		}
-		all = append(all, row{o.CreatedAt, []string{o.LookupID(), o.CreatedAt.Local().Format(time.DateTime), "order", o.Account, o.Symbol,
+		all = append(all, row{o.CreatedAt, []string{o.LookupID(), DateTime(o.CreatedAt), "order", o.Account, o.Symbol,
 			strconv.FormatInt(o.Quantity, 10), strconv.FormatInt(sent, 10), r.LimitPrice, string(o.State), "",
 			strings.TrimSpace(o.Side + "/" + o.OpenClose + " " + o.Reason)}, r})
 	}
@@ -101,7 +101,7 @@ func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
 	var rows [][]string
 	var objs []any
 	for _, t := range log {
-		rows = append(rows, []string{t.At.Local().Format(time.DateTime), string(t.From), string(t.To), string(t.Event), t.Reason})
+		rows = append(rows, []string{DateTime(t.At), string(t.From), string(t.To), string(t.Event), t.Reason})
 		objs = append(objs, map[string]any{"at": t.At, "from": t.From, "to": t.To, "event": t.Event, "reason": t.Reason, "row": t.RawRow})
 	}
 	out.Table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
@@ -117,6 +117,6 @@ func Owners(out Printer, leases []store.Lease, now time.Time) {
 		}
 		out.Event(map[string]any{"type": "owner", "account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state},
 			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
-				l.Since.Local().Format(time.DateTime), state, l.Heartbeat.Local().Format(time.TimeOnly)))
+				DateTime(l.Since), state, TimeOfDay(l.Heartbeat)))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -45,7 +44,7 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 		if !r.EndedAt.IsZero() {
 			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, r.StartedAt.In(jobs.Market).Format("2006-01-02 15:04:05 MST"),
+		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, console.DateTime(r.StartedAt),
 			took, string(r.Outcome), r.Detail})
 		objs = append(objs, console.RunJSONOf(r))
 	}

@@ -471,7 +471,7 @@ func TestStatusListsShortOrders(t *testing.T) {
 		t.Fatalf("short: exit %d %+v\n%s", code, o, errOut)
 	}
 	code, out, errOut := b.MustRunMain(t, nil, "status")
-	if code != 0 || !strings.Contains(out, o.ClientOrderID) || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(o.ClientOrderID)+`\s+\S+ \S+\s+order\s+LV100001\s+HTBX\s+100\s+100\s+12\.0000\s+`+o.State).MatchString(out) {
+	if code != 0 || !strings.Contains(out, o.ClientOrderID) || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(o.ClientOrderID)+`\s+\S+ \S+ ET\s+order\s+LV100001\s+HTBX\s+100\s+100\s+12\.0000\s+`+o.State).MatchString(out) {
 		t.Errorf("status: exit %d, the order's row is missing\n%s\n%s", code, out, errOut)
 	}
 	code, out, _ = b.MustRunMain(t, nil, "status", "--json")
