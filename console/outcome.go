@@ -49,7 +49,7 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 	}
 	switch {
 	case !w.Price.IsZero():
-		o.PricePerShare = w.Price.String()
+		o.PricePerShare = Price4(w.Price)
 		o.Total = w.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)
 	case w.Kind == states.Locate && w.Terminal():
 		// Declined, expired or cancelled after an offer: it keeps the
@@ -58,7 +58,7 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 		offers := workflow.Prices(w)
 		if len(offers) > 0 {
 			best := slices.MinFunc(offers, func(a, b workflow.Offer) int { return a.Price.Cmp(b.Price) })
-			o.PricePerShare, o.LocateType = best.Price.String(), string(brokercode.LocateTypeForCode(best.LocateType))
+			o.PricePerShare, o.LocateType = Price4(best.Price), string(brokercode.LocateTypeForCode(best.LocateType))
 		}
 	}
 	return o

@@ -134,7 +134,7 @@ func TestLocateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
-	if o.State != "filled" || o.Symbol != "HTBX" || o.Shares != 300 || o.PricePerShare != "0.015" || o.LocateType != "Locate" || o.QuoteReqID == "" || o.ID == "" {
+	if o.State != "filled" || o.Symbol != "HTBX" || o.Shares != 300 || o.PricePerShare != "0.0150" || o.LocateType != "Locate" || o.QuoteReqID == "" || o.ID == "" {
 		t.Errorf("outcome %+v", o)
 	}
 	for _, l := range lines {
