@@ -547,6 +547,11 @@ func TestOfferCountsDownToAnswerDeadline(t *testing.T) {
 	if want := `data-expires="` + strconv.FormatInt(by.UnixMilli(), 10) + `"`; !strings.Contains(buf.String(), want) {
 		t.Errorf("the view lacks %s:\n%s", want, buf.String())
 	}
+	// Issue 19 item 4: the price at the broker's four decimals, as the CLI
+	// prints it.
+	if want := "0.0400 × 500 = 20.00"; !strings.Contains(buf.String(), want) {
+		t.Errorf("the view lacks %q:\n%s", want, buf.String())
+	}
 }
 
 // The stream ticks every second of the service's clock however often the

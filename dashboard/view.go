@@ -147,7 +147,7 @@ func newOfferView(offer *workflow.Offer, now time.Time) *offerView {
 	by := offer.ExpiresAt.Add(-workflow.DefaultRules.AcceptMargin)
 	left := max(by.Sub(now), 0)
 	return &offerView{Leg: offer.QuoteReqID, Type: string(brokercode.LocateTypeForCode(offer.LocateType)),
-		Price: offer.Price.String(), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
+		Price: offer.Price.StringFixed(4), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
 		ExpiresAt: offer.ExpiresAt, AnswerBy: by, Remaining: left, RemainingFormatted: countdown(left)}
 }
 
