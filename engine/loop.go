@@ -554,6 +554,11 @@ func (l *loop) sorted() []*Workflow {
 // first step.
 func (l *loop) create(ctx context.Context, w *Workflow, first workflow.Input, book []workflow.BookOrder) error {
 	if err := l.e.store.Create(ctx, w); err != nil {
+		if ctx.Err() != nil {
+			// The engine is closing (its owner going away): nothing was
+			// recorded, and the caller takes the request to the next owner.
+			return ErrStopped
+		}
 		return err
 	}
 	l.track(w)

@@ -311,7 +311,13 @@ func (s *session) Quote(ctx context.Context, req account.QuoteRequest) (*account
 // batch.
 func started(reqs []engine.Request, hs []*engine.Handle, err error) (*account.LocateResult, error) {
 	var batch *engine.BatchError
-	if err != nil && !errors.As(err, &batch) {
+	switch {
+	case errors.Is(err, engine.ErrStopped):
+		// A batch cut short by its owner going away is handed whole to the
+		// next owner: the ids of what was started here are not started
+		// twice there.
+		return nil, kinded(engine.ErrStopped)
+	case err != nil && !errors.As(err, &batch):
 		return nil, kinded(err)
 	}
 	res := &account.LocateResult{Started: make([]account.Started, len(reqs))}
