@@ -253,7 +253,14 @@ func (s *session) guard() error {
 	if s.c.Env == "" || s.c.Env == s.l.env {
 		return nil
 	}
-	return account.Errorf(account.KindRefused, fmt.Sprintf("account %s is %s, but %s was selected; writes are blocked; nothing was sent", s.l.account, s.l.env, s.c.Env))
+	return envRefused(s.l.account, s.l.env, s.c.Env)
+}
+
+// envRefused is the one refusal of a write whose caller selected another
+// environment than the account's, in the same words whether the owner's
+// guard refuses it or this process's own start-up check does.
+func envRefused(acct string, is, selected brokerclient.Env) *account.Error {
+	return account.Errorf(account.KindRefused, fmt.Sprintf("account %s is %s, but %s was selected; writes are blocked; nothing was sent", acct, is, selected))
 }
 
 // asker is who answers the offers of a request that asks.
@@ -619,9 +626,12 @@ func kinded(err error) error {
 func classify(err error) *account.Error {
 	var ae *account.Error
 	var ambiguous *store.AmbiguousError
+	var env *brokerclient.EnvMismatchError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &env):
+		return envRefused(env.AccountID, env.Got, env.Want)
 	case errors.As(err, &ambiguous):
 		return account.Errorf(account.KindInput, err.Error())
 	case errors.Is(err, brokercode.ErrInput):
