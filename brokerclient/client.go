@@ -280,6 +280,9 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
 			return nil, err
 		}
+		if err := gateWrite(ctx, cl); err != nil {
+			return nil, err
+		}
 		req, err := http.NewRequestWithContext(ctx, cl.method, target, bytes.NewReader(payload))
 		if err != nil {
 			return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, err)

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -111,6 +112,23 @@ func (s Settings) Check(needAccount bool) error {
 		if strings.ContainsAny(s.Account, "/?#% ") {
 			return fmt.Errorf("account %q is not an account id", s.Account)
 		}
+	}
+	return nil
+}
+
+// CheckDB refuses a Postgres password given as the --db flag: the command
+// line is visible to every user of the machine (ps). In LOCATOR_DB, the
+// settings file, PGPASSWORD or ~/.pgpass it stays private.
+func (s Settings) CheckDB() error {
+	if !strings.HasPrefix(s.From["db"], "flag") || !(strings.HasPrefix(s.DB, "postgres://") || strings.HasPrefix(s.DB, "postgresql://")) {
+		return nil
+	}
+	u, err := url.Parse(s.DB)
+	if err != nil {
+		return errors.New("--db: the Postgres URL does not parse")
+	}
+	if _, ok := u.User.Password(); ok {
+		return errors.New("--db: a password on the command line is visible to every user of this machine; put the URL in LOCATOR_DB or the password in PGPASSWORD or ~/.pgpass")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/store"
 )
 
 // settingRow is one setting as --json prints it.
@@ -39,7 +40,7 @@ func Settings(out Printer, s config.Settings, file *config.File, path string) {
 		{"base-url", s.BaseURL, s.From["base-url"]},
 		{"env", string(s.Env), s.From["env"]},
 		{"auth", s.Auth, s.From["auth"]},
-		{"db", s.DB, s.From["db"]},
+		{"db", store.Redact(s.DB), s.From["db"]}, // a Postgres URL without its password
 		{"key-id", isSet(s.KeyID), "env " + s.KeyVars[0]},
 		{"secret", isSet(s.Secret), "env " + s.KeyVars[1]},
 		{"named accounts", strings.Join(names, ","), file.Path},

@@ -115,8 +115,8 @@ func Owners(out Printer, leases []store.Lease, now time.Time) {
 		if !l.Expires.After(now) {
 			state = "lapsed"
 		}
-		out.Event(map[string]any{"type": "owner", "account": l.Account, "pid": l.PID, "host": l.Host, "since": l.Since, "heartbeat": l.Heartbeat, "state": state},
-			fmt.Sprintf("account %s: owned by pid %d on %s since %s (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
-				DateTime(l.Since), state, TimeOfDay(l.Heartbeat)))
+		out.Event(map[string]any{"type": "owner", "account": l.Account, "pid": l.PID, "host": l.Host, "term": l.Term, "since": l.Since, "heartbeat": l.Heartbeat, "state": state},
+			fmt.Sprintf("account %s: owned by pid %d on %s since %s, term %d (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
+				DateTime(l.Since), l.Term, state, TimeOfDay(l.Heartbeat)))
 	}
 }

@@ -840,11 +840,17 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 	}
 }
 
-// written turns a broker write's error into the loop's event.
+// written turns a broker write's error into the loop's event: none for a
+// write its owner's gate held back (the owner is stepping down, and the
+// next owner recovers the workflow from its stored state, as after a crash
+// before the write).
 func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
 	in := workflow.Written{Op: op, Outcome: workflow.Done, At: e.clock.Now()}
 	var unknown *brokerclient.OutcomeUnknownError
 	switch {
+	case errors.Is(err, brokerclient.ErrNotSent):
+		e.log.Warn(string(op)+" held back: this process may no longer own the account", "id", id)
+		return nil
 	case err == nil:
 	case errors.As(err, &unknown):
 		in.Outcome = workflow.Unknown

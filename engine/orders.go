@@ -499,6 +499,8 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 		e.writes.push(func(ctx context.Context) event {
 			got, _, err := e.client.Orders.Place(ctx, account, req)
 			switch {
+			case errors.Is(err, brokerclient.ErrNotSent):
+				return nil // this owner is stepping down; the next places it
 			case err == nil:
 				if watch != nil {
 					watch.Observe(got) // a synchronous answer may have no push behind it
@@ -557,6 +559,9 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 			defer cancel()
 			got, _, err := e.client.Orders.Cancel(ctx, account, lookup)
+			if errors.Is(err, brokerclient.ErrNotSent) {
+				return nil // this owner is stepping down; the next cancels it
+			}
 			if err != nil {
 				e.log.Warn("order cancel failed; looking it up", "clientOrderId", id, "err", err)
 				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}

@@ -17,8 +17,8 @@ import (
 	"github.com/locatorhq/locator/store"
 )
 
-// owned is the simulator, a store on a temp file and this process owning
-// LV100001 (live) in a private runtime folder.
+// owned is the simulator, a store and this process owning LV100001 (live)
+// in a private runtime folder.
 type owned struct {
 	sim   *simtest.Bundle
 	st    *store.Store
@@ -26,10 +26,16 @@ type owned struct {
 	cfg   service.OwnerConfig
 }
 
+// own owns the account on a SQLite file.
 func own(t *testing.T) *owned {
 	t.Helper()
+	return ownOn(t, filepath.Join(t.TempDir(), "locator.db"))
+}
+
+// ownOn owns the account on the database db (a path or a Postgres URL).
+func ownOn(t *testing.T, db string) *owned {
+	t.Helper()
 	sim := simtest.New(t)
-	db := filepath.Join(t.TempDir(), "locator.db")
 	st, err := store.Open(t.Context(), db, sim.Clock)
 	if err != nil {
 		t.Fatal(err)

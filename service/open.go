@@ -14,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -206,15 +207,20 @@ func ownError(acct string, err error) error {
 }
 
 // followable refuses an owner that opened another database than this
-// process: two databases would give the account two records.
+// process: two databases would give the account two records. A Postgres
+// database is the same when its address, user and name are (the owner
+// tells them without the password).
 func (h *Handle) followable(hello *Hello) error {
+	if store.IsPostgres(h.cfg.DB) && store.Redact(h.cfg.DB) == hello.DB {
+		return nil
+	}
 	mine, err1 := os.Stat(h.cfg.DB)
 	theirs, err2 := os.Stat(hello.DB)
 	if err1 == nil && err2 == nil && os.SameFile(mine, theirs) {
 		return nil
 	}
 	return account.Errorf(account.KindRefused, fmt.Sprintf("%s through the database %s, not %s: use --db %s (one owner per account on a machine)",
-		hello.Lease, hello.DB, h.cfg.DB, hello.DB))
+		hello.Lease, hello.DB, store.Redact(h.cfg.DB), hello.DB))
 }
 
 // drop forgets the account API in use (gone is it, or nil for any): the

@@ -9,20 +9,36 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/store"
 )
 
-// LeaseTTL is how long a lease lasts without a heartbeat: a dead owner's
-// account is taken over this long after its last one. Heartbeats come at a
-// third of it.
-const LeaseTTL = 10 * time.Second
+// Ownership's timing. A lease lasts LeaseTTL from each renewal, by the
+// database's clock; the owner renews it every RenewEvery. It trusts
+// itself to own the account only until the start of its last successful
+// renewal attempt plus LeaseTTL less TrustMargin, by its own clock (the
+// margin covers the two clocks' drift over a TTL and the renewal's
+// latency): past that it sends nothing, and it steps down when renewals
+// keep failing. A dead owner's account is free LeaseTTL after its last
+// renewal, so the standby can take it by then, and no write of the old
+// one can still be leaving.
+const (
+	LeaseTTL    = 6 * time.Second
+	RenewEvery  = 2 * time.Second
+	TrustMargin = time.Second
+	// AcceptBudget is the trust an accept needs left to start: its
+	// answer must come back while this owner still owns the account, or
+	// the offer's outcome lands on the next owner unannounced.
+	AcceptBudget = 2 * time.Second
+)
 
 // Role says what kind of process owns an account: a daemon owns it until
 // stopped; a command only for its run.
@@ -64,9 +80,15 @@ type Owner struct {
 	log   *slog.Logger
 	ln    net.Listener
 	srv   *http.Server
-	lost  chan struct{} // closed when the lease was lost
+	lost  chan struct{} // closed when the lease was lost, after lostWhy is set
 	stop  chan struct{}
 	wg    sync.WaitGroup
+
+	// trustUntil is when this owner stops trusting itself to own the
+	// account (unix nanoseconds by o.clk): see LeaseTTL.
+	trustUntil atomic.Int64
+	lostWhy    error
+	lostOnce   sync.Once
 
 	closeOnce sync.Once
 }
@@ -104,11 +126,17 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	ec := o.cfg.Engine
 	host, _ := os.Hostname()
 	want := store.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath}
+	attempt := o.clk.Now()
 	lease, takenOver, err := o.acquire(ctx, want)
 	if err != nil {
 		return err
 	}
 	o.lease = lease
+	o.trust(attempt)
+	// Every write of this owner carries its term, and no broker write
+	// leaves without trust in it (see LeaseTTL).
+	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
+	ctx = brokerclient.WithWriteGate(ctx, o.mayWrite)
 	// The broker's buckets are per key pair and may still hold the requests
 	// of the previous owner of this key pair: start the pacer as if emptied
 	// when that owner sent its last, or now when it died (it may have sent
@@ -147,7 +175,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		o.release()
 		return err
 	}
-	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: o.st, Client: ec.Client, Clock: o.clk, Logger: o.log,
+	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
 		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held}); err != nil {
 		o.eng.Close()
 		o.ln.Close()
@@ -207,7 +235,7 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 }
 
 func (o *Owner) hello() Hello {
-	return Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: o.cfg.DB, Role: o.cfg.Role, Lease: o.lease}
+	return Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: store.Redact(o.cfg.DB), Role: o.cfg.Role, Lease: o.lease}
 }
 
 // Engine is the account's engine.
@@ -233,8 +261,47 @@ func (o *Owner) Held() bool {
 }
 
 // Lost is closed when the lease was lost (this process stalled past its
-// expiry and another took the account): the owner must stop.
+// expiry and another took the account, or it could not renew it in time):
+// the owner must stop.
 func (o *Owner) Lost() <-chan struct{} { return o.lost }
+
+// trust extends this owner's trust from a successful renewal attempt
+// that started at attempt.
+func (o *Owner) trust(attempt time.Time) {
+	o.trustUntil.Store(attempt.Add(LeaseTTL - TrustMargin).UnixNano())
+}
+
+// trusted is how much longer this owner trusts itself to own the account.
+func (o *Owner) trusted() time.Duration {
+	return time.Duration(o.trustUntil.Load() - o.clk.Now().UnixNano())
+}
+
+// mayWrite is the owner's brokerclient.WriteGate: a write leaves only
+// while the owner trusts its lease, an accept only with AcceptBudget of
+// trust left.
+func (o *Owner) mayWrite(accept bool) error {
+	need := time.Duration(0)
+	if accept {
+		need = AcceptBudget
+	}
+	if left := o.trusted(); left <= need || !o.Held() {
+		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
+		// A write held back is one this owner cannot finish: it steps
+		// down, and the next owner takes the workflow up from the store.
+		o.stepDown(fmt.Errorf("%w: a write was held back, and this process stepped down", err))
+		return err
+	}
+	return nil
+}
+
+// stepDown gives the account up for why: Lost is closed and Fatal says
+// why. Only the first reason counts.
+func (o *Owner) stepDown(why error) {
+	o.lostOnce.Do(func() {
+		o.lostWhy = why
+		close(o.lost)
+	})
+}
 
 // Fatal delivers why this owner can no longer drive the account: its
 // lease was lost, or its engine stopped on an error. Nothing comes when
@@ -244,7 +311,7 @@ func (o *Owner) Fatal() <-chan error {
 	go func() {
 		select {
 		case <-o.lost:
-			ch <- fmt.Errorf("account %s: the lease was lost (this process stalled past it): another process owns it now", o.lease.Account)
+			ch <- o.lostWhy
 		case err := <-o.eng.Err():
 			ch <- fmt.Errorf("account %s: the engine stopped: %w", o.lease.Account, err)
 		case <-o.stop:
@@ -253,24 +320,37 @@ func (o *Owner) Fatal() <-chan error {
 	return ch
 }
 
-// heartbeat renews the lease at a third of its life.
+// heartbeat renews the lease every RenewEvery, and steps down when
+// another process took it, or when renewals failed until this owner's
+// trust ran out (the database is unreachable: a standby may take the
+// account as soon as the lease lapses).
 func (o *Owner) heartbeat() {
 	defer o.wg.Done()
 	for {
-		t := o.clk.NewTimer(LeaseTTL / 3)
+		t := o.clk.NewTimer(RenewEvery)
 		select {
 		case <-o.stop:
 			t.Stop()
 			return
 		case <-t.C():
 		}
-		if err := o.st.RenewLease(context.Background(), o.lease.Account, o.lease.Owner, LeaseTTL); err != nil {
-			o.log.Error("lease not renewed", "account", o.lease.Account, "err", err)
-			if errors.Is(err, store.ErrLeaseLost) {
-				close(o.lost)
-				return
-			}
+		attempt := o.clk.Now()
+		err := o.st.RenewLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term, LeaseTTL)
+		switch {
+		case !o.Held():
+			return // stepped down meanwhile
+		case err == nil:
+			o.trust(attempt)
+			continue
+		case errors.Is(err, store.ErrLeaseLost):
+			o.stepDown(fmt.Errorf("account %s: the lease was lost (this process stalled past it): another process owns it now", o.lease.Account))
+		case o.trusted() > 0:
+			o.log.Error("lease not renewed; retrying", "account", o.lease.Account, "err", err)
+			continue
+		default:
+			o.stepDown(fmt.Errorf("account %s: the lease could not be renewed for %s (%v): this process stepped down", o.lease.Account, LeaseTTL-TrustMargin, err))
 		}
+		return
 	}
 }
 
@@ -300,7 +380,7 @@ func (o *Owner) release() {
 		}
 	}
 	if o.lease.Owner != "" {
-		if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner); err != nil {
+		if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term); err != nil {
 			o.log.Warn("lease not released; it lapses by itself", "err", err)
 		}
 		os.Remove(o.lease.Endpoint)

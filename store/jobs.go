@@ -50,14 +50,11 @@ const jobRunColumns = `id, job, kind, account, started_at, ended_at, outcome, de
 func (s *Store) StartJobRun(ctx context.Context, job, kind, account string) (*JobRun, error) {
 	var out *JobRun
 	err := s.inTx(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO job_runs (job, kind, account, started_at, outcome) VALUES (?, ?, ?, ?, ?)`,
-			job, kind, account, formatTime(tx.now), string(JobRunning))
+		var id int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO job_runs (job, kind, account, started_at, outcome) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			job, kind, account, formatTime(tx.now), string(JobRunning)).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("store: start job run %s: %w", job, err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
 		}
 		out = &JobRun{ID: id, Job: job, Kind: kind, Account: account, StartedAt: tx.now, Outcome: JobRunning}
 		return nil

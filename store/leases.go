@@ -9,14 +9,18 @@ import (
 )
 
 // Lease says which live process owns an account: it alone drives the
-// account's workflows, and others hand it their requests at Endpoint.
+// account's workflows, and others hand it their requests at Endpoint. Its
+// times come from the database's clock (see leaseNow).
 type Lease struct {
 	Account  string
 	Owner    string // random id of the owning run
 	PID      int
 	Host     string
 	Endpoint string
-	Since    time.Time
+	// Term grows by one at every change of owner: the owner's writes carry
+	// it (see Fenced) and fail once another term has begun.
+	Term  int64
+	Since time.Time
 	// Heartbeat is the last renewal; Expires is when the lease lapses
 	// without another.
 	Heartbeat time.Time
@@ -26,7 +30,8 @@ type Lease struct {
 // ErrLeaseHeld is matched by a LeaseHeldError.
 var ErrLeaseHeld = errors.New("store: account owned by another live process")
 
-// ErrLeaseLost is returned when renewing a lease this run no longer holds.
+// ErrLeaseLost is returned when renewing a lease, or writing under a term,
+// that this run no longer holds.
 var ErrLeaseLost = errors.New("store: lease lost")
 
 // LeaseHeldError names the live owner of an account.
@@ -43,27 +48,31 @@ func (l Lease) String() string {
 // Is makes errors.Is(err, ErrLeaseHeld) true.
 func (e *LeaseHeldError) Is(target error) bool { return target == ErrLeaseHeld }
 
+// LeaseChannel is the Postgres notification channel a released lease is
+// announced on (the payload is the account), so that standbys take over at
+// once rather than at their next poll.
+const LeaseChannel = "locator_leases"
+
 // AcquireLease takes the account for l.Owner for ttl when nobody holds it,
-// its lease has lapsed, or l.Owner holds it already; otherwise it returns a
-// *LeaseHeldError naming the holder. It runs in one immediate transaction,
-// so two processes racing for it cannot both win.
+// its lease has lapsed, or l.Owner holds it already (keeping its term);
+// otherwise it returns a *LeaseHeldError naming the holder. A new owner
+// starts the next term. Two processes racing for it cannot both win: the
+// write is a compare-and-set on the owner and term read.
 func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
 	err := s.inTx(ctx, func(tx *Tx) error {
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
 		cur, err := getLease(ctx, tx, l.Account)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			return err
-		case cur.Owner != l.Owner && cur.Expires.After(tx.now):
+		case cur.Owner != l.Owner && cur.Expires.After(now):
 			return &LeaseHeldError{Holder: *cur}
-		case cur.Owner == l.Owner:
-			l.Since = cur.Since
 		}
-		if l.Since.IsZero() || (cur != nil && cur.Owner != l.Owner) {
-			l.Since = tx.now
-		}
-		l.Heartbeat, l.Expires = tx.now, tx.now.Add(ttl)
-		return putLease(ctx, tx, l)
+		return s.putLease(ctx, tx, &l, cur, now, ttl)
 	})
 	return l, err
 }
@@ -74,49 +83,98 @@ func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (L
 // to another owner.
 func (s *Store) TakeOverLease(ctx context.Context, l Lease, dead string, ttl time.Duration) (Lease, error) {
 	err := s.inTx(ctx, func(tx *Tx) error {
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
 		cur, err := getLease(ctx, tx, l.Account)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			return err
-		case cur.Owner != dead:
+		case cur.Owner != dead && cur.Owner != l.Owner && cur.Expires.After(now):
 			return &LeaseHeldError{Holder: *cur}
 		}
-		l.Since, l.Heartbeat, l.Expires = tx.now, tx.now, tx.now.Add(ttl)
-		return putLease(ctx, tx, l)
+		return s.putLease(ctx, tx, &l, cur, now, ttl)
 	})
 	return l, err
 }
 
-// putLease writes l as the account's lease, whoever held it.
-func putLease(ctx context.Context, tx *Tx, l Lease) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?)
-		ON CONFLICT (account) DO UPDATE SET owner=excluded.owner, pid=excluded.pid, host=excluded.host, endpoint=excluded.endpoint,
-		since=excluded.since, heartbeat=excluded.heartbeat, expires=excluded.expires`,
-		l.Account, l.Owner, l.PID, l.Host, l.Endpoint, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
-	return err
+// putLease writes l as the account's lease in place of cur (nil: none),
+// from now for ttl: the same term when cur is l.Owner's, the next one
+// otherwise. The write is conditional on cur, so a process that read the
+// same cur and wrote first wins, and this one gets a *LeaseHeldError.
+func (s *Store) putLease(ctx context.Context, tx *Tx, l *Lease, cur *Lease, now time.Time, ttl time.Duration) error {
+	l.Term, l.Since = 1, now
+	if cur != nil {
+		l.Term = cur.Term + 1
+		if cur.Owner == l.Owner {
+			l.Term, l.Since = cur.Term, cur.Since
+		}
+	}
+	l.Heartbeat, l.Expires = now, now.Add(ttl)
+	var res sql.Result
+	var err error
+	if cur == nil {
+		res, err = tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, term, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?,?)
+			ON CONFLICT (account) DO NOTHING`,
+			l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
+	} else {
+		res, err = tx.ExecContext(ctx, `UPDATE leases SET owner = ?, pid = ?, host = ?, endpoint = ?, term = ?, since = ?, heartbeat = ?, expires = ?
+			WHERE account = ? AND owner = ? AND term = ?`,
+			l.Owner, l.PID, l.Host, l.Endpoint, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires),
+			l.Account, cur.Owner, cur.Term)
+	}
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	won, err := getLease(ctx, tx, l.Account)
+	if err != nil {
+		return err
+	}
+	return &LeaseHeldError{Holder: *won}
 }
 
-// RenewLease extends owner's lease of account by ttl; ErrLeaseLost when
-// another process has taken it (this one stalled past its expiry).
-func (s *Store) RenewLease(ctx context.Context, account, owner string, ttl time.Duration) error {
+// RenewLease extends owner's lease of account, in term, by ttl from the
+// database's now; ErrLeaseLost when another process has taken it (this one
+// stalled past its expiry).
+func (s *Store) RenewLease(ctx context.Context, account, owner string, term int64, ttl time.Duration) error {
 	return s.inTx(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ?, expires = ? WHERE account = ? AND owner = ?`,
-			formatTime(tx.now), formatTime(tx.now.Add(ttl)), account, owner)
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ?, expires = ? WHERE account = ? AND owner = ? AND term = ?`,
+			formatTime(now), formatTime(now.Add(ttl)), account, owner, term)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("%w: %s", ErrLeaseLost, account)
+			return fmt.Errorf("%w: %s, term %d", ErrLeaseLost, account, term)
 		}
 		return nil
 	})
 }
 
-// ReleaseLease gives the account up, if owner still holds it.
-func (s *Store) ReleaseLease(ctx context.Context, account, owner string) error {
+// ReleaseLease gives the account up, if owner still holds it in term: the
+// lease lapses now and has no endpoint (its row stays, so the next term is
+// one more), and on Postgres the standbys are told on LeaseChannel.
+func (s *Store) ReleaseLease(ctx context.Context, account, owner string, term int64) error {
 	return s.inTx(ctx, func(tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE account = ? AND owner = ?`, account, owner)
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE leases SET expires = ?, endpoint = '' WHERE account = ? AND owner = ? AND term = ?`,
+			formatTime(now), account, owner, term); err != nil {
+			return err
+		}
+		if s.Postgres() {
+			_, err = tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, LeaseChannel, account)
+		}
 		return err
 	})
 }
@@ -128,15 +186,20 @@ func (s *Store) LiveLease(ctx context.Context, account string) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !l.Expires.After(s.clock.Now()) {
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	if !l.Expires.After(now) {
 		return nil, fmt.Errorf("%w: the lease of %s lapsed", ErrNotFound, account)
 	}
 	return l, nil
 }
 
-// Leases lists every account's lease, live or lapsed.
+// Leases lists every account's lease, live or lapsed (its owner died
+// without releasing it), but not those released.
 func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT account, owner, pid, host, endpoint, since, heartbeat, expires FROM leases ORDER BY account`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE endpoint != '' ORDER BY account`)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +215,61 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 	return out, rows.Err()
 }
 
+// LeaseNow is the time by the clock leases are kept on (see leaseNow).
+func (s *Store) LeaseNow(ctx context.Context) (time.Time, error) { return s.leaseNow(ctx, s.db) }
+
+// leaseNow is the time by the database's clock on Postgres, which every
+// host that shares the database agrees on; on SQLite, one machine's
+// database, it is the store's clock.
+func (s *Store) leaseNow(ctx context.Context, q querier) (time.Time, error) {
+	if !s.Postgres() {
+		return s.clock.Now().UTC(), nil
+	}
+	var now time.Time
+	if err := q.QueryRowContext(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, err
+	}
+	return now.UTC(), nil
+}
+
+// Fence is one owner's term of an account. A store fenced by it (Fenced)
+// commits a transaction only while that term is current: an owner that
+// stalled past its lease, and was replaced, cannot write one more row.
+type Fence struct {
+	Account string
+	Owner   string
+	Term    int64
+}
+
+// Fenced is s with every transaction fenced by f. It shares s's database.
+func (s *Store) Fenced(f Fence) *Store {
+	c := *s
+	c.fence = &f
+	return &c
+}
+
+// check fails with ErrLeaseLost unless f's term is current. On Postgres it
+// holds a share lock on the lease row until the transaction ends, so a
+// takeover (an update of that row) waits for the fenced write to commit
+// and is never interleaved with it; on SQLite the immediate transaction
+// already excludes every other writer.
+func (f *Fence) check(ctx context.Context, tx *Tx) error {
+	q := `SELECT term FROM leases WHERE account = ? AND owner = ?`
+	if tx.c.dialect == "postgres" {
+		q += ` FOR SHARE`
+	}
+	var term int64
+	err := tx.QueryRowContext(ctx, q, f.Account, f.Owner).Scan(&term)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && term != f.Term) {
+		return fmt.Errorf("%w: %s's term %d is over; nothing was written", ErrLeaseLost, f.Account, f.Term)
+	}
+	return err
+}
+
+const leaseColumns = `account, owner, pid, host, endpoint, term, since, heartbeat, expires`
+
 func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
-	l, err := scanLease(q.QueryRowContext(ctx, `SELECT account, owner, pid, host, endpoint, since, heartbeat, expires FROM leases WHERE account = ?`, account))
+	l, err := scanLease(q.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE account = ?`, account))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no lease of %s", ErrNotFound, account)
 	}
@@ -163,7 +279,7 @@ func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
 func scanLease(sc scanner) (*Lease, error) {
 	var l Lease
 	var since, beat, exp string
-	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &since, &beat, &exp); err != nil {
+	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &l.Term, &since, &beat, &exp); err != nil {
 		return nil, err
 	}
 	var err error

@@ -1,9 +1,17 @@
-// Package store persists locator's workflows in SQLite: the write-ahead
-// intent recorded before anything is sent, every state change with the
-// history row behind it, and inventory snapshots. A state change and its log
-// row commit in one transaction, guarded by compare-and-set on the previous
-// state, so two processes (or a crash and a restart) cannot both move a
-// workflow.
+// Package store persists locator's workflows: the write-ahead intent
+// recorded before anything is sent, every state change with the history row
+// behind it, inventory snapshots, orders, the cash ledger, job runs and each
+// account's owner. A state change and its log row commit in one
+// transaction, guarded by compare-and-set on the previous state, so two
+// processes (or a crash and a restart) cannot both move a workflow.
+//
+// It runs on two databases with one set of queries: an embedded SQLite
+// file (the default: nothing to set up, one machine) or Postgres, named by
+// a postgres:// URL (a desk whose accounts must survive a host). What
+// differs is kept to the connection (conn): each database has its own
+// migrations, queries are written with ? and bound as $1, $2, ... on
+// Postgres, and lease times come from the database's clock there. Times
+// are the same sortable UTC text on both.
 package store
 
 import (
@@ -19,29 +27,59 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // driver "sqlite", pure Go
+	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
+	_ "modernc.org/sqlite"             // driver "sqlite", pure Go
 
 	"github.com/locatorhq/locator/clock"
 )
 
-//go:embed migrations/*.up.sql
+//go:embed migrations/sqlite/*.up.sql migrations/postgres/*.up.sql
 var migrations embed.FS
 
 // Store is the database.
 type Store struct {
-	db    *sql.DB
+	db    *conn
 	clock clock.Clock
+	// fence, when set, is the owner's term every transaction checks first
+	// (see Fenced).
+	fence *Fence
 }
 
-// Open opens (creating if needed) the database at path and applies pending
-// migrations. The database and its -wal and -shm files are this user's
-// alone (0600), whatever the umask or the folder's mode; a database file
-// open to other users that cannot be made private is ErrNotPrivate. A nil
-// clock is the wall clock.
-func Open(ctx context.Context, path string, clk clock.Clock) (*Store, error) {
+// IsPostgres reports whether dsn names a Postgres database (a postgres://
+// or postgresql:// URL) rather than a SQLite file.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the database dsn names and applies pending migrations: a
+// Postgres URL (see IsPostgres), or else the path of a SQLite file,
+// created if needed. The SQLite file and its -wal and -shm files are this
+// user's alone (0600), whatever the umask or the folder's mode; a database
+// file open to other users that cannot be made private is ErrNotPrivate. A
+// nil clock is the wall clock.
+func Open(ctx context.Context, dsn string, clk clock.Clock) (*Store, error) {
 	if clk == nil {
 		clk = clock.Real{}
 	}
+	var c *conn
+	var err error
+	if IsPostgres(dsn) {
+		c, err = openPostgres(dsn)
+	} else {
+		c, err = openSQLite(dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: c, clock: clk}
+	if err := s.migrate(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openSQLite(path string) (*conn, error) {
 	if path == "" || path == ":memory:" {
 		// :memory: gives each pooled connection its own database.
 		return nil, errors.New("store: a file path is required")
@@ -70,30 +108,76 @@ func Open(ctx context.Context, path string, clk clock.Clock) (*Store, error) {
 	// One connection: SQLite has one writer anyway, and this keeps every
 	// transaction of this process strictly ordered.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, clock: clk}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	return &conn{DB: db, dialect: "sqlite"}, nil
+}
+
+// postgresTimeout bounds a Postgres transaction: a database that stops
+// answering must not hold an owner's engine for longer than its lease
+// could last. (A transaction cut short is rolled back whole.)
+const postgresTimeout = 5 * time.Second
+
+func openPostgres(dsn string) (*conn, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// url's error quotes the URL, password and all.
+		return nil, errors.New("store: the Postgres URL does not parse")
 	}
-	return s, nil
+	q := u.Query()
+	if q.Get("connect_timeout") == "" {
+		q.Set("connect_timeout", "3")
+		u.RawQuery = q.Encode()
+	}
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: open Postgres at %s: %w", Redact(dsn), err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetConnMaxIdleTime(time.Minute)
+	return &conn{DB: db, dialect: "postgres", name: Redact(dsn)}, nil
+}
+
+// Redact is dsn as it may be shown: a Postgres URL without its password, a
+// path as it is.
+func Redact(dsn string) string {
+	if !IsPostgres(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://(a URL that does not parse)"
+	}
+	return u.Redacted()
 }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// migrate applies the embedded NNNN_name.up.sql files not yet recorded in
-// schema_migrations, each in its own transaction.
+// Postgres reports whether the store is on Postgres.
+func (s *Store) Postgres() bool { return s.db.dialect == "postgres" }
+
+// migrate applies the embedded NNNN_name.up.sql files of the database's
+// dialect not yet recorded in schema_migrations, each in its own
+// transaction. On Postgres each holds a transaction-scoped advisory lock,
+// so processes starting together migrate one after the other.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+	err := s.inTx(ctx, func(tx *Tx) error {
+		if err := s.lockMigrations(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store: migrations table: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.up.sql")
+	dir := "migrations/" + s.db.dialect
+	names, err := fs.Glob(migrations, dir+"/*.up.sql")
 	if err != nil {
 		return err
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
+		base := strings.TrimPrefix(name, dir+"/")
 		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
 		if err != nil {
 			return fmt.Errorf("store: migration %s: name must start with a number", base)
@@ -103,6 +187,9 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		err = s.inTx(ctx, func(tx *Tx) error {
+			if err := s.lockMigrations(ctx, tx); err != nil {
+				return err
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err
@@ -123,24 +210,106 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// lockMigrations serializes migrations across processes on Postgres (an
+// immediate transaction does it on SQLite).
+func (s *Store) lockMigrations(ctx context.Context, tx *Tx) error {
+	if !s.Postgres() {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('locator schema migrations'))`)
+	return err
+}
+
+// conn is the database handle and its dialect. Queries are written with ?
+// placeholders; on Postgres they are bound as $1, $2, ...
+type conn struct {
+	*sql.DB
+	dialect string // "sqlite" or "postgres": also the migrations' folder
+	name    string // the database as it may be shown (no password)
+}
+
+// bind rewrites q's ? placeholders (outside quoted literals) for the
+// dialect.
+func (c *conn) bind(q string) string {
+	if c.dialect != "postgres" || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n, quoted := 0, false
+	for i := 0; i < len(q); i++ {
+		switch ch := q[i]; {
+		case ch == '\'':
+			quoted = !quoted
+			b.WriteByte(ch)
+		case ch == '?' && !quoted:
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
+
+func (c *conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return c.DB.ExecContext(ctx, c.bind(q), args...)
+}
+
+func (c *conn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.DB.QueryContext(ctx, c.bind(q), args...)
+}
+
+func (c *conn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return c.DB.QueryRowContext(ctx, c.bind(q), args...)
+}
+
 // Tx is a transaction that carries one "now", so every row it writes has the
 // same timestamp.
 type Tx struct {
-	*sql.Tx
+	tx  *sql.Tx
+	c   *conn
 	now time.Time
 }
 
-// inTx runs fn in an immediate transaction, committing when it returns nil.
+func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.c.bind(q), args...)
+}
+
+func (t *Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.c.bind(q), args...)
+}
+
+func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.c.bind(q), args...)
+}
+
+// inTx runs fn in a transaction (immediate on SQLite), committing when it
+// returns nil. A fenced store (see Fenced) first checks that its term is
+// still current, and fails with ErrLeaseLost when it is not.
 func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
-	// Commit even when ctx is cancelled mid-way: a half-applied decision is
-	// worse than a late one, and SQLite work is short.
+	// Commit even when ctx is cancelled mid-way: a decision is applied
+	// whole, late rather than never. Postgres may stop answering, so its
+	// transactions have a bound of their own.
 	ctx = context.WithoutCancel(ctx)
+	if s.Postgres() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, postgresTimeout)
+		defer cancel()
+	}
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: sqlTx, now: s.clock.Now().UTC()}
-	if err := fn(tx); err != nil {
+	tx := &Tx{tx: sqlTx, c: s.db, now: s.clock.Now().UTC()}
+	if s.fence != nil {
+		err = s.fence.check(ctx, tx)
+	}
+	if err == nil {
+		err = fn(tx)
+	}
+	if err != nil {
 		sqlTx.Rollback()
 		return err
 	}

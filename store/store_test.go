@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,20 +13,28 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/store/storetest"
 	"github.com/locatorhq/locator/workflow"
 )
 
 type testBundle struct {
-	path  string
+	dsn   string
 	clock *clock.Fake
 	store *store.Store
 }
 
-func setup(t *testing.T) *testBundle {
-	t.Helper()
-	b := &testBundle{path: filepath.Join(t.TempDir(), "locator.db"), clock: clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))}
-	b.store = mustOpen(t, b.path, b.clock)
-	return b
+// forEachDriver runs test on a fresh database of each driver (the store
+// conformance suite: every test here runs on SQLite and on Postgres).
+func forEachDriver(t *testing.T, test func(t *testing.T, b *testBundle)) {
+	t.Parallel()
+	for _, d := range storetest.Drivers {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			b := &testBundle{dsn: storetest.DSN(t, d), clock: clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))}
+			b.store = mustOpen(t, b.dsn, b.clock)
+			test(t, b)
+		})
+	}
 }
 
 func mustOpen(t *testing.T, path string, clk clock.Clock) *store.Store {
@@ -58,175 +65,175 @@ func commit(t *testing.T, s *store.Store, w *workflow.Workflow, in workflow.Inpu
 }
 
 func TestCreateApplyAndLog(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := t.Context()
-	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
-		t.Fatal(err)
-	}
-	b.clock.Advance(2 * time.Second)
-	created, err := b.store.Get(ctx, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.State != states.Quoting || w.Version != 2 || !w.SentAt.Equal(b.clock.Now()) || w.Quantity != 300 {
-		t.Errorf("after send: %+v", w)
-	}
-	// Compare-and-set: a change from a state the workflow has left fails.
-	_, err = commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now())
-	if !errors.Is(err, store.ErrConflict) {
-		t.Errorf("stale change: %v, want ErrConflict", err)
-	}
-	w, err = commit(t, b.store, w, workflow.Rows{Latest: "q-w1", Raw: []byte(`{"locateStatus":65}`), Legs: map[string]workflow.Leg{
-		"q-w1": {Status: brokercode.LocateStatusOffered, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300},
-	}}, b.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := b.store.ByQuoteReqID(ctx, "q-w1.SU")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Legs["q-w1"].Price.String() != "0.015" || !got.ExpiresAt.Equal(w.ExpiresAt) || got.Policy.MaxPrice.String() != "0.02" || !got.Policy.AutoAccept {
-		t.Errorf("round trip: %+v", got)
-	}
-	log, err := b.store.Transitions(ctx, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(log) != 3 || log[0].To != states.Requested || log[1].Event != states.Send || log[2].RawRow != `{"locateStatus":65}` {
-		t.Errorf("log %+v", log)
-	}
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+			t.Fatal(err)
+		}
+		b.clock.Advance(2 * time.Second)
+		created, err := b.store.Get(ctx, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.State != states.Quoting || w.Version != 2 || !w.SentAt.Equal(b.clock.Now()) || w.Quantity != 300 {
+			t.Errorf("after send: %+v", w)
+		}
+		// Compare-and-set: a change from a state the workflow has left fails.
+		_, err = commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now())
+		if !errors.Is(err, store.ErrConflict) {
+			t.Errorf("stale change: %v, want ErrConflict", err)
+		}
+		w, err = commit(t, b.store, w, workflow.Rows{Latest: "q-w1", Raw: []byte(`{"locateStatus":65}`), Legs: map[string]workflow.Leg{
+			"q-w1": {Status: brokercode.LocateStatusOffered, Price: decimal.RequireFromString("0.0150"), Type: 1, Shares: 300},
+		}}, b.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.store.ByQuoteReqID(ctx, "q-w1.SU")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Legs["q-w1"].Price.String() != "0.015" || !got.ExpiresAt.Equal(w.ExpiresAt) || got.Policy.MaxPrice.String() != "0.02" || !got.Policy.AutoAccept {
+			t.Errorf("round trip: %+v", got)
+		}
+		log, err := b.store.Transitions(ctx, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 3 || log[0].To != states.Requested || log[1].Event != states.Send || log[2].RawRow != `{"locateStatus":65}` {
+			t.Errorf("log %+v", log)
+		}
+	})
 }
 
 // Issue 17 item 8: a quote sent again under a new quoteReqID is saved with
 // the lost one's id, and either id finds the workflow.
 func TestRequoteKeepsBothIDs(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := t.Context()
-	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
-		t.Fatal(err)
-	}
-	w, err := b.store.Get(ctx, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, err = commit(t, b.store, w, workflow.QuoteTurn{}, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	b.clock.Advance(workflow.DefaultRules.SettleGrace + time.Second)
-	if w, err = commit(t, b.store, w, workflow.Tick{}, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if w.State != states.Requoting || w.LostQuoteReqID != "q-w1" || w.QuoteReqID == "q-w1" {
-		t.Fatalf("after the requote: %s, quote %s, lost %s", w.State, w.QuoteReqID, w.LostQuoteReqID)
-	}
-	for _, id := range []string{"q-w1", w.QuoteReqID + ".SU"} {
-		got, err := b.store.ByQuoteReqID(ctx, id)
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+			t.Fatal(err)
+		}
+		w, err := b.store.Get(ctx, "w1")
 		if err != nil {
-			t.Fatalf("by %s: %v", id, err)
+			t.Fatal(err)
 		}
-		if got.ID != "w1" || got.QuoteReqID != w.QuoteReqID || got.LostQuoteReqID != "q-w1" {
-			t.Errorf("by %s: %+v", id, got)
+		if w, err = commit(t, b.store, w, workflow.QuoteTurn{}, b.clock.Now()); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := b.store.ByQuoteReqID(ctx, ""); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("by an empty id: %v, want ErrNotFound", err)
-	}
+		b.clock.Advance(workflow.DefaultRules.SettleGrace + time.Second)
+		if w, err = commit(t, b.store, w, workflow.Tick{}, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if w.State != states.Requoting || w.LostQuoteReqID != "q-w1" || w.QuoteReqID == "q-w1" {
+			t.Fatalf("after the requote: %s, quote %s, lost %s", w.State, w.QuoteReqID, w.LostQuoteReqID)
+		}
+		for _, id := range []string{"q-w1", w.QuoteReqID + ".SU"} {
+			got, err := b.store.ByQuoteReqID(ctx, id)
+			if err != nil {
+				t.Fatalf("by %s: %v", id, err)
+			}
+			if got.ID != "w1" || got.QuoteReqID != w.QuoteReqID || got.LostQuoteReqID != "q-w1" {
+				t.Errorf("by %s: %+v", id, got)
+			}
+		}
+		if _, err := b.store.ByQuoteReqID(ctx, ""); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("by an empty id: %v, want ErrNotFound", err)
+		}
+	})
 }
 
 // Two goroutines race to move the same workflow: exactly one wins.
 func TestCompareAndSetUnderConcurrency(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := t.Context()
-	if err := b.store.Create(ctx, newLocate("w1")); err != nil {
-		t.Fatal(err)
-	}
-	created, err := b.store.Get(ctx, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := mustOpen(t, b.path, b.clock) // a second process on the same file
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	wins, conflicts := 0, 0
-	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := b.store
-			if i%2 == 1 {
-				s = other
-			}
-			_, err := commit(t, s, created, workflow.QuoteTurn{}, b.clock.Now())
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				wins++
-			case errors.Is(err, store.ErrConflict):
-				conflicts++
-			default:
-				t.Errorf("unexpected: %v", err)
-			}
-		}()
-	}
-	wg.Wait()
-	if wins != 1 || conflicts != 19 {
-		t.Errorf("wins %d conflicts %d, want 1 and 19", wins, conflicts)
-	}
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+			t.Fatal(err)
+		}
+		created, err := b.store.Get(ctx, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := mustOpen(t, b.dsn, b.clock) // a second process on the same file
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins, conflicts := 0, 0
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := b.store
+				if i%2 == 1 {
+					s = other
+				}
+				_, err := commit(t, s, created, workflow.QuoteTurn{}, b.clock.Now())
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case errors.Is(err, store.ErrConflict):
+					conflicts++
+				default:
+					t.Errorf("unexpected: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins != 1 || conflicts != 19 {
+			t.Errorf("wins %d conflicts %d, want 1 and 19", wins, conflicts)
+		}
+	})
 }
 
 func TestListAndReopen(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := t.Context()
-	for _, id := range []string{"a", "b", "c"} {
-		if err := b.store.Create(ctx, newLocate(id)); err != nil {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		for _, id := range []string{"a", "b", "c"} {
+			if err := b.store.Create(ctx, newLocate(id)); err != nil {
+				t.Fatal(err)
+			}
+			b.clock.Advance(time.Second)
+		}
+		wb, err := b.store.Get(ctx, "b")
+		if err != nil {
 			t.Fatal(err)
 		}
-		b.clock.Advance(time.Second)
-	}
-	wb, err := b.store.Get(ctx, "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := commit(t, b.store, wb, workflow.Begin{Available: 300}, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.store.SaveInventory(ctx, "LV100001", []byte(`[{"symbol":"HTBX","available":300}]`)); err != nil {
-		t.Fatal(err)
-	}
-	b.store.Close()
+		if _, err := commit(t, b.store, wb, workflow.Begin{Available: 300}, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.store.SaveInventory(ctx, "LV100001", []byte(`[{"symbol":"HTBX","available":300}]`)); err != nil {
+			t.Fatal(err)
+		}
+		b.store.Close()
 
-	s := mustOpen(t, b.path, b.clock) // migrations run again: nothing to do
-	open, err := s.List(ctx, store.Filter{Account: "LV100001", Open: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(open) != 2 || open[0].ID != "a" || open[1].ID != "c" {
-		t.Errorf("open workflows %v", ids(open))
-	}
-	newest, _ := s.List(ctx, store.Filter{Limit: 1})
-	if len(newest) != 1 || newest[0].ID != "c" {
-		t.Errorf("newest %v", ids(newest))
-	}
-	rows, at, err := s.LatestInventory(ctx, "LV100001")
-	if err != nil || string(rows) != `[{"symbol":"HTBX","available":300}]` || at.IsZero() {
-		t.Errorf("inventory %s %v %v", rows, at, err)
-	}
-	if _, err := s.Get(ctx, "zzz"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("unknown id: %v", err)
-	}
-	if err := s.Create(ctx, newLocate("a")); err == nil {
-		t.Error("duplicate id accepted")
-	}
+		s := mustOpen(t, b.dsn, b.clock) // migrations run again: nothing to do
+		open, err := s.List(ctx, store.Filter{Account: "LV100001", Open: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(open) != 2 || open[0].ID != "a" || open[1].ID != "c" {
+			t.Errorf("open workflows %v", ids(open))
+		}
+		newest, _ := s.List(ctx, store.Filter{Limit: 1})
+		if len(newest) != 1 || newest[0].ID != "c" {
+			t.Errorf("newest %v", ids(newest))
+		}
+		rows, at, err := s.LatestInventory(ctx, "LV100001")
+		if err != nil || string(rows) != `[{"symbol":"HTBX","available":300}]` || at.IsZero() {
+			t.Errorf("inventory %s %v %v", rows, at, err)
+		}
+		if _, err := s.Get(ctx, "zzz"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown id: %v", err)
+		}
+		if err := s.Create(ctx, newLocate("a")); err == nil {
+			t.Error("duplicate id accepted")
+		}
+	})
 }
 
 func ids(ws []*workflow.Workflow) []string {
@@ -239,22 +246,22 @@ func ids(ws []*workflow.Workflow) []string {
 
 // The last request on a key pair is kept across owners: the latest wins.
 func TestLastRequest(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := t.Context()
-	if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.IsZero() {
-		t.Fatalf("none recorded: %v %v", at, err)
-	}
-	later := b.clock.Now()
-	for _, at := range []time.Time{later, later.Add(-time.Second)} {
-		if err := b.store.SetLastRequest(ctx, "k1", at); err != nil {
-			t.Fatal(err)
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.IsZero() {
+			t.Fatalf("none recorded: %v %v", at, err)
 		}
-	}
-	if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.Equal(later) {
-		t.Errorf("LastRequest %v %v, want the later %v", at, err, later)
-	}
-	if at, _ := b.store.LastRequest(ctx, "k2"); !at.IsZero() {
-		t.Errorf("another key pair: %v", at)
-	}
+		later := b.clock.Now()
+		for _, at := range []time.Time{later, later.Add(-time.Second)} {
+			if err := b.store.SetLastRequest(ctx, "k1", at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.Equal(later) {
+			t.Errorf("LastRequest %v %v, want the later %v", at, err, later)
+		}
+		if at, _ := b.store.LastRequest(ctx, "k2"); !at.IsZero() {
+			t.Errorf("another key pair: %v", at)
+		}
+	})
 }

@@ -152,7 +152,11 @@ func (s *Store) Get(ctx context.Context, id string) (*workflow.Workflow, error) 
 // the .SU suffix of a Reg SHO shadow row), as its quote or as the one it
 // sent again in place of.
 func (s *Store) ByQuoteReqID(ctx context.Context, quoteReqID string) (*workflow.Workflow, error) {
-	return getWorkflow(ctx, s.db, `?1 != '' AND ?1 IN (quote_req_id, lost_quote_req_id)`, strings.TrimSuffix(quoteReqID, ".SU"))
+	id := strings.TrimSuffix(quoteReqID, ".SU")
+	if id == "" {
+		return nil, fmt.Errorf("%w: an empty quoteReqID", ErrNotFound)
+	}
+	return getWorkflow(ctx, s.db, `quote_req_id = ? OR lost_quote_req_id = ?`, id, id)
 }
 
 // AmbiguousError: an id prefix names several workflows.
@@ -327,10 +331,10 @@ type querier interface {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func getWorkflow(ctx context.Context, q querier, where string, arg any) (*workflow.Workflow, error) {
-	w, err := scanWorkflow(q.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE `+where, arg))
+func getWorkflow(ctx context.Context, q querier, where string, args ...any) (*workflow.Workflow, error) {
+	w, err := scanWorkflow(q.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows WHERE `+where, args...))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %v", ErrNotFound, arg)
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, args[0])
 	}
 	return w, err
 }

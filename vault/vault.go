@@ -20,6 +20,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/fileperm"
+	"github.com/locatorhq/locator/store"
 )
 
 const (
@@ -41,15 +42,21 @@ type Login struct {
 
 // Vault is where one user's partner login is kept.
 type Vault struct {
-	TokenFile    string // beside the database
+	TokenFile    string // beside a SQLite database, else in the config folder
 	IdentityFile string // in the config folder
 }
 
-// Open is the vault of the database at db, its key in the config folder
-// getenv points to.
+// Open is the vault of the database db, its key in the config folder
+// getenv points to. The tokens of a SQLite database are kept beside it;
+// those of a Postgres database (a URL, no folder) in the config folder,
+// this host's (the tokens never go into the shared database).
 func Open(db string, getenv func(string) string) Vault {
+	dir := filepath.Dir(db)
+	if store.IsPostgres(db) {
+		dir = configDir(getenv)
+	}
 	return Vault{
-		TokenFile:    filepath.Join(filepath.Dir(db), TokenFileName),
+		TokenFile:    filepath.Join(dir, TokenFileName),
 		IdentityFile: filepath.Join(configDir(getenv), identityFileName),
 	}
 }

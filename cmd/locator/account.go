@@ -47,10 +47,13 @@ func (c *connFlags) open(ctx context.Context, command string, ask func(context.C
 	return nil, err
 }
 
-// openStore opens the database at path, making its folder (private).
+// openStore opens the database at path (a SQLite file, whose folder it
+// makes, private) or a Postgres URL.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("database directory: %w", err)
+	if !store.IsPostgres(path) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("database directory: %w", err)
+		}
 	}
 	return store.Open(ctx, path, clock.Real{})
 }

@@ -102,7 +102,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	// The last offered price comes from the local database; a missing one
 	// is not created for a read.
 	var st *store.Store
-	if _, err := os.Stat(s.DB); err == nil {
+	if _, err := os.Stat(s.DB); err == nil || store.IsPostgres(s.DB) {
 		if st, err = store.Open(ctx, s.DB, clock.Real{}); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ type connFlags struct {
 func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.baseURL, "base-url", "", "broker REST address (env LOCATOR_BASE_URL)")
 	fs.StringVar(&c.account, "account", "", "account id, or the name of an account in the settings file (env LOCATOR_ACCOUNT)")
-	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
+	fs.StringVar(&c.db, "db", "", "SQLite database path or postgres:// URL (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
 	console.RegisterFormat(fs, &c.format)
@@ -49,7 +49,11 @@ func (c *connFlags) picked() (config.Settings, error) {
 	if err != nil {
 		return config.Settings{}, err
 	}
-	return config.Layer(c.flags(), file, c.m.env()), nil
+	s := config.Layer(c.flags(), file, c.m.env())
+	if err := s.CheckDB(); err != nil {
+		return s, usagef("%v", err)
+	}
+	return s, nil
 }
 
 // resolve picks every setting and checks them (exit 2 on a bad one); the

@@ -74,7 +74,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 // registerLocal declares the flags of a command that reads only the local
 // database.
 func (c *connFlags) registerLocal(fs *pflag.FlagSet) {
-	fs.StringVar(&c.db, "db", "", "SQLite database path (env LOCATOR_DB)")
+	fs.StringVar(&c.db, "db", "", "SQLite database path or postgres:// URL (env LOCATOR_DB)")
 	console.RegisterFormat(fs, &c.format)
 }
 

@@ -1,0 +1,99 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/store/storetest"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// quotesSent counts the locate quotes in the simulator's request log
+// (spec "Short locates": POST /v1/api/accounts/locates/quote).
+func quotesSent(o *owned) int {
+	n := 0
+	for _, r := range o.sim.Sim.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/locates/quote") {
+			n++
+		}
+	}
+	return n
+}
+
+// An owner that stalled past its lease, and was replaced by another
+// process in the next term, writes nothing more: its write-ahead intent
+// is refused by the term fence, so nothing reaches the broker, and its
+// next renewal makes it step down. On SQLite and on Postgres.
+func TestTakeoverFencesTheOldOwner(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Drivers {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			o := ownOn(t, storetest.DSN(t, d))
+			old := o.owner.Lease()
+			// The old owner's lease lapses (it stalled) and another
+			// process takes the account.
+			if err := o.st.RenewLease(t.Context(), old.Account, old.Owner, old.Term, 0); err != nil {
+				t.Fatal(err)
+			}
+			next, err := o.st.AcquireLease(t.Context(), store.Lease{Account: old.Account, Owner: "daemon:elsewhere", PID: 1, Host: "other", Endpoint: "e"}, time.Hour)
+			if err != nil || next.Term != old.Term+1 {
+				t.Fatalf("takeover: term %d, %v", next.Term, err)
+			}
+			res, err := o.owner.Local().As(account.Caller{ID: "test"}).Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{AutoAccept: true}}}})
+			if err == nil {
+				err = res.Err()
+			}
+			if err == nil {
+				t.Fatal("a locate through the replaced owner was started")
+			}
+			if n := quotesSent(o); n != 0 {
+				t.Fatalf("%d quotes sent by the replaced owner", n)
+			}
+			select {
+			case <-o.owner.Lost():
+			case <-time.After(30 * time.Second):
+				t.Fatal("the replaced owner never stepped down")
+			}
+			if err := <-o.owner.Fatal(); err == nil || !strings.Contains(err.Error(), "lease was lost") {
+				t.Fatalf("why it stepped down: %v", err)
+			}
+		})
+	}
+}
+
+// An owner that is no longer sure of its lease (its renewals failed for
+// a TTL) holds back every broker write: the quote of a locate it had
+// recorded never leaves, and it steps down at once, for the next owner to
+// take the workflow up from the store.
+func TestNoBrokerWriteWithoutTrust(t *testing.T) {
+	t.Parallel()
+	o := own(t)
+	o.owner.ExpireTrust()
+	a := o.owner.Local().As(account.Caller{ID: "test"})
+	res, err := a.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{AutoAccept: true}}}})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		t.Fatalf("locate: %v (its intent is recorded under the current term)", err)
+	}
+	select {
+	case <-o.owner.Lost():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the owner never stepped down")
+	}
+	if err := <-o.owner.Fatal(); err == nil || !strings.Contains(err.Error(), "stepped down") {
+		t.Fatalf("why it stepped down: %v", err)
+	}
+	if n := quotesSent(o); n != 0 {
+		t.Fatalf("%d quotes sent without trust in the lease", n)
+	}
+	ws, err := o.st.List(t.Context(), store.Filter{})
+	if err != nil || len(ws) != 1 || ws[0].QuoteReqID == "" {
+		t.Fatalf("the recorded intent: %+v, %v; want one workflow for the next owner", ws, err)
+	}
+}

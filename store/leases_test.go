@@ -1,0 +1,119 @@
+package store_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/store"
+)
+
+// One leader row per account: a second owner is refused while the lease
+// lives, takes it with the next term once it lapsed (a zero TTL lapses at
+// once, whatever clock the database keeps), and the old owner can then
+// neither renew nor write under its term.
+func TestLeaseTermsAndFencing(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		a := store.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		got, err := b.store.AcquireLease(ctx, a, time.Hour)
+		if err != nil || got.Term != 1 {
+			t.Fatalf("first acquire: term %d, %v", got.Term, err)
+		}
+		again, err := b.store.AcquireLease(ctx, a, time.Hour)
+		if err != nil || again.Term != 1 || !again.Since.Equal(got.Since) {
+			t.Fatalf("the owner again: term %d since %v, %v; want term 1 since %v", again.Term, again.Since, err, got.Since)
+		}
+		other := store.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}
+		var held *store.LeaseHeldError
+		if _, err := b.store.AcquireLease(ctx, other, time.Hour); !errors.As(err, &held) || held.Holder.Owner != "a" {
+			t.Fatalf("acquire of a live lease: %v", err)
+		}
+		fenced := b.store.Fenced(store.Fence{Account: "LV100001", Owner: "a", Term: 1})
+		if err := fenced.Create(ctx, newLocate("w1")); err != nil {
+			t.Fatalf("write under the current term: %v", err)
+		}
+		// a stalls: its lease lapses and b takes term 2.
+		if err := b.store.RenewLease(ctx, "LV100001", "a", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		took, err := b.store.AcquireLease(ctx, other, time.Hour)
+		if err != nil || took.Term != 2 {
+			t.Fatalf("acquire of a lapsed lease: term %d, %v", took.Term, err)
+		}
+		if err := b.store.RenewLease(ctx, "LV100001", "a", 1, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("renewal of an ended term: %v", err)
+		}
+		if err := fenced.Create(ctx, newLocate("w2")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("write under an ended term: %v", err)
+		}
+		if _, err := b.store.Get(ctx, "w2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the fenced write was stored: %v", err)
+		}
+		// A release lapses the lease and keeps the row: the next owner's
+		// term is 3, never 1 again.
+		if err := b.store.ReleaseLease(ctx, "LV100001", "b", 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.LiveLease(ctx, "LV100001"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("live lease after release: %v", err)
+		}
+		if ls, err := b.store.Leases(ctx); err != nil || len(ls) != 0 {
+			t.Fatalf("leases after release: %+v, %v; want none", ls, err)
+		}
+		c := store.Lease{Account: "LV100001", Owner: "c", PID: 3, Host: "h3", Endpoint: "e3"}
+		if got, err := b.store.AcquireLease(ctx, c, time.Hour); err != nil || got.Term != 3 {
+			t.Fatalf("acquire after release: term %d, %v", got.Term, err)
+		}
+		live, err := b.store.LiveLease(ctx, "LV100001")
+		if err != nil || live.Owner != "c" || live.Endpoint != "e3" || live.Term != 3 {
+			t.Fatalf("live lease: %+v, %v", live, err)
+		}
+		// Taking over from a dead owner starts a term too, and is refused
+		// when the lease has meanwhile moved to someone else.
+		d := store.Lease{Account: "LV100001", Owner: "d", PID: 4, Host: "h3", Endpoint: "e4"}
+		if _, err := b.store.TakeOverLease(ctx, d, "someone-else", time.Hour); !errors.As(err, &held) {
+			t.Fatalf("take over from an owner that is not the holder: %v", err)
+		}
+		if got, err := b.store.TakeOverLease(ctx, d, "c", time.Hour); err != nil || got.Term != 4 {
+			t.Fatalf("take over from c: term %d, %v", got.Term, err)
+		}
+	})
+}
+
+// Processes racing for a free account: exactly one wins, the others are
+// told who did.
+func TestLeaseRace(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		stores := []*store.Store{b.store, mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock)}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, refused := 0, 0
+		for i, s := range stores {
+			for j := range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l := store.Lease{Account: "LV100001", Owner: string(rune('a'+i)) + string(rune('0'+j)), PID: i, Host: "h", Endpoint: "e"}
+					_, err := s.AcquireLease(ctx, l, time.Hour)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						won++
+					case errors.Is(err, store.ErrLeaseHeld):
+						refused++
+					default:
+						t.Errorf("acquire: %v", err)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if won != 1 || refused != len(stores)*3-1 {
+			t.Fatalf("%d won, %d refused; want 1 and %d", won, refused, len(stores)*3-1)
+		}
+	})
+}
