@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/store/storetest"
 )
 
 // owned is the simulator, a store and this process owning LV100001 (live)
@@ -29,11 +30,15 @@ type owned struct {
 // own owns the account on a SQLite file.
 func own(t *testing.T) *owned {
 	t.Helper()
-	return ownOn(t, filepath.Join(t.TempDir(), "locator.db"))
+	return ownOn(t, filepath.Join(t.TempDir(), "locator.db"), nil)
 }
 
-// ownOn owns the account on the database db (a path or a Postgres URL).
-func ownOn(t *testing.T, db string) *owned {
+// testToken is the owner token of the tests' network owners.
+const testToken = "0123456789abcdef0123456789abcdef"
+
+// ownOn owns the account on the database db (a path or a Postgres URL),
+// serving other hosts too when network is set.
+func ownOn(t *testing.T, db string, network *service.Network) *owned {
 	t.Helper()
 	sim := simtest.New(t)
 	st, err := store.Open(t.Context(), db, sim.Clock)
@@ -55,7 +60,7 @@ func ownOn(t *testing.T, db string) *owned {
 	sim.RunClockWhile(t, 3, func() bool { o := owner.Load(); return o == nil || o.Local().Asking() == 0 })
 	cfg := service.OwnerConfig{
 		Engine: engine.Config{Client: sim.Client(t, sim.Live), Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
-		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand,
+		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand, Network: network,
 	}
 	o, err := service.Own(t.Context(), cfg)
 	if err != nil {
@@ -81,6 +86,23 @@ func TestConformance(t *testing.T) {
 					t.Cleanup(o.owner.Local().Listen(c.ID, c.Ask))
 				}
 				return o.owner.Local().As(c)
+			}}
+		})
+	})
+	// A follower of another host: the owner's account API over TLS on
+	// loopback, its certificate pinned from the lease, the owner token
+	// presented; the owner's lease on Postgres.
+	t.Run("remote", func(t *testing.T) {
+		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
+			o := ownOn(t, storetest.Postgres(t), &service.Network{Listen: "127.0.0.1:0", Token: testToken})
+			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
+				l := o.owner.Lease()
+				cl, err := service.DialRemote(l.Address, l.Pin, testToken, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(cl.Close)
+				return cl
 			}}
 		})
 	})

@@ -32,7 +32,7 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 	for _, d := range storetest.Drivers {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			o := ownOn(t, storetest.DSN(t, d))
+			o := ownOn(t, storetest.DSN(t, d), nil)
 			old := o.owner.Lease()
 			// The old owner's lease lapses (it stalled) and another
 			// process takes the account.

@@ -3,19 +3,24 @@ package service
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/clock"
 )
 
-// Fleet is the accounts one process owns as a daemon (`locator serve`
-// with several): each with its own engine and lease, those sharing a key
-// pair sharing its client, and so its pacer.
+// Fleet is the accounts one process keeps as a daemon (`locator serve`
+// with several): each owned with its own engine and lease, those sharing a
+// key pair sharing its client, and so its pacer; with Config.Standby, an
+// account another daemon owns is followed, and taken over when its owner
+// goes.
 type Fleet struct {
 	handles []*Handle
 }
 
-// OpenFleet owns every account of cfgs as a daemon, in order (see Open);
-// when one cannot be owned, it gives up those it owned and says why.
+// OpenFleet opens every account of cfgs as a daemon, in order (see Open);
+// when one cannot be opened, it gives up those it opened and says why.
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
 	for _, cfg := range cfgs {
@@ -42,31 +47,36 @@ func (f *Fleet) Accounts() []account.Account {
 	return out
 }
 
-// Wait returns when ctx ends (its error) or when one of the accounts can
-// no longer be driven: its lease was lost, or its engine stopped.
+// Wait keeps the fleet's accounts until ctx ends (its error), or until an
+// owner's engine stops on an error (that error). An owner that steps down
+// (its lease lost, or the database out of reach for longer than its trust
+// in it) gives its account up, and the fleet opens it again: it owns it
+// once it can, or follows the process that took it over and stands by.
+// A standby takes over as soon as the lease it waits on lapses or is
+// released.
 func (f *Fleet) Wait(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	fatal := make(chan error, len(f.handles))
+	var wg sync.WaitGroup
 	for _, h := range f.handles {
-		o := h.Owner()
-		if o == nil {
-			return errors.New("service: a fleet account is not owned here")
-		}
+		wg.Add(1)
 		go func() {
-			select {
-			case err, ok := <-o.Fatal():
-				if ok {
-					fatal <- err
-				}
-			case <-ctx.Done():
+			defer wg.Done()
+			if err := h.keep(ctx); err != nil {
+				fatal <- err
 			}
 		}()
 	}
+	var err error
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case err := <-fatal:
-		return err
+		err = ctx.Err()
+	case err = <-fatal:
 	}
+	cancel()
+	wg.Wait()
+	return err
 }
 
 // Close gives every account up.
@@ -74,4 +84,49 @@ func (f *Fleet) Close() {
 	for _, h := range f.handles {
 		h.Close()
 	}
+}
+
+// reopenWait is how long a daemon waits before opening an account again
+// when it could neither own nor follow it (the database or the owner is
+// out of reach).
+const reopenWait = time.Second
+
+// keep holds the account for a daemon until ctx ends; see Fleet.Wait.
+func (h *Handle) keep(ctx context.Context) error {
+	log := h.cfg.Engine.Logger
+	clk := h.cfg.Engine.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	for ctx.Err() == nil {
+		if o := h.Owner(); o != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-o.Fatal():
+				if !errors.Is(err, ErrSteppedDown) {
+					return err
+				}
+				log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
+			}
+		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
+			// A standby: wait for the lease it follows to be free.
+			if err := h.cfg.Engine.Store.WaitLease(ctx, hello.Lease); err != nil && ctx.Err() == nil {
+				log.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
+				clock.Sleep(ctx, clk, reopenWait)
+			}
+		} else if ctx.Err() == nil {
+			clock.Sleep(ctx, clk, reopenWait) // the owner followed is gone or unreachable
+		}
+		h.drop(nil)
+		for ctx.Err() == nil {
+			if _, err := h.current(ctx); err == nil || ctx.Err() != nil {
+				break
+			} else {
+				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
+			}
+			clock.Sleep(ctx, clk, reopenWait)
+		}
+	}
+	return nil
 }

@@ -27,6 +27,13 @@ type Config struct {
 	OwnerConfig
 	// Caller is this process, as the owner records and asks it.
 	Caller account.Caller
+	// OwnerToken is what this process presents to an owner of another
+	// host (its OwnerTokenEnv): see Network.
+	OwnerToken string
+	// Standby makes a daemon that finds another daemon owning the account
+	// follow it and stand by to take over (see Fleet), rather than be
+	// refused.
+	Standby bool
 }
 
 // Handle is the account as one process holds it: the account API of the
@@ -154,11 +161,19 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		}
 		return h.cur, false, nil
 	}
-	if !errors.Is(err, errLocked) {
+	var held *store.LeaseHeldError
+	var c *Client
+	switch {
+	case errors.Is(err, errLocked):
+		_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
+		c = Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
+	case errors.As(err, &held):
+		if c, err = h.dialHolder(held.Holder); err != nil {
+			return nil, false, err
+		}
+	default:
 		return nil, false, ownError(h.cfg.Engine.Account, err)
 	}
-	_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
-	c := Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
 	hello, err := c.Hello(ctx)
 	if err != nil {
 		c.Close()
@@ -174,10 +189,10 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		c.Close()
 		return nil, errors.Is(err, account.ErrOwnerGone), err
 	}
-	if h.cfg.Role == RoleDaemon {
+	if h.cfg.Role == RoleDaemon && !(h.cfg.Standby && hello.Role == RoleDaemon) {
 		c.Close()
 		if hello.Role == RoleDaemon {
-			return nil, false, account.Errorf(account.KindRefused, hello.Lease.String()+" (another daemon): stop it first")
+			return nil, false, account.Errorf(account.KindRefused, hello.Lease.String()+" (another daemon): stop it first, or stand by with serve --standby")
 		}
 		h.cfg.Engine.Logger.Info("waiting for a command's run to give the account up", "account", hello.Account, "pid", hello.Lease.PID)
 		return nil, true, errLocked
@@ -190,6 +205,19 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	}
 	h.client, h.cur = c, c
 	return c, false, nil
+}
+
+// dialHolder reaches the live owner a lease names: over its socket when
+// it is of this host, else over the network, with the owner's token.
+func (h *Handle) dialHolder(l store.Lease) (*Client, error) {
+	host, _ := os.Hostname()
+	switch {
+	case l.Host == host && l.Endpoint != "":
+		return Dial(l.Endpoint, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), nil
+	case l.Address == "":
+		return nil, account.Errorf(account.KindRefused, l.String()+", which serves no other host (start it with --owner-listen); nothing was sent")
+	}
+	return DialRemote(l.Address, l.Pin, h.cfg.OwnerToken, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
 }
 
 // ownError is why this process could not own the account, with the kind

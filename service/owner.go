@@ -63,6 +63,8 @@ type OwnerConfig struct {
 	// RuntimeDir holds the lock and the socket (see RuntimeDir).
 	RuntimeDir string
 	Role       Role
+	// Network, when set, serves the account API to other hosts too.
+	Network *Network
 }
 
 // Owner is the live owner of one account on this machine: it holds the
@@ -80,6 +82,7 @@ type Owner struct {
 	log   *slog.Logger
 	ln    net.Listener
 	srv   *http.Server
+	net   *http.Server  // serving other hosts (Network), or nil
 	lost  chan struct{} // closed when the lease was lost, after lostWhy is set
 	stop  chan struct{}
 	wg    sync.WaitGroup
@@ -96,8 +99,12 @@ type Owner struct {
 // Own makes this process the account's owner: errLocked when another
 // process of this machine owns it (dial it), a refusal when the database
 // names a live owner of the account at another broker address, and a
-// *store.LeaseHeldError when a process of another host holds its lease.
-// The engine it starts recovers what an earlier owner left.
+// *store.LeaseHeldError when another live process holds its lease (of
+// another host, or of this one on Postgres: follow it). On Postgres the
+// lease alone decides, without the machine lock: a stopped process
+// would hold that lock for ever, and the lease lets its standby take
+// over once it lapses. The engine it starts recovers what an earlier
+// owner left.
 func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 	ec := &cfg.Engine
 	if ec.Clock == nil {
@@ -110,9 +117,11 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := tryLock(lockPath)
-	if err != nil {
-		return nil, err
+	var lock *machineLock
+	if !ec.Store.Postgres() {
+		if lock, err = tryLock(lockPath); err != nil {
+			return nil, err
+		}
 	}
 	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{})}
 	if err := o.start(ctx, sockPath); err != nil {
@@ -126,9 +135,19 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	ec := o.cfg.Engine
 	host, _ := os.Hostname()
 	want := store.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath}
+	var remote net.Listener
+	if n := o.cfg.Network; n != nil {
+		var err error
+		if remote, want.Address, want.Pin, err = listenTLS(*n); err != nil {
+			return err
+		}
+	}
 	attempt := o.clk.Now()
 	lease, takenOver, err := o.acquire(ctx, want)
 	if err != nil {
+		if remote != nil {
+			remote.Close()
+		}
 		return err
 	}
 	o.lease = lease
@@ -152,7 +171,8 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	if !last.IsZero() {
 		ec.Client.PaceAfter(last)
 	}
-	// The machine lock is ours: a socket there was left by a dead owner.
+	// The machine lock (or on Postgres the lease) is ours: a socket there
+	// was left by a dead or stopped owner.
 	os.Remove(sockPath)
 	ln, err := net.Listen("unix", sockPath)
 	if err != nil {
@@ -183,7 +203,8 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	srv := newServer(o.local, o.hello, ec.Client, o.clk)
-	o.srv = &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}
+	routes := srv.routes()
+	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(2)
 	go func() {
 		defer o.wg.Done()
@@ -191,6 +212,19 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 			o.log.Error("owner socket stopped", "err", err)
 		}
 	}()
+	if remote != nil {
+		// A failed handshake (a scanner, a follower with an old pin) is
+		// not the owner's error: logged at debug level.
+		o.net = &http.Server{Handler: tokenGuard(o.cfg.Network.Token, routes), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			if err := o.net.Serve(remote); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				o.log.Error("owner's network listener stopped", "err", err)
+			}
+		}()
+	}
 	go o.heartbeat()
 	if ec.Client.Partner.Signed() {
 		o.wg.Add(1)
@@ -211,23 +245,34 @@ func (o *Owner) keepRenewed() {
 	}
 }
 
+// helloWait bounds the hello that tells a live owner of this host from a
+// dead (or stopped) one: a live one answers in milliseconds.
+const helloWait = 2 * time.Second
+
 // acquire takes the account's lease in the database. A lease held by a
-// process of this host that does not answer is a dead owner's (this
-// process holds the machine lock): taken over at once. One that answers
-// serves the account at another broker address: refused.
+// process of this host that does not answer is a dead owner's (or a
+// stopped one's, whose trust in its lease is running out): taken over at
+// once. One that answers serves the account at another broker address
+// (refused), or, on Postgres, is the owner to follow (its
+// *store.LeaseHeldError is returned).
 func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, bool, error) {
 	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
 	var held *store.LeaseHeldError
 	if !errors.As(err, &held) {
 		return lease, false, err
 	}
-	if held.Holder.Host != want.Host {
+	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" {
 		return lease, false, err
 	}
 	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
-	hello, herr := c.Hello(ctx)
+	hctx, cancel := context.WithTimeout(ctx, helloWait)
+	hello, herr := c.Hello(hctx)
+	cancel()
 	c.Close()
 	if herr == nil {
+		if o.st.Postgres() && hello.BaseURL == o.cfg.BaseURL {
+			return lease, false, err
+		}
 		return lease, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
 	}
 	lease, err = o.st.TakeOverLease(ctx, want, held.Holder.Owner, LeaseTTL)
@@ -288,17 +333,22 @@ func (o *Owner) mayWrite(accept bool) error {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
 		// A write held back is one this owner cannot finish: it steps
 		// down, and the next owner takes the workflow up from the store.
-		o.stepDown(fmt.Errorf("%w: a write was held back, and this process stepped down", err))
+		o.stepDown(fmt.Errorf("%w: a write was held back", err))
 		return err
 	}
 	return nil
 }
 
+// ErrSteppedDown is matched by the error Fatal delivers when the owner
+// stepped down (its lease lost, or not sure of it any more), as opposed to
+// its engine stopping on an error.
+var ErrSteppedDown = errors.New("stepped down")
+
 // stepDown gives the account up for why: Lost is closed and Fatal says
 // why. Only the first reason counts.
 func (o *Owner) stepDown(why error) {
 	o.lostOnce.Do(func() {
-		o.lostWhy = why
+		o.lostWhy = fmt.Errorf("%w: %w", ErrSteppedDown, why)
 		close(o.lost)
 	})
 }
@@ -348,7 +398,7 @@ func (o *Owner) heartbeat() {
 			o.log.Error("lease not renewed; retrying", "account", o.lease.Account, "err", err)
 			continue
 		default:
-			o.stepDown(fmt.Errorf("account %s: the lease could not be renewed for %s (%v): this process stepped down", o.lease.Account, LeaseTTL-TrustMargin, err))
+			o.stepDown(fmt.Errorf("account %s: the lease could not be renewed for %s: %w", o.lease.Account, LeaseTTL-TrustMargin, err))
 		}
 		return
 	}
@@ -364,6 +414,9 @@ func (o *Owner) Close() {
 		// going, not the asker, and must decline nothing.
 		o.eng.Close()
 		o.srv.Close()
+		if o.net != nil {
+			o.net.Close()
+		}
 		o.wg.Wait()
 		o.release()
 	})

@@ -90,7 +90,11 @@ func tryLock(path string) (*machineLock, error) {
 }
 
 // unlock releases the lock (closing the file releases the flock).
-func (l *machineLock) unlock() { l.f.Close() }
+func (l *machineLock) unlock() {
+	if l != nil {
+		l.f.Close()
+	}
+}
 
 // peerListener accepts only connections from processes of this user
 // (SO_PEERCRED): the socket's private folder already keeps others out;

@@ -14,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/store/storetest"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -108,4 +109,45 @@ func writes(o *owned) int {
 		}
 	}
 	return n
+}
+
+// Issue 18 item 3: an owner serving other hosts takes requests only from
+// a process presenting its token, over TLS with the certificate its lease
+// names. A wrong token, a missing one, or a pin that is not the lease's is
+// refused before anything is sent; the right ones are served.
+func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
+	t.Parallel()
+	o := ownOn(t, storetest.Postgres(t), &service.Network{Listen: "127.0.0.1:0", Token: testToken})
+	l := o.owner.Lease()
+	if !strings.HasPrefix(l.Address, "https://127.0.0.1:") || len(l.Pin) != 64 {
+		t.Fatalf("lease address %q pin %q", l.Address, l.Pin)
+	}
+	locate := account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}}
+	otherPin := strings.Repeat("0", 64)
+	for name, c := range map[string]struct{ pin, token string }{
+		"wrong token":   {l.Pin, "ffffffffffffffffffffffffffffffff"},
+		"no token":      {l.Pin, ""},
+		"another owner": {otherPin, testToken},
+	} {
+		before := writes(o)
+		cl, err := service.DialRemote(l.Address, c.pin, c.token, account.Caller{Name: name}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		if err == nil {
+			t.Cleanup(cl.Close)
+			_, err = cl.Locate(t.Context(), locate)
+		}
+		if err == nil {
+			t.Errorf("%s: served", name)
+		}
+		if n := writes(o) - before; n != 0 {
+			t.Errorf("%s: %d writes reached the broker", name, n)
+		}
+	}
+	cl, err := service.DialRemote(l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := cl.Locate(t.Context(), locate); err != nil {
+		t.Fatalf("the owner's token and pin: %v", err)
+	}
 }

@@ -460,12 +460,12 @@ func fail(w http.ResponseWriter, err error) {
 // owner's Local over its socket. A transport failure is an error of kind
 // KindOwnerGone, on which the follower's handle finds the next owner.
 type Client struct {
-	endpoint string
-	caller   account.Caller
-	header   string
-	http     *http.Client
-	prover   Prover
-	baseURL  string
+	base    string // http://owner on the socket, https://owner over TLS
+	caller  account.Caller
+	header  string
+	http    *http.Client
+	prover  Prover
+	baseURL string
 
 	mu      sync.Mutex
 	session string // earned by proving the owner's credentials
@@ -482,15 +482,20 @@ var _ account.Account = (*Client)(nil)
 // own. Nothing is sent until a call, except that a caller who answers
 // questions opens its question stream at once.
 func Dial(endpoint string, caller account.Caller, prover Prover, baseURL string) *Client {
-	if caller.ID == "" {
-		caller.ID = uuid.NewString()
-	}
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", endpoint)
 	}}
+	return newClient("http://owner", tr, caller, prover, baseURL)
+}
+
+// newClient is a Client on the transport tr, whose requests go to base.
+func newClient(base string, tr http.RoundTripper, caller account.Caller, prover Prover, baseURL string) *Client {
+	if caller.ID == "" {
+		caller.ID = uuid.NewString()
+	}
 	h, _ := json.Marshal(wireCaller{ID: caller.ID, Name: caller.Name, Env: string(caller.Env), CanAsk: caller.Ask != nil})
-	c := &Client{endpoint: endpoint, caller: caller, header: string(h), http: &http.Client{Transport: tr}, prover: prover, baseURL: baseURL}
+	c := &Client{base: base, caller: caller, header: string(h), http: &http.Client{Transport: tr}, prover: prover, baseURL: baseURL}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if caller.Ask != nil {
@@ -527,7 +532,7 @@ func (c *Client) authenticate(ctx context.Context) (string, error) {
 		return "", account.Errorf(account.KindRefused, "this process cannot prove the owner's credentials: "+err.Error()+"; nothing was sent")
 	}
 	b, _ := json.Marshal(proof{Nonce: hello.Nonce, Identity: id, MAC: mac, BaseURL: c.baseURL})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://owner/v1/session", bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/session", bytes.NewReader(b))
 	if err != nil {
 		return "", err
 	}
@@ -543,7 +548,7 @@ func (c *Client) authenticate(ctx context.Context) (string, error) {
 
 // Hello asks who owns the account, through which database.
 func (c *Client) Hello(ctx context.Context) (*Hello, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://owner/v1/hello", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/hello", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -727,7 +732,7 @@ func (c *Client) answer(ctx context.Context) {
 // stream breaks (KindOwnerGone); opened, when set, is called once the
 // owner has answered and the stream is in place.
 func (c *Client) lines(ctx context.Context, path string, opened func(), each func(message) (bool, error)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://owner"+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return err
 	}
@@ -765,7 +770,7 @@ func (c *Client) post(ctx context.Context, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://owner"+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,13 @@ type Lease struct {
 	Owner    string // random id of the owning run
 	PID      int
 	Host     string
-	Endpoint string
+	Endpoint string // the owner's socket, for processes of its host
+	// Address is where processes of other hosts reach the owner
+	// (https://host:port; empty when it serves only its socket), and Pin
+	// the SHA-256 of its TLS certificate's public key, which they check:
+	// the database vouches for the owner.
+	Address string
+	Pin     string
 	// Term grows by one at every change of owner: the owner's writes carry
 	// it (see Fenced) and fail once another term has begun.
 	Term  int64
@@ -116,13 +122,13 @@ func (s *Store) putLease(ctx context.Context, tx *Tx, l *Lease, cur *Lease, now 
 	var res sql.Result
 	var err error
 	if cur == nil {
-		res, err = tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, term, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?,?)
+		res, err = tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, address, pin, term, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT (account) DO NOTHING`,
-			l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
+			l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
 	} else {
-		res, err = tx.ExecContext(ctx, `UPDATE leases SET owner = ?, pid = ?, host = ?, endpoint = ?, term = ?, since = ?, heartbeat = ?, expires = ?
+		res, err = tx.ExecContext(ctx, `UPDATE leases SET owner = ?, pid = ?, host = ?, endpoint = ?, address = ?, pin = ?, term = ?, since = ?, heartbeat = ?, expires = ?
 			WHERE account = ? AND owner = ? AND term = ?`,
-			l.Owner, l.PID, l.Host, l.Endpoint, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires),
+			l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires),
 			l.Account, cur.Owner, cur.Term)
 	}
 	if err != nil {
@@ -168,7 +174,7 @@ func (s *Store) ReleaseLease(ctx context.Context, account, owner string, term in
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE leases SET expires = ?, endpoint = '' WHERE account = ? AND owner = ? AND term = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE leases SET expires = ?, endpoint = '', address = '' WHERE account = ? AND owner = ? AND term = ?`,
 			formatTime(now), account, owner, term); err != nil {
 			return err
 		}
@@ -266,7 +272,7 @@ func (f *Fence) check(ctx context.Context, tx *Tx) error {
 	return err
 }
 
-const leaseColumns = `account, owner, pid, host, endpoint, term, since, heartbeat, expires`
+const leaseColumns = `account, owner, pid, host, endpoint, address, pin, term, since, heartbeat, expires`
 
 func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
 	l, err := scanLease(q.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE account = ?`, account))
@@ -279,7 +285,7 @@ func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
 func scanLease(sc scanner) (*Lease, error) {
 	var l Lease
 	var since, beat, exp string
-	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &l.Term, &since, &beat, &exp); err != nil {
+	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &l.Address, &l.Pin, &l.Term, &since, &beat, &exp); err != nil {
 		return nil, err
 	}
 	var err error

@@ -117,3 +117,53 @@ func TestLeaseRace(t *testing.T) {
 		}
 	})
 }
+
+// A standby waiting on a held lease is woken when it may be free: at once
+// for a lease released or passed on, and on Postgres by the release's
+// notification while it waits (LISTEN/NOTIFY), long before the lease
+// would have lapsed.
+func TestWaitLease(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		a := store.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		held, err := b.store.AcquireLease(ctx, a, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		standby := mustOpen(t, b.dsn, b.clock)
+		woken := make(chan error, 1)
+		go func() { woken <- standby.WaitLease(ctx, held) }()
+		if b.store.Postgres() {
+			select {
+			case err := <-woken:
+				t.Fatalf("woken while the lease is held: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		} else {
+			<-b.clock.BlockUntil(1) // SQLite: the standby waits for its next look
+		}
+		if err := b.store.ReleaseLease(ctx, "LV100001", "a", held.Term); err != nil {
+			t.Fatal(err)
+		}
+		if !b.store.Postgres() {
+			b.clock.Advance(time.Second)
+		}
+		select {
+		case err := <-woken:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the standby was not woken by the release")
+		}
+		// Passed on to another owner: no wait at all.
+		next, err := b.store.AcquireLease(ctx, store.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := standby.WaitLease(ctx, held); err != nil {
+			t.Fatal(err)
+		}
+		_ = next
+	})
+}

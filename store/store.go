@@ -133,7 +133,7 @@ func openPostgres(dsn string) (*conn, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
-	return &conn{DB: db, dialect: "postgres", name: Redact(dsn)}, nil
+	return &conn{DB: db, dialect: "postgres", dsn: u.String()}, nil
 }
 
 // Redact is dsn as it may be shown: a Postgres URL without its password, a
@@ -225,7 +225,14 @@ func (s *Store) lockMigrations(ctx context.Context, tx *Tx) error {
 type conn struct {
 	*sql.DB
 	dialect string // "sqlite" or "postgres": also the migrations' folder
-	name    string // the database as it may be shown (no password)
+	dsn     string // Postgres: the URL, for the LISTEN connection
+	notices notices
+}
+
+// Close stops the lease listener and closes the database.
+func (c *conn) Close() error {
+	c.notices.close()
+	return c.DB.Close()
 }
 
 // bind rewrites q's ? placeholders (outside quoted literals) for the

@@ -80,8 +80,12 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 		return service.Config{}, usagef("%v", err)
 	}
 	host, _ := os.Hostname()
+	if c.ownerToken == "" {
+		c.ownerToken = c.m.secretEnv(service.OwnerTokenEnv)
+	}
 	return service.Config{
-		OwnerConfig: service.OwnerConfig{
+		OwnerToken: c.ownerToken, Standby: c.standby,
+		OwnerConfig: service.OwnerConfig{Network: c.network,
 			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(),
 				// `resume` is run after a crash: no run is still sending
 				// the orders it finds unanswered, however recent.

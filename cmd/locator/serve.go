@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -20,14 +21,19 @@ import (
 // requests. Accounts sharing a key pair share one client, so one pacer per
 // key pair, as the broker's buckets are.
 type serveCommand struct {
-	conn   connFlags
-	config string
-	listen listenFlag
+	conn      connFlags
+	config    string
+	listen    listenFlag
+	ownerHost string
+	advertise string
 }
 
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.register(fs)
+	fs.BoolVar(&c.conn.standby, "standby", false, "stand by for the accounts another serve owns: follow it, and take them over when it goes")
+	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on this host's address (a free port per account, named in its lease); they present "+service.OwnerTokenEnv)
+	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its address)")
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
 
@@ -36,6 +42,14 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	c.conn.daemon = true
+	if c.ownerHost != "" {
+		token := c.conn.m.secretEnv(service.OwnerTokenEnv)
+		if err := service.CheckToken(token); err != nil {
+			return usagef("--owner-listen: %v", err)
+		}
+		c.conn.ownerToken = token
+		c.conn.network = &service.Network{Listen: net.JoinHostPort(c.ownerHost, "0"), Advertise: c.advertise, Token: token}
+	}
 	accounts, err := c.accounts()
 	if err != nil {
 		return err
@@ -78,7 +92,11 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}
 	defer fleet.Close()
 	for _, h := range fleet.Handles() {
-		fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d); other processes hand their requests to %s\n", h.Owner().Lease().Account, os.Getpid(), h.Owner().Lease().Endpoint)
+		if o := h.Owner(); o != nil {
+			fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d, term %d); other processes hand their requests to %s %s\n", o.Lease().Account, os.Getpid(), o.Lease().Term, o.Lease().Endpoint, o.Lease().Address)
+		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
+			fmt.Fprintf(c.conn.m.Stderr, "standing by for %s (pid %d): %s\n", hello.Account, os.Getpid(), hello.Lease)
+		}
 	}
 	web, err := bound.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
 	if err != nil {

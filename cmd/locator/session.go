@@ -11,6 +11,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/service"
 )
 
 // connFlags are the connection settings every broker command shares. The
@@ -27,6 +28,10 @@ type connFlags struct {
 	// observe, when set, sees every broker call (a process serving
 	// /metrics).
 	observe func(route string, status int, d time.Duration)
+	// network is how serve's owners take requests from other hosts.
+	network    *service.Network
+	standby    bool
+	ownerToken string // service.OwnerTokenEnv, read once
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {

@@ -136,7 +136,9 @@ CREATE TABLE leases (
     since      TEXT NOT NULL,
     heartbeat  TEXT NOT NULL,
     expires    TEXT NOT NULL,
-    term       BIGINT NOT NULL DEFAULT 0
+    term       BIGINT NOT NULL DEFAULT 0,
+    address    TEXT NOT NULL DEFAULT '',  -- https://host:port for other hosts
+    pin        TEXT NOT NULL DEFAULT ''   -- SHA-256 of the owner's TLS public key
 );
 
 -- Pacing per key pair (see SQLite's 0006).

@@ -3,3 +3,8 @@
 -- owner that stalled past its lease cannot write after another took over.
 -- A released lease keeps its row (lapsed) so terms only ever grow.
 ALTER TABLE leases ADD COLUMN term INTEGER NOT NULL DEFAULT 0;
+-- Where followers on other hosts reach the owner (https://host:port, empty
+-- when it serves only its machine's socket), and the SHA-256 of its TLS
+-- certificate's public key, which they pin: the database vouches for it.
+ALTER TABLE leases ADD COLUMN address TEXT NOT NULL DEFAULT '';
+ALTER TABLE leases ADD COLUMN pin TEXT NOT NULL DEFAULT '';
