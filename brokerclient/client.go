@@ -280,7 +280,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
 			return nil, err
 		}
-		if err := gateWrite(ctx, cl); err != nil {
+		if err := gateRequest(ctx, cl); err != nil {
 			return nil, err
 		}
 		req, err := http.NewRequestWithContext(ctx, cl.method, target, bytes.NewReader(payload))

@@ -24,6 +24,9 @@ type RequestRecord struct {
 	Query  string    `json:"query"`
 	Body   string    `json:"body"`
 	Status int       `json:"status"`
+	// UserAgent tells one process's requests from another's (locator's
+	// CLI names its pid there).
+	UserAgent string `json:"userAgent,omitempty"`
 }
 
 type requestLog struct{ entries []RequestRecord }
@@ -54,6 +57,8 @@ func (s *Sim) logRequest(r *http.Request, body []byte) int {
 		Path:   r.URL.Path,
 		Query:  r.URL.RawQuery,
 		Body:   text,
+
+		UserAgent: r.UserAgent(),
 	})
 	return len(s.log.entries) - 1
 }

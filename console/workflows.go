@@ -108,8 +108,9 @@ func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
 }
 
 // Owners says which process owns each account (docs/design.md rule 3): live,
-// or lapsed when its lease expired before now.
-func Owners(out Printer, leases []store.Lease, now time.Time) {
+// or lapsed when its lease expired before now; and which daemons stand by
+// to take one over.
+func Owners(out Printer, leases []store.Lease, standbys []store.Standby, now time.Time) {
 	for _, l := range leases {
 		state := "live"
 		if !l.Expires.After(now) {
@@ -118,5 +119,9 @@ func Owners(out Printer, leases []store.Lease, now time.Time) {
 		out.Event(map[string]any{"type": "owner", "account": l.Account, "pid": l.PID, "host": l.Host, "term": l.Term, "since": l.Since, "heartbeat": l.Heartbeat, "state": state},
 			fmt.Sprintf("account %s: owned by pid %d on %s since %s, term %d (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
 				DateTime(l.Since), l.Term, state, TimeOfDay(l.Heartbeat)))
+	}
+	for _, sb := range standbys {
+		out.Event(map[string]any{"type": "standby", "account": sb.Account, "pid": sb.PID, "host": sb.Host, "since": sb.Since},
+			fmt.Sprintf("account %s: pid %d on %s stands by to take it over (since %s)", sb.Account, sb.PID, sb.Host, DateTime(sb.Since)))
 	}
 }

@@ -3,11 +3,13 @@ package service
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/store"
 )
 
 // Fleet is the accounts one process keeps as a daemon (`locator serve`
@@ -109,14 +111,8 @@ func (h *Handle) keep(ctx context.Context) error {
 				}
 				log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
 			}
-		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
-			// A standby: wait for the lease it follows to be free.
-			if err := h.cfg.Engine.Store.WaitLease(ctx, hello.Lease); err != nil && ctx.Err() == nil {
-				log.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
-				clock.Sleep(ctx, clk, reopenWait)
-			}
-		} else if ctx.Err() == nil {
-			clock.Sleep(ctx, clk, reopenWait) // the owner followed is gone or unreachable
+		} else if c := h.follower(); c != nil {
+			h.standBy(ctx, c, clk)
 		}
 		h.drop(nil)
 		for ctx.Err() == nil {
@@ -129,4 +125,65 @@ func (h *Handle) keep(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// follower is the client of the owner this handle follows, or nil.
+func (h *Handle) follower() *Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.client
+}
+
+// standBy waits, as a standby listed in the database, until the account
+// may be free: the lease it follows lapsed or was released (see
+// store.WaitLease), or the connection to its owner ended (an owner of
+// this host that died: its lease is then taken over at once).
+func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
+	// The registration lapses in real time, as leases do.
+	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
+	hello, err := c.Hello(ctx)
+	if err != nil {
+		clock.Sleep(ctx, clk, reopenWait) // the owner followed is gone or unreachable
+		return
+	}
+	updates, err := c.Subscribe(ctx)
+	if err != nil {
+		clock.Sleep(ctx, clk, reopenWait)
+		return
+	}
+	host, _ := os.Hostname()
+	sb := store.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+	defer st.LeaveStandby(context.WithoutCancel(ctx), sb.Account, sb.Process)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	freed := make(chan error, 1)
+	go func() { freed <- st.WaitLease(wctx, hello.Lease) }()
+	for {
+		if err := st.StandBy(ctx, sb, LeaseTTL); err != nil && ctx.Err() == nil {
+			log.Warn("cannot record this process as the account's standby", "account", sb.Account, "err", err)
+		}
+		t := time.NewTimer(RenewEvery)
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case err := <-freed:
+				t.Stop()
+				if err != nil && ctx.Err() == nil {
+					log.Warn("cannot read the account's lease; trying again", "account", sb.Account, "err", err)
+					clock.Sleep(ctx, clk, reopenWait)
+				}
+				return
+			case _, ok := <-updates:
+				if !ok {
+					t.Stop()
+					return // the owner's connection ended
+				}
+			case <-t.C:
+				break wait
+			}
+		}
+	}
 }

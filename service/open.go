@@ -164,6 +164,8 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	var held *store.LeaseHeldError
 	var c *Client
 	switch {
+	case errors.Is(err, errStandby):
+		return nil, true, err
 	case errors.Is(err, errLocked):
 		_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
 		c = Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)

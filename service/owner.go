@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,18 +22,19 @@ import (
 	"github.com/locatorhq/locator/store"
 )
 
-// Ownership's timing. A lease lasts LeaseTTL from each renewal, by the
-// database's clock; the owner renews it every RenewEvery. It trusts
-// itself to own the account only until the start of its last successful
-// renewal attempt plus LeaseTTL less TrustMargin, by its own clock (the
-// margin covers the two clocks' drift over a TTL and the renewal's
-// latency): past that it sends nothing, and it steps down when renewals
-// keep failing. A dead owner's account is free LeaseTTL after its last
+// Ownership's timing, in real time whatever clock the engine runs on
+// (a process stalls in real time; tests run the broker's world on virtual
+// time). A lease lasts LeaseTTL from each renewal, by the database's
+// clock; the owner renews it every RenewEvery. It trusts itself to own
+// the account only until the start of its last successful renewal attempt
+// plus LeaseTTL less TrustMargin, by its own monotonic clock (the margin
+// covers the two clocks' drift over a TTL): past that it sends nothing,
+// and it steps down when renewals keep failing. A dead owner's account is free LeaseTTL after its last
 // renewal, so the standby can take it by then, and no write of the old
 // one can still be leaving.
 const (
-	LeaseTTL    = 6 * time.Second
-	RenewEvery  = 2 * time.Second
+	LeaseTTL    = 5 * time.Second
+	RenewEvery  = 1500 * time.Millisecond
 	TrustMargin = time.Second
 	// AcceptBudget is the trust an accept needs left to start: its
 	// answer must come back while this owner still owns the account, or
@@ -88,7 +90,7 @@ type Owner struct {
 	wg    sync.WaitGroup
 
 	// trustUntil is when this owner stops trusting itself to own the
-	// account (unix nanoseconds by o.clk): see LeaseTTL.
+	// account (unix nanoseconds, real time): see LeaseTTL.
 	trustUntil atomic.Int64
 	lostWhy    error
 	lostOnce   sync.Once
@@ -118,10 +120,13 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 		return nil, err
 	}
 	var lock *machineLock
-	if !ec.Store.Postgres() {
-		if lock, err = tryLock(lockPath); err != nil {
-			return nil, err
-		}
+	if ec.Store.Postgres() {
+		// Owners of the account follow one another on this host without
+		// a lock: each has a socket of its own, named in its lease, so one
+		// that stepped down never removes its successor's.
+		sockPath = strings.TrimSuffix(sockPath, ".sock") + fmt.Sprintf("-%x.sock", os.Getpid())
+	} else if lock, err = tryLock(lockPath); err != nil {
+		return nil, err
 	}
 	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{})}
 	if err := o.start(ctx, sockPath); err != nil {
@@ -142,7 +147,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 			return err
 		}
 	}
-	attempt := o.clk.Now()
+	attempt := time.Now()
 	lease, takenOver, err := o.acquire(ctx, want)
 	if err != nil {
 		if remote != nil {
@@ -152,10 +157,10 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}
 	o.lease = lease
 	o.trust(attempt)
-	// Every write of this owner carries its term, and no broker write
+	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
 	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
-	ctx = brokerclient.WithWriteGate(ctx, o.mayWrite)
+	ctx = brokerclient.WithGate(ctx, o.maySend)
 	// The broker's buckets are per key pair and may still hold the requests
 	// of the previous owner of this key pair: start the pacer as if emptied
 	// when that owner sent its last, or now when it died (it may have sent
@@ -256,6 +261,11 @@ const helloWait = 2 * time.Second
 // (refused), or, on Postgres, is the owner to follow (its
 // *store.LeaseHeldError is returned).
 func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, bool, error) {
+	if _, err := o.st.LiveLease(ctx, want.Account); errors.Is(err, store.ErrNotFound) {
+		if err := o.leaveToStandby(ctx); err != nil {
+			return store.Lease{}, false, err
+		}
+	}
 	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
 	var held *store.LeaseHeldError
 	if !errors.As(err, &held) {
@@ -275,8 +285,36 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		}
 		return lease, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
 	}
+	if err := o.leaveToStandby(ctx); err != nil {
+		return store.Lease{}, false, err
+	}
 	lease, err = o.st.TakeOverLease(ctx, want, held.Holder.Owner, LeaseTTL)
+	if err == nil && held.Holder.Endpoint != want.Endpoint {
+		os.Remove(held.Holder.Endpoint) // the dead owner's
+	}
 	return lease, err == nil, err
+}
+
+// errStandby: a daemon stands by to take the account over; a command
+// waits for it rather than taking the account for its run.
+var errStandby = errors.New("service: a standby daemon takes the account over")
+
+// leaveToStandby is errStandby for a command about to take an account
+// whose owner is gone, when a live standby daemon waits for it: the
+// account goes to the daemon meant to carry it, and the command follows
+// it once it owns.
+func (o *Owner) leaveToStandby(ctx context.Context) error {
+	if o.cfg.Role != RoleCommand {
+		return nil
+	}
+	sbs, err := o.st.Standbys(ctx, o.cfg.Engine.Account)
+	if err != nil {
+		return err
+	}
+	if len(sbs) > 0 {
+		return errStandby
+	}
+	return nil
 }
 
 func (o *Owner) hello() Hello {
@@ -311,29 +349,29 @@ func (o *Owner) Held() bool {
 func (o *Owner) Lost() <-chan struct{} { return o.lost }
 
 // trust extends this owner's trust from a successful renewal attempt
-// that started at attempt.
+// that started at attempt (time.Now: see LeaseTTL).
 func (o *Owner) trust(attempt time.Time) {
 	o.trustUntil.Store(attempt.Add(LeaseTTL - TrustMargin).UnixNano())
 }
 
 // trusted is how much longer this owner trusts itself to own the account.
 func (o *Owner) trusted() time.Duration {
-	return time.Duration(o.trustUntil.Load() - o.clk.Now().UnixNano())
+	return time.Until(time.Unix(0, o.trustUntil.Load()))
 }
 
-// mayWrite is the owner's brokerclient.WriteGate: a write leaves only
-// while the owner trusts its lease, an accept only with AcceptBudget of
-// trust left.
-func (o *Owner) mayWrite(accept bool) error {
+// maySend is the owner's brokerclient.Gate: a request of its engine
+// leaves only while the owner trusts its lease, an accept only with
+// AcceptBudget of trust left.
+func (o *Owner) maySend(accept bool) error {
 	need := time.Duration(0)
 	if accept {
 		need = AcceptBudget
 	}
 	if left := o.trusted(); left <= need || !o.Held() {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
-		// A write held back is one this owner cannot finish: it steps
+		// A request held back is work this owner cannot finish: it steps
 		// down, and the next owner takes the workflow up from the store.
-		o.stepDown(fmt.Errorf("%w: a write was held back", err))
+		o.stepDown(fmt.Errorf("%w: a request to the broker was held back", err))
 		return err
 	}
 	return nil
@@ -377,14 +415,14 @@ func (o *Owner) Fatal() <-chan error {
 func (o *Owner) heartbeat() {
 	defer o.wg.Done()
 	for {
-		t := o.clk.NewTimer(RenewEvery)
+		t := time.NewTimer(RenewEvery)
 		select {
 		case <-o.stop:
 			t.Stop()
 			return
-		case <-t.C():
+		case <-t.C:
 		}
-		attempt := o.clk.Now()
+		attempt := time.Now()
 		err := o.st.RenewLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term, LeaseTTL)
 		switch {
 		case !o.Held():

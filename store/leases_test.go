@@ -167,3 +167,28 @@ func TestWaitLease(t *testing.T) {
 		_ = next
 	})
 }
+
+// Standbys are listed while they renew, and no more once they leave or
+// lapse.
+func TestStandbys(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		sb := store.Standby{Account: "LV100001", Process: "daemon:b", PID: 2, Host: "h2"}
+		if err := b.store.StandBy(ctx, sb, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.store.StandBy(ctx, store.Standby{Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.store.Standbys(ctx, "")
+		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" {
+			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed)", got, err)
+		}
+		if err := b.store.LeaveStandby(ctx, "LV100001", "daemon:b"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
+			t.Fatalf("standbys after leaving: %+v, %v", got, err)
+		}
+	})
+}

@@ -26,10 +26,9 @@ const (
 // reading the lease is returned (the database may be unreachable: the
 // caller waits and tries again).
 func (s *Store) WaitLease(ctx context.Context, held Lease) error {
-	clk, poll := s.clock, leasePollSQLite
+	clk, poll := clock.Real{}, leasePollSQLite // lease times are real (see leaseNow)
 	if s.Postgres() {
-		// Lease times are the database's there, and so is the wait.
-		clk, poll = clock.Real{}, leasePollPostgres
+		poll = leasePollPostgres
 	}
 	for {
 		released := s.db.notices.next(s.db)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/locatorhq/locator/brokerclient"
@@ -9,8 +11,9 @@ import (
 )
 
 // userAgent is the stable, identifying User-Agent the spec asks servers to
-// send, on REST calls and on the token endpoint alike.
-const userAgent = "locator-cli/1"
+// send, on REST calls and on the token endpoint alike; the pid tells which
+// of a desk's processes sent a request.
+var userAgent = "locator-cli/1 (pid " + strconv.Itoa(os.Getpid()) + ")"
 
 // credentials are the client options of the chosen credentials. Partner
 // tokens come from the encrypted token file, and every renewed pair goes

@@ -58,7 +58,11 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	console.Owners(out, leases, time.Now())
+	standbys, err := st.Standbys(ctx, "")
+	if err != nil {
+		return err
+	}
+	console.Owners(out, leases, standbys, time.Now())
 	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
 	if err != nil {
 		return err

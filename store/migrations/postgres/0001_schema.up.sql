@@ -146,3 +146,14 @@ CREATE TABLE pacing (
     key          TEXT PRIMARY KEY,
     last_request TEXT NOT NULL
 );
+
+-- Daemons standing by to take an account over (see SQLite's 0010).
+CREATE TABLE standbys (
+    account    TEXT NOT NULL,
+    process    TEXT NOT NULL,
+    pid        BIGINT NOT NULL,
+    host       TEXT NOT NULL,
+    since      TEXT NOT NULL,
+    expires    TEXT NOT NULL,
+    PRIMARY KEY (account, process)
+);

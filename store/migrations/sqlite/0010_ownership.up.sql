@@ -8,3 +8,16 @@ ALTER TABLE leases ADD COLUMN term INTEGER NOT NULL DEFAULT 0;
 -- certificate's public key, which they pin: the database vouches for it.
 ALTER TABLE leases ADD COLUMN address TEXT NOT NULL DEFAULT '';
 ALTER TABLE leases ADD COLUMN pin TEXT NOT NULL DEFAULT '';
+
+-- Daemons standing by to take an account over when its owner goes (serve
+-- --standby): `locator status` lists them, and a command whose owner went
+-- away leaves the account to them rather than taking it for its run.
+CREATE TABLE standbys (
+    account    TEXT NOT NULL,
+    process    TEXT NOT NULL,   -- random id of the standing-by run
+    pid        INTEGER NOT NULL,
+    host       TEXT NOT NULL,
+    since      TEXT NOT NULL,
+    expires    TEXT NOT NULL,   -- lapses without a renewal, as a lease
+    PRIMARY KEY (account, process)
+);

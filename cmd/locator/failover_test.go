@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/store/storetest"
+)
+
+// daemon is a `locator serve --standby` process of a failover test.
+type daemon struct {
+	cmd  *exec.Cmd
+	pid  int
+	mu   sync.Mutex
+	logs []string // its stderr lines
+	next chan string
+}
+
+// startDaemon starts `locator serve --standby` and waits for its first
+// line: "serving ..." when it owns the account, "standing by ..." when it
+// follows another.
+func (b *ownerBundle) startDaemon(t *testing.T, want string) *daemon {
+	t.Helper()
+	cmd := b.command(context.Background(), "serve", "--standby", "--listen", "")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{cmd: cmd, pid: cmd.Process.Pid, next: make(chan string, 64)}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGCONT); cmd.Process.Kill(); cmd.Wait() })
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			d.mu.Lock()
+			d.logs = append(d.logs, sc.Text())
+			d.mu.Unlock()
+			select {
+			case d.next <- sc.Text():
+			default:
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case line := <-d.next:
+		if !strings.HasPrefix(line, want) {
+			t.Fatalf("serve: %q, want %q...", line, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve said nothing in 30 s")
+	}
+	return d
+}
+
+// waitFor polls the simulator's request log (every 20 ms, for up to 30 s)
+// until one request matches, and returns it.
+func (b *ownerBundle) waitFor(t *testing.T, what string, match func(brokersim.RequestRecord) bool) brokersim.RequestRecord {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range b.requests(t) {
+			if match(r) {
+				return r
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s in the simulator's log within 30 s", what)
+	return brokersim.RequestRecord{}
+}
+
+func quoteOf(symbol string) func(brokersim.RequestRecord) bool {
+	return func(r brokersim.RequestRecord) bool {
+		return r.Method == http.MethodPost && r.Path == "/v1/api/accounts/locates/quote" && strings.Contains(r.Body, `"`+symbol+`"`)
+	}
+}
+
+func sentBy(pid int, after time.Time) func(brokersim.RequestRecord) bool {
+	return func(r brokersim.RequestRecord) bool {
+		return r.Time.After(after) && strings.Contains(r.UserAgent, "(pid "+strconv.Itoa(pid)+")")
+	}
+}
+
+// setupFailover is the simulator, a database of its own on the test
+// Postgres cluster and symbols OW00... for the trials.
+func setupFailover(t *testing.T, trials int) *ownerBundle {
+	t.Helper()
+	db := storetest.Postgres(t) // skips without a cluster, fails under CI
+	b := setupOwners(t, trials)
+	b.db = db
+	b.env = append(b.env, "LOCATOR_DB="+db) // the last one counts
+	return b
+}
+
+func trialsOf(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// Issue 18: two `locator serve --standby` on one Postgres. The owner is
+// SIGKILLed while the offer of a locate it was handed is open; the
+// standby takes over and the locate ends filled, the asking command
+// following the new owner. From the kill to the new owner's first broker
+// request (the simulator's log; the CLI names its pid in its User-Agent):
+// p50 ≤ 5 s and max ≤ 10 s; no quote sent twice, no 429, every workflow
+// final (nothing left open). LOCATOR_FAILOVER_TRIALS sets the trials (3 by
+// default; the issue asks 20, run by hand: see the README).
+func TestFailoverOnOwnerKill(t *testing.T) {
+	t.Parallel()
+	trials := trialsOf("LOCATOR_FAILOVER_TRIALS", 3)
+	b := setupFailover(t, trials)
+	owner := b.startDaemon(t, "serving LV100001")
+	standby := b.startDaemon(t, "standing by for LV100001")
+	var took []time.Duration
+	for trial := range trials {
+		sym := fmt.Sprintf("OW%02d", trial)
+		locate := b.command(context.Background(), "locate", sym, "100", "--yes", "--json")
+		out := &strings.Builder{}
+		locate.Stdout, locate.Stderr = out, out
+		if err := locate.Start(); err != nil {
+			t.Fatal(err)
+		}
+		b.waitFor(t, "quote of "+sym, quoteOf(sym))
+		killed := time.Now()
+		owner.cmd.Process.Kill()
+		owner.cmd.Wait()
+		first := b.waitFor(t, "request of the new owner", sentBy(standby.pid, killed))
+		took = append(took, first.Time.Sub(killed))
+		if err := locate.Wait(); err != nil || !strings.Contains(out.String(), `"filled"`) {
+			t.Fatalf("trial %d: locate %v:\n%s", trial+1, err, out)
+		}
+		// The new owner's standby, for the next trial.
+		owner, standby = standby, b.startDaemon(t, "standing by for LV100001")
+	}
+	slices.Sort(took)
+	p50, worst := took[len(took)/2], took[len(took)-1]
+	t.Logf("kill to the new owner's first request over %d trials: p50 %v, max %v (%v)", trials, p50, worst, took)
+	if p50 > 5*time.Second || worst > 10*time.Second {
+		t.Errorf("takeover p50 %v max %v, want ≤ 5 s and ≤ 10 s", p50, worst)
+	}
+	b.noBrokerTrouble(t)
+	b.workflows(t) // every one final
+}
+
+// Issue 18: the owner is stopped (SIGSTOP) for 15 s while an offer it was
+// handed is open, then continued. The standby takes over when the lease
+// lapses and fills the locate; the stopped process, once it runs again,
+// sends nothing more to the broker (its trust in the lease ran out: its
+// writes are held back, and its term is over), steps down and stands by.
+// LOCATOR_PAUSE_TRIALS sets the trials (1 by default; the issue asks 10).
+func TestFailoverOnOwnerPause(t *testing.T) {
+	t.Parallel()
+	trials := trialsOf("LOCATOR_PAUSE_TRIALS", 1)
+	b := setupFailover(t, trials)
+	owner := b.startDaemon(t, "serving LV100001")
+	standby := b.startDaemon(t, "standing by for LV100001")
+	for trial := range trials {
+		sym := fmt.Sprintf("OW%02d", trial)
+		locate := b.command(context.Background(), "locate", sym, "100", "--yes", "--json")
+		out := &strings.Builder{}
+		locate.Stdout, locate.Stderr = out, out
+		if err := locate.Start(); err != nil {
+			t.Fatal(err)
+		}
+		b.waitFor(t, "quote of "+sym, quoteOf(sym))
+		owner.cmd.Process.Signal(syscall.SIGSTOP)
+		stopped := time.Now()
+		b.waitFor(t, "request of the new owner", sentBy(standby.pid, stopped))
+		time.Sleep(time.Until(stopped.Add(15 * time.Second))) // the pause the issue names
+		resumed := time.Now()
+		owner.cmd.Process.Signal(syscall.SIGCONT)
+		if err := locate.Wait(); err != nil || !strings.Contains(out.String(), `"filled"`) {
+			t.Fatalf("trial %d: locate %v:\n%s", trial+1, err, out)
+		}
+		// It stands by again once it saw its term was over.
+		deadline := time.After(30 * time.Second)
+	wait:
+		for {
+			select {
+			case line := <-owner.next:
+				if strings.Contains(line, "stepped down") {
+					break wait
+				}
+			case <-deadline:
+				owner.mu.Lock()
+				t.Fatalf("trial %d: the paused owner did not step down:\n%s", trial+1, strings.Join(owner.logs, "\n"))
+			}
+		}
+		for _, r := range b.requests(t) {
+			if sentBy(owner.pid, resumed)(r) {
+				t.Errorf("trial %d: the paused owner sent %s %s at %s, after it resumed at %s", trial+1, r.Method, r.Path, r.Time.Format("15:04:05.000"), resumed.Format("15:04:05.000"))
+			}
+		}
+		if t.Failed() {
+			owner.mu.Lock()
+			standby.mu.Lock()
+			t.Fatalf("paused owner's log:\n%s\nstandby's log:\n%s", strings.Join(owner.logs, "\n"), strings.Join(standby.logs, "\n"))
+		}
+		owner, standby = standby, owner
+	}
+	b.noBrokerTrouble(t)
+	b.workflows(t)
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Standby is a daemon standing by to take an account over when its owner
+// goes (see service.Fleet).
+type Standby struct {
+	Account string
+	Process string // random id of the standing-by run
+	PID     int
+	Host    string
+	Since   time.Time
+	Expires time.Time
+}
+
+// StandBy records (or renews) s standing by for its account, for ttl from
+// now by the database's clock.
+func (s *Store) StandBy(ctx context.Context, sb Standby, ttl time.Duration) error {
+	return s.inTx(ctx, func(tx *Tx) error {
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires) VALUES (?,?,?,?,?,?)
+			ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires`,
+			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)))
+		return err
+	})
+}
+
+// LeaveStandby says the process stands by for the account no longer.
+func (s *Store) LeaveStandby(ctx context.Context, account, process string) error {
+	return s.inTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE account = ? AND process = ?`, account, process)
+		return err
+	})
+}
+
+// Standbys lists the live standbys of account ("": of every account),
+// oldest first.
+func (s *Store) Standbys(ctx context.Context, account string) ([]Standby, error) {
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT account, process, pid, host, since, expires FROM standbys
+		WHERE (? = '' OR account = ?) AND expires > ? ORDER BY account, since`, account, account, formatTime(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Standby
+	for rows.Next() {
+		var sb Standby
+		var since, exp string
+		if err := rows.Scan(&sb.Account, &sb.Process, &sb.PID, &sb.Host, &since, &exp); err != nil {
+			return nil, err
+		}
+		if sb.Since, err = parseTime(since); err != nil {
+			return nil, err
+		}
+		if sb.Expires, err = parseTime(exp); err != nil {
+			return nil, err
+		}
+		out = append(out, sb)
+	}
+	return out, rows.Err()
+}
