@@ -314,9 +314,3 @@ func summarize(parts []outcome, empty string) (string, error) {
 	fail.Detail = detail
 	return "", fail
 }
-
-// marketDay is the start of t's trading day in New York.
-func marketDay(t time.Time) time.Time {
-	t = t.In(Market)
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, Market)
-}

@@ -43,7 +43,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := account.FollowOrWithdraw(ctx, sess, started.ID, console.Progress(out, c.conn.m.display()))
+	w, err := account.FollowOrWithdraw(ctx, sess, started.Started[0].ID, console.Progress(out, c.conn.m.display()))
 	if err != nil {
 		return err
 	}
