@@ -305,7 +305,8 @@ func TestInterruptExits130(t *testing.T) {
 }
 
 // Issue 12: without a terminal, a write that could need a person's answer
-// (locate, short) and has neither --yes nor a cap is refused before
+// (locate, short, a credit-back of the unused shares) and has neither --yes
+// nor a cap is refused before
 // anything is sent, exit 2, also while another process owns the account
 // and would take the request.
 func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
@@ -318,6 +319,8 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 		{"locate", "HTBY", "9000", "HTBX", "300"},
 		{"short", "HTBX", "100", "--limit-price", "12.00"},
 		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02"},
+		{"credit-back", "--all"},
+		{"credit-back", "HTBX"},
 	} {
 		before, recorded := len(b.writes()), b.workflowCount(t)
 		code, out, errOut := b.MustRunMain(t, nil, args...)
