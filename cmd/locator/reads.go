@@ -153,8 +153,11 @@ func (c *ordersCommand) flags(fs *pflag.FlagSet) {
 // workflow: the cancel is recorded before it is sent, and the order ends
 // with the broker's answer.
 func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
-	if len(args) != 1 || strings.ContainsAny(args[0], "/?#% \t") {
+	switch {
+	case len(args) != 1 || strings.ContainsAny(args[0], "/?#% \t"):
 		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
+	case c.conn.format == console.CSV:
+		return usagef("-o csv: 'orders cancel' prints how the order ended, as a line or JSON (-o json); nothing was sent")
 	}
 	out := c.conn.out()
 	sess, err := c.conn.open(ctx, "orders cancel", nil, service.RoleCommand)

@@ -22,7 +22,7 @@ type versionCommand struct {
 	format console.Format
 }
 
-func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterJSON(fs, &c.format) }
+func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterFormat(fs, &c.format) }
 
 func (c *versionCommand) run(ctx context.Context, args []string) error {
 	b := release.Read(version, buildTime)
