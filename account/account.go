@@ -213,6 +213,15 @@ type CreditBackResult struct {
 	Declined bool `json:"declined,omitempty"`
 }
 
+// Workflows are the credit-backs started, as FollowAll takes them.
+func (r *CreditBackResult) Workflows() []Started {
+	out := make([]Started, len(r.Started))
+	for i, s := range r.Started {
+		out[i] = Started{ID: s.ID, Symbol: s.Symbol}
+	}
+	return out
+}
+
 // CreditStarted is one credit-back started: its workflow and the row and
 // shares it sells.
 type CreditStarted struct {

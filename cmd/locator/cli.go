@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -320,31 +319,18 @@ policy, 130 interrupted.`,
 	return root
 }
 
-// plainBools makes the boolean flags of cmd and its subcommands show in
-// help as --json rather than pflag's --json[=true|false]: pflag adds the
-// suffix to a value that says it is a bool flag, and parses any flag with a
-// NoOptDefVal the same way, so the value is wrapped to stop saying so. The
-// help flag is declared here for the same reason (cobra would add its own).
+// plainBools shows the boolean flags of cmd and its subcommands plainly
+// in help (console.PlainBools). The help flag is declared here for the
+// same reason (cobra would add its own).
 func plainBools(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("help") == nil {
 		cmd.Flags().BoolP("help", "h", false, "help for "+cmd.Name())
 	}
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			f.Value = plainBool{f.Value}
-		}
-	})
+	console.PlainBools(cmd.Flags())
 	for _, sub := range cmd.Commands() {
 		plainBools(sub)
 	}
 }
-
-// plainBool is a bool flag's value without IsBoolFlag (see plainBools).
-type plainBool struct{ v pflag.Value }
-
-func (b plainBool) String() string     { return b.v.String() }
-func (b plainBool) Set(s string) error { return b.v.Set(s) }
-func (b plainBool) Type() string       { return b.v.Type() }
 
 // Run parses args, runs the subcommand and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
@@ -363,28 +349,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	// The command line itself is wrong: nothing ran.
 	fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
-	if s := flagSuggestion(cmd, err); s != "" {
+	if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
 		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return account.ExitUsage
-}
-
-// flagSuggestion is cmd's flag nearest a mistyped one (at most two edits
-// away), as cobra suggests commands, or "".
-func flagSuggestion(cmd *cobra.Command, err error) string {
-	var ne *pflag.NotExistError
-	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
-		return ""
-	}
-	typed := ne.GetSpecifiedName()
-	best, bestDist := "", 3
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := levenshtein.ComputeDistance(typed, f.Name); !f.Hidden && d < bestDist {
-			best, bestDist = f.Name, d
-		}
-	})
-	return best
 }
 
 // exitCode prints the error a command ended with and maps it to the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -44,24 +45,21 @@ func (c *creditBackCommand) request(args []string) (account.CreditBackRequest, e
 	switch {
 	case c.all && len(args) > 0:
 		return req, usagef("give SYMBOL [QTY] or --all, not both")
-	case c.all:
-	case len(args) == 1:
-		symbol, err := brokercode.Symbol(args[0])
-		if err != nil {
-			return req, err
-		}
-		req.Symbol = symbol
+	case !c.all && (len(args) == 0 || len(args) > 2):
+		return req, usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
 	case len(args) == 2:
 		symbol, qty, err := parseSymbolQty(args)
 		return account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ}, err
-	default:
-		return req, usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
 	}
 	req.Unused = true
 	if c.fs.Changed("type") {
 		req.Type = typ
 	}
-	return req, nil
+	var err error
+	if len(args) == 1 {
+		req.Symbol, err = brokercode.Symbol(args[0])
+	}
+	return req, err
 }
 
 func (c *creditBackCommand) run(ctx context.Context, args []string) error {
@@ -89,18 +87,12 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if !console.CreditBackNotes(m.Stderr, req, res) {
 		return nil
 	}
-	started := make([]account.Started, len(res.Started))
-	for i, s := range res.Started {
-		started[i] = account.Started{ID: s.ID, Symbol: s.Symbol}
-	}
-	ws := account.FollowAll(ctx, sess, started, console.Progress(out, m.display()))
+	ws := account.FollowAll(ctx, sess, res.Workflows(), console.Progress(out, m.display()))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	for i, w := range ws {
-		if w == nil {
-			return fmt.Errorf("credit-back %s was not followed to its end: see 'locator status %s'", started[i].ID, started[i].ID)
-		}
+	if i := slices.Index(ws, nil); i >= 0 {
+		return fmt.Errorf("credit-back %s was not followed to its end: see 'locator status %s'", res.Started[i].ID, res.Started[i].ID)
 	}
 	return finishAll(out, ws, err)
 }

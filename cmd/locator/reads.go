@@ -104,7 +104,7 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	var date time.Time
 	if c.historical != "" {
 		var err error
-		if date, err = pastDate("historical", c.historical, time.Now()); err != nil {
+		if date, err = ledger.PastTradeDate("--historical", c.historical, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -190,7 +190,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	var since time.Time
 	if c.history != "" {
 		var err error
-		if since, err = pastDate("history", c.history, time.Now()); err != nil {
+		if since, err = ledger.PastTradeDate("--history", c.history, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -235,17 +235,4 @@ func (c *routesCommand) run(ctx context.Context, args []string) error {
 	}
 	console.Routes(c.conn.out(), routes)
 	return nil
-}
-
-// pastDate parses a YYYY-MM-DD flag value that may not lie after today's
-// trade date (Eastern).
-func pastDate(flag, v string, now time.Time) (time.Time, error) {
-	d, err := time.Parse(time.DateOnly, v)
-	if err != nil {
-		return time.Time{}, usagef("--%s %q: want a date as YYYY-MM-DD", flag, v)
-	}
-	if today := ledger.TradeDate(now); d.After(today) {
-		return time.Time{}, usagef("--%s %s is after today (%s)", flag, v, today.Format(time.DateOnly))
-	}
-	return d, nil
 }
