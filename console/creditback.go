@@ -21,14 +21,14 @@ func CreditBackNotes(w io.Writer, req account.CreditBackRequest, res *account.Cr
 	case res.Declined:
 		fmt.Fprintln(w, "not confirmed: nothing was sent")
 	case len(res.Started) == 0:
-		what := "no located shares"
+		what := "no unused located shares"
 		if req.Symbol != "" {
 			what += " of " + req.Symbol
 		}
 		if req.Type != "" {
 			what += " in " + string(req.Type) + " rows"
 		}
-		fmt.Fprintf(w, "nothing to credit back: %s unused; nothing was sent\n", what)
+		fmt.Fprintf(w, "nothing to credit back: %s; nothing was sent\n", what)
 	}
 	return len(res.Started) > 0
 }

@@ -81,7 +81,7 @@ func TestCreditBackUnused(t *testing.T) {
 	}
 	before := len(b.writes())
 	code, out, errOut = b.MustRunMain(t, nil, "credit-back", "--all", "--yes")
-	if code != account.ExitOK || out != "" || !strings.Contains(errOut, "nothing to credit back: no located shares unused; nothing was sent") {
+	if code != account.ExitOK || out != "" || !strings.Contains(errOut, "nothing to credit back: no unused located shares; nothing was sent") {
 		t.Errorf("credit-back --all, nothing left: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if w := b.writes(); len(w) != before {
