@@ -16,7 +16,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/locator ./cmd/locator
+# The build's time goes into the binary (`locator version`): Go records the
+# commit's time, never the build's.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.buildTime=$(date -u +%Y-%m-%dT%H:%M:%SZ)" -o /out/locator ./cmd/locator
 # The user the image runs as, and its state directory (owned by it, so the
 # volume Docker creates from it is writable).
 RUN echo 'locator:x:65532:65532:locator:/var/lib/locator:/sbin/nologin' > /out/passwd && \

@@ -43,8 +43,11 @@ type Account interface {
 	// checks it started without waiting for them (Follow waits; the final
 	// record holds the prices seen, see workflow.Prices).
 	Quote(ctx context.Context, req QuoteRequest) (*LocateResult, error)
-	// CreditBack returns unused located shares to the broker.
-	CreditBack(ctx context.Context, req CreditBackRequest) (*Started, error)
+	// CreditBack returns unused located shares to the broker: a quantity
+	// of one inventory row, or every unused share of a symbol or of the
+	// account (ledger.Unused). It returns the credit-backs it started
+	// without waiting for them (Follow waits).
+	CreditBack(ctx context.Context, req CreditBackRequest) (*CreditBackResult, error)
 	// Short ensures the locate, checks the sizing, places one Sell/Open
 	// limit order under a write-ahead clientOrderId and waits until it is
 	// working or final.
@@ -111,6 +114,9 @@ type Question struct {
 	Offer *workflow.Offer `json:"offer,omitempty"`
 	// Order is set when a short's order is about to leave: send it?
 	Order *workflow.Order `json:"order,omitempty"`
+	// Credits is set when the unused shares found are about to be
+	// credited back, one credit-back a row: send them?
+	Credits []ledger.Credit `json:"credits,omitempty"`
 	// Deadline is the last moment an answer is acted on.
 	Deadline time.Time `json:"deadline"`
 }
@@ -176,13 +182,51 @@ type Started struct {
 	Refused *Error `json:"refused,omitempty"`
 }
 
-// CreditBackRequest returns Quantity unused shares of one inventory row.
+// CreditBackRequest returns Quantity shares of one inventory row (Symbol,
+// Type), or, with Unused, the unused shares (ledger.Unused) of Symbol's
+// rows, or of every symbol's when Symbol is empty.
 type CreditBackRequest struct {
-	// ID, when set, is the workflow's id (see LocateItem).
+	// ID, when set, is the workflow's id (see LocateItem); an Unused
+	// request takes none, since the owner starts one credit-back a row.
 	ID       string                `json:"id,omitempty"`
 	Symbol   string                `json:"symbol"`
 	Quantity int64                 `json:"quantity"`
 	Type     brokercode.LocateType `json:"type"`
+	// Unused credits back every unused share instead of Quantity (which
+	// must be 0); Type, when set, narrows it to rows of that type. A
+	// request sent again after its owner went away starts nothing twice:
+	// what the first owner started is open, and skipped.
+	Unused bool `json:"unused,omitempty"`
+	// Confirm says the caller confirms the unused shares found before any
+	// is sent (Caller.Ask is set); without it they are sent at once. Only
+	// with Unused: a quantity is what its caller asked for.
+	Confirm bool `json:"confirm,omitempty"`
+}
+
+// CreditBackResult names the credit-backs a request started, one per
+// inventory row, and the rows an Unused request left alone, with why.
+type CreditBackResult struct {
+	Started []CreditStarted `json:"started"`
+	Skipped []ledger.Skip   `json:"skipped,omitempty"`
+	// Declined is set when the caller said no at the confirmation:
+	// nothing was sent, by the person's choice.
+	Declined bool `json:"declined,omitempty"`
+}
+
+// Workflows are the credit-backs started, as FollowAll takes them.
+func (r *CreditBackResult) Workflows() []Started {
+	out := make([]Started, len(r.Started))
+	for i, s := range r.Started {
+		out[i] = Started{ID: s.ID, Symbol: s.Symbol}
+	}
+	return out
+}
+
+// CreditStarted is one credit-back started: its workflow and the row and
+// shares it sells.
+type CreditStarted struct {
+	ID string `json:"id"`
+	ledger.Credit
 }
 
 // ShortRequest is a locate-then-short: make sure Quantity shares of Symbol

@@ -58,4 +58,17 @@ func Symbol(typed string) (string, error) {
 	return s, ValidateSymbol(s)
 }
 
+// Symbols is Symbol of each symbol a person typed, in order; the first
+// one refused refuses them all.
+func Symbols(typed []string) ([]string, error) {
+	out := make([]string, len(typed))
+	for i, t := range typed {
+		var err error
+		if out[i], err = Symbol(t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func isSeparator(c byte) bool { return c == '.' || c == '-' || c == '_' }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,18 +30,55 @@ const (
 	CSV   Format = "csv"
 )
 
-// formatValue is the -o flag: it refuses a format it does not know while
-// the flags are parsed, so the mistake is a usage error with a hint.
-type formatValue struct{ f *Format }
+// Formats are every format a Printer prints.
+var Formats = []Format{Table, JSON, CSV}
+
+// formatValue is the -o flag: it refuses a format it does not know, or
+// one its command cannot print (can), while the flags are parsed, so the
+// mistake is a usage error with a hint before anything runs.
+type formatValue struct {
+	f   *Format
+	can []Format
+}
 
 func (v formatValue) String() string { return string(*v.f) }
 func (v formatValue) Type() string   { return "format" }
 func (v formatValue) Set(s string) error {
-	switch f := Format(strings.ToLower(s)); f {
-	case Table, JSON, CSV:
-		return setFormat(v.f, f)
+	f := Format(strings.ToLower(s))
+	switch {
+	case !slices.Contains(Formats, f):
+		return fmt.Errorf("want %s", listFormats(v.can))
+	case !slices.Contains(v.can, f):
+		return fmt.Errorf("this command prints %s, not %s", listFormats(v.can), f)
 	}
-	return fmt.Errorf("want table, json or csv")
+	return setFormat(v.f, f)
+}
+
+// listFormats is "table, json or csv".
+func listFormats(fs []Format) string {
+	s := string(fs[0])
+	for i, f := range fs[1:] {
+		if i == len(fs)-2 {
+			s += " or "
+		} else {
+			s += ", "
+		}
+		s += string(f)
+	}
+	return s
+}
+
+// Limit says which formats the command whose flags are fs prints, when it
+// has -o: another asked for is refused while the flags are parsed (exit 2,
+// nothing sent), and its help lists only these. The aliases (--json, fees'
+// --csv) name formats their commands print.
+func Limit(fs *pflag.FlagSet, can ...Format) {
+	fl := fs.Lookup("output")
+	if fl == nil {
+		return
+	}
+	fl.Value = formatValue{f: fl.Value.(formatValue).f, can: can}
+	fl.Usage = "output format: " + listFormats(can)
 }
 
 // setFormat sets *f to to, refusing two different machine formats asked
@@ -76,17 +114,11 @@ func (a FormatAlias) Set(s string) error {
 }
 
 // RegisterFormat declares -o/--output and --json (docs/design.md: --json makes
-// every command print JSON lines) on fs.
+// every command print JSON lines) on fs; Limit narrows -o to what the
+// command prints.
 func RegisterFormat(fs *pflag.FlagSet, f *Format) {
 	*f = Table
-	fs.VarP(formatValue{f}, "output", "o", "output format: table, json or csv")
-	RegisterJSON(fs, f)
-}
-
-// RegisterJSON declares --json alone, for a command that prints no records
-// but one result.
-func RegisterJSON(fs *pflag.FlagSet, f *Format) {
-	*f = Table
+	fs.VarP(formatValue{f, Formats}, "output", "o", "output format: "+listFormats(Formats))
 	fs.VarPF(FormatAlias{f, JSON}, "json", "", "print machine-readable JSON, one object per line (same as -o json)").NoOptDefVal = "true"
 }
 

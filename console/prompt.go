@@ -25,8 +25,8 @@ type Prompter struct {
 }
 
 // Asker answers the questions of this command's requests at the
-// terminal: an offer to take, its seconds left counting down, or a short's
-// order to confirm. One reader serves every prompt of the process, so an
+// terminal: an offer to take, its seconds left counting down, a short's
+// order to confirm, or the unused shares about to be credited back. One reader serves every prompt of the process, so an
 // answer typed late is never lost to a prompt that gave up.
 func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Question) bool {
 	return func(q context.Context, ques account.Question) bool {
@@ -45,6 +45,9 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 				where = "assigned by the broker"
 			}
 			fmt.Fprintf(p.Err, "Sell short %d %s at %s (route %s)? [y/N] ", o.Quantity, o.Symbol, PriceShown(o.LimitPrice), where)
+			return p.answer(cmd, q, func() {})
+		case len(ques.Credits) > 0:
+			fmt.Fprintf(p.Err, "Credit back the unused %s? [y/N] ", credits(ques.Credits))
 			return p.answer(cmd, q, func() {})
 		}
 		return false

@@ -146,11 +146,11 @@ func Run(ctx context.Context, cfg Config) error {
 		{"HTBY 1000, max 0.0200/share", "the offer (0.0300) is above the cap: declined and cancelled, not left to expire", locate("HTBY", 1000, capPrice("0.02"))},
 		{"HTBX 200", "inventory already holds 300 HTBX: covered, no quote", locate("HTBX", 200, capPrice("0.02"))},
 		{"credit back 300 HTBX (Locate)", "return the unused shares; the credit clears a few seconds later", func(ctx context.Context, a account.Account) (string, error) {
-			s, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: "HTBX", Quantity: 300, Type: brokercode.LocateTypeLocate})
+			res, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: "HTBX", Quantity: 300, Type: brokercode.LocateTypeLocate})
 			if err != nil {
 				return "", err
 			}
-			return s.ID, nil
+			return res.Started[0].ID, nil
 		}},
 	}
 	var finals []*workflow.Workflow

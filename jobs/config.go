@@ -170,7 +170,8 @@ const (
 	KindLocate Kind = "locate"
 	// KindCreditBackUnused credits back every located share not tied to a
 	// short (end of day): Locate and PreBorrow rows' available shares in whole
-	// lots, and SingleUse rows only when never used.
+	// lots, and SingleUse rows only when never used (ledger.Unused, as
+	// `locator credit-back --all`).
 	KindCreditBackUnused Kind = "credit-back-unused"
 	// KindLedgerSync pulls the last Days days of the cash ledger into the
 	// store.

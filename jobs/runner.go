@@ -25,7 +25,8 @@ type Runner struct {
 	// Account is the account the bodies locate and credit back through.
 	Account account.Account
 	// Client is the owner's client, for the reads the bodies make
-	// themselves (inventory, order book, ledger).
+	// themselves (the ledger, the audit's order history) and the broker's
+	// clock.
 	Client *brokerclient.Client
 	// Store is the owner's store; runs are recorded in its job_runs.
 	Store *store.Store
@@ -313,10 +314,4 @@ func summarize(parts []outcome, empty string) (string, error) {
 	}
 	fail.Detail = detail
 	return "", fail
-}
-
-// marketDay is the start of t's trading day in New York.
-func marketDay(t time.Time) time.Time {
-	t = t.In(Market)
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, Market)
 }

@@ -23,5 +23,6 @@
 // Reconcile matches the engine's filled locates to their `Locate Fees`
 // charges and its credit-backs to their `Locate Fees` credits, and compares
 // each day's charges with the account's totalLocateCosts. Size says how many
-// shares can be shorted now and what it would take to reach a target.
+// shares can be shorted now and what it would take to reach a target;
+// Unused, which located shares are not in use and may be credited back.
 package ledger

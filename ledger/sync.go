@@ -26,6 +26,19 @@ func TradeDate(t time.Time) time.Time {
 	return time.Date(et.Year(), et.Month(), et.Day(), 0, 0, 0, 0, time.UTC)
 }
 
+// PastTradeDate reads a trade date a person typed as YYYY-MM-DD (in field)
+// that may not lie after the trade date of now.
+func PastTradeDate(field, typed string, now time.Time) (time.Time, error) {
+	d, err := time.Parse(time.DateOnly, typed)
+	if err != nil {
+		return time.Time{}, brokercode.Invalid(field, "%q: want a date as YYYY-MM-DD", typed)
+	}
+	if today := TradeDate(now); d.After(today) {
+		return time.Time{}, brokercode.Invalid(field, "%s is after today (%s)", typed, today.Format(time.DateOnly))
+	}
+	return d, nil
+}
+
 // civilDate is t's calendar date in its own location, as midnight UTC.
 func civilDate(t time.Time) time.Time {
 	y, m, d := t.Date()

@@ -1,35 +1,43 @@
 // Package release says which build of locator is running, for `locator
 // version` and bug reports: the release, the commit and its time, from
-// what the Go toolchain recorded in the binary.
+// what the Go toolchain recorded in the binary, and the time of the build
+// when the build command set one (Go records none of its own).
 package release
 
 import (
 	"runtime"
 	"runtime/debug"
+	"time"
 )
 
-// Read is the running binary's build; release is the version a release
-// build set with -ldflags -X (empty otherwise).
-func Read(release string) Build {
+// Read is the running binary's build; release and built are what a
+// release build set with -ldflags -X (the version, and the build's time in
+// RFC 3339; empty otherwise).
+func Read(release, built string) Build {
 	info, _ := debug.ReadBuildInfo()
-	return Of(release, info)
+	return Of(release, built, info)
 }
 
 // Build says which build this is: the release (the -X version, else the
-// module version Go recorded, "(devel)" when none), and the commit it was
-// built from, its time and whether the tree had changes, when Go recorded
-// them (a build in a git checkout; `go run` records none).
+// module version Go recorded, "(devel)" when none), the commit it was built
+// from, its time and whether the tree had changes, when Go recorded them
+// (a build in a git checkout; `go run` records none), and when it was built,
+// when the build command said (vcs.time is the commit's time, not the
+// build's).
 type Build struct {
-	Version    string `json:"version"`
-	Go         string `json:"go"`
-	Commit     string `json:"commit,omitempty"`
-	CommitTime string `json:"commitTime,omitempty"`
-	Modified   bool   `json:"modified,omitempty"`
+	Version    string    `json:"version"`
+	Go         string    `json:"go"`
+	Commit     string    `json:"commit,omitempty"`
+	CommitTime time.Time `json:"commitTime,omitzero"`
+	Modified   bool      `json:"modified,omitempty"`
+	BuildTime  time.Time `json:"buildTime,omitzero"`
 }
 
-// Of is the build that info describes (nil: nothing was recorded).
-func Of(release string, info *debug.BuildInfo) Build {
-	b := Build{Version: release, Go: runtime.Version()}
+// Of is the build that info describes (nil: nothing was recorded), built
+// at built (RFC 3339; a time that does not parse is not shown, rather than
+// shown wrong).
+func Of(release, built string, info *debug.BuildInfo) Build {
+	b := Build{Version: release, Go: runtime.Version(), BuildTime: parse(built)}
 	if info == nil {
 		if b.Version == "" {
 			b.Version = "(unknown)"
@@ -47,7 +55,7 @@ func Of(release string, info *debug.BuildInfo) Build {
 		case "vcs.revision":
 			b.Commit = s.Value
 		case "vcs.time":
-			b.CommitTime = s.Value
+			b.CommitTime = parse(s.Value)
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
 		}
@@ -55,19 +63,11 @@ func Of(release string, info *debug.BuildInfo) Build {
 	return b
 }
 
-// String is the line people read: "locator v1.2.3 (commit 0123456789ab
-// of 2026-11-26T10:00:00Z, modified; go1.26.8)".
-func (b Build) String() string {
-	s := "locator " + b.Version + " ("
-	if b.Commit != "" {
-		s += "commit " + b.Commit[:min(12, len(b.Commit))]
-		if b.CommitTime != "" {
-			s += " of " + b.CommitTime
-		}
-		if b.Modified {
-			s += ", modified"
-		}
-		s += "; "
+// parse reads an RFC 3339 time as UTC; zero when s is empty or wrong.
+func parse(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
 	}
-	return s + b.Go + ")"
+	return t.UTC()
 }

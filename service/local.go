@@ -339,15 +339,22 @@ func started(reqs []engine.Request, hs []*engine.Handle, err error) (*account.Lo
 	return res, nil
 }
 
-func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.Started, error) {
+func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.CreditBackResult, error) {
 	if err := s.guard(); err != nil {
 		return nil, err
+	}
+	if req.Unused {
+		return s.creditUnused(ctx, req)
+	}
+	if req.Confirm {
+		return nil, account.Errorf(account.KindInput, "a credit-back of a quantity is confirmed by its caller: confirm only the unused shares")
 	}
 	h, err := s.l.eng.CreditBack(ctx, engine.CreditBackRequest{ID: req.ID, Symbol: req.Symbol, Shares: req.Quantity, Type: req.Type})
 	if err != nil {
 		return nil, kinded(err)
 	}
-	return &account.Started{ID: h.ID, Symbol: req.Symbol}, nil
+	c := ledger.Credit{Symbol: req.Symbol, Type: req.Type, Shares: req.Quantity}
+	return &account.CreditBackResult{Started: []account.CreditStarted{{ID: h.ID, Credit: c}}}, nil
 }
 
 func (s *session) Short(ctx context.Context, req account.ShortRequest) (*account.ShortResult, error) {

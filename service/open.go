@@ -316,9 +316,10 @@ func (h *Handle) Quote(ctx context.Context, req account.QuoteRequest) (res *acco
 	return res, err
 }
 
-// CreditBack: see account.Account (an id is made up here, as for Locate).
-func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) (s *account.Started, err error) {
-	if req.ID == "" {
+// CreditBack: see account.Account (an id is made up here, as for Locate,
+// but for the unused shares: the owner starts one credit-back a row).
+func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) (s *account.CreditBackResult, err error) {
+	if req.ID == "" && !req.Unused {
 		req.ID = workflow.NewID()
 	}
 	err = h.do(ctx, func(a account.Account) error { s, err = a.CreditBack(ctx, req); return err })

@@ -34,7 +34,7 @@ import (
 //	GET  /v1/hello                    -> Hello (who owns, through which database)
 //	POST /v1/locate      LocateRequest      -> LocateResult
 //	POST /v1/quote       QuoteRequest       -> LocateResult
-//	POST /v1/credit-back CreditBackRequest  -> Started
+//	POST /v1/credit-back CreditBackRequest  -> CreditBackResult
 //	POST /v1/short       ShortRequest       -> ShortResult
 //	POST /v1/place-order PlaceOrderRequest  -> Order
 //	POST /v1/cancel-order CancelOrderRequest -> Order
@@ -566,8 +566,8 @@ func (c *Client) Quote(ctx context.Context, req account.QuoteRequest) (*account.
 	return &out, c.post(ctx, "/v1/quote", req, &out)
 }
 
-func (c *Client) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.Started, error) {
-	var out account.Started
+func (c *Client) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.CreditBackResult, error) {
+	var out account.CreditBackResult
 	return &out, c.post(ctx, "/v1/credit-back", req, &out)
 }
 

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -98,12 +97,19 @@ type command interface {
 }
 
 // spec is how a subcommand is presented: its positional arguments (one
-// line, for the usage line), the group it is listed under, what it does
-// (one line), and examples a person can paste.
+// line, for the usage line), the group it is listed under, the formats it
+// prints (-o, console.Limit), what it does (one line), and examples a
+// person can paste.
 type spec struct {
-	name, args, group, short string
-	new                      func() command
+	name, args, group string
+	formats           []console.Format
+	short             string
+	new               func() command
 }
+
+// lines are the formats of a command that prints events or a live view
+// rather than records: no CSV.
+var lines = []console.Format{console.Table, console.JSON}
 
 // examples are the examples of each command's help, by name.
 //
@@ -139,73 +145,73 @@ const (
 func (m *Main) commands() []spec {
 	conn := connFlags{m: m}
 	return []spec{
-		{"locate", "SYMBOL QTY [SYMBOL QTY ...]", groupLocate,
+		{"locate", "SYMBOL QTY [SYMBOL QTY ...]", groupLocate, console.Formats,
 			"ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy", func() command { return &locateCommand{conn: conn} }},
-		{"quote", "SYMBOL [SYMBOL ...]", groupLocate,
+		{"quote", "SYMBOL [SYMBOL ...]", groupLocate, console.Formats,
 			"show the broker's locate offer (price, total, type, Reg SHO side) for each SYMBOL, then cancel it: nothing is accepted", func() command { return &quoteCommand{conn: conn} }},
-		{"shortable", "SYMBOL [SYMBOL ...]", groupRead,
+		{"shortable", "SYMBOL [SYMBOL ...]", groupRead, console.Formats,
 			"show for each SYMBOL (or --watchlist row) whether it is easy to borrow, its located inventory and the last offers seen", func() command { return &shortableCommand{conn: conn} }},
-		{"short", "SYMBOL QTY", groupLocate,
+		{"short", "SYMBOL QTY", groupLocate, console.Formats,
 			"ensure the locate, then sell short QTY at --limit-price (asks unless --yes)", func() command { return &shortCommand{conn: conn} }},
-		{"credit-back", "SYMBOL QTY", groupLocate,
-			"credit back QTY unused located shares of one inventory row", func() command { return &creditBackCommand{conn: conn} }},
-		{"approve", "ID", groupLocate,
+		{"credit-back", "SYMBOL [QTY] | --all", groupLocate, console.Formats,
+			"credit back QTY located shares of one inventory row, or every unused share of SYMBOL or of --all symbols", func() command { return &creditBackCommand{conn: conn} }},
+		{"approve", "ID", groupLocate, console.Formats,
 			"accept the offer waiting on workflow ID (within its policy)", func() command { return &answerCommand{conn: conn, name: "approve"} }},
-		{"decline", "ID", groupLocate,
+		{"decline", "ID", groupLocate, console.Formats,
 			"decline the offer waiting on workflow ID (it is cancelled at the broker)", func() command { return &answerCommand{conn: conn, name: "decline"} }},
-		{"cancel", "ID", groupLocate,
+		{"cancel", "ID", groupLocate, console.Formats,
 			"cancel an unfinished locate or credit-back and wait for the broker to confirm", func() command { return &answerCommand{conn: conn, name: "cancel"} }},
-		{"resume", "", groupLocate,
+		{"resume", "", groupLocate, lines,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
-		{"status", "[ID]", groupRead,
+		{"status", "[ID]", groupRead, console.Formats,
 			"list recent workflows, or one workflow with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
-		{"jobs", "", groupRead,
+		{"jobs", "", groupRead, console.Formats,
 			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", func() command { return &jobsCommand{conn: conn} }},
-		{"inventory", "", groupRead,
+		{"inventory", "", groupRead, console.Formats,
 			"print the account's located inventory", func() command { return &inventoryCommand{conn: conn} }},
-		{"history", "", groupRead,
+		{"history", "", groupRead, console.Formats,
 			"print today's locate history at the broker", func() command { return &historyCommand{conn: conn} }},
-		{"fees", "", groupRead,
+		{"fees", "", groupRead, console.Formats,
 			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", func() command { return &feesCommand{conn: conn} }},
-		{"report", "", groupRead,
+		{"report", "", groupRead, console.Formats,
 			"spend analytics: located, shorted and credited shares, utilisation, spend, recovery, net spend, forgone offers, price per 100, P&L net of locates, fee status", func() command { return &reportCommand{conn: conn} }},
-		{"audit", "", groupRead,
+		{"audit", "", groupRead, console.Formats,
 			"Reg SHO audit trail: every short sale with the locate or easy-to-borrow check that covered it; exit 3 when one was sent without cover", func() command { return &auditCommand{conn: conn} }},
-		{"plan", "", groupRead,
+		{"plan", "", groupRead, console.Formats,
 			"for a watchlist, the quantity to locate before the open from the last days' shorted shares, and the price range of the offers seen", func() command { return &planCommand{conn: conn} }},
-		{"size", "SYMBOL", groupRead,
+		{"size", "SYMBOL", groupRead, console.Formats,
 			"shares of SYMBOL shortable at --price now, the limit that binds, and the lots to locate for a target (reads only)", func() command { return &sizeCommand{conn: conn} }},
-		{"accounts", "", groupRead,
+		{"accounts", "", groupRead, console.Formats,
 			"list the accounts these keys reach: type, status, cash, buying power", func() command { return &accountsCommand{conn: conn} }},
-		{"pnl", "", groupRead,
+		{"pnl", "", groupRead, console.Formats,
 			"print today's profit and loss, per lot", func() command { return &pnlCommand{conn: conn} }},
-		{"positions", "", groupRead,
+		{"positions", "", groupRead, console.Formats,
 			"print open positions [--closed | --historical DATE]", func() command { return &positionsCommand{conn: conn} }},
-		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead,
+		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead, console.Formats,
 			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", func() command { return &ordersCommand{conn: conn} }},
-		{"routes", "", groupRead,
+		{"routes", "", groupRead, console.Formats,
 			"print the order routes available to the account", func() command { return &routesCommand{conn: conn} }},
-		{"watch", "pnl|orders", groupRead,
+		{"watch", "pnl|orders", groupRead, lines,
 			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
-		{"run", "", groupRun,
+		{"run", "", groupRun, lines,
 			"the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", func() command { return &runCommand{conn: conn} }},
-		{"serve", "", groupRun,
+		{"serve", "", groupRun, lines,
 			"own the account(s) and take every other process's requests until stopped (--config FILE lists several)", func() command { return &serveCommand{conn: conn} }},
-		{"login", "", groupRun,
+		{"login", "", groupRun, lines,
 			"sign in through the partner OAuth program in a browser; stores the tokens encrypted", func() command { return &loginCommand{conn: conn} }},
-		{"logout", "", groupRun,
+		{"logout", "", groupRun, lines,
 			"forget the stored partner tokens", func() command { return &logoutCommand{conn: conn} }},
-		{"config", "", groupRun,
+		{"config", "", groupRun, console.Formats,
 			"show the effective settings and where each comes from (flag, environment, settings file, default)", func() command { return &configCommand{conn: conn} }},
-		{"version", "", groupRun,
+		{"version", "", groupRun, lines,
 			"print locator's version", func() command { return &versionCommand{m: m} }},
-		{"sim", "", groupTools,
+		{"sim", "", groupTools, nil,
 			"serve the broker simulator; prints one JSON line with its address and keys when ready", func() command { return &simCommand{m: m} }},
-		{"demo", "", groupTools,
+		{"demo", "", groupTools, nil,
 			"run the locate engine against the embedded simulator: six workflows, narrated", func() command { return &demoCommand{m: m} }},
-		{"bench", "", groupTools,
+		{"bench", "", groupTools, nil,
 			"benchmark batch locates (engine against the naive loop) on the simulator; writes bench.json and bench.svg", func() command { return &benchCommand{m: m} }},
-		{"states", "", groupTools,
+		{"states", "", groupTools, nil,
 			"print one workflow state machine (--kind) as Mermaid or Graphviz", func() command { return &statesCommand{m: m} }},
 	}
 }
@@ -301,6 +307,7 @@ policy, 130 interrupted.`,
 			},
 		}
 		c.flags(sc.Flags())
+		console.Limit(sc.Flags(), sp.formats...)
 		sc.Flags().SetOutput(m.Stderr) // a deprecated flag's notice
 		root.AddCommand(sc)
 	}
@@ -312,31 +319,18 @@ policy, 130 interrupted.`,
 	return root
 }
 
-// plainBools makes the boolean flags of cmd and its subcommands show in
-// help as --json rather than pflag's --json[=true|false]: pflag adds the
-// suffix to a value that says it is a bool flag, and parses any flag with a
-// NoOptDefVal the same way, so the value is wrapped to stop saying so. The
-// help flag is declared here for the same reason (cobra would add its own).
+// plainBools shows the boolean flags of cmd and its subcommands plainly
+// in help (console.PlainBools). The help flag is declared here for the
+// same reason (cobra would add its own).
 func plainBools(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("help") == nil {
 		cmd.Flags().BoolP("help", "h", false, "help for "+cmd.Name())
 	}
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			f.Value = plainBool{f.Value}
-		}
-	})
+	console.PlainBools(cmd.Flags())
 	for _, sub := range cmd.Commands() {
 		plainBools(sub)
 	}
 }
-
-// plainBool is a bool flag's value without IsBoolFlag (see plainBools).
-type plainBool struct{ v pflag.Value }
-
-func (b plainBool) String() string     { return b.v.String() }
-func (b plainBool) Set(s string) error { return b.v.Set(s) }
-func (b plainBool) Type() string       { return b.v.Type() }
 
 // Run parses args, runs the subcommand and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
@@ -355,28 +349,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	// The command line itself is wrong: nothing ran.
 	fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
-	if s := flagSuggestion(cmd, err); s != "" {
+	if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
 		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return account.ExitUsage
-}
-
-// flagSuggestion is cmd's flag nearest a mistyped one (at most two edits
-// away), as cobra suggests commands, or "".
-func flagSuggestion(cmd *cobra.Command, err error) string {
-	var ne *pflag.NotExistError
-	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
-		return ""
-	}
-	typed := ne.GetSpecifiedName()
-	best, bestDist := "", 3
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := levenshtein.ComputeDistance(typed, f.Name); !f.Hidden && d < bestDist {
-			best, bestDist = f.Name, d
-		}
-	})
-	return best
 }
 
 // exitCode prints the error a command ended with and maps it to the

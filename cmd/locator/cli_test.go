@@ -114,6 +114,17 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); code != account.ExitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
 	}
+	// Issue 19 item 4: a build without a build time (go test, go run)
+	// claims none; one the build command stamped shows it (the static
+	// binary of TestDockerfile is stamped the Dockerfile's way).
+	if _, ok := v["buildTime"]; ok || strings.Contains(out, "built") {
+		t.Errorf("no build time was set, yet: %s", out)
+	}
+	buildTime = "2026-11-26T14:00:00Z" // as -ldflags "-X main.buildTime=..." sets it
+	t.Cleanup(func() { buildTime = "" })
+	if code, out, _ = runBare(t, "version"); code != account.ExitOK || !strings.Contains(out, "built 2026-11-26 09:00:00 ET") {
+		t.Errorf("with a build time: exit %d %q", code, out)
+	}
 }
 
 // completion prints cobra's script for each shell.
@@ -305,7 +316,8 @@ func TestInterruptExits130(t *testing.T) {
 }
 
 // Issue 12: without a terminal, a write that could need a person's answer
-// (locate, short) and has neither --yes nor a cap is refused before
+// (locate, short, a credit-back of the unused shares) and has neither --yes
+// nor a cap is refused before
 // anything is sent, exit 2, also while another process owns the account
 // and would take the request.
 func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
@@ -318,6 +330,8 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 		{"locate", "HTBY", "9000", "HTBX", "300"},
 		{"short", "HTBX", "100", "--limit-price", "12.00"},
 		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02"},
+		{"credit-back", "--all"},
+		{"credit-back", "HTBX"},
 	} {
 		before, recorded := len(b.writes()), b.workflowCount(t)
 		code, out, errOut := b.MustRunMain(t, nil, args...)

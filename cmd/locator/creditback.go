@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -11,41 +13,86 @@ import (
 	"github.com/locatorhq/locator/service"
 )
 
-// creditBackCommand returns unused located shares.
+// creditBackCommand returns located shares: a quantity of one inventory
+// row, or the unused shares (ledger.Unused) of a symbol or of every symbol,
+// which a person confirms first unless --yes.
 type creditBackCommand struct {
 	conn connFlags
+	fs   *pflag.FlagSet
 	typ  string
+	all  bool
+	yes  bool
 }
 
 func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	fs.StringVar(&c.typ, "type", "Locate", "inventory row to credit: Locate, PreBorrow or SingleUse")
+	c.fs = fs
+	fs.StringVar(&c.typ, "type", "Locate", "inventory row to credit: Locate, PreBorrow or SingleUse (without QTY: only that row's unused shares; every row's when not given)")
+	fs.BoolVar(&c.all, "all", false, "credit back every symbol's unused shares (instead of SYMBOL)")
+	fs.BoolVarP(&c.yes, "yes", "y", false, "credit back the unused shares found without asking")
 }
 
-func (c *creditBackCommand) run(ctx context.Context, args []string) error {
-	symbol, qty, err := parseSymbolQty(args)
-	if err != nil {
-		return err
-	}
+// request reads the command line: SYMBOL QTY, SYMBOL (its unused shares)
+// or --all (every symbol's).
+func (c *creditBackCommand) request(args []string) (account.CreditBackRequest, error) {
+	var req account.CreditBackRequest
 	typ := brokercode.LocateType(c.typ)
 	switch typ {
 	case brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
 	default:
-		return usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
+		return req, usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
+	}
+	switch {
+	case c.all && len(args) > 0:
+		return req, usagef("give SYMBOL [QTY] or --all, not both")
+	case !c.all && (len(args) == 0 || len(args) > 2):
+		return req, usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
+	case len(args) == 2:
+		symbol, qty, err := parseSymbolQty(args)
+		return account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ}, err
+	}
+	req.Unused = true
+	if c.fs.Changed("type") {
+		req.Type = typ
+	}
+	var err error
+	if len(args) == 1 {
+		req.Symbol, err = brokercode.Symbol(args[0])
+	}
+	return req, err
+}
+
+func (c *creditBackCommand) run(ctx context.Context, args []string) error {
+	req, err := c.request(args)
+	if err != nil {
+		return err
+	}
+	m := c.conn.m
+	var ask func(context.Context, account.Question) bool
+	// A person confirms the unused shares found; with nobody at a terminal
+	// the owner refuses the request unless --yes.
+	if req.Confirm = req.Unused && !c.yes; req.Confirm && m.interactive(c.conn.format) {
+		ask = m.asker(ctx)
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, "credit-back", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "credit-back", ask, service.RoleCommand)
 	if err != nil {
 		return err
 	}
 	defer sess.close()
-	started, err := sess.CreditBack(ctx, account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ})
-	if err != nil {
+	res, err := sess.CreditBack(ctx, req)
+	if err != nil && (res == nil || len(res.Started) == 0) {
 		return err
 	}
-	w, err := account.FollowOrWithdraw(ctx, sess, started.ID, console.Progress(out, c.conn.m.display()))
-	if err != nil {
-		return err
+	if !console.CreditBackNotes(m.Stderr, req, res) {
+		return nil
 	}
-	return finish(out, w)
+	ws := account.FollowAll(ctx, sess, res.Workflows(), console.Progress(out, m.display()))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if i := slices.Index(ws, nil); i >= 0 {
+		return fmt.Errorf("credit-back %s was not followed to its end: see 'locator status %s'", res.Started[i].ID, res.Started[i].ID)
+	}
+	return finishAll(out, ws, err)
 }

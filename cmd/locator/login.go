@@ -143,7 +143,7 @@ type logoutCommand struct{ conn connFlags }
 
 func (c *logoutCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.conn.db, "db", "", "SQLite database path, beside which the tokens are stored (env LOCATOR_DB)")
-	console.RegisterJSON(fs, &c.conn.format)
+	console.RegisterFormat(fs, &c.conn.format)
 }
 
 func (c *logoutCommand) run(ctx context.Context, args []string) error {

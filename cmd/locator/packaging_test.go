@@ -121,6 +121,14 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("the binary needs %q", libs)
 	}
 
+	// Issue 19 item 4: the build command stamps the build's time, which
+	// version shows.
+	v, err := exec.Command(bin, "version", "--json").Output()
+	var stamped struct{ BuildTime time.Time }
+	if err != nil || json.Unmarshal(v, &stamped) != nil || time.Since(stamped.BuildTime) > time.Hour || time.Since(stamped.BuildTime) < 0 {
+		t.Errorf("the static binary's version: %v %s; want this build's time", err, v)
+	}
+
 	// The static binary runs: its simulator, then a locate recorded in SQLite.
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

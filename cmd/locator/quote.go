@@ -65,13 +65,10 @@ func (c *quoteCommand) items(args []string) ([]account.QuoteItem, error) {
 	if err := workflow.ValidateQuantity(c.quantity); err != nil {
 		return nil, err
 	}
-	items := make([]account.QuoteItem, len(args))
-	for i, typed := range args {
-		s, err := brokercode.Symbol(typed)
-		if err != nil {
-			return nil, err
-		}
+	symbols, err := brokercode.Symbols(args)
+	items := make([]account.QuoteItem, len(symbols))
+	for i, s := range symbols {
 		items[i] = account.QuoteItem{Symbol: s, Quantity: c.quantity}
 	}
-	return items, nil
+	return items, err
 }

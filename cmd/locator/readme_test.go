@@ -39,6 +39,9 @@ import (
 //	                                "# BODY" line after a call is its answer,
 //	                                "..." standing for what is left out
 //
+// The unmarked ```sh blocks' examples are run by TestREADMEExamplesRun
+// (readme_examples_test.go), or listed there with why not.
+//
 // `go test ./cmd/locator -run TestREADMESamples -update` (or UPDATE_GOLDEN=1)
 // rewrites the console and file blocks from what the code prints now; a curl
 // block, with its elisions, is only checked.
@@ -228,13 +231,17 @@ func readmeSession(t *testing.T, s readmeSample, body string) string {
 // default scenario on the wall clock, its first live key and account. The
 // one difference from `locator sim`'s timing: the locate fee is posted to
 // the ledger a millisecond after the fill instead of 5 s (a reader takes longer
-// than that to type the next command), so the session needs no sleep.
-func readmeEnv(t *testing.T) map[string]string {
+// than that to type the next command), so the session needs no sleep;
+// tune changes the scenario further.
+func readmeEnv(t *testing.T, tune ...func(*brokersim.Scenario)) map[string]string {
 	t.Helper()
 	sc := brokersim.DefaultScenario()
 	sc.Timing.SettleMin = brokersim.Duration(100 * time.Millisecond)
 	sc.Timing.SettleMax = brokersim.Duration(200 * time.Millisecond)
 	sc.Timing.FeeDelay = brokersim.Duration(time.Millisecond)
+	for _, f := range tune {
+		f(&sc)
+	}
 	sim, err := brokersim.New(sc, brokersim.WithClock(clock.Real{}))
 	if err != nil {
 		t.Fatal(err)

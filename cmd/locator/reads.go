@@ -104,7 +104,7 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	var date time.Time
 	if c.historical != "" {
 		var err error
-		if date, err = pastDate("historical", c.historical, time.Now()); err != nil {
+		if date, err = ledger.PastTradeDate("--historical", c.historical, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -153,8 +153,11 @@ func (c *ordersCommand) flags(fs *pflag.FlagSet) {
 // workflow: the cancel is recorded before it is sent, and the order ends
 // with the broker's answer.
 func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
-	if len(args) != 1 || strings.ContainsAny(args[0], "/?#% \t") {
+	switch {
+	case len(args) != 1 || strings.ContainsAny(args[0], "/?#% \t"):
 		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
+	case c.conn.format == console.CSV:
+		return usagef("-o csv: 'orders cancel' prints how the order ended, as a line or JSON (-o json); nothing was sent")
 	}
 	out := c.conn.out()
 	sess, err := c.conn.open(ctx, "orders cancel", nil, service.RoleCommand)
@@ -187,7 +190,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	var since time.Time
 	if c.history != "" {
 		var err error
-		if since, err = pastDate("history", c.history, time.Now()); err != nil {
+		if since, err = ledger.PastTradeDate("--history", c.history, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -232,17 +235,4 @@ func (c *routesCommand) run(ctx context.Context, args []string) error {
 	}
 	console.Routes(c.conn.out(), routes)
 	return nil
-}
-
-// pastDate parses a YYYY-MM-DD flag value that may not lie after today's
-// trade date (Eastern).
-func pastDate(flag, v string, now time.Time) (time.Time, error) {
-	d, err := time.Parse(time.DateOnly, v)
-	if err != nil {
-		return time.Time{}, usagef("--%s %q: want a date as YYYY-MM-DD", flag, v)
-	}
-	if today := ledger.TradeDate(now); d.After(today) {
-		return time.Time{}, usagef("--%s %s is after today (%s)", flag, v, today.Format(time.DateOnly))
-	}
-	return d, nil
 }

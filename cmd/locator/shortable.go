@@ -63,12 +63,5 @@ func (c *shortableCommand) symbols(args []string) ([]string, error) {
 	if len(args) == 0 {
 		return nil, usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")
 	}
-	symbols := make([]string, len(args))
-	for i, typed := range args {
-		var err error
-		if symbols[i], err = brokercode.Symbol(typed); err != nil {
-			return nil, err
-		}
-	}
-	return symbols, nil
+	return brokercode.Symbols(args)
 }

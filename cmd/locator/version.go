@@ -9,10 +9,12 @@ import (
 	"github.com/locatorhq/locator/release"
 )
 
-// version is the release this binary was built as, set by the release
-// build (-ldflags "-X main.version=v1.2.3"); left empty, the module version
-// Go recorded in the binary is shown.
-var version string
+// version is the release this binary was built as, and buildTime when it
+// was built (RFC 3339), set by the build command (-ldflags "-X
+// main.version=v1.2.3 -X main.buildTime=2026-11-26T14:00:00Z", as the
+// Dockerfile does); left empty, the module version Go recorded is shown,
+// and no build time.
+var version, buildTime string
 
 // versionCommand prints the version, so a bug report can say which build.
 type versionCommand struct {
@@ -20,10 +22,10 @@ type versionCommand struct {
 	format console.Format
 }
 
-func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterJSON(fs, &c.format) }
+func (c *versionCommand) flags(fs *pflag.FlagSet) { console.RegisterFormat(fs, &c.format) }
 
 func (c *versionCommand) run(ctx context.Context, args []string) error {
-	b := release.Read(version)
-	c.m.printer(c.format).Event(b, b.String())
+	b := release.Read(version, buildTime)
+	c.m.printer(c.format).Event(b, console.Version(b))
 	return nil
 }

@@ -30,9 +30,6 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 || (args[0] != "pnl" && args[0] != "orders") {
 		return usagef("want one of: watch pnl, watch orders")
 	}
-	if c.conn.format == console.CSV {
-		return usagef("-o csv: watch prints a live table or JSON lines (-o json), not CSV")
-	}
 	s, err := c.conn.resolve(true)
 	if err != nil {
 		return err

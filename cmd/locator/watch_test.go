@@ -128,7 +128,7 @@ func TestWatchOrders(t *testing.T) {
 	// Issue 19 item 4: a format watch cannot print is refused, not
 	// answered with another one; nothing is opened.
 	sent := len(b.sim.Requests())
-	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != account.ExitUsage || out != "" || !strings.Contains(errOut, "not CSV") {
+	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != account.ExitUsage || out != "" || !strings.Contains(errOut, "this command prints table or json, not csv") {
 		t.Errorf("watch pnl -o csv: exit %d, stdout %q, stderr %q; want 2, nothing printed", code, out, errOut)
 	}
 	if n := len(b.sim.Requests()) - sent; n != 0 {

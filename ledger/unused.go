@@ -1,0 +1,185 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Credit is one credit-back the unused rule plans: Shares of the
+// (Symbol, Type) inventory row.
+type Credit struct {
+	Symbol string                `json:"symbol"`
+	Type   brokercode.LocateType `json:"type"`
+	Shares int64                 `json:"shares"`
+}
+
+// Skip is an inventory row the unused rule leaves alone on purpose, and
+// why.
+type Skip struct {
+	Symbol string                `json:"symbol"`
+	Type   brokercode.LocateType `json:"type"`
+	Reason string                `json:"reason"`
+}
+
+// UnusedFilter narrows Unused to one symbol and one row type (empty: all).
+type UnusedFilter struct {
+	Symbol string
+	Type   brokercode.LocateType
+}
+
+func (f UnusedFilter) keeps(symbol string, typ brokercode.LocateType) bool {
+	return (f.Symbol == "" || f.Symbol == symbol) && (f.Type == "" || f.Type == typ)
+}
+
+// Unused is the one definition of located shares not in use, which
+// `locator credit-back --all` and the credit-back-unused job sell back
+// (spec "Short locates" rule 5 and "Locate types"):
+//
+//   - Locate and PreBorrow rows: available, less the shares working
+//     Sell/Open orders on the symbol will need (workflow.Available: shares
+//     already sold short are out of `available`), rounded down to whole
+//     lots of 100 (the sell's quantity step);
+//   - SingleUse rows (the .SU side of a Reg SHO pair): the same, but only
+//     if never used to open a short (unavailable 0, sold 0, and no fewer
+//     available than this store's SingleUse fills of the symbol since
+//     dayStart, the start of the trading day).
+//
+// A symbol with a locate in flight is left alone (its shares are wanted),
+// and so is a row with a credit-back open in the store or queued at the
+// broker (toBeSold > 0), so nothing is sold twice. It reads the inventory
+// and the order book and sends nothing. Rows are planned and skipped in
+// symbol order; those filter leaves out are neither.
+func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, dayStart time.Time, filter UnusedFilter) ([]Credit, []Skip, error) {
+	rows, _, err := c.Locates.Inventory(ctx, account)
+	if err != nil {
+		return nil, nil, fmt.Errorf("inventory: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil, nil
+	}
+	book, _, err := c.Orders.Book(ctx, account)
+	if err != nil {
+		return nil, nil, fmt.Errorf("order book (working short sells hold located shares): %w", err)
+	}
+	// Working short sells hold located shares: the one definition of
+	// available shares (workflow.Available) decides which.
+	orders := BookOrders(book)
+	hold := map[string]int64{}
+	for _, row := range rows {
+		if _, ok := hold[row.Symbol]; !ok {
+			hold[row.Symbol] = workflow.WorkingShortSells(orders, row.Symbol)
+		}
+	}
+	open, err := st.List(ctx, store.Filter{Account: account, Kind: states.CreditBack, Open: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	busy := map[string]string{}
+	for _, w := range open {
+		busy[w.Symbol+" "+w.LocateType] = w.ID
+	}
+	// A locate in flight means someone wants the symbol located now: its
+	// shares are not "unused".
+	locating, err := st.List(ctx, store.Filter{Account: account, Kind: states.Locate, Open: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	wanted := map[string]string{}
+	for _, w := range locating {
+		wanted[w.Symbol] = w.ID
+	}
+	suFilled, err := singleUseFilled(ctx, st, account, dayStart)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Shorts draw on reusable rows before SingleUse ones: hold back from
+	// those first.
+	sort.SliceStable(rows, func(i, k int) bool {
+		if rows[i].Symbol != rows[k].Symbol {
+			return rows[i].Symbol < rows[k].Symbol
+		}
+		return rows[i].Type() != brokercode.LocateTypeSingleUse && rows[k].Type() == brokercode.LocateTypeSingleUse
+	})
+	var plan []Credit
+	var skipped []Skip
+	skip := func(row brokerclient.InventoryRow, why string) {
+		if filter.keeps(row.Symbol, row.Type()) {
+			skipped = append(skipped, Skip{Symbol: row.Symbol, Type: row.Type(), Reason: why})
+		}
+	}
+	for _, row := range rows {
+		typ := row.Type()
+		if typ != brokercode.LocateTypeLocate && typ != brokercode.LocateTypePreBorrow && typ != brokercode.LocateTypeSingleUse {
+			skip(row, fmt.Sprintf("locate type %d cannot be credited back", row.LocateType))
+			continue
+		}
+		avail := row.Available
+		if h := min(hold[row.Symbol], avail); h > 0 {
+			hold[row.Symbol] -= h
+			avail -= h
+			if avail < brokerclient.LocateLot {
+				skip(row, fmt.Sprintf("%d held for working short sells", h))
+				continue
+			}
+		}
+		shares := avail / brokerclient.LocateLot * brokerclient.LocateLot
+		switch {
+		case busy[row.Symbol+" "+string(typ)] != "":
+			skip(row, "a credit-back is already open ("+busy[row.Symbol+" "+string(typ)]+")")
+			continue
+		case wanted[row.Symbol] != "":
+			skip(row, "a locate of the symbol is in flight ("+wanted[row.Symbol]+")")
+			continue
+		case row.ToBeSold > 0:
+			skip(row, fmt.Sprintf("%d shares already queued for credit-back", row.ToBeSold))
+			continue
+		case shares < brokerclient.LocateLot:
+			continue // nothing, or less than a lot: not worth a line
+		}
+		if typ == brokercode.LocateTypeSingleUse {
+			var used []string
+			if row.Unavailable > 0 {
+				used = append(used, fmt.Sprintf("%d unavailable", row.Unavailable))
+			}
+			if row.Sold > 0 {
+				used = append(used, fmt.Sprintf("%d sold", row.Sold))
+			}
+			if got := suFilled[row.Symbol]; row.Available < got {
+				used = append(used, fmt.Sprintf("%d available of %d filled today", row.Available, got))
+			}
+			if len(used) > 0 {
+				skip(row, "SingleUse already used ("+strings.Join(used, ", ")+")")
+				continue
+			}
+		}
+		if filter.keeps(row.Symbol, typ) {
+			plan = append(plan, Credit{Symbol: row.Symbol, Type: typ, Shares: shares})
+		}
+	}
+	return plan, skipped, nil
+}
+
+// singleUseFilled sums, per symbol, the SingleUse shares the store's
+// locates of account filled since dayStart.
+func singleUseFilled(ctx context.Context, st *store.Store, account string, dayStart time.Time) (map[string]int64, error) {
+	ws, err := st.List(ctx, store.Filter{Account: account, Kind: states.Locate, Since: dayStart})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, w := range ws {
+		if w.State == states.Filled && w.LocateType == string(brokercode.LocateTypeSingleUse) {
+			out[w.Symbol] += w.Quantity
+		}
+	}
+	return out, nil
+}
