@@ -117,7 +117,9 @@ func (l *Local) broker() account.Broker {
 	return b
 }
 
-// openPositions reads the open positions, at most once per positionsEvery.
+// openPositions reads the open positions, at most once per positionsEvery;
+// when a read fails after one succeeded, the last read stands (Status says
+// the broker is failing).
 func (l *Local) openPositions(ctx context.Context, now time.Time) ([]brokerclient.Position, error) {
 	d := &l.day
 	d.mu.Lock()
@@ -126,8 +128,13 @@ func (l *Local) openPositions(ctx context.Context, now time.Time) ([]brokerclien
 		return d.positions, nil
 	}
 	ps, _, err := l.client.Positions.Open(ctx, l.account)
-	if err != nil {
+	switch {
+	case err != nil && d.positionsAt.IsZero():
 		return nil, err
+	case err != nil:
+		l.log.Warn("open positions not read; the last read stands", "account", l.account, "err", err)
+		d.positionsAt = now // tried again after positionsEvery
+		return d.positions, nil
 	}
 	d.positions, d.positionsAt = ps, now
 	return ps, nil
