@@ -38,9 +38,9 @@
 
   function offers() { return live.querySelectorAll(".offer"); }
 
-  // alert flashes the title while an offer waits and sounds a tone once
+  // announce flashes the title while an offer waits and sounds a tone once
   // for each new offer when sound is on.
-  function alert() {
+  function announce() {
     var list = offers();
     if (list.length === 0) {
       clearInterval(flash);
@@ -145,7 +145,7 @@
     readNow();
     showClock();
     countDown();
-    alert();
+    announce();
   });
   events.addEventListener("tick", function (e) {
     now = Number(e.data);
@@ -160,5 +160,5 @@
     state.innerHTML = '<span id="status" class="status bad">dashboard unreachable: reconnecting\u2026</span>';
   };
   readNow();
-  alert();
+  announce();
 })();
