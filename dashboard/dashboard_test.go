@@ -469,7 +469,7 @@ func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
 	b.jobRun(t, "premarket-locates", store.JobFailed, "HTBX declined")
 	page := b.get(t, "/", nil).Body.String()
 	for _, want := range []string{
-		"<td>" + testSymbol + `</td><td>Locate</td><td class="num">300</td>`, // inventory
+		"<td>" + testSymbol + ` <small class="type">Locate</small></td><td class="num">300</td>`, // inventory
 		`<svg class="chart"`, `class="sym">` + testSymbol + `</text>`, ">6.00</text>", // fees
 		`<tr class="outcome-failed"><td>premarket-locates</td>`, "HTBX declined", // job runs
 		"No working order.",
