@@ -186,7 +186,7 @@ func waitsOnPerson(w *workflow.Workflow) bool {
 func (s *Server) build(ctx context.Context) view {
 	now := s.clk.Now()
 	sts := s.statuses(ctx)
-	v := view{Now: now, State: s.state(sts, now)}
+	v := view{Now: now}
 	for _, st := range sts {
 		for _, w := range st.Open {
 			if !waitsOnPerson(&w) {
@@ -204,6 +204,9 @@ func (s *Server) build(ctx context.Context) view {
 		v.Accounts = append(v.Accounts, s.account(ctx, st, now))
 	}
 	slices.SortFunc(v.Offers, func(x, y offerView) int { return x.AnswerBy.Compare(y.AnswerBy) })
+	// The connection as of after the reads above: the first Today starts
+	// the P&L stream's watch, whose state it then shows.
+	v.State = s.state(s.statuses(ctx), now)
 	return v
 }
 
