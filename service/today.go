@@ -55,8 +55,9 @@ type dayWatch struct {
 func (l *Local) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
 	d := &l.day
 	d.once.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		pw, err := l.client.Streams.WatchPnL(ctx, []string{l.account})
+		// The watch outlives the call that starts it.
+		watch, cancel := context.WithCancel(context.Background())
+		pw, err := l.client.Streams.WatchPnL(watch, []string{l.account})
 		if err != nil {
 			cancel()
 			d.failed.Store(true)
