@@ -79,6 +79,13 @@ type Account interface {
 	// reconciles the locate fees and credits in it (ledger.Check): the
 	// check of `locator fees`, the reconcile job and the dashboard.
 	Fees(ctx context.Context, req FeesRequest) (*FeesResult, error)
+	// Today is the account's trading day as its owner sees it now: the
+	// open positions with their P&L from the broker's P&L stream (watched
+	// from the first call for as long as the owner lives), the working
+	// orders locator placed, today's locates and credit-backs (finished
+	// ones too), and each symbol's locate spend and P&L net of it. It is
+	// what a trading screen shows.
+	Today(ctx context.Context, req TodayRequest) (*Today, error)
 }
 
 // Caller is who calls: each process (or page, or job) that holds an
@@ -408,6 +415,87 @@ type Status struct {
 	Inventory []brokerclient.InventoryRow `json:"inventory"`
 	// Shortable tells about each symbol of the request, in its order.
 	Shortable []Shortable `json:"shortable,omitempty"`
+	// Broker is the owner's connection to the broker now.
+	Broker Broker `json:"broker"`
+}
+
+// Broker is the owner's connection to the broker as its reads and the P&L
+// stream find it: a screen turns red on it, not on its own connection to
+// the owner.
+type Broker struct {
+	// FailingSince is when the owner's reads of the broker (history and
+	// inventory) began failing, zero while they succeed; Failure is the
+	// last failure.
+	FailingSince time.Time `json:"failingSince,omitzero"`
+	Failure      string    `json:"failure,omitempty"`
+	// Stream is the P&L stream's state (StreamOff until Today is first
+	// asked).
+	Stream StreamState `json:"stream,omitempty"`
+}
+
+// StreamState is the state of a stream the owner watches.
+type StreamState string
+
+// Stream states.
+const (
+	// StreamOff: not watched.
+	StreamOff StreamState = ""
+	// StreamConnecting: watched, no snapshot yet.
+	StreamConnecting StreamState = "connecting"
+	// StreamLive: connected, its snapshot in hand.
+	StreamLive StreamState = "live"
+	// StreamDown: it was live, or failed, and is not now.
+	StreamDown StreamState = "down"
+)
+
+// TodayRequest asks for the account's trading day.
+type TodayRequest struct{}
+
+// Today is the account's trading day (Account.Today).
+type Today struct {
+	// Date is today's trade date on the broker's calendar.
+	Date time.Time `json:"date"`
+	// PnL is the account's figures in the P&L stream's model; nil until
+	// its snapshot has arrived.
+	PnL *brokerclient.PnLTotals `json:"pnl,omitempty"`
+	// Positions are the open lots, each with its figures in the stream's
+	// model (joined on the lot id, spec "Profit and loss response" rule 5).
+	Positions []Position `json:"positions"`
+	// Orders are the orders locator placed that are still working (or
+	// not yet settled), newest first.
+	Orders []workflow.Order `json:"orders"`
+	// Locates are today's locates and credit-backs, newest first,
+	// finished ones included.
+	Locates []workflow.Workflow `json:"locates"`
+	// Symbols are, per symbol with a position or a locate fee or credit
+	// today, the spend and the P&L net of it, by symbol.
+	Symbols []SymbolDay `json:"symbols"`
+}
+
+// Position is one open lot with its P&L.
+type Position struct {
+	PositionID string                    `json:"positionId"`
+	Symbol     string                    `json:"symbol"`
+	Side       brokerclient.PositionSide `json:"side"`
+	Shares     int64                     `json:"shares"`
+	PriceAvg   decimal.Decimal           `json:"priceAvg"`
+	// PnL is the lot's figures in the P&L stream's model (zero until the
+	// stream has the lot).
+	PnL brokerclient.PnLCalc `json:"pnl"`
+}
+
+// SymbolDay is one symbol's day: what its locates cost net of the
+// credit-backs (the report's figures: the ledger's amounts once posted,
+// price × shares until then), and its P&L net of that.
+type SymbolDay struct {
+	Symbol   string          `json:"symbol"`
+	Spend    decimal.Decimal `json:"spend"`
+	Recovery decimal.Decimal `json:"recovery"`
+	NetSpend decimal.Decimal `json:"netSpend"`
+	// DayPnL is the day's realized and floating P&L of its lots in the
+	// stream's model; NetPnL is DayPnL − NetSpend.
+	DayPnL decimal.Decimal `json:"dayPnl"`
+	NetPnL decimal.Decimal `json:"netPnl"`
 }
 
 // Shortable is what the owner knows of shorting one symbol: the broker's

@@ -446,7 +446,7 @@ func TestBrowserTokenLogin(t *testing.T) {
 	t.Cleanup(b.server.Close) // first: it ends the page's event stream
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/?token=tok-browser"),
-		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "live"`),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "broker up"`),
 	); err != nil {
 		t.Fatalf("browser: %v", err)
 	}

@@ -2,8 +2,10 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -11,26 +13,62 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/browsertest"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
-// A person answers an offer on the page, in a real Chromium: a terminal's
-// locate with no cap and no auto-accept puts its offer to that terminal,
-// the page shows it counting down on the service's clock (read, the clock
-// moved, read again: less), Approve goes through the owner to the
-// question the terminal was asked, and the simulator's request log shows
-// the accept, the workflow filled. With LOCATOR_SCREENSHOT=FILE it writes
-// a PNG of the page showing the offer (docs/dashboard.png).
-func TestBrowserApproveOffer(t *testing.T) {
+// overflowJS lists, as "what: why" lines, every element of the offer
+// banner, the tables and the forms whose box leaves its container's (the
+// banner or the panel it is in), and a page wider than the window.
+const overflowJS = `(() => {
+  const out = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > window.innerWidth) out.push("page: " + root.scrollWidth + " px wide in a " + window.innerWidth + " px window");
+  const name = el => el.tagName.toLowerCase() + (el.className && typeof el.className === "string" ? "." + el.className.split(" ").join(".") : "") + " " + JSON.stringify((el.textContent || "").trim().slice(0, 30));
+  for (const box of document.querySelectorAll(".offer, article")) {
+    const b = box.getBoundingClientRect();
+    if (b.left < -0.5 || b.right > window.innerWidth + 0.5) out.push(name(box) + ": leaves the window");
+    for (const el of box.querySelectorAll("table, thead, tbody, tr, th, td, form, input, button, label, dl, dt, dd, span, svg, p")) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5) {
+        out.push(name(el) + ": [" + Math.round(r.left) + "," + Math.round(r.right) + "] leaves " + name(box) + " [" + Math.round(b.left) + "," + Math.round(b.right) + "]");
+      }
+    }
+  }
+  return out;
+})()`
+
+// TestBrowserTradingScreen drives the page in a real Chromium at a desk's
+// width (1400 px) and a phone's (390 px): an offer that waits on a person
+// is a banner with the shares offered, nothing of the banner, the tables
+// or the forms leaves its container, the key Y approves the offer (the
+// simulator's log shows one accept, spec "Short locates"), the positions
+// and P&L on the page equal the P&L stream's snapshot after a price moves
+// (spec "P&L stream"), and stopping the simulator turns the connection
+// state red within 5 s. With LOCATOR_SCREENSHOT=DIR it writes
+// DIR/dashboard-1400.png and DIR/dashboard-390.png (docs/).
+func TestBrowserTradingScreen(t *testing.T) {
 	t.Parallel()
+	for _, width := range []int64{1400, 390} {
+		t.Run(strconv.FormatInt(width, 10), func(t *testing.T) {
+			t.Parallel()
+			tradingScreen(t, width)
+		})
+	}
+}
+
+func tradingScreen(t *testing.T, width int64) {
 	ctx := browsertest.New(t)
 	var hold atomic.Bool // the clock stands still while the offer is on the page
 	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
@@ -53,11 +91,19 @@ func TestBrowserApproveOffer(t *testing.T) {
 			}
 		},
 	})
-	// Earlier in the day: a locate the policy took, its fee synced from
-	// the ledger, a job run.
-	first := b.locate(t, 300)
+	// Earlier in the day: a locate the policy took and part of it credited
+	// back, one it declined over its cap, a job run, the fees synced, and
+	// a working order.
+	a := b.owner.Local().As(account.Caller{Name: "earlier", Env: brokerclient.EnvLive})
+	b.locate(t, 500)
+	b.await(t, a, b.creditBack(t, a, 200))
+	declined := b.locateCapped(t, a, "HTBX", 300, "0.01")
+	if declined.State != states.Declined {
+		t.Fatalf("capped locate ended %s: %s", declined.State, declined.Reason)
+	}
 	b.syncLedger(t)
-	b.jobRun(t, "pre-market", store.JobOK, "DASH filled 300 at 0.02 ["+first.ID+"]")
+	b.jobRun(t, "pre-market", store.JobOK, "DASH filled 500 at 0.02")
+	order := b.workingOrder(t, a)
 
 	srv := httptest.NewServer(b.server.Handler())
 	t.Cleanup(srv.Close)
@@ -76,7 +122,7 @@ func TestBrowserApproveOffer(t *testing.T) {
 			return false
 		}}, b.sim.Client(t, b.sim.Live), b.sim.URL)
 	t.Cleanup(remote.Close)
-	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 500}}, Ask: true})
+	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 1000}}, Ask: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +130,6 @@ func TestBrowserApproveOffer(t *testing.T) {
 	followCtx, stopFollowing := context.WithCancel(t.Context())
 	t.Cleanup(stopFollowing)
 	go remote.Follow(followCtx, account.FollowRequest{ID: id}, nil)
-	await := func(what string, ch <-chan struct{}) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("no %s", what)
-		}
-	}
 	select {
 	case got := <-offered:
 		if got != id {
@@ -100,58 +138,52 @@ func TestBrowserApproveOffer(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no offer")
 	}
-	await("question put to the terminal", asked)
+	awaitSignal(t, "question put to the terminal", asked)
 
-	countdown := chromedp.CSS(`tr[id="` + id + `"] .countdown`)
+	banner := `#offer-` + id
 	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(width, 900),
 		chromedp.Navigate(srv.URL),
-		chromedp.WaitVisible(countdown),
-		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "live"`),
+		chromedp.WaitVisible(chromedp.CSS(banner+` .countdown`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "broker up"`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-order="`+order+`"]') !== null`),
 	); err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	seconds := func() (string, int) {
-		t.Helper()
-		text, err := chromedp.Run(ctx, chromedp.Text(countdown))
-		if err != nil {
-			t.Fatalf("browser: %v", err)
-		}
-		n, err := strconv.Atoi(strings.TrimSuffix(text, "s"))
-		if err != nil {
-			t.Fatalf("countdown %q: %v", text, err)
-		}
-		return text, n
+	// Read in the page (the banner is drawn again every second, so a node
+	// found by one call may be gone by the next).
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(document.querySelector("`+banner+` .shares")?.textContent ?? "").startsWith("1000")`,
+		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("banner's shares are not the 1000 offered: %v", err)
 	}
-	text1, left1 := seconds()
-	if left1 < 20 || left1 > 30 {
-		t.Fatalf("countdown %q right after the offer", text1)
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.title.includes("OFFER `+askSymbol+` 1000 @ 0.0400")`,
+		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("browser: the title does not flash the offer: %v", err)
 	}
-	b.sim.Advance(3 * time.Second) // the page's next tick is on this clock
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector('tr[id="`+id+`"] .countdown').textContent !== "`+text1+`"`)); err != nil {
-		t.Fatalf("browser: countdown stuck at %s: %v", text1, err)
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflowJS))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
 	}
-	text2, left2 := seconds()
-	if left2 >= left1 || left1-left2 > 4 {
-		t.Fatalf("countdown %s, then %s after 3 s", text1, text2)
+	for _, b := range bad {
+		t.Errorf("at %d px: %s", width, b)
 	}
-	if path := os.Getenv("LOCATOR_SCREENSHOT"); path != "" {
+	if dir := os.Getenv("LOCATOR_SCREENSHOT"); dir != "" {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot: %v", err)
 		}
+		path := filepath.Join(dir, fmt.Sprintf("dashboard-%d.png", width))
 		if err := os.WriteFile(path, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("dashboard screenshot: %s", path)
 	}
 
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[id="`+id+`"] button.approve`))); err != nil {
+	// Y approves the banner's offer.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("y")); err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("status"))); err != nil || msg != "live" {
-		t.Logf("page status after Approve: %q %v", msg, err)
-	}
-	await("accept after Approve", accepting)
+	awaitSignal(t, "accept after Y", accepting)
 	hold.Store(false)
 	wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -166,16 +198,128 @@ func TestBrowserApproveOffer(t *testing.T) {
 	for _, r := range b.sim.Sim.Requests() {
 		if r.Method == "POST" && r.Path == "/v1/api/accounts/locates/accept" && strings.Contains(r.Body, w.QuoteReqID) {
 			accepts++
-			if r.Status != 200 {
-				t.Errorf("accept answered %d", r.Status)
-			}
 		}
 	}
 	if accepts != 1 {
 		t.Errorf("%d accepts of %s in the simulator's log, want 1", accepts, w.QuoteReqID)
 	}
-	// The page follows: the workflow leaves the live list.
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.getElementById("`+id+`") === null`)); err != nil {
-		t.Errorf("browser: the filled workflow stays on the page: %v", err)
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".offer") === null && document.title === "locator"`)); err != nil {
+		t.Errorf("browser: the answered offer stays on the page: %v", err)
 	}
+
+	// The price of the position moves: the page follows the stream.
+	pw, err := b.sim.Client(t, b.sim.Live).Streams.WatchPnL(t.Context(), []string{"LV100001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pw.Close)
+	if err := pw.Wait(wctx); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := pw.Snapshot("LV100001")
+	changed := pw.Changed()
+	b.sim.Sim.SetPrice("MSFT", decimal.RequireFromString("431.25"))
+	var snap brokerclient.PnLSnapshot
+	for {
+		select {
+		case <-changed:
+		case <-wctx.Done():
+			t.Fatal("the stream did not move with the price")
+		}
+		changed = pw.Changed()
+		if snap, _ = pw.Snapshot("LV100001"); !snap.TotalUnrealized.Equal(before.TotalUnrealized) && len(snap.Positions) == 1 &&
+			!snap.Positions[0].PnLCalc.UnrealizedPnL.Equal(before.Positions[0].PnLCalc.UnrealizedPnL) {
+			break
+		}
+	}
+	pnl := snap.Positions[0]
+	want := map[string]decimal.Decimal{
+		`.pnl .figures [data-field="dayPnl"]`:                                           snap.DayPnl,
+		`.pnl .figures [data-field="totalUnrealized"]`:                                  snap.TotalUnrealized,
+		`.pnl .figures [data-field="dayUnrealized"]`:                                    snap.DayUnrealized,
+		`[data-position="` + string(pnl.PositionID) + `"] [data-field="unrealizedPnL"]`: pnl.PnLCalc.UnrealizedPnL,
+		`[data-position="` + string(pnl.PositionID) + `"] [data-field="dayPnl"]`:        pnl.PnLCalc.DayRealizedPnl.Add(pnl.PnLCalc.DayUnrealizedPnL),
+	}
+	for sel, v := range want {
+		js := `(() => { const el = document.querySelector('` + sel + `'); return el !== null && el.dataset.value === "` + v.String() +
+			`" && el.textContent === "` + v.StringFixed(2) + `"; })()`
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('`+sel+`') || {}).textContent || "none"`))
+			t.Errorf("%s on the page: %s, want the stream's %s", sel, got, v.StringFixed(2))
+		}
+	}
+
+	// The broker goes away: the owner's next read fails, and the page
+	// says so within 5 s.
+	b.sim.Server.CloseClientConnections()
+	b.sim.Server.Close()
+	stopped := time.Now()
+	// Red from the owner's state, not from the page losing its own stream.
+	red := `document.getElementById("status").classList.contains("bad") &&
+		[...document.querySelectorAll(".conn.bad")].some(e => e.textContent.includes("broker unreachable"))`
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](red, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Fatalf("browser: the connection state does not say the broker is unreachable 5 s after it went away: %v", err)
+	}
+	t.Logf("red after %v", time.Since(stopped).Round(time.Millisecond))
+}
+
+// awaitSignal waits for ch.
+func awaitSignal(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s", what)
+	}
+}
+
+// creditBack starts a credit-back of qty Locate shares of testSymbol.
+func (b *testBundle) creditBack(t *testing.T, a account.Account, qty int64) string {
+	t.Helper()
+	s, err := a.CreditBack(t.Context(), account.CreditBackRequest{Symbol: testSymbol, Quantity: qty, Type: brokercode.LocateTypeLocate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Started[0].ID
+}
+
+// await follows workflow id to its end.
+func (b *testBundle) await(t *testing.T, a account.Account, id string) *workflow.Workflow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	w, err := a.Follow(ctx, account.FollowRequest{ID: id}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// locateCapped locates qty of symbol under a cap and waits for its end.
+func (b *testBundle) locateCapped(t *testing.T, a account.Account, symbol string, qty int64, capPrice string) *workflow.Workflow {
+	t.Helper()
+	res, err := a.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: symbol, Quantity: qty,
+		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString(capPrice)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.await(t, a, res.Started[0].ID)
+}
+
+// workingOrder places a buy of MSFT far under the market, which stays
+// working, and returns its clientOrderId.
+func (b *testBundle) workingOrder(t *testing.T, a account.Account) string {
+	t.Helper()
+	o, err := a.PlaceOrder(t.Context(), account.PlaceOrderRequest{Order: workflow.Order{Symbol: "MSFT", Side: "Buy", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Terminal() {
+		t.Fatalf("order %s: %s", o.State, o.Reason)
+	}
+	return o.ClientOrderID
 }

@@ -57,6 +57,9 @@ type setupOpt struct {
 	onUpdate   func(engine.Update)
 	// clock, when set, drives the fake clock instead of plain virtual time.
 	clock func(*simtest.Bundle)
+	// follower serves the account through the owner's socket, as a
+	// process that follows the owner does, rather than in process.
+	follower bool
 }
 
 // setup starts the simulator (with testSymbol offered at 0.02 and askSymbol
@@ -103,7 +106,13 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	}
 	b.closeOwner = sync.OnceFunc(b.owner.Close)
 	t.Cleanup(b.closeOwner)
-	served := b.owner.Local().As(account.Caller{Name: "dashboard test"})
+	var served account.Account = b.owner.Local().As(account.Caller{Name: "dashboard test"})
+	if o.follower {
+		c := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "dashboard test", Env: brokerclient.EnvLive},
+			b.sim.Client(t, b.sim.Live), b.sim.URL)
+		t.Cleanup(c.Close)
+		served = c
+	}
 	b.server, err = newServer(Config{Accounts: []account.Account{served}, Store: st, Metrics: b.metrics, Clock: b.sim.Clock,
 		Logger: log, Access: Access{Token: o.token, NoToken: o.token == ""}, StaleAfter: o.staleAfter}, func(u engine.Update) {
 		select {
@@ -420,7 +429,7 @@ func TestEventsDeliverUpdate(t *testing.T) {
 	var stream strings.Builder
 	events, next := readSSE(t, resp.Body, &stream)
 	first := next("first view", func(name, _ string) bool { return name == "view" })
-	if !strings.Contains(first, "No workflow under way") {
+	if !strings.Contains(first, "No locate today") {
 		t.Errorf("first view: %s", first)
 	}
 	w := b.locate(t, 200)
@@ -460,10 +469,10 @@ func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
 	b.jobRun(t, "premarket-locates", store.JobFailed, "HTBX declined")
 	page := b.get(t, "/", nil).Body.String()
 	for _, want := range []string{
-		"<td>" + testSymbol + "</td><td>Locate</td><td>300</td>", // inventory
+		"<td>" + testSymbol + ` <small class="type">Locate</small></td><td class="num">300</td>`, // inventory
 		`<svg class="chart"`, `class="sym">` + testSymbol + `</text>`, ">6.00</text>", // fees
 		`<tr class="outcome-failed"><td>premarket-locates</td>`, "HTBX declined", // job runs
-		"No workflow under way.",
+		"No working order.",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
@@ -540,8 +549,8 @@ func TestOfferCountsDownToAnswerDeadline(t *testing.T) {
 	}
 	b := setup(t, setupOpt{})
 	var buf strings.Builder
-	if err := b.server.page.ExecuteTemplate(&buf, "live", view{Now: now, Accounts: []accountView{{Account: "LV100001",
-		Workflows: []workflowView{{ID: "wf-1", Kind: "locate", State: "offered", Offer: v}}}}}); err != nil {
+	v.Account, v.ID, v.Symbol, v.Requested = "LV100001", "wf-1", askSymbol, 1000
+	if err := b.server.page.ExecuteTemplate(&buf, "live", view{Now: now, Offers: []offerView{*v}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := `data-expires="` + strconv.FormatInt(by.UnixMilli(), 10) + `"`; !strings.Contains(buf.String(), want) {
@@ -549,8 +558,11 @@ func TestOfferCountsDownToAnswerDeadline(t *testing.T) {
 	}
 	// Issue 19 item 4: the price at the broker's four decimals, as the CLI
 	// prints it.
-	if want := "0.0400 × 500 = 20.00"; !strings.Contains(buf.String(), want) {
-		t.Errorf("the view lacks %q:\n%s", want, buf.String())
+	// Issue 19 item 1: the shares offered (500), not the 1,000 asked.
+	for _, want := range []string{`<dd class="price">0.0400</dd>`, `<dd class="shares">500 <small>of 1000 asked</small></dd>`, `<dd class="total">20.00</dd>`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the view lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
 

@@ -26,9 +26,11 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // DefaultAddr is where the service listens unless told otherwise: loopback.
@@ -264,6 +266,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", s.handlePage)
 	mux.HandleFunc("GET /events", s.handleEvents)
 	mux.HandleFunc("POST /answer", s.handleAnswer)
+	mux.HandleFunc("POST /cancel-order", s.handleCancelOrder)
+	mux.HandleFunc("POST /credit-back", s.handleCreditBack)
+	mux.HandleFunc("POST /credit-back-all", s.handleCreditBackAll)
+	mux.HandleFunc("POST /locate", s.handleLocate)
 	static, _ := fs.Sub(assets, "assets")
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	return s.guard(mux)
@@ -324,37 +330,29 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
-// handleAnswer answers an offer as `locator approve` or `locator decline`
-// would, through the account's owner; a form post (no script) is shown
-// the page again, the page's script gets {}.
-func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
-	id, acct, answer := r.FormValue("id"), r.FormValue("account"), r.FormValue("answer")
-	a := s.accounts[acct]
-	if a == nil || id == "" || (answer != "approve" && answer != "decline") {
-		http.Error(w, "want account, id and answer=approve|decline", http.StatusBadRequest)
+// act runs one action of the page: one call on the account named by the
+// form's account field, through its account API (so it is the same
+// whether this process owns the account or follows its owner). A form
+// post (no script) is shown the page again; the page's script gets {} or
+// the error's words, with a status from its kind.
+func (s *Server) act(w http.ResponseWriter, r *http.Request, what string, call func(account.Account) error) {
+	a := s.accounts[r.FormValue("account")]
+	if a == nil {
+		http.Error(w, "no such account on this dashboard", http.StatusBadRequest)
 		return
 	}
-	req := account.AnswerRequest{ID: id, Accept: answer == "approve", Offer: r.FormValue("offer"), Via: "the dashboard"}
-	if p := r.FormValue("price"); p != "" {
-		price, err := decimal.NewFromString(p)
-		if err != nil {
-			http.Error(w, "price: want a decimal", http.StatusBadRequest)
-			return
-		}
-		req.Price = price
-	}
-	if err := a.Answer(r.Context(), req); err != nil {
+	if err := call(a); err != nil {
 		status := http.StatusInternalServerError
 		switch account.KindOf(err) {
 		case account.KindNotOpen, account.KindChanged:
 			status = http.StatusConflict
-		case account.KindInput, account.KindRefused:
+		case account.KindInput, account.KindRefused, account.KindSizing:
 			status = http.StatusBadRequest
 		}
 		http.Error(w, err.Error(), status)
 		return
 	}
-	s.log.Info("offer answered on the dashboard", "account", acct, "id", id, "answer", answer)
+	s.log.Info("dashboard action", "account", r.FormValue("account"), "action", what)
 	if r.Header.Get("Accept") == "application/json" {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte("{}\n"))
@@ -363,15 +361,106 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// inputError is a form field the page could not read: refused before any
+// call, as the API refuses bad input.
+func inputError(field, want string) error {
+	return account.Errorf(account.KindInput, field+": want "+want+"; nothing was sent")
+}
+
+// handleAnswer answers an offer as `locator approve` or `locator decline`
+// would, through the account's owner.
+func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
+	s.act(w, r, "answer "+r.FormValue("answer"), func(a account.Account) error {
+		answer := r.FormValue("answer")
+		if answer != "approve" && answer != "decline" {
+			return inputError("answer", "approve or decline")
+		}
+		req := account.AnswerRequest{ID: r.FormValue("id"), Accept: answer == "approve", Offer: r.FormValue("offer"), Via: "the dashboard"}
+		if p := r.FormValue("price"); p != "" {
+			price, err := decimal.NewFromString(p)
+			if err != nil {
+				return inputError("price", "a decimal")
+			}
+			req.Price = price
+		}
+		return a.Answer(r.Context(), req)
+	})
+}
+
+// handleCancelOrder cancels a working order locator placed.
+func (s *Server) handleCancelOrder(w http.ResponseWriter, r *http.Request) {
+	s.act(w, r, "cancel order", func(a account.Account) error {
+		_, err := a.CancelOrder(r.Context(), account.CancelOrderRequest{ClientOrderID: r.FormValue("clientOrderId")})
+		return err
+	})
+}
+
+// handleCreditBack credits back the shares of one inventory row its
+// button names (the row's available shares in whole lots).
+func (s *Server) handleCreditBack(w http.ResponseWriter, r *http.Request) {
+	s.act(w, r, "credit back "+r.FormValue("symbol"), func(a account.Account) error {
+		qty, err := strconv.ParseInt(r.FormValue("quantity"), 10, 64)
+		if err != nil {
+			return inputError("quantity", "a whole number of shares")
+		}
+		_, err = a.CreditBack(r.Context(), account.CreditBackRequest{Symbol: r.FormValue("symbol"), Quantity: qty,
+			Type: brokercode.LocateType(r.FormValue("type"))})
+		return err
+	})
+}
+
+// handleCreditBackAll credits back every unused located share, as
+// `locator credit-back --all` and the end-of-day job do.
+func (s *Server) handleCreditBackAll(w http.ResponseWriter, r *http.Request) {
+	s.act(w, r, "credit back all unused", func(a account.Account) error {
+		_, err := a.CreditBack(r.Context(), account.CreditBackRequest{Unused: true})
+		return err
+	})
+}
+
+// handleLocate starts a locate of each symbol of the form under its cap:
+// the cap decides every offer (a batch's offers come faster than anyone
+// can weigh them), so it is required.
+func (s *Server) handleLocate(w http.ResponseWriter, r *http.Request) {
+	s.act(w, r, "locate "+r.FormValue("symbols"), func(a account.Account) error {
+		symbols := strings.FieldsFunc(r.FormValue("symbols"), func(c rune) bool { return c == ',' || c == ' ' })
+		if len(symbols) == 0 {
+			return inputError("symbols", "one or more symbols, such as KITE, DASH")
+		}
+		qty, err := strconv.ParseInt(strings.TrimSpace(r.FormValue("quantity")), 10, 64)
+		if err != nil {
+			return inputError("quantity", "a whole number of shares, such as 500")
+		}
+		capPrice, err := decimal.NewFromString(strings.TrimSpace(r.FormValue("cap")))
+		if err != nil || !capPrice.IsPositive() {
+			return inputError("cap", "the most to pay per share, such as 0.05")
+		}
+		req := account.LocateRequest{}
+		for _, sym := range symbols {
+			req.Items = append(req.Items, account.LocateItem{Symbol: strings.ToUpper(sym), Quantity: qty,
+				Policy: workflow.Policy{MaxPrice: capPrice}})
+		}
+		res, err := a.Locate(r.Context(), req)
+		if err != nil {
+			return err
+		}
+		return res.Err()
+	})
+}
+
 // viewRefreshTicks is how many ticks (seconds) pass between views sent
-// without a workflow change: the poller's idle inventory spacing.
-const viewRefreshTicks = 5
+// without a workflow change: positions and P&L move with the stream, not
+// with the workflows.
+const viewRefreshTicks = 2
 
 // handleEvents streams the page's live part: a "view" event (the sections'
 // HTML) at once, after every workflow change and every viewRefreshTicks
-// ticks, and a "tick" event (the service clock, Unix milliseconds) every
-// second of that clock, from which the page counts offers down: on the
-// service's clock, not the browser's.
+// ticks, and every second of the service clock a "tick" event (that clock,
+// Unix milliseconds), from which the page counts offers down on the
+// service's clock, not the browser's, and a "state" event (the connection
+// part's HTML: each account's broker connection as its owner finds it),
+// so the page turns red within a second of the owner finding the broker
+// down.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -427,6 +516,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return send("view", buf.String())
 	}
+	sendState := func() bool {
+		var buf bytes.Buffer
+		if err := s.page.ExecuteTemplate(&buf, "state", s.state(s.statuses(ctx), s.clk.Now())); err != nil {
+			s.log.Error("dashboard state", "err", err)
+			return false
+		}
+		return send("state", buf.String())
+	}
 	// One ticker for the stream's life: a workflow change sends a view and
 	// leaves it be, so a busy engine does not hold the ticks back.
 	tick := s.clk.NewTimer(time.Second)
@@ -447,7 +544,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case now := <-tick.C():
 			tick = s.clk.NewTimer(time.Second)
-			if !send("tick", strconv.FormatInt(now.UnixMilli(), 10)) {
+			if !send("tick", strconv.FormatInt(now.UnixMilli(), 10)) || !sendState() {
 				return
 			}
 			// Inventory reads and job runs publish no change: the view is

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
@@ -18,36 +19,115 @@ import (
 )
 
 // view is everything the page shows, as of one reading of the clock. It is
-// built from the engines and the store only: workflows, inventory, fees and
-// job runs, which hold no secret.
+// built through the account API (and the store, for fees and job runs)
+// only: workflows, positions, orders, inventory, fees and job runs, which
+// hold no secret.
 type view struct {
-	Now      time.Time
+	Now time.Time
+	// Offers are the offers waiting on a person, of every account, the
+	// nearest deadline first: the banner.
+	Offers   []offerView
+	State    state
 	Accounts []accountView
+}
+
+// state is the connection part of the page, sent every second: each
+// account's connection to the broker as its owner finds it, and whether
+// all are up.
+type state struct {
+	Now   time.Time
+	Up    bool
+	Conns []connView
+}
+
+// connView is one account's connection: lease and engine, the owner's
+// reads of the broker and the P&L stream; Up only when all of them are.
+type connView struct {
+	Account string
+	Up      bool
+	Words   []string
 }
 
 type accountView struct {
 	Account   string
 	LeaseHeld bool
 	Running   bool
-	Workflows []workflowView
+	Today     todayView
 	Inventory []inventoryView
 	Fees      feesView
 	Jobs      []store.JobRun
 }
 
-// workflowView is one unfinished workflow; Offer is set while an offer
-// waits on a person.
-type workflowView struct {
+// todayView is the account's trading day (account.Today) as the page shows
+// it; Err is set when it could not be read.
+type todayView struct {
+	Err       string
+	PnL       *pnlView
+	Positions []positionView
+	Symbols   []symbolView
+	Orders    []orderView
+	Locates   []locateView
+	// Spend, Recovery and NetSpend are the day's over all symbols.
+	Spend, Recovery, NetSpend string
+}
+
+// pnlView is the account's figures in the P&L stream's model.
+type pnlView struct {
+	DayPnl, DayRealized, DayUnrealized, TotalUnrealized, AccountValue, Exposure money
+}
+
+// money is an amount as shown (two decimals) with its exact value, which
+// a test compares with the stream's.
+type money struct {
+	Text, Value string
+	Sign        int
+}
+
+func newMoney(d decimal.Decimal) money {
+	return money{Text: d.StringFixed(2), Value: d.String(), Sign: d.Sign()}
+}
+
+type positionView struct {
+	ID, Symbol, Side string
+	Shares           int64
+	PriceAvg         string
+	DayPnl           money // realized and floating today
+	Unrealized       money // lifetime floating
+}
+
+// symbolView is one symbol's locate spend net of its credit-backs and its
+// P&L net of that.
+type symbolView struct {
+	Symbol                            string
+	Spend, Recovery, NetSpend, DayPnl money
+	NetPnl                            money
+}
+
+type orderView struct {
+	ClientOrderID, Symbol, Side, Type, State string
+	Quantity, Executed                       int64
+	Limit                                    string
+	Updated                                  time.Time
+}
+
+// locateView is one of today's locates or credit-backs.
+type locateView struct {
 	ID, Kind, Symbol, State string
-	Requested, Quantity     int64
+	Shares                  int64
+	Price, Total            string
 	Reason                  string
-	Offer                   *offerView
+	Updated                 time.Time
 }
 
 type offerView struct {
+	Account, ID, Symbol string
+	// Side is the leg offered: its locate type, and which side of a Reg
+	// SHO pair it is when the broker offered two.
+	Side               string
 	Leg, Type          string
 	Price, Total       string
-	Shares             int64
+	Shares             int64 // shares offered, which may be fewer than asked
+	Requested          int64
 	ExpiresAt          time.Time
 	AnswerBy           time.Time     // ExpiresAt less the engine's accept margin: the last moment an answer is acted on
 	Remaining          time.Duration // until AnswerBy
@@ -57,6 +137,9 @@ type offerView struct {
 type inventoryView struct {
 	Symbol, Type                     string
 	Available, Unavailable, ToBeSold int64
+	// Unused is what a credit-back of the row may return now: the
+	// available shares in whole lots, none while one is queued.
+	Unused int64
 }
 
 // feesView compares, per symbol, the fees today's fills should cost with
@@ -99,31 +182,92 @@ func waitsOnPerson(w *workflow.Workflow) bool {
 	return w.Kind == states.Locate && w.State == states.Offered
 }
 
-// build reads every owner's state for the page.
+// build reads every account for the page.
 func (s *Server) build(ctx context.Context) view {
 	now := s.clk.Now()
+	sts := s.statuses(ctx)
 	v := view{Now: now}
-	for _, st := range s.statuses(ctx) {
+	for _, st := range sts {
+		for _, w := range st.Open {
+			if !waitsOnPerson(&w) {
+				continue
+			}
+			if offer, _, _ := workflow.Choose(&w); offer != nil {
+				ov := newOfferView(offer, now)
+				ov.Account, ov.ID, ov.Symbol, ov.Requested = st.Account, w.ID, w.Symbol, w.Requested
+				if len(w.Legs) > 1 {
+					ov.Side = "Reg SHO pair: " + ov.Type + " side"
+				}
+				v.Offers = append(v.Offers, *ov)
+			}
+		}
 		v.Accounts = append(v.Accounts, s.account(ctx, st, now))
 	}
+	slices.SortFunc(v.Offers, func(x, y offerView) int { return x.AnswerBy.Compare(y.AnswerBy) })
+	// The connection as of after the reads above: the first Today starts
+	// the P&L stream's watch, whose state it then shows.
+	v.State = s.state(s.statuses(ctx), now)
 	return v
 }
 
+// state is the connection part of the page from the accounts' statuses.
+func (s *Server) state(sts []account.Status, now time.Time) state {
+	out := state{Now: now, Up: true}
+	for _, st := range sts {
+		c := connView{Account: st.Account, Up: true}
+		down := func(words string) { c.Up, c.Words = false, append(c.Words, words) }
+		if !st.Held {
+			down("lease lost")
+		}
+		if !st.Running {
+			down("engine stopped")
+		}
+		b := st.Broker
+		switch {
+		case !b.FailingSince.IsZero():
+			down("broker unreachable for " + age(now.Sub(b.FailingSince)))
+		case st.LastPoll.IsZero():
+			down("broker not read yet")
+		case now.Sub(st.LastPoll) > s.staleAfter:
+			down("broker not read for " + age(now.Sub(st.LastPoll)))
+		}
+		switch b.Stream {
+		case account.StreamDown:
+			down("P&L stream down")
+		case account.StreamLive:
+			c.Words = append(c.Words, "P&L stream live")
+		case account.StreamConnecting:
+			c.Words = append(c.Words, "P&L stream connecting")
+		}
+		if !st.LastPoll.IsZero() {
+			c.Words = append(c.Words, "last poll "+age(now.Sub(st.LastPoll))+" ago")
+		}
+		if c.Up {
+			c.Words = append([]string{"broker up"}, c.Words...)
+		}
+		out.Up = out.Up && c.Up
+		out.Conns = append(out.Conns, c)
+	}
+	return out
+}
+
+// age is a duration as the page says it: whole seconds.
+func age(d time.Duration) string { return strconv.Itoa(int(max(d, 0)/time.Second)) + " s" }
+
 func (s *Server) account(ctx context.Context, st account.Status, now time.Time) accountView {
 	a := accountView{Account: st.Account, LeaseHeld: st.Held, Running: st.Running}
-	for _, w := range st.Open {
-		wv := workflowView{ID: w.ID, Kind: string(w.Kind), Symbol: w.Symbol, State: string(w.State),
-			Requested: w.Requested, Quantity: w.Quantity, Reason: w.Reason}
-		if waitsOnPerson(&w) {
-			if offer, _, _ := workflow.Choose(&w); offer != nil {
-				wv.Offer = newOfferView(offer, now)
-			}
-		}
-		a.Workflows = append(a.Workflows, wv)
+	if day, err := s.accounts[st.Account].Today(ctx, account.TodayRequest{}); err != nil {
+		s.log.Warn("the trading day not read", "account", st.Account, "err", err)
+		a.Today.Err = err.Error()
+	} else {
+		a.Today = newTodayView(day)
 	}
 	for _, r := range st.Inventory {
-		a.Inventory = append(a.Inventory, inventoryView{Symbol: r.Symbol, Type: string(r.Type()),
-			Available: r.Available, Unavailable: r.Unavailable, ToBeSold: r.ToBeSold})
+		iv := inventoryView{Symbol: r.Symbol, Type: string(r.Type()), Available: r.Available, Unavailable: r.Unavailable, ToBeSold: r.ToBeSold}
+		if r.ToBeSold == 0 {
+			iv.Unused = r.Available / brokerclient.LocateLot * brokerclient.LocateLot
+		}
+		a.Inventory = append(a.Inventory, iv)
 	}
 	slices.SortFunc(a.Inventory, func(x, y inventoryView) int {
 		if x.Symbol != y.Symbol {
@@ -140,13 +284,58 @@ func (s *Server) account(ctx context.Context, st account.Status, now time.Time) 
 	return a
 }
 
+// newTodayView is the day as the page shows it.
+func newTodayView(day *account.Today) todayView {
+	var t todayView
+	if p := day.PnL; p != nil {
+		t.PnL = &pnlView{DayPnl: newMoney(p.DayPnl), DayRealized: newMoney(p.DayRealized), DayUnrealized: newMoney(p.DayUnrealized),
+			TotalUnrealized: newMoney(p.TotalUnrealized), AccountValue: newMoney(p.AccountValue), Exposure: newMoney(p.Exposure)}
+	}
+	for _, p := range day.Positions {
+		t.Positions = append(t.Positions, positionView{ID: p.PositionID, Symbol: p.Symbol, Side: string(p.Side), Shares: p.Shares,
+			PriceAvg: p.PriceAvg.StringFixed(2), DayPnl: newMoney(p.PnL.DayRealizedPnl.Add(p.PnL.DayUnrealizedPnL)),
+			Unrealized: newMoney(p.PnL.UnrealizedPnL)})
+	}
+	var spend, recovery decimal.Decimal
+	for _, d := range day.Symbols {
+		t.Symbols = append(t.Symbols, symbolView{Symbol: d.Symbol, Spend: newMoney(d.Spend), Recovery: newMoney(d.Recovery),
+			NetSpend: newMoney(d.NetSpend), DayPnl: newMoney(d.DayPnL), NetPnl: newMoney(d.NetPnL)})
+		spend, recovery = spend.Add(d.Spend), recovery.Add(d.Recovery)
+	}
+	t.Spend, t.Recovery, t.NetSpend = spend.StringFixed(2), recovery.StringFixed(2), spend.Sub(recovery).StringFixed(2)
+	for _, o := range day.Orders {
+		ov := orderView{ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side + "/" + o.OpenClose, Type: o.OrderType,
+			State: string(o.State), Quantity: o.Quantity, Executed: o.Executed, Updated: o.UpdatedAt}
+		if o.LimitPrice.IsPositive() {
+			ov.Limit = o.LimitPrice.StringFixed(2)
+		}
+		t.Orders = append(t.Orders, ov)
+	}
+	for _, w := range day.Locates {
+		lv := locateView{ID: w.ID, Kind: string(w.Kind), Symbol: w.Symbol, State: string(w.State), Shares: w.Quantity,
+			Reason: w.Reason, Updated: w.UpdatedAt}
+		if w.Quantity == 0 {
+			lv.Shares = w.Requested
+		}
+		if p := w.OfferPrice(); p.IsPositive() {
+			lv.Price = p.StringFixed(4)
+		}
+		if w.State == states.Filled {
+			lv.Total = w.Total().StringFixed(2) // what was paid
+		}
+		t.Locates = append(t.Locates, lv)
+	}
+	return t
+}
+
 // newOfferView is offer as the page shows it at now: counting down to
 // the time a person can still answer, the window's end less the accept
 // margin (the engine gives the question up then, engine's ask deadline).
 func newOfferView(offer *workflow.Offer, now time.Time) *offerView {
 	by := offer.ExpiresAt.Add(-workflow.DefaultRules.AcceptMargin)
 	left := max(by.Sub(now), 0)
-	return &offerView{Leg: offer.QuoteReqID, Type: string(brokercode.LocateTypeForCode(offer.LocateType)),
+	typ := string(brokercode.LocateTypeForCode(offer.LocateType))
+	return &offerView{Leg: offer.QuoteReqID, Type: typ, Side: typ,
 		Price: offer.Price.StringFixed(4), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
 		ExpiresAt: offer.ExpiresAt, AnswerBy: by, Remaining: left, RemainingFormatted: countdown(left)}
 }

@@ -259,6 +259,10 @@ func (e *Engine) fail(err error) {
 	}
 }
 
+// Done is closed when the loop has ended (Close, or a failure to start
+// it): what lives beside the engine ends with it.
+func (e *Engine) Done() <-chan struct{} { return e.done }
+
 // Err delivers an error that stopped the engine's background work (the
 // poller met bad credentials, say).
 func (e *Engine) Err() <-chan error { return e.runErr }
@@ -385,6 +389,10 @@ func (e *Engine) Detail() *brokerclient.Account { return e.detail }
 
 // LastPoll is when the poller last read history successfully.
 func (e *Engine) LastPoll() time.Time { return e.poll.LastPoll() }
+
+// PollFailing is since when the poller's reads of the broker have been
+// failing, and the last failure (zero while they succeed).
+func (e *Engine) PollFailing() (time.Time, error) { return e.poll.Failing() }
 
 // Polls reports the poller's completed history reads (tests, diagnostics).
 func (e *Engine) Polls() int { return e.poll.Polls() }

@@ -114,7 +114,11 @@ type Poller struct {
 	quietUntil time.Time // after a failed read, nothing is pulled in before this
 	polls      int
 	polledAt   time.Time // when the last successful history read delivered
-	rng        *rand.Rand
+	// failing is when the reads began failing (zero while they succeed),
+	// failErr the last failure's error.
+	failing time.Time
+	failErr error
+	rng     *rand.Rand
 }
 
 // New returns a poller; Run starts it.
@@ -234,6 +238,16 @@ func (p *Poller) LastPoll() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.polledAt
+}
+
+// Failing reports since when the reads have been failing and the last
+// failure, or a zero time while the last read succeeded: a page tells a
+// broker that does not answer now, not only one that stopped answering a
+// while ago.
+func (p *Poller) Failing() (time.Time, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failing, p.failErr
 }
 
 func (p *Poller) kick() {
@@ -358,11 +372,20 @@ func (p *Poller) Run(ctx context.Context) error {
 		err := p.tick(ctx)
 		if err == nil {
 			failures = 0
+			p.mu.Lock()
+			p.failing, p.failErr = time.Time{}, nil
+			p.mu.Unlock()
 			continue
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		p.mu.Lock()
+		if p.failing.IsZero() {
+			p.failing = p.cfg.Clock.Now()
+		}
+		p.failErr = err
+		p.mu.Unlock()
 		if irrecoverable(err) {
 			return fmt.Errorf("poller %s: %w", p.cfg.Account, err)
 		}

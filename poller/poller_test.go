@@ -897,3 +897,24 @@ func TestRunPartialCadenceKeepsSpacing(t *testing.T) {
 	cancel()
 	recv(t, done, "Run to return")
 }
+
+// Failing says since when the reads have failed, from the first failure
+// on, and nothing once a read succeeds again: a screen turns red on the
+// first failed read, not a minute later.
+func TestFailingSinceFirstFailedRead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	boom := &brokerclient.ErrorResponse{StatusCode: http.StatusServiceUnavailable}
+	b.failHistory(boom, boom)
+	b.start(t, p)
+	b.stepUntil(t, func(hist, _ []time.Duration) bool { return len(hist) >= 2 })
+	since, err := p.Failing()
+	if hist, _ := b.calls(); !since.Equal(t0.Add(hist[0])) || !errors.Is(err, boom) {
+		t.Errorf("Failing() = %v, %v after two failed reads (the first at %v), want since the first, %v", since, err, hist[0], boom)
+	}
+	b.stepUntil(t, func(hist, _ []time.Duration) bool { return len(hist) >= 3 })
+	if since, err := p.Failing(); !since.IsZero() || err != nil {
+		t.Errorf("Failing() = %v, %v after a read succeeded, want nothing", since, err)
+	}
+}

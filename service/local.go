@@ -56,6 +56,8 @@ type Local struct {
 	asking map[string]context.CancelCauseFunc
 	// waiting counts the questions put to callers and not yet answered.
 	waiting int
+
+	day dayWatch // Today's
 }
 
 // LocalConfig wires a Local to a started engine.
@@ -549,7 +551,8 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 		}
 	}
 	st := &account.Status{Account: s.l.account, Env: s.l.env, Owner: s.l.lease(), Held: s.l.held(), Running: s.l.eng.Running(),
-		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory()}
+		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory(),
+		Broker: s.l.broker()}
 	for _, sym := range req.Symbols {
 		sh, err := s.l.shortable(ctx, sym, st.Inventory)
 		if err != nil {
@@ -569,6 +572,10 @@ func (s *session) Fees(ctx context.Context, req account.FeesRequest) (*account.F
 		return nil, kinded(err)
 	}
 	return &account.FeesResult{Report: r, Synced: synced}, nil
+}
+
+func (s *session) Today(ctx context.Context, _ account.TodayRequest) (*account.Today, error) {
+	return s.l.today(ctx)
 }
 
 // offersLookBack is how many of a symbol's latest workflows are searched

@@ -430,3 +430,9 @@ func (h *Handle) Fees(ctx context.Context, req account.FeesRequest) (r *account.
 	err = h.do(ctx, func(a account.Account) error { r, err = a.Fees(ctx, req); return err })
 	return r, err
 }
+
+// Today: see account.Account.
+func (h *Handle) Today(ctx context.Context, req account.TodayRequest) (t *account.Today, err error) {
+	err = h.do(ctx, func(a account.Account) error { t, err = a.Today(ctx, req); return err })
+	return t, err
+}

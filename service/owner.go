@@ -19,6 +19,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -231,6 +232,10 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		}()
 	}
 	go o.heartbeat()
+	if o.cfg.Role == RoleDaemon {
+		o.wg.Add(1)
+		go o.syncLedger()
+	}
 	if ec.Client.Partner.Signed() {
 		o.wg.Add(1)
 		go o.keepRenewed()
@@ -253,6 +258,31 @@ func (o *Owner) keepRenewed() {
 // helloWait bounds the hello that tells a live owner of this host from a
 // dead (or stopped) one: a live one answers in milliseconds.
 const helloWait = 2 * time.Second
+
+// LedgerSyncEvery is how often a daemon owner syncs today's cash ledger
+// into its database: what reads the store alone (the dashboard's fees
+// panel, its spend and recovery) is then never more than this behind the
+// broker's ledger, with no command run.
+const LedgerSyncEvery = 2 * time.Minute
+
+// syncLedger syncs and reconciles today's ledger through the account API
+// (the Fees operation, as `locator fees` and the reconcile job do) at
+// start and every LedgerSyncEvery while the owner lives.
+func (o *Owner) syncLedger() {
+	defer o.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-o.stop; cancel() }()
+	a := o.local.As(account.Caller{Name: "ledger sync"})
+	for {
+		if _, err := a.Fees(ctx, account.FeesRequest{Window: ledger.Window{Days: 1}, Grace: ledger.FeeGrace}); err != nil && ctx.Err() == nil {
+			o.log.Warn("ledger not synced", "account", o.lease.Account, "err", err)
+		}
+		if clock.Sleep(ctx, o.clk, LedgerSyncEvery) != nil {
+			return
+		}
+	}
+}
 
 // acquire takes the account's lease in the database. A lease held by a
 // process of this host that does not answer is a dead owner's (or a

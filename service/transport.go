@@ -42,6 +42,7 @@ import (
 //	POST /v1/cancel      CancelRequest      -> {}
 //	POST /v1/status      StatusRequest      -> Status
 //	POST /v1/fees        FeesRequest        -> FeesResult
+//	POST /v1/today       TodayRequest       -> Today
 //	POST /v1/job         jobCall            -> JobResult (POST /v1/job/stop {ref} drains it)
 //	GET  /v1/follow?id=ID                   -> lines of {update} ... {end} | {error}
 //	GET  /v1/subscribe                      -> lines of updates
@@ -218,6 +219,7 @@ func (s *server) routes() http.Handler {
 	handle(mux, "/v1/cancel-order", s, account.Account.CancelOrder)
 	handle(mux, "/v1/status", s, account.Account.Status)
 	handle(mux, "/v1/fees", s, account.Account.Fees)
+	handle(mux, "/v1/today", s, account.Account.Today)
 	handle(mux, "/v1/answer", s, func(a account.Account, ctx context.Context, req account.AnswerRequest) (struct{}, error) {
 		return struct{}{}, a.Answer(ctx, req)
 	})
@@ -602,6 +604,11 @@ func (c *Client) Status(ctx context.Context, req account.StatusRequest) (*accoun
 func (c *Client) Fees(ctx context.Context, req account.FeesRequest) (*account.FeesResult, error) {
 	var out account.FeesResult
 	return &out, c.post(ctx, "/v1/fees", req, &out)
+}
+
+func (c *Client) Today(ctx context.Context, req account.TodayRequest) (*account.Today, error) {
+	var out account.Today
+	return &out, c.post(ctx, "/v1/today", req, &out)
 }
 
 // RunJob hands the run to the owner; ctx's end asks the owner to drain it

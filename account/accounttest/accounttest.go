@@ -81,6 +81,7 @@ var cases = []struct {
 	{"QuoteRefusedSendsNothing", quoteRefused},
 	{"StatusShortable", statusShortable},
 	{"FeesReconciled", feesReconciled},
+	{"TodayPositionsOrdersLocates", today},
 }
 
 func capped(price string) workflow.Policy {
@@ -809,5 +810,70 @@ func feesReconciled(t *testing.T, e *Env) {
 	}
 	if len(mine) != 1 || mine[0].Status != ledger.StatusMatched || mine[0].Kind != ledger.KindFee || !mine[0].Charged.Equal(decimal.RequireFromString("4.50")) {
 		t.Errorf("the locate's lines %+v, want one fee of 4.50 matched", mine)
+	}
+}
+
+// Spec "P&L stream" and "Profit and loss response" rule 5: Today joins the
+// open positions to the stream's model on the lot id, lists the working
+// order placed and today's locate and credit-back (finished ones too), and
+// nets each symbol's credit-back out of its spend and the spend out of its
+// P&L; Status then reports the stream live.
+func today(t *testing.T, e *Env) {
+	a := e.Open(caller("test today", nil))
+	w, _ := follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
+	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 100, Type: brokercode.LocateTypeLocate})
+	ok(t, err)
+	cb, _ := follow(t, a, s.Started[0].ID)
+	wantOutcome(t, cb, states.Credited, "credited — 100 Locate shares credited back", account.ExitOK)
+	o, err := a.PlaceOrder(ctx(t), account.PlaceOrderRequest{Order: workflow.Order{Symbol: "MSFT", Side: "Buy", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}})
+	ok(t, err)
+	if o.Terminal() {
+		t.Fatalf("order %s %s, want it working", o.State, o.Reason)
+	}
+
+	// The test's own watch of the stream: what the owner's must agree with.
+	c := e.Sim.Client(t, e.Sim.Live)
+	pw, err := c.Streams.WatchPnL(ctx(t), []string{"LV100001"})
+	ok(t, err)
+	t.Cleanup(pw.Close)
+	ok(t, pw.Wait(ctx(t)))
+	want, _ := pw.Snapshot("LV100001")
+
+	// The owner's watch starts with the first Today, which waits for its
+	// snapshot.
+	day, err := a.Today(ctx(t), account.TodayRequest{})
+	ok(t, err)
+	if day.PnL == nil || !day.PnL.DayPnl.Equal(want.DayPnl) || !day.PnL.TotalUnrealized.Equal(want.TotalUnrealized) {
+		t.Fatalf("P&L %+v, want the stream's %+v", day.PnL, want.PnLTotals)
+	}
+	if len(day.Positions) != 1 || day.Positions[0].Symbol != "MSFT" || day.Positions[0].Shares != 100 ||
+		!day.Positions[0].PnL.UnrealizedPnL.Equal(want.Positions[0].PnLCalc.UnrealizedPnL) {
+		t.Errorf("positions %+v, want MSFT 100 with the stream's %+v", day.Positions, want.Positions)
+	}
+	if len(day.Orders) != 1 || day.Orders[0].ClientOrderID != o.ClientOrderID {
+		t.Errorf("working orders %+v, want %s", day.Orders, o.ClientOrderID)
+	}
+	if len(day.Locates) != 2 || day.Locates[0].ID != cb.ID || day.Locates[1].ID != w.ID {
+		t.Errorf("today's locates %+v, want the credit-back then the locate", day.Locates)
+	}
+	var htbx *account.SymbolDay
+	for i := range day.Symbols {
+		if day.Symbols[i].Symbol == "HTBX" {
+			htbx = &day.Symbols[i]
+		}
+	}
+	if htbx == nil || !htbx.Spend.Equal(decimal.RequireFromString("4.50")) || !htbx.Recovery.IsPositive() ||
+		!htbx.NetSpend.Equal(htbx.Spend.Sub(htbx.Recovery)) || !htbx.NetPnL.Equal(htbx.DayPnL.Sub(htbx.NetSpend)) {
+		t.Errorf("HTBX's day %+v, want spend 4.50 less a recovery, and the P&L net of it", htbx)
+	}
+	st, err := a.Status(ctx(t), account.StatusRequest{})
+	ok(t, err)
+	if st.Broker.Stream != account.StreamLive || !st.Broker.FailingSince.IsZero() {
+		t.Errorf("broker %+v, want the stream live and no failing read", st.Broker)
+	}
+	if _, err := a.CancelOrder(ctx(t), account.CancelOrderRequest{ClientOrderID: o.ClientOrderID}); err != nil {
+		t.Error(err)
 	}
 }
