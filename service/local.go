@@ -56,6 +56,9 @@ type Local struct {
 	asking map[string]context.CancelCauseFunc
 	// waiting counts the questions put to callers and not yet answered.
 	waiting int
+	// offers is told of each offer that starts waiting on a person
+	// (NotifyOffers); nil: nobody.
+	offers func(account.Question)
 }
 
 // LocalConfig wires a Local to a started engine.
@@ -161,6 +164,7 @@ func (l *Local) ask(ctx context.Context, id string, q account.Question) bool {
 	if d, ok := ctx.Deadline(); ok {
 		q.Deadline = d
 	}
+	l.noticeOffer(ctx, q)
 	for {
 		l.mu.Lock()
 		slot, left, changed := l.askers[id], l.left[id], l.changed
@@ -414,6 +418,9 @@ func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
 	}
 	w, err := s.l.resolve(ctx, req.ID)
 	if err != nil {
+		return err
+	}
+	if err := s.l.useLink(ctx, w, req); err != nil {
 		return err
 	}
 	if w.State != states.Offered {
