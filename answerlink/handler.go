@@ -146,7 +146,7 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
 	h.ls.log.Info("offer answered by a signed link", "account", l.Account, "id", l.Workflow, "answer", string(l.Answer))
 	if l.Answer == Approve {
 		render(w, http.StatusOK, page{Title: "Approved", Lines: []string{offer(l),
-			"The accept was sent; the dashboard and `locator status` show how the locate ends."}})
+			"locator is accepting it now; the dashboard and `locator status` show how the locate ends."}})
 		return
 	}
 	render(w, http.StatusOK, page{Title: "Declined", Lines: []string{offer(l), "The offer was declined; nothing was bought."}})

@@ -159,8 +159,8 @@ func (b *testBundle) answerWith(a account.Account) {
 	b.serve.Store(&h)
 }
 
-// ownerAccount is the account as a process holding it sees it: the
-// owner's own implementation, or a follower's through the socket.
+// account is the account as a process holding it sees it: the owner's
+// own implementation, or a follower's through the socket.
 func (b *testBundle) account(t *testing.T, follower bool, name string) account.Account {
 	t.Helper()
 	c := account.Caller{ID: uuid.NewString(), Name: name, Env: brokerclient.EnvLive}
@@ -173,8 +173,8 @@ func (b *testBundle) account(t *testing.T, follower bool, name string) account.A
 }
 
 // offerWaiting starts a locate of 200 HTBX whose offer waits on a person
-// at a prompt (who never answers there), and returns its workflow id, the
-// offer's notification and the prompt's account.
+// at a prompt (who never answers there), and returns its workflow id and
+// the offer's notification.
 func (b *testBundle) offerWaiting(t *testing.T) (string, notify.Event) {
 	t.Helper()
 	asked := make(chan struct{}, 1)
