@@ -14,7 +14,8 @@ import (
 )
 
 // Issue 19 item 2's "done when", for an offer waiting on a person (spec
-// "Locates": an offer is accepted within its window or not at all): the
+// "Short locates" rule 1 and "Locate statuses": an Offered quote is
+// accepted within its 30-second window, or it expires): the
 // offer's notification carries an approve and a decline link; opening one
 // (GET) answers nothing; a link with any one character changed, and one
 // past its deadline, are refused and send nothing; the approve link's POST
@@ -111,7 +112,8 @@ func TestApproveLinkOnce(t *testing.T) {
 }
 
 // The decline link declines the offer in a person's words (exit 0) and
-// sends no accept; the approve link is refused after it.
+// sends no accept (spec "Short locates" rule 6: the declined offer is
+// cancelled); the approve link is refused after it.
 func TestDeclineLink(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -137,8 +139,9 @@ func TestDeclineLink(t *testing.T) {
 }
 
 // A link survives its owner: the owner that sent it stops, the next owner
-// (started with the same secret, on the same database) resumes the offer,
-// raises no second notification for it, and answers the link once.
+// (started with the same secret, on the same database) resumes the offer
+// (spec "Locate statuses": still 65 Offered within its 30 seconds), raises
+// no second notification for it, and answers the link once.
 func TestLinkSurvivesOwnerRestart(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

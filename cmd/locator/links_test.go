@@ -21,8 +21,9 @@ import (
 // links; a link with a character changed is refused and sends nothing; the
 // approve link's button approves exactly once (one accept in the
 // simulator's request log), the prompt's question is withdrawn and its
-// locate ends filled; the link used again is refused (spec "Locates": an
-// offer is accepted within its window or not at all).
+// locate ends filled; the link used again is refused (spec "Short locates"
+// rule 1 and "Locate statuses": an Offered quote is accepted within its
+// 30-second window).
 func TestRunSendsOfferLinks(t *testing.T) {
 	t.Parallel()
 	b := setupOwners(t, 0)
