@@ -8,8 +8,10 @@ import (
 // An offer is noticed once, and its links are used once, as a store
 // opened again (a restart) still says.
 func TestOfferLinksOnce(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
+	forEachDriver(t, testOfferLinksOnce)
+}
+
+func testOfferLinksOnce(t *testing.T, b *testBundle) {
 	ctx := t.Context()
 	first, err := b.store.NoticeOffer(ctx, "LV100001", "wf-1", "q-1")
 	if err != nil || !first {
@@ -26,7 +28,7 @@ func TestOfferLinksOnce(t *testing.T) {
 		t.Fatalf("first use: %v, %v; want true", first, err)
 	}
 	b.clock.Advance(time.Second)
-	reopened := mustOpen(t, b.path, b.clock)
+	reopened := mustOpen(t, b.dsn, b.clock)
 	prev, first, err := reopened.UseOfferLink(ctx, "LV100001", "wf-1", "q-1", "decline")
 	if err != nil || first || prev.Answer != "approve" || !prev.At.Equal(usedAt) {
 		t.Fatalf("second use after reopening: %+v, %v, %v; want the first use (approve at %s)", prev, first, err, usedAt)
