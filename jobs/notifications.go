@@ -10,9 +10,10 @@ import (
 
 // Notifications makes what the config's "notify" block asks for: the
 // notifier of its webhooks and the offers' answer links (nil when none).
-// Webhook URLs and the links' secret are secrets, read with secret (which
-// may remove them from the environment) from the variables the config
-// names; an unset one is an error naming the variable, never its value.
+// Webhook URLs and the links' secret are secrets: the config names only
+// the variables holding them, read with secret (which may remove them from
+// the environment); an unset one is an error naming the variable, never
+// its value.
 func (c *Config) Notifications(secret func(string) string, clk clock.Clock, log *slog.Logger) (*notify.Notifier, *answerlink.Links, error) {
 	links, err := answerlink.Open(c.Links, secret, clk, log)
 	if err != nil {

@@ -63,7 +63,6 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	c.conn.daemon = true
 	log := c.conn.daemonLogger(slog.LevelInfo)
-	// Webhook URLs and the links' secret: the config names the variables that hold them.
 	notifier, links, err := cfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
