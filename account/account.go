@@ -294,6 +294,12 @@ type AnswerRequest struct {
 	// Via says where the answer was given ("locator decline", "the
 	// dashboard"), for the words of the outcome.
 	Via string `json:"via,omitempty"`
+	// ByLink says the answer came by one of the offer's signed links
+	// (package answerlink), which answer once between them: the owner
+	// records their use before it answers, and refuses them once used
+	// (KindUsed), even after a restart or if the answer failed. It
+	// requires Offer.
+	ByLink bool `json:"byLink,omitempty"`
 }
 
 // CancelRequest withdraws workflow ID.

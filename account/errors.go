@@ -28,6 +28,9 @@ const (
 	// KindChanged: the answer was for an offer that is no longer the one
 	// waiting (a Reg SHO pair changed sides); nothing was sent.
 	KindChanged Kind = "changed"
+	// KindUsed: the answer came by a signed link of an offer whose links
+	// were used before (they answer once); nothing was sent.
+	KindUsed Kind = "used"
 	// KindOwnerGone: the account's owner went away mid-request; the
 	// caller's handle follows or becomes the next owner and asks again.
 	KindOwnerGone Kind = "owner_gone"

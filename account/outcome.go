@@ -129,7 +129,7 @@ func ExitOf(err error) int {
 		return ExitInterrupted
 	}
 	switch KindOf(err) {
-	case KindInput, KindRefused, KindNotOpen, KindSizing, KindChanged:
+	case KindInput, KindRefused, KindNotOpen, KindSizing, KindChanged, KindUsed:
 		return ExitUsage
 	}
 	return ExitFailure

@@ -26,7 +26,10 @@
 // write and idle timeouts (the event stream lifts them for itself), and a
 // form by its size. Answers and actions are POSTs that must come from the
 // page's own origin (or carry the token), so another site cannot make a
-// browser answer an offer or place a locate. Nothing it serves holds a
-// key's secret or a token: the page shows workflows, positions, orders,
-// inventory, fees and job runs, which hold none.
+// browser answer an offer or place a locate. The signed answer links of
+// package answerlink (Config.Links, under /link/) are the one exception to
+// the token: each is its own credential for one offer, so a phone without
+// a login can open it; the transport rule holds for them too. Nothing it
+// serves holds a key's secret or a token: the page shows workflows,
+// positions, orders, inventory, fees and job runs, which hold none.
 package dashboard

@@ -55,6 +55,9 @@ type Config struct {
 	// Access is who may use the server and how it is reached (a random
 	// token per start by default).
 	Access
+	// Links, when set, serves the signed answer links (answerlink) under
+	// answerlink.Prefix, outside the token check (see withLinks).
+	Links http.Handler
 	// StaleAfter is how old the last successful history read may be
 	// before /healthz says unhealthy (default one minute; the idle
 	// cadence reads every 8 s).
@@ -87,6 +90,7 @@ type Server struct {
 	feeGrace    time.Duration
 	page        *template.Template
 	handler     http.Handler
+	links       http.Handler
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -144,7 +148,7 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
 		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: rate.NewLimiter(rate.Every(tokenEvery), tokenBurst),
 		timeouts: defaultTimeouts, maxConns: maxConns, staleAfter: cfg.StaleAfter,
-		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, fed: fed}
+		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, links: cfg.Links, fed: fed}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = ctx, cancel
 	type subscribed struct {
@@ -272,7 +276,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /locate", s.handleLocate)
 	static, _ := fs.Sub(assets, "assets")
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
-	return s.guard(mux)
+	return s.withLinks(s.guard(mux))
 }
 
 // health is /healthz's answer.

@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/answerlink"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
@@ -227,9 +228,14 @@ type Config struct {
 	// Jobs are in file order; names are unique.
 	Jobs []Job
 	// Webhooks are told of failed runs and fee problems (the config's
-	// "notify": {"webhooks": [...]}); each names the environment variable
+	// "notify": {"webhooks": [...]}), and of offers waiting on a person
+	// when they ask ("events"); each names the environment variable
 	// holding its URL, never the URL.
 	Webhooks []notify.Webhook
+	// Links are how the offers' signed answer links are made ("notify":
+	// {"links": {"baseURL", "secretEnv"}}); nil: none, and no webhook may
+	// ask for offers.
+	Links *answerlink.Config
 }
 
 // Job is the job named name; the error names the jobs there are.
@@ -270,7 +276,8 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // ParseConfig parses a daemon config:
 //
 //	{"jobs": [{"name": "...", "kind": "...", "schedule": "...", ...}, ...],
-//	 "notify": {"webhooks": [{"urlEnv": "NAME", "format": "json"}, ...]}}
+//	 "notify": {"webhooks": [{"urlEnv": "NAME", "format": "json", "events": [...]}, ...],
+//	            "links": {"baseURL": "https://...", "secretEnv": "NAME"}}}
 //
 // and checks everything a run would need, so a mistake is refused at start
 // (with the line it is on) rather than at 9:00 the next morning. Unknown
@@ -326,31 +333,85 @@ func ParseConfig(data []byte) (*Config, error) {
 		cfg.Jobs = append(cfg.Jobs, j)
 	}
 	if notifyField != nil {
-		if cfg.Webhooks, err = p.webhooks(*notifyField); err != nil {
+		if err := p.notify(*notifyField, cfg); err != nil {
 			return nil, err
 		}
 	}
 	return cfg, nil
 }
 
-// webhooks parses "notify": {"webhooks": [{"urlEnv": "NAME", "format":
-// "json"|"slack"}, ...]}. A "url" field is refused with the reason, and no
-// message quotes a value that could be the URL.
-func (p *parser) webhooks(nf field) ([]notify.Webhook, error) {
+// notify parses "notify": {"webhooks": [...], "links": {...}}: a webhook
+// that asks for offers needs the links they carry.
+func (p *parser) notify(nf field, cfg *Config) error {
 	top, err := p.object(nf.value, nf.voff, `"notify"`)
+	if err != nil {
+		return err
+	}
+	var list, links *field
+	for i, f := range top {
+		switch f.key {
+		case "webhooks":
+			list = &top[i]
+		case "links":
+			links = &top[i]
+		default:
+			return p.errAt(f.off, "unknown field %q in \"notify\" (want \"webhooks\", \"links\")", f.key)
+		}
+	}
+	if list == nil {
+		return p.errAt(nf.voff, `"notify" has no "webhooks" list`)
+	}
+	if cfg.Webhooks, err = p.webhooks(*list); err != nil {
+		return err
+	}
+	if links != nil {
+		if cfg.Links, err = p.links(*links); err != nil {
+			return err
+		}
+	}
+	for _, w := range cfg.Webhooks {
+		if w.Wants(notify.OfferWaiting) && cfg.Links == nil {
+			return p.errAt(list.voff, "webhook %s asks for %s, which carry answer links: add \"links\": {\"baseURL\": ..., \"secretEnv\": ...} to \"notify\"", w.URLEnv, notify.OfferWaiting)
+		}
+	}
+	return nil
+}
+
+// links parses "links": {"baseURL": "https://...", "secretEnv": "NAME"}:
+// the dashboard's address as a phone reaches it, and the variable holding
+// the secret the links are signed with (never the secret).
+func (p *parser) links(f field) (*answerlink.Config, error) {
+	fields, err := p.object(f.value, f.voff, `"links"`)
 	if err != nil {
 		return nil, err
 	}
-	var list *field
-	for i, f := range top {
-		if f.key != "webhooks" {
-			return nil, p.errAt(f.off, "unknown field %q in \"notify\" (want \"webhooks\")", f.key)
+	c := &answerlink.Config{}
+	for _, k := range fields {
+		var dst *string
+		switch k.key {
+		case "baseURL":
+			dst = &c.BaseURL
+		case "secretEnv":
+			dst = &c.SecretEnv
+		case "secret":
+			return nil, p.errAt(k.off, "links: a secret does not belong in the config: put it in an environment variable and name that in \"secretEnv\"")
+		default:
+			return nil, p.errAt(k.off, "unknown links field %q (want baseURL, secretEnv)", k.key)
 		}
-		list = &top[i]
+		if json.Unmarshal(k.value, dst) != nil {
+			return nil, p.errAt(k.voff, "links %s must be a string", k.key)
+		}
 	}
-	if list == nil {
-		return nil, p.errAt(nf.voff, `"notify" has no "webhooks" list`)
+	if err := c.Check(); err != nil {
+		return nil, p.errAt(f.voff, "%v", err)
 	}
+	return c, nil
+}
+
+// webhooks parses "webhooks": [{"urlEnv": "NAME", "format":
+// "json"|"slack"|"ntfy", "events": [...]}, ...]. A "url" field is refused
+// with the reason, and no message quotes a value that could be the URL.
+func (p *parser) webhooks(list field) ([]notify.Webhook, error) {
 	elems, err := p.array(list.value, list.voff, `"webhooks"`)
 	if err != nil {
 		return nil, err
@@ -362,7 +423,7 @@ func (p *parser) webhooks(nf field) ([]notify.Webhook, error) {
 			return nil, err
 		}
 		w := notify.Webhook{Format: notify.FormatJSON}
-		envOff, formatOff := -1, -1
+		envOff, formatOff, eventsOff := -1, -1, -1
 		for _, f := range fields {
 			switch f.key {
 			case "urlEnv":
@@ -377,10 +438,15 @@ func (p *parser) webhooks(nf field) ([]notify.Webhook, error) {
 					return nil, err
 				}
 				w.Format = notify.Format(s)
+			case "events":
+				eventsOff = f.voff
+				if err := p.decodeField("webhook", f, &w.Events, "a list of event kinds"); err != nil {
+					return nil, err
+				}
 			case "url":
 				return nil, p.errAt(f.off, "webhook: a URL does not belong in the config (a webhook URL is a secret): put it in an environment variable and name that in \"urlEnv\"")
 			default:
-				return nil, p.errAt(f.off, "unknown webhook field %q (want urlEnv, format)", f.key)
+				return nil, p.errAt(f.off, "unknown webhook field %q (want urlEnv, format, events)", f.key)
 			}
 		}
 		if envOff < 0 {
@@ -389,8 +455,11 @@ func (p *parser) webhooks(nf field) ([]notify.Webhook, error) {
 		if err := (notify.Webhook{URLEnv: w.URLEnv, Format: notify.FormatJSON}).Check(); err != nil {
 			return nil, p.errAt(envOff, "webhook: %v", err)
 		}
-		if err := w.Check(); err != nil {
+		if err := (notify.Webhook{URLEnv: w.URLEnv, Format: w.Format}).Check(); err != nil {
 			return nil, p.errAt(formatOff, "webhook: %v", err)
+		}
+		if err := w.Check(); err != nil {
+			return nil, p.errAt(eventsOff, "webhook: %v", err)
 		}
 		out = append(out, w)
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/market"
@@ -31,16 +33,33 @@ const (
 	// FormatSlack is {"text": "..."}, what Slack's incoming webhooks (and
 	// the chat tools that copy them) take.
 	FormatSlack Format = "slack"
+	// FormatNtfy is an ntfy-style push to a topic URL: the message as plain
+	// text, with Title, Priority and Tags headers, and for an offer an
+	// Actions header with one view button per answer link.
+	FormatNtfy Format = "ntfy"
 )
 
 // Formats lists the formats, for messages and docs.
-func Formats() []Format { return []Format{FormatJSON, FormatSlack} }
+func Formats() []Format { return []Format{FormatJSON, FormatSlack, FormatNtfy} }
 
 // Webhook is one receiver as configured: the environment variable that
-// holds its URL, and the body format it takes.
+// holds its URL, the body format it takes and the kinds of event it is
+// told of.
 type Webhook struct {
 	URLEnv string
 	Format Format
+	// Events are the kinds it is told of; none means DefaultEvents. An
+	// offer's event carries links that answer it for the account, so a
+	// webhook is told of offers only when it asks (OfferWaiting).
+	Events []Kind
+}
+
+// Wants reports whether w is told of events of kind k.
+func (w Webhook) Wants(k Kind) bool {
+	if len(w.Events) == 0 {
+		return slices.Contains(DefaultEvents(), k)
+	}
+	return slices.Contains(w.Events, k)
 }
 
 // envName is what URLEnv must look like: a variable's name, so a URL pasted
@@ -54,7 +73,12 @@ func (w Webhook) Check() error {
 		return errors.New("urlEnv must name an environment variable (letters, digits and '_'), not hold the URL: a webhook URL is a secret")
 	}
 	if !slices.Contains(Formats(), w.Format) {
-		return fmt.Errorf("format %q: want %s or %s", w.Format, FormatJSON, FormatSlack)
+		return fmt.Errorf("format %q: want %s, %s or %s", w.Format, FormatJSON, FormatSlack, FormatNtfy)
+	}
+	for _, k := range w.Events {
+		if !slices.Contains(Kinds(), k) {
+			return fmt.Errorf("event %q: want one of %s, %s, %s", k, JobFailed, FeeProblem, OfferWaiting)
+		}
 	}
 	return nil
 }
@@ -69,23 +93,55 @@ const (
 	// FeeProblem: reconciliation found a locate fee missing, of the wrong
 	// amount, or charged with no locate behind it.
 	FeeProblem Kind = "fee_problem"
+	// OfferWaiting: an offer waits on a person's answer (the policy leaves
+	// it to one); the event carries the offer and its signed approve and
+	// decline links.
+	OfferWaiting Kind = "offer_waiting"
 )
+
+// Kinds lists the event kinds, for messages and docs.
+func Kinds() []Kind { return []Kind{JobFailed, FeeProblem, OfferWaiting} }
+
+// DefaultEvents are the kinds a webhook that names none is told of.
+func DefaultEvents() []Kind { return []Kind{JobFailed, FeeProblem} }
 
 // Event is one notification. Its JSON form is the body of a json webhook.
 type Event struct {
 	Kind Kind `json:"event"`
-	// Job and JobKind name the job whose run raised it.
-	Job     string `json:"job"`
-	JobKind string `json:"jobKind"`
+	// Job and JobKind name the job whose run raised it (a job's events).
+	Job     string `json:"job,omitempty"`
+	JobKind string `json:"jobKind,omitempty"`
 	Account string `json:"account"`
-	// Time is when the run ended.
+	// Time is when the run ended, or when the offer started waiting.
 	Time time.Time `json:"time"`
-	// RunID is the run's id in the store's job_runs.
-	RunID int64 `json:"run"`
-	// Detail is the run's account of itself, as recorded.
+	// RunID is the run's id in the store's job_runs (a job's events).
+	RunID int64 `json:"run,omitempty"`
+	// Detail is the run's account of itself, as recorded, or the offer in
+	// words.
 	Detail string `json:"detail"`
-	// WorkflowIDs are the workflows behind the failure or the problems.
+	// WorkflowIDs are the workflows behind the failure or the problems, or
+	// the offer's.
 	WorkflowIDs []string `json:"workflowIds"`
+	// Offer is the offer waiting, for OfferWaiting.
+	Offer *Offer `json:"offer,omitempty"`
+}
+
+// Offer is an offer waiting on a person, with the signed links that answer
+// it (package answerlink): each opens a page that asks to confirm, and
+// answers once, until Deadline.
+type Offer struct {
+	WorkflowID string `json:"workflowId"`
+	Symbol     string `json:"symbol"`
+	Shares     int64  `json:"shares"`
+	// PricePerShare and Total are the offer's, at the broker's four
+	// decimals.
+	PricePerShare decimal.Decimal `json:"pricePerShare"`
+	Total         decimal.Decimal `json:"total"`
+	LocateType    int             `json:"locateType"`
+	// Deadline is the last moment an answer is acted on.
+	Deadline   time.Time `json:"deadline"`
+	ApproveURL string    `json:"approveUrl"`
+	DeclineURL string    `json:"declineUrl"`
 }
 
 // Defaults for Config's zero values.
@@ -140,9 +196,9 @@ type Notifier struct {
 
 // target is a resolved webhook with its queue.
 type target struct {
-	name   string // the variable's name: what logs show
-	format Format
-	url    string
+	Webhook
+	name string // the variable's name: what logs show
+	url  string
 	// hosts are the URL's host with its port and without (dial and DNS
 	// errors name the bare host name), longest first.
 	hosts []string
@@ -216,6 +272,9 @@ func (n *Notifier) Notify(ev Event) {
 		return
 	}
 	for _, t := range n.targets {
+		if !t.Wants(ev.Kind) {
+			continue
+		}
 		select {
 		case t.queue <- ev:
 		default:
@@ -262,15 +321,15 @@ func (n *Notifier) work(t *target) {
 // deliver posts ev to t, retrying network errors, 429 and 5xx with a
 // doubling backoff; a 2xx ends it, any other status gives up at once.
 func (n *Notifier) deliver(t *target, ev Event) {
-	log := n.log.With("webhook", t.name, "format", string(t.format), "event", string(ev.Kind), "job", ev.Job)
-	body, err := t.body(ev)
+	log := n.log.With("webhook", t.name, "format", string(t.Format), "event", string(ev.Kind), "job", ev.Job)
+	msg, err := t.message(ev)
 	if err != nil {
 		log.Error("notification not sent: cannot encode it", "err", err)
 		return
 	}
 	wait := n.cfg.Backoff
 	for attempt := 0; ; attempt++ {
-		status, err := n.post(t, body)
+		status, err := n.post(t, msg)
 		if err == nil && status/100 == 2 {
 			log.Debug("notification sent", "status", status, "attempts", attempt+1)
 			return
@@ -294,14 +353,16 @@ func (n *Notifier) deliver(t *target, ev Event) {
 }
 
 // post makes one attempt and returns the response's status.
-func (n *Notifier) post(t *target, body []byte) (int, error) {
+func (n *Notifier) post(t *target, msg message) (int, error) {
 	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(msg.body))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	for k, v := range msg.header {
+		req.Header[k] = v
+	}
 	req.Header.Set("User-Agent", "locator-notify")
 	resp, err := n.cfg.HTTPClient.Do(req)
 	if err != nil {
@@ -319,7 +380,7 @@ func newTarget(w Webhook, raw string) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("webhook %s: %w", w.URLEnv, err)
 	}
-	return &target{name: w.URLEnv, format: w.Format, url: raw, hosts: []string{u.Host, u.Hostname()}, queue: make(chan Event, queueSize)}, nil
+	return &target{Webhook: w, name: w.URLEnv, url: raw, hosts: []string{u.Host, u.Hostname()}, queue: make(chan Event, queueSize)}, nil
 }
 
 // redact turns a transport error into text without the URL or its host:
@@ -336,35 +397,97 @@ func (t *target) redact(err error) string {
 	return s
 }
 
-// body encodes ev in t's format.
-func (t *target) body(ev Event) ([]byte, error) {
+// message is one delivery's body and headers.
+type message struct {
+	body   []byte
+	header http.Header
+}
+
+// message encodes ev in t's format.
+func (t *target) message(ev Event) (message, error) {
 	if ev.WorkflowIDs == nil {
 		ev.WorkflowIDs = []string{}
 	}
-	if t.format == FormatSlack {
-		return json.Marshal(struct {
+	jsonHeader := http.Header{"Content-Type": {"application/json"}}
+	switch t.Format {
+	case FormatSlack:
+		body, err := json.Marshal(struct {
 			Text string `json:"text"`
 		}{slackText(ev)})
+		return message{body, jsonHeader}, err
+	case FormatNtfy:
+		return ntfyMessage(ev), nil
 	}
-	return json.Marshal(ev)
+	body, err := json.Marshal(ev)
+	return message{body, jsonHeader}, err
+}
+
+// title is what ev is about, in a line.
+func title(ev Event) string {
+	switch ev.Kind {
+	case OfferWaiting:
+		if o := ev.Offer; o != nil {
+			return fmt.Sprintf("locate offer waits: %d %s at %s a share (%s)", o.Shares, o.Symbol, o.PricePerShare.StringFixed(4), o.Total.StringFixed(2))
+		}
+		return "locate offer waits"
+	case FeeProblem:
+		return fmt.Sprintf("fee problem found by job %s (%s)", ev.Job, ev.JobKind)
+	}
+	return fmt.Sprintf("job %s (%s) failed", ev.Job, ev.JobKind)
+}
+
+// offerText is the offer in words: the account, the workflow and the
+// deadline, after the title.
+func offerText(ev Event) string {
+	o := ev.Offer
+	return fmt.Sprintf("account %s, workflow %s: answer by %s", ev.Account, o.WorkflowID, o.Deadline.In(market.NewYork).Format("15:04:05")+" ET")
 }
 
 // slackText is the event as one Slack message; Slack reads &, < and > as
-// markup, so they are escaped.
+// markup, so they are escaped (an offer's links are Slack links, whose
+// URLs hold none of them).
 func slackText(ev Event) string {
 	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-	what := fmt.Sprintf("job %s (%s) failed", ev.Job, ev.JobKind)
-	if ev.Kind == FeeProblem {
-		what = fmt.Sprintf("fee problem found by job %s (%s)", ev.Job, ev.JobKind)
+	if ev.Kind == OfferWaiting && ev.Offer != nil {
+		o := ev.Offer
+		return fmt.Sprintf(":bell: locator: %s\n%s\n<%s|Approve> · <%s|Decline>",
+			esc.Replace(title(ev)), esc.Replace(offerText(ev)), o.ApproveURL, o.DeclineURL)
 	}
 	detail := ev.Detail
 	if len(detail) > maxSlackDetail {
 		detail = detail[:maxSlackDetail] + "..."
 	}
 	s := fmt.Sprintf(":warning: locator: %s on account %s at %s (run %d)\n%s",
-		esc.Replace(what), esc.Replace(ev.Account), ev.Time.In(market.NewYork).Format("2006-01-02 15:04:05 MST"), ev.RunID, esc.Replace(detail))
+		esc.Replace(title(ev)), esc.Replace(ev.Account), ev.Time.In(market.NewYork).Format("2006-01-02 15:04:05 MST"), ev.RunID, esc.Replace(detail))
 	if len(ev.WorkflowIDs) > 0 {
 		s += "\nworkflows: " + esc.Replace(strings.Join(ev.WorkflowIDs, ", "))
 	}
 	return s
+}
+
+// ntfyMessage is the event as an ntfy-style publish: the text as the body,
+// its title, priority and tags as headers, and for an offer one view
+// button per link (Actions: "view, LABEL, URL" joined by "; "). A view
+// button opens the link's page, which asks before it answers; an http
+// button would answer unseen. Header values are one line of text.
+func ntfyMessage(ev Event) message {
+	h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
+	oneLine := strings.NewReplacer("\r", " ", "\n", " ")
+	h.Set("Title", oneLine.Replace("locator: "+title(ev)))
+	var body string
+	if ev.Kind == OfferWaiting && ev.Offer != nil {
+		o := ev.Offer
+		h.Set("Priority", "high")
+		h.Set("Tags", "bell")
+		h.Set("Actions", fmt.Sprintf("view, Approve, %s; view, Decline, %s", o.ApproveURL, o.DeclineURL))
+		body = title(ev) + "\n" + offerText(ev)
+	} else {
+		h.Set("Priority", "default")
+		h.Set("Tags", "warning")
+		body = fmt.Sprintf("account %s at %s (run %d)\n%s", ev.Account, ev.Time.In(market.NewYork).Format("2006-01-02 15:04:05 MST"), ev.RunID, ev.Detail)
+		if len(ev.WorkflowIDs) > 0 {
+			body += "\nworkflows: " + strings.Join(ev.WorkflowIDs, ", ")
+		}
+	}
+	return message{[]byte(body), h}
 }

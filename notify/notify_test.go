@@ -255,7 +255,8 @@ func TestNewRefusesBadWebhooks(t *testing.T) {
 		{notify.Webhook{URLEnv: "PLAIN", Format: notify.FormatJSON}, map[string]string{"PLAIN": "http://hooks.example/s3cret"}, "webhook PLAIN: webhook address refused: http:// beyond this machine's loopback"},
 		{notify.Webhook{URLEnv: "USER", Format: notify.FormatJSON}, map[string]string{"USER": "https://me:s3cret@hooks.example/x"}, "webhook USER: webhook address refused: it carries a user name or password"},
 		{notify.Webhook{URLEnv: "https://hooks.example/s3cret", Format: notify.FormatJSON}, nil, "urlEnv must name an environment variable"},
-		{notify.Webhook{URLEnv: "H", Format: "xml"}, map[string]string{"H": "https://x.example/s3cret"}, `format "xml": want json or slack`},
+		{notify.Webhook{URLEnv: "H", Format: "xml"}, map[string]string{"H": "https://x.example/s3cret"}, `format "xml": want json, slack or ntfy`},
+		{notify.Webhook{URLEnv: "H", Format: notify.FormatNtfy, Events: []notify.Kind{"offer"}}, map[string]string{"H": "https://x.example/s3cret"}, `event "offer": want one of job_failed, fee_problem, offer_waiting`},
 	} {
 		_, err := notify.New(notify.Config{Webhooks: []notify.Webhook{c.hook}, LookupEnv: env(c.env)})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

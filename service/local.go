@@ -58,6 +58,9 @@ type Local struct {
 	waiting int
 
 	day dayWatch // Today's
+	// offers is told of each offer that starts waiting on a person
+	// (NotifyOffers); nil: nobody.
+	offers func(account.Question)
 }
 
 // LocalConfig wires a Local to a started engine.
@@ -163,6 +166,7 @@ func (l *Local) ask(ctx context.Context, id string, q account.Question) bool {
 	if d, ok := ctx.Deadline(); ok {
 		q.Deadline = d
 	}
+	l.noticeOffer(ctx, q)
 	for {
 		l.mu.Lock()
 		slot, left, changed := l.askers[id], l.left[id], l.changed
@@ -423,6 +427,9 @@ func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
 	}
 	w, err := s.l.resolve(ctx, req.ID)
 	if err != nil {
+		return err
+	}
+	if err := s.l.useLink(ctx, w, req); err != nil {
 		return err
 	}
 	if w.State != states.Offered {

@@ -64,6 +64,8 @@ var cases = []struct {
 	{"DeclineByAPerson", declineByAPerson},
 	{"ApproveElsewhereWithdrawsQuestion", approveElsewhere},
 	{"ChangedOfferRefused", changedOffer},
+	{"AnswerByLinkOnce", answerByLink},
+	{"LinkAfterAnswerElsewhere", linkAfterElsewhere},
 	{"PolicyDecline", policyDecline},
 	{"CancelByAPerson", cancelByAPerson},
 	{"InterruptWithdraws", interrupt},
@@ -384,6 +386,63 @@ func changedOffer(t *testing.T, e *Env) {
 	}
 	ok(t, a.Cancel(ctx(t), account.CancelRequest{ID: id}))
 	follow(t, a, id)
+}
+
+// An answer by signed link (account.AnswerRequest.ByLink) approves its
+// offer once: one accept is sent, and a second use of the offer's links,
+// to approve or to decline, is refused as used (exit 2) and sends nothing.
+// One that does not name its offer is refused before anything is recorded.
+func answerByLink(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	q := k.question(t)
+	link := e.Open(caller("test link", nil))
+	if err := link.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: true, ByLink: true}); account.KindOf(err) != account.KindInput {
+		t.Errorf("answer by link without its offer: %v, want kind input", err)
+	}
+	req := account.AnswerRequest{ID: id, Accept: true, Offer: q.Offer.QuoteReqID, Price: q.Offer.Price, Via: "a signed link", ByLink: true}
+	ok(t, link.Answer(ctx(t), req))
+	<-k.withdrawn
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
+	before := writes(e)
+	for _, accept := range []bool{true, false} {
+		req.Accept = accept
+		if err := link.Answer(ctx(t), req); account.KindOf(err) != account.KindUsed || account.ExitOf(err) != account.ExitUsage {
+			t.Errorf("second use of the offer's links (accept %v): %v, want kind used (exit 2)", accept, err)
+		}
+	}
+	if n := writes(e) - before; n != 0 {
+		t.Errorf("%d writes sent after the link's use, want 0", n)
+	}
+	if n := count(e, "POST", "/locates/accept"); n != 1 {
+		t.Errorf("%d accepts sent, want 1", n)
+	}
+}
+
+// A link used after its offer was answered another way (at the prompt) is
+// refused, as no offer waits, and uses the offer's links all the same: the
+// next use is refused as used. Nothing is sent by either.
+func linkAfterElsewhere(t *testing.T, e *Env) {
+	k := newAsker(no())
+	a := e.Open(caller("test asker", k))
+	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
+	q := k.question(t)
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Declined, "declined", account.ExitOK)
+	before := writes(e)
+	link := e.Open(caller("test link", nil))
+	req := account.AnswerRequest{ID: id, Accept: true, Offer: q.Offer.QuoteReqID, Price: q.Offer.Price, Via: "a signed link", ByLink: true}
+	if err := link.Answer(ctx(t), req); account.KindOf(err) != account.KindNotOpen {
+		t.Errorf("link after the prompt's answer: %v, want kind not open", err)
+	}
+	if err := link.Answer(ctx(t), req); account.KindOf(err) != account.KindUsed {
+		t.Errorf("link used again: %v, want kind used", err)
+	}
+	if n := writes(e) - before; n != 0 {
+		t.Errorf("%d writes sent by the links, want 0", n)
+	}
 }
 
 // An offer above the cap is declined by the cost policy: exit 4.

@@ -63,9 +63,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	c.conn.daemon = true
 	log := c.conn.daemonLogger(slog.LevelInfo)
-	// Webhook URLs are secrets: the config names the variables that hold them.
-	lookup := func(k string) (string, bool) { v := c.conn.m.secretEnv(k); return v, v != "" }
-	notifier, err := notify.New(notify.Config{Webhooks: cfg.Webhooks, LookupEnv: lookup, Clock: clock.Real{}, Logger: log})
+	notifier, links, err := cfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
 	}
@@ -95,13 +93,15 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sess.close()
-	web, err := bound.Serve(dashboard.Config{Accounts: []account.Account{sess}, Store: sess.store, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
+	web, err := bound.Serve(dashboard.Config{Accounts: []account.Account{sess}, Store: sess.store, Clock: clock.Real{}, Logger: log,
+		Links: links.Handler(map[string]account.Account{sess.settings.Account: sess})}, log, c.conn.m.Stderr)
 	if err != nil {
 		return err
 	}
 	if web != nil {
 		defer web.Close()
 	}
+	sess.Owner().Local().NotifyOffers(links.Notifier(sess.settings.Account, notifier)) // offers waiting on a person
 	runner := sess.Owner().Local().Runner(sess.Caller().Name, notifier)
 	runner.Logger = log // the daemon's log, on by default
 	d := jobs.Daemon{Runner: runner, Config: cfg, Grace: c.grace, Report: c.report}

@@ -94,6 +94,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		{"--once unknown job", []string{"run", "--config", good, "--once", "nightly"}, `no job "nightly" in the config (jobs: `},
 		{"webhook variable unset", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, "\n  ]\n}", "\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"LOCATOR_TEST_NO_HOOK\", \"format\": \"slack\"}]}\n}", 1))},
 			`webhook LOCATOR_TEST_NO_HOOK: the environment variable is not set`},
+		{"answer link secret unset", []string{"run", "--config", writeFile(t, "c.json", strings.Replace(daemonConfig, "\n  ]\n}",
+			"\n  ],\n  \"notify\": {\"webhooks\": [], \"links\": {\"baseURL\": \"https://locator.example\", \"secretEnv\": \"LOCATOR_TEST_NO_LINK_SECRET\"}}\n}", 1))},
+			`links: the environment variable LOCATOR_TEST_NO_LINK_SECRET is not set`},
 		{"stray argument", []string{"run", "--config", good, "watch"}, "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/notify"
+)
+
+// Issue 19 item 2, end to end: `locator run` owns the account with a
+// webhook asking for offers and answer links on its dashboard; an offer
+// waiting at another process's prompt is sent to the webhook once, with its
+// links; a link with a character changed is refused and sends nothing; the
+// approve link's button approves exactly once (one accept in the
+// simulator's request log), the prompt's question is withdrawn and its
+// locate ends filled; the link used again is refused (spec "Short locates"
+// rule 1 and "Locate statuses": an Offered quote is accepted within its
+// 30-second window).
+func TestRunSendsOfferLinks(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 0)
+	events := make(chan notify.Event, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev notify.Event
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Errorf("webhook body %q: %v", body, err)
+		}
+		events <- ev
+	}))
+	defer hook.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	cfg := writeFile(t, "jobs.json", `{"jobs": [{"name": "eod", "kind": "credit-back-unused", "schedule": "@close-15m"}],
+ "notify": {"webhooks": [{"urlEnv": "LOCATOR_TEST_OFFERS", "format": "json", "events": ["offer_waiting"]}],
+  "links": {"baseURL": "http://`+listen+`", "secretEnv": "LOCATOR_TEST_LINK_SECRET"}}}`)
+	b.env = append(b.env, "LOCATOR_TEST_OFFERS="+hook.URL, "LOCATOR_TEST_LINK_SECRET=0123456789abcdef0123456789abcdef-e2e")
+	run := b.command(context.Background(), "run", "--config", cfg, "--listen", listen)
+	stderr, _ := run.StderrPipe()
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() && !strings.Contains(lines.Text(), "daemon running") {
+	}
+	go io.Copy(io.Discard, stderr)
+
+	env := map[string]string{}
+	for _, kv := range b.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	var stdout, promptErr syncBuffer
+	m := NewMain(&stdout, &promptErr, func(k string) string { return env[k] })
+	term, _ := openTerminalPair(t)
+	m.Stdin = term
+	done := make(chan int, 1)
+	go func() { done <- m.Run(t.Context(), []string{"locate", "HTBX", "300"}) }()
+	var ev notify.Event
+	select {
+	case ev = <-events:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no notification:\n%s", promptErr.String())
+	}
+	if ev.Kind != notify.OfferWaiting || ev.Offer == nil || ev.Offer.Symbol != "HTBX" || !strings.HasPrefix(ev.Offer.ApproveURL, "http://"+listen+"/link/") {
+		t.Fatalf("notification %+v", ev)
+	}
+	approve := ev.Offer.ApproveURL
+	before := len(b.writesAfter(t, 0))
+	i := len(approve) - 10
+	changed := approve[:i] + map[bool]string{true: "B", false: "A"}[approve[i] == 'A'] + approve[i+1:]
+	for _, c := range []struct {
+		method, link string
+		status       int
+	}{{http.MethodGet, approve, http.StatusOK}, {http.MethodPost, changed, http.StatusForbidden}} {
+		req, _ := http.NewRequestWithContext(t.Context(), c.method, c.link, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != c.status {
+			t.Fatalf("%s link: %v %v, want %d", c.method, resp, err, c.status)
+		}
+		resp.Body.Close()
+	}
+	if n := len(b.writesAfter(t, 0)) - before; n != 0 {
+		t.Fatalf("%d writes sent by opening the link and by a changed one", n)
+	}
+	resp, err := http.Post(approve, "", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST approve link: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(stdout.String(), "filled") {
+			t.Fatalf("the prompt's locate: exit %d\n%s\n%s", code, stdout.String(), promptErr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the prompt's locate did not end:\n%s", promptErr.String())
+	}
+	if resp, err := http.Post(approve, "", nil); err != nil || resp.StatusCode != http.StatusGone {
+		t.Errorf("approve link used again: %v %v, want 410", resp, err)
+	}
+	accepts := 0
+	for _, r := range b.requests(t) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/locates/accept") {
+			accepts++
+		}
+	}
+	if accepts != 1 {
+		t.Errorf("%d accepts in the request log, want 1", accepts)
+	}
+	select {
+	case again := <-events:
+		t.Errorf("a second notification: %+v", again)
+	default:
+	}
+}
