@@ -44,6 +44,16 @@ type Network struct {
 	Token     string
 }
 
+// NewNetwork serves other hosts on host (a free port per account, named
+// in its lease), reached at advertise (default: host), for followers
+// presenting token, which must be long enough not to be guessed.
+func NewNetwork(host, advertise, token string) (*Network, error) {
+	if err := CheckToken(token); err != nil {
+		return nil, err
+	}
+	return &Network{Listen: net.JoinHostPort(host, "0"), Advertise: advertise, Token: token}, nil
+}
+
 // CheckToken refuses a token too short to guess at.
 func CheckToken(token string) error {
 	if len(token) < minTokenLen {

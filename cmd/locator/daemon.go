@@ -27,14 +27,14 @@ type runCommand struct {
 	config string
 	once   string
 	grace  time.Duration
-	listen listenFlag
+	listen dashboard.Flags
 
 	outMu sync.Mutex
 }
 
 func (c *runCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	c.listen.register(fs)
+	c.listen.Register(fs)
 	fs.StringVar(&c.config, "config", "", "the jobs, a JSON file (see the README)")
 	fs.StringVar(&c.once, "once", "", "run the job named JOB now, once, and exit with its outcome")
 	fs.DurationVar(&c.grace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running jobs may finish the step in flight before they are stopped (their workflows resume at the next start)")
@@ -83,7 +83,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if c.once != "" {
 		return c.runOnce(ctx, only, notifier, log)
 	}
-	bound, err := c.listen.bind(c.conn.m, &c.conn)
+	bound, err := bindListen(&c.listen, c.conn.m, &c.conn)
 	if err != nil {
 		return err
 	}

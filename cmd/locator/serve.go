@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -23,14 +21,14 @@ import (
 type serveCommand struct {
 	conn      connFlags
 	config    string
-	listen    listenFlag
+	listen    dashboard.Flags
 	ownerHost string
 	advertise string
 }
 
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	c.listen.register(fs)
+	c.listen.Register(fs)
 	fs.BoolVar(&c.conn.standby, "standby", false, "stand by for the accounts another serve owns: follow it, and take them over when it goes")
 	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on this host's address (a free port per account, named in its lease); they present "+service.OwnerTokenEnv)
 	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its address)")
@@ -43,12 +41,11 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}
 	c.conn.daemon = true
 	if c.ownerHost != "" {
-		token := c.conn.m.secretEnv(service.OwnerTokenEnv)
-		if err := service.CheckToken(token); err != nil {
+		n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv))
+		if err != nil {
 			return usagef("--owner-listen: %v", err)
 		}
-		c.conn.ownerToken = token
-		c.conn.network = &service.Network{Listen: net.JoinHostPort(c.ownerHost, "0"), Advertise: c.advertise, Token: token}
+		c.conn.network, c.conn.ownerToken = n, n.Token
 	}
 	accounts, err := c.accounts()
 	if err != nil {
@@ -63,7 +60,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.conn.logger()
-	bound, err := c.listen.bind(c.conn.m, &c.conn)
+	bound, err := bindListen(&c.listen, c.conn.m, &c.conn)
 	if err != nil {
 		return err
 	}
@@ -124,50 +121,14 @@ func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 	return accounts, nil
 }
 
-// listenFlag is --listen of the long-running commands (serve, run): where
-// /healthz, /metrics and the dashboard are served, and who may use them.
-type listenFlag struct {
-	addr           string
-	noToken        bool
-	certFile       string
-	keyFile        string
-	trustedProxies []string
-	fs             *pflag.FlagSet
-}
-
-func (l *listenFlag) register(fs *pflag.FlagSet) {
-	l.fs = fs
-	fs.StringVar(&l.addr, "listen", dashboard.DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback it needs --tls-cert/--tls-key or --trusted-proxy`)
-	fs.BoolVar(&l.noToken, "dashboard-no-token-on-loopback", false, "serve the dashboard without a token, to every user of this machine (loopback only); by default each start makes a random token and prints its login address")
-	fs.StringVar(&l.certFile, "tls-cert", "", "serve the dashboard over TLS with this PEM certificate (with --tls-key)")
-	fs.StringVar(&l.keyFile, "tls-key", "", "the PEM private key of --tls-cert")
-	fs.StringSliceVar(&l.trustedProxies, "trusted-proxy", nil, "address or CIDR of a TLS proxy in front of the dashboard, whose X-Forwarded-Proto is believed (repeatable)")
-}
-
-// bind checks the access flags and binds the address before anything is
-// sent (dashboard.Bind), and has the broker clients report to its metrics;
-// nil when nothing is to be served. Bad access flags or an address asked
-// for that cannot be bound are refused (exit 2, nothing sent).
-func (l *listenFlag) bind(m *Main, conn *connFlags) (*dashboard.Bound, error) {
-	if l.addr == "" {
-		return nil, nil
-	}
-	proxies, err := dashboard.ParseProxies(l.trustedProxies)
+// bindListen binds the dashboard's flags (exit 2 on a bad one, nothing
+// sent) and has the broker clients report to its metrics.
+func bindListen(l *dashboard.Flags, m *Main, conn *connFlags) (*dashboard.Bound, error) {
+	b, err := l.Bind(m.secretEnv(dashboard.TokenEnv))
 	if err != nil {
-		return nil, usagef("--trusted-proxy: %v", err)
+		return nil, usagef("%v", err)
 	}
-	access := dashboard.Access{Token: m.secretEnv(dashboard.TokenEnv), NoToken: l.noToken, CertFile: l.certFile, KeyFile: l.keyFile,
-		TrustedProxies: proxies}
-	b, err := dashboard.Bind(l.addr, access, l.fs.Changed("listen"))
-	switch {
-	case errors.Is(err, dashboard.ErrTLSRequired):
-		return nil, usagef("--listen %s: %v: pass --tls-cert and --tls-key, or --trusted-proxy", l.addr, err)
-	case errors.Is(err, dashboard.ErrTokenRequired):
-		return nil, usagef("--listen %s: %v: drop --dashboard-no-token-on-loopback", l.addr, err)
-	case err != nil:
-		return nil, usagef("--listen %s: %v", l.addr, err)
-	}
-	if b.Metrics != nil {
+	if b != nil && b.Metrics != nil {
 		conn.observe = b.Metrics.ObserveCall
 	}
 	return b, nil
