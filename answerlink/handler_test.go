@@ -92,9 +92,10 @@ func setup(t *testing.T) *testBundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
-	// Virtual time runs while the engine waits on it, and stands still
-	// while a question waits on a person or the case holds it.
-	b.sim.RunClockWhile(t, 3, func() bool {
+	// Virtual time runs while the engine's poller and dispatcher wait on
+	// it (the owner's heartbeat keeps real time), and stands still while a
+	// question waits on a person or the case holds it.
+	b.sim.RunClockWhile(t, 2, func() bool {
 		o := b.owner.Load()
 		return !b.hold.Load() && (o == nil || o.Local().Asking() == 0)
 	})

@@ -82,8 +82,8 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.store = st
-	// The owner's heartbeat, the engine's loop and its poller sleep on the
-	// clock when idle.
+	// The daemon owner's ledger sync, the engine's loop and its poller
+	// sleep on the clock when idle (the heartbeat keeps real time).
 	if o.clock != nil {
 		o.clock(b.sim)
 	} else {
@@ -240,7 +240,7 @@ func TestHealthz(t *testing.T) {
 	t.Parallel()
 	// The clock moves only when the test says.
 	b := setup(t, setupOpt{staleAfter: 2 * time.Second, clock: func(*simtest.Bundle) {}})
-	// The heartbeat, the loop and the poller asleep: history was read.
+	// The ledger sync, the loop and the poller asleep: history was read.
 	<-b.sim.Clock.BlockUntil(3)
 	rec := b.get(t, "/healthz", nil)
 	body := rec.Body.String()
@@ -249,7 +249,7 @@ func TestHealthz(t *testing.T) {
 		t.Fatalf("healthy owner: %d %s", rec.Code, body)
 	}
 	// Three seconds on: the poller's next read (idle: 5 s) is not due,
-	// the heartbeat (every 3.3 s) neither.
+	// the ledger sync (every 2 minutes) neither.
 	b.sim.Clock.Advance(3 * time.Second)
 	rec = b.get(t, "/healthz", nil)
 	if body := rec.Body.String(); rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, `"lastPollAgeSeconds":3`) {
@@ -574,7 +574,7 @@ func TestEventsTickWhileBusy(t *testing.T) {
 	t.Parallel()
 	// The clock moves only when the test says.
 	b := setup(t, setupOpt{clock: func(*simtest.Bundle) {}})
-	<-b.sim.Clock.BlockUntil(3) // the heartbeat, the loop and the poller asleep
+	<-b.sim.Clock.BlockUntil(3) // the ledger sync, the loop and the poller asleep
 	t0 := b.sim.Clock.Now()
 	srv := httptest.NewServer(b.server.Handler())
 	t.Cleanup(srv.Close)
