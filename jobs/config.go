@@ -283,7 +283,14 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // (with the line it is on) rather than at 9:00 the next morning. Unknown
 // fields, fields of another kind, duplicate keys or names, and schedules
 // that never fire are refused too.
-func ParseConfig(data []byte) (*Config, error) {
+func ParseConfig(data []byte) (*Config, error) { return parseConfig(data, true) }
+
+// ParseNotify parses a config for its "notify" block alone (serve's
+// --notify): a run config, whose jobs are then parsed and left aside, or a
+// file holding that block only.
+func ParseNotify(data []byte) (*Config, error) { return parseConfig(data, false) }
+
+func parseConfig(data []byte, needJobs bool) (*Config, error) {
 	p := &parser{data: data}
 	// One pass with json.Decoder finds syntax errors, with their offset.
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -309,6 +316,13 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, p.errAt(f.off, "unknown field %q (the config holds \"jobs\" and \"notify\"; account settings come from the environment or flags)", f.key)
 		}
 	}
+	cfg := &Config{}
+	if jobsField == nil && !needJobs {
+		if notifyField == nil {
+			return nil, p.errAt(skipSpace(data, 0), `no "notify" block`)
+		}
+		return cfg, p.notify(*notifyField, cfg)
+	}
 	if jobsField == nil {
 		return nil, p.errAt(skipSpace(data, 0), `no "jobs" list`)
 	}
@@ -319,7 +333,6 @@ func ParseConfig(data []byte) (*Config, error) {
 	if len(elems) == 0 {
 		return nil, p.errAt(jobsField.voff, `"jobs" is empty`)
 	}
-	cfg := &Config{}
 	names := map[string]int{}
 	for _, el := range elems {
 		j, err := p.job(el)

@@ -65,3 +65,27 @@ func TestParseConfigOfferLinks(t *testing.T) {
 		}
 	}
 }
+
+// serve's --notify takes a file holding the "notify" block alone, or a run
+// config (its jobs parsed and left aside); a file with neither is refused
+// with its line, as a bad block is.
+func TestParseNotify(t *testing.T) {
+	block := `"notify": {"webhooks": [{"urlEnv": "HOOK", "events": ["offer_waiting"]}], "links": {"baseURL": "https://desk.example", "secretEnv": "LINK_SECRET"}}`
+	for _, ok := range []string{"{" + block + "}", `{"jobs": [{"name": "eod", "kind": "credit-back-unused", "schedule": "@close"}], ` + block + "}"} {
+		cfg, err := jobs.ParseNotify([]byte(ok))
+		if err != nil || len(cfg.Webhooks) != 1 || cfg.Links == nil || cfg.Links.BaseURL != "https://desk.example" {
+			t.Errorf("%s: %+v %v", ok, cfg, err)
+		}
+	}
+	for text, want := range map[string]string{
+		`{}`: `no "notify" block`,
+		`{"notify": {"webhooks": [{"urlEnv": "HOOK", "events": ["offer_waiting"]}]}}`: "links",
+	} {
+		if _, err := jobs.ParseNotify([]byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error about %s", text, err, want)
+		}
+	}
+	if _, err := jobs.ParseConfig([]byte("{" + block + "}")); err == nil || !strings.Contains(err.Error(), `no "jobs" list`) {
+		t.Errorf("a run config without jobs: %v", err)
+	}
+}

@@ -283,6 +283,15 @@ func (n *Notifier) Notify(ev Event) {
 	}
 }
 
+// Drain is Close for a daemon's exit: what was queued is delivered
+// within bound (each delivery is bounded by its timeout and retries too),
+// so an unreachable webhook cannot hold the exit for its whole queue.
+func (n *Notifier) Drain(ctx context.Context, bound time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+	defer cancel()
+	n.Close(ctx)
+}
+
 // Close stops taking events and waits until the queued ones are delivered
 // or given up, or until ctx ends, when deliveries in flight are abandoned.
 func (n *Notifier) Close(ctx context.Context) {

@@ -3,7 +3,10 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,6 +82,30 @@ func (f *Fleet) Wait(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// Say tells w, a line each, what the fleet holds: the accounts this
+// process owns (its term, and where other processes hand it requests)
+// and those it stands by for.
+func (f *Fleet) Say(ctx context.Context, w io.Writer) {
+	for _, h := range f.handles {
+		if o := h.Owner(); o != nil {
+			l := o.Lease()
+			fmt.Fprintf(w, "serving %s (pid %d, term %d); other processes hand their requests to %s\n", l.Account, os.Getpid(), l.Term,
+				strings.TrimSpace(l.Endpoint+" "+l.Address))
+		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
+			fmt.Fprintf(w, "standing by for %s (pid %d): %s\n", hello.Account, os.Getpid(), hello.Lease)
+		}
+	}
+}
+
+// ByAccount is Accounts by account id (the answer links').
+func (f *Fleet) ByAccount() map[string]account.Account {
+	out := make(map[string]account.Account, len(f.handles))
+	for _, h := range f.handles {
+		out[h.cfg.Engine.Account] = h
+	}
+	return out
 }
 
 // Close gives every account up.

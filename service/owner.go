@@ -68,6 +68,10 @@ type OwnerConfig struct {
 	Role       Role
 	// Network, when set, serves the account API to other hosts too.
 	Network *Network
+	// Offers, when set, is told of each offer that starts waiting on a
+	// person (see Local.NotifyOffers), by every owner this config makes:
+	// a daemon that steps down and owns again keeps telling.
+	Offers func(account.Question)
 }
 
 // Owner is the live owner of one account on this machine: it holds the
@@ -208,6 +212,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		o.release()
 		return err
 	}
+	o.local.NotifyOffers(o.cfg.Offers)
 	srv := newServer(o.local, o.hello, ec.Client, o.clk)
 	routes := srv.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}

@@ -67,19 +67,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
 	}
-	defer func() {
-		// What failed runs queued is delivered first: each delivery is
-		// bounded by its timeout and retries, and all of them by the grace
-		// after a signal, or by notifyDrain otherwise (an unreachable
-		// webhook must not hold the exit for its whole queue).
-		bound := notifyDrain
-		if ctx.Err() != nil {
-			bound = c.grace
-		}
-		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
-		defer cancel()
-		notifier.Close(nctx)
-	}()
+	defer func() { notifier.Drain(ctx, drainBound(ctx, c.grace)) }()
 	if c.once != "" {
 		return c.runOnce(ctx, only, notifier, log)
 	}
@@ -106,6 +94,15 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	runner.Logger = log // the daemon's log, on by default
 	d := jobs.Daemon{Runner: runner, Config: cfg, Grace: c.grace, Report: c.report}
 	return d.Run(ctx, sess.Owner().Fatal())
+}
+
+// drainBound is how long a daemon's exit waits for its queued
+// notifications: the grace after a signal, else notifyDrain.
+func drainBound(ctx context.Context, grace time.Duration) time.Duration {
+	if ctx.Err() != nil {
+		return grace
+	}
+	return notifyDrain
 }
 
 // notifyDrain bounds the delivery of queued notifications at an exit not

@@ -15,17 +15,27 @@ import (
 	"github.com/locatorhq/locator/notify"
 )
 
-// Issue 19 item 2, end to end: `locator run` owns the account with a
-// webhook asking for offers and answer links on its dashboard; an offer
-// waiting at another process's prompt is sent to the webhook once, with its
-// links; a link with a character changed is refused and sends nothing; the
-// approve link's button approves exactly once (one accept in the
-// simulator's request log), the prompt's question is withdrawn and its
-// locate ends filled; the link used again is refused (spec "Short locates"
-// rule 1 and "Locate statuses": an Offered quote is accepted within its
-// 30-second window).
-func TestRunSendsOfferLinks(t *testing.T) {
+// Issue 19 item 2, end to end, for both daemons: `locator run` (its jobs
+// file's "notify" block) and `locator serve --notify` (a file holding that
+// block alone) own the account with a webhook asking for offers and answer
+// links on their dashboard; an offer waiting at another process's prompt
+// is sent to the webhook once, with its links; a link with a character
+// changed is refused and sends nothing; the approve link's button approves
+// exactly once (one accept in the simulator's request log), the prompt's
+// question is withdrawn and its locate ends filled; the link used again is
+// refused (spec "Short locates" rule 1 and "Locate statuses": an Offered
+// quote is accepted within its 30-second window).
+func TestDaemonsSendOfferLinks(t *testing.T) {
 	t.Parallel()
+	for _, daemon := range []string{"run", "serve"} {
+		t.Run(daemon, func(t *testing.T) {
+			t.Parallel()
+			offerLinksEndToEnd(t, daemon)
+		})
+	}
+}
+
+func offerLinksEndToEnd(t *testing.T, daemon string) {
 	b := setupOwners(t, 0)
 	events := make(chan notify.Event, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,18 +53,22 @@ func TestRunSendsOfferLinks(t *testing.T) {
 	}
 	listen := ln.Addr().String()
 	ln.Close()
-	cfg := writeFile(t, "jobs.json", `{"jobs": [{"name": "eod", "kind": "credit-back-unused", "schedule": "@close-15m"}],
- "notify": {"webhooks": [{"urlEnv": "LOCATOR_TEST_OFFERS", "format": "json", "events": ["offer_waiting"]}],
-  "links": {"baseURL": "http://`+listen+`", "secretEnv": "LOCATOR_TEST_LINK_SECRET"}}}`)
+	notifyBlock := `"notify": {"webhooks": [{"urlEnv": "LOCATOR_TEST_OFFERS", "format": "json", "events": ["offer_waiting"]}],
+  "links": {"baseURL": "http://` + listen + `", "secretEnv": "LOCATOR_TEST_LINK_SECRET"}}`
 	b.env = append(b.env, "LOCATOR_TEST_OFFERS="+hook.URL, "LOCATOR_TEST_LINK_SECRET=0123456789abcdef0123456789abcdef-e2e")
-	run := b.command(context.Background(), "run", "--config", cfg, "--listen", listen)
+	args, ready := []string{"serve", "--notify", writeFile(t, "notify.json", "{"+notifyBlock+"}")}, "serving LV100001"
+	if daemon == "run" {
+		args = []string{"run", "--config", writeFile(t, "jobs.json", `{"jobs": [{"name": "eod", "kind": "credit-back-unused", "schedule": "@close-15m"}], `+notifyBlock+"}")}
+		ready = "daemon running"
+	}
+	run := b.command(context.Background(), append(args, "--listen", listen)...)
 	stderr, _ := run.StderrPipe()
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
 	lines := bufio.NewScanner(stderr)
-	for lines.Scan() && !strings.Contains(lines.Text(), "daemon running") {
+	for lines.Scan() && !strings.Contains(lines.Text(), ready) {
 	}
 	go io.Copy(io.Discard, stderr)
 

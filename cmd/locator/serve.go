@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/dashboard"
+	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -24,6 +23,7 @@ type serveCommand struct {
 	listen    dashboard.Flags
 	ownerHost string
 	advertise string
+	notify    string
 }
 
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
@@ -32,6 +32,7 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.conn.standby, "standby", false, "stand by for the accounts another serve owns: follow it, and take them over when it goes")
 	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on this host's address (a free port per account, named in its lease); they present "+service.OwnerTokenEnv)
 	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its address)")
+	fs.StringVar(&c.notify, "notify", "", `push offers waiting on a person, with signed approve and decline links, to webhooks: a file with run's "notify" block`)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
 
@@ -60,6 +61,11 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.conn.logger()
+	notifier, links, err := jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer func() { notifier.Drain(ctx, notifyDrain) }()
 	bound, err := bindListen(&c.listen, c.conn.m, &c.conn)
 	if err != nil {
 		return err
@@ -81,6 +87,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		cfg.Offers = links.Notifier(s.Account, notifier)
 		cfgs = append(cfgs, cfg)
 	}
 	fleet, err := service.OpenFleet(ctx, cfgs)
@@ -88,14 +95,9 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer fleet.Close()
-	for _, h := range fleet.Handles() {
-		if o := h.Owner(); o != nil {
-			fmt.Fprintf(c.conn.m.Stderr, "serving %s (pid %d, term %d); other processes hand their requests to %s %s\n", o.Lease().Account, os.Getpid(), o.Lease().Term, o.Lease().Endpoint, o.Lease().Address)
-		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
-			fmt.Fprintf(c.conn.m.Stderr, "standing by for %s (pid %d): %s\n", hello.Account, os.Getpid(), hello.Lease)
-		}
-	}
-	web, err := bound.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clock.Real{}, Logger: log}, log, c.conn.m.Stderr)
+	fleet.Say(ctx, c.conn.m.Stderr)
+	web, err := bound.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clock.Real{}, Logger: log,
+		Links: links.Handler(fleet.ByAccount())}, log, c.conn.m.Stderr)
 	if err != nil {
 		return err
 	}
