@@ -407,6 +407,8 @@ type Status struct {
 	// Env is the account's kind as the broker says (live or paper).
 	Env   brokerclient.Env `json:"env"`
 	Owner store.Lease      `json:"owner"`
+	// Standbys are the daemons standing by to take the account over.
+	Standbys []store.Standby `json:"standbys,omitempty"`
 	// Held says the owner still holds the account's lease; Running is
 	// false when its engine stopped on an error.
 	Held    bool `json:"held"`

@@ -290,6 +290,9 @@ func TestMetricsAfterLocate(t *testing.T) {
 		`locator_workflows{account="LV100001",kind="locate",state="offered"}`:                   0,
 		`locator_quote_queue{account="LV100001"}`:                                               0,
 		`locator_lease_held{account="LV100001"}`:                                                1,
+		`locator_lease_term{account="LV100001"}`:                                                1,
+		`locator_owned_here{account="LV100001"}`:                                                1,
+		`locator_standbys{account="LV100001"}`:                                                  0,
 		`locator_fee_problems{account="LV100001"}`:                                              0,
 	} {
 		if got := metric(t, after, series); got != want {

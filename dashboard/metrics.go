@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"time"
 
@@ -84,21 +85,32 @@ func (m *Metrics) observe(account string, u workflow.Update) {
 // gauges reads the owners' state at each scrape.
 type gauges struct {
 	s          *Server
+	host       string // this machine, as leases name it
 	workflows  *prometheus.Desc
 	queue      *prometheus.Desc
 	lease      *prometheus.Desc
+	term       *prometheus.Desc
+	ownedHere  *prometheus.Desc
+	standbys   *prometheus.Desc
 	pollAge    *prometheus.Desc
 	feeProblem *prometheus.Desc
 }
 
 func newGauges(s *Server) *gauges {
+	host, _ := os.Hostname()
 	return &gauges{
-		s: s,
+		s: s, host: host,
 		workflows: prometheus.NewDesc("locator_workflows", "Unfinished workflows by account, kind and state.",
 			[]string{"account", "kind", "state"}, nil),
 		queue: prometheus.NewDesc("locator_quote_queue", "Locates waiting for their turn to quote (same-symbol spacing, one open quote per symbol, the quote route's pace).",
 			[]string{"account"}, nil),
-		lease: prometheus.NewDesc("locator_lease_held", "1 while this process holds the account's lease.",
+		lease: prometheus.NewDesc("locator_lease_held", "1 while the account's owner holds its lease.",
+			[]string{"account"}, nil),
+		term: prometheus.NewDesc("locator_lease_term", "The term of the account's owner: it grows by one at each change of owner (its increase counts them).",
+			[]string{"account"}, nil),
+		ownedHere: prometheus.NewDesc("locator_owned_here", "1 while this process owns the account, 0 while it follows (a standby) another.",
+			[]string{"account"}, nil),
+		standbys: prometheus.NewDesc("locator_standbys", "Daemons standing by to take the account over.",
 			[]string{"account"}, nil),
 		pollAge: prometheus.NewDesc("locator_last_poll_age_seconds", "Seconds since the account's history was last read successfully.",
 			[]string{"account"}, nil),
@@ -111,6 +123,9 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.workflows
 	ch <- g.queue
 	ch <- g.lease
+	ch <- g.term
+	ch <- g.ownedHere
+	ch <- g.standbys
 	ch <- g.pollAge
 	ch <- g.feeProblem
 }
@@ -140,6 +155,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(g.queue, prometheus.GaugeValue, float64(st.Queued), acct)
 		ch <- prometheus.MustNewConstMetric(g.lease, prometheus.GaugeValue, boolValue(st.Held), acct)
+		ch <- prometheus.MustNewConstMetric(g.term, prometheus.GaugeValue, float64(st.Owner.Term), acct)
+		ch <- prometheus.MustNewConstMetric(g.ownedHere, prometheus.GaugeValue, boolValue(st.Owner.PID == os.Getpid() && st.Owner.Host == g.host), acct)
+		ch <- prometheus.MustNewConstMetric(g.standbys, prometheus.GaugeValue, float64(len(st.Standbys)), acct)
 		if at := st.LastPoll; !at.IsZero() {
 			ch <- prometheus.MustNewConstMetric(g.pollAge, prometheus.GaugeValue, now.Sub(at).Seconds(), acct)
 		}

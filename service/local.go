@@ -560,6 +560,10 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 	st := &account.Status{Account: s.l.account, Env: s.l.env, Owner: s.l.lease(), Held: s.l.held(), Running: s.l.eng.Running(),
 		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory(),
 		Broker: s.l.broker()}
+	var err error
+	if st.Standbys, err = s.l.st.Standbys(ctx, s.l.account); err != nil {
+		return nil, kinded(err)
+	}
 	for _, sym := range req.Symbols {
 		sh, err := s.l.shortable(ctx, sym, st.Inventory)
 		if err != nil {

@@ -673,15 +673,22 @@ func runJob(t *testing.T, e *Env) {
 	}
 }
 
-// Status names the account, its kind and its owner; a subscriber sees a
-// locate's changes.
+// Status names the account, its kind, its owner and its term, and the
+// daemons standing by (one recorded here); a subscriber sees a locate's
+// changes.
 func statusAndSubscribe(t *testing.T, e *Env) {
 	a := e.Open(caller("test", nil))
+	sb := store.Standby{Account: "LV100001", Process: "daemon:standby-test", PID: 4242, Host: "standby-host"}
+	ok(t, e.Store.StandBy(ctx(t), sb, time.Minute))
 	st, err := a.Status(ctx(t), account.StatusRequest{})
 	ok(t, err)
-	if st.Account != "LV100001" || st.Env != brokerclient.EnvLive || st.Owner.PID == 0 || !st.Running {
+	if st.Account != "LV100001" || st.Env != brokerclient.EnvLive || st.Owner.PID == 0 || st.Owner.Term < 1 || !st.Running {
 		t.Errorf("status %+v", st)
 	}
+	if len(st.Standbys) != 1 || st.Standbys[0].PID != 4242 || st.Standbys[0].Host != "standby-host" {
+		t.Errorf("standbys %+v, want the one recorded", st.Standbys)
+	}
+	ok(t, e.Store.LeaveStandby(ctx(t), sb.Account, sb.Process))
 	sctx, stop := context.WithCancel(ctx(t))
 	defer stop()
 	updates, err := a.Subscribe(sctx)
