@@ -178,8 +178,11 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	}
 	hello, err := c.Hello(ctx)
 	if err != nil {
+		// An owner that does not answer yet is looked for again; one that
+		// refuses this process (another host's owner, without its token)
+		// is not.
 		c.Close()
-		return nil, true, err
+		return nil, account.KindOf(err) != account.KindRefused, err
 	}
 	if err := h.followable(hello); err != nil {
 		c.Close()

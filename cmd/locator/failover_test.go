@@ -216,3 +216,91 @@ func TestFailoverOnOwnerPause(t *testing.T) {
 	b.noBrokerTrouble(t)
 	b.workflows(t)
 }
+
+// netns is a network namespace of the test's own, joined to this one by
+// a veth pair: this side is hostIP, the namespace's side peerIP.
+type netns struct{ name, hostIP, peerIP string }
+
+// newNetns makes one, removed when the test ends. It needs root and
+// iproute2; without them the test skips (fails under CI, which runs as
+// root).
+func newNetns(t *testing.T) netns {
+	t.Helper()
+	if _, err := exec.LookPath("ip"); err != nil || os.Getuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("a network namespace needs root and iproute2")
+		}
+		t.Skip("a network namespace needs root and iproute2")
+	}
+	n := netns{name: fmt.Sprintf("lt%d", os.Getpid()%100000), hostIP: "10.231.7.1", peerIP: "10.231.7.2"}
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("netns", "add", n.name)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", n.name).Run() })
+	run("link", "add", n.name+"a", "type", "veth", "peer", "name", n.name+"b", "netns", n.name)
+	run("addr", "add", n.hostIP+"/30", "dev", n.name+"a")
+	run("link", "set", n.name+"a", "up")
+	run("-n", n.name, "addr", "add", n.peerIP+"/30", "dev", n.name+"b")
+	run("-n", n.name, "link", "set", n.name+"b", "up")
+	run("-n", n.name, "link", "set", "lo", "up")
+	return n
+}
+
+// Issue 18 item 3: a CLI process of another host (its own network
+// namespace and host name; the database a Postgres URL on a shared
+// socket) locates through an owner whose account API it reaches only
+// over the network: at the address and with the certificate pin the
+// lease names, presenting the owner token. The owner sends the quote and
+// the accept; the other host reaches no broker at all. Without the
+// token it is refused, exit 2, nothing sent.
+func TestFollowerOnAnotherHost(t *testing.T) {
+	t.Parallel()
+	n := newNetns(t)
+	b := setupFailover(t, 1)
+	const token = "0123456789abcdef0123456789abcdef"
+	b.env = append(b.env, "LOCATOR_OWNER_TOKEN="+token)
+	cmd := b.command(context.Background(), "serve", "--listen", "", "--owner-listen", n.hostIP)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil || !strings.Contains(line, "https://"+n.hostIP+":") {
+		t.Fatalf("serve: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, stderr)
+	elsewhere := func(tok string, args ...string) (int, string) {
+		c := exec.Command("ip", append([]string{"netns", "exec", n.name, "unshare", "--uts", "sh", "-c",
+			`hostname another-host && exec "$0" "$@"`, b.bin}, args...)...)
+		c.Env = append(slices.Clone(b.env), "LOCATOR_OWNER_TOKEN="+tok)
+		out, err := c.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out)
+	}
+	if code, out := elsewhere("ffffffffffffffffffffffffffffffff", "locate", "OW00", "100", "--yes"); code != 2 || !strings.Contains(out, "token") {
+		t.Errorf("wrong token: exit %d\n%s", code, out)
+	}
+	if n := len(b.writesAfter(t, 0)); n != 0 {
+		t.Errorf("%d writes reached the broker for a refused follower", n)
+	}
+	code, out := elsewhere(token, "locate", "OW00", "100", "--yes", "--json")
+	if code != 0 || !strings.Contains(out, `"filled"`) {
+		t.Fatalf("locate from another host: exit %d\n%s", code, out)
+	}
+	for _, r := range b.requests(t) {
+		if r.Method == http.MethodPost && !strings.Contains(r.UserAgent, "(pid "+strconv.Itoa(cmd.Process.Pid)+")") {
+			t.Errorf("%s %s sent by %q, not the owner", r.Method, r.Path, r.UserAgent)
+		}
+	}
+	b.noBrokerTrouble(t)
+}
