@@ -121,6 +121,9 @@ func (s *StreamsService) Dial(ctx context.Context, kind StreamKind) (*StreamConn
 	if c.keyID == "" {
 		return nil, brokercode.Invalid("credentials", "the stream handshake needs a key pair (WithCredentials)")
 	}
+	if err := gateRequest(ctx, call{method: http.MethodGet, op: "stream " + string(kind)}); err != nil {
+		return nil, err
+	}
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
 	ws, _, err := websocket.Dial(hctx, c.streamAddress(kind), &websocket.DialOptions{

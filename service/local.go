@@ -43,6 +43,7 @@ type Local struct {
 	env      brokerclient.Env
 	lease    func() store.Lease
 	held     func() bool
+	gate     brokerclient.Gate
 	notifier *notify.Notifier
 
 	mu sync.Mutex
@@ -78,6 +79,9 @@ type LocalConfig struct {
 	// Status.
 	Lease func() store.Lease
 	Held  func() bool
+	// Gate, when set, is asked before each broker request made for a
+	// caller, as before the engine's own (see Owner.maySend).
+	Gate brokerclient.Gate
 	// Notifier is told of failed job runs and fee problems (nil: nobody).
 	Notifier *notify.Notifier
 }
@@ -107,7 +111,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		}
 		env = brokerclient.EnvOf(acct.AccountType)
 	}
-	l := &Local{eng: cfg.Engine, st: cfg.Store, client: cfg.Client, clk: cfg.Clock, log: cfg.Logger, account: cfg.Account,
+	l := &Local{eng: cfg.Engine, st: cfg.Store, client: cfg.Client, clk: cfg.Clock, log: cfg.Logger, account: cfg.Account, gate: cfg.Gate,
 		env: env, lease: cfg.Lease, held: cfg.Held, notifier: cfg.Notifier,
 		askers: map[string]*asker{}, left: map[string]time.Time{},
 		changed: make(chan struct{}), asking: map[string]context.CancelCauseFunc{}}
@@ -280,6 +284,7 @@ func (s *session) asker(asks bool) func(context.Context, workflow.Offer) bool {
 }
 
 func (s *session) Locate(ctx context.Context, req account.LocateRequest) (*account.LocateResult, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -305,6 +310,7 @@ func (s *session) Locate(ctx context.Context, req account.LocateRequest) (*accou
 }
 
 func (s *session) Quote(ctx context.Context, req account.QuoteRequest) (*account.LocateResult, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -346,6 +352,7 @@ func started(reqs []engine.Request, hs []*engine.Handle, err error) (*account.Lo
 }
 
 func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.CreditBackResult, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -364,6 +371,7 @@ func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest)
 }
 
 func (s *session) Short(ctx context.Context, req account.ShortRequest) (*account.ShortResult, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -392,6 +400,7 @@ func (s *session) Short(ctx context.Context, req account.ShortRequest) (*account
 }
 
 func (s *session) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (*workflow.Order, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -414,6 +423,7 @@ func (s *session) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest)
 }
 
 func (s *session) CancelOrder(ctx context.Context, req account.CancelOrderRequest) (*workflow.Order, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -422,6 +432,7 @@ func (s *session) CancelOrder(ctx context.Context, req account.CancelOrderReques
 }
 
 func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return err
 	}
@@ -450,6 +461,7 @@ func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
 }
 
 func (s *session) Cancel(ctx context.Context, req account.CancelRequest) error {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return err
 	}
@@ -465,6 +477,7 @@ func (s *session) Cancel(ctx context.Context, req account.CancelRequest) error {
 }
 
 func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (*workflow.Workflow, error) {
+	ctx = s.l.gated(ctx)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	updates := s.l.eng.Subscribe(ctx) // before the read: no change slips between
@@ -501,6 +514,7 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 // Subscribe's channel is closed as soon as ctx ends (the engine's own
 // closes only at its next change).
 func (s *session) Subscribe(ctx context.Context) (<-chan account.Update, error) {
+	ctx = s.l.gated(ctx)
 	in := s.l.eng.Subscribe(ctx)
 	out := make(chan account.Update, cap(in))
 	go func() {
@@ -525,6 +539,7 @@ func (s *session) Subscribe(ctx context.Context) (<-chan account.Update, error) 
 }
 
 func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.JobResult, error) {
+	ctx = s.l.gated(ctx)
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
@@ -552,6 +567,7 @@ func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.
 }
 
 func (s *session) Status(ctx context.Context, req account.StatusRequest) (*account.Status, error) {
+	ctx = s.l.gated(ctx)
 	for _, sym := range req.Symbols {
 		if err := brokercode.ValidateSymbol(sym); err != nil {
 			return nil, kinded(err)
@@ -575,6 +591,7 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 }
 
 func (s *session) Fees(ctx context.Context, req account.FeesRequest) (*account.FeesResult, error) {
+	ctx = s.l.gated(ctx)
 	if req.Grace < 0 {
 		return nil, account.Errorf(account.KindInput, fmt.Sprintf("grace %s: want a duration of zero or more", req.Grace))
 	}
@@ -586,6 +603,7 @@ func (s *session) Fees(ctx context.Context, req account.FeesRequest) (*account.F
 }
 
 func (s *session) Today(ctx context.Context, _ account.TodayRequest) (*account.Today, error) {
+	ctx = s.l.gated(ctx)
 	return s.l.today(ctx)
 }
 
@@ -682,3 +700,12 @@ func orDefault(s, def string) string {
 
 // envOf reads an environment from the wire ("" when none was given).
 func envOf(s string) brokerclient.Env { return brokerclient.Env(s) }
+
+// gated is ctx with the owner's gate, if any: a broker request made for a
+// caller leaves only while the owner trusts its lease, as the engine's.
+func (l *Local) gated(ctx context.Context) context.Context {
+	if l.gate == nil {
+		return ctx
+	}
+	return brokerclient.WithGate(ctx, l.gate)
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,6 +98,9 @@ type Owner struct {
 	// trustUntil is when this owner stops trusting itself to own the
 	// account (unix nanoseconds, real time): see LeaseTTL.
 	trustUntil atomic.Int64
+	renewNow   chan struct{} // asks the heartbeat for a renewal now
+	trustMu    sync.Mutex
+	renewed    chan struct{} // closed at the next successful renewal
 	lostWhy    error
 	lostOnce   sync.Once
 
@@ -133,7 +137,8 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 	} else if lock, err = tryLock(lockPath); err != nil {
 		return nil, err
 	}
-	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{})}
+	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{}),
+		renewNow: make(chan struct{}, 1)}
 	if err := o.start(ctx, sockPath); err != nil {
 		lock.unlock()
 		return nil, err
@@ -165,7 +170,11 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
 	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
-	ctx = brokerclient.WithGate(ctx, o.maySend)
+	var gate brokerclient.Gate
+	if o.st.Postgres() {
+		gate = o.maySend
+		ctx = brokerclient.WithGate(ctx, gate)
+	}
 	// The broker's buckets are per key pair and may still hold the requests
 	// of the previous owner of this key pair: start the pacer as if emptied
 	// when that owner sent its last, or now when it died (it may have sent
@@ -206,7 +215,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
-		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held}); err != nil {
+		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held, Gate: gate}); err != nil {
 		o.eng.Close()
 		o.ln.Close()
 		o.release()
@@ -320,6 +329,16 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		}
 		return lease, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
 	}
+	if o.st.Postgres() && !refused(held.Holder.Endpoint) {
+		// Without a machine lock, a holder that does not answer may be one
+		// that has just taken the lease and listens a moment later (its
+		// socket is not there yet), or one stopped: it is taken for dead
+		// once it has missed two renewals. A socket that refuses
+		// connections is a dead process's: taken over at once.
+		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery {
+			return lease, false, err
+		}
+	}
 	if err := o.leaveToStandby(ctx); err != nil {
 		return store.Lease{}, false, err
 	}
@@ -328,6 +347,17 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		os.Remove(held.Holder.Endpoint) // the dead owner's
 	}
 	return lease, err == nil, err
+}
+
+// refused reports whether the unix socket at path refuses connections: it
+// is there, but no process listens on it any more.
+func refused(path string) bool {
+	c, err := net.DialTimeout("unix", path, helloWait)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	c.Close()
+	return false
 }
 
 // errStandby: a daemon stands by to take the account over; a command
@@ -384,9 +414,40 @@ func (o *Owner) Held() bool {
 func (o *Owner) Lost() <-chan struct{} { return o.lost }
 
 // trust extends this owner's trust from a successful renewal attempt
-// that started at attempt (time.Now: see LeaseTTL).
+// that started at attempt (time.Now: see LeaseTTL), and wakes whoever
+// waits for it (see maySend).
 func (o *Owner) trust(attempt time.Time) {
 	o.trustUntil.Store(attempt.Add(LeaseTTL - TrustMargin).UnixNano())
+	o.trustMu.Lock()
+	defer o.trustMu.Unlock()
+	if o.renewed != nil {
+		close(o.renewed)
+		o.renewed = nil
+	}
+}
+
+// awaitRenewal asks the heartbeat to renew now and waits at most d for a
+// successful renewal; it reports whether one came.
+func (o *Owner) awaitRenewal(d time.Duration) bool {
+	o.trustMu.Lock()
+	if o.renewed == nil {
+		o.renewed = make(chan struct{})
+	}
+	renewed := o.renewed
+	o.trustMu.Unlock()
+	select {
+	case o.renewNow <- struct{}{}:
+	default: // one is asked for already
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-renewed:
+		return true
+	case <-t.C:
+	case <-o.stop:
+	}
+	return false
 }
 
 // trusted is how much longer this owner trusts itself to own the account.
@@ -394,13 +455,18 @@ func (o *Owner) trusted() time.Duration {
 	return time.Until(time.Unix(0, o.trustUntil.Load()))
 }
 
-// maySend is the owner's brokerclient.Gate: a request of its engine
-// leaves only while the owner trusts its lease, an accept only with
-// AcceptBudget of trust left.
+// maySend is the owner's brokerclient.Gate on Postgres: a request of its
+// engine leaves only while the owner trusts its lease, an accept only with
+// AcceptBudget of trust left, waiting for a renewal asked for at once when
+// less is left. (On SQLite the machine lock alone makes the owner: no
+// other process can take the account while it lives.)
 func (o *Owner) maySend(accept bool) error {
 	need := time.Duration(0)
 	if accept {
 		need = AcceptBudget
+	}
+	if left := o.trusted(); left > 0 && left <= need && o.Held() {
+		o.awaitRenewal(left)
 	}
 	if left := o.trusted(); left <= need || !o.Held() {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
@@ -456,6 +522,8 @@ func (o *Owner) heartbeat() {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-o.renewNow:
+			t.Stop()
 		}
 		attempt := time.Now()
 		err := o.st.RenewLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term, LeaseTTL)
@@ -467,7 +535,9 @@ func (o *Owner) heartbeat() {
 			continue
 		case errors.Is(err, store.ErrLeaseLost):
 			o.stepDown(fmt.Errorf("account %s: the lease was lost (this process stalled past it): another process owns it now", o.lease.Account))
-		case o.trusted() > 0:
+		case o.trusted() > 0 || !o.st.Postgres():
+			// On SQLite the machine lock keeps the account this process's
+			// whatever the database says meanwhile.
 			o.log.Error("lease not renewed; retrying", "account", o.lease.Account, "err", err)
 			continue
 		default:

@@ -34,7 +34,7 @@ type daemon struct {
 // follows another.
 func (b *ownerBundle) startDaemon(t *testing.T, want string) *daemon {
 	t.Helper()
-	cmd := b.command(context.Background(), "serve", "--standby", "--listen", "")
+	cmd := b.command(context.Background(), "serve", "--standby", "--listen", "", "-v")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -303,4 +303,53 @@ func TestFollowerOnAnotherHost(t *testing.T) {
 		}
 	}
 	b.noBrokerTrouble(t)
+}
+
+// Issue 18: the database goes away at once (every connection dropped, new
+// ones refused: storetest.Outage, between the processes and the shared
+// test cluster) for 12 s, under an owner and its standby. Both stop
+// sending to the broker within the lease's TTL (the owner's trust in its
+// lease runs out and it steps down; the standby cannot read the lease),
+// nothing is sent while the database is unreachable, and once it is back
+// one of them owns the account again and a locate fills; no quote is sent
+// twice and every workflow is final.
+func TestPostgresOutage(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	b := setupOwners(t, 2)
+	proxied, outage := storetest.Proxied(t, db)
+	b.db = proxied
+	b.env = append(b.env, "LOCATOR_DB="+proxied)
+	owner := b.startDaemon(t, "serving LV100001")
+	standby := b.startDaemon(t, "standing by for LV100001")
+	t.Cleanup(func() {
+		if t.Failed() || testing.Verbose() {
+			owner.mu.Lock()
+			standby.mu.Lock()
+			t.Logf("owner's log:\n%s\nstandby's log:\n%s", strings.Join(owner.logs, "\n"), strings.Join(standby.logs, "\n"))
+		}
+	})
+	locate := func(sym string) {
+		t.Helper()
+		code, out := b.run(t, nil, "locate", sym, "100", "--yes", "--json")
+		if code != 0 || !strings.Contains(out, `"filled"`) {
+			t.Fatalf("locate %s: exit %d\n%s", sym, code, out)
+		}
+	}
+	locate("OW00")
+	cut := time.Now()
+	outage.Cut()
+	time.Sleep(12 * time.Second) // the outage
+	restored := time.Now()
+	outage.Restore(t)
+	quiet := cut.Add(5*time.Second + 500*time.Millisecond) // the lease's TTL, and a request already on its way
+	for _, r := range b.requests(t) {
+		if r.Time.After(quiet) && r.Time.Before(restored) && (sentBy(owner.pid, quiet)(r) || sentBy(standby.pid, quiet)(r)) {
+			t.Errorf("%s %s sent at %s while the database was unreachable (cut at %s)", r.Method, r.Path,
+				r.Time.Format("15:04:05.000"), cut.Format("15:04:05.000"))
+		}
+	}
+	locate("OW01")
+	b.noBrokerTrouble(t)
+	b.workflows(t)
 }
