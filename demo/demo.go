@@ -172,9 +172,13 @@ func Run(ctx context.Context, cfg Config) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tKIND\tSYMBOL\tASKED\tSENT\tSTATE\tPRICE\tTOTAL\tTYPE")
 	for i, w := range finals {
+		// A declined offer keeps its price (issue 19); only a fill has a total.
 		price, total := "", ""
+		if p := w.OfferPrice(); p.IsPositive() && w.Kind == states.Locate {
+			price = p.StringFixed(4)
+		}
 		if !w.Price.IsZero() {
-			price, total = w.Price.StringFixed(4), w.Total().StringFixed(2)
+			total = w.Total().StringFixed(2)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", i+1, w.Kind, w.Symbol, w.Requested, w.Quantity, w.State, price, total, w.LocateType)
 	}
