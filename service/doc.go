@@ -1,20 +1,22 @@
-// Package service makes one live process the owner of an account: it holds
-// the account's lease in the database (renewed by heartbeats), runs the
-// account's engine, and takes the requests of every other process — a
-// terminal, the scheduled jobs, an execution helper — on a local socket
-// beside the database (its path is in the lease; the socket is the owner's
-// user's only, so no token is needed). Other processes follow their
-// workflows over that socket, answer offers put to them there, and become
-// the owner themselves when the owner goes away.
+// Package service is the account API's one implementation and what
+// carries it between processes.
 //
-// The protocol is JSON over HTTP on the socket:
+// Local implements account.Account on an owner's engine. Owner makes this
+// process an account's live owner: it holds the account's machine lock
+// (SQLite) and its lease in the database (one row per account, renewed on
+// the database's clock, with a term that fences every write of its
+// engine), runs the engine, and serves the account API to other processes
+// on a socket in the user's private runtime folder and, with a Network,
+// over TLS to other hosts (certificate pinned from the lease, an owner
+// token). Client is that API as a follower holds it: a follower proves it
+// holds the account's key pair (a one-use challenge) before it is served.
+// Handle is the account as one process holds it, owner or follower, and
+// carries a request in flight to the next owner when the owner goes.
+// Fleet keeps a daemon's accounts, standing by for those another daemon
+// owns.
 //
-//	POST /locate       LocateRequest        -> IDResponse
-//	POST /credit-back  CreditBackRequest    -> IDResponse
-//	POST /short        ShortRequest         -> ShortResponse (blocks until the order is final or working)
-//	POST /cancel       CancelRequest        -> {}
-//	POST /answer       AnswerRequest        -> {}
-//	GET  /follow?id=ID[&ask=1]              -> newline-delimited Messages until the workflow ends
-//
-// Errors are {"error": text, "kind": input | not_open | sizing | failed}.
+// The wire is JSON over HTTP: POST /v1/<operation> with the operation's
+// request type, answered by its result or an account.Error; GET
+// /v1/follow, /v1/subscribe and /v1/questions stream newline-delimited
+// messages (see transport.go for the routes and messages).
 package service
