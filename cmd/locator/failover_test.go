@@ -153,6 +153,13 @@ func TestFailoverOnOwnerKill(t *testing.T) {
 	if p50 > 5*time.Second || worst > 10*time.Second {
 		t.Errorf("takeover p50 %v max %v, want ≤ 5 s and ≤ 10 s", p50, worst)
 	}
+	// status names the owner of the last term and its standby (issue 18
+	// item 4), from the Postgres database.
+	code, out := b.run(t, nil, "status", "--json")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"pid":%d`, owner.pid)) || !strings.Contains(out, fmt.Sprintf(`"term":%d`, trials+1)) ||
+		!strings.Contains(out, `"type":"standby"`) || !strings.Contains(out, fmt.Sprintf(`"pid":%d`, standby.pid)) {
+		t.Errorf("status: exit %d, want owner pid %d in term %d and standby pid %d:\n%s", code, owner.pid, trials+1, standby.pid, out)
+	}
 	b.noBrokerTrouble(t)
 	b.workflows(t) // every one final
 }

@@ -89,7 +89,7 @@ func (c *connFlags) localStore(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); err != nil && !store.IsPostgres(path) {
 		return nil, usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
 	}
 	return store.Open(ctx, path, clock.Real{})
