@@ -31,13 +31,7 @@ type Request struct {
 // says whether a person can confirm an offer: without one, the policy must
 // decide alone (auto-accept, or a cap to accept within).
 func (r Request) Validate(canAsk bool) error {
-	if err := workflow.ValidateID(r.ID); err != nil {
-		return err
-	}
-	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
-		return err
-	}
-	if err := workflow.ValidateQuantity(r.Quantity); err != nil {
+	if err := r.validateTarget(); err != nil {
 		return err
 	}
 	if err := workflow.ValidatePolicy(r.Policy); err != nil {
@@ -49,16 +43,22 @@ func (r Request) Validate(canAsk bool) error {
 	return nil
 }
 
-// validatePriceCheck checks a price check's request before anything is
-// recorded or sent: no policy and nobody to ask, since it takes nothing.
-func (r Request) validatePriceCheck() error {
+// validateTarget checks what a locate and a price check both name: the
+// caller's id, the symbol and the quantity.
+func (r Request) validateTarget() error {
 	if err := workflow.ValidateID(r.ID); err != nil {
 		return err
 	}
 	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
-	if err := workflow.ValidateQuantity(r.Quantity); err != nil {
+	return workflow.ValidateQuantity(r.Quantity)
+}
+
+// validatePriceCheck checks a price check's request before anything is
+// recorded or sent: no policy and nobody to ask, since it takes nothing.
+func (r Request) validatePriceCheck() error {
+	if err := r.validateTarget(); err != nil {
 		return err
 	}
 	if r.Policy != (Policy{}) || r.Ask != nil {
