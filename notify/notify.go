@@ -283,10 +283,20 @@ func (n *Notifier) Notify(ev Event) {
 	}
 }
 
-// Drain is Close for a daemon's exit: what was queued is delivered
-// within bound (each delivery is bounded by its timeout and retries too),
-// so an unreachable webhook cannot hold the exit for its whole queue.
-func (n *Notifier) Drain(ctx context.Context, bound time.Duration) {
+// DrainBound bounds the delivery of queued notifications at a daemon's
+// exit not asked for by a signal: one webhook's three tries with their
+// timeouts.
+const DrainBound = time.Minute
+
+// Drain is Close for a daemon's exit, ctx its run: what was queued is
+// delivered within grace after a signal (ctx ended), else within
+// DrainBound (each delivery is bounded by its timeout and retries too), so
+// an unreachable webhook cannot hold the exit for its whole queue.
+func (n *Notifier) Drain(ctx context.Context, grace time.Duration) {
+	bound := DrainBound
+	if ctx.Err() != nil {
+		bound = grace
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
 	n.Close(ctx)

@@ -85,7 +85,7 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 	}
 	return service.Config{
 		OwnerToken: c.ownerToken, Standby: c.standby,
-		OwnerConfig: service.OwnerConfig{Network: c.network,
+		OwnerConfig: service.OwnerConfig{Network: c.network, Offers: c.links.Notifier(s.Account, c.notifier),
 			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(),
 				// `resume` is run after a crash: no run is still sending
 				// the orders it finds unanswered, however recent.

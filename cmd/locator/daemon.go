@@ -67,7 +67,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("config %s: %v", c.config, err)
 	}
-	defer func() { notifier.Drain(ctx, drainBound(ctx, c.grace)) }()
+	defer func() { notifier.Drain(ctx, c.grace) }()
 	if c.once != "" {
 		return c.runOnce(ctx, only, notifier, log)
 	}
@@ -76,6 +76,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bound.Close()
+	c.conn.links, c.conn.notifier = links, notifier // offers waiting on a person
 	sess, err := c.conn.open(ctx, "run", nil, service.RoleDaemon)
 	if err != nil {
 		return err
@@ -89,25 +90,11 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	if web != nil {
 		defer web.Close()
 	}
-	sess.Owner().Local().NotifyOffers(links.Notifier(sess.settings.Account, notifier)) // offers waiting on a person
 	runner := sess.Owner().Local().Runner(sess.Caller().Name, notifier)
 	runner.Logger = log // the daemon's log, on by default
 	d := jobs.Daemon{Runner: runner, Config: cfg, Grace: c.grace, Report: c.report}
 	return d.Run(ctx, sess.Owner().Fatal())
 }
-
-// drainBound is how long a daemon's exit waits for its queued
-// notifications: the grace after a signal, else notifyDrain.
-func drainBound(ctx context.Context, grace time.Duration) time.Duration {
-	if ctx.Err() != nil {
-		return grace
-	}
-	return notifyDrain
-}
-
-// notifyDrain bounds the delivery of queued notifications at an exit not
-// asked for by a signal: one webhook's three tries with their timeouts.
-const notifyDrain = time.Minute
 
 // runOnce runs one job now, in this process when it owns the account for
 // the run, else in the owner's (which checks the same config). A signal

@@ -10,6 +10,7 @@ import (
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/jobs"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -65,7 +66,8 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	defer func() { notifier.Drain(ctx, notifyDrain) }()
+	defer func() { notifier.Drain(ctx, notify.DrainBound) }()
+	c.conn.links, c.conn.notifier = links, notifier
 	bound, err := bindListen(&c.listen, c.conn.m, &c.conn)
 	if err != nil {
 		return err
@@ -87,7 +89,6 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		cfg.Offers = links.Notifier(s.Account, notifier)
 		cfgs = append(cfgs, cfg)
 	}
 	fleet, err := service.OpenFleet(ctx, cfgs)

@@ -7,10 +7,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/answerlink"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
 )
 
@@ -32,6 +34,10 @@ type connFlags struct {
 	network    *service.Network
 	standby    bool
 	ownerToken string // service.OwnerTokenEnv, read once
+	// links and notifier tell of offers waiting on a person (a daemon's
+	// "notify" block): every owner the daemon's configs make.
+	links    *answerlink.Links
+	notifier *notify.Notifier
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
