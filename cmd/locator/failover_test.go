@@ -124,6 +124,21 @@ func sentBy(pid int, after time.Time) func(brokersim.RequestRecord) bool {
 	}
 }
 
+// locateQuoted starts `locate SYMBOL 100 --yes --json` and returns once
+// its quote is in the simulator's log (its offer on the way), with where
+// its output goes.
+func (b *ownerBundle) locateQuoted(t *testing.T, symbol string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	locate := b.command(context.Background(), "locate", symbol, "100", "--yes", "--json")
+	out := &strings.Builder{}
+	locate.Stdout, locate.Stderr = out, out
+	if err := locate.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(t, "quote of "+symbol, quoteOf(symbol))
+	return locate, out
+}
+
 // setupFailover is the simulator, a database of its own on the test
 // Postgres cluster and symbols OW00... for the trials.
 func setupFailover(t *testing.T, trials int) *ownerBundle {
@@ -158,14 +173,7 @@ func TestFailoverOnOwnerKill(t *testing.T) {
 	standby := b.startDaemon(t, "standing by for LV100001")
 	var took []time.Duration
 	for trial := range trials {
-		sym := fmt.Sprintf("OW%02d", trial)
-		locate := b.command(context.Background(), "locate", sym, "100", "--yes", "--json")
-		out := &strings.Builder{}
-		locate.Stdout, locate.Stderr = out, out
-		if err := locate.Start(); err != nil {
-			t.Fatal(err)
-		}
-		b.waitFor(t, "quote of "+sym, quoteOf(sym))
+		locate, out := b.locateQuoted(t, fmt.Sprintf("OW%02d", trial))
 		killed := time.Now()
 		owner.cmd.Process.Kill()
 		owner.cmd.Wait()
@@ -218,14 +226,7 @@ func TestFailoverOnOwnerPause(t *testing.T) {
 	owner := b.startDaemon(t, "serving LV100001")
 	standby := b.startDaemon(t, "standing by for LV100001")
 	for trial := range trials {
-		sym := fmt.Sprintf("OW%02d", trial)
-		locate := b.command(context.Background(), "locate", sym, "100", "--yes", "--json")
-		out := &strings.Builder{}
-		locate.Stdout, locate.Stderr = out, out
-		if err := locate.Start(); err != nil {
-			t.Fatal(err)
-		}
-		b.waitFor(t, "quote of "+sym, quoteOf(sym))
+		locate, out := b.locateQuoted(t, fmt.Sprintf("OW%02d", trial))
 		owner.cmd.Process.Signal(syscall.SIGSTOP)
 		stopped := time.Now()
 		b.waitFor(t, "request of the new owner", sentBy(standby.pid, stopped))

@@ -71,8 +71,7 @@ func (o *Outage) Cut() {
 // Restore takes connections again.
 func (o *Outage) Restore(t testing.TB) {
 	t.Helper()
-	_, port, _ := net.SplitHostPort("x:" + filepath.Ext(o.target)[1:])
-	path := filepath.Join(o.dir, ".s.PGSQL."+port)
+	path := filepath.Join(o.dir, filepath.Base(o.target)) // the same .s.PGSQL.PORT
 	os.Remove(path)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
