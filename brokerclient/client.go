@@ -280,9 +280,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
 			return nil, err
 		}
-		if err := gateRequest(ctx, cl); err != nil {
-			return nil, err
-		}
+
 		req, err := http.NewRequestWithContext(ctx, cl.method, target, bytes.NewReader(payload))
 		if err != nil {
 			return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, err)
@@ -302,8 +300,19 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		if err := c.authorize(ctx, req); err != nil {
 			return nil, err
 		}
+		answered, err := c.pacer.turn(ctx, c.clock, cl.route)
+		if err != nil {
+			return nil, err
+		}
+		// The last thing before the wire: a request leaves only while the
+		// gate allows it.
+		if err := gateRequest(ctx, cl); err != nil {
+			answered()
+			return nil, err
+		}
 		sent := c.clock.Now()
 		resp, err := c.http.Do(req)
+		answered()
 		if err == nil {
 			c.offset.observe(sent, c.clock.Now(), resp.Header.Get("Date"))
 		}

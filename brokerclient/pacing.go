@@ -115,10 +115,10 @@ var RateLimits = map[string]Limit{
 const pacingMargin = 0.95
 
 // marginOf is the share of a route's published rate the client uses: the
-// quote route's whole, since quotes of one key pair go one at a time and
-// the engine spaces each a second from the broker's answer to the one
-// before, which no network delay can bring closer at the broker; every
-// other route pacingMargin.
+// quote route's whole, since quotes of one key pair go one at a time, each
+// a second from the broker's answer to the one before (see turn),
+// which no network delay can bring closer at the broker; every other
+// route pacingMargin.
 func marginOf(route string) float64 {
 	if route == routeLocateQuote {
 		return 1
@@ -149,9 +149,47 @@ type pacer struct {
 	emptyAt time.Time
 	// last is when the latest request was let go.
 	last time.Time
+	// quote holds the quote route's turn, and answered is when the broker
+	// answered the last quote (see turn).
+	quote    chan struct{}
+	answered time.Time
 }
 
-func newPacer() *pacer { return &pacer{limiters: map[string]*rate.Limiter{}} }
+func newPacer() *pacer {
+	return &pacer{limiters: map[string]*rate.Limiter{}, quote: make(chan struct{}, 1)}
+}
+
+// turn waits until a request of route may leave after its bucket's token:
+// at once but for a quote, which waits until no other quote of the client's
+// key pair is in flight (every account of a key pair shares its client)
+// and a second has passed since the broker answered the last one. The
+// broker had that quote when it answered, so the next cannot reach it
+// less than a second later whatever the network does, and two accounts'
+// engines spacing their own quotes cannot bunch the key pair's. Call done
+// when the answer (or the failure) is in.
+func (p *pacer) turn(ctx context.Context, clk clock.Clock, route string) (done func(), err error) {
+	if p.off || route != routeLocateQuote {
+		return func() {}, ctx.Err()
+	}
+	select {
+	case p.quote <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	next := p.answered.Add(time.Second)
+	p.mu.Unlock()
+	if err := clock.Sleep(ctx, clk, next.Sub(clk.Now())); err != nil {
+		<-p.quote
+		return nil, err
+	}
+	return func() {
+		p.mu.Lock()
+		p.answered = clk.Now()
+		p.mu.Unlock()
+		<-p.quote
+	}, nil
+}
 
 // wait blocks on clk until the route's bucket grants a token, or ctx ends.
 func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +162,50 @@ func TestPaceAfterStartsEmpty(t *testing.T) {
 	}
 	if k := c.PacingKey(); len(k) != 24 || k != b.Client(t, b.Live).PacingKey() || k == b.Client(t, b.Paper).PacingKey() {
 		t.Errorf("PacingKey %q: want one per key pair", k)
+	}
+}
+
+// Spec: Limits, "Rate limits" (quote 1/s, burst 1, per key pair: "several
+// processes sharing one key pair share the buckets"). Quotes sent at once
+// on one client, as the engines of two accounts of one key pair send
+// theirs, go one at a time, each a second after the broker answered the
+// one before: here the answer takes 400 ms on its way back, so quotes
+// paced a second apart by their sending would reach the broker 0.6 s
+// after it answered, which no network jitter may shorten further.
+func TestPacingQuotesOneAtATimeFromTheAnswer(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.Sim.ServeHTTP(w, r)
+		if strings.HasSuffix(r.URL.Path, "/locates/quote") {
+			b.Clock.Advance(400 * time.Millisecond) // the answer's way back
+		}
+	}))
+	defer slow.Close()
+	b.RunClock(t)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(slow.URL), brokerclient.WithCredentials(b.Live.ID, b.Live.Secret),
+		brokerclient.WithClock(b.Clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := []string{"HTBX", "HTBY", "RSHO", "RSSU"}
+	var wg sync.WaitGroup
+	for _, sym := range syms {
+		wg.Go(func() {
+			if _, _, err := c.Locates.Quote(t.Context(), brokerclient.QuoteRequest{Account: "LV100001", Symbol: sym, Quantity: 100}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	reqs := loggedRequests(b, "POST", "/locates/quote")
+	if len(reqs) != len(syms) {
+		t.Fatalf("%d quotes logged, want %d", len(reqs), len(syms))
+	}
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < 1400*time.Millisecond || reqs[i].Status != http.StatusOK {
+			t.Errorf("quote %d reached the broker %v after the one before (answered 400 ms later), status %d; want 1.4 s or more, 200",
+				i, gap, reqs[i].Status)
+		}
 	}
 }
