@@ -42,9 +42,13 @@ const (
 type Error struct {
 	Kind    Kind   `json:"kind"`
 	Message string `json:"message"`
+	cause   error  // in this process only (see Wrap)
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap is the error this one was made from, in the process that made it.
+func (e *Error) Unwrap() error { return e.cause }
 
 // Is matches the domain's sentinels, so callers of the engine and of the
 // account API test errors alike: KindInput is brokercode.ErrInput and
@@ -72,6 +76,11 @@ var ErrAnsweredElsewhere = errors.New("answered elsewhere")
 
 // Errorf is an Error of kind k.
 func Errorf(k Kind, msg string) *Error { return &Error{Kind: k, Message: msg} }
+
+// Wrap is an Error of kind k saying msg that, in this process, still
+// matches cause (errors.Is, errors.As); a transport carries the kind and
+// the message alone.
+func Wrap(k Kind, msg string, cause error) *Error { return &Error{Kind: k, Message: msg, cause: cause} }
 
 // KindOf is err's kind: KindFailed for an error that is not an *Error.
 func KindOf(err error) Kind {

@@ -13,7 +13,8 @@
 // Handle is the account as one process holds it, owner or follower, and
 // carries a request in flight to the next owner when the owner goes.
 // Fleet keeps a daemon's accounts, standing by for those another daemon
-// owns.
+// owns. The accounts of one key pair are owned by one process at a time
+// (store.KeyPairHeldError): they share its client, and so its pacer.
 //
 // The wire is JSON over HTTP: POST /v1/<operation> with the operation's
 // request type, answered by its result or an account.Error; GET

@@ -19,19 +19,23 @@ import (
 // with several): each owned with its own engine and lease, those sharing a
 // key pair sharing its client, and so its pacer; with Config.Standby, an
 // account another daemon owns is followed, and taken over when its owner
-// goes.
+// goes. The accounts of one key pair are owned by one process (see
+// store.KeyPairHeldError): a standby that finds another process owning
+// some of them waits for it to own the rest, and follows.
 type Fleet struct {
 	handles []*Handle
 }
 
 // OpenFleet opens every account of cfgs as a daemon, in order (see Open);
-// when one cannot be opened, it gives up those it opened and says why.
+// when one cannot be opened, it gives up those it opened and says why. A
+// standby's account whose key pair another process owns is left for Wait
+// to follow once that process owns it too.
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
 	for _, cfg := range cfgs {
 		cfg.Role = RoleDaemon
-		h, err := Open(ctx, cfg)
-		if err != nil {
+		h := newHandle(cfg)
+		if _, err := h.current(ctx); err != nil && !(cfg.Standby && errors.Is(err, store.ErrKeyPairHeld)) {
 			f.Close()
 			return nil, err
 		}
@@ -93,6 +97,8 @@ func (f *Fleet) Say(ctx context.Context, w io.Writer) {
 			l := o.Lease()
 			fmt.Fprintf(w, "serving %s (pid %d, term %d); other processes hand their requests to %s\n", l.Account, os.Getpid(), l.Term,
 				strings.TrimSpace(l.Endpoint+" "+l.Address))
+		} else if h.follower() == nil {
+			fmt.Fprintf(w, "waiting for %s (pid %d): the process owning its key pair's other accounts is to own it\n", h.cfg.Engine.Account, os.Getpid())
 		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
 			fmt.Fprintf(w, "standing by for %s (pid %d): %s\n", hello.Account, os.Getpid(), hello.Lease)
 		}
@@ -142,11 +148,15 @@ func (h *Handle) keep(ctx context.Context) error {
 			h.standBy(ctx, c, clk)
 		}
 		h.drop(nil)
+		said := ""
 		for ctx.Err() == nil {
-			if _, err := h.current(ctx); err == nil || ctx.Err() != nil {
+			_, err := h.current(ctx)
+			if err == nil || ctx.Err() != nil {
 				break
-			} else {
+			}
+			if err.Error() != said { // once, not every second
 				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
+				said = err.Error()
 			}
 			clock.Sleep(ctx, clk, reopenWait)
 		}

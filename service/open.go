@@ -60,6 +60,15 @@ var _ account.Account = (*Handle)(nil)
 // always owns: it waits out a command that owns the account for its run,
 // and is refused when another daemon owns it.
 func Open(ctx context.Context, cfg Config) (*Handle, error) {
+	h := newHandle(cfg)
+	if _, err := h.current(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHandle is cfg's handle, not connected yet (see Open).
+func newHandle(cfg Config) *Handle {
 	if cfg.Caller.ID == "" {
 		cfg.Caller.ID = uuid.NewString()
 	}
@@ -69,11 +78,7 @@ func Open(ctx context.Context, cfg Config) (*Handle, error) {
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handle{cfg: cfg}
-	if _, err := h.current(ctx); err != nil {
-		return nil, err
-	}
-	return h, nil
+	return &Handle{cfg: cfg}
 }
 
 // Owner is this process's ownership of the account, nil while it follows
@@ -135,6 +140,9 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 			return a, err
 		}
 		if clk.Now().After(deadline) {
+			if errors.Is(err, store.ErrKeyPairHeld) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("account %s: another process holds it but does not answer: %w", h.cfg.Engine.Account, err)
 		}
 		if err := clock.Sleep(ctx, clk, wait); err != nil {
@@ -162,10 +170,20 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		return h.cur, false, nil
 	}
 	var held *store.LeaseHeldError
+	var pair *store.KeyPairHeldError
 	var c *Client
 	switch {
 	case errors.Is(err, errStandby):
 		return nil, true, err
+	case errors.As(err, &pair):
+		// A command waits out another command's run on the key pair; a
+		// daemon's accounts are its own until it stops (a Fleet looks
+		// again by itself).
+		if h.cfg.Role == RoleDaemon || roleOf(pair.Holder) == RoleDaemon {
+			return nil, false, account.Wrap(account.KindRefused, err.Error()+
+				": serve this account in that process (add it to its accounts), or stop it; nothing was sent", err)
+		}
+		return nil, true, account.Wrap(account.KindRefused, err.Error()+"; nothing was sent", err)
 	case errors.Is(err, errLocked):
 		_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
 		c = Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)

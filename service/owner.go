@@ -54,6 +54,18 @@ const (
 	RoleCommand Role = "command"
 )
 
+// roleOf is the role of the process holding l: its owner id starts with
+// it (see Owner.start).
+func roleOf(l store.Lease) Role {
+	r, _, _ := strings.Cut(l.Owner, ":")
+	return Role(r)
+}
+
+// process is this run's id in the leases it takes: the accounts of one key
+// pair are owned by one process at a time (see store.KeyPairHeldError),
+// and a process is known by it across its accounts and hosts.
+var process = uuid.NewString()
+
 // OwnerConfig says how a process owns an account.
 type OwnerConfig struct {
 	// Engine is the engine the owner runs (Client, Store, Account and Env
@@ -149,7 +161,8 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 func (o *Owner) start(ctx context.Context, sockPath string) error {
 	ec := o.cfg.Engine
 	host, _ := os.Hostname()
-	want := store.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath}
+	want := store.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath,
+		PacingKey: ec.Client.PacingKey(), Process: process}
 	var remote net.Listener
 	if n := o.cfg.Network; n != nil {
 		var err error

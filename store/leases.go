@@ -23,6 +23,13 @@ type Lease struct {
 	// the database vouches for the owner.
 	Address string
 	Pin     string
+	// PacingKey names the broker's rate-limit buckets the owner draws on
+	// (brokerclient.Client.PacingKey: its key pair at its broker address),
+	// and Process the owning run (a random id, one per process; Owner is
+	// one per account): the accounts of one key pair are owned by one
+	// process at a time (see KeyPairHeldError). Either empty: no such rule.
+	PacingKey string
+	Process   string
 	// Term grows by one at every change of owner: the owner's writes carry
 	// it (see Fenced) and fail once another term has begun.
 	Term  int64
@@ -54,6 +61,28 @@ func (l Lease) String() string {
 // Is makes errors.Is(err, ErrLeaseHeld) true.
 func (e *LeaseHeldError) Is(target error) bool { return target == ErrLeaseHeld }
 
+// ErrKeyPairHeld is matched by a KeyPairHeldError.
+var ErrKeyPairHeld = errors.New("store: the account's key pair is owned by another live process")
+
+// KeyPairHeldError refuses an account whose key pair another live process
+// draws on, owning Holder (another account of that key pair). The broker
+// counts every request of a key pair against one set of buckets, whatever
+// the account, and two processes pacing the same key pair each on its own
+// would overrun them: so one process owns all of a key pair's accounts,
+// and shares one pacer between them.
+type KeyPairHeldError struct {
+	Account string
+	Holder  Lease
+}
+
+func (e *KeyPairHeldError) Error() string {
+	return fmt.Sprintf("account %s shares its key pair with another that another process owns (%s): the broker's rate limits are per key pair, so one process owns all of a key pair's accounts",
+		e.Account, e.Holder)
+}
+
+// Is makes errors.Is(err, ErrKeyPairHeld) true.
+func (e *KeyPairHeldError) Is(target error) bool { return target == ErrKeyPairHeld }
+
 // LeaseChannel is the Postgres notification channel a released lease is
 // announced on (the payload is the account), so that standbys take over at
 // once rather than at their next poll.
@@ -78,6 +107,9 @@ func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (L
 		case cur.Owner != l.Owner && cur.Expires.After(now):
 			return &LeaseHeldError{Holder: *cur}
 		}
+		if err := s.checkKeyPair(ctx, tx, l, "", now); err != nil {
+			return err
+		}
 		return s.putLease(ctx, tx, &l, cur, now, ttl)
 	})
 	return l, err
@@ -86,7 +118,8 @@ func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (L
 // TakeOverLease takes the account from dead, an owner found gone before
 // its lease lapsed, or takes it as new when that owner released it
 // meanwhile. It fails with a *LeaseHeldError when the lease has moved on
-// to another owner.
+// to another owner. The dead owner's process is gone too: the leases it
+// still holds on the key pair do not keep l from it.
 func (s *Store) TakeOverLease(ctx context.Context, l Lease, dead string, ttl time.Duration) (Lease, error) {
 	err := s.inTx(ctx, func(tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
@@ -94,12 +127,18 @@ func (s *Store) TakeOverLease(ctx context.Context, l Lease, dead string, ttl tim
 			return err
 		}
 		cur, err := getLease(ctx, tx, l.Account)
+		deadProcess := ""
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			return err
 		case cur.Owner != dead && cur.Owner != l.Owner && cur.Expires.After(now):
 			return &LeaseHeldError{Holder: *cur}
+		case cur.Owner == dead:
+			deadProcess = cur.Process
+		}
+		if err := s.checkKeyPair(ctx, tx, l, deadProcess, now); err != nil {
+			return err
 		}
 		return s.putLease(ctx, tx, &l, cur, now, ttl)
 	})
@@ -122,13 +161,13 @@ func (s *Store) putLease(ctx context.Context, tx *Tx, l *Lease, cur *Lease, now 
 	var res sql.Result
 	var err error
 	if cur == nil {
-		res, err = tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, address, pin, term, since, heartbeat, expires) VALUES (?,?,?,?,?,?,?,?,?,?,?)
-			ON CONFLICT (account) DO NOTHING`,
-			l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
+		res, err = tx.ExecContext(ctx, `INSERT INTO leases (account, owner, pid, host, endpoint, address, pin, pacing_key, process, term, since, heartbeat, expires)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (account) DO NOTHING`,
+			l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.PacingKey, l.Process, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
 	} else {
-		res, err = tx.ExecContext(ctx, `UPDATE leases SET owner = ?, pid = ?, host = ?, endpoint = ?, address = ?, pin = ?, term = ?, since = ?, heartbeat = ?, expires = ?
+		res, err = tx.ExecContext(ctx, `UPDATE leases SET owner = ?, pid = ?, host = ?, endpoint = ?, address = ?, pin = ?, pacing_key = ?, process = ?, term = ?, since = ?, heartbeat = ?, expires = ?
 			WHERE account = ? AND owner = ? AND term = ?`,
-			l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires),
+			l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.PacingKey, l.Process, l.Term, formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires),
 			l.Account, cur.Owner, cur.Term)
 	}
 	if err != nil {
@@ -145,13 +184,20 @@ func (s *Store) putLease(ctx context.Context, tx *Tx, l *Lease, cur *Lease, now 
 }
 
 // RenewLease extends owner's lease of account, in term, by ttl from the
-// database's now; ErrLeaseLost when another process has taken it (this one
-// stalled past its expiry).
+// database's now; ErrLeaseLost when another process has taken it, or
+// another account of its key pair (this one stalled past its expiry).
 func (s *Store) RenewLease(ctx context.Context, account, owner string, term int64, ttl time.Duration) error {
 	return s.inTx(ctx, func(tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
+		}
+		// While the lease lives no other process can own an account of its
+		// key pair; once it has lapsed, one may have.
+		if cur, err := getLease(ctx, tx, account); err == nil && cur.Owner == owner && cur.Term == term && !cur.Expires.After(now) {
+			if err := s.checkKeyPair(ctx, tx, *cur, "", now); err != nil {
+				return fmt.Errorf("%w: %s, term %d: %v", ErrLeaseLost, account, term, err)
+			}
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ?, expires = ? WHERE account = ? AND owner = ? AND term = ?`,
 			formatTime(now), formatTime(now.Add(ttl)), account, owner, term)
@@ -274,7 +320,39 @@ func (f *Fence) check(ctx context.Context, tx *Tx) error {
 	return err
 }
 
-const leaseColumns = `account, owner, pid, host, endpoint, address, pin, term, since, heartbeat, expires`
+// checkKeyPair refuses l with a *KeyPairHeldError while another process
+// than l's (and than deadProcess, one found gone) holds a live lease of
+// another account of l's key pair. On Postgres, checks of one key pair
+// are serialized by a lock held to the end of the transaction (SQLite's
+// immediate transactions are already), so two processes taking two
+// accounts of one key pair at once cannot both pass it.
+func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l Lease, deadProcess string, now time.Time) error {
+	if l.PacingKey == "" {
+		return nil
+	}
+	if s.Postgres() {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "locator key pair "+l.PacingKey); err != nil {
+			return err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE pacing_key = ? AND account != ?`, l.PacingKey, l.Account)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		o, err := scanLease(rows)
+		if err != nil {
+			return err
+		}
+		if o.Expires.After(now) && o.Process != l.Process && (deadProcess == "" || o.Process != deadProcess) {
+			return &KeyPairHeldError{Account: l.Account, Holder: *o}
+		}
+	}
+	return rows.Err()
+}
+
+const leaseColumns = `account, owner, pid, host, endpoint, address, pin, pacing_key, process, term, since, heartbeat, expires`
 
 func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
 	l, err := scanLease(q.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE account = ?`, account))
@@ -287,7 +365,7 @@ func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
 func scanLease(sc scanner) (*Lease, error) {
 	var l Lease
 	var since, beat, exp string
-	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &l.Address, &l.Pin, &l.Term, &since, &beat, &exp); err != nil {
+	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &l.Address, &l.Pin, &l.PacingKey, &l.Process, &l.Term, &since, &beat, &exp); err != nil {
 		return nil, err
 	}
 	var err error

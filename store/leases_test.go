@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -182,6 +183,93 @@ func TestStandbys(t *testing.T) {
 		}
 		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
 			t.Fatalf("standbys after leaving: %+v, %v", got, err)
+		}
+	})
+}
+
+// The broker's rate limits are per key pair (spec "Rate limits": several
+// processes sharing one key pair share the buckets), so the accounts of
+// one key pair are owned by one process at a time: another process is
+// refused any of them while a lease of one lives, may take them once they
+// lapsed or their process is found dead, and an owner whose lapsed lease
+// lost its key pair to another process cannot renew it.
+func TestKeyPairOneProcess(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		lease := func(acct, owner, process, key string) store.Lease {
+			return store.Lease{Account: acct, Owner: owner, PID: 1, Host: "h", Endpoint: "e-" + owner, PacingKey: key, Process: process}
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("A", "p1-a", "p1", "K"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		var pair *store.KeyPairHeldError
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p2-b", "p2", "K"), time.Hour); !errors.As(err, &pair) || pair.Holder.Account != "A" || pair.Account != "B" {
+			t.Fatalf("another process on the key pair: %v; want a KeyPairHeldError naming A", err)
+		}
+		if _, err := b.store.LiveLease(ctx, "B"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("B was written: %v", err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p1-b", "p1", "K"), time.Hour); err != nil {
+			t.Fatalf("the same process, another account of the pair: %v", err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("C", "p2-c", "p2", "K2"), time.Hour); err != nil {
+			t.Fatalf("another key pair: %v", err)
+		}
+		// p1 stalls: A's lease lapses (B's lives) and p2 is still refused;
+		// then B's lapses too, and p2 takes A.
+		if err := b.store.RenewLease(ctx, "A", "p1-a", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("A", "p2-a", "p2", "K"), time.Hour); !errors.As(err, &pair) || pair.Holder.Account != "B" {
+			t.Fatalf("A lapsed, B live: %v; want a KeyPairHeldError naming B", err)
+		}
+		if err := b.store.RenewLease(ctx, "B", "p1-b", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.store.AcquireLease(ctx, lease("A", "p2-a", "p2", "K"), time.Hour); err != nil || got.Term != 2 {
+			t.Fatalf("both lapsed: term %d, %v; want A's term 2", got.Term, err)
+		}
+		// p1 resumes: B's lease is still its term, but lapsed, and its key
+		// pair is p2's now.
+		if err := b.store.RenewLease(ctx, "B", "p1-b", 1, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("renewal of a lapsed lease whose key pair moved: %v", err)
+		}
+		// p2 takes B; p3 finds p2 dead and takes A over at once, and then B,
+		// though p2's lease of B has not lapsed.
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p2-b", "p2", "K"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.TakeOverLease(ctx, lease("A", "p3-a", "p3", "K"), "p2-a", time.Hour); err != nil {
+			t.Fatalf("take over from a dead process: %v", err)
+		}
+		if _, err := b.store.TakeOverLease(ctx, lease("B", "p3-b", "p3", "K"), "p2-b", time.Hour); err != nil {
+			t.Fatalf("take over the dead process's other account: %v", err)
+		}
+		// Processes racing for the accounts of one free key pair: exactly
+		// one wins.
+		stores := []*store.Store{b.store, mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock)}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := map[string]bool{}
+		for i, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := fmt.Sprintf("q%d", i)
+				_, err := s.AcquireLease(ctx, lease(fmt.Sprintf("R%d", i), p, p, "K3"), time.Hour)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won[p] = true
+				case !errors.Is(err, store.ErrKeyPairHeld):
+					t.Errorf("acquire: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("processes owning accounts of one key pair: %v; want one", won)
 		}
 	})
 }
