@@ -6,16 +6,11 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
+	"github.com/locatorhq/locator/store"
 )
 
 // Drivers are the databases the store runs on.
@@ -47,34 +42,14 @@ func Postgres(t testing.TB) string {
 		}
 		t.Skipf("%s is not set (run the tests under .ci/with-postgres); CI runs this test", EnvPostgres)
 	}
-	db, err := sql.Open("pgx", admin)
+	dsn, drop, err := store.NewPostgresDatabase(context.Background(), admin, "test_")
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer db.Close()
-	var b [8]byte
-	rand.Read(b[:])
-	name := "test_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
-		t.Fatalf("create a test database: %v", err)
 	}
 	t.Cleanup(func() {
-		db, err := sql.Open("pgx", admin)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer db.Close()
-		if _, err := db.Exec(`DROP DATABASE ` + name + ` WITH (FORCE)`); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
+		if err := drop(context.Background()); err != nil {
+			t.Errorf("drop the test database: %v", err)
 		}
 	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return dsn
 }
