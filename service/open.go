@@ -181,7 +181,7 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		// again by itself).
 		if h.cfg.Role == RoleDaemon || roleOf(pair.Holder) == RoleDaemon {
 			return nil, false, account.Wrap(account.KindRefused, err.Error()+
-				": serve this account in that process (add it to its accounts), or stop it; nothing was sent", err)
+				fmt.Sprintf(": serve %s in that process (add it to its accounts), or stop it; nothing was sent", pair.Account), err)
 		}
 		return nil, true, account.Wrap(account.KindRefused, err.Error()+"; nothing was sent", err)
 	case errors.Is(err, errLocked):

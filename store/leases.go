@@ -76,8 +76,8 @@ type KeyPairHeldError struct {
 }
 
 func (e *KeyPairHeldError) Error() string {
-	return fmt.Sprintf("account %s shares its key pair with another that another process owns (%s): the broker's rate limits are per key pair, so one process owns all of a key pair's accounts",
-		e.Account, e.Holder)
+	return fmt.Sprintf("account %s shares its key pair with account %s, which pid %d on %s owns: the broker's rate limits are per key pair, so one process owns all of a key pair's accounts",
+		e.Account, e.Holder.Account, e.Holder.PID, e.Holder.Host)
 }
 
 // Is makes errors.Is(err, ErrKeyPairHeld) true.

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/bench"
-	"github.com/locatorhq/locator/console"
 )
 
 // benchCommand measures the engine against the naive loop on the
@@ -25,19 +24,21 @@ type benchCommand struct {
 	workflows int
 	victim    string
 	victimN   int
+	fleet     bench.FleetOptions
 }
 
 func (c *benchCommand) flags(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&c.sizes, "n", []int{20, 100}, "watchlist sizes to run")
-	fs.StringVar(&c.mode, "mode", "in-process", `"in-process" (a sped-up clock), "sim" (a locator sim in real time) or "both"`)
+	fs.StringVar(&c.mode, "mode", "in-process", `"in-process" (a sped-up clock), "sim" (a locator sim in real time), "both", or "fleet" (serve processes on Postgres)`)
 	fs.Float64Var(&c.speed, "speed", 10, "clock speed of the in-process runs")
 	fs.StringVar(&c.simURL, "sim-url", "", "base URL of a running `locator sim` (default: start one); it must serve the pools of --print-scenario")
-	fs.StringVar(&c.out, "out", "docs", "directory for bench.json and bench.svg (empty: write neither)")
+	fs.StringVar(&c.out, "out", "docs", "directory for bench.json and bench.svg, or fleet.json (empty: write none)")
 	fs.IntVar(&c.changes, "changes", 4000, "state changes of the store throughput run")
 	fs.IntVar(&c.group, "group", 64, "steps per transaction of the grouped store run")
 	fs.IntVar(&c.workflows, "workflows", 1000, "open workflows of the memory and recovery runs (0: skip them)")
 	fs.StringVar(&c.victim, "victim", "", "internal: seed open workflows in this database and wait to be killed")
 	fs.IntVar(&c.victimN, "victim-workflows", 1000, "internal: how many --victim seeds")
+	c.fleet.Register(fs)
 	fs.MarkHidden("victim")
 	fs.MarkHidden("victim-workflows")
 }
@@ -50,9 +51,20 @@ func (c *benchCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	logf := func(format string, args ...any) { fmt.Fprintf(c.m.Stderr, "bench: "+format+"\n", args...) }
+	if c.mode == "fleet" {
+		c.fleet.Exe, c.fleet.DB, c.fleet.Logf = exe, c.m.Getenv("LOCATOR_DB"), logf
+		if err := c.fleet.Check(); err != nil {
+			return usagef("%v", err)
+		}
+		run, err := bench.Fleet(ctx, c.fleet)
+		if err != nil {
+			return err
+		}
+		return run.Print(c.m.Stdout, c.out)
+	}
 	o := bench.Options{Sizes: c.sizes, Mode: c.mode, Speed: c.speed, SimURL: c.simURL, Out: c.out, Changes: c.changes,
-		Group: c.group, Workflows: c.workflows, Exe: exe,
-		Logf: func(format string, args ...any) { fmt.Fprintf(c.m.Stderr, "bench: "+format+"\n", args...) }}
+		Group: c.group, Workflows: c.workflows, Exe: exe, Logf: logf}
 	if err := o.Check(); err != nil {
 		return usagef("%v", err)
 	}
@@ -60,25 +72,6 @@ func (c *benchCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := console.Printer{W: c.m.Stdout}
-	var rows [][]string
-	var objs []any
-	for _, m := range rep.Modes {
-		for _, r := range m.Runs {
-			rows = append(rows, []string{m.Name, r.Runner, fmt.Sprint(r.N), fmt.Sprintf("%.2f", r.Wall), fmt.Sprintf("%.2f", r.Floor),
-				fmt.Sprintf("%.3f", r.Ratio), fmt.Sprintf("%.3f", r.QuoteGapP50), fmt.Sprintf("%.3f/%.3f", r.OfferToAcceptP50, r.OfferToAcceptP99),
-				bench.CallsPerFill(r.CallsPerFill), fmt.Sprint(r.Status429), fmt.Sprint(r.Expired)})
-			objs = append(objs, r)
-		}
-	}
-	out.Table([]string{"MODE", "RUNNER", "N", "WALL s", "FLOOR s", "×FLOOR", "QUOTE GAP p50", "OFFER→ACCEPT p50/p99", "CALLS/FILL", "429", "EXPIRED"}, rows, objs)
-	fmt.Fprintln(c.m.Stdout)
-	for _, t := range rep.Targets {
-		mark := "MISSED"
-		if t.Met {
-			mark = "met"
-		}
-		fmt.Fprintf(c.m.Stdout, "%-6s %s: %s\n", mark, t.Target, t.Got)
-	}
+	rep.Print(c.m.Stdout)
 	return nil
 }

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/console"
+)
+
+// Print shows the report as `locator bench` does: a table of the runs,
+// then each target met or missed.
+func (r *Report) Print(w io.Writer) {
+	var rows [][]string
+	var objs []any
+	for _, m := range r.Modes {
+		for _, x := range m.Runs {
+			rows = append(rows, []string{m.Name, x.Runner, fmt.Sprint(x.N), fmt.Sprintf("%.2f", x.Wall), fmt.Sprintf("%.2f", x.Floor),
+				fmt.Sprintf("%.3f", x.Ratio), fmt.Sprintf("%.3f", x.QuoteGapP50), fmt.Sprintf("%.3f/%.3f", x.OfferToAcceptP50, x.OfferToAcceptP99),
+				CallsPerFill(x.CallsPerFill), fmt.Sprint(x.Status429), fmt.Sprint(x.Expired)})
+			objs = append(objs, x)
+		}
+	}
+	console.Printer{W: w}.Table([]string{"MODE", "RUNNER", "N", "WALL s", "FLOOR s", "×FLOOR", "QUOTE GAP p50", "OFFER→ACCEPT p50/p99", "CALLS/FILL", "429", "EXPIRED"}, rows, objs)
+	fmt.Fprintln(w)
+	for _, t := range r.Targets {
+		mark := "MISSED"
+		if t.Met {
+			mark = "met"
+		}
+		fmt.Fprintf(w, "%-6s %s: %s\n", mark, t.Target, t.Got)
+	}
+}
+
+// Register adds the fleet run's flags to fs, with their defaults: issue
+// 18's 200 accounts over 100 key pairs on two processes.
+func (o *FleetOptions) Register(fs *pflag.FlagSet) {
+	fs.IntVar(&o.Accounts, "accounts", 200, "--mode fleet: accounts, spread over --key-pairs")
+	fs.IntVar(&o.KeyPairs, "key-pairs", 100, "--mode fleet: key pairs")
+	fs.IntVar(&o.Processes, "processes", 2, "--mode fleet: serve processes on the one database (LOCATOR_DB, a postgres:// URL)")
+	fs.DurationVar(&o.Idle, "idle", time.Minute, "--mode fleet: how long the owned accounts are watched doing nothing")
+	fs.IntVar(&o.Parallel, "parallel", 20, "--mode fleet: locate commands at once")
+	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then SIGKILL the first process, and locate on the accounts it owned through the others")
+}
+
+// Print shows the fleet run: a line per serve process, then the totals
+// and the figures per account; with out, it writes them as fleet.json
+// there too.
+func (r *FleetRun) Print(w io.Writer, out string) error {
+	var rows [][]string
+	var objs []any
+	for _, p := range r.Processes {
+		rows = append(rows, []string{fmt.Sprint(p.PID), fmt.Sprint(p.Owned), fmt.Sprintf("%.1f", p.RSSMB), fmt.Sprintf("%.1f", p.PeakRSSMB),
+			fmt.Sprintf("%.2f", p.StartCPU), fmt.Sprintf("%.2f", p.IdleCPU), fmt.Sprintf("%.2f", p.LocateCPU)})
+		objs = append(objs, p)
+	}
+	console.Printer{W: w}.Table([]string{"PID", "OWNED", "RSS MB", "PEAK MB", "START CPU s", "IDLE CPU s", "LOCATE CPU s"}, rows, objs)
+	fmt.Fprintf(w, "\n%d accounts over %d key pairs, %d processes: every account owned in %.1f s; key pairs owned by two processes: %d\n",
+		r.Accounts, r.KeyPairs, len(r.Processes), r.StartSeconds, r.SplitKeyPairs)
+	fmt.Fprintf(w, "locates: %d of %d filled in %.1f s; over the run the simulator saw %d requests, %d responses 429, %d quotes, %d quoted twice\n",
+		r.Filled, r.Locates, r.LocateSeconds, r.Requests, r.Status429, r.Quotes, r.Duplicates)
+	if r.Moved > 0 {
+		fmt.Fprintf(w, "failover: the %d accounts of the killed process owned again in %.1f s; locates on them after: %d of %d filled; the processes left, owning all %d accounts: %.1f MB resident\n",
+			r.Moved, r.FailoverSeconds, r.MovedFilled, r.Moved, r.Accounts, r.AfterRSSMB)
+	}
+	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU a minute idle (over %.0f s), %.1f ms CPU per locate\n",
+		r.RSSMBPerAccount, r.IdleCPUmsPerAccountMinute, r.IdleSeconds, r.CPUmsPerLocate)
+	if out == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "fleet.json"), append(b, '\n'), 0o644)
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/locatorhq/locator/bench"
+	"github.com/locatorhq/locator/store/storetest"
+)
+
+// Issue 18: a desk's accounts on one Postgres served by two `locator serve
+// --standby` processes, as `locator bench --mode fleet` runs them (8
+// accounts over 4 key pairs here; 200 over 100 for the README). The
+// broker's rate limits are per key pair (spec "Rate limits": several
+// processes sharing one key pair share the buckets), so each key pair's
+// accounts are owned by one process; both processes own some; a locate
+// per account through its owner fills with no 429 and no quote twice; the
+// first process killed, the other owns its accounts within seconds and a
+// locate on each of them fills through it.
+func TestFleetOnPostgres(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes")
+	}
+	server := storetest.Postgres(t) // a database on the test cluster; the run makes one of its own beside it
+	o := bench.FleetOptions{Exe: buildBinary(t, t.TempDir()), DB: server, Accounts: 8, KeyPairs: 4, Processes: 2, Parallel: 8,
+		Failover: true, Logf: t.Logf}
+	run, err := bench.Fleet(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *run)
+	for _, p := range run.Processes {
+		t.Logf("process %+v", *p)
+		if p.Owned == 0 {
+			t.Errorf("process %d owned nothing; want each to own its share", p.PID)
+		}
+	}
+	if run.SplitKeyPairs != 0 {
+		t.Errorf("%d key pairs owned by two processes; want none", run.SplitKeyPairs)
+	}
+	if run.Filled != 8 || run.Status429 != 0 || run.Duplicates != 0 {
+		t.Errorf("%d of 8 filled, %d responses 429, %d quotes twice; want 8, 0, 0", run.Filled, run.Status429, run.Duplicates)
+	}
+	if run.Moved == 0 || run.MovedFilled != run.Moved || run.FailoverSeconds > 15 {
+		t.Errorf("failover: %d accounts moved in %.1f s, %d locates filled after; want them all filled within 15 s",
+			run.Moved, run.FailoverSeconds, run.MovedFilled)
+	}
+	if run.RSSMBPerAccount <= 0 || run.CPUmsPerLocate <= 0 {
+		t.Errorf("no cost measured: %+v", *run)
+	}
+}
