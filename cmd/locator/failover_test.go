@@ -354,9 +354,9 @@ func TestFollowerOnAnotherHost(t *testing.T) {
 	b.noBrokerTrouble(t)
 }
 
-// Issue 18: the database goes away at once (every connection dropped, new
-// ones refused: storetest.Outage, between the processes and the shared
-// test cluster) for 12 s, under an owner and its standby. Both stop
+// Issue 18: Postgres stopped at once (pg_ctl stop -m immediate, every
+// connection dropped; a cluster of its own, storetest.Stoppable) for 12 s
+// and started again, under an owner and its standby. Both stop
 // sending to the broker within the lease's TTL (the owner's trust in its
 // lease runs out and it steps down; the standby cannot read the lease),
 // nothing is sent while the database is unreachable, and once it is back
@@ -364,11 +364,10 @@ func TestFollowerOnAnotherHost(t *testing.T) {
 // twice and every workflow is final.
 func TestPostgresOutage(t *testing.T) {
 	t.Parallel()
-	db := storetest.Postgres(t)
+	db, stop, start := storetest.Stoppable(t)
 	b := setupOwners(t, 2)
-	proxied, outage := storetest.Proxied(t, db)
-	b.db = proxied
-	b.env = append(b.env, "LOCATOR_DB="+proxied)
+	b.db = db
+	b.env = append(b.env, "LOCATOR_DB="+db)
 	owner := b.startDaemon(t, "serving LV100001")
 	standby := b.startDaemon(t, "standing by for LV100001")
 	t.Cleanup(func() {
@@ -387,10 +386,10 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	locate("OW00")
 	cut := time.Now()
-	outage.Cut()
+	stop()
 	time.Sleep(12 * time.Second) // the outage
 	restored := time.Now()
-	outage.Restore(t)
+	start()
 	quiet := cut.Add(5*time.Second + 500*time.Millisecond) // the lease's TTL, and a request already on its way
 	for _, r := range b.requests(t) {
 		if r.Time.After(quiet) && r.Time.Before(restored) && (sentBy(owner.pid, quiet)(r) || sentBy(standby.pid, quiet)(r)) {
