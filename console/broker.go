@@ -11,6 +11,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 )
 
 // The broker's records as the read commands print them: for a person,
@@ -215,7 +216,7 @@ func clockTime(t brokerclient.Time) string {
 	if t.NoZone || t.DateOnly {
 		return t.Time.Format(time.DateTime)
 	}
-	return TimeOfDay(t.Time)
+	return market.TimeOfDay(t.Time)
 }
 
 // priceOrBlank shows a price as given, or nothing for zero (no limit, no

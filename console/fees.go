@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 )
 
 // FeeReport prints a fee reconciliation (ledger.Check): a table for
@@ -58,9 +59,9 @@ func feeLineStatus(l ledger.Line) string {
 		}
 		return "wrong amount (" + d + ")"
 	case ledger.StatusPending:
-		return "pending until " + DayMinute(l.Due)
+		return "pending until " + market.DayMinute(l.Due)
 	case ledger.StatusMissing:
-		return "missing since " + DayMinute(l.Due)
+		return "missing since " + market.DayMinute(l.Due)
 	}
 	return string(l.Status)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -32,5 +33,5 @@ func RunJSONOf(r store.JobRun) RunJSON {
 // JobRun prints a finished run: one line, or one JSON object.
 func JobRun(out Printer, r *store.JobRun) {
 	out.Event(RunJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
-		DateTime(r.StartedAt), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
+		market.DateTime(r.StartedAt), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }

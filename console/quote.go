@@ -6,6 +6,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -150,7 +151,7 @@ func (r ShortableRow) Row() []string {
 	}
 	at := ""
 	if !r.OfferedAt.IsZero() {
-		at = DateTime(r.OfferedAt)
+		at = market.DateTime(r.OfferedAt)
 	}
 	return []string{r.Symbol, etb, strings.Join(located, ", "), strings.Join(offers, ", "), at, r.OfferState}
 }

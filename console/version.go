@@ -1,6 +1,7 @@
 package console
 
 import (
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/release"
 )
 
@@ -12,7 +13,7 @@ func Version(b release.Build) string {
 	if b.Commit != "" {
 		s += "commit " + b.Commit[:min(12, len(b.Commit))]
 		if !b.CommitTime.IsZero() {
-			s += " of " + DateTime(b.CommitTime)
+			s += " of " + market.DateTime(b.CommitTime)
 		}
 		if b.Modified {
 			s += ", modified"
@@ -20,7 +21,7 @@ func Version(b release.Build) string {
 		s += "; "
 	}
 	if !b.BuildTime.IsZero() {
-		s += "built " + DateTime(b.BuildTime) + "; "
+		s += "built " + market.DateTime(b.BuildTime) + "; "
 	}
 	return s + b.Go + ")"
 }

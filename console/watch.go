@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/market"
 )
 
 // redraw clears the terminal and prints a status line and the table.
@@ -20,7 +21,7 @@ func streamStatus(state string) string {
 	if state != "live" {
 		state += "…"
 	}
-	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", TimeOfDay(time.Now()), state)
+	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", market.TimeOfDay(time.Now()), state)
 }
 
 // stateLine is the JSON line of a watch whose stream changed state.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -27,7 +28,7 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
 	var all []row
 	for _, w := range ws {
 		o := OutcomeOf(w)
-		all = append(all, row{w.CreatedAt, []string{w.ID, DateTime(w.CreatedAt), string(w.Kind), w.Account, w.Symbol,
+		all = append(all, row{w.CreatedAt, []string{w.ID, market.DateTime(w.CreatedAt), string(w.Kind), w.Account, w.Symbol,
 			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason},
 			workflowRecord{Type: "workflow", Outcome: o}})
 	}
@@ -37,7 +38,7 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
 		if !o.SentAt.IsZero() {
 			sent = o.Quantity
 		}
-		all = append(all, row{o.CreatedAt, []string{o.LookupID(), DateTime(o.CreatedAt), "order", o.Account, o.Symbol,
+		all = append(all, row{o.CreatedAt, []string{o.LookupID(), market.DateTime(o.CreatedAt), "order", o.Account, o.Symbol,
 			strconv.FormatInt(o.Quantity, 10), strconv.FormatInt(sent, 10), r.LimitPrice, string(o.State), "",
 			strings.TrimSpace(o.Side + "/" + o.OpenClose + " " + o.Reason)}, r})
 	}
@@ -101,7 +102,7 @@ func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
 	var rows [][]string
 	var objs []any
 	for _, t := range log {
-		rows = append(rows, []string{DateTime(t.At), string(t.From), string(t.To), string(t.Event), t.Reason})
+		rows = append(rows, []string{market.DateTime(t.At), string(t.From), string(t.To), string(t.Event), t.Reason})
 		objs = append(objs, map[string]any{"at": t.At, "from": t.From, "to": t.To, "event": t.Event, "reason": t.Reason, "row": t.RawRow})
 	}
 	out.Table([]string{"AT", "FROM", "TO", "EVENT", "REASON"}, rows, objs)
@@ -118,10 +119,10 @@ func Owners(out Printer, leases []store.Lease, standbys []store.Standby, now tim
 		}
 		out.Event(map[string]any{"type": "owner", "account": l.Account, "pid": l.PID, "host": l.Host, "term": l.Term, "since": l.Since, "heartbeat": l.Heartbeat, "state": state},
 			fmt.Sprintf("account %s: owned by pid %d on %s since %s, term %d (%s, last heartbeat %s)", l.Account, l.PID, l.Host,
-				DateTime(l.Since), l.Term, state, TimeOfDay(l.Heartbeat)))
+				market.DateTime(l.Since), l.Term, state, market.TimeOfDay(l.Heartbeat)))
 	}
 	for _, sb := range standbys {
 		out.Event(map[string]any{"type": "standby", "account": sb.Account, "pid": sb.PID, "host": sb.Host, "since": sb.Since},
-			fmt.Sprintf("account %s: pid %d on %s stands by to take it over (since %s)", sb.Account, sb.PID, sb.Host, DateTime(sb.Since)))
+			fmt.Sprintf("account %s: pid %d on %s stands by to take it over (since %s)", sb.Account, sb.PID, sb.Host, market.DateTime(sb.Since)))
 	}
 }

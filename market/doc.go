@@ -1,7 +1,9 @@
 // Package market is the New York Stock Exchange's calendar: for a date in
 // New York, whether the exchange trades, and when its regular session opens
 // and closes (9:30 to 16:00, or to 13:00 on an early-close day). It also
-// holds the market's time zone, NewYork, so the zone has one home.
+// holds the market's time zone, NewYork, so the zone has one home, and the
+// one way a time is shown to a person: New York time, labelled ET
+// (DateTime, TimeOfDay, DayMinute).
 //
 // It imports nothing of ours, so every package (jobs, ledger, the simulator)
 // may use it.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -62,7 +62,7 @@ func (l *Local) useLink(ctx context.Context, w *workflow.Workflow, req account.A
 	}
 	if !first {
 		return account.Errorf(account.KindUsed, fmt.Sprintf("this offer's answer link was used at %s (to %s): a link answers once; nothing was sent",
-			console.DateTime(prev.At), prev.Answer))
+			market.DateTime(prev.At), prev.Answer))
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/locatorhq/locator/market"
 )
 
 // Lease says which live process owns an account: it alone drives the
@@ -55,7 +57,7 @@ func (e *LeaseHeldError) Error() string { return e.Holder.String() }
 // String names the owner, for a person: "account A is owned by pid P on H
 // since T".
 func (l Lease) String() string {
-	return fmt.Sprintf("account %s is owned by pid %d on %s since %s", l.Account, l.PID, l.Host, l.Since.Local().Format(time.DateTime))
+	return fmt.Sprintf("account %s is owned by pid %d on %s since %s", l.Account, l.PID, l.Host, market.DateTime(l.Since))
 }
 
 // Is makes errors.Is(err, ErrLeaseHeld) true.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -44,7 +45,7 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 		if !r.EndedAt.IsZero() {
 			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, console.DateTime(r.StartedAt),
+		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, market.DateTime(r.StartedAt),
 			took, string(r.Outcome), r.Detail})
 		objs = append(objs, console.RunJSONOf(r))
 	}

@@ -1,10 +1,10 @@
-package console_test
+package market_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/market"
 )
 
 // Issue 19 item 4: one time zone rule for every time a person reads: New
@@ -17,18 +17,18 @@ func TestTimesAreNewYorkLabelled(t *testing.T) {
 		time.Date(2026, 11, 26, 15, 4, 5, 0, time.UTC),
 		time.Date(2026, 11, 27, 0, 4, 5, 0, tokyo),
 	} {
-		if got := console.DateTime(at); got != "2026-11-26 10:04:05 ET" {
+		if got := market.DateTime(at); got != "2026-11-26 10:04:05 ET" {
 			t.Errorf("DateTime(%s) = %q", at, got)
 		}
-		if got := console.TimeOfDay(at); got != "10:04:05 ET" {
+		if got := market.TimeOfDay(at); got != "10:04:05 ET" {
 			t.Errorf("TimeOfDay(%s) = %q", at, got)
 		}
-		if got := console.DayMinute(at); got != "11-26 10:04 ET" {
+		if got := market.DayMinute(at); got != "11-26 10:04 ET" {
 			t.Errorf("DayMinute(%s) = %q", at, got)
 		}
 	}
 	// Summer time: EDT is still labelled ET.
-	if got := console.DateTime(time.Date(2026, 7, 1, 16, 0, 0, 0, time.UTC)); got != "2026-07-01 12:00:00 ET" {
+	if got := market.DateTime(time.Date(2026, 7, 1, 16, 0, 0, 0, time.UTC)); got != "2026-07-01 12:00:00 ET" {
 		t.Errorf("July: %q", got)
 	}
 }
