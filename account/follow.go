@@ -2,6 +2,8 @@ package account
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -10,8 +12,9 @@ import (
 
 // FollowAll follows every workflow started at once, showing their changes
 // one at a time, and returns their ends by index (nil for one not started,
-// or not followed to its end).
-func FollowAll(ctx context.Context, a Account, started []Started, show func(Update)) []*workflow.Workflow {
+// or not followed to its end), and why each of those started could not be
+// followed to its end, naming it (nil when all were).
+func FollowAll(ctx context.Context, a Account, started []Started, show func(Update)) ([]*workflow.Workflow, error) {
 	var mu sync.Mutex // one line at a time
 	one := func(u Update) {
 		mu.Lock()
@@ -19,15 +22,21 @@ func FollowAll(ctx context.Context, a Account, started []Started, show func(Upda
 		show(u)
 	}
 	ws := make([]*workflow.Workflow, len(started))
+	errs := make([]error, len(started))
 	var wg sync.WaitGroup
 	for i, st := range started {
 		if st.ID == "" {
 			continue
 		}
-		wg.Go(func() { ws[i], _ = FollowOrWithdraw(ctx, a, st.ID, one) })
+		wg.Go(func() {
+			var err error
+			if ws[i], err = FollowOrWithdraw(ctx, a, st.ID, one); err != nil && ctx.Err() == nil {
+				errs[i] = Wrap(KindOf(err), fmt.Sprintf("%s %s was not followed to its end (see 'locator status %s'): %v", st.Symbol, st.ID, st.ID, err), err)
+			}
+		})
 	}
 	wg.Wait()
-	return ws
+	return ws, errors.Join(errs...)
 }
 
 // FollowOrWithdraw waits for workflow id's end, showing each change. Interrupted,

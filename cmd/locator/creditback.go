@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"errors"
 
 	"github.com/spf13/pflag"
 
@@ -87,12 +86,9 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if !console.CreditBackNotes(m.Stderr, req, res) {
 		return nil
 	}
-	ws := account.FollowAll(ctx, sess, res.Workflows(), console.Progress(out, m.display()))
+	ws, followErr := account.FollowAll(ctx, sess, res.Workflows(), console.Progress(out, m.display()))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if i := slices.Index(ws, nil); i >= 0 {
-		return fmt.Errorf("credit-back %s was not followed to its end: see 'locator status %s'", res.Started[i].ID, res.Started[i].ID)
-	}
-	return finishAll(out, ws, err)
+	return finishAll(out, ws, errors.Join(err, followErr))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -98,7 +99,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws := account.FollowAll(ctx, sess, res.Started, show)
+	ws, followErr := account.FollowAll(ctx, sess, res.Started, show)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -106,7 +107,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		board.Close(ws)
 		out = console.Printer{W: io.Discard}
 	}
-	return finishAll(out, ws, res.Err())
+	return finishAll(out, ws, errors.Join(res.Err(), followErr))
 }
 
 // requests builds the batch: SYMBOL QTY pairs, or the watchlist's rows

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/pflag"
 
@@ -45,12 +46,12 @@ func (c *quoteCommand) run(ctx context.Context, args []string) error {
 	if d := c.conn.m.display(); d.Live() {
 		show = console.Progress(c.conn.m.printer(console.Table), d)
 	}
-	ws := account.FollowAll(ctx, sess, res.Started, show)
+	ws, followErr := account.FollowAll(ctx, sess, res.Started, show)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	console.Quotes(c.conn.out(), ws)
-	if err := res.Err(); err != nil {
+	if err := errors.Join(res.Err(), followErr); err != nil {
 		return err
 	}
 	return exitOf(account.Worst(ws))

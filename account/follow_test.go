@@ -1,0 +1,43 @@
+package account
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// followOnly is an Account that can only follow: the ends it knows, and
+// the owner gone for any other id.
+type followOnly struct {
+	Account
+	ends map[string]*workflow.Workflow
+}
+
+func (a followOnly) Follow(_ context.Context, req FollowRequest, _ func(Update)) (*workflow.Workflow, error) {
+	if w, ok := a.ends[req.ID]; ok {
+		return w, nil
+	}
+	return nil, Errorf(KindOwnerGone, "the owner went away and no other process took the account")
+}
+
+// A batch's workflows are followed together: one that could not be
+// followed to its end is named, with the kind of why (and so the exit
+// code), beside the ends of the others; one never started is skipped.
+func TestFollowAllNamesWhatItCouldNotFollow(t *testing.T) {
+	t.Parallel()
+	a := followOnly{ends: map[string]*workflow.Workflow{"wf-a": {ID: "wf-a", State: states.Filled}}}
+	started := []Started{{ID: "wf-a", Symbol: "AAA"}, {Symbol: "BBB", Refused: Errorf(KindInput, "no")}, {ID: "wf-c", Symbol: "CCC"}}
+	ws, err := FollowAll(t.Context(), a, started, func(Update) {})
+	if len(ws) != 3 || ws[0] == nil || ws[0].State != states.Filled || ws[1] != nil || ws[2] != nil {
+		t.Fatalf("ends %v; want wf-a filled alone", ws)
+	}
+	if err == nil || !strings.Contains(err.Error(), "CCC wf-c was not followed to its end (see 'locator status wf-c')") || KindOf(err) != KindOwnerGone {
+		t.Fatalf("err %v (kind %s); want wf-c named, kind owner_gone", err, KindOf(err))
+	}
+	if _, err := FollowAll(t.Context(), a, started[:2], func(Update) {}); err != nil {
+		t.Fatalf("all followed: err %v", err)
+	}
+}
