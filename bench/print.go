@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -73,12 +70,5 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 	if out == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, "fleet.json"), append(b, '\n'), 0o644)
+	return writeJSON(out, "fleet.json", r)
 }

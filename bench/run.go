@@ -161,17 +161,22 @@ func (r *Report) save(out string) error {
 	if out == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	if err := writeJSON(out, "bench.json", r); err != nil {
+		return err
+	}
+	return r.Chart(filepath.Join(out, "bench.svg"))
+}
+
+// writeJSON writes v, indented, as file name in folder out.
+func writeJSON(out, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "bench.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return r.Chart(filepath.Join(out, "bench.svg"))
+	return os.WriteFile(filepath.Join(out, name), append(b, '\n'), 0o644)
 }
 
 // CallsPerFill shows a run's calls per fill by route, the busiest routes

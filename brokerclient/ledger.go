@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // CashType is a ledger row's free-form category. The spec says to treat an

@@ -248,7 +248,7 @@ func (s *LocatesService) Quote(ctx context.Context, req QuoteRequest) (*Ack, *Re
 	if err := brokercode.ValidateSymbol(req.Symbol); err != nil {
 		return nil, nil, err
 	}
-	if err := ValidateLocateQuantity(req.Quantity); err != nil {
+	if err := brokercode.ValidateLocateQuantity(req.Quantity); err != nil {
 		return nil, nil, err
 	}
 	if req.QuoteReqID == "" {
@@ -328,7 +328,7 @@ func (s *LocatesService) Sell(ctx context.Context, req SellRequest) (*Ack, *Resp
 	if err := brokercode.ValidateSymbol(req.Symbol); err != nil {
 		return nil, nil, err
 	}
-	if err := ValidateLocateQuantity(req.Quantity); err != nil {
+	if err := brokercode.ValidateLocateQuantity(req.Quantity); err != nil {
 		return nil, nil, err
 	}
 	if !req.LocateType.Valid() {

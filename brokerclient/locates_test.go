@@ -244,22 +244,6 @@ func TestLocateValidationSendsNothing(t *testing.T) {
 	}
 }
 
-// Spec: Limits, "Locate limits". The exported check the engine shares
-// accepts the bounds. (The symbol rule is brokercode's, tested there.)
-func TestValidateLocateQuantity(t *testing.T) {
-	t.Parallel()
-	for _, q := range []int64{100, 200, 1_000_000, 2147483600} {
-		if err := brokerclient.ValidateLocateQuantity(q); err != nil {
-			t.Errorf("ValidateLocateQuantity(%d) = %v, want nil", q, err)
-		}
-	}
-	for _, q := range []int64{0, 1, 99, 101, 150, -100, 2147483647, 2147483700, 1 << 40} {
-		if err := brokerclient.ValidateLocateQuantity(q); !errors.Is(err, brokercode.ErrInput) {
-			t.Errorf("ValidateLocateQuantity(%d) = %v, want ErrInput", q, err)
-		}
-	}
-}
-
 // ---- wire shape of each method ----
 
 // Spec: Endpoints, "Short locates": the account field is "account" on quote

@@ -7,8 +7,9 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // PositionSide is the side of an open position.

@@ -7,31 +7,9 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 )
 
-// Locate quantity bounds (spec: Limits, "Locate limits"): quote and sell
-// quantities run from 100 to 2147483647 and come in lots of 100.
-const (
-	MinLocateQuantity = 100
-	MaxLocateQuantity = 2147483647
-	LocateLot         = 100
-)
-
 // shadowSuffix marks the Single Use side of a Reg SHO pair (spec: "Locate
 // history row", quoteReqID).
 const shadowSuffix = ".SU"
-
-// ValidateLocateQuantity checks a quote or sell quantity against the spec's
-// "Locate limits": 100 to 2147483647 shares, a multiple of 100. Out-of-range
-// values would come back as a 400 ProblemDetails, and a quantity that is not
-// a whole lot as an asynchronous R67 rejection; both are caught here instead.
-func ValidateLocateQuantity(qty int64) error {
-	switch {
-	case qty < MinLocateQuantity || qty > MaxLocateQuantity:
-		return brokercode.Invalid("quantity", "%d is outside %d..%d", qty, MinLocateQuantity, MaxLocateQuantity)
-	case qty%LocateLot != 0:
-		return brokercode.Invalid("quantity", "%d is not a multiple of %d", qty, LocateLot)
-	}
-	return nil
-}
 
 // validateAccount checks an account id used in a body or a path segment.
 func validateAccount(field, id string) error {

@@ -118,3 +118,22 @@ func TestInputError(t *testing.T) {
 		t.Errorf("Error() without a field = %q", got)
 	}
 }
+
+// Spec: Limits, "Locate limits": quote, sell and credit-back quantities
+// from 100 to 2147483647, in multiples of 100; anything else is refused
+// as input, naming the field.
+func TestValidateLocateQuantity(t *testing.T) {
+	t.Parallel()
+	for _, q := range []int64{100, 200, 1_000_000, 2147483600} {
+		if err := brokercode.ValidateLocateQuantity(q); err != nil {
+			t.Errorf("ValidateLocateQuantity(%d) = %v, want nil", q, err)
+		}
+	}
+	for _, q := range []int64{0, 1, 99, -100, 150, 2147483647, 2147483700, 9223372036854775800} {
+		err := brokercode.ValidateLocateQuantity(q)
+		var ie *brokercode.InputError
+		if !errors.As(err, &ie) || ie.Field != "quantity" || !strings.HasPrefix(err.Error(), "quantity: ") {
+			t.Errorf("ValidateLocateQuantity(%d) = %v, want an input error of the quantity", q, err)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
@@ -270,7 +269,7 @@ func (s *Server) account(ctx context.Context, st account.Status, now time.Time) 
 	for _, r := range st.Inventory {
 		iv := inventoryView{Symbol: r.Symbol, Type: string(r.Type()), Available: r.Available, Unavailable: r.Unavailable, ToBeSold: r.ToBeSold}
 		if r.ToBeSold == 0 {
-			iv.Unused = r.Available / brokerclient.LocateLot * brokerclient.LocateLot
+			iv.Unused = r.Available / brokercode.LocateLot * brokercode.LocateLot
 		}
 		a.Inventory = append(a.Inventory, iv)
 	}

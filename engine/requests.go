@@ -52,7 +52,7 @@ func (r Request) validateTarget() error {
 	if err := brokercode.ValidateSymbol(r.Symbol); err != nil {
 		return err
 	}
-	return workflow.ValidateQuantity(r.Quantity)
+	return brokercode.ValidateLocateQuantity(r.Quantity)
 }
 
 // validatePriceCheck checks a price check's request before anything is
@@ -104,7 +104,7 @@ func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle
 	if err := brokercode.ValidateSymbol(symbol); err != nil {
 		return nil, err
 	}
-	if err := workflow.ValidateQuantity(shares); err != nil {
+	if err := brokercode.ValidateLocateQuantity(shares); err != nil {
 		return nil, err
 	}
 	if typ == brokercode.LocateTypeIntraDay {

@@ -15,7 +15,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/answerlink"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
@@ -770,7 +769,7 @@ func (p *parser) locateFields(j *Job, label string, el element, byKey map[string
 	if err := p.decodeField(label, f, &j.Quantity, "a whole number of shares"); err != nil {
 		return err
 	}
-	if err := brokerclient.ValidateLocateQuantity(j.Quantity); err != nil {
+	if err := brokercode.ValidateLocateQuantity(j.Quantity); err != nil {
 		var ie *brokercode.InputError
 		msg := err.Error()
 		if errors.As(err, &ie) {

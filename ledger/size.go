@@ -101,7 +101,7 @@ type Sizing struct {
 }
 
 // lot is the locate quantity step (spec: Locate limits).
-const lot = brokerclient.LocateLot
+const lot = brokercode.LocateLot
 
 // Size says how many shares of symbol the account can short now at price:
 // the least of the located inventory (the sum of `available` over the

@@ -126,12 +126,12 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 		if h := min(hold[row.Symbol], avail); h > 0 {
 			hold[row.Symbol] -= h
 			avail -= h
-			if avail < brokerclient.LocateLot {
+			if avail < brokercode.LocateLot {
 				skip(row, fmt.Sprintf("%d held for working short sells", h))
 				continue
 			}
 		}
-		shares := avail / brokerclient.LocateLot * brokerclient.LocateLot
+		shares := avail / brokercode.LocateLot * brokercode.LocateLot
 		switch {
 		case busy[row.Symbol+" "+string(typ)] != "":
 			skip(row, "a credit-back is already open ("+busy[row.Symbol+" "+string(typ)]+")")
@@ -142,7 +142,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 		case row.ToBeSold > 0:
 			skip(row, fmt.Sprintf("%d shares already queued for credit-back", row.ToBeSold))
 			continue
-		case shares < brokerclient.LocateLot:
+		case shares < brokercode.LocateLot:
 			continue // nothing, or less than a lot: not worth a line
 		}
 		if typ == brokercode.LocateTypeSingleUse {

@@ -4,16 +4,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
-// Bounds of the spec ("Locate limits", "Other bounds") and of the public
-// reference's placement limits.
+// Bounds of the spec ("Other bounds") and of the public reference's
+// placement limits (the locate quantity's are brokercode's).
 const (
-	MinQuantity = 100
-	MaxQuantity = 2147483647
-	Lot         = 100
 	// MaxOrderQuantity is the reference's largest orderQuantity.
 	MaxOrderQuantity = 1_000_000
 	// PriceDecimals is the most decimals a price or a cap may carry.
@@ -24,25 +22,17 @@ const (
 var MaxPrice = decimal.RequireFromString("9999.99")
 
 // maxCost is the highest total a cost cap can meaningfully hold.
-var maxCost = MaxPrice.Mul(decimal.NewFromInt(MaxQuantity))
-
-// ValidateQuantity checks a quote or credit-back quantity: 100 to
-// 2147483647 shares, in lots of 100 (spec "Locate limits").
-func ValidateQuantity(qty int64) error {
-	if qty < MinQuantity || qty > MaxQuantity || qty%Lot != 0 {
-		return brokercode.Invalid("quantity", "%d: want a multiple of %d from %d to %d", qty, Lot, MinQuantity, MaxQuantity)
-	}
-	return nil
-}
+var maxCost = MaxPrice.Mul(decimal.NewFromInt(brokercode.MaxLocateQuantity))
 
 // ParseQuantity reads a locate quantity typed by a person, refusing what
 // does not fit the spec's bounds (never overflowing).
 func ParseQuantity(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, brokercode.Invalid("quantity", "%q: want a multiple of %d from %d to %d", s, Lot, MinQuantity, MaxQuantity)
+		return 0, brokercode.Invalid("quantity", "%q: want a multiple of %d from %d to %d", s,
+			brokercode.LocateLot, brokercode.MinLocateQuantity, brokercode.MaxLocateQuantity)
 	}
-	return n, ValidateQuantity(n)
+	return n, brokercode.ValidateLocateQuantity(n)
 }
 
 // ValidateOrderQuantity checks a short's share count (reference: 1 to
@@ -107,7 +97,7 @@ func RoundUpLot(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
-	return (n + Lot - 1) / Lot * Lot
+	return (n + brokercode.LocateLot - 1) / brokercode.LocateLot * brokercode.LocateLot
 }
 
 // MaxIDLength bounds a workflow id or clientOrderId a caller chooses.

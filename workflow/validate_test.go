@@ -33,33 +33,6 @@ func checkRefusal(t *testing.T, err error, ok bool, field string) {
 	}
 }
 
-// Spec "Locate limits": quote and sell quantity 100 to 2147483647, in
-// multiples of 100.
-func TestValidateQuantity(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name string
-		qty  int64
-		ok   bool
-	}{
-		{"below the minimum", 99, false},
-		{"zero", 0, false},
-		{"negative lot", -100, false},
-		{"the minimum", 100, true},
-		{"not a lot", 150, false},
-		{"largest lot within the maximum", 2147483600, true},
-		{"the maximum itself is not a lot", 2147483647, false},
-		{"next lot above the maximum", 2147483700, false},
-		{"far above the maximum", 9223372036854775800, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			checkRefusal(t, workflow.ValidateQuantity(c.qty), c.ok, "quantity")
-		})
-	}
-}
-
 func TestParseQuantity(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -10,7 +10,6 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // quoteCommand prices located shares without taking them: a price check
@@ -22,7 +21,7 @@ type quoteCommand struct {
 
 func (c *quoteCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	fs.Int64VarP(&c.quantity, "quantity", "q", workflow.Lot, "shares to price (a multiple of 100)")
+	fs.Int64VarP(&c.quantity, "quantity", "q", brokercode.LocateLot, "shares to price (a multiple of 100)")
 }
 
 func (c *quoteCommand) run(ctx context.Context, args []string) error {
@@ -63,7 +62,7 @@ func (c *quoteCommand) items(args []string) ([]account.QuoteItem, error) {
 	if len(args) == 0 {
 		return nil, usagef("want SYMBOL [SYMBOL ...]")
 	}
-	if err := workflow.ValidateQuantity(c.quantity); err != nil {
+	if err := brokercode.ValidateLocateQuantity(c.quantity); err != nil {
 		return nil, err
 	}
 	symbols, err := brokercode.Symbols(args)
