@@ -94,10 +94,15 @@ func TestConformance(t *testing.T) {
 	// presented; the owner's lease on Postgres.
 	t.Run("remote", func(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
-			o := ownOn(t, storetest.Postgres(t), &service.Network{Listen: "127.0.0.1:0", Token: testToken})
+			network, err := service.NewNetwork("127.0.0.1", "", testToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { network.Close() })
+			o := ownOn(t, storetest.Postgres(t), network)
 			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
 				l := o.owner.Lease()
-				cl, err := service.DialRemote(l.Address, l.Pin, testToken, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
+				cl, err := service.DialRemote(l.Account, l.Address, l.Pin, testToken, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
 				if err != nil {
 					t.Fatal(err)
 				}

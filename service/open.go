@@ -240,7 +240,7 @@ func (h *Handle) dialHolder(l store.Lease) (*Client, error) {
 	case l.Address == "":
 		return nil, account.Errorf(account.KindRefused, l.String()+", which serves no other host (start it with --owner-listen); nothing was sent")
 	}
-	return DialRemote(l.Address, l.Pin, h.cfg.OwnerToken, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
+	return DialRemote(l.Account, l.Address, l.Pin, h.cfg.OwnerToken, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
 }
 
 // ownError is why this process could not own the account, with the kind

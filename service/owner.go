@@ -166,9 +166,10 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	var remote net.Listener
 	if n := o.cfg.Network; n != nil {
 		var err error
-		if remote, want.Address, want.Pin, err = listenTLS(*n); err != nil {
+		if remote, want.Pin, err = n.listen(ec.Account); err != nil {
 			return err
 		}
+		want.Address = n.Address()
 	}
 	attempt := time.Now()
 	lease, takenOver, err := o.acquire(ctx, want)
@@ -246,8 +247,8 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		}
 	}()
 	if remote != nil {
-		// A failed handshake (a scanner, a follower with an old pin) is
-		// not the owner's error: logged at debug level.
+		// A request the server cannot read is not the owner's error:
+		// logged at debug level (handshakes are the Network's).
 		o.net = &http.Server{Handler: tokenGuard(o.cfg.Network.Token, routes), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
 		o.wg.Add(1)

@@ -113,24 +113,33 @@ func writes(o *owned) int {
 
 // Issue 18 item 3: an owner serving other hosts takes requests only from
 // a process presenting its token, over TLS with the certificate its lease
-// names. A wrong token, a missing one, or a pin that is not the lease's is
-// refused before anything is sent; the right ones are served.
+// names, for the account it names in its handshake. A wrong token, a
+// missing one, a pin that is not the lease's or an account the process
+// does not own is refused before anything is sent; the right ones are
+// served. A process's owners share one port, each behind a certificate
+// of its own, and one that goes is no longer reached there.
 func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	t.Parallel()
-	o := ownOn(t, storetest.Postgres(t), &service.Network{Listen: "127.0.0.1:0", Token: testToken})
+	network, err := service.NewNetwork("127.0.0.1", "", testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { network.Close() })
+	o := ownOn(t, storetest.Postgres(t), network)
 	l := o.owner.Lease()
-	if !strings.HasPrefix(l.Address, "https://127.0.0.1:") || len(l.Pin) != 64 {
-		t.Fatalf("lease address %q pin %q", l.Address, l.Pin)
+	if !strings.HasPrefix(l.Address, "https://127.0.0.1:") || l.Address != network.Address() || len(l.Pin) != 64 {
+		t.Fatalf("lease address %q pin %q; want the network's address %s", l.Address, l.Pin, network.Address())
 	}
 	locate := account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}}
 	otherPin := strings.Repeat("0", 64)
-	for name, c := range map[string]struct{ pin, token string }{
-		"wrong token":   {l.Pin, "ffffffffffffffffffffffffffffffff"},
-		"no token":      {l.Pin, ""},
-		"another owner": {otherPin, testToken},
+	for name, c := range map[string]struct{ account, pin, token string }{
+		"wrong token":     {"LV100001", l.Pin, "ffffffffffffffffffffffffffffffff"},
+		"no token":        {"LV100001", l.Pin, ""},
+		"another owner":   {"LV100001", otherPin, testToken},
+		"another account": {"LV300001", l.Pin, testToken},
 	} {
 		before := writes(o)
-		cl, err := service.DialRemote(l.Address, c.pin, c.token, account.Caller{Name: name}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := service.DialRemote(c.account, l.Address, c.pin, c.token, account.Caller{Name: name}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err == nil {
 			t.Cleanup(cl.Close)
 			_, err = cl.Locate(t.Context(), locate)
@@ -142,12 +151,43 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 			t.Errorf("%s: %d writes reached the broker", name, n)
 		}
 	}
-	cl, err := service.DialRemote(l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's token and pin: %v", err)
+	}
+	// A second account of the process, on the same port.
+	cfg := o.cfg
+	cfg.Engine.Account, cfg.Engine.Client = "LV300001", o.sim.Client(t, o.sim.Live2)
+	second, err := service.Own(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2 := second.Lease()
+	if l2.Address != l.Address || l2.Pin == l.Pin {
+		t.Fatalf("second owner at %s pin %s; want %s with a pin of its own", l2.Address, l2.Pin, l.Address)
+	}
+	for _, c := range []struct{ account, pin string }{{"LV100001", l.Pin}, {"LV300001", l2.Pin}} {
+		cl, err := service.DialRemote(c.account, l.Address, c.pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hello, err := cl.Hello(t.Context())
+		cl.Close()
+		if err != nil || hello.Account != c.account {
+			t.Fatalf("follower of %s reached %+v, %v", c.account, hello, err)
+		}
+	}
+	second.Close()
+	cl2, err := service.DialRemote("LV300001", l.Address, l2.Pin, testToken, account.Caller{Name: "late"}, o.sim.Client(t, o.sim.Live2), o.sim.URL)
+	if err == nil {
+		defer cl2.Close()
+		_, err = cl2.Hello(t.Context())
+	}
+	if err == nil {
+		t.Fatalf("the owner of LV300001 closed, and a follower still reached it")
 	}
 }

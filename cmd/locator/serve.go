@@ -31,8 +31,8 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.Register(fs)
 	fs.BoolVar(&c.conn.standby, "standby", false, "stand by for the accounts another serve owns: follow it, and take them over when it goes")
-	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on this host's address (a free port per account, named in its lease); they present "+service.OwnerTokenEnv)
-	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its address)")
+	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on HOST or HOST:PORT (default a free port; one for every account owned, named in their leases); they present "+service.OwnerTokenEnv)
+	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its host)")
 	fs.StringVar(&c.notify, "notify", "", `push offers waiting on a person, with signed approve and decline links, to webhooks: a file with run's "notify" block`)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 }
@@ -47,6 +47,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return usagef("--owner-listen: %v", err)
 		}
+		defer n.Close()
 		c.conn.network, c.conn.ownerToken = n, n.Token
 	}
 	accounts, err := c.accounts()
