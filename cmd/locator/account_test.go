@@ -184,7 +184,11 @@ func TestAnswerFromAnotherShell(t *testing.T) {
 				m.Stdin = openTerminal(t)
 				done := make(chan int, 1)
 				go func() { done <- m.Run(t.Context(), []string{"locate", "HTBX", "300"}) }()
-				waitFor(t, "the prompt", func() bool { return strings.Contains(stderr.String(), "Accept HTBX 300 shares") })
+				// The prompt and the workflow's progress line come on two
+				// streams from the owner: either may be printed first.
+				waitFor(t, "the prompt and the workflow id", func() bool {
+					return strings.Contains(stderr.String(), "Accept HTBX 300 shares") && idIn(stderr.String(), "HTBX") != ""
+				})
 				id := idIn(stderr.String(), "HTBX")
 				if id == "" {
 					t.Fatalf("no workflow id in\n%s", stderr.String())
