@@ -128,19 +128,18 @@ type Options struct {
 	Grace time.Duration
 }
 
-// Run is what `locator report` does: the fee check over the range
-// (ledger.Check: the account read that gives the broker's clock, the
-// ledger synced, the fees reconciled), then Build on the broker's clock.
-// A zero rng is the last DefaultDays trading days to the broker's today;
-// a zero rng.To is the broker's today.
-func Run(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, hostNow time.Time, rng Range) (*Report, error) {
-	// The fee check needs a first date before the broker's today is known:
-	// 20 trading days always fit in 45 calendar days.
-	win := ledger.Window{Since: rng.From, Days: 45}
-	fees, _, err := ledger.Check(ctx, c, st, account, hostNow, win, ledger.FeeGrace)
-	if err != nil {
-		return nil, err
-	}
+// FeeWindow is the fee check `locator report` has run first (the account
+// API's Fees: the ledger synced and the fees reconciled by the account's
+// owner, which alone writes its database): from rng's first date, or, as
+// that needs the broker's today, over 45 calendar days, which always hold
+// DefaultDays trading days.
+func FeeWindow(rng Range) ledger.Window { return ledger.Window{Since: rng.From, Days: 45} }
+
+// Run is the rest of what `locator report` does: Build on the broker's
+// clock, told by fees, the fee check over FeeWindow(rng) made at hostNow
+// by this machine's clock. A zero rng is the last DefaultDays trading days
+// to the broker's today; a zero rng.To is the broker's today.
+func Run(ctx context.Context, st *store.Store, account string, fees *ledger.Report, hostNow time.Time, rng Range) (*Report, error) {
 	today := fees.Today
 	switch {
 	case rng.From.IsZero():

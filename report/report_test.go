@@ -461,7 +461,11 @@ func TestReportMonth(t *testing.T) {
 	ctx := t.Context()
 	client := w.sim.Client(t, w.sim.Live)
 	rng := report.Range{From: w.days[0], To: w.days[len(w.days)-1]}
-	r, err := report.Run(ctx, client, w.store, account, w.sim.Clock.Now(), rng)
+	fees, _, err := ledger.Check(ctx, client, w.store, account, w.sim.Clock.Now(), report.FeeWindow(rng), ledger.FeeGrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Run(ctx, w.store, account, fees, w.sim.Clock.Now(), rng)
 	if err != nil {
 		t.Fatal(err)
 	}

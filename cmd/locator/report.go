@@ -8,11 +8,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/report"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -63,9 +66,9 @@ func parseRange(from, to string) (report.Range, error) {
 	return r, nil
 }
 
-// analytics opens what the report, audit and plan commands read: a client
-// (for the broker's clock, its ledger and order book) and the local
-// database.
+// analytics opens what the audit and plan commands read: a client (for the
+// broker's clock and order book) and the local database. (The report has
+// the account's owner sync the ledger first, so it opens the account.)
 func (c *connFlags) analytics(ctx context.Context) (*brokerclient.Client, config.Settings, *store.Store, error) {
 	client, s, err := c.readClient()
 	if err != nil {
@@ -80,14 +83,18 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, s, st, err := c.conn.analytics(ctx)
+	sess, err := c.conn.open(ctx, "report", nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	r, err := report.Run(ctx, client, st, s.Account, clock.Real{}.Now(), rng)
+	defer sess.close()
+	fees, err := sess.Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace})
 	if err != nil {
-		return accountError(s.Account, err)
+		return err
+	}
+	r, err := report.Run(ctx, sess.store, sess.settings.Account, fees.Report, clock.Real{}.Now(), rng)
+	if err != nil {
+		return accountError(sess.settings.Account, err)
 	}
 	console.Report(c.conn.out(), r)
 	if c.charts != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,36 @@ func TestReportAuditPlanCommands(t *testing.T) {
 		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitUsage || errOut == "" {
 			t.Errorf("%v: exit %d (%q), want 2", args, code, errOut)
 		}
+	}
+}
+
+// Issue 20 item 1, with serve: `report` beside a running owner has the
+// owner sync the cash ledger (the Fees operation) and reads the store:
+// every ledger read the simulator saw came from the owner, none from the
+// report's process, and the report is the locate's.
+func TestReportBesideServe(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 0)
+	serve := b.serve(t)
+	if code, out := b.run(t, nil, "locate", "HTBX", "300", "--yes"); code != 0 {
+		t.Fatalf("locate: exit %d\n%s", code, out)
+	}
+	from := len(b.requests(t))
+	code, out := b.run(t, nil, "report", "-o", "json")
+	objs := jsonLines(t, out)
+	if code != 0 || len(objs) == 0 || objs[len(objs)-1]["located"] != float64(300) {
+		t.Fatalf("report beside serve: exit %d\n%s", code, out)
+	}
+	owner, ledgerReads := fmt.Sprintf("(pid %d)", serve.Process.Pid), 0
+	for _, r := range b.requests(t)[from:] {
+		if strings.Contains(r.Path, "/cash-transactions/") {
+			ledgerReads++
+			if !strings.Contains(r.UserAgent, owner) {
+				t.Errorf("ledger read by %q, not the owner %s", r.UserAgent, owner)
+			}
+		}
+	}
+	if ledgerReads == 0 {
+		t.Errorf("no ledger read during the report; want the owner's sync")
 	}
 }
