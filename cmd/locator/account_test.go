@@ -174,13 +174,8 @@ func TestAnswerFromAnotherShell(t *testing.T) {
 				if withServe {
 					b.serve(t)
 				}
-				env := map[string]string{}
-				for _, kv := range b.env {
-					k, v, _ := strings.Cut(kv, "=")
-					env[k] = v
-				}
 				var stdout, stderr syncBuffer
-				m := NewMain(&stdout, &stderr, func(k string) string { return env[k] })
+				m := b.inProcess(&stdout, &stderr)
 				m.Stdin = openTerminal(t)
 				done := make(chan int, 1)
 				go func() { done <- m.Run(t.Context(), []string{"locate", "HTBX", "300"}) }()
@@ -251,16 +246,11 @@ func TestBatchScreenSameWithAndWithoutServe(t *testing.T) {
 		if withServe {
 			b.serve(t)
 		}
-		env := map[string]string{}
-		for _, kv := range b.env {
-			k, v, _ := strings.Cut(kv, "=")
-			env[k] = v
-		}
 		term, screen := openTerminalPair(t)
 		var stderr syncBuffer
 		var seen syncBuffer
 		go io.Copy(&seen, screen)
-		m := NewMain(term, &stderr, func(k string) string { return env[k] })
+		m := b.inProcess(term, &stderr)
 		code := m.Run(t.Context(), []string{"locate", "HTBX", "4000", "HTBY", "4500", "NOINV", "100", "AAPL", "100", "--max-price", "0.05"})
 		if code != 3 { // NOINV is rejected by the broker: the batch's worst
 			t.Errorf("serve %v: exit %d, want 3\n%s", withServe, code, stderr.String())

@@ -72,13 +72,8 @@ func offerLinksEndToEnd(t *testing.T, daemon string) {
 	}
 	go io.Copy(io.Discard, stderr)
 
-	env := map[string]string{}
-	for _, kv := range b.env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
 	var stdout, promptErr syncBuffer
-	m := NewMain(&stdout, &promptErr, func(k string) string { return env[k] })
+	m := b.inProcess(&stdout, &promptErr)
 	term, _ := openTerminalPair(t)
 	m.Stdin = term
 	done := make(chan int, 1)

@@ -54,6 +54,18 @@ func setupOwners(t *testing.T, symbols int) *ownerBundle {
 	return b
 }
 
+// inProcess is a Main of this test process with the bundle's environment,
+// writing to stdout and stderr: a command run in process (its terminal a
+// test's pty) beside the bundle's real processes.
+func (b *ownerBundle) inProcess(stdout, stderr io.Writer) *Main {
+	env := map[string]string{}
+	for _, kv := range b.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return NewMain(stdout, stderr, func(k string) string { return env[k] })
+}
+
 func (b *ownerBundle) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, b.bin, args...)
 	cmd.Env = b.env
@@ -404,13 +416,8 @@ func TestPromptNotDeclinedByAnotherProcess(t *testing.T) {
 	t.Parallel()
 	b := setupOwners(t, 1)
 	b.serve(t)
-	env := map[string]string{}
-	for _, kv := range b.env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
 	var stdout, stderr syncBuffer
-	m := NewMain(&stdout, &stderr, func(k string) string { return env[k] })
+	m := b.inProcess(&stdout, &stderr)
 	term, keyboard := openTerminalPair(t)
 	m.Stdin = term
 	done := make(chan int, 1)
