@@ -194,22 +194,31 @@ func (s *Store) RenewLease(ctx context.Context, account, owner string, term int6
 		if err != nil {
 			return err
 		}
+		q := `UPDATE leases SET heartbeat = ?, expires = ? WHERE account = ? AND owner = ? AND term = ?`
+		args := []any{formatTime(now), formatTime(now.Add(ttl)), account, owner, term}
 		// While the lease lives no other process can own an account of its
-		// key pair; once it has lapsed, one may have.
-		if cur, err := getLease(ctx, tx, account); err == nil && cur.Owner == owner && cur.Term == term && !cur.Expires.After(now) {
-			if err := s.checkKeyPair(ctx, tx, *cur, "", now); err != nil {
-				return fmt.Errorf("%w: %s, term %d: %v", ErrLeaseLost, account, term, err)
-			}
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ?, expires = ? WHERE account = ? AND owner = ? AND term = ?`,
-			formatTime(now), formatTime(now.Add(ttl)), account, owner, term)
+		// key pair: one statement renews it (times are sortable text).
+		res, err := tx.ExecContext(ctx, q+` AND expires > ?`, append(args, formatTime(now))...)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("%w: %s, term %d", ErrLeaseLost, account, term)
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
 		}
-		return nil
+		// Lapsed, or no longer this term's: once it has lapsed, another
+		// process may own an account of its key pair.
+		cur, err := getLease(ctx, tx, account)
+		switch {
+		case errors.Is(err, ErrNotFound) || (err == nil && (cur.Owner != owner || cur.Term != term)):
+			return fmt.Errorf("%w: %s, term %d", ErrLeaseLost, account, term)
+		case err != nil:
+			return err
+		}
+		if err := s.checkKeyPair(ctx, tx, *cur, "", now); err != nil {
+			return fmt.Errorf("%w: %s, term %d: %v", ErrLeaseLost, account, term, err)
+		}
+		_, err = tx.ExecContext(ctx, q, args...)
+		return err
 	})
 }
 
