@@ -15,13 +15,28 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// order places a Sell/Open stock order through the broker (a short) and lets
-// the simulator decide it: a Market order on a located symbol fills, a Limit
+// short places a Sell/Open stock order through the broker and lets the
+// simulator decide it: a Market order on a located symbol fills, a Limit
 // above the last price works.
 func (b *testBundle) short(t *testing.T, symbol string, qty int64, limit string) *brokerclient.Order {
 	t.Helper()
+	return b.order(t, brokerclient.SideSell, brokerclient.OpenCloseOpen, symbol, qty, limit)
+}
+
+// cover buys qty shares of symbol back at the market (Buy/Close): the short
+// is covered.
+func (b *testBundle) cover(t *testing.T, symbol string, qty int64) *brokerclient.Order {
+	t.Helper()
+	return b.order(t, brokerclient.SideBuy, brokerclient.OpenCloseClose, symbol, qty, "")
+}
+
+// order places a stock order on SMART through the broker and lets the
+// simulator decide it: a Market order fills, a Limit away from the last
+// price works.
+func (b *testBundle) order(t *testing.T, side brokerclient.Side, oc brokerclient.OpenClose, symbol string, qty int64, limit string) *brokerclient.Order {
+	t.Helper()
 	req := brokerclient.OrderRequest{
-		Symbol: symbol, Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
+		Symbol: symbol, Side: side, OpenClose: oc, OrderType: brokerclient.OrderTypeMarket,
 		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: qty, Route: "SMART",
 	}
 	if limit != "" {
@@ -42,7 +57,7 @@ func (b *testBundle) short(t *testing.T, symbol string, qty int64, limit string)
 		want = brokercode.OrderStatusAccepted
 	}
 	if o.OrderStatus != want {
-		t.Fatalf("short %s %d: %s (%v), want %s", symbol, qty, o.OrderStatus, o.Rejection(), want)
+		t.Fatalf("%s/%s %s %d: %s (%v), want %s", side, oc, symbol, qty, o.OrderStatus, o.Rejection(), want)
 	}
 	return o
 }

@@ -70,9 +70,17 @@ func (b *testBundle) syncToday(t *testing.T) ledger.SyncResult {
 // as the engine would, with the quoteReqID sent.
 func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *workflow.Workflow {
 	t.Helper()
+	return b.fillSide(t, symbol, qty, "")
+}
+
+// fillSide is fill accepting the row quoteReqID+suffix: ".SU" takes the
+// SingleUse side of a Reg SHO pair (spec "Short locates" rule 2).
+func (b *testBundle) fillSide(t *testing.T, symbol string, qty int64, suffix string) *workflow.Workflow {
+	t.Helper()
 	ctx := t.Context()
-	id := uuid.NewString()
-	if _, _, err := b.client.Locates.Quote(ctx, brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: qty, QuoteReqID: id}); err != nil {
+	quote := uuid.NewString()
+	id := quote + suffix
+	if _, _, err := b.client.Locates.Quote(ctx, brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: qty, QuoteReqID: quote}); err != nil {
 		t.Fatal(err)
 	}
 	b.sim.Advance(3 * time.Second) // the offer settles 1.5 to 3 s after the quote
@@ -88,8 +96,8 @@ func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *workflow.Work
 		t.Fatalf("accept %s: status %d, want 50", id, row.LocateStatus)
 	}
 	w := &workflow.Workflow{
-		ID: "wf-" + id, Kind: states.Locate, Account: account, Symbol: symbol, Requested: qty, Quantity: qty,
-		QuoteReqID: id, State: states.Filled, AcceptedID: id, Price: row.LocatePrice,
+		ID: "wf-" + quote, Kind: states.Locate, Account: account, Symbol: symbol, Requested: qty, Quantity: qty,
+		QuoteReqID: quote, State: states.Filled, AcceptedID: id, Price: row.LocatePrice,
 		LocateType: string(row.Type()), Policy: workflow.Policy{AutoAccept: true},
 		Legs: map[string]workflow.Leg{id: {Status: 50, Price: row.LocatePrice, Type: row.LocateType, Shares: qty}},
 	}
@@ -103,9 +111,15 @@ func (b *testBundle) fill(t *testing.T, symbol string, qty int64) *workflow.Work
 // lets it clear, and records the credited workflow.
 func (b *testBundle) creditBack(t *testing.T, symbol string, qty int64) *workflow.Workflow {
 	t.Helper()
+	return b.creditBackType(t, symbol, qty, brokercode.LocateTypeLocate)
+}
+
+// creditBackType is creditBack of the (symbol, typ) inventory row.
+func (b *testBundle) creditBackType(t *testing.T, symbol string, qty int64, typ brokercode.LocateType) *workflow.Workflow {
+	t.Helper()
 	ctx := t.Context()
 	id := uuid.NewString()
-	if _, _, err := b.client.Locates.Sell(ctx, brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: qty, LocateType: brokercode.LocateTypeLocate, QuoteReqID: id}); err != nil {
+	if _, _, err := b.client.Locates.Sell(ctx, brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: qty, LocateType: typ, QuoteReqID: id}); err != nil {
 		t.Fatal(err)
 	}
 	b.sim.Advance(11 * time.Second) // the credit clears 10 s after the sell
@@ -115,7 +129,7 @@ func (b *testBundle) creditBack(t *testing.T, symbol string, qty int64) *workflo
 	}
 	w := &workflow.Workflow{
 		ID: "wf-" + id, Kind: states.CreditBack, Account: account, Symbol: symbol, Requested: qty, Quantity: qty,
-		QuoteReqID: id, State: states.Credited, LocateType: "Locate",
+		QuoteReqID: id, State: states.Credited, LocateType: string(typ),
 		Legs: map[string]workflow.Leg{id: {Status: 50, Price: row.LocatePrice, Type: row.LocateType, Shares: row.LocateShares}},
 	}
 	if err := b.store.Create(ctx, w); err != nil {

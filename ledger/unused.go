@@ -49,9 +49,10 @@ func (f UnusedFilter) keeps(symbol string, typ brokercode.LocateType) bool {
 //     already sold short are out of `available`), rounded down to whole
 //     lots of 100 (the sell's quantity step);
 //   - SingleUse rows (the .SU side of a Reg SHO pair): the same, but only
-//     if never used to open a short (unavailable 0, sold 0, and no fewer
-//     available than this store's SingleUse fills of the symbol since
-//     dayStart, the start of the trading day).
+//     if no share of the row was used to open a short (singleUseUsed: none
+//     tied to a short now, and every share this store's SingleUse locates
+//     filled since dayStart, the start of the trading day, still available
+//     or credited back).
 //
 // A symbol with a locate in flight is left alone (its shares are wanted),
 // and so is a row with a credit-back open in the store or queued at the
@@ -97,7 +98,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 	for _, w := range locating {
 		wanted[w.Symbol] = w.ID
 	}
-	suFilled, err := singleUseFilled(ctx, st, account, dayStart)
+	suDay, err := singleUseToday(ctx, st, account, dayStart)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,18 +147,8 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 			continue // nothing, or less than a lot: not worth a line
 		}
 		if typ == brokercode.LocateTypeSingleUse {
-			var used []string
-			if row.Unavailable > 0 {
-				used = append(used, fmt.Sprintf("%d unavailable", row.Unavailable))
-			}
-			if row.Sold > 0 {
-				used = append(used, fmt.Sprintf("%d sold", row.Sold))
-			}
-			if got := suFilled[row.Symbol]; row.Available < got {
-				used = append(used, fmt.Sprintf("%d available of %d filled today", row.Available, got))
-			}
-			if len(used) > 0 {
-				skip(row, "SingleUse already used ("+strings.Join(used, ", ")+")")
+			if why := singleUseUsed(row, suDay[row.Symbol]); why != "" {
+				skip(row, "SingleUse already used ("+why+")")
 				continue
 			}
 		}
@@ -168,18 +159,61 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 	return plan, skipped, nil
 }
 
-// singleUseFilled sums, per symbol, the SingleUse shares the store's
-// locates of account filled since dayStart.
-func singleUseFilled(ctx context.Context, st *store.Store, account string, dayStart time.Time) (map[string]int64, error) {
-	ws, err := st.List(ctx, store.Filter{Account: account, Kind: states.Locate, Since: dayStart})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{}
-	for _, w := range ws {
-		if w.State == states.Filled && w.LocateType == string(brokercode.LocateTypeSingleUse) {
-			out[w.Symbol] += w.Quantity
+// singleUseDay is what this store's workflows did to one symbol's
+// SingleUse row since the start of the trading day: shares filled by its
+// locates and shares credited back by its credit-backs.
+type singleUseDay struct {
+	filled, credited int64
+}
+
+// singleUseToday sums, per symbol, the SingleUse shares the store's locates
+// of account filled, and its credit-backs credited, since dayStart.
+// Located inventory lasts the trading day it was bought in (spec "Locate
+// types": SingleUse is not reusable; brokersim drops the rows at the
+// rollover), so a lot bought before dayStart is no part of today's row.
+func singleUseToday(ctx context.Context, st *store.Store, account string, dayStart time.Time) (map[string]singleUseDay, error) {
+	out := map[string]singleUseDay{}
+	for _, kind := range []states.Kind{states.Locate, states.CreditBack} {
+		ws, err := st.List(ctx, store.Filter{Account: account, Kind: kind, Since: dayStart})
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			if w.LocateType != string(brokercode.LocateTypeSingleUse) {
+				continue
+			}
+			d := out[w.Symbol]
+			switch w.State {
+			case states.Filled:
+				d.filled += w.Quantity
+			case states.Credited:
+				d.credited += w.Quantity
+			}
+			out[w.Symbol] = d
 		}
 	}
 	return out, nil
+}
+
+// singleUseUsed says how a SingleUse row was used to open a short, or ""
+// when no share of it was (spec "Short locates" rule 5). The row is read
+// when nothing is queued for credit-back (toBeSold 0), so no share of it is
+// locked by a sell: its unavailable shares are tied to open shorts, and
+// each share filled today is available, credited back, or was used by a
+// short (tied now, or consumed by one since covered: SingleUse shares do
+// not come back). Shares credited back are the more of the broker's sold
+// (which starts again when an emptied row goes) and this store's
+// credit-backs: both count only credits that cleared, so neither makes
+// the shares used fewer than they are.
+func singleUseUsed(row brokerclient.InventoryRow, day singleUseDay) string {
+	credited := max(row.Sold, day.credited)
+	used := day.filled - credited - row.Available
+	var why []string
+	if row.Unavailable > 0 {
+		why = append(why, fmt.Sprintf("%d unavailable", row.Unavailable))
+	}
+	if used > 0 {
+		why = append(why, fmt.Sprintf("%d filled today, %d sold back, %d available: %d opened shorts", day.filled, credited, row.Available, used))
+	}
+	return strings.Join(why, ", ")
 }

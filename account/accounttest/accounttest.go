@@ -74,6 +74,7 @@ var cases = []struct {
 	{"SameIDNotStartedTwice", sameID},
 	{"CreditBack", creditBack},
 	{"CreditBackUnused", creditBackUnused},
+	{"CreditBackSingleUseAgain", creditBackSingleUseAgain},
 	{"ShortConfirmed", shortConfirmed},
 	{"ShortDeclinedAtConfirmation", shortDeclined},
 	{"RunJob", runJob},
@@ -615,6 +616,44 @@ func creditBackUnused(t *testing.T, e *Env) {
 	credited(account.CreditBackRequest{Unused: true})
 	if n := count(e, "POST", "/locates/sell"); n != 2 {
 		t.Errorf("%d sells, want 2", n)
+	}
+}
+
+// Issue 26 item 1, spec "Short locates" rule 5: a SingleUse lot no short
+// used is credited back as unused, and so is a second one located the same
+// day after the first was credited back (shares credited back are not
+// shares used): twice `locate RSHO 1000 --allow-single-use --max-price
+// 0.05` then `credit-back --all`, the second locate held the spec's 30
+// seconds by the engine. Both lots are sold back, and the broker ends with
+// no RSHO SingleUse share available.
+func creditBackSingleUseAgain(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	item := account.LocateItem{Symbol: "RSHO", Quantity: 1000, Policy: capped("0.05")}
+	item.Policy.AllowSingleUse = true
+	lot := ledger.Credit{Symbol: "RSHO", Type: brokercode.LocateTypeSingleUse, Shares: 1000}
+	for round := range 2 {
+		w, _ := follow(t, a, locateOne(t, a, item, false))
+		wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
+		if w.LocateType != string(lot.Type) {
+			t.Fatalf("round %d: located %s shares, want the SingleUse side", round, w.LocateType)
+		}
+		res, err := a.CreditBack(ctx(t), account.CreditBackRequest{Unused: true})
+		ok(t, err)
+		if len(res.Started) != 1 || res.Started[0].Credit != lot || len(res.Skipped) != 0 {
+			t.Fatalf("round %d: credit-back of the unused shares started %+v, skipped %+v; want %+v", round, res.Started, res.Skipped, lot)
+		}
+		w, _ = follow(t, a, res.Started[0].ID)
+		wantOutcome(t, w, states.Credited, "credited", account.ExitOK)
+	}
+	if n := count(e, "POST", "/locates/sell"); n != 2 {
+		t.Errorf("%d sells, want 2", n)
+	}
+	rows, _, err := e.Sim.Client(t, e.Sim.Live).Locates.Inventory(ctx(t), "LV100001")
+	ok(t, err)
+	for _, r := range rows {
+		if r.Symbol == "RSHO" && r.Available != 0 {
+			t.Errorf("the broker still holds %d RSHO %s shares available", r.Available, r.Type())
+		}
 	}
 }
 

@@ -1,0 +1,145 @@
+package ledger_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
+)
+
+// quoteSpacing waits out the spec's same-symbol quote spacing ("Locate
+// limits": at least 30 seconds per symbol per account).
+const quoteSpacing = 31 * time.Second
+
+// Issue 26 item 1, spec "Short locates" rule 5 and "Locate types": a
+// SingleUse row may be credited back only if no share of it opened a
+// short. Each case builds a day of RSHO SingleUse locates (the .SU side of
+// the Reg SHO pair), shorts and credit-backs straight at the broker, asks
+// Unused for the plan, and then asks the broker itself: a credit-back of
+// the row's available shares clears when Unused plans it and is rejected
+// (16 Insufficient shares) when Unused skips it, so the rule and the
+// broker agree. Shares credited back are not shares used: a lot located
+// after an earlier credit-back of the day, or the rest of a lot partly
+// credited back, is credited back.
+func TestUnusedSingleUse(t *testing.T) {
+	t.Parallel()
+	su := brokercode.LocateTypeSingleUse
+	for _, tc := range []struct {
+		name string
+		day  func(t *testing.T, b *testBundle)
+		plan int64  // SingleUse shares planned, 0 when skipped
+		skip string // the skip's reason holds it, "" when planned
+	}{
+		{
+			name: "located again after a credit-back of the day",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.creditBackType(t, "RSHO", 1000, su)
+				b.sim.Advance(quoteSpacing)
+				b.fillSide(t, "RSHO", 1000, ".SU")
+			},
+			plan: 1000,
+		},
+		{
+			name: "the rest of a lot partly credited back",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.creditBackType(t, "RSHO", 400, su)
+			},
+			plan: 600,
+		},
+		{
+			name: "bought the day before",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.sim.Advance(24 * time.Hour) // Thursday 10:00 ET: the rollover dropped Wednesday's row
+				b.fillSide(t, "RSHO", 1000, ".SU")
+			},
+			plan: 1000,
+		},
+		{
+			name: "a short open on the lot",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.short(t, "RSHO", 300, "")
+			},
+			skip: "SingleUse already used (300 unavailable, 1000 filled today, 0 sold back, 700 available: 300 opened shorts)",
+		},
+		{
+			name: "a covered short took part of the first lot",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.short(t, "RSHO", 300, "")
+				b.cover(t, "RSHO", 300)
+				b.sim.Advance(quoteSpacing)
+				b.fillSide(t, "RSHO", 1000, ".SU")
+			},
+			skip: "SingleUse already used (2000 filled today, 0 sold back, 1700 available: 300 opened shorts)",
+		},
+		{
+			name: "a covered short after a credit-back of the day",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.creditBackType(t, "RSHO", 500, su)
+				b.short(t, "RSHO", 200, "")
+				b.cover(t, "RSHO", 200)
+			},
+			skip: "SingleUse already used (1000 filled today, 500 sold back, 300 available: 200 opened shorts)",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			tc.day(t, b)
+			dayStart := market.On(b.sim.Clock.Now()).Date
+			plan, skipped, err := ledger.Unused(t.Context(), b.client, b.store, account, dayStart, ledger.UnusedFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := fmt.Sprint(plan, skipped), fmt.Sprint([]ledger.Credit{{Symbol: "RSHO", Type: su, Shares: tc.plan}}, []ledger.Skip(nil))
+			if tc.skip != "" {
+				want = fmt.Sprint([]ledger.Credit(nil), []ledger.Skip{{Symbol: "RSHO", Type: su, Reason: tc.skip}})
+			}
+			if got != want {
+				t.Fatalf("plan and skips %s, want %s", got, want)
+			}
+			// The broker's word on the row's available shares.
+			avail := b.inventoryRow(t, "RSHO", su).Available
+			id := uuid.NewString()
+			if _, _, err := b.client.Locates.Sell(t.Context(), brokerclient.SellRequest{Account: account, Symbol: "RSHO", Quantity: avail, LocateType: su, QuoteReqID: id}); err != nil {
+				t.Fatal(err)
+			}
+			b.sim.Advance(11 * time.Second) // the credit clears 10 s after the sell
+			row := b.historyRow(t, id)
+			switch {
+			case tc.skip == "" && row.LocateStatus != brokercode.LocateStatusFilled:
+				t.Errorf("the broker refused the planned credit-back of %d: %d %q", avail, row.LocateStatus, row.TextValue())
+			case tc.skip != "" && (row.LocateStatus != brokercode.LocateStatusRejected || !strings.HasPrefix(row.TextValue(), "16 ")):
+				t.Errorf("the broker took a credit-back of %d of the skipped row: %d %q", avail, row.LocateStatus, row.TextValue())
+			}
+		})
+	}
+}
+
+// inventoryRow is the broker's (symbol, typ) row, or the test fails.
+func (b *testBundle) inventoryRow(t *testing.T, symbol string, typ brokercode.LocateType) brokerclient.InventoryRow {
+	t.Helper()
+	rows, _, err := b.client.Locates.Inventory(t.Context(), account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Symbol == symbol && r.Type() == typ {
+			return r
+		}
+	}
+	t.Fatalf("no %s %s row in %+v", symbol, typ, rows)
+	return brokerclient.InventoryRow{}
+}
