@@ -2,7 +2,6 @@ package console
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -52,13 +51,11 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 		o.PricePerShare = Price4(w.Price)
 		o.Total = w.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)
 	case w.Kind == states.Locate && w.Terminal():
-		// Declined, expired or cancelled after an offer: it keeps the
-		// price it was offered (a Reg SHO pair's cheaper side), and no
-		// total, since nothing was paid.
-		offers := workflow.Prices(w)
-		if len(offers) > 0 {
-			best := slices.MinFunc(offers, func(a, b workflow.Offer) int { return a.Price.Cmp(b.Price) })
-			o.PricePerShare, o.LocateType = Price4(best.Price), string(brokercode.LocateTypeForCode(best.LocateType))
+		// Declined, expired or cancelled after an offer: the price and
+		// side it was offered (workflow.Offered), and no total, since
+		// nothing was paid.
+		if offer := workflow.Offered(w); offer != nil {
+			o.PricePerShare, o.LocateType = Price4(offer.Price), string(brokercode.LocateTypeForCode(offer.LocateType))
 		}
 	}
 	return o

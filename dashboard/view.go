@@ -117,9 +117,12 @@ type orderView struct {
 type locateView struct {
 	ID, Kind, Symbol, State string
 	Shares                  int64
-	Price, Total            string
-	Reason                  string
-	Updated                 time.Time
+	// Price and Type are the offer's (workflow.Offered): the one taken,
+	// or the one declined or let expire.
+	Price, Type string
+	Total       string
+	Reason      string
+	Updated     time.Time
 }
 
 type offerView struct {
@@ -321,8 +324,8 @@ func newTodayView(day *account.Today) todayView {
 		if w.Quantity == 0 {
 			lv.Shares = w.Requested
 		}
-		if p := w.OfferPrice(); p.IsPositive() {
-			lv.Price = p.StringFixed(4)
+		if o := workflow.Offered(&w); o != nil {
+			lv.Price, lv.Type = o.Price.StringFixed(4), string(brokercode.LocateTypeForCode(o.LocateType))
 		}
 		if w.State == states.Filled {
 			lv.Total = w.Total().StringFixed(2) // what was paid

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/states"
 )
 
 // candidate is one priced leg with whether the policy allows it and why not.
@@ -17,14 +19,14 @@ type candidate struct {
 	reason string // empty when within policy
 }
 
-// candidates lists the offered legs of w, cheapest first (the primary id
-// before .SU at equal prices, for a stable choice), judged by its policy.
-// Spec "Short locates" rule 2: a Reg SHO pair offers two priced sides, or
-// one; an unpriced side is no candidate.
-func candidates(w *Workflow) []candidate {
+// candidates lists the legs of w that keep says are on offer, cheapest
+// first (the primary id before .SU at equal prices, for a stable choice),
+// judged by its policy. Spec "Short locates" rule 2: a Reg SHO pair offers
+// two priced sides, or one; an unpriced side is no candidate.
+func candidates(w *Workflow, keep func(Leg) bool) []candidate {
 	var out []candidate
 	for id, l := range w.Legs {
-		if l.Status != brokercode.LocateStatusOffered || !l.Price.IsPositive() {
+		if !keep(l) || !l.Price.IsPositive() {
 			continue
 		}
 		c := candidate{id: id, leg: l, total: l.Price.Mul(decimal.NewFromInt(w.Quantity))}
@@ -52,7 +54,33 @@ func candidates(w *Workflow) []candidate {
 // cheapest one when none is within policy, with the reason it is refused
 // (for display and for the decline). It returns nil when no leg is priced.
 func Choose(w *Workflow) (o *Offer, within bool, reason string) {
-	cs := candidates(w)
+	return choose(w, func(l Leg) bool { return l.Status == brokercode.LocateStatusOffered })
+}
+
+// Offered is the offer w was put to whoever decided it, the one definition
+// of the price and side a locate was offered at that status, the
+// dashboard and the reports show: the leg accepted, once one was; else the
+// leg Choose takes among those priced, which are the legs on offer while
+// the offer is open and, once it ended (declined, expired, cancelled),
+// every leg the broker priced (a price is set at Offered and stays), so a
+// declined Reg SHO pair keeps the side it was offered, not the other one.
+// For a credit-back it is its history row's price. Nil when the broker
+// never priced it.
+func Offered(w *Workflow) *Offer {
+	if l, ok := w.Legs[w.AcceptedID]; ok && w.Price.IsPositive() {
+		return &Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: w.AcceptedID, LocateType: l.Type,
+			Price: w.Price, Shares: w.Quantity, Total: w.Total(), ExpiresAt: w.ExpiresAt}
+	}
+	if w.State == states.Offered {
+		o, _, _ := Choose(w)
+		return o
+	}
+	o, _, _ := choose(w, func(Leg) bool { return true })
+	return o
+}
+
+func choose(w *Workflow, keep func(Leg) bool) (o *Offer, within bool, reason string) {
+	cs := candidates(w, keep)
 	if len(cs) == 0 {
 		return nil, false, "no priced offer"
 	}

@@ -108,21 +108,13 @@ func (w *Workflow) Located() bool {
 	return w.Kind == states.Locate && (w.State == states.Filled || w.State == states.Covered || w.State == states.NotNeeded)
 }
 
-// OfferPrice is the price per share of the workflow's offer: the one taken,
-// else the id's leg's, else another leg's that carried a price, so a
-// declined or expired offer has one too; for a credit-back, its
-// history row's price. Zero when the broker never priced it.
+// OfferPrice is the price per share of the workflow's offer (Offered):
+// the one taken, else the one it was offered, so a declined or expired
+// offer has one too; for a credit-back, its history row's price. Zero
+// when the broker never priced it.
 func (w *Workflow) OfferPrice() decimal.Decimal {
-	if w.Price.IsPositive() {
-		return w.Price
-	}
-	if l, ok := w.Legs[w.QuoteReqID]; ok && l.Price.IsPositive() {
-		return l.Price
-	}
-	for _, l := range w.Legs {
-		if l.Price.IsPositive() {
-			return l.Price
-		}
+	if o := Offered(w); o != nil {
+		return o.Price
 	}
 	return decimal.Zero
 }
