@@ -50,10 +50,11 @@ func OutcomeOf(w *workflow.Workflow) Outcome {
 	case !w.Price.IsZero():
 		o.PricePerShare = Price4(w.Price)
 		o.Total = w.Price.Mul(decimal.NewFromInt(w.Quantity)).StringFixed(2)
-	case w.Kind == states.Locate && w.Terminal():
-		// Declined, expired or cancelled after an offer: the price and
-		// side it was offered (workflow.Offered), and no total, since
-		// nothing was paid.
+	case w.Kind == states.Locate:
+		// Offered and waiting on a person (another shell sees what it
+		// would approve), or declined, expired or cancelled after an
+		// offer: the price and side it was offered (workflow.Offered),
+		// and no total, since nothing was paid.
 		if offer := workflow.Offered(w); offer != nil {
 			o.PricePerShare, o.LocateType = Price4(offer.Price), string(brokercode.LocateTypeForCode(offer.LocateType))
 		}

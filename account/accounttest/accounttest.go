@@ -64,6 +64,7 @@ var cases = []struct {
 	{"DeclineByAPerson", declineByAPerson},
 	{"ApproveElsewhereWithdrawsQuestion", approveElsewhere},
 	{"ChangedOfferRefused", changedOffer},
+	{"WaitingOfferSeenElsewhere", waitingOfferSeenElsewhere},
 	{"AnswerByLinkOnce", answerByLink},
 	{"LinkAfterAnswerElsewhere", linkAfterElsewhere},
 	{"PolicyDecline", policyDecline},
@@ -387,6 +388,45 @@ func changedOffer(t *testing.T, e *Env) {
 	}
 	ok(t, a.Cancel(ctx(t), account.CancelRequest{ID: id}))
 	follow(t, a, id)
+}
+
+// Issue 26 item 3, spec "Short locates" rule 2: while a Reg SHO pair's
+// offer waits on the asker (locate RSHO 1000 --allow-single-use), another
+// shell's Status shows it open with the side and price the asker was
+// asked (workflow.Offered: SingleUse, id.SU, 0.0400), and an approval
+// bound to what that shell saw fills exactly that side at that price.
+func waitingOfferSeenElsewhere(t *testing.T, e *Env) {
+	k := newAsker(nil)
+	a := e.Open(caller("test asker", k))
+	it := account.LocateItem{Symbol: "RSHO", Quantity: 1000}
+	it.Policy.AllowSingleUse = true
+	id := locateOne(t, a, it, true)
+	q := k.question(t)
+	if q.Offer == nil || !strings.HasSuffix(q.Offer.QuoteReqID, ".SU") || !q.Offer.Price.Equal(decimal.RequireFromString("0.04")) {
+		t.Fatalf("question %+v, want the SingleUse side at 0.0400", q.Offer)
+	}
+	other := e.Open(caller("test other shell", nil))
+	st, err := other.Status(ctx(t), account.StatusRequest{})
+	ok(t, err)
+	var seen *workflow.Offer
+	for i := range st.Open {
+		if w := &st.Open[i]; w.ID == id {
+			if w.State != states.Offered {
+				t.Fatalf("%s is %s in the other shell's status, want offered", id, w.State)
+			}
+			seen = workflow.Offered(w)
+		}
+	}
+	if seen == nil || seen.QuoteReqID != q.Offer.QuoteReqID || !seen.Price.Equal(q.Offer.Price) || seen.LocateType != q.Offer.LocateType {
+		t.Fatalf("the other shell sees the offer %+v, want the one asked %+v", seen, q.Offer)
+	}
+	ok(t, other.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: true, Offer: seen.QuoteReqID, Price: seen.Price, Via: "'locator approve'"}))
+	<-k.withdrawn
+	w, _ := follow(t, a, id)
+	wantOutcome(t, w, states.Filled, "filled — 1000 shares at 0.0400 (SingleUse) = 40.00", account.ExitOK)
+	if n := count(e, "POST", "/locates/accept"); n != 1 || w.AcceptedID != q.Offer.QuoteReqID {
+		t.Errorf("%d accepts sent, accepted %s; want one, of %s", n, w.AcceptedID, q.Offer.QuoteReqID)
+	}
 }
 
 // An answer by signed link (account.AnswerRequest.ByLink) approves its
