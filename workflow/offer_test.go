@@ -115,3 +115,64 @@ func TestOfferCarriesTheWindow(t *testing.T) {
 		t.Fatalf("offer %+v, want ExpiresAt %s", o, w.ExpiresAt)
 	}
 }
+
+// Issue 26 item 2: Offered is the offer a locate was put to whoever
+// decided it, whatever became of it: the leg accepted once one was; the
+// leg Choose takes while the offer is open; once it ended, the leg Choose
+// would have taken among those the broker priced (spec "Short locates"
+// rule 2: a declined Reg SHO pair keeps the side offered, not the quote
+// id's); a credit-back's row price; nil when nothing was priced.
+func TestOffered(t *testing.T) {
+	t.Parallel()
+	const pb, su = brokercode.TypeCodePreBorrow, brokercode.TypeCodeSingleUse
+	canceled := func(price string, typ int) workflow.Leg {
+		return workflow.Leg{Status: brokercode.LocateStatusCanceled, Price: dec(price), Type: typ, Shares: 200}
+	}
+	pair := legs{"Q1": canceled("0.09", pb), "Q1.SU": canceled("0.04", su)}
+	cases := []struct {
+		name   string
+		w      *workflow.Workflow
+		leg    string // "" when nil
+		price  string
+		typ    int
+		shares int64
+	}{
+		{"declined pair, SingleUse allowed: the SingleUse side",
+			locate(states.Declined, withLegs(pair), withPolicy(workflow.Policy{AllowSingleUse: true})), "Q1.SU", "0.04", su, 200},
+		{"declined pair, SingleUse not allowed: the PreBorrow side",
+			locate(states.Declined, withLegs(pair), withPolicy(workflow.Policy{})), "Q1", "0.09", pb, 200},
+		{"declined pair by a cap neither side meets: the cheapest, as the policy saw it",
+			locate(states.Declined, withLegs(pair), withPolicy(workflow.Policy{MaxPrice: dec("0.03")})), "Q1.SU", "0.04", su, 200},
+		{"expired pair with only SingleUse priced",
+			locate(states.Expired, withLegs(legs{"Q1": expiredLeg(pb), "Q1.SU": {Status: brokercode.LocateStatusExpired, Price: dec("0.05"), Type: su, Shares: 200}})),
+			"Q1.SU", "0.05", su, 200},
+		{"waiting on a person: Choose's pick",
+			locate(states.Offered, withLegs(legs{"Q1": offeredLeg("0.09", pb), "Q1.SU": offeredLeg("0.04", su)}), withPolicy(workflow.Policy{AllowSingleUse: true})),
+			"Q1.SU", "0.04", su, 200},
+		{"filled: the leg accepted at the price paid",
+			locate(states.Filled, withLegs(legs{"Q1": filledLeg("0.09", pb), "Q1.SU": expiredLeg(su)}), withAccepted("Q1", filledLeg("0.09", pb))),
+			"Q1", "0.09", pb, 200},
+		{"credit-back: its row's price",
+			creditBack(states.Credited, withLegs(legs{"S1": {Status: brokercode.LocateStatusFilled, Price: dec("0.02"), Type: brokercode.TypeCodeLocate, Shares: -200}})),
+			"S1", "0.02", brokercode.TypeCodeLocate, 200},
+		{"never priced: nil", locate(states.Expired, withLegs(legs{"Q1": expiredLeg(pb), "Q1.SU": expiredLeg(su)})), "", "", 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := workflow.Offered(c.w)
+			if c.leg == "" {
+				if o != nil || !c.w.OfferPrice().IsZero() {
+					t.Errorf("offer %+v, price %s; want none", o, c.w.OfferPrice())
+				}
+				return
+			}
+			if o == nil || o.QuoteReqID != c.leg || !o.Price.Equal(dec(c.price)) || o.LocateType != c.typ || o.Shares != c.shares {
+				t.Fatalf("offer %+v, want %s at %s type %d × %d", o, c.leg, c.price, c.typ, c.shares)
+			}
+			if !c.w.OfferPrice().Equal(o.Price) {
+				t.Errorf("OfferPrice %s, want the offer's %s", c.w.OfferPrice(), o.Price)
+			}
+		})
+	}
+}
