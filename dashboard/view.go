@@ -325,7 +325,10 @@ func newTodayView(day *account.Today) todayView {
 			lv.Shares = w.Requested
 		}
 		if o := workflow.Offered(&w); o != nil {
-			lv.Price, lv.Type = o.Price.StringFixed(4), string(brokercode.LocateTypeForCode(o.LocateType))
+			lv.Price = o.Price.StringFixed(4)
+			if o.LocateType != 0 {
+				lv.Type = string(brokercode.LocateTypeForCode(o.LocateType))
+			}
 		}
 		if w.State == states.Filled {
 			lv.Total = w.Total().StringFixed(2) // what was paid

@@ -67,8 +67,10 @@ func Choose(w *Workflow) (o *Offer, within bool, reason string) {
 // For a credit-back it is its history row's price. Nil when the broker
 // never priced it.
 func Offered(w *Workflow) *Offer {
-	if l, ok := w.Legs[w.AcceptedID]; ok && w.Price.IsPositive() {
-		return &Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: w.AcceptedID, LocateType: l.Type,
+	if w.Price.IsPositive() {
+		// The type is the accepted leg's (0, unknown, on a record that
+		// kept no legs).
+		return &Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: w.AcceptedID, LocateType: w.Legs[w.AcceptedID].Type,
 			Price: w.Price, Shares: w.Quantity, Total: w.Total(), ExpiresAt: w.ExpiresAt}
 	}
 	if w.State == states.Offered {

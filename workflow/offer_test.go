@@ -152,6 +152,8 @@ func TestOffered(t *testing.T) {
 		{"filled: the leg accepted at the price paid",
 			locate(states.Filled, withLegs(legs{"Q1": filledLeg("0.09", pb), "Q1.SU": expiredLeg(su)}), withAccepted("Q1", filledLeg("0.09", pb))),
 			"Q1", "0.09", pb, 200},
+		{"filled, a record that kept no legs: the price paid, of an unknown type",
+			locate(states.Filled, withLegs(nil), withAccepted("Q1", filledLeg("0.09", pb))), "Q1", "0.09", 0, 200},
 		{"credit-back: its row's price",
 			creditBack(states.Credited, withLegs(legs{"S1": {Status: brokercode.LocateStatusFilled, Price: dec("0.02"), Type: brokercode.TypeCodeLocate, Shares: -200}})),
 			"S1", "0.02", brokercode.TypeCodeLocate, 200},
