@@ -488,17 +488,7 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 	if w.Terminal() {
 		return w, nil
 	}
-	for {
-		var u account.Update
-		var ok bool
-		select {
-		case <-ctx.Done(): // the engine closes updates only at its next change
-			return nil, ctx.Err()
-		case u, ok = <-updates:
-		}
-		if !ok {
-			return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
-		}
+	for u := range updates { // closed when ctx ends or the engine stops
 		if u.Workflow == nil || u.Workflow.ID != w.ID {
 			continue
 		}
@@ -509,33 +499,14 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 			return u.Workflow, nil
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
 }
 
-// Subscribe's channel is closed as soon as ctx ends (the engine's own
-// closes only at its next change).
 func (s *session) Subscribe(ctx context.Context) (<-chan account.Update, error) {
-	ctx = s.l.gated(ctx)
-	in := s.l.eng.Subscribe(ctx)
-	out := make(chan account.Update, cap(in))
-	go func() {
-		defer close(out)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case u, ok := <-in:
-				if !ok {
-					return
-				}
-				select {
-				case out <- u:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return out, nil
+	return s.l.eng.Subscribe(s.l.gated(ctx)), nil
 }
 
 func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.JobResult, error) {
