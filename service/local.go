@@ -485,11 +485,18 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 	if err != nil {
 		return nil, err
 	}
+	var shown int64 // the version the changes shown from the log lead to
+	if req.FromStart && on != nil {
+		if w, err = s.l.replay(ctx, w.ID, on); err != nil {
+			return nil, kinded(err)
+		}
+		shown = w.Version
+	}
 	if w.Terminal() {
 		return w, nil
 	}
 	for u := range updates { // closed when ctx ends or the engine stops
-		if u.Workflow == nil || u.Workflow.ID != w.ID {
+		if u.Workflow == nil || u.Workflow.ID != w.ID || (u.QueuedUntil.IsZero() && u.Workflow.Version <= shown) {
 			continue
 		}
 		if on != nil {
@@ -619,6 +626,44 @@ func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
 
 // resolve finds the workflow an id names: the id itself, its quoteReqID,
 // or a unique prefix of an id.
+// replay calls on with each change workflow id's log holds, its record as
+// that change left it, and returns the record they lead to: read between
+// two reads of the log that agree, so that every change is either in the
+// log read or saved after the record (a later version).
+func (l *Local) replay(ctx context.Context, id string, on func(account.Update)) (*workflow.Workflow, error) {
+	log, err := l.st.Transitions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var w *workflow.Workflow
+	for {
+		if w, err = l.st.Get(ctx, id); err != nil {
+			return nil, err
+		}
+		again, err := l.st.Transitions(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(again) == len(log) {
+			break
+		}
+		log = again
+	}
+	for i, t := range log {
+		if t.From == "" {
+			continue // its creation
+		}
+		at := w
+		if i < len(log)-1 {
+			c := *w
+			c.State = t.To
+			at = &c
+		}
+		on(account.Update{Workflow: at, From: t.From, Event: t.Event, Reason: t.Reason})
+	}
+	return w, nil
+}
+
 func (l *Local) resolve(ctx context.Context, id string) (*workflow.Workflow, error) {
 	if id == "" {
 		return nil, account.Errorf(account.KindInput, "no workflow id")
