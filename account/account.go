@@ -63,8 +63,9 @@ type Account interface {
 	Answer(ctx context.Context, req AnswerRequest) error
 	// Cancel withdraws an unfinished workflow.
 	Cancel(ctx context.Context, req CancelRequest) error
-	// Follow calls on with every change of a workflow from now on (nil on:
-	// none), its last one included, and returns its final record.
+	// Follow calls on with every change of a workflow from now on (from
+	// its start with FromStart; nil on: none), its last one included, and
+	// returns its final record.
 	Follow(ctx context.Context, req FollowRequest, on func(Update)) (*workflow.Workflow, error)
 	// Subscribe delivers every change of the account's workflows and
 	// orders until ctx ends; the channel is closed then, or when the
@@ -316,6 +317,11 @@ type CancelRequest struct {
 // FollowRequest follows workflow ID (an id or a unique prefix of one).
 type FollowRequest struct {
 	ID string `json:"id"`
+	// FromStart shows first the changes the workflow's log holds from
+	// its start: a request's workflows move on before it returns, so a
+	// follow that begins then would miss their first changes, and all
+	// of those that have ended.
+	FromStart bool `json:"fromStart,omitempty"`
 }
 
 // JobRequest runs one run of a job: the jobs file as the caller read it

@@ -11,7 +11,7 @@ import (
 )
 
 // FollowAll follows every workflow started at once, showing their changes
-// one at a time, and returns their ends by index (nil for one not started,
+// from their start one at a time, and returns their ends by index (nil for one not started,
 // or not followed to its end), and why each of those started could not be
 // followed to its end, naming it (nil when all were).
 func FollowAll(ctx context.Context, a Account, started []Started, show func(Update)) ([]*workflow.Workflow, error) {
@@ -30,7 +30,7 @@ func FollowAll(ctx context.Context, a Account, started []Started, show func(Upda
 		}
 		wg.Go(func() {
 			var err error
-			if ws[i], err = FollowOrWithdraw(ctx, a, st.ID, one); err != nil && ctx.Err() == nil {
+			if ws[i], err = FollowOrWithdraw(ctx, a, FollowRequest{ID: st.ID, FromStart: true}, one); err != nil && ctx.Err() == nil {
 				errs[i] = Wrap(KindOf(err), fmt.Sprintf("%s %s was not followed to its end (see 'locator status %s'): %v", st.Symbol, st.ID, st.ID, err), err)
 			}
 		})
@@ -39,12 +39,14 @@ func FollowAll(ctx context.Context, a Account, started []Started, show func(Upda
 	return ws, errors.Join(errs...)
 }
 
-// FollowOrWithdraw waits for workflow id's end, showing each change. Interrupted,
+// FollowOrWithdraw waits for the end of the workflow req follows, showing
+// each change. Interrupted,
 // it withdraws the request (an open offer is cancelled at the broker) on a
 // context that outlives the interrupt, and waits (bounded) for the broker
 // to confirm, so that nothing the caller asked for is left open.
-func FollowOrWithdraw(ctx context.Context, a Account, id string, show func(Update)) (*workflow.Workflow, error) {
-	w, err := a.Follow(ctx, FollowRequest{ID: id}, show)
+func FollowOrWithdraw(ctx context.Context, a Account, req FollowRequest, show func(Update)) (*workflow.Workflow, error) {
+	id := req.ID
+	w, err := a.Follow(ctx, req, show)
 	if err != nil && ctx.Err() != nil {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 		defer cancel()

@@ -17,9 +17,10 @@ import (
 // account.
 
 // Workflows prints the workflows and the orders locator placed (a short's
-// sell), newest first, one a row of one table; in JSON each is one record
-// with its "type": "workflow" (its outcome record) or "order".
-func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
+// sell), newest first, one a row of one table, at most limit rows of both
+// (0: all); in JSON each is one record with its "type": "workflow" (its
+// outcome record) or "order".
+func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order, limit int) {
 	type row struct {
 		at    time.Time
 		cells []string
@@ -43,6 +44,9 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order) {
 			strings.TrimSpace(o.Side + "/" + o.OpenClose + " " + o.Reason)}, r})
 	}
 	slices.SortStableFunc(all, func(a, b row) int { return b.at.Compare(a.at) })
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
 	var rows [][]string
 	var objs []any
 	for _, r := range all {

@@ -2,9 +2,11 @@ package dashboard
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,5 +212,91 @@ func TestFeesPanelSyncedByOwner(t *testing.T) {
 	}
 	if since := b.sim.Clock.Now().Sub(simtest.Start); since > 2*service.LedgerSyncEvery {
 		t.Errorf("the charge showed %v after the start, want within two syncs", since)
+	}
+}
+
+// TestAnswerOfferAtFloatPrice answers, through a dashboard that follows the
+// owner over its socket, an offer whose price the broker sent as a float
+// (0.013 as 0.013000000000000001, spec "Short locates": locatePrice is a
+// JSON number): the page shows it at 4 decimals, and its form's answer is
+// taken as the answer of that offer, while an answer of another price or
+// another leg is refused with nothing sent (issue 26).
+func TestAnswerOfferAtFloatPrice(t *testing.T) {
+	t.Parallel()
+	var hold atomic.Bool // the clock stands still while the offer waits on a person
+	offered := make(chan string, 1)
+	b := setup(t, setupOpt{follower: true,
+		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
+		onUpdate: func(u engine.Update) {
+			if w := u.Workflow; w != nil && w.Symbol == floatSymbol && w.State == states.Offered {
+				hold.Store(true)
+				select {
+				case offered <- w.ID:
+				default:
+				}
+			}
+		}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	res, err := remote.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: floatSymbol, Quantity: 1000}}, Ask: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Started[0].ID
+	select {
+	case <-offered:
+	case <-ctx.Done():
+		t.Fatal("no offer")
+	}
+
+	// The page's offer: its price shown, and the fields its form posts.
+	page := b.get(t, "/", nil).Body.String()
+	start := strings.Index(page, `id="offer-`+id+`"`)
+	if start < 0 {
+		t.Fatalf("no offer %s on the page:\n%s", id, page)
+	}
+	banner := page[start:]
+	banner = banner[:strings.Index(banner, "</section>")]
+	if !strings.Contains(banner, `<dd class="price">0.0130</dd>`) {
+		t.Errorf("the banner does not show the price at 4 decimals:\n%s", banner)
+	}
+	form := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="(\w+)" value="([^"]*)">`).FindAllStringSubmatch(banner, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if form.Get("id") != id || form.Get("offer") == "" || form.Get("price") == "" {
+		t.Fatalf("the banner's form posts %v", form)
+	}
+
+	// Another price, or another leg: refused, nothing sent.
+	before := b.sent()
+	for _, other := range []url.Values{{"price": {"0.0131"}}, {"price": {"0.013"}, "offer": {"q-another"}}} {
+		f := url.Values{"answer": {"approve"}}
+		for k := range form {
+			f.Set(k, form.Get(k))
+		}
+		for k := range other {
+			f.Set(k, other.Get(k))
+		}
+		if rec := b.act(t, "/answer", f); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "nothing was sent") {
+			t.Errorf("approve %v: %d %s, want 409: not the offer waiting", other, rec.Code, rec.Body.String())
+		}
+	}
+	if n := b.sent() - before; n != 0 {
+		t.Errorf("%d requests sent for refused answers", n)
+	}
+
+	// The offer shown: taken.
+	form.Set("answer", "approve")
+	if rec := b.act(t, "/answer", form); rec.Code != http.StatusOK {
+		t.Fatalf("approve the offer shown: %d %s", rec.Code, rec.Body.String())
+	}
+	hold.Store(false)
+	w, err := b.owner.Engine().Wait(ctx, id)
+	if err != nil || w.State != states.Filled || !w.Price.Equal(floatPrice()) {
+		t.Fatalf("the approved offer: %+v %v, want filled at %s", w, err, floatPrice())
 	}
 }

@@ -323,3 +323,102 @@ func (b *testBundle) workingOrder(t *testing.T, a account.Account) string {
 	}
 	return o.ClientOrderID
 }
+
+// TestBrowserApprovesFloatPrice answers in a real Chromium two offers the
+// broker priced 0.013 and sent as the float 0.013000000000000001 (spec
+// "Short locates": locatePrice is a JSON number): the banner shows 0.0130,
+// and the key Y takes the first, the Approve button the second, each with
+// one accept in the simulator's log (issue 26: both were refused as "not
+// the one answered").
+func TestBrowserApprovesFloatPrice(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.New(t)
+	var hold atomic.Bool // the clock stands still while an offer is on the page
+	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
+	b := setup(t, setupOpt{
+		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
+		onUpdate: func(u engine.Update) {
+			switch w := u.Workflow; {
+			case w == nil || w.Symbol != floatSymbol:
+			case w.State == states.Offered:
+				hold.Store(true)
+				select {
+				case offered <- w.ID:
+				default:
+				}
+			case w.State == states.Accepting:
+				select {
+				case accepting <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.server.Close) // first: it ends the page's event stream
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+
+	for _, by := range []struct {
+		name   string
+		answer chromedp.Action[chromedp.Void]
+		shares int64 // more than the inventory holds: quoted
+	}{
+		{"the key Y", chromedp.KeyEvent("y"), 1000},
+		// One call in the page: the banner is drawn again every second.
+		{"the Approve button", chromedp.Evaluate[chromedp.Void](`document.querySelector(".offer button.approve").click()`), 3000},
+	} {
+		res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: floatSymbol, Quantity: by.shares}}, Ask: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Started[0].ID
+		select {
+		case got := <-offered:
+			if got != id {
+				t.Fatalf("offer for %s, want %s", got, id)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no offer")
+		}
+		// The page opened on the offer: the clock stands still, so no
+		// tick draws the page again.
+		banner := `#offer-` + id
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL),
+			chromedp.Poll[chromedp.Void](`(document.querySelector("`+banner+` .price")?.textContent ?? "") === "0.0130"`,
+				chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("browser: the banner does not show the offer at 0.0130: %v", err)
+		}
+		if err := chromedp.Do(ctx, by.answer); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		awaitSignal(t, "accept after "+by.name, accepting)
+		hold.Store(false)
+		wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		w, err := b.owner.Engine().Wait(wctx, id)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.State != states.Filled || !w.Price.Equal(floatPrice()) {
+			t.Fatalf("approved by %s: %s at %s (%s), want filled at %s", by.name, w.State, w.Price, w.Reason, floatPrice())
+		}
+		accepts := 0
+		for _, r := range b.sim.Sim.Requests() {
+			if r.Method == "POST" && r.Path == "/v1/api/accounts/locates/accept" && strings.Contains(r.Body, w.QuoteReqID) {
+				accepts++
+			}
+		}
+		if accepts != 1 {
+			t.Errorf("%d accepts of %s in the simulator's log, want 1", accepts, w.QuoteReqID)
+		}
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".offer") === null`)); err != nil {
+			t.Errorf("browser: the answered offer stays on the page: %v", err)
+		}
+	}
+}

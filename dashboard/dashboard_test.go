@@ -32,12 +32,21 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// testSymbol and askSymbol are hard-to-borrow symbols the tests add to the
-// scenario.
+// testSymbol, askSymbol and floatSymbol are hard-to-borrow symbols the
+// tests add to the scenario.
 const (
-	testSymbol = "DASH"
-	askSymbol  = "KITE"
+	testSymbol  = "DASH"
+	askSymbol   = "KITE"
+	floatSymbol = "FLOT"
 )
+
+// floatPrice is floatSymbol's price per share: 0.013 as a broker that
+// keeps prices in float64 computes and sends it (13 ticks of 0.001 is
+// 0.013000000000000001), a JSON number the simulator sends as given.
+func floatPrice() decimal.Decimal {
+	ticks, tick := 13.0, 0.001
+	return decimal.RequireFromString(strconv.FormatFloat(ticks*tick, 'g', -1, 64))
+}
 
 type testBundle struct {
 	sim   *simtest.Bundle
@@ -62,8 +71,8 @@ type setupOpt struct {
 	follower bool
 }
 
-// setup starts the simulator (with testSymbol offered at 0.02 and askSymbol
-// at 0.04), a store on
+// setup starts the simulator (with testSymbol offered at 0.02, askSymbol
+// at 0.04 and floatSymbol at floatPrice), a store on
 // a temp file, the owner of LV100001 with its engine, and the dashboard
 // server, all on one fake clock.
 func setup(t *testing.T, o setupOpt) *testBundle {
@@ -73,7 +82,8 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 		sc.Timing.FeeDelay = brokersim.Duration(time.Millisecond) // a fill's fee is in the ledger at once
 		sc.Pools = append(sc.Pools,
 			brokersim.ScenarioPool{Symbol: testSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.02"))},
-			brokersim.ScenarioPool{Symbol: askSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.04"))})
+			brokersim.ScenarioPool{Symbol: askSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.04"))},
+			brokersim.ScenarioPool{Symbol: floatSymbol, LocateType: 1, Shares: 10000, Price: brokersim.Dec(floatPrice())})
 	}))
 	dbPath := filepath.Join(t.TempDir(), "locator.db")
 	st, err := store.Open(t.Context(), dbPath, b.sim.Clock)

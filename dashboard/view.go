@@ -129,9 +129,14 @@ type offerView struct {
 	Account, ID, Symbol string
 	// Side is the leg offered: its locate type, and which side of a Reg
 	// SHO pair it is when the broker offered two.
-	Side               string
-	Leg, Type          string
-	Price, Total       string
+	Side         string
+	Leg, Type    string
+	Price, Total string // as shown: 4 and 2 decimals
+	// Exact is the price per share as the broker sent it (a JSON number
+	// is a float: 0.013 may come as 0.013000000000000001), which the
+	// answer carries so that the owner knows the offer shown, whatever
+	// its representation, from another one.
+	Exact              string
 	Shares             int64 // shares offered, which may be fewer than asked
 	Requested          int64
 	ExpiresAt          time.Time
@@ -346,7 +351,7 @@ func newOfferView(offer *workflow.Offer, now time.Time) *offerView {
 	left := max(by.Sub(now), 0)
 	typ := string(brokercode.LocateTypeForCode(offer.LocateType))
 	return &offerView{Leg: offer.QuoteReqID, Type: typ, Side: typ,
-		Price: offer.Price.StringFixed(4), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
+		Price: offer.Price.StringFixed(4), Exact: offer.Price.String(), Total: offer.Total.StringFixed(2), Shares: offer.Shares,
 		ExpiresAt: offer.ExpiresAt, AnswerBy: by, Remaining: left, RemainingFormatted: countdown(left)}
 }
 

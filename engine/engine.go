@@ -349,16 +349,19 @@ func (e *Engine) Inventory() []brokerclient.InventoryRow {
 
 // Subscribe delivers every state change from now until ctx ends (first, a
 // QueuedUntil update for each locate already waiting in the quote queue);
-// the channel is closed after that. It returns once the subscription is in
-// place, so a read of the store made after it misses no later change. A
-// subscriber that falls more than a few hundred updates behind misses the
-// overflow (it is logged), so a stuck reader never stalls the engine.
+// the channel is closed then, or after the last update once the engine
+// stops. It returns once the subscription is in place, so a read of the
+// store made after it misses no later change. The subscriber has a queue
+// of its own (see feed), so a stuck reader never stalls the engine, and
+// one that falls more than a thousand updates behind gets only the newest
+// update of each workflow and order: it may skip intermediate changes,
+// never a workflow's final one.
 func (e *Engine) Subscribe(ctx context.Context) <-chan Update {
-	ch := make(chan Update, 256)
-	if _, err := ask(ctx, e, func(r chan struct{}) event { return subscribeEv{ctx: ctx, ch: ch, reply: r} }); err != nil {
-		close(ch)
+	f := newFeed(ctx)
+	if _, err := ask(ctx, e, func(r chan struct{}) event { return subscribeEv{feed: f, reply: r} }); err != nil {
+		f.close()
 	}
-	return ch
+	return f.ch
 }
 
 // Running reports whether the loop runs and no background work stopped on

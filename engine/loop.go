@@ -95,8 +95,7 @@ type (
 		reply   chan freshInventory
 	}
 	subscribeEv struct {
-		ctx   context.Context
-		ch    chan Update
+		feed  *feed
 		reply chan struct{}
 	}
 )
@@ -125,12 +124,6 @@ func (r retry) abandoning() bool {
 	return w || o
 }
 
-// subscriber is a Subscribe caller.
-type subscriber struct {
-	ctx context.Context
-	ch  chan Update
-}
-
 // loop is the state one account's loop alone owns: no other goroutine
 // reads or writes it, so nothing here needs a lock.
 type loop struct {
@@ -151,7 +144,7 @@ type loop struct {
 	quoting   int                  // quotes handed to a worker and not yet answered
 	group     *group               // steps awaiting one commit while a batch of events is handled
 	retries   []retry
-	subs      []subscriber
+	subs      []*feed // the Subscribe callers'
 	orders    orderBook
 	askers    map[string]asker // who answers a workflow's offer, when not Config.Ask
 }
@@ -490,15 +483,12 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		}
 		ev.reply <- freshInventory{}
 	case subscribeEv:
-		l.subs = append(l.subs, subscriber{ctx: ev.ctx, ch: ev.ch})
+		l.subs = append(l.subs, ev.feed)
 		// A subscriber that came after a locate was queued (a process
 		// following the request it handed over) still learns why it waits.
 		for _, id := range l.queue {
 			if u, ok := l.queued(l.open[id]); ok {
-				select {
-				case ev.ch <- u:
-				default: // a longer queue than the buffer: the rest is dropped
-				}
+				ev.feed.put(u)
 			}
 		}
 		ev.reply <- struct{}{}
@@ -729,20 +719,10 @@ func (l *loop) publish(u Update) {
 	if l.e.cfg.OnUpdate != nil {
 		l.e.cfg.OnUpdate(u)
 	}
-	live := l.subs[:0]
-	for _, s := range l.subs {
-		if s.ctx.Err() != nil {
-			close(s.ch)
-			continue
-		}
-		select {
-		case s.ch <- u:
-		default:
-			l.e.log.Warn("subscriber behind; update dropped")
-		}
-		live = append(live, s)
+	l.subs = slices.DeleteFunc(l.subs, func(f *feed) bool { return f.ctx.Err() != nil })
+	for _, f := range l.subs {
+		f.put(u)
 	}
-	l.subs = live
 }
 
 func (l *loop) checkIdle() {
@@ -887,8 +867,8 @@ func (e *Engine) work(box *mailbox[job]) {
 
 // shutdown releases whoever waits on the loop.
 func (l *loop) shutdown() {
-	for _, s := range l.subs {
-		close(s.ch)
+	for _, f := range l.subs {
+		f.close()
 	}
 	l.subs = nil
 }

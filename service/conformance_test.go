@@ -37,10 +37,11 @@ func own(t *testing.T) *owned {
 const testToken = "0123456789abcdef0123456789abcdef"
 
 // ownOn owns the account on the database db (a path or a Postgres URL),
-// serving other hosts too when network is set.
-func ownOn(t *testing.T, db string, network *service.Network) *owned {
+// serving other hosts too when network is set, on a simulator started with
+// opts.
+func ownOn(t *testing.T, db string, network *service.Network, opts ...simtest.Option) *owned {
 	t.Helper()
-	sim := simtest.New(t)
+	sim := simtest.New(t, opts...)
 	st, err := store.Open(t.Context(), db, sim.Clock)
 	if err != nil {
 		t.Fatal(err)

@@ -485,21 +485,18 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 	if err != nil {
 		return nil, err
 	}
+	var shown int64 // the version the changes shown from the log lead to
+	if req.FromStart && on != nil {
+		if w, err = s.l.replay(ctx, w.ID, on); err != nil {
+			return nil, kinded(err)
+		}
+		shown = w.Version
+	}
 	if w.Terminal() {
 		return w, nil
 	}
-	for {
-		var u account.Update
-		var ok bool
-		select {
-		case <-ctx.Done(): // the engine closes updates only at its next change
-			return nil, ctx.Err()
-		case u, ok = <-updates:
-		}
-		if !ok {
-			return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
-		}
-		if u.Workflow == nil || u.Workflow.ID != w.ID {
+	for u := range updates { // closed when ctx ends or the engine stops
+		if u.Workflow == nil || u.Workflow.ID != w.ID || (u.QueuedUntil.IsZero() && u.Workflow.Version <= shown) {
 			continue
 		}
 		if on != nil {
@@ -509,33 +506,14 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 			return u.Workflow, nil
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
 }
 
-// Subscribe's channel is closed as soon as ctx ends (the engine's own
-// closes only at its next change).
 func (s *session) Subscribe(ctx context.Context) (<-chan account.Update, error) {
-	ctx = s.l.gated(ctx)
-	in := s.l.eng.Subscribe(ctx)
-	out := make(chan account.Update, cap(in))
-	go func() {
-		defer close(out)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case u, ok := <-in:
-				if !ok {
-					return
-				}
-				select {
-				case out <- u:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return out, nil
+	return s.l.eng.Subscribe(s.l.gated(ctx)), nil
 }
 
 func (s *session) RunJob(ctx context.Context, req account.JobRequest) (*account.JobResult, error) {
@@ -648,6 +626,44 @@ func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
 
 // resolve finds the workflow an id names: the id itself, its quoteReqID,
 // or a unique prefix of an id.
+// replay calls on with each change workflow id's log holds, its record as
+// that change left it, and returns the record they lead to: read between
+// two reads of the log that agree, so that every change is either in the
+// log read or saved after the record (a later version).
+func (l *Local) replay(ctx context.Context, id string, on func(account.Update)) (*workflow.Workflow, error) {
+	log, err := l.st.Transitions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var w *workflow.Workflow
+	for {
+		if w, err = l.st.Get(ctx, id); err != nil {
+			return nil, err
+		}
+		again, err := l.st.Transitions(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(again) == len(log) {
+			break
+		}
+		log = again
+	}
+	for i, t := range log {
+		if t.From == "" {
+			continue // its creation
+		}
+		at := w
+		if i < len(log)-1 {
+			c := *w
+			c.State = t.To
+			at = &c
+		}
+		on(account.Update{Workflow: at, From: t.From, Event: t.Event, Reason: t.Reason})
+	}
+	return w, nil
+}
+
 func (l *Local) resolve(ctx context.Context, id string) (*workflow.Workflow, error) {
 	if id == "" {
 		return nil, account.Errorf(account.KindInput, "no workflow id")

@@ -388,7 +388,11 @@ func (h *Handle) Cancel(ctx context.Context, req account.CancelRequest) error {
 // Follow: see account.Account. When the owner goes away, it follows the
 // workflow on the next owner (this process, perhaps).
 func (h *Handle) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (w *workflow.Workflow, err error) {
-	err = h.do(ctx, func(a account.Account) error { w, err = a.Follow(ctx, req, on); return err })
+	err = h.do(ctx, func(a account.Account) error {
+		w, err = a.Follow(ctx, req, on)
+		req.FromStart = false // shown already, if the next owner is followed
+		return err
+	})
 	return w, err
 }
 

@@ -348,7 +348,8 @@ func (s *server) follow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	put := stream(w)
-	end, err := a.Follow(r.Context(), account.FollowRequest{ID: r.URL.Query().Get("id")}, func(u account.Update) {
+	q := r.URL.Query()
+	end, err := a.Follow(r.Context(), account.FollowRequest{ID: q.Get("id"), FromStart: q.Get("fromStart") == "1"}, func(u account.Update) {
 		put(message{Update: &u})
 	})
 	switch {
@@ -636,7 +637,11 @@ func (c *Client) RunJob(ctx context.Context, req account.JobRequest) (*account.J
 
 func (c *Client) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (*workflow.Workflow, error) {
 	var end *workflow.Workflow
-	err := c.lines(ctx, "/v1/follow?"+url.Values{"id": {req.ID}}.Encode(), nil, func(m message) (bool, error) {
+	q := url.Values{"id": {req.ID}}
+	if req.FromStart {
+		q.Set("fromStart", "1")
+	}
+	err := c.lines(ctx, "/v1/follow?"+q.Encode(), nil, func(m message) (bool, error) {
 		switch {
 		case m.Error != nil:
 			return true, m.Error

@@ -255,7 +255,12 @@ func TestBatchScreenSameWithAndWithoutServe(t *testing.T) {
 		if code != 3 { // NOINV is rejected by the broker: the batch's worst
 			t.Errorf("serve %v: exit %d, want 3\n%s", withServe, code, stderr.String())
 		}
-		waitFor(t, "the final screen", func() bool { return strings.Contains(lastFrame(seen.String()), "not_needed") })
+		// The final screen: every row ended, the fills' details drawn (the
+		// board's last redraw, from the final records).
+		waitFor(t, "the final screen", func() bool {
+			f := lastFrame(seen.String())
+			return strings.Contains(f, "not_needed") && strings.Contains(f, "rejected") && strings.Count(f, "accept ID at") == 2
+		})
 		screens[withServe] = lastFrame(seen.String())
 	}
 	if screens[false] != screens[true] {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -347,5 +348,55 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	}
 	if code := owner.stop(t); code != account.ExitInterrupted {
 		t.Errorf("serve: exit %d after SIGTERM, want 130\n%s", code, owner.stderr)
+	}
+}
+
+// Issue 26: status --limit N prints at most N rows, the newest of the
+// workflows and orders together (it printed N of each), as a table and as
+// JSON records.
+func TestStatusLimitBoundsRows(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for range 2 { // each a locate (or its cover) and an order
+		if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes", "--max-price", "0.02"); code != account.ExitOK {
+			t.Fatalf("short: exit %d %+v\n%s", code, o, errOut)
+		}
+	}
+	records := func(args ...string) []map[string]any {
+		t.Helper()
+		code, out, errOut := b.MustRunMain(t, nil, append([]string{"status", "-o", "json"}, args...)...)
+		if code != account.ExitOK {
+			t.Fatalf("status %v: exit %d\n%s", args, code, errOut)
+		}
+		var rows []map[string]any
+		for _, o := range jsonLines(t, out) {
+			if o["type"] == "workflow" || o["type"] == "order" {
+				rows = append(rows, o)
+			}
+		}
+		return rows
+	}
+	all := records()
+	if len(all) < 4 {
+		t.Fatalf("%d rows without --limit, want the 2 locates and 2 orders: %v", len(all), all)
+	}
+	limited := records("--limit", "3")
+	if len(limited) != 3 {
+		t.Fatalf("--limit 3: %d rows, want 3: %v", len(limited), limited)
+	}
+	for i := range limited {
+		if fmt.Sprint(limited[i]) != fmt.Sprint(all[i]) {
+			t.Errorf("--limit 3 row %d: %v, want the newest: %v", i, limited[i], all[i])
+		}
+	}
+	code, out, _ := b.MustRunMain(t, nil, "status", "--limit", "3")
+	var table []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "HTBX") {
+			table = append(table, l)
+		}
+	}
+	if code != account.ExitOK || len(table) != 3 {
+		t.Errorf("status --limit 3: exit %d, %d rows, want 3:\n%s", code, len(table), out)
 	}
 }

@@ -37,7 +37,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	counts := map[states.State]int{}
 	show := console.Progress(out, c.conn.m.display())
 	for _, w := range st.Open {
-		final, err := account.FollowOrWithdraw(ctx, sess, w.ID, show)
+		final, err := account.FollowOrWithdraw(ctx, sess, account.FollowRequest{ID: w.ID}, show)
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ type statusCommand struct {
 
 func (c *statusCommand) flags(fs *pflag.FlagSet) {
 	c.conn.registerLocal(fs)
-	fs.IntVar(&c.limit, "limit", 20, "how many recent workflows, and as many of the orders locator placed, to list")
+	fs.IntVar(&c.limit, "limit", 20, "how many rows to list: the most recent workflows and orders locator placed")
 }
 
 func (c *statusCommand) run(ctx context.Context, args []string) error {
@@ -71,7 +71,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	console.Workflows(out, ws, orders)
+	console.Workflows(out, ws, orders, c.limit)
 	return nil
 }
 
