@@ -236,7 +236,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
-	srv := newServer(o.local, o.hello, ec.Client, o.clk)
+	srv := newServer(o.local, o.hello, ec.Client, o.clk, want.Pin)
 	routes := srv.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(2)
@@ -248,8 +248,10 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}()
 	if remote != nil {
 		// A request the server cannot read is not the owner's error:
-		// logged at debug level (handshakes are the Network's).
-		o.net = &http.Server{Handler: tokenGuard(o.cfg.Network.Token, routes), ReadHeaderTimeout: 10 * time.Second,
+		// logged at debug level (handshakes and tokens are the
+		// Network's, which admits only connections that proved the
+		// token).
+		o.net = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.cfg.Network.limits.IdleWait,
 			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
 		o.wg.Add(1)
 		go func() {

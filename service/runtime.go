@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/locatorhq/locator/account"
 )
 
 // maxSocketPath is the longest path a unix socket may have on Linux (108
@@ -130,4 +132,16 @@ func peerUID(c net.Conn) (int, bool) {
 		return 0, false
 	}
 	return int(cred.Uid), true
+}
+
+// checkPeer refuses a connection to the owner's socket at path whose
+// process is another user's (SO_PEERCRED, as the owner checks its
+// followers): a socket another user made where a lease points is never
+// sent a request, nor anything signed.
+func checkPeer(c net.Conn, path string) error {
+	uid, ok := peerUID(c)
+	if !ok || uid != os.Getuid() {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the socket %s is not served by a process of this user; nothing was sent", path))
+	}
+	return nil
 }

@@ -120,7 +120,7 @@ func writes(o *owned) int {
 // of its own, and one that goes is no longer reached there.
 func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken)
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
