@@ -1,6 +1,8 @@
 package service_test
 
 import (
+	"crypto/tls"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -189,5 +192,107 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	}
 	if err == nil {
 		t.Fatalf("the owner of LV300001 closed, and a follower still reached it")
+	}
+}
+
+// Issue 28 item 4: the owner's port holds no connection that has not
+// proven the token for longer than its admission deadline (one second
+// here, ten by default): 200 connections that finished their TLS
+// handshake and then say nothing are all closed by the owner, each seen
+// as its end of file, within 30 s; and a peer holding MaxPending
+// connections not admitted yet has any more closed at once. A follower
+// with the token is served afterwards.
+func TestOwnerPortDropsIdleConnections(t *testing.T) {
+	t.Parallel()
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Second, MaxPending: 250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { network.Close() })
+	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
+	l := o.owner.Lease()
+	host := strings.TrimPrefix(l.Address, "https://")
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13, ServerName: "LV100001", InsecureSkipVerify: true}
+	idle := func(n int) []net.Conn {
+		var conns []net.Conn
+		for range n {
+			c, err := tls.Dial("tcp", host, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			conns = append(conns, c)
+		}
+		return conns
+	}
+	// closedBy waits for the owner to close each connection: a read ends
+	// (end of file, or a reset) before the deadline.
+	closedBy := func(conns []net.Conn, deadline time.Time) int {
+		open := 0
+		for _, c := range conns {
+			c.SetReadDeadline(deadline)
+			if _, err := c.Read(make([]byte, 1)); errors.Is(err, os.ErrDeadlineExceeded) {
+				open++
+			}
+		}
+		return open
+	}
+	conns := idle(200)
+	if open := closedBy(conns, time.Now().Add(30*time.Second)); open != 0 {
+		t.Fatalf("%d of 200 idle connections still open after 30 s", open)
+	}
+	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := cl.Status(t.Context(), account.StatusRequest{}); err != nil {
+		t.Fatalf("a follower with the token after the idle ones: %v", err)
+	}
+}
+
+// Beyond MaxPending connections of one peer not admitted yet, the next
+// ones are closed at once, long before the admission deadline (an hour
+// here): of 30 connections that say nothing, 20 are closed, and the 10
+// the owner holds still complete their handshake.
+func TestOwnerPortCapsPendingConnections(t *testing.T) {
+	t.Parallel()
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Hour, MaxPending: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { network.Close() })
+	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
+	host := strings.TrimPrefix(o.owner.Lease().Address, "https://")
+	conns := make([]net.Conn, 30)
+	closed := make(chan int, len(conns))
+	for i := range conns {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+		go func() {
+			// Ends when the owner closes c (or the test stops reading).
+			c.Read(make([]byte, 1))
+			closed <- i
+		}()
+	}
+	gone := map[int]bool{}
+	for range 20 {
+		gone[<-closed] = true
+	}
+	for i, c := range conns {
+		if gone[i] {
+			continue
+		}
+		c.SetReadDeadline(time.Now()) // stop the reader
+		<-closed
+		c.SetReadDeadline(time.Time{})
+		tc := tls.Client(c, &tls.Config{MinVersion: tls.VersionTLS13, ServerName: "LV100001", InsecureSkipVerify: true})
+		if err := tc.HandshakeContext(t.Context()); err != nil {
+			t.Errorf("connection %d, within the cap, was not held: %v", i, err)
+		}
 	}
 }
