@@ -331,7 +331,9 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 	if !errors.As(err, &held) {
 		return lease, false, err
 	}
-	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" {
+	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
+		// A socket outside the runtime folder is never dialled nor
+		// removed: following the lease then says why.
 		return lease, false, err
 	}
 	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session

@@ -66,6 +66,18 @@ func paths(dir, account, baseURL string) (lock, socket string, err error) {
 	return base + ".lock", base + ".sock", nil
 }
 
+// checkSocketPath refuses an owner's socket, as a lease names it, outside
+// the runtime folder dir: only this user makes sockets there, so a path
+// elsewhere was written by someone else (a database writer pointing this
+// host's followers at a socket of theirs).
+func checkSocketPath(dir, path string) error {
+	if filepath.Dir(filepath.Clean(path)) != filepath.Clean(dir) {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the owner's lease names the socket %s, outside this user's runtime folder %s: "+
+			"no owner of this user made it (whoever wrote that lease row did); nothing was sent", path, dir))
+	}
+	return nil
+}
+
 // machineLock is an exclusive lock on an account's lock file: held by the
 // one process that owns the account on this machine, released by the
 // kernel when that process dies, however it dies.
