@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -12,6 +13,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -230,6 +232,14 @@ func admitToken(tc *tls.Conn, token, pin string) bool {
 		return false
 	}
 	if !hmac.Equal(got, want) {
+		if bytes.HasPrefix(got, []byte("GET /")) || bytes.HasPrefix(got, []byte("POST /")) {
+			// A follower of an older locator, which sent its token in
+			// a header: told in words it shows.
+			b, _ := json.Marshal(account.Errorf(account.KindRefused, "the account's owner runs a newer locator, whose followers prove "+
+				OwnerTokenEnv+" on each connection: upgrade locator on this host; nothing was sent"))
+			fmt.Fprintf(tc, "HTTP/1.1 426 Upgrade Required\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(b), b)
+			return false
+		}
 		tc.Write([]byte{refusedToken})
 		return false
 	}
@@ -257,6 +267,9 @@ func presentToken(tc *tls.Conn, token, pin, address string) error {
 	reply := make([]byte, 1+len(mine))
 	if _, err := io.ReadFull(tc, reply[:1]); err != nil {
 		return err
+	}
+	if reply[0] == 'H' {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the owner at %s runs an older locator (it answered HTTP to the proof of %s): upgrade it; nothing was sent", address, OwnerTokenEnv))
 	}
 	if reply[0] != admitted {
 		return account.Errorf(account.KindRefused, fmt.Sprintf("the owner at %s refused this process's %s (another token than the owner's); nothing was sent", address, OwnerTokenEnv))

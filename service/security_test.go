@@ -3,7 +3,9 @@ package service_test
 import (
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,6 +163,20 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	t.Cleanup(cl.Close)
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's token and pin: %v", err)
+	}
+	// A follower of an older locator, sending the token in a header, is
+	// told to upgrade, in an answer it can show.
+	older := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: "LV100001", InsecureSkipVerify: true}}}
+	req, _ := http.NewRequest(http.MethodGet, l.Address+"/v1/hello", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := older.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired || !strings.Contains(string(body), "upgrade locator on this host") {
+		t.Errorf("an older follower: %s %s; want 426 saying to upgrade", resp.Status, body)
 	}
 	// A second account of the process, on the same port.
 	cfg := o.cfg
