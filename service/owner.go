@@ -101,6 +101,7 @@ type Owner struct {
 	clk   clock.Clock
 	log   *slog.Logger
 	ln    net.Listener
+	api   *server // the account API it serves
 	srv   *http.Server
 	net   *http.Server  // serving other hosts (Network), or nil
 	lost  chan struct{} // closed when the lease was lost, after lostWhy is set
@@ -236,8 +237,8 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
-	srv := newServer(o.local, o.hello, ec.Client, o.clk, want.Pin)
-	routes := srv.routes()
+	o.api = newServer(o.local, o.hello, ec.Client, o.clk, want.Pin)
+	routes := o.api.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(2)
 	go func() {

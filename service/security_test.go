@@ -60,6 +60,20 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's key pair: %v", err)
 	}
+	// Sessions expire (sessionTTL, 12 h): a follower proves the key pair
+	// again when its session has, and its request goes through once.
+	before := writes(o)
+	o.owner.ExpireSessions()
+	if _, err := cl.Locate(t.Context(), locate); err != nil {
+		t.Fatalf("after the session expired: %v", err)
+	}
+	if n := writes(o) - before; n == 0 {
+		t.Error("the locate after the session expired reached no broker")
+	}
+	o.owner.ExpireSessions()
+	if _, err := cl.Status(t.Context(), account.StatusRequest{}); err != nil {
+		t.Fatalf("a status after the session expired: %v", err)
+	}
 }
 
 // Issue 21 item 5: the owner's socket takes no connection from another

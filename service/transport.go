@@ -55,8 +55,13 @@ const callerHeader = "Locator-Caller"
 
 // sessionHeader carries the session a follower earned by proving it holds
 // the owner's credentials (POST /v1/session); every call but hello and
-// session needs one.
+// session needs one. The owner's refusal of a request without a live
+// session carries it too ("expired"): the follower then earns another and
+// sends the request again, once.
 const sessionHeader = "Locator-Session"
+
+// sessionTTL is how long a session lasts from its proof, in real time.
+const sessionTTL = 12 * time.Hour
 
 // Prover proves this process holds a broker client's credentials without
 // sending them: *brokerclient.Client is one.
@@ -169,12 +174,12 @@ type server struct {
 	replies  map[string]chan bool          // questions waiting for their reply
 	jobs     map[string]context.CancelFunc // job runs, by ref
 	nonces   map[string]time.Time          // challenges handed out, by expiry
-	sessions map[string]bool               // sessions earned
+	sessions map[string]time.Time          // sessions earned, by expiry (real time)
 }
 
 func newServer(l *Local, hello func() Hello, prover Prover, clk clock.Clock, pin string) *server {
 	return &server{l: l, hello: hello, prover: prover, clk: clk, pin: pin, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
-		nonces: map[string]time.Time{}, sessions: map[string]bool{}}
+		nonces: map[string]time.Time{}, sessions: map[string]time.Time{}}
 }
 
 // greet is hello with a fresh challenge.
@@ -231,8 +236,14 @@ func (s *server) prove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := rand.Text()
+	now := time.Now()
 	s.mu.Lock()
-	s.sessions[token] = true
+	for t, exp := range s.sessions {
+		if now.After(exp) {
+			delete(s.sessions, t)
+		}
+	}
+	s.sessions[token] = now.Add(sessionTTL)
 	s.mu.Unlock()
 	send(w, earnedSession{Session: token, MAC: mine})
 }
@@ -241,10 +252,11 @@ func (s *server) prove(w http.ResponseWriter, r *http.Request) {
 func (s *server) earned(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		ok := s.sessions[r.Header.Get(sessionHeader)]
+		exp, ok := s.sessions[r.Header.Get(sessionHeader)]
 		s.mu.Unlock()
-		if !ok {
-			fail(w, account.Errorf(account.KindRefused, "no session: prove the owner's credentials first; nothing was sent"))
+		if !ok || time.Now().After(exp) {
+			w.Header().Set(sessionHeader, "expired")
+			fail(w, account.Errorf(account.KindRefused, "no session, or it expired: prove the owner's credentials first; nothing was sent"))
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -844,17 +856,23 @@ func (c *Client) answer(ctx context.Context) {
 // stream breaks (KindOwnerGone); opened, when set, is called once the
 // owner has answered and the stream is in place.
 func (c *Client) lines(ctx context.Context, path string, opened func(), each func(message) (bool, error)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(callerHeader, c.header)
-	if err := c.authorize(ctx, req); err != nil {
-		return err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return c.gone(ctx, err)
+	var resp *http.Response
+	for try := 0; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set(callerHeader, c.header)
+		session, err := c.authorize(ctx, req)
+		if err != nil {
+			return err
+		}
+		if resp, err = c.http.Do(req); err != nil {
+			return c.gone(ctx, err)
+		}
+		if try > 0 || !c.expired(resp, session) {
+			break
+		}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -882,26 +900,54 @@ func (c *Client) post(ctx context.Context, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
+	for try := 0; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(callerHeader, c.header)
+		session, err := c.authorize(ctx, req)
+		if err != nil {
+			return err
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return c.gone(ctx, err)
+		}
+		if try == 0 && c.expired(resp, session) {
+			continue
+		}
+		if err := readAnswer(resp, out); err != nil {
+			return c.gone(ctx, err)
+		}
+		return nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(callerHeader, c.header)
-	if err := c.authorize(ctx, req); err != nil {
-		return err
+}
+
+// expired reports whether resp refused session as expired, forgetting it
+// (and closing resp) so that the next request earns another.
+func (c *Client) expired(resp *http.Response, session string) bool {
+	if resp.StatusCode == http.StatusOK || resp.Header.Get(sessionHeader) != "expired" {
+		return false
 	}
-	return c.do(req, out)
+	resp.Body.Close()
+	c.mu.Lock()
+	if c.session == session {
+		c.session = ""
+	}
+	c.mu.Unlock()
+	return true
 }
 
 // authorize sets req's session, earning one first when there is none.
-func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+func (c *Client) authorize(ctx context.Context, req *http.Request) (string, error) {
 	session, err := c.authenticate(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	req.Header.Set(sessionHeader, session)
-	return nil
+	return session, nil
 }
 
 func (c *Client) do(req *http.Request, out any) error {
