@@ -962,9 +962,13 @@ func (c *Client) do(req *http.Request, out any) error {
 }
 
 // readAnswer decodes resp's body into out (when set), or its error, and
-// closes it.
+// closes it, read to its end so that its connection serves the next
+// request (the proof's hello and session share one).
 func readAnswer(resp *http.Response, out any) error {
-	defer resp.Body.Close()
+	defer func() {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+	}()
 	if resp.StatusCode != http.StatusOK {
 		return decodeError(resp)
 	}
