@@ -95,7 +95,7 @@ func TestConformance(t *testing.T) {
 	// presented; the owner's lease on Postgres.
 	t.Run("remote", func(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
-			network, err := service.NewNetwork("127.0.0.1", "", testToken)
+			network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,9 +1,11 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,11 +13,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -35,30 +38,72 @@ const minTokenLen = 32
 // Network is how a process serves the accounts it owns to processes of
 // other hosts: the account API over TLS 1.3, on one port for all of them
 // (one rule for a firewall), reached at its advertised address, for
-// callers presenting Token. Each owner has a certificate of its own, made
-// at its start, whose public key's SHA-256 goes into its lease with the
+// callers holding Token. Each owner has a certificate of its own, made at
+// its start, whose public key's SHA-256 goes into its lease with the
 // address. A follower, which reads both from the shared database, names
 // the account in its handshake (SNI) and checks the certificate: the
 // connection reaches that account's owner or fails, and is served by that
-// owner's server alone, which ends it when the owner goes. The token
-// proves the follower to the owner; the follower still proves it holds
-// the account's key pair, as on the socket.
+// owner's server alone, which ends it when the owner goes.
+//
+// The token never travels: right after the handshake each end proves it
+// holds it with an HMAC bound to this very connection (a TLS exporter
+// value, RFC 8446 section 7.5) and to the owner's certificate as that end
+// knows it (see connProof). A host that rewrote the lease to point
+// followers at itself holds neither the owner's certificate nor the
+// connection the owner sees: what a follower proves to it is of no use
+// anywhere else, and without the token it cannot prove itself back, so
+// the follower stops there. The follower then proves it holds the
+// account's key pair, bound to the connection the same way (see proof).
 type Network struct {
 	Token   string
 	address string // https://host:port, as other hosts dial it
 	ln      net.Listener
+	limits  NetworkLimits
+	tlsCfg  *tls.Config
 
-	mu     sync.Mutex
-	owners map[string]*ownerListener // by account, lower case (SNI's case)
+	mu      sync.Mutex
+	owners  map[string]*ownerListener // by account, lower case (SNI's case)
+	pending map[string]int            // connections not admitted yet, by peer address
 }
+
+// NetworkLimits bound what a connection to the network's port may hold
+// before and after it is admitted; a zero field takes its default.
+type NetworkLimits struct {
+	// AdmitWait bounds the TLS handshake and the token's proof together
+	// (default 10 s): a connection that has not proven the token by then
+	// is closed.
+	AdmitWait time.Duration
+	// IdleWait closes an admitted connection that carries no request for
+	// that long (default 2 min); a follower dials again when it needs to.
+	IdleWait time.Duration
+	// MaxPending caps the connections of one peer address not admitted
+	// yet (default 32); one more is closed at once.
+	MaxPending int
+}
+
+// Defaults of NetworkLimits.
+const (
+	defaultAdmitWait  = 10 * time.Second
+	defaultIdleWait   = 2 * time.Minute
+	defaultMaxPending = 32
+)
 
 // NewNetwork listens on listen (HOST, on a free port, or HOST:PORT) for
 // the owners of this process, advertised as advertise (default: listen's
-// host), for followers presenting token, which must be long enough not to
-// be guessed. Close stops it.
-func NewNetwork(listen, advertise, token string) (*Network, error) {
+// host), for followers holding token, which must be long enough not to be
+// guessed, within limits. Close stops it.
+func NewNetwork(listen, advertise, token string, limits NetworkLimits) (*Network, error) {
 	if err := CheckToken(token); err != nil {
 		return nil, err
+	}
+	if limits.AdmitWait <= 0 {
+		limits.AdmitWait = defaultAdmitWait
+	}
+	if limits.IdleWait <= 0 {
+		limits.IdleWait = defaultIdleWait
+	}
+	if limits.MaxPending <= 0 {
+		limits.MaxPending = defaultMaxPending
 	}
 	if _, _, err := net.SplitHostPort(listen); err != nil {
 		listen = net.JoinHostPort(listen, "0")
@@ -72,7 +117,14 @@ func NewNetwork(listen, advertise, token string) (*Network, error) {
 		host, _, _ = net.SplitHostPort(listen)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	n := &Network{Token: token, address: "https://" + net.JoinHostPort(host, port), ln: ln, owners: map[string]*ownerListener{}}
+	n := &Network{Token: token, address: "https://" + net.JoinHostPort(host, port), ln: ln, limits: limits,
+		owners: map[string]*ownerListener{}, pending: map[string]int{}}
+	n.tlsCfg = &tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if o := n.owner(hello.ServerName); o != nil {
+			return &o.cert, nil
+		}
+		return nil, fmt.Errorf("this process does not own account %q", hello.ServerName)
+	}}
 	go n.accept()
 	return n, nil
 }
@@ -91,36 +143,149 @@ func CheckToken(token string) error {
 	return nil
 }
 
-// handshakeWait bounds a TLS handshake on the network's port.
-const handshakeWait = 10 * time.Second
-
-// accept hands each connection, once its handshake named an account this
-// process owns, to that account's owner.
+// accept admits each connection in a goroutine of its own.
 func (n *Network) accept() {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		if o := n.owner(hello.ServerName); o != nil {
-			return &o.cert, nil
-		}
-		return nil, fmt.Errorf("this process does not own account %q", hello.ServerName)
-	}}
 	for {
 		c, err := n.ln.Accept()
 		if err != nil {
 			return // closed
 		}
-		go func() {
-			tc := tls.Server(c, cfg)
-			ctx, cancel := context.WithTimeout(context.Background(), handshakeWait)
-			defer cancel()
-			if err := tc.HandshakeContext(ctx); err != nil {
-				c.Close() // a scanner, a follower with an old pin or of an account gone
-				return
-			}
-			if o := n.owner(tc.ConnectionState().ServerName); o == nil || !o.deliver(tc) {
-				tc.Close()
-			}
-		}()
+		go n.admit(c)
 	}
+}
+
+// admit hands c to the owner its handshake names, once it proved the
+// token within AdmitWait; anything else (a scanner, a follower with an
+// old pin, another token, an account gone, a peer that just holds the
+// connection) is closed. A peer address holding MaxPending connections
+// not admitted yet has its next one closed at once.
+func (n *Network) admit(c net.Conn) {
+	peer, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+	n.mu.Lock()
+	full := n.pending[peer] >= n.limits.MaxPending
+	if !full {
+		n.pending[peer]++
+	}
+	n.mu.Unlock()
+	if full {
+		c.Close()
+		return
+	}
+	defer func() {
+		n.mu.Lock()
+		if n.pending[peer]--; n.pending[peer] == 0 {
+			delete(n.pending, peer)
+		}
+		n.mu.Unlock()
+	}()
+	c.SetDeadline(time.Now().Add(n.limits.AdmitWait))
+	tc := tls.Server(c, n.tlsCfg)
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return
+	}
+	o := n.owner(tc.ConnectionState().ServerName)
+	if o == nil || !admitToken(tc, n.Token, o.pin) {
+		tc.Close()
+		return
+	}
+	c.SetDeadline(time.Time{})
+	if !o.deliver(tc) {
+		tc.Close()
+	}
+}
+
+// Each end of a connection to the network proves it holds the token with
+// connProof, the follower first, as one message each way:
+//
+//	follower -> owner: connProof("follower") (32 bytes)
+//	owner -> follower: admitted + connProof("owner"), or refusedToken and close
+const (
+	admitted     byte = 'y'
+	refusedToken byte = 'n'
+)
+
+// connProof is an HMAC-SHA256 keyed by the token of side's name, the
+// connection's TLS exporter value and the pin of the owner's certificate
+// as that end knows it (the owner its own, the follower the one it saw,
+// which its lease named): a proof made on one connection, or to another
+// certificate, proves nothing on another.
+func connProof(token, side string, cs tls.ConnectionState, pin string) ([]byte, error) {
+	ekm, err := cs.ExportKeyingMaterial("EXPORTER-locator-owner-token", nil, 32)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, []byte(token))
+	fmt.Fprintf(m, "locator %s\n%x\n%s", side, ekm, pin)
+	return m.Sum(nil), nil
+}
+
+// admitToken is the owner's end: whether the follower proved the token
+// on tc, to this owner's certificate (pin); the owner proves it back.
+func admitToken(tc *tls.Conn, token, pin string) bool {
+	want, err := connProof(token, "follower", tc.ConnectionState(), pin)
+	if err != nil {
+		return false
+	}
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(tc, got); err != nil {
+		return false
+	}
+	if !hmac.Equal(got, want) {
+		if bytes.HasPrefix(got, []byte("GET /")) || bytes.HasPrefix(got, []byte("POST /")) {
+			// A follower of an older locator, which sent its token in
+			// a header: told in words it shows.
+			b, _ := json.Marshal(account.Errorf(account.KindRefused, "the account's owner runs a newer locator, whose followers prove "+
+				OwnerTokenEnv+" on each connection: upgrade locator on this host; nothing was sent"))
+			fmt.Fprintf(tc, "HTTP/1.1 426 Upgrade Required\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(b), b)
+			return false
+		}
+		tc.Write([]byte{refusedToken})
+		return false
+	}
+	mine, err := connProof(token, "owner", tc.ConnectionState(), pin)
+	if err != nil {
+		return false
+	}
+	_, err = tc.Write(append([]byte{admitted}, mine...))
+	return err == nil
+}
+
+// presentToken is the follower's end: it proves the token on tc to the
+// certificate it saw (pin), and checks the owner's proof back. A refusal
+// and an owner that cannot prove the token are errors of kind
+// KindRefused; nothing else was sent.
+func presentToken(tc *tls.Conn, token, pin, address string) error {
+	cs := tc.ConnectionState()
+	mine, err := connProof(token, "follower", cs, pin)
+	if err != nil {
+		return err
+	}
+	if _, err := tc.Write(mine); err != nil {
+		return err
+	}
+	reply := make([]byte, 1+len(mine))
+	if _, err := io.ReadFull(tc, reply[:1]); err != nil {
+		return err
+	}
+	if reply[0] == 'H' {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the owner at %s runs an older locator (it answered HTTP to the proof of %s): upgrade it; nothing was sent", address, OwnerTokenEnv))
+	}
+	if reply[0] != admitted {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the owner at %s refused this process's %s (another token than the owner's); nothing was sent", address, OwnerTokenEnv))
+	}
+	want, err := connProof(token, "owner", cs, pin)
+	if err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(tc, reply[1:]); err != nil {
+		return err
+	}
+	if !hmac.Equal(reply[1:], want) {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the host at %s, with the certificate the account's lease names, does not hold %s: "+
+			"it is not the account's owner (whoever wrote that lease row points followers at it); nothing was sent", address, OwnerTokenEnv))
+	}
+	return nil
 }
 
 func (n *Network) owner(account string) *ownerListener {
@@ -154,11 +319,11 @@ func (n *Network) listen(account string) (ln net.Listener, pin string, err error
 		return nil, "", err
 	}
 	o := &ownerListener{n: n, account: strings.ToLower(account), addr: n.ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{}),
-		cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}}
+		cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pin: pinOf(cert)}
 	n.mu.Lock()
 	n.owners[o.account] = o
 	n.mu.Unlock()
-	return o, pinOf(cert), nil
+	return o, o.pin, nil
 }
 
 // ownerListener is one owner's share of the network: the connections that
@@ -168,6 +333,7 @@ type ownerListener struct {
 	account string
 	addr    net.Addr
 	cert    tls.Certificate
+	pin     string // cert's
 	conns   chan net.Conn
 	done    chan struct{}
 	once    sync.Once
@@ -214,25 +380,10 @@ func pinOf(cert *x509.Certificate) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// tokenGuard refuses a request without the owner's token (compared in
-// constant time), before anything else reads it.
-func tokenGuard(token string, h http.Handler) http.Handler {
-	want := sha256.Sum256([]byte("Bearer " + token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			w.WriteHeader(http.StatusUnauthorized)
-			send(w, account.Errorf(account.KindRefused, "this process does not hold the owner's token ("+OwnerTokenEnv+"); nothing was sent"))
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
 // DialRemote returns the account API of acct's owner of another host,
 // serving at address (https://host:port, from its lease) with the
-// certificate pin names, for caller presenting token; otherwise as Dial.
+// certificate pin names, for caller holding token (each connection proves
+// it, see Network); otherwise as Dial.
 func DialRemote(acct, address, pin, token string, caller account.Caller, prover Prover, baseURL string) (*Client, error) {
 	u, err := url.Parse(address)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
@@ -257,23 +408,24 @@ func DialRemote(acct, address, pin, token string, caller account.Caller, prover 
 			return nil
 		},
 	}
-	tr := &http.Transport{DialTLSContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	dial := func(ctx context.Context) (net.Conn, error) {
 		d := tls.Dialer{Config: cfg}
-		return d.DialContext(ctx, "tcp", u.Host)
-	}}
-	return newClient("https://owner", bearer{token: token, next: tr}, caller, prover, baseURL), nil
+		c, err := d.DialContext(ctx, "tcp", u.Host)
+		if err != nil {
+			return nil, err
+		}
+		tc := c.(*tls.Conn)
+		wait, ok := ctx.Deadline()
+		if !ok {
+			wait = time.Now().Add(defaultAdmitWait)
+		}
+		tc.SetDeadline(wait)
+		if err := presentToken(tc, token, pin, address); err != nil {
+			tc.Close()
+			return nil, err
+		}
+		tc.SetDeadline(time.Time{})
+		return tc, nil
+	}
+	return newClient("https://owner", dial, caller, prover, baseURL), nil
 }
-
-// bearer adds the owner's token to every request.
-type bearer struct {
-	token string
-	next  *http.Transport
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
-func (b bearer) CloseIdleConnections() { b.next.CloseIdleConnections() }

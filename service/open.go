@@ -231,11 +231,15 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 }
 
 // dialHolder reaches the live owner a lease names: over its socket when
-// it is of this host, else over the network, with the owner's token.
+// it is of this host (in this user's runtime folder, served by a process
+// of this user), else over the network, with the owner's token.
 func (h *Handle) dialHolder(l store.Lease) (*Client, error) {
 	host, _ := os.Hostname()
 	switch {
 	case l.Host == host && l.Endpoint != "":
+		if err := checkSocketPath(h.cfg.RuntimeDir, l.Endpoint); err != nil {
+			return nil, err
+		}
 		return Dial(l.Endpoint, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), nil
 	case l.Address == "":
 		return nil, account.Errorf(account.KindRefused, l.String()+", which serves no other host (start it with --owner-listen); nothing was sent")

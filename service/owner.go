@@ -101,6 +101,7 @@ type Owner struct {
 	clk   clock.Clock
 	log   *slog.Logger
 	ln    net.Listener
+	api   *server // the account API it serves
 	srv   *http.Server
 	net   *http.Server  // serving other hosts (Network), or nil
 	lost  chan struct{} // closed when the lease was lost, after lostWhy is set
@@ -236,8 +237,8 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
-	srv := newServer(o.local, o.hello, ec.Client, o.clk)
-	routes := srv.routes()
+	o.api = newServer(o.local, o.hello, ec.Client, o.clk, want.Pin)
+	routes := o.api.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(2)
 	go func() {
@@ -248,8 +249,10 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}()
 	if remote != nil {
 		// A request the server cannot read is not the owner's error:
-		// logged at debug level (handshakes are the Network's).
-		o.net = &http.Server{Handler: tokenGuard(o.cfg.Network.Token, routes), ReadHeaderTimeout: 10 * time.Second,
+		// logged at debug level (handshakes and tokens are the
+		// Network's, which admits only connections that proved the
+		// token).
+		o.net = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.cfg.Network.limits.IdleWait,
 			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
 		o.wg.Add(1)
 		go func() {
@@ -329,7 +332,9 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 	if !errors.As(err, &held) {
 		return lease, false, err
 	}
-	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" {
+	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
+		// A socket outside the runtime folder is never dialled nor
+		// removed: following the lease then says why.
 		return lease, false, err
 	}
 	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session

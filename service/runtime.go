@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/locatorhq/locator/account"
 )
 
 // maxSocketPath is the longest path a unix socket may have on Linux (108
@@ -62,6 +64,18 @@ func paths(dir, account, baseURL string) (lock, socket string, err error) {
 		return "", "", fmt.Errorf("runtime folder %s: the path is too long for a socket; set XDG_RUNTIME_DIR to a shorter one", dir)
 	}
 	return base + ".lock", base + ".sock", nil
+}
+
+// checkSocketPath refuses an owner's socket, as a lease names it, outside
+// the runtime folder dir: only this user makes sockets there, so a path
+// elsewhere was written by someone else (a database writer pointing this
+// host's followers at a socket of theirs).
+func checkSocketPath(dir, path string) error {
+	if filepath.Dir(filepath.Clean(path)) != filepath.Clean(dir) {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the owner's lease names the socket %s, outside this user's runtime folder %s: "+
+			"no owner of this user made it (whoever wrote that lease row did); nothing was sent", path, dir))
+	}
+	return nil
 }
 
 // machineLock is an exclusive lock on an account's lock file: held by the
@@ -130,4 +144,16 @@ func peerUID(c net.Conn) (int, bool) {
 		return 0, false
 	}
 	return int(cred.Uid), true
+}
+
+// checkPeer refuses a connection to the owner's socket at path whose
+// process is another user's (SO_PEERCRED, as the owner checks its
+// followers): a socket another user made where a lease points is never
+// sent a request, nor anything signed.
+func checkPeer(c net.Conn, path string) error {
+	uid, ok := peerUID(c)
+	if !ok || uid != os.Getuid() {
+		return account.Errorf(account.KindRefused, fmt.Sprintf("the socket %s is not served by a process of this user; nothing was sent", path))
+	}
+	return nil
 }

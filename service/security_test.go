@@ -1,13 +1,18 @@
 package service_test
 
 import (
+	"crypto/tls"
+	"errors"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -54,6 +59,20 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 	t.Cleanup(cl.Close)
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's key pair: %v", err)
+	}
+	// Sessions expire (sessionTTL, 12 h): a follower proves the key pair
+	// again when its session has, and its request goes through once.
+	before := writes(o)
+	o.owner.ExpireSessions()
+	if _, err := cl.Locate(t.Context(), locate); err != nil {
+		t.Fatalf("after the session expired: %v", err)
+	}
+	if n := writes(o) - before; n == 0 {
+		t.Error("the locate after the session expired reached no broker")
+	}
+	o.owner.ExpireSessions()
+	if _, err := cl.Status(t.Context(), account.StatusRequest{}); err != nil {
+		t.Fatalf("a status after the session expired: %v", err)
 	}
 }
 
@@ -120,7 +139,7 @@ func writes(o *owned) int {
 // of its own, and one that goes is no longer reached there.
 func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken)
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +178,20 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's token and pin: %v", err)
 	}
+	// A follower of an older locator, sending the token in a header, is
+	// told to upgrade, in an answer it can show.
+	older := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: "LV100001", InsecureSkipVerify: true}}}
+	req, _ := http.NewRequest(http.MethodGet, l.Address+"/v1/hello", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := older.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired || !strings.Contains(string(body), "upgrade locator on this host") {
+		t.Errorf("an older follower: %s %s; want 426 saying to upgrade", resp.Status, body)
+	}
 	// A second account of the process, on the same port.
 	cfg := o.cfg
 	cfg.Engine.Account, cfg.Engine.Client = "LV300001", o.sim.Client(t, o.sim.Live2)
@@ -189,5 +222,107 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	}
 	if err == nil {
 		t.Fatalf("the owner of LV300001 closed, and a follower still reached it")
+	}
+}
+
+// Issue 28 item 4: the owner's port holds no connection that has not
+// proven the token for longer than its admission deadline (one second
+// here, ten by default): 200 connections that finished their TLS
+// handshake and then say nothing are all closed by the owner, each seen
+// as its end of file, within 30 s; and a peer holding MaxPending
+// connections not admitted yet has any more closed at once. A follower
+// with the token is served afterwards.
+func TestOwnerPortDropsIdleConnections(t *testing.T) {
+	t.Parallel()
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Second, MaxPending: 250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { network.Close() })
+	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
+	l := o.owner.Lease()
+	host := strings.TrimPrefix(l.Address, "https://")
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13, ServerName: "LV100001", InsecureSkipVerify: true}
+	idle := func(n int) []net.Conn {
+		var conns []net.Conn
+		for range n {
+			c, err := tls.Dial("tcp", host, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			conns = append(conns, c)
+		}
+		return conns
+	}
+	// closedBy waits for the owner to close each connection: a read ends
+	// (end of file, or a reset) before the deadline.
+	closedBy := func(conns []net.Conn, deadline time.Time) int {
+		open := 0
+		for _, c := range conns {
+			c.SetReadDeadline(deadline)
+			if _, err := c.Read(make([]byte, 1)); errors.Is(err, os.ErrDeadlineExceeded) {
+				open++
+			}
+		}
+		return open
+	}
+	conns := idle(200)
+	if open := closedBy(conns, time.Now().Add(30*time.Second)); open != 0 {
+		t.Fatalf("%d of 200 idle connections still open after 30 s", open)
+	}
+	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := cl.Status(t.Context(), account.StatusRequest{}); err != nil {
+		t.Fatalf("a follower with the token after the idle ones: %v", err)
+	}
+}
+
+// Beyond MaxPending connections of one peer not admitted yet, the next
+// ones are closed at once, long before the admission deadline (an hour
+// here): of 30 connections that say nothing, 20 are closed, and the 10
+// the owner holds still complete their handshake.
+func TestOwnerPortCapsPendingConnections(t *testing.T) {
+	t.Parallel()
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Hour, MaxPending: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { network.Close() })
+	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
+	host := strings.TrimPrefix(o.owner.Lease().Address, "https://")
+	conns := make([]net.Conn, 30)
+	closed := make(chan int, len(conns))
+	for i := range conns {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+		go func() {
+			// Ends when the owner closes c (or the test stops reading).
+			c.Read(make([]byte, 1))
+			closed <- i
+		}()
+	}
+	gone := map[int]bool{}
+	for range 20 {
+		gone[<-closed] = true
+	}
+	for i, c := range conns {
+		if gone[i] {
+			continue
+		}
+		c.SetReadDeadline(time.Now()) // stop the reader
+		<-closed
+		c.SetReadDeadline(time.Time{})
+		tc := tls.Client(c, &tls.Config{MinVersion: tls.VersionTLS13, ServerName: "LV100001", InsecureSkipVerify: true})
+		if err := tc.HandshakeContext(t.Context()); err != nil {
+			t.Errorf("connection %d, within the cap, was not held: %v", i, err)
+		}
 	}
 }

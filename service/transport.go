@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,8 +55,13 @@ const callerHeader = "Locator-Caller"
 
 // sessionHeader carries the session a follower earned by proving it holds
 // the owner's credentials (POST /v1/session); every call but hello and
-// session needs one.
+// session needs one. The owner's refusal of a request without a live
+// session carries it too ("expired"): the follower then earns another and
+// sends the request again, once.
 const sessionHeader = "Locator-Session"
+
+// sessionTTL is how long a session lasts from its proof, in real time.
+const sessionTTL = 12 * time.Hour
 
 // Prover proves this process holds a broker client's credentials without
 // sending them: *brokerclient.Client is one.
@@ -64,7 +70,8 @@ type Prover interface {
 }
 
 // proof is what a follower sends to earn a session: the owner's challenge
-// answered with its own credentials, for its broker address.
+// answered with its own credentials, for its broker address, on this
+// channel.
 type proof struct {
 	Nonce    string `json:"nonce"`
 	Identity string `json:"identity"`
@@ -72,9 +79,37 @@ type proof struct {
 	BaseURL  string `json:"baseURL"`
 }
 
-// challenge is the message a proof signs.
-func challenge(nonce, baseURL string) []byte {
-	return []byte("locator follower\n" + nonce + "\n" + strings.TrimRight(baseURL, "/"))
+// earnedSession is the owner's answer to a proof: the session, and the
+// owner's own proof of the key pair on the same challenge and channel,
+// which the follower checks.
+type earnedSession struct {
+	Session string `json:"session"`
+	MAC     []byte `json:"mac"`
+}
+
+// challenge is the message side ("follower" or "owner") signs with the
+// account's key pair: the owner's nonce, the broker address and the
+// channel it travels on (see channel).
+func challenge(side, nonce, baseURL, channel string) []byte {
+	return []byte("locator " + side + "\n" + nonce + "\n" + strings.TrimRight(baseURL, "/") + "\n" + channel)
+}
+
+// channel names the connection a proof travels on, as one end sees it:
+// over TLS, the connection's exporter value (RFC 8446 section 7.5, as ssh
+// signs its session id) and the pin of the owner's certificate (the
+// owner's own, the one the follower saw); on the socket, whose peers are
+// this user's processes (SO_PEERCRED), just that. A proof a relay passes
+// on was made for the relay's connection and certificate, and the owner,
+// checking it against its own, refuses it.
+func channel(cs *tls.ConnectionState, pin string) (string, error) {
+	if cs == nil {
+		return "unix", nil
+	}
+	ekm, err := cs.ExportKeyingMaterial("EXPORTER-locator-key-pair", nil, 32)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("tls %x %s", ekm, pin), nil
 }
 
 // challengeTTL is how long a challenge may be answered.
@@ -126,23 +161,25 @@ type jobCall struct {
 	Ref string `json:"ref"`
 }
 
-// server serves the account API of one owner on its socket.
+// server serves the account API of one owner on its socket and, over
+// TLS, to other hosts.
 type server struct {
 	l      *Local
 	hello  func() Hello
 	prover Prover // the owner's credentials, which a follower must hold too
 	clk    clock.Clock
+	pin    string // of the owner's certificate on the network, if any
 
 	mu       sync.Mutex
 	replies  map[string]chan bool          // questions waiting for their reply
 	jobs     map[string]context.CancelFunc // job runs, by ref
 	nonces   map[string]time.Time          // challenges handed out, by expiry
-	sessions map[string]bool               // sessions earned
+	sessions map[string]time.Time          // sessions earned, by expiry (real time)
 }
 
-func newServer(l *Local, hello func() Hello, prover Prover, clk clock.Clock) *server {
-	return &server{l: l, hello: hello, prover: prover, clk: clk, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
-		nonces: map[string]time.Time{}, sessions: map[string]bool{}}
+func newServer(l *Local, hello func() Hello, prover Prover, clk clock.Clock, pin string) *server {
+	return &server{l: l, hello: hello, prover: prover, clk: clk, pin: pin, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
+		nonces: map[string]time.Time{}, sessions: map[string]time.Time{}}
 }
 
 // greet is hello with a fresh challenge.
@@ -162,8 +199,10 @@ func (s *server) greet(w http.ResponseWriter, _ *http.Request) {
 }
 
 // prove checks a follower's proof: the challenge is this owner's, fresh
-// and answered once, with the owner's credentials for its broker address.
-// Anything else is refused, and the follower can do nothing.
+// and answered once, with the owner's credentials for its broker address,
+// on the channel the owner sees (its own certificate, the connection's
+// exporter value). Anything else is refused, and the follower can do
+// nothing. The owner proves the key pair back on the same challenge.
 func (s *server) prove(w http.ResponseWriter, r *http.Request) {
 	var p proof
 	if !decode(w, r, &p) {
@@ -174,31 +213,50 @@ func (s *server) prove(w http.ResponseWriter, r *http.Request) {
 	delete(s.nonces, p.Nonce)
 	s.mu.Unlock()
 	refused := account.Errorf(account.KindRefused, "this process does not hold the owner's key pair for its broker address "+
-		"(another secret, key id or address than the account's owner); nothing was sent")
+		"(another secret, key id or address than the account's owner), or its proof was made on another connection than the owner's "+
+		"(relayed by a host posing as the owner); nothing was sent")
 	if !ok || s.clk.Now().After(exp) {
 		fail(w, account.Errorf(account.KindRefused, "the owner's challenge expired or was answered already; nothing was sent"))
 		return
 	}
-	id, mac, err := s.prover.Prove(challenge(p.Nonce, s.hello().BaseURL))
+	ch, err := channel(r.TLS, s.pin)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	baseURL := s.hello().BaseURL
+	id, mac, err := s.prover.Prove(challenge("follower", p.Nonce, baseURL, ch))
 	if err != nil || p.Identity != id || !hmac.Equal(p.MAC, mac) {
 		fail(w, refused)
 		return
 	}
+	_, mine, err := s.prover.Prove(challenge("owner", p.Nonce, baseURL, ch))
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	token := rand.Text()
+	now := time.Now()
 	s.mu.Lock()
-	s.sessions[token] = true
+	for t, exp := range s.sessions {
+		if now.After(exp) {
+			delete(s.sessions, t)
+		}
+	}
+	s.sessions[token] = now.Add(sessionTTL)
 	s.mu.Unlock()
-	send(w, map[string]string{"session": token})
+	send(w, earnedSession{Session: token, MAC: mine})
 }
 
 // earned wraps h: a request without a session earned is refused.
 func (s *server) earned(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		ok := s.sessions[r.Header.Get(sessionHeader)]
+		exp, ok := s.sessions[r.Header.Get(sessionHeader)]
 		s.mu.Unlock()
-		if !ok {
-			fail(w, account.Errorf(account.KindRefused, "no session: prove the owner's credentials first; nothing was sent"))
+		if !ok || time.Now().After(exp) {
+			w.Header().Set(sessionHeader, "expired")
+			fail(w, account.Errorf(account.KindRefused, "no session, or it expired: prove the owner's credentials first; nothing was sent"))
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -464,6 +522,7 @@ func fail(w http.ResponseWriter, err error) {
 // KindOwnerGone, on which the follower's handle finds the next owner.
 type Client struct {
 	base    string // http://owner on the socket, https://owner over TLS
+	dial    func(context.Context) (net.Conn, error)
 	caller  account.Caller
 	header  string
 	http    *http.Client
@@ -483,22 +542,32 @@ var _ account.Account = (*Client)(nil)
 // socket), for caller, who holds the credentials prover proves for the
 // broker address baseURL: the owner serves only a follower holding its
 // own. Nothing is sent until a call, except that a caller who answers
-// questions opens its question stream at once.
+// questions opens its question stream at once. A socket whose process is
+// another user's is refused (SO_PEERCRED) before anything is sent.
 func Dial(endpoint string, caller account.Caller, prover Prover, baseURL string) *Client {
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	dial := func(ctx context.Context) (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, "unix", endpoint)
-	}}
-	return newClient("http://owner", tr, caller, prover, baseURL)
+		c, err := d.DialContext(ctx, "unix", endpoint)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkPeer(c, endpoint); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	return newClient("http://owner", dial, caller, prover, baseURL)
 }
 
-// newClient is a Client on the transport tr, whose requests go to base.
-func newClient(base string, tr http.RoundTripper, caller account.Caller, prover Prover, baseURL string) *Client {
+// newClient is a Client of the owner at base, reached by dial.
+func newClient(base string, dial func(context.Context) (net.Conn, error), caller account.Caller, prover Prover, baseURL string) *Client {
 	if caller.ID == "" {
 		caller.ID = uuid.NewString()
 	}
 	h, _ := json.Marshal(wireCaller{ID: caller.ID, Name: caller.Name, Env: string(caller.Env), CanAsk: caller.Ask != nil})
-	c := &Client{base: base, caller: caller, header: string(h), http: &http.Client{Transport: tr}, prover: prover, baseURL: baseURL}
+	c := &Client{base: base, dial: dial, caller: caller, header: string(h), prover: prover, baseURL: baseURL}
+	c.http = &http.Client{Transport: c.transport(dial)}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if caller.Ask != nil {
@@ -506,6 +575,15 @@ func newClient(base string, tr http.RoundTripper, caller account.Caller, prover 
 		go c.answer(ctx)
 	}
 	return c
+}
+
+// transport carries requests over the connections dial makes.
+func (c *Client) transport(dial func(context.Context) (net.Conn, error)) *http.Transport {
+	d := func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }
+	if strings.HasPrefix(c.base, "https:") {
+		return &http.Transport{DialTLSContext: d}
+	}
+	return &http.Transport{DialContext: d}
 }
 
 // Close stops answering questions and closes idle connections.
@@ -516,37 +594,76 @@ func (c *Client) Close() {
 }
 
 // authenticate earns a session, once: the owner's challenge answered with
-// this process's credentials.
+// this process's credentials, on one connection of its own (the proof is
+// bound to it: see channel), and the owner's proof back checked.
 func (c *Client) authenticate(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session != "" {
 		return c.session, nil
 	}
-	hello, err := c.Hello(ctx)
-	if err != nil {
-		return "", err
-	}
 	if c.prover == nil {
 		return "", account.Errorf(account.KindRefused, "this process holds no credentials to prove to the owner; nothing was sent")
 	}
-	id, mac, err := c.prover.Prove(challenge(hello.Nonce, c.baseURL))
+	var conns int
+	tr := c.transport(func(ctx context.Context) (net.Conn, error) {
+		if conns++; conns > 1 {
+			return nil, errors.New("the owner closed the connection of the proof")
+		}
+		return c.dial(ctx)
+	})
+	defer tr.CloseIdleConnections()
+	one := &http.Client{Transport: tr}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/hello", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := one.Do(req)
+	if err != nil {
+		return "", c.gone(ctx, err)
+	}
+	var hello Hello
+	err = readAnswer(resp, &hello)
+	if err != nil {
+		return "", c.gone(ctx, err)
+	}
+	ch, err := channel(resp.TLS, pinShown(resp.TLS))
+	if err != nil {
+		return "", err
+	}
+	id, mac, err := c.prover.Prove(challenge("follower", hello.Nonce, c.baseURL, ch))
 	if err != nil {
 		return "", account.Errorf(account.KindRefused, "this process cannot prove the owner's credentials: "+err.Error()+"; nothing was sent")
 	}
 	b, _ := json.Marshal(proof{Nonce: hello.Nonce, Identity: id, MAC: mac, BaseURL: c.baseURL})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/session", bytes.NewReader(b))
+	req, err = http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/session", bytes.NewReader(b))
 	if err != nil {
 		return "", err
 	}
-	var out struct {
-		Session string `json:"session"`
+	resp, err = one.Do(req)
+	if err != nil {
+		return "", c.gone(ctx, err)
 	}
-	if err := c.do(req, &out); err != nil {
-		return "", err
+	var out earnedSession
+	if err := readAnswer(resp, &out); err != nil {
+		return "", c.gone(ctx, err)
+	}
+	_, want, err := c.prover.Prove(challenge("owner", hello.Nonce, c.baseURL, ch))
+	if err != nil || !hmac.Equal(out.MAC, want) {
+		return "", account.Errorf(account.KindRefused, "the owner did not prove it holds this account's key pair on this connection "+
+			"(a host posing as the owner); nothing was sent")
 	}
 	c.session = out.Session
 	return c.session, nil
+}
+
+// pinShown is the pin of the certificate the owner showed on a
+// connection.
+func pinShown(cs *tls.ConnectionState) string {
+	if cs == nil || len(cs.PeerCertificates) == 0 {
+		return ""
+	}
+	return pinOf(cs.PeerCertificates[0])
 }
 
 // Hello asks who owns the account, through which database.
@@ -744,17 +861,23 @@ func (c *Client) answer(ctx context.Context) {
 // stream breaks (KindOwnerGone); opened, when set, is called once the
 // owner has answered and the stream is in place.
 func (c *Client) lines(ctx context.Context, path string, opened func(), each func(message) (bool, error)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(callerHeader, c.header)
-	if err := c.authorize(ctx, req); err != nil {
-		return err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return c.gone(ctx, err)
+	var resp *http.Response
+	for try := 0; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set(callerHeader, c.header)
+		session, err := c.authorize(ctx, req)
+		if err != nil {
+			return err
+		}
+		if resp, err = c.http.Do(req); err != nil {
+			return c.gone(ctx, err)
+		}
+		if try > 0 || !c.expired(resp, session) {
+			break
+		}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -782,26 +905,54 @@ func (c *Client) post(ctx context.Context, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
+	for try := 0; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(callerHeader, c.header)
+		session, err := c.authorize(ctx, req)
+		if err != nil {
+			return err
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return c.gone(ctx, err)
+		}
+		if try == 0 && c.expired(resp, session) {
+			continue
+		}
+		if err := readAnswer(resp, out); err != nil {
+			return c.gone(ctx, err)
+		}
+		return nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(callerHeader, c.header)
-	if err := c.authorize(ctx, req); err != nil {
-		return err
+}
+
+// expired reports whether resp refused session as expired, forgetting it
+// (and closing resp) so that the next request earns another.
+func (c *Client) expired(resp *http.Response, session string) bool {
+	if resp.StatusCode == http.StatusOK || resp.Header.Get(sessionHeader) != "expired" {
+		return false
 	}
-	return c.do(req, out)
+	resp.Body.Close()
+	c.mu.Lock()
+	if c.session == session {
+		c.session = ""
+	}
+	c.mu.Unlock()
+	return true
 }
 
 // authorize sets req's session, earning one first when there is none.
-func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+func (c *Client) authorize(ctx context.Context, req *http.Request) (string, error) {
 	session, err := c.authenticate(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	req.Header.Set(sessionHeader, session)
-	return nil
+	return session, nil
 }
 
 func (c *Client) do(req *http.Request, out any) error {
@@ -809,23 +960,38 @@ func (c *Client) do(req *http.Request, out any) error {
 	if err != nil {
 		return c.gone(req.Context(), err)
 	}
-	defer resp.Body.Close()
+	if err := readAnswer(resp, out); err != nil {
+		return c.gone(req.Context(), err)
+	}
+	return nil
+}
+
+// readAnswer decodes resp's body into out (when set), or its error, and
+// closes it, read to its end so that its connection serves the next
+// request (the proof's hello and session share one).
+func readAnswer(resp *http.Response, out any) error {
+	defer func() {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+	}()
 	if resp.StatusCode != http.StatusOK {
 		return decodeError(resp)
 	}
 	if out == nil {
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return c.gone(req.Context(), err)
-	}
-	return nil
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// gone is ctx's error when the caller gave up, else KindOwnerGone.
+// gone is ctx's error when the caller gave up, the owner's (or the
+// connection's checks') own error, else KindOwnerGone.
 func (c *Client) gone(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
+	var e *account.Error
+	switch {
+	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.As(err, &e):
+		return e
 	}
 	if err == nil {
 		err = io.ErrUnexpectedEOF

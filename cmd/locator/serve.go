@@ -43,7 +43,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	}
 	c.conn.daemon = true
 	if c.ownerHost != "" {
-		n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv))
+		n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
 		if err != nil {
 			return usagef("--owner-listen: %v", err)
 		}
