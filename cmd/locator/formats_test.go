@@ -57,7 +57,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"routes":      {args: []string{"routes"}},
 		"watch":       {args: []string{"watch", "orders"}, code: account.ExitInterrupted, long: "{"},
 		"run":         {args: []string{"run", "--config", "../../testdata/jobs.json", "--once", "eod-credit-back"}},
-		"serve":       {args: []string{"serve", "--listen", ""}, code: account.ExitInterrupted, long: "serving LV100001"},
+		"serve":       {args: []string{"serve", "--listen", ""}, long: "serving LV100001"},
 		"login":       {args: []string{"login", "--partner"}, code: account.ExitUsage},
 		"logout":      {args: []string{"logout"}},
 		"config":      {args: []string{"config"}},
