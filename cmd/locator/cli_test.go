@@ -325,6 +325,10 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	b := setupCLI(t)
 	owner := b.startMain(t, "serve")
 	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+	// HTBX has unused shares to confirm; HTBY has none.
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02"); code != account.ExitOK {
+		t.Fatalf("locate: exit %d\n%s", code, errOut)
+	}
 	for _, args := range [][]string{
 		{"locate", "HTBY", "9000"},
 		{"locate", "HTBY", "9000", "HTBX", "300"},
@@ -344,6 +348,15 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 		if n := b.workflowCount(t); n != recorded {
 			t.Errorf("%v: %d workflows recorded", args, n-recorded)
 		}
+	}
+	// Issue 30: with nothing unused there is nothing to confirm: done, exit
+	// 0, nothing sent (the README's "nothing unused to credit back").
+	before := len(b.writes())
+	if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBY"); code != account.ExitOK {
+		t.Errorf("credit-back HTBY with nothing unused: exit %d, want 0\n%s", code, errOut)
+	}
+	if w := b.writes(); len(w) != before {
+		t.Errorf("credit-back HTBY: writes sent: %v", w[before:])
 	}
 	if code := owner.stop(t); code != account.ExitOK {
 		t.Errorf("serve: exit %d after SIGTERM, want 0 (a daemon's stop is its normal end)\n%s", code, owner.stderr)
