@@ -348,9 +348,13 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.exitCode(ctx, ce)
 	}
 	// The command line itself is wrong: nothing ran.
-	fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
-	if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
-		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
+	if n := console.NegativeNumber(err); n != "" {
+		fmt.Fprintf(m.Stderr, "%s: %s: a quantity, a price or a cap is a positive number; nothing was sent\n", cmd.CommandPath(), n)
+	} else {
+		fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+		if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
+			fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
+		}
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return account.ExitUsage

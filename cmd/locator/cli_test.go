@@ -40,10 +40,16 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		{[]string{"fees", "--grace", "4d"}, `invalid argument "4d" for "--grace"`, "Run 'locator fees --help' for usage."},
 		{[]string{"inventory", "-o", "xml"}, "want table, json or csv", "Run 'locator inventory --help' for usage."},
 		{[]string{"--bogus"}, "unknown flag: --bogus", "Run 'locator --help' for usage."},
+		// Issue 30: a negative quantity is not read as shorthand flags.
+		{[]string{"locate", "HTBX", "-500"}, "locator locate: -500: a quantity, a price or a cap is a positive number; nothing was sent", "Run 'locator locate --help' for usage."},
+		{[]string{"short", "HTBX", "-5.5", "--limit-price", "12"}, "-5.5: a quantity, a price or a cap is a positive number", "Run 'locator short --help' for usage."},
 	} {
 		code, out, errOut := runBare(t, tc.args...)
 		if code != account.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q and %q", tc.args, code, out, errOut, tc.want, tc.hint)
+		}
+		if strings.Contains(errOut, "shorthand") || strings.Contains(errOut, "--db") {
+			t.Errorf("%v: stderr %q speaks of flags", tc.args, errOut)
 		}
 	}
 }
