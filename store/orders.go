@@ -15,7 +15,7 @@ import (
 )
 
 // ErrOrderNotFound is returned for an unknown clientOrderId.
-var ErrOrderNotFound = errors.New("store: order not found")
+var ErrOrderNotFound = errors.New("no such order")
 
 const orderColumns = `client_order_id, broker_order_id, account, symbol, side, open_close, order_type, time_in_force, quantity, limit_price, route, locate_workflow_id, state, order_status, executed, price_avg, code, text, reason, created_at, sent_at, updated_at, version`
 

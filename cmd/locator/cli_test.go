@@ -368,3 +368,16 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 		t.Errorf("serve: exit %d after SIGTERM, want 0 (a daemon's stop is its normal end)\n%s", code, owner.stderr)
 	}
 }
+
+// Issue 30: an id that names no workflow is said in a person's words, not
+// the store's ("store: workflow not found"), exit 2.
+func TestUnknownWorkflowInPlainWords(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, cmd := range []string{"approve", "decline", "cancel"} {
+		code, _, errOut := b.MustRunMain(t, nil, cmd, "wf-none")
+		if code != account.ExitUsage || !strings.Contains(errOut, "no such workflow: wf-none") || strings.Contains(errOut, "store:") {
+			t.Errorf("%s wf-none: exit %d, stderr %q; want 2 saying no such workflow", cmd, code, errOut)
+		}
+	}
+}
