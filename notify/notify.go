@@ -16,10 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/market"
 )
@@ -134,30 +131,15 @@ type Offer struct {
 	WorkflowID string `json:"workflowId"`
 	Symbol     string `json:"symbol"`
 	Shares     int64  `json:"shares"`
-	// PricePerShare and Total are the offer's; in JSON they read as
-	// every other output gives them: the price at four decimals, the total
-	// at two (cents).
-	PricePerShare decimal.Decimal `json:"pricePerShare"`
-	Total         decimal.Decimal `json:"total"`
-	// LocateType is the spec's code; JSON gives its name (Locate,
-	// SingleUse), as every other output does.
-	LocateType int `json:"locateType"`
+	// PricePerShare (four decimals), Total (two: cents) and LocateType
+	// (Locate, SingleUse) read as every other output gives them.
+	PricePerShare string `json:"pricePerShare"`
+	Total         string `json:"total"`
+	LocateType    string `json:"locateType"`
 	// Deadline is the last moment an answer is acted on.
 	Deadline   time.Time `json:"deadline"`
 	ApproveURL string    `json:"approveUrl"`
 	DeclineURL string    `json:"declineUrl"`
-}
-
-// MarshalJSON gives o's figures and type as the CLI's outputs do
-// ("0.0150", "3.00", "Locate").
-func (o Offer) MarshalJSON() ([]byte, error) {
-	type plain Offer // without this method
-	return json.Marshal(struct {
-		plain
-		PricePerShare string `json:"pricePerShare"`
-		Total         string `json:"total"`
-		LocateType    string `json:"locateType"`
-	}{plain(o), o.PricePerShare.StringFixed(4), o.Total.StringFixed(2), string(brokercode.LocateTypeForCode(o.LocateType))})
 }
 
 // Defaults for Config's zero values.
@@ -462,7 +444,7 @@ func title(ev Event) string {
 	switch ev.Kind {
 	case OfferWaiting:
 		if o := ev.Offer; o != nil {
-			return fmt.Sprintf("locate offer waits: %d %s at %s a share (%s)", o.Shares, o.Symbol, o.PricePerShare.StringFixed(4), o.Total.StringFixed(2))
+			return fmt.Sprintf("locate offer waits: %d %s at %s a share (%s)", o.Shares, o.Symbol, o.PricePerShare, o.Total)
 		}
 		return "locate offer waits"
 	case FeeProblem:

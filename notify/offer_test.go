@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/notify"
@@ -18,8 +17,8 @@ import (
 var offerEvent = notify.Event{
 	Kind: notify.OfferWaiting, Account: "LV100001", Time: time.Date(2026, 11, 25, 14, 30, 0, 0, time.UTC),
 	Detail: "locate offer waits", WorkflowIDs: []string{"wf-1"},
-	Offer: &notify.Offer{WorkflowID: "wf-1", Symbol: "HTBX", Shares: 200, PricePerShare: decimal.RequireFromString("0.015"),
-		Total: decimal.RequireFromString("3"), LocateType: 1, Deadline: time.Date(2026, 11, 25, 14, 30, 25, 0, time.UTC),
+	Offer: &notify.Offer{WorkflowID: "wf-1", Symbol: "HTBX", Shares: 200, PricePerShare: "0.0150",
+		Total: "3.00", LocateType: "Locate", Deadline: time.Date(2026, 11, 25, 14, 30, 25, 0, time.UTC),
 		ApproveURL: "https://phone.example/link/APPROVE-TOKEN", DeclineURL: "https://phone.example/link/DECLINE-TOKEN"},
 }
 
