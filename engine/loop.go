@@ -912,3 +912,9 @@ func rawJSON(v any) []byte {
 	}
 	return b
 }
+
+// brokerNow is the broker's time now (this machine's clock, skew
+// corrected): what its session rules are measured on.
+func (e *Engine) brokerNow() time.Time {
+	return e.clock.Now().Add(e.client.ClockSkew())
+}

@@ -167,6 +167,7 @@ type Order struct {
 	TimeInForce      string
 	Quantity         int64
 	LimitPrice       decimal.Decimal // zero when none was sent
+	StopPrice        decimal.Decimal // zero when none was sent (Stop and StopLimit carry one)
 	Route            string          // as sent, or as paper assigned it when none was
 	LocateWorkflowID string          // the locate workflow that covers a short
 	State            states.State
