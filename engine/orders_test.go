@@ -1,13 +1,18 @@
 package engine_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -63,5 +68,45 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 		if got != want || !strings.HasPrefix(got, "intent>sent>") || !strings.HasSuffix(got, string(o.State)) {
 			t.Errorf("order %s log %s, want %s (intent, then each announced change, ending %s)", o.ClientOrderID, got, want, o.State)
 		}
+	}
+}
+
+// Issue 30, spec "Orders" and R78: a market order places in the regular
+// session (10:00 ET) and fills; at 17:00 ET, and on Thanksgiving at 11:00
+// ET, one is refused before it is sent (the broker would reject it), and a
+// limit order with extended hours (Day_Plus) is what the refusal points to
+// and places.
+func TestMarketOrderOnlyInSession(t *testing.T) {
+	t.Parallel()
+	order := func(typ, tif string, limit decimal.Decimal) *engine.Order {
+		return &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
+			Side: "Buy", OpenClose: "Open", OrderType: typ, TimeInForce: tif, Quantity: 10, LimitPrice: limit}
+	}
+	b := setup(t, setupOpt{})
+	got, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero))
+	if err != nil || got.State != states.Filled || got.Route != "SMART" {
+		t.Fatalf("market order at 10:00 ET: %+v, %v; want filled on SMART", got, err)
+	}
+	for _, at := range []time.Time{
+		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork),
+		time.Date(2026, 11, 26, 11, 0, 0, 0, market.NewYork), // Thanksgiving
+	} {
+		t.Run(at.Format(time.DateTime), func(t *testing.T) {
+			b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(at)}})
+			before := len(b.sim.Sim.Requests())
+			_, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero))
+			if !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "regular session") {
+				t.Fatalf("market order at %s: %v; want refused for the session", at, err)
+			}
+			for _, r := range b.sim.Sim.Requests()[before:] {
+				if r.Method == "POST" {
+					t.Errorf("sent %s %s", r.Method, r.Path)
+				}
+			}
+			got, err := b.engine.PlaceOrder(t.Context(), order("Limit", "Day_Plus", decimal.NewFromInt(150)))
+			if err != nil || got.Terminal() && got.State != states.Filled {
+				t.Errorf("extended-hours limit at %s: %+v, %v", at, got, err)
+			}
+		})
 	}
 }

@@ -73,3 +73,42 @@ func (b *cliBundle) openShares(t *testing.T, symbol string) int64 {
 	}
 	return n
 }
+
+// Issue 30, spec "Orders" rules 1-2 and "Route record": each order type
+// and time in force the spec allows for a stock short places, and the
+// broker receives what was asked (market orders, which only the regular
+// session takes, are placed in engine's TestMarketOrderOnlyInSession on a
+// clock that stands in it).
+func TestOrderTypesPlace(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "800", "--max-price", "0.02"); code != 0 {
+		t.Fatalf("locate: exit %d\n%s", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want map[string]any
+	}{
+		{[]string{"--limit-price", "13.00", "--tif", "day-plus"}, map[string]any{"orderType": "Limit", "timeInForce": "Day_Plus", "limitPrice": 13.0}},
+		{[]string{"--limit-price", "13.00", "--tif", "gtc"}, map[string]any{"orderType": "Limit", "timeInForce": "GoodTillCancel"}},
+		{[]string{"--limit-price", "13.00", "--tif", "gtc-plus"}, map[string]any{"orderType": "Limit", "timeInForce": "GTC_Plus"}},
+		{[]string{"--type", "stop", "--stop-price", "11.00"}, map[string]any{"orderType": "Stop", "timeInForce": "Day", "stopPrice": 11.0, "limitPrice": nil}},
+		{[]string{"--type", "stop-limit", "--stop-price", "11.00", "--limit-price", "10.90", "--tif", "gtc"}, map[string]any{"orderType": "StopLimit", "stopPrice": 11.0, "limitPrice": 10.9}},
+		{[]string{"--limit-price", "12.00", "--tif", "ioc", "--route", "ARCA"}, map[string]any{"timeInForce": "IOC", "route": "ARCA"}},
+		{[]string{"--limit-price", "12.00", "--tif", "fok", "--route", "ARCA"}, map[string]any{"timeInForce": "FOK", "route": "ARCA"}},
+	} {
+		args := append([]string{"short", "HTBX", "100", "--max-price", "0.02", "--yes"}, tc.args...)
+		code, out, errOut := b.MustRunMain(t, nil, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s\n%s", tc.args, code, out, errOut)
+			continue
+		}
+		posts := b.orderPosts(t)
+		last := posts[len(posts)-1]
+		for k, v := range tc.want {
+			if last[k] != v {
+				t.Errorf("%v: order %s = %v, want %v", tc.args, k, last[k], v)
+			}
+		}
+	}
+}
