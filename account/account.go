@@ -249,6 +249,8 @@ type ShortRequest struct {
 	OrderType   string          `json:"orderType,omitempty"`
 	TimeInForce string          `json:"timeInForce,omitempty"`
 	Stop        decimal.Decimal `json:"stop,omitzero"`
+	// Guard is the order's fat-finger guard.
+	Guard workflow.Guard `json:"guard,omitzero"`
 	// Route names the order route; empty means SMART on a live account and
 	// none (the broker assigns one) on paper.
 	Route  string          `json:"route,omitempty"`
@@ -281,6 +283,8 @@ type ShortResult struct {
 // empty.
 type PlaceOrderRequest struct {
 	Order workflow.Order `json:"order"`
+	// Guard is the order's fat-finger guard.
+	Guard workflow.Guard `json:"guard,omitzero"`
 }
 
 // CancelOrderRequest cancels a working order locator placed.

@@ -53,6 +53,9 @@ type ShortRequest struct {
 	TimeInForce brokerclient.TimeInForce
 	Limit       decimal.Decimal
 	Stop        decimal.Decimal
+	// Guard is the fat-finger guard (Engine.guard), checked before the
+	// locate is paid for.
+	Guard workflow.Guard
 	// Route names the order route; empty means SMART on a live account and
 	// none (the broker assigns one) on paper.
 	Route  string
@@ -185,6 +188,10 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	// The order's shape is checked before the locate is paid for.
 	shape := &Order{OrderType: string(typ), TimeInForce: string(tif), LimitPrice: req.Limit, StopPrice: req.Stop}
 	if err := orderRules(shape, e.brokerNow()); err != nil {
+		return nil, err
+	}
+	shape.Symbol, shape.Quantity = req.Symbol, req.Quantity
+	if err := e.guard(ctx, shape, req.Guard); err != nil {
 		return nil, err
 	}
 	route, err := e.route(ctx, req.Route, typ, tif)
@@ -362,15 +369,19 @@ func validOrder(o *Order) error {
 	return req.Validate()
 }
 
-// PlaceOrder checks o (its shape by orderRules, its route, empty meaning
-// SMART on a live account, by Engine.route), records its intent, sends it
+// PlaceOrder checks o (its shape by orderRules, its prices by the
+// fat-finger guard g, its route, empty meaning SMART on a live account, by
+// Engine.route), records its intent, sends it
 // once, and follows it until it is final or working (or followFor has
 // passed, when it returns the order as it stands).
-func (e *Engine) PlaceOrder(ctx context.Context, o *Order) (*Order, error) {
+func (e *Engine) PlaceOrder(ctx context.Context, o *Order, g workflow.Guard) (*Order, error) {
 	if err := validOrder(o); err != nil {
 		return nil, err
 	}
 	if err := orderRules(o, e.brokerNow()); err != nil {
+		return nil, err
+	}
+	if err := e.guard(ctx, o, g); err != nil {
 		return nil, err
 	}
 	route, err := e.route(ctx, o.Route, brokerclient.OrderType(o.OrderType), brokerclient.TimeInForce(o.TimeInForce))
@@ -742,4 +753,62 @@ func refused(err error) bool {
 	var pd *brokerclient.ProblemDetails
 	var rl *brokerclient.RateLimitError
 	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokercode.ErrInput)
+}
+
+// guard is the fat-finger guard (workflow.Guard): unless g.Force, an order
+// whose limit or stop price lies further than g's distance from the
+// symbol's last price, or whose notional is over g.MaxNotional, is refused
+// with the numbers before anything is sent. The last price is the latest
+// fill of the symbol in today's order book at the broker (the spec has no
+// quote endpoint); with none today the distance is not checked.
+func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard) error {
+	if g.Force {
+		return nil
+	}
+	last, err := e.lastPrice(ctx, o.Symbol)
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		d    decimal.Decimal
+	}{{"limit price", o.LimitPrice}, {"stop price", o.StopPrice}} {
+		if p.d.IsZero() || last.IsZero() {
+			continue
+		}
+		off := p.d.Sub(last).Abs().Div(last)
+		if off.GreaterThan(g.Distance()) {
+			return brokercode.Invalid(p.name, "%s is %s%% from %s's last price %s, more than the %s%% the fat-finger guard allows: check it, or pass --force to send it",
+				workflow.PriceShown(p.d), off.Shift(2).StringFixed(1), o.Symbol, workflow.PriceShown(last), g.Distance().Shift(2).String())
+		}
+	}
+	price := o.LimitPrice
+	if price.IsZero() {
+		price = o.StopPrice
+	}
+	if price.IsZero() {
+		price = last // a market order: at the last price, when one is known
+	}
+	if notional := price.Mul(decimal.NewFromInt(o.Quantity)); g.MaxNotional.IsPositive() && notional.GreaterThan(g.MaxNotional) {
+		return brokercode.Invalid("notional", "%d %s at %s is %s, over the %s the fat-finger guard allows: check it, or pass --force to send it",
+			o.Quantity, o.Symbol, workflow.PriceShown(price), notional.StringFixed(2), g.MaxNotional.StringFixed(2))
+	}
+	return nil
+}
+
+// lastPrice is the price of the symbol's latest fill in today's order
+// book, or zero when it has none.
+func (e *Engine) lastPrice(ctx context.Context, symbol string) (decimal.Decimal, error) {
+	book, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
+	if err != nil {
+		return decimal.Zero, fmt.Errorf("order book (the fat-finger guard's last price): %w", err)
+	}
+	var last decimal.Decimal
+	var at time.Time
+	for _, o := range book {
+		if o.Symbol == symbol && o.LastQuantity > 0 && o.LastPrice.IsPositive() && !o.LastUpdated.Time.Before(at) {
+			last, at = o.LastPrice, o.LastUpdated.Time
+		}
+	}
+	return last, nil
 }

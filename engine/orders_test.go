@@ -14,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Issue 17 item 7 and spec "Orders": an order takes the workflows'
@@ -33,7 +34,7 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 	// A sell far above the market stays working until cancelled.
 	working, err := b.engine.PlaceOrder(t.Context(), &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
 		Side: "Sell", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
-		LimitPrice: decimal.NewFromInt(250), Route: "SMART"})
+		LimitPrice: decimal.NewFromInt(250), Route: "SMART"}, workflow.Guard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 			Side: "Buy", OpenClose: "Open", OrderType: typ, TimeInForce: tif, Quantity: 10, LimitPrice: limit}
 	}
 	b := setup(t, setupOpt{})
-	got, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero))
+	got, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero), workflow.Guard{})
 	if err != nil || got.State != states.Filled || got.Route != "SMART" {
 		t.Fatalf("market order at 10:00 ET: %+v, %v; want filled on SMART", got, err)
 	}
@@ -94,7 +95,7 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 		t.Run(at.Format(time.DateTime), func(t *testing.T) {
 			b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(at)}})
 			before := len(b.sim.Sim.Requests())
-			_, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero))
+			_, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero), workflow.Guard{})
 			if !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "regular session") {
 				t.Fatalf("market order at %s: %v; want refused for the session", at, err)
 			}
@@ -103,7 +104,7 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 					t.Errorf("sent %s %s", r.Method, r.Path)
 				}
 			}
-			got, err := b.engine.PlaceOrder(t.Context(), order("Limit", "Day_Plus", decimal.NewFromInt(150)))
+			got, err := b.engine.PlaceOrder(t.Context(), order("Limit", "Day_Plus", decimal.NewFromInt(150)), workflow.Guard{})
 			if err != nil || got.Terminal() && got.State != states.Filled {
 				t.Errorf("extended-hours limit at %s: %+v, %v", at, got, err)
 			}

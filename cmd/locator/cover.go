@@ -58,6 +58,10 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	guard, err := c.order.guard()
+	if err != nil {
+		return err
+	}
 	m := c.conn.m
 	var ask func(context.Context, account.Question) bool
 	if !c.yes {
@@ -78,7 +82,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 		console.Cover(out, o, nil, "declined at the confirmation")
 		return ctx.Err()
 	}
-	got, err := sess.PlaceOrder(ctx, account.PlaceOrderRequest{Order: o})
+	got, err := sess.PlaceOrder(ctx, account.PlaceOrderRequest{Order: o, Guard: guard})
 	if err != nil {
 		if got != nil {
 			console.Cover(out, o, got, "")

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/account"
 )
 
@@ -110,5 +112,56 @@ func TestOrderTypesPlace(t *testing.T) {
 				t.Errorf("%v: order %s = %v, want %v", tc.args, k, last[k], v)
 			}
 		}
+	}
+}
+
+// Issue 30, the fat-finger guard: with HTBX's last fill today at 12.10,
+// `short HTBX 100 --limit-price 0.555` is refused with the numbers, exit 2,
+// nothing sent (no quote, no order); with --force it is sent. A cover whose
+// notional is over --max-notional is refused the same way. In process and
+// from a follower: the owner applies the guard.
+func TestFatFingerGuard(t *testing.T) {
+	t.Parallel()
+	for _, follower := range []bool{false, true} {
+		name := "in process"
+		if follower {
+			name = "follower"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			if follower {
+				owner := b.startMain(t, "serve")
+				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+			}
+			b.sim.SetPrice("HTBX", decimal.RequireFromString("12.10"))
+			if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {
+				t.Fatalf("first short: exit %d, %+v\n%s", code, o, errOut)
+			}
+			for _, tc := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"short", "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes"},
+					"limit price: 0.555 is 95.4% from HTBX's last price 12.10, more than the 10% the fat-finger guard allows"},
+				{[]string{"short", "HTBX", "100", "--type", "stop", "--stop-price", "10.00", "--max-distance", "15", "--max-price", "0.02", "--yes"},
+					"stop price: 10.00 is 17.4% from HTBX's last price 12.10, more than the 15%"},
+				{[]string{"cover", "HTBX", "100", "--limit-price", "12.20", "--max-notional", "1000", "--yes"},
+					"notional: 100 HTBX at 12.20 is 1220.00, over the 1000.00 the fat-finger guard allows"},
+			} {
+				before := len(b.writes())
+				code, _, errOut := b.MustRunMain(t, nil, tc.args...)
+				if code != account.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
+					t.Errorf("%v: exit %d, stderr %q; want 2 saying %q", tc.args, code, errOut, tc.want)
+				}
+				if w := b.writes(); len(w) != before {
+					t.Errorf("%v: writes sent: %v", tc.args, w[before:])
+				}
+			}
+			code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes", "--force")
+			if code != 0 || o.State != "filled" {
+				t.Errorf("short --force: exit %d, %+v\n%s", code, o, errOut)
+			}
+		})
 	}
 }

@@ -48,6 +48,9 @@ type orderFlags struct {
 	typ, tif    string
 	limit, stop string
 	route       string
+	// The fat-finger guard (workflow.Guard).
+	maxDistance, maxNotional string
+	force                    bool
 }
 
 func (f *orderFlags) register(fs *pflag.FlagSet, what string) {
@@ -56,6 +59,25 @@ func (f *orderFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.limit, "limit-price", "", "limit price of the "+what+" (limit and stop-limit; up to 4 decimals, whole cents from $1.00)")
 	fs.StringVar(&f.stop, "stop-price", "", "stop price of the "+what+" (stop and stop-limit)")
 	fs.StringVar(&f.route, "route", "", "order route (see 'locator routes'); live accounts default to SMART")
+	fs.StringVar(&f.maxDistance, "max-distance", "10", "fat-finger guard: refuse a limit or stop price further than this percentage from the symbol's last fill today")
+	fs.StringVar(&f.maxNotional, "max-notional", "", "fat-finger guard: refuse an order whose shares × price is over this many dollars")
+	fs.BoolVar(&f.force, "force", false, "send the order past the fat-finger guard")
+}
+
+// guard reads the fat-finger guard's flags.
+func (f *orderFlags) guard() (workflow.Guard, error) {
+	g := workflow.Guard{Force: f.force}
+	pct, err := decimal.NewFromString(f.maxDistance)
+	if err != nil || !pct.IsPositive() || pct.GreaterThan(decimal.NewFromInt(1000)) {
+		return g, usagef("--max-distance %q: want a percentage above 0 (10 is 10%%)", f.maxDistance)
+	}
+	g.MaxDistance = pct.Shift(-2)
+	if f.maxNotional != "" {
+		if g.MaxNotional, err = workflow.ParseCost("--max-notional", f.maxNotional); err != nil {
+			return g, err
+		}
+	}
+	return g, nil
 }
 
 // orderTypes and timesInForce map the flags' words to the spec's names.
@@ -116,6 +138,9 @@ func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
 	}
 	r.OrderType, r.TimeInForce, r.Limit, r.Stop = string(typ), string(tif), limit, stop
 	r.Route = c.order.route
+	if r.Guard, err = c.order.guard(); err != nil {
+		return r, err
+	}
 	r.Policy, err = parsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
 	return r, err
 }
