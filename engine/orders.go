@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -758,8 +759,8 @@ func refused(err error) bool {
 // guard is the fat-finger guard (workflow.Guard): unless g.Force, an order
 // whose limit or stop price lies further than g's distance from the
 // symbol's last price, or whose notional is over g.MaxNotional, is refused
-// with the numbers before anything is sent. The last price is the latest
-// fill of the symbol in today's order book at the broker (the spec has no
+// with the numbers before anything is sent. The last price is that of the
+// symbol's latest order filled today among locator's (the spec has no
 // quote endpoint); with none today the distance is not checked.
 func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard) error {
 	if g.Force {
@@ -796,19 +797,19 @@ func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard) error {
 	return nil
 }
 
-// lastPrice is the price of the symbol's latest fill in today's order
-// book, or zero when it has none.
+// lastPrice is the average price of the symbol's latest filled order
+// today among those locator placed for the account (its records: no
+// request to the broker), or zero when it has none.
 func (e *Engine) lastPrice(ctx context.Context, symbol string) (decimal.Decimal, error) {
-	book, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
+	orders, err := e.store.Orders(ctx, store.OrderFilter{Account: e.cfg.Account})
 	if err != nil {
-		return decimal.Zero, fmt.Errorf("order book (the fat-finger guard's last price): %w", err)
+		return decimal.Zero, fmt.Errorf("the fat-finger guard's last price: %w", err)
 	}
-	var last decimal.Decimal
-	var at time.Time
-	for _, o := range book {
-		if o.Symbol == symbol && o.LastQuantity > 0 && o.LastPrice.IsPositive() && !o.LastUpdated.Time.Before(at) {
-			last, at = o.LastPrice, o.LastUpdated.Time
+	day := market.On(e.brokerNow()).Date
+	for _, o := range orders { // newest first
+		if o.Symbol == symbol && o.Executed > 0 && o.PriceAvg.IsPositive() && !o.UpdatedAt.Before(day) {
+			return o.PriceAvg, nil
 		}
 	}
-	return last, nil
+	return decimal.Zero, nil
 }

@@ -49,6 +49,8 @@ const (
 	CauseAskerGone Cause = "asker_gone"
 	// CauseInterrupt: the asker was interrupted and withdrew it.
 	CauseInterrupt Cause = "interrupt"
+	// CauseBudget: the offer would have passed the day's locate budget.
+	CauseBudget Cause = "budget"
 )
 
 // Leg is the last history row seen for one leg of a quote (id or id.SU).
