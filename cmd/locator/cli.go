@@ -157,6 +157,8 @@ func (m *Main) commands() []spec {
 			"buy to cover SHARES of a short (Buy/Close; a limit at --limit-price by default; --type, --tif; asks unless --yes)", func() command { return &coverCommand{conn: conn} }},
 		{"credit-back", "SYMBOL [QTY] | --all", groupLocate, console.Formats,
 			"credit back QTY located shares of one inventory row, or every unused share of SYMBOL or of --all symbols", func() command { return &creditBackCommand{conn: conn} }},
+		{"offers", "", groupLocate, console.Formats,
+			"list the offers waiting on a person: each side's price, and the seconds left to approve or decline", func() command { return &offersCommand{conn: conn} }},
 		{"approve", "ID", groupLocate, console.Formats,
 			"accept the offer waiting on workflow ID (within its policy)", func() command { return &answerCommand{conn: conn, name: "approve"} }},
 		{"decline", "ID", groupLocate, console.Formats,

@@ -36,6 +36,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"quote":       {args: []string{"quote", "AAPL"}},
 		"shortable":   {args: []string{"shortable", "HTBX"}},
 		"short":       {args: []string{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"}},
+		"offers":      {args: []string{"offers"}},
 		"cover":       {args: []string{"cover", "HTBX", "100", "--limit-price", "13.00", "--yes"}},
 		"credit-back": {args: []string{"credit-back", "--all", "--yes"}},
 		"approve":     {args: []string{"approve", "wf-none"}, code: account.ExitUsage},
