@@ -42,7 +42,7 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 			o := ques.Order
 			where := o.Route
 			if where == "" {
-				where = "assigned by the broker"
+				where = "the default: SMART on live, the broker's on paper"
 			}
 			fmt.Fprintf(p.Err, "%s (route %s)? [y/N] ", OrderWords(o), where)
 			return p.answer(cmd, q, func() {})
