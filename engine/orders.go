@@ -213,6 +213,15 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	// Buying power and account status first: a locate the account could not
 	// use would be paid for nothing.
 	sizeAt := req.sizingPrice()
+	if sizeAt.IsZero() {
+		// A market short is sized at the symbol's last price.
+		if sizeAt, err = e.lastPrice(ctx, req.Symbol); err != nil {
+			return nil, err
+		}
+		if sizeAt.IsZero() {
+			return nil, brokercode.Invalid("order type", "a market short is sized at %s's last fill price, and locator saw none today: use a limit order (--type limit --limit-price P)", req.Symbol)
+		}
+	}
 	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity); err != nil {
 		return nil, fmt.Errorf("sizing: %w", err)
 	}
@@ -267,7 +276,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 }
 
 // sizingPrice is the price the short is sized at: its limit, else its
-// stop (a market short has neither: sizing is then the broker's).
+// stop; zero for a market short (Short sizes it at the last price).
 func (r ShortRequest) sizingPrice() decimal.Decimal {
 	if r.Limit.IsPositive() {
 		return r.Limit

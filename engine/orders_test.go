@@ -73,7 +73,8 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 }
 
 // Issue 30, spec "Orders" and R78: a market order places in the regular
-// session (10:00 ET) and fills; at 17:00 ET, and on Thanksgiving at 11:00
+// session (10:00 ET) and fills (a market short once a fill of its symbol
+// gives the price it is sized at); at 17:00 ET, and on Thanksgiving at 11:00
 // ET, one is refused before it is sent (the broker would reject it), and a
 // limit order with extended hours (Day_Plus) is what the refusal points to
 // and places.
@@ -87,6 +88,18 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 	got, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero), workflow.Guard{})
 	if err != nil || got.State != states.Filled || got.Route != "SMART" {
 		t.Fatalf("market order at 10:00 ET: %+v, %v; want filled on SMART", got, err)
+	}
+	// A market short is sized at the symbol's last fill: refused before
+	// any fill of HTBX today, placed after one.
+	mkt := engine.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Market", Policy: auto("0.02")}
+	if _, err := b.engine.Short(t.Context(), mkt); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "last fill price") {
+		t.Fatalf("market short with no fill today: %v, want refused", err)
+	}
+	if res, err := b.engine.Short(t.Context(), engine.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}); err != nil || res.Order.State != states.Filled {
+		t.Fatalf("limit short: %+v, %v", res, err)
+	}
+	if res, err := b.engine.Short(t.Context(), mkt); err != nil || res.Order == nil || res.Order.State != states.Filled || res.Order.OrderType != "Market" {
+		t.Fatalf("market short after a fill: %+v, %v; want filled", res, err)
 	}
 	for _, at := range []time.Time{
 		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork),
