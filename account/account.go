@@ -244,6 +244,14 @@ type ShortRequest struct {
 	Symbol   string          `json:"symbol"`
 	Quantity int64           `json:"quantity"`
 	Limit    decimal.Decimal `json:"limit"`
+	// OrderType (Market, Limit, Stop, StopLimit) and TimeInForce (Day,
+	// Day_Plus, GoodTillCancel, GTC_Plus, IOC, FOK) are the order's;
+	// empty: Limit, Day. Stop is the stop price of Stop and StopLimit.
+	OrderType   string          `json:"orderType,omitempty"`
+	TimeInForce string          `json:"timeInForce,omitempty"`
+	Stop        decimal.Decimal `json:"stop,omitzero"`
+	// Guard is the order's fat-finger guard.
+	Guard workflow.Guard `json:"guard,omitzero"`
 	// Route names the order route; empty means SMART on a live account and
 	// none (the broker assigns one) on paper.
 	Route  string          `json:"route,omitempty"`
@@ -276,6 +284,8 @@ type ShortResult struct {
 // empty.
 type PlaceOrderRequest struct {
 	Order workflow.Order `json:"order"`
+	// Guard is the order's fat-finger guard.
+	Guard workflow.Guard `json:"guard,omitzero"`
 }
 
 // CancelOrderRequest cancels a working order locator placed.

@@ -18,7 +18,7 @@ const (
 	ExitFailure     = 1   // unexpected failure
 	ExitUsage       = 2   // bad usage or input, or refused before sending
 	ExitBroker      = 3   // the broker rejected, expired or cancelled it
-	ExitDeclined    = 4   // declined by the cost policy
+	ExitDeclined    = 4   // declined by the cost policy or the locate budget
 	ExitInterrupted = 130 // interrupted
 )
 
@@ -75,6 +75,8 @@ func ended(w *workflow.Workflow) Outcome {
 	switch w.Cause {
 	case workflow.CausePolicy:
 		return Outcome{Words: "declined by the cost policy" + because(w.Reason), Exit: ExitDeclined}
+	case workflow.CauseBudget:
+		return Outcome{Words: "declined by the locate budget" + because(w.Reason), Exit: ExitDeclined}
 	case workflow.CausePrompt:
 		return Outcome{Words: "declined at the prompt", Exit: ExitOK}
 	case workflow.CausePerson:

@@ -47,7 +47,7 @@ func TestApproveLinkOnce(t *testing.T) {
 				!strings.Contains(page, "Locate 200 HTBX") {
 				t.Fatalf("GET approve link: %d\n%s", status, page)
 			}
-			if status, page := visit(t, http.MethodGet, decline); status != http.StatusOK || !strings.Contains(page, ">Decline</button>") {
+			if status, page := visit(t, http.MethodGet, decline); status != http.StatusOK || !strings.Contains(page, `<button type="submit" class="decline">Decline</button>`) {
 				t.Fatalf("GET decline link: %d\n%s", status, page)
 			}
 

@@ -3,6 +3,8 @@ package answerlink
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -48,14 +50,33 @@ type page struct {
 	Title  string
 	Lines  []string
 	Button string // set on the confirm page
+	// Decline colours the button as a decline (red, not green).
+	Decline bool
 }
+
+// pageStyle makes the page readable and its button easy to press on a
+// phone: one column, large type, a full-width button. It is inline (no
+// external asset) and allowed by its hash in the page's CSP.
+const pageStyle = `body{font:1.125rem/1.5 system-ui,sans-serif;max-width:32rem;margin:0 auto;padding:1.25rem;color:#111;background:#fff}` +
+	`h1{font-size:1.5rem;margin:.5rem 0 1rem}` +
+	`p{margin:0 0 1rem;overflow-wrap:anywhere}` +
+	`button{display:block;width:100%;min-height:3.5rem;margin-top:1.5rem;font:600 1.25rem system-ui,sans-serif;color:#fff;background:#0a7a3b;border:0;border-radius:.5rem;cursor:pointer}` +
+	`button.decline{background:#b42318}`
+
+// pageCSP is the pages' Content-Security-Policy: nothing but the page's
+// own style and a form posting to itself.
+var pageCSP = func() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+}()
 
 var pageTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex, nofollow"><title>locator: {{.Title}}</title></head>
+<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex, nofollow"><title>locator: {{.Title}}</title>
+<style>` + pageStyle + `</style></head>
 <body><h1>{{.Title}}</h1>
 {{range .Lines}}<p>{{.}}</p>
-{{end}}{{if .Button}}<form method="post"><button type="submit">{{.Button}}</button></form>
+{{end}}{{if .Button}}<form method="post"><button type="submit"{{if .Decline}} class="decline"{{end}}>{{.Button}}</button></form>
 {{end}}</body></html>
 `))
 
@@ -73,7 +94,7 @@ func render(w http.ResponseWriter, status int, p page) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Robots-Tag", "noindex, nofollow")
-	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", pageCSP)
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
@@ -122,7 +143,7 @@ func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
 	if l.Answer == Decline {
 		title, button = "Decline this locate offer?", "Decline"
 	}
-	render(w, http.StatusOK, page{Title: title, Button: button, Lines: []string{
+	render(w, http.StatusOK, page{Title: title, Button: button, Decline: l.Answer == Decline, Lines: []string{
 		offer(l),
 		"Answer by " + l.Deadline.In(market.NewYork).Format("15:04:05") + " ET. Opening this page answered nothing; the button answers, once.",
 	}})

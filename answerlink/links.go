@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/notify"
 )
@@ -84,6 +85,6 @@ func (ls *Links) Event(acct string, q account.Question) (notify.Event, bool) {
 	return notify.Event{Kind: notify.OfferWaiting, Account: acct, Time: ls.clk.Now(),
 		Detail:      fmt.Sprintf("locate offer waits: %d %s at %s a share", o.Shares, o.Symbol, o.Price.StringFixed(4)),
 		WorkflowIDs: []string{o.WorkflowID},
-		Offer: &notify.Offer{WorkflowID: o.WorkflowID, Symbol: o.Symbol, Shares: o.Shares, PricePerShare: o.Price, Total: o.Total,
-			LocateType: o.LocateType, Deadline: q.Deadline, ApproveURL: approve, DeclineURL: ls.URL(l)}}, true
+		Offer: &notify.Offer{WorkflowID: o.WorkflowID, Symbol: o.Symbol, Shares: o.Shares, PricePerShare: o.Price.StringFixed(4),
+			Total: o.Total.StringFixed(2), LocateType: string(brokercode.LocateTypeForCode(o.LocateType)), Deadline: q.Deadline, ApproveURL: approve, DeclineURL: ls.URL(l)}}, true
 }

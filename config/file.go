@@ -22,7 +22,7 @@ import (
 
 // File is the settings file (config.json in the user's config
 // directory): what a person would otherwise export in every shell. It holds
-// no secret: keys come from the environment (or the keyring), and a named
+// no secret: keys come from the environment, and a named
 // account says only which environment variables hold its pair.
 type File struct {
 	// Account is the default account: a broker account id, or the name of
@@ -109,7 +109,7 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	if key := secretKey(raw, ""); key != "" {
-		return nil, fmt.Errorf("%s looks like a secret: secrets come only from the environment (or the keyring); name the variable that holds it instead (keyIdEnv, secretEnv)", key)
+		return nil, fmt.Errorf("%q: a key ID, secret or token is never read from this file, only from the environment: name the variable that holds it instead (keyIdEnv, secretEnv)", key)
 	}
 	if err := unknownKeys(raw); err != nil {
 		return nil, err

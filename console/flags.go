@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/spf13/pflag"
@@ -41,4 +42,20 @@ func SuggestFlag(fs *pflag.FlagSet, err error) string {
 		}
 	})
 	return best
+}
+
+// NegativeNumber is the argument err says is an unknown shorthand flag
+// when it is a negative number ("-500" for `locate HTBX -500`), or "": the
+// parser reads a leading dash as flags, but the person typed a quantity
+// or a price.
+func NegativeNumber(err error) string {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedShortnames() == "" {
+		return ""
+	}
+	n := "-" + ne.GetSpecifiedShortnames()
+	if _, err := strconv.ParseFloat(n, 64); err != nil {
+		return ""
+	}
+	return n
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Format is how a command prints its records (-o): aligned text for
@@ -202,13 +204,7 @@ func LocatePrice(d decimal.Decimal) string {
 // PriceShown shows a price as the broker gave it: at least two decimals,
 // more when it has them (a limit of 12.5 shows 12.50, one of 0.0150 its
 // four).
-func PriceShown(d decimal.Decimal) string {
-	places := int32(2)
-	if e := -d.Exponent(); e > places {
-		places = e
-	}
-	return d.StringFixed(places)
-}
+func PriceShown(d decimal.Decimal) string { return workflow.PriceShown(d) }
 
 // Int shows a count.
 func Int(n int64) string { return strconv.FormatInt(n, 10) }

@@ -42,9 +42,9 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 			o := ques.Order
 			where := o.Route
 			if where == "" {
-				where = "assigned by the broker"
+				where = "the default: SMART on live, the broker's on paper"
 			}
-			fmt.Fprintf(p.Err, "Sell short %d %s at %s (route %s)? [y/N] ", o.Quantity, o.Symbol, PriceShown(o.LimitPrice), where)
+			fmt.Fprintf(p.Err, "%s (route %s)? [y/N] ", OrderWords(o), where)
 			return p.answer(cmd, q, func() {})
 		case len(ques.Credits) > 0:
 			fmt.Fprintf(p.Err, "Credit back the unused %s? [y/N] ", credits(ques.Credits))

@@ -185,6 +185,20 @@ func actions(t *testing.T, follower bool) {
 			t.Errorf("a declined offer was accepted: %s", r.Body)
 		}
 	}
+
+	// Issue 30: the form's box allows the SingleUse side of a Reg SHO
+	// pair: RSHO's SingleUse 0.04 is under the 0.05 cap, its PreBorrow
+	// 0.09 is not.
+	if rec := b.act(t, "/locate", url.Values{"symbols": {"RSHO"}, "quantity": {"300"}, "cap": {"0.05"}, "allowSingleUse": {"1"}}); rec.Code != http.StatusOK {
+		t.Fatalf("locate RSHO: %d %s", rec.Code, rec.Body.String())
+	}
+	rs, err := b.store.List(ctx, store.Filter{Account: "LV100001", Symbol: "RSHO", Kind: states.Locate})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("locates of RSHO in the store: %d %v, want 1", len(rs), err)
+	}
+	if w, err := b.owner.Engine().Wait(ctx, rs[0].ID); err != nil || w.State != states.Filled || w.LocateType != "SingleUse" {
+		t.Fatalf("the form's RSHO locate: %+v %v, want filled on its SingleUse side", w, err)
+	}
 }
 
 // The fees panel is current under serve with nothing run by hand: the

@@ -167,6 +167,17 @@ func tradingScreen(t *testing.T, width int64) {
 	for _, b := range bad {
 		t.Errorf("at %d px: %s", width, b)
 	}
+	// Issue 30: no number or time is split across lines ("130" over "0").
+	split, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.num, td.when, th.num")].filter(el => {
+		const r = document.createRange(); r.selectNodeContents(el);
+		return el.textContent.trim() !== "" && r.getClientRects().length > 1 && new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1;
+	}).map(el => el.textContent.trim())`))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if len(split) > 0 {
+		t.Errorf("at %d px: split across lines: %q", width, split)
+	}
 	if dir := os.Getenv("LOCATOR_SCREENSHOT"); dir != "" {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {

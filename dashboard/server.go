@@ -424,7 +424,8 @@ func (s *Server) handleCreditBackAll(w http.ResponseWriter, r *http.Request) {
 
 // handleLocate starts a locate of each symbol of the form under its cap:
 // the cap decides every offer (a batch's offers come faster than anyone
-// can weigh them), so it is required.
+// can weigh them), so it is required; the form's box allows the SingleUse
+// side of a Reg SHO pair when it is the cheaper.
 func (s *Server) handleLocate(w http.ResponseWriter, r *http.Request) {
 	s.act(w, r, "locate "+r.FormValue("symbols"), func(a account.Account) error {
 		symbols := strings.FieldsFunc(r.FormValue("symbols"), func(c rune) bool { return c == ',' || c == ' ' })
@@ -442,7 +443,7 @@ func (s *Server) handleLocate(w http.ResponseWriter, r *http.Request) {
 		req := account.LocateRequest{}
 		for _, sym := range symbols {
 			req.Items = append(req.Items, account.LocateItem{Symbol: strings.ToUpper(sym), Quantity: qty,
-				Policy: workflow.Policy{MaxPrice: capPrice}})
+				Policy: workflow.Policy{MaxPrice: capPrice, AllowSingleUse: r.FormValue("allowSingleUse") != ""}})
 		}
 		res, err := a.Locate(r.Context(), req)
 		if err != nil {

@@ -79,6 +79,10 @@ type Config struct {
 	Cadence Cadence
 	// Rules override the offer window, accept margin and settle grace.
 	Rules workflow.Rules
+	// Budget is the account's locate budget per trading day (none when
+	// unset): the engine declines an offer that would pass it, whoever
+	// asked for the locate.
+	Budget workflow.Budget
 	// QuoteSpacing is the broker's same-symbol quote spacing (default 30 s).
 	QuoteSpacing time.Duration
 	// Workers is how many broker writes may be under way at once (default 4).

@@ -349,7 +349,23 @@ func (l *loop) noteAnswer(symbol string, at time.Time) {
 
 // env is what the step may know of workflow id's surroundings.
 func (l *loop) env(id string) workflow.Env {
-	return workflow.Env{Now: l.e.clock.Now(), CanAsk: l.askerOf(id) != nil, Rules: l.e.cfg.Rules}
+	env := workflow.Env{Now: l.e.clock.Now(), CanAsk: l.askerOf(id) != nil, Rules: l.e.cfg.Rules, Budget: l.e.cfg.Budget}
+	if env.Budget.Set() {
+		env.Spent = func(symbol string) workflow.Spent {
+			var pending map[string]*Workflow
+			if l.group != nil {
+				pending = l.group.next
+			}
+			s, err := l.e.spentToday(l.e.ctx, symbol, pending)
+			if err != nil {
+				// Unknown spend: nothing more is spent on a guess.
+				l.e.log.Warn("locate budget: today's spend could not be read; declining", "err", err)
+				return workflow.Spent{Total: l.e.cfg.Budget.Total, Symbol: l.e.cfg.Budget.PerSymbol[symbol]}
+			}
+			return s
+		}
+	}
+	return env
 }
 
 // askerOf is who answers workflow id's offer: its requester's, else the
@@ -891,4 +907,10 @@ func rawJSON(v any) []byte {
 		return nil
 	}
 	return b
+}
+
+// brokerNow is the broker's time now (this machine's clock, skew
+// corrected): what its session rules are measured on.
+func (e *Engine) brokerNow() time.Time {
+	return e.clock.Now().Add(e.client.ClockSkew())
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -45,7 +47,16 @@ var ErrSizing = errors.New("sizing refuses the short")
 type ShortRequest struct {
 	Symbol   string
 	Quantity int64
-	Limit    decimal.Decimal
+	// OrderType and TimeInForce are the order's (empty: Limit, Day); Limit
+	// is its limit price (Limit, StopLimit), Stop its stop price (Stop,
+	// StopLimit). orderRules says which combinations the spec allows.
+	OrderType   brokerclient.OrderType
+	TimeInForce brokerclient.TimeInForce
+	Limit       decimal.Decimal
+	Stop        decimal.Decimal
+	// Guard is the fat-finger guard (Engine.guard), checked before the
+	// locate is paid for.
+	Guard workflow.Guard
 	// Route names the order route; empty means SMART on a live account and
 	// none (the broker assigns one) on paper.
 	Route  string
@@ -90,17 +101,74 @@ func (r ShortRequest) Validate() error {
 	if err := workflow.ValidateOrderQuantity(r.Quantity); err != nil {
 		return err
 	}
-	if _, err := workflow.ParsePrice("limit", r.Limit.String()); err != nil || !r.Limit.IsPositive() {
-		return brokercode.Invalid("limit", "%s: want a positive price of at most %s with at most %d decimals", r.Limit, workflow.MaxPrice, workflow.PriceDecimals)
-	}
-	if r.Limit.GreaterThanOrEqual(decimal.NewFromInt(1)) && !r.Limit.Equal(r.Limit.Truncate(2)) {
-		// Spec "Cross-cutting conventions": the tick is $0.01 at or above $1.00.
-		return brokercode.Invalid("limit", "%s: prices from $1.00 trade in whole cents", r.Limit)
+	for _, p := range []struct {
+		field string
+		d     decimal.Decimal
+	}{{"limit", r.Limit}, {"stop", r.Stop}} {
+		if p.d.IsZero() {
+			continue // orderRules says whether the type needs it
+		}
+		if err := orderPrice(p.field, p.d); err != nil {
+			return err
+		}
 	}
 	if strings.ContainsAny(r.Route, "/?#% \t\r\n") {
 		return brokercode.Invalid("route", "%q is not a route name", r.Route)
 	}
 	return workflow.ValidatePolicy(r.Policy)
+}
+
+// orderPrice checks a limit or stop price: positive, at most the spec's
+// decimals, whole cents from $1.00.
+func orderPrice(field string, d decimal.Decimal) error {
+	if _, err := workflow.ParsePrice(field, d.String()); err != nil || !d.IsPositive() {
+		return brokercode.Invalid(field, "%s: want a positive price of at most %s with at most %d decimals", d, workflow.MaxPrice, workflow.PriceDecimals)
+	}
+	if d.GreaterThanOrEqual(decimal.NewFromInt(1)) && !d.Equal(d.Truncate(2)) {
+		// Spec "Cross-cutting conventions": the tick is $0.01 at or above $1.00.
+		return brokercode.Invalid(field, "%s: prices from $1.00 trade in whole cents", d)
+	}
+	return nil
+}
+
+// orderRules are the spec's rules on an order's type, time in force and
+// prices ("Orders" rules 1 and 2, and the rejections R24 and R78 they
+// avoid), checked at now (the broker's time) before anything is sent:
+// the four placeable types only; a limit price exactly on Limit and
+// StopLimit, a stop price exactly on Stop and StopLimit; extended hours
+// (Day_Plus, GTC_Plus) on Limit orders only; no market order outside the
+// regular session. Which times in force a route takes is the route's to
+// say (Engine.route).
+func orderRules(o *Order, now time.Time) error {
+	typ, tif := brokerclient.OrderType(o.OrderType), brokerclient.TimeInForce(o.TimeInForce)
+	switch typ {
+	case brokerclient.OrderTypeMarket, brokerclient.OrderTypeLimit, brokerclient.OrderTypeStop, brokerclient.OrderTypeStopLimit:
+	default:
+		return brokercode.Invalid("order type", "%q: want Market, Limit, Stop or StopLimit (spec \"Orders\" rule 1)", typ)
+	}
+	limited := typ == brokerclient.OrderTypeLimit || typ == brokerclient.OrderTypeStopLimit
+	stopped := typ == brokerclient.OrderTypeStop || typ == brokerclient.OrderTypeStopLimit
+	switch {
+	case limited && !o.LimitPrice.IsPositive():
+		return brokercode.Invalid("limit price", "a %s order needs one (--limit-price)", typ)
+	case !limited && !o.LimitPrice.IsZero():
+		return brokercode.Invalid("limit price", "a %s order takes none (a limit price makes it Limit or StopLimit)", typ)
+	case stopped && !o.StopPrice.IsPositive():
+		return brokercode.Invalid("stop price", "a %s order needs one above zero (--stop-price; the broker rejects it with R24)", typ)
+	case !stopped && !o.StopPrice.IsZero():
+		return brokercode.Invalid("stop price", "a %s order takes none (a stop price makes it Stop or StopLimit)", typ)
+	case (tif == brokerclient.TimeInForceDayPlus || tif == brokerclient.TimeInForceGTCPlus) && typ != brokerclient.OrderTypeLimit:
+		return brokercode.Invalid("time in force", "%s (extended hours) takes Limit orders only, not %s (spec \"Orders\" rule 2)", tif, typ)
+	case typ == brokerclient.OrderTypeMarket && !regularSession(now):
+		return brokercode.Invalid("order type", "market orders are taken only in the regular session, 9:30 to 16:00 ET, and it is %s (the broker rejects them with R78): use a limit order, with --tif day-plus for extended hours", market.DateTime(now))
+	}
+	return nil
+}
+
+// regularSession reports whether t falls in the exchange's regular session.
+func regularSession(t time.Time) bool {
+	d := market.On(t)
+	return d.Trading() && !t.Before(d.Open) && t.Before(d.Close)
 }
 
 // Short ensures the locate, checks sizing, places one Sell/Open Day limit
@@ -111,7 +179,23 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	route, err := e.route(ctx, req.Route)
+	typ, tif := req.OrderType, req.TimeInForce
+	if typ == "" {
+		typ = brokerclient.OrderTypeLimit
+	}
+	if tif == "" {
+		tif = brokerclient.TimeInForceDay
+	}
+	// The order's shape is checked before the locate is paid for.
+	shape := &Order{OrderType: string(typ), TimeInForce: string(tif), LimitPrice: req.Limit, StopPrice: req.Stop}
+	if err := orderRules(shape, e.brokerNow()); err != nil {
+		return nil, err
+	}
+	shape.Symbol, shape.Quantity = req.Symbol, req.Quantity
+	if err := e.guard(ctx, shape, req.Guard); err != nil {
+		return nil, err
+	}
+	route, err := e.route(ctx, req.Route, typ, tif)
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +212,23 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	}
 	// Buying power and account status first: a locate the account could not
 	// use would be paid for nothing.
-	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, req.Limit, req.Quantity); err != nil {
+	sizeAt := req.sizingPrice()
+	if sizeAt.IsZero() {
+		// A market short is sized at the symbol's last price.
+		if sizeAt, err = e.lastPrice(ctx, req.Symbol); err != nil {
+			return nil, err
+		}
+		if sizeAt.IsZero() {
+			return nil, brokercode.Invalid("order type", "a market short is sized at %s's last fill price, and locator saw none today: use a limit order (--type limit --limit-price P)", req.Symbol)
+		}
+	}
+	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity); err != nil {
 		return nil, fmt.Errorf("sizing: %w", err)
 	}
 	for _, l := range res.Sizing.Limits {
 		if l.Name != ledger.LimitInventory && !l.Unlimited && l.Shares < req.Quantity {
 			return res, fmt.Errorf("%w: %s allows %d shares of %s at %s, not %d (%s); no order was sent",
-				ErrSizing, l.Name, l.Shares, req.Symbol, req.Limit, req.Quantity, l.Detail)
+				ErrSizing, l.Name, l.Shares, req.Symbol, sizeAt, req.Quantity, l.Detail)
 		}
 	}
 	h, err := e.Locate(ctx, Request{ID: req.LocateID, Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
@@ -148,14 +242,13 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		res.Reason = "the locate ended " + string(res.Locate.State)
 		return res, nil
 	}
-	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, req.Limit, req.Quantity); err != nil {
+	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity); err != nil {
 		return res, fmt.Errorf("sizing: %w", err)
 	}
 	if res.Sizing.Shortable < req.Quantity {
 		res.Reason = fmt.Sprintf("sizing: %d shortable, bound by %s", res.Sizing.Shortable, res.Sizing.Binding)
 		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, res.Sizing.Explanation)
 	}
-	limit := req.Limit
 	id := req.ClientOrderID
 	if id == "" {
 		id = uuid.NewString()
@@ -163,8 +256,8 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	o := &Order{
 		ClientOrderID: id, Account: e.cfg.Account, Symbol: req.Symbol,
 		Side: string(brokerclient.SideSell), OpenClose: string(brokerclient.OpenCloseOpen),
-		OrderType: string(brokerclient.OrderTypeLimit), TimeInForce: string(brokerclient.TimeInForceDay),
-		Quantity: req.Quantity, LimitPrice: limit, Route: route, LocateWorkflowID: res.Locate.ID,
+		OrderType: string(typ), TimeInForce: string(tif),
+		Quantity: req.Quantity, LimitPrice: req.Limit, StopPrice: req.Stop, Route: route, LocateWorkflowID: res.Locate.ID,
 	}
 	if err := validOrder(o); err != nil {
 		return res, err
@@ -178,14 +271,26 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		res.Reason, res.Declined = "declined at the confirmation", true
 		return res, nil
 	}
-	res.Order, err = e.PlaceOrder(ctx, o)
+	res.Order, err = e.send(ctx, o)
 	return res, err
 }
 
+// sizingPrice is the price the short is sized at: its limit, else its
+// stop; zero for a market short (Short sizes it at the last price).
+func (r ShortRequest) sizingPrice() decimal.Decimal {
+	if r.Limit.IsPositive() {
+		return r.Limit
+	}
+	return r.Stop
+}
+
 // route returns the route to send: the one asked for, else SMART on a live
-// account and none on paper. A named route must be one of the account's and
-// take Day limit orders for stock; otherwise nothing is sent.
-func (e *Engine) route(ctx context.Context, route string) (string, error) {
+// account and none on paper (the broker assigns its paper route). The
+// route (on paper, one of the account's) must take stock orders of the
+// type and time in force (spec "Route record": IOC and FOK on ARCA, none
+// of the extended hours or IOC on paper); otherwise nothing is sent.
+func (e *Engine) route(ctx context.Context, route string, typ brokerclient.OrderType, tif brokerclient.TimeInForce) (string, error) {
+	paper := false
 	if route == "" {
 		env := e.cfg.Env
 		if env == "" {
@@ -198,10 +303,9 @@ func (e *Engine) route(ctx context.Context, route string) (string, error) {
 				env = brokerclient.EnvPaper
 			}
 		}
-		if env == brokerclient.EnvPaper {
-			return "", nil
+		if paper = env == brokerclient.EnvPaper; !paper {
+			route = defaultLiveRoute
 		}
-		route = defaultLiveRoute
 	}
 	routes, _, err := e.client.Orders.Routes(ctx, e.cfg.Account)
 	if err != nil {
@@ -209,24 +313,47 @@ func (e *Engine) route(ctx context.Context, route string) (string, error) {
 	}
 	var names []string
 	for _, r := range routes {
-		if r.RouteName == route {
-			if !r.Allows(brokerclient.SecurityTypeStock, brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay) {
-				return "", brokercode.Invalid("route", "%s does not take Day limit orders for stock", route)
+		if paper && r.Allows(brokerclient.SecurityTypeStock, typ, tif) {
+			return "", nil
+		}
+		if !paper && r.RouteName == route {
+			if !r.Allows(brokerclient.SecurityTypeStock, typ, tif) {
+				return "", brokercode.Invalid("route", "%s does not take %s %s orders for stock (its times in force: %s)", route, tif, typ, joinNames(r.TimesInForce))
 			}
 			return route, nil
 		}
 		names = append(names, r.RouteName)
 	}
+	if paper {
+		return "", brokercode.Invalid("time in force", "no route of paper account %s takes %s %s orders for stock (its routes: %s)", e.cfg.Account, tif, typ, strings.Join(names, ", "))
+	}
 	return "", brokercode.Invalid("route", "%q is not available to %s (its routes: %s)", route, e.cfg.Account, strings.Join(names, ", "))
 }
 
+// joinNames lists a route's times in force.
+func joinNames(tifs []brokerclient.TimeInForce) string {
+	s := make([]string, len(tifs))
+	for i, t := range tifs {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
 func orderRequest(o *Order) brokerclient.OrderRequest {
-	limit := o.LimitPrice
-	return brokerclient.OrderRequest{
+	r := brokerclient.OrderRequest{
 		ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: brokerclient.Side(o.Side), OpenClose: brokerclient.OpenClose(o.OpenClose),
 		OrderType: brokerclient.OrderType(o.OrderType), SecurityType: brokerclient.SecurityTypeStock,
-		TimeInForce: brokerclient.TimeInForce(o.TimeInForce), OrderQuantity: o.Quantity, LimitPrice: &limit, Route: o.Route,
+		TimeInForce: brokerclient.TimeInForce(o.TimeInForce), OrderQuantity: o.Quantity, Route: o.Route,
 	}
+	// A price is sent when the order has one: a market order carries
+	// neither, a limit no stop.
+	if limit := o.LimitPrice; !limit.IsZero() {
+		r.LimitPrice = &limit
+	}
+	if stop := o.StopPrice; !stop.IsZero() {
+		r.StopPrice = &stop
+	}
+	return r
 }
 
 // orderStream is the account's portfolio-stream follower, started on first
@@ -252,13 +379,32 @@ func validOrder(o *Order) error {
 	return req.Validate()
 }
 
-// PlaceOrder records o's intent, sends it once, and follows it until it is
-// final or working (or followFor has passed, when it returns the order as
-// it stands).
-func (e *Engine) PlaceOrder(ctx context.Context, o *Order) (*Order, error) {
+// PlaceOrder checks o (its shape by orderRules, its prices by the
+// fat-finger guard g, its route, empty meaning SMART on a live account, by
+// Engine.route), records its intent, sends it
+// once, and follows it until it is final or working (or followFor has
+// passed, when it returns the order as it stands).
+func (e *Engine) PlaceOrder(ctx context.Context, o *Order, g workflow.Guard) (*Order, error) {
 	if err := validOrder(o); err != nil {
 		return nil, err
 	}
+	if err := orderRules(o, e.brokerNow()); err != nil {
+		return nil, err
+	}
+	if err := e.guard(ctx, o, g); err != nil {
+		return nil, err
+	}
+	route, err := e.route(ctx, o.Route, brokerclient.OrderType(o.OrderType), brokerclient.TimeInForce(o.TimeInForce))
+	if err != nil {
+		return nil, err
+	}
+	o.Route = route
+	return e.send(ctx, o)
+}
+
+// send records o's intent, sends it once and follows it (PlaceOrder, once
+// o is checked).
+func (e *Engine) send(ctx context.Context, o *Order) (*Order, error) {
 	// Subscribed before the order leaves, so no push can slip between
 	// (spec "Portfolio stream").
 	var watch *brokerclient.OrderWatch
@@ -617,4 +763,62 @@ func refused(err error) bool {
 	var pd *brokerclient.ProblemDetails
 	var rl *brokerclient.RateLimitError
 	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokercode.ErrInput)
+}
+
+// guard is the fat-finger guard (workflow.Guard): unless g.Force, an order
+// whose limit or stop price lies further than g's distance from the
+// symbol's last price, or whose notional is over g.MaxNotional, is refused
+// with the numbers before anything is sent. The last price is that of the
+// symbol's latest order filled today among locator's (the spec has no
+// quote endpoint); with none today the distance is not checked.
+func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard) error {
+	if g.Force {
+		return nil
+	}
+	last, err := e.lastPrice(ctx, o.Symbol)
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		d    decimal.Decimal
+	}{{"limit price", o.LimitPrice}, {"stop price", o.StopPrice}} {
+		if p.d.IsZero() || last.IsZero() {
+			continue
+		}
+		off := p.d.Sub(last).Abs().Div(last)
+		if off.GreaterThan(g.Distance()) {
+			return brokercode.Invalid(p.name, "%s is %s%% from %s's last price %s, more than the %s%% the fat-finger guard allows: check it, or pass --force to send it",
+				workflow.PriceShown(p.d), off.Shift(2).StringFixed(1), o.Symbol, workflow.PriceShown(last), g.Distance().Shift(2).String())
+		}
+	}
+	price := o.LimitPrice
+	if price.IsZero() {
+		price = o.StopPrice
+	}
+	if price.IsZero() {
+		price = last // a market order: at the last price, when one is known
+	}
+	if notional := price.Mul(decimal.NewFromInt(o.Quantity)); g.MaxNotional.IsPositive() && notional.GreaterThan(g.MaxNotional) {
+		return brokercode.Invalid("notional", "%d %s at %s is %s, over the %s the fat-finger guard allows: check it, or pass --force to send it",
+			o.Quantity, o.Symbol, workflow.PriceShown(price), notional.StringFixed(2), g.MaxNotional.StringFixed(2))
+	}
+	return nil
+}
+
+// lastPrice is the average price of the symbol's latest filled order
+// today among those locator placed for the account (its records: no
+// request to the broker), or zero when it has none.
+func (e *Engine) lastPrice(ctx context.Context, symbol string) (decimal.Decimal, error) {
+	orders, err := e.store.Orders(ctx, store.OrderFilter{Account: e.cfg.Account})
+	if err != nil {
+		return decimal.Zero, fmt.Errorf("the fat-finger guard's last price: %w", err)
+	}
+	day := market.On(e.brokerNow()).Date
+	for _, o := range orders { // newest first
+		if o.Symbol == symbol && o.Executed > 0 && o.PriceAvg.IsPositive() && !o.UpdatedAt.Before(day) {
+			return o.PriceAvg, nil
+		}
+	}
+	return decimal.Zero, nil
 }

@@ -1,14 +1,20 @@
 package engine_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Issue 17 item 7 and spec "Orders": an order takes the workflows'
@@ -28,7 +34,7 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 	// A sell far above the market stays working until cancelled.
 	working, err := b.engine.PlaceOrder(t.Context(), &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
 		Side: "Sell", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
-		LimitPrice: decimal.NewFromInt(250), Route: "SMART"})
+		LimitPrice: decimal.NewFromInt(250), Route: "SMART"}, workflow.Guard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +69,58 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 		if got != want || !strings.HasPrefix(got, "intent>sent>") || !strings.HasSuffix(got, string(o.State)) {
 			t.Errorf("order %s log %s, want %s (intent, then each announced change, ending %s)", o.ClientOrderID, got, want, o.State)
 		}
+	}
+}
+
+// Issue 30, spec "Orders" and R78: a market order places in the regular
+// session (10:00 ET) and fills (a market short once a fill of its symbol
+// gives the price it is sized at); at 17:00 ET, and on Thanksgiving at 11:00
+// ET, one is refused before it is sent (the broker would reject it), and a
+// limit order with extended hours (Day_Plus) is what the refusal points to
+// and places.
+func TestMarketOrderOnlyInSession(t *testing.T) {
+	t.Parallel()
+	order := func(typ, tif string, limit decimal.Decimal) *engine.Order {
+		return &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
+			Side: "Buy", OpenClose: "Open", OrderType: typ, TimeInForce: tif, Quantity: 10, LimitPrice: limit}
+	}
+	b := setup(t, setupOpt{})
+	got, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero), workflow.Guard{})
+	if err != nil || got.State != states.Filled || got.Route != "SMART" {
+		t.Fatalf("market order at 10:00 ET: %+v, %v; want filled on SMART", got, err)
+	}
+	// A market short is sized at the symbol's last fill: refused before
+	// any fill of HTBX today, placed after one.
+	mkt := engine.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Market", Policy: auto("0.02")}
+	if _, err := b.engine.Short(t.Context(), mkt); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "last fill price") {
+		t.Fatalf("market short with no fill today: %v, want refused", err)
+	}
+	if res, err := b.engine.Short(t.Context(), engine.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}); err != nil || res.Order.State != states.Filled {
+		t.Fatalf("limit short: %+v, %v", res, err)
+	}
+	if res, err := b.engine.Short(t.Context(), mkt); err != nil || res.Order == nil || res.Order.State != states.Filled || res.Order.OrderType != "Market" {
+		t.Fatalf("market short after a fill: %+v, %v; want filled", res, err)
+	}
+	for _, at := range []time.Time{
+		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork),
+		time.Date(2026, 11, 26, 11, 0, 0, 0, market.NewYork), // Thanksgiving
+	} {
+		t.Run(at.Format(time.DateTime), func(t *testing.T) {
+			b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(at)}})
+			before := len(b.sim.Sim.Requests())
+			_, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero), workflow.Guard{})
+			if !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "regular session") {
+				t.Fatalf("market order at %s: %v; want refused for the session", at, err)
+			}
+			for _, r := range b.sim.Sim.Requests()[before:] {
+				if r.Method == "POST" {
+					t.Errorf("sent %s %s", r.Method, r.Path)
+				}
+			}
+			got, err := b.engine.PlaceOrder(t.Context(), order("Limit", "Day_Plus", decimal.NewFromInt(150)), workflow.Guard{})
+			if err != nil || got.Terminal() && got.State != states.Filled {
+				t.Errorf("extended-hours limit at %s: %+v, %v", at, got, err)
+			}
+		})
 	}
 }

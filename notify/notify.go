@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/market"
@@ -133,11 +131,11 @@ type Offer struct {
 	WorkflowID string `json:"workflowId"`
 	Symbol     string `json:"symbol"`
 	Shares     int64  `json:"shares"`
-	// PricePerShare and Total are the offer's, at the broker's four
-	// decimals.
-	PricePerShare decimal.Decimal `json:"pricePerShare"`
-	Total         decimal.Decimal `json:"total"`
-	LocateType    int             `json:"locateType"`
+	// PricePerShare (four decimals), Total (two: cents) and LocateType
+	// (Locate, SingleUse) read as every other output gives them.
+	PricePerShare string `json:"pricePerShare"`
+	Total         string `json:"total"`
+	LocateType    string `json:"locateType"`
 	// Deadline is the last moment an answer is acted on.
 	Deadline   time.Time `json:"deadline"`
 	ApproveURL string    `json:"approveUrl"`
@@ -446,7 +444,7 @@ func title(ev Event) string {
 	switch ev.Kind {
 	case OfferWaiting:
 		if o := ev.Offer; o != nil {
-			return fmt.Sprintf("locate offer waits: %d %s at %s a share (%s)", o.Shares, o.Symbol, o.PricePerShare.StringFixed(4), o.Total.StringFixed(2))
+			return fmt.Sprintf("locate offer waits: %d %s at %s a share (%s)", o.Shares, o.Symbol, o.PricePerShare, o.Total)
 		}
 		return "locate offer waits"
 	case FeeProblem:

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/notify"
@@ -18,8 +17,8 @@ import (
 var offerEvent = notify.Event{
 	Kind: notify.OfferWaiting, Account: "LV100001", Time: time.Date(2026, 11, 25, 14, 30, 0, 0, time.UTC),
 	Detail: "locate offer waits", WorkflowIDs: []string{"wf-1"},
-	Offer: &notify.Offer{WorkflowID: "wf-1", Symbol: "HTBX", Shares: 200, PricePerShare: decimal.RequireFromString("0.015"),
-		Total: decimal.RequireFromString("3"), LocateType: 1, Deadline: time.Date(2026, 11, 25, 14, 30, 25, 0, time.UTC),
+	Offer: &notify.Offer{WorkflowID: "wf-1", Symbol: "HTBX", Shares: 200, PricePerShare: "0.0150",
+		Total: "3.00", LocateType: "Locate", Deadline: time.Date(2026, 11, 25, 14, 30, 25, 0, time.UTC),
 		ApproveURL: "https://phone.example/link/APPROVE-TOKEN", DeclineURL: "https://phone.example/link/DECLINE-TOKEN"},
 }
 
@@ -32,7 +31,8 @@ type post struct {
 }
 
 // An offer reaches each webhook that asks for offers, in its format: the
-// JSON event with both links, a Slack text linking both, and an ntfy
+// JSON event with both links (its figures and type as the CLI gives them:
+// "0.0150", "3.00", "Locate"; issue 30), a Slack text linking both, and an ntfy
 // publish whose Actions header holds a view button per link. A webhook
 // that names no events (job failures and fee problems by default) is not
 // told of it, and one told only of offers is not told of a failed job.
@@ -84,8 +84,8 @@ func TestNotifyOfferFormats(t *testing.T) {
 	want := map[string]any{
 		"event": "offer_waiting", "account": "LV100001", "time": "2026-11-25T14:30:00Z", "detail": "locate offer waits",
 		"workflowIds": []any{"wf-1"},
-		"offer": map[string]any{"workflowId": "wf-1", "symbol": "HTBX", "shares": float64(200), "pricePerShare": "0.015", "total": "3",
-			"locateType": float64(1), "deadline": "2026-11-25T14:30:25Z",
+		"offer": map[string]any{"workflowId": "wf-1", "symbol": "HTBX", "shares": float64(200), "pricePerShare": "0.0150", "total": "3.00",
+			"locateType": "Locate", "deadline": "2026-11-25T14:30:25Z",
 			"approveUrl": "https://phone.example/link/APPROVE-TOKEN", "declineUrl": "https://phone.example/link/DECLINE-TOKEN"},
 	}
 	if diff := cmp.Diff(want, j); diff != "" {

@@ -60,6 +60,14 @@ func title(p *plot.Plot, what string, r *Report) {
 
 func width(n int) vg.Length { return vg.Length(max(6, float64(n)*0.45)) * vg.Inch }
 
+// frame fits a chart of n categories (days or symbols) on a nominal x
+// axis: half a category of room at each end, so the first and last labels
+// and bars are whole, and a width (at least w) that holds the whole title.
+func frame(p *plot.Plot, n int, w vg.Length) vg.Length {
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	return max(w, p.Title.TextStyle.Width(p.Title.Text)+vg.Inch)
+}
+
 func netSpendChart(r *Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Daily net locate spend by symbol ($)", r)
@@ -95,7 +103,7 @@ func netSpendChart(r *Report) (*plot.Plot, vg.Length) {
 	p.Legend.Top = true
 	p.Y.Max *= 1.25 // room for the legend above the tallest bar
 	p.NominalX(dayLabels(r)...)
-	return p, width(len(r.Dates))
+	return p, frame(p, len(r.Dates), width(len(r.Dates)))
 }
 
 func utilisationChart(r *Report) (*plot.Plot, vg.Length) {
@@ -114,8 +122,11 @@ func utilisationChart(r *Report) (*plot.Plot, vg.Length) {
 		bars.Color, bars.LineStyle.Width = color.RGBA{R: 31, G: 119, B: 180, A: 255}, 0
 		p.Add(bars)
 	}
+	// A fraction of the located shares: the axis runs 0 to 1 (further when
+	// more was shorted than located), not to the tallest bar.
+	p.Y.Min, p.Y.Max = 0, max(1, p.Y.Max)
 	p.NominalX(names...)
-	return p, width(2 * len(r.Symbols))
+	return p, frame(p, len(r.Symbols), width(2*len(r.Symbols)))
 }
 
 func priceChart(r *Report) (*plot.Plot, vg.Length) {
@@ -148,5 +159,5 @@ func priceChart(r *Report) (*plot.Plot, vg.Length) {
 	p.Legend.Top = true
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.25
 	p.NominalX(dayLabels(r)...)
-	return p, width(len(r.Dates))
+	return p, frame(p, len(r.Dates), width(len(r.Dates)))
 }

@@ -155,7 +155,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	lim := c.Add(dec("0.10"))
 	cover := &engine.Order{ClientOrderID: uuid.NewString(), Account: account, Symbol: "HTBX", Side: "Buy", OpenClose: "Close",
 		OrderType: "Limit", TimeInForce: "Day", Quantity: qty, LimitPrice: lim, Route: "SMART"}
-	o, err := e.PlaceOrder(ctx, cover)
+	o, err := e.PlaceOrder(ctx, cover, workflow.Guard{})
 	if err != nil {
 		t.Fatalf("day %d: cover: %v", i, err)
 	}

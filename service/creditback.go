@@ -14,15 +14,14 @@ import (
 // creditUnused credits back the unused shares (ledger.Unused) a request
 // names: of one symbol, or of every one, one credit-back a row, after the
 // caller confirms them when it asked to. Its input is checked before
-// anything is read or sent.
+// anything is read or sent; a confirmation nobody can give refuses it only
+// when there is something to confirm.
 func (s *session) creditUnused(ctx context.Context, req account.CreditBackRequest) (*account.CreditBackResult, error) {
 	switch {
 	case req.Quantity != 0:
 		return nil, account.Errorf(account.KindInput, "a quantity or the unused shares, not both")
 	case req.ID != "":
 		return nil, account.Errorf(account.KindInput, "the unused shares take no id: the owner starts one credit-back a row")
-	case req.Confirm && s.c.Ask == nil:
-		return nil, account.Errorf(account.KindInput, "the credit-back needs a confirmation and nobody can give one here: pass --yes; nothing was sent")
 	}
 	if req.Symbol != "" {
 		if err := brokercode.ValidateSymbol(req.Symbol); err != nil {
@@ -45,7 +44,10 @@ func (s *session) creditUnused(ctx context.Context, req account.CreditBackReques
 	}
 	res := &account.CreditBackResult{Skipped: skipped}
 	if len(credits) == 0 {
-		return res, nil
+		return res, nil // nothing to confirm, nothing to send: done
+	}
+	if req.Confirm && s.c.Ask == nil {
+		return nil, account.Errorf(account.KindInput, "the credit-back needs a confirmation and nobody can give one here: pass --yes; nothing was sent")
 	}
 	if req.Confirm && !s.l.ask(ctx, s.c.ID, account.Question{Credits: credits}) {
 		res.Declined = true

@@ -375,7 +375,8 @@ func (s *session) Short(ctx context.Context, req account.ShortRequest) (*account
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
-	er := engine.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit, Route: req.Route, Policy: req.Policy,
+	er := engine.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit, Stop: req.Stop,
+		OrderType: brokerclient.OrderType(req.OrderType), TimeInForce: brokerclient.TimeInForce(req.TimeInForce), Guard: req.Guard, Route: req.Route, Policy: req.Policy,
 		Ask: s.asker(req.Ask), Asker: s.c.Name, LocateID: req.LocateID, ClientOrderID: req.ClientOrderID}
 	if err := er.Validate(); err != nil {
 		return nil, kinded(err)
@@ -418,7 +419,7 @@ func (s *session) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest)
 		got, err := s.l.eng.WaitOrder(ctx, o.ClientOrderID, true) // sent before: follow it
 		return got, kinded(err)
 	}
-	got, err := s.l.eng.PlaceOrder(ctx, &o)
+	got, err := s.l.eng.PlaceOrder(ctx, &o, req.Guard)
 	return got, kinded(err)
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // ErrNotFound is returned for an unknown workflow.
-var ErrNotFound = errors.New("store: workflow not found")
+var ErrNotFound = errors.New("no such workflow")
 
 // ErrConflict is returned when a compare-and-set finds the workflow in
 // another state than expected: someone else moved it first.

@@ -37,6 +37,19 @@ type Env struct {
 	// them.
 	CanAsk bool
 	Rules  Rules
+	// Budget is the account's locate budget for the day; Spent, when the
+	// budget is set, says what the day's locates spent (of the workflow's
+	// symbol too).
+	Budget Budget
+	Spent  func(symbol string) Spent
+}
+
+// overBudget says why offer o is past env's budget, or "".
+func overBudget(w *Workflow, o *Offer, env Env) string {
+	if !env.Budget.Set() || env.Spent == nil {
+		return ""
+	}
+	return env.Budget.Refuses(w.Symbol, o.Total, env.Spent(w.Symbol))
 }
 
 // ErrNotOpen is returned for an input a workflow can no longer take (a
@@ -624,6 +637,8 @@ func decide(w *Workflow, env Env) Step {
 	switch {
 	case o == nil || !within:
 		return decline(w, reason, CausePolicy)
+	case w.Kind == states.Locate && overBudget(w, o, env) != "":
+		return decline(w, overBudget(w, o, env), CauseBudget)
 	case w.Policy.AutoAccept || (!env.CanAsk && w.Policy.Capped()):
 		return accept(w, env)
 	case env.CanAsk:
@@ -640,6 +655,9 @@ func accept(w *Workflow, env Env) Step {
 	o, within, reason := Choose(w)
 	if o == nil || !within {
 		return decline(w, reason, CausePolicy)
+	}
+	if why := overBudget(w, o, env); w.Kind == states.Locate && why != "" {
+		return decline(w, why, CauseBudget) // a person's yes too: the budget is the desk's
 	}
 	if left := w.ExpiresAt.Sub(env.Now); left < env.Rules.AcceptMargin {
 		// Too late for anyone's answer: the window, not a choice, ends it.

@@ -49,6 +49,8 @@ const (
 	CauseAskerGone Cause = "asker_gone"
 	// CauseInterrupt: the asker was interrupted and withdrew it.
 	CauseInterrupt Cause = "interrupt"
+	// CauseBudget: the offer would have passed the day's locate budget.
+	CauseBudget Cause = "budget"
 )
 
 // Leg is the last history row seen for one leg of a quote (id or id.SU).
@@ -159,6 +161,7 @@ type Order struct {
 	TimeInForce      string
 	Quantity         int64
 	LimitPrice       decimal.Decimal // zero when none was sent
+	StopPrice        decimal.Decimal // zero when none was sent (Stop and StopLimit carry one)
 	Route            string          // as sent, or as paper assigned it when none was
 	LocateWorkflowID string          // the locate workflow that covers a short
 	State            states.State

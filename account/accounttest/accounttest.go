@@ -299,6 +299,29 @@ func inputRefused(t *testing.T, e *Env) {
 	if _, err := a.Short(c, account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("19"), Policy: capped("0.05"), Confirm: true}); account.KindOf(err) != account.KindInput {
 		t.Errorf("short to confirm with nobody to confirm: %v, want an input error", err)
 	}
+	// Issue 30, spec "Orders" rules 1-2 and the fat-finger guard: orders
+	// the spec forbids, or past the guard, are refused before a locate or
+	// an order is sent.
+	for name, req := range map[string]account.ShortRequest{
+		"stop without its price":   {OrderType: "Stop"},
+		"extended-hours market":    {OrderType: "Market", TimeInForce: "Day_Plus"},
+		"limit price on a stop":    {OrderType: "Stop", Stop: decimal.RequireFromString("11"), Limit: decimal.RequireFromString("11")},
+		"IOC on SMART":             {Limit: decimal.RequireFromString("12"), TimeInForce: "IOC"},
+		"notional past the guard":  {Limit: decimal.RequireFromString("12"), Guard: workflow.Guard{MaxNotional: decimal.RequireFromString("1000")}},
+		"unknown time in force":    {Limit: decimal.RequireFromString("12"), TimeInForce: "Sometimes"},
+		"unknown order type":       {OrderType: "TrailStop"},
+		"stop-limit without limit": {OrderType: "StopLimit", Stop: decimal.RequireFromString("11")},
+	} {
+		req.Symbol, req.Quantity, req.Policy = "HTBX", 100, capped("0.05")
+		if _, err := a.Short(c, req); account.KindOf(err) != account.KindInput || account.ExitOf(err) != account.ExitUsage {
+			t.Errorf("short, %s: %v, want an input error (exit 2)", name, err)
+		}
+	}
+	cover := workflow.Order{Symbol: "HTBX", Side: "Buy", OpenClose: "Close", OrderType: "Limit", TimeInForce: "Day", Quantity: 100,
+		LimitPrice: decimal.RequireFromString("13")}
+	if _, err := a.PlaceOrder(c, account.PlaceOrderRequest{Order: cover, Guard: workflow.Guard{MaxNotional: decimal.RequireFromString("1000")}}); account.KindOf(err) != account.KindInput {
+		t.Errorf("cover past the guard's notional: %v, want an input error", err)
+	}
 	if ws, err := e.Store.List(c, store.Filter{}); err != nil || len(ws) != 0 {
 		t.Errorf("%d workflows recorded, want 0", len(ws))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // session is a command's account: the account API (service.Handle, the
@@ -79,6 +80,10 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 	if err != nil {
 		return service.Config{}, usagef("%v", err)
 	}
+	budget, err := c.budget()
+	if err != nil {
+		return service.Config{}, err
+	}
 	host, _ := os.Hostname()
 	if c.ownerToken == "" {
 		c.ownerToken = c.m.secretEnv(service.OwnerTokenEnv)
@@ -86,7 +91,7 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 	return service.Config{
 		OwnerToken: c.ownerToken, Standby: c.standby,
 		OwnerConfig: service.OwnerConfig{Network: c.network, Offers: c.links.Notifier(s.Account, c.notifier),
-			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(),
+			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(), Budget: budget,
 				// `resume` is run after a crash: no run is still sending
 				// the orders it finds unanswered, however recent.
 				SettleAllOrders: command == "resume"},
@@ -101,4 +106,18 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 func (s *session) close() {
 	s.Handle.Close()
 	s.store.Close()
+}
+
+// BudgetEnv holds the locate budget per account per trading day that the
+// account's owner keeps: a total in dollars and/or SYMBOL=dollars,
+// comma-separated ("20", "20,HTBX=10").
+const BudgetEnv = "LOCATOR_LOCATE_BUDGET"
+
+// budget reads BudgetEnv (no budget when unset).
+func (c *connFlags) budget() (workflow.Budget, error) {
+	b, err := workflow.ParseBudget(c.m.Getenv(BudgetEnv))
+	if err != nil {
+		return b, usagef("%s: %v", BudgetEnv, err)
+	}
+	return b, nil
 }

@@ -152,9 +152,13 @@ func (m *Main) commands() []spec {
 		{"shortable", "SYMBOL [SYMBOL ...]", groupRead, console.Formats,
 			"show for each SYMBOL (or --watchlist row) whether it is easy to borrow, its located inventory and the last offers seen", func() command { return &shortableCommand{conn: conn} }},
 		{"short", "SYMBOL QTY", groupLocate, console.Formats,
-			"ensure the locate, then sell short QTY at --limit-price (asks unless --yes)", func() command { return &shortCommand{conn: conn} }},
+			"ensure the locate, then sell short QTY (a limit at --limit-price by default; --type, --tif; asks unless --yes)", func() command { return &shortCommand{conn: conn} }},
+		{"cover", "SYMBOL SHARES", groupLocate, console.Formats,
+			"buy to cover SHARES of a short (Buy/Close; a limit at --limit-price by default; --type, --tif; asks unless --yes)", func() command { return &coverCommand{conn: conn} }},
 		{"credit-back", "SYMBOL [QTY] | --all", groupLocate, console.Formats,
 			"credit back QTY located shares of one inventory row, or every unused share of SYMBOL or of --all symbols", func() command { return &creditBackCommand{conn: conn} }},
+		{"offers", "", groupLocate, console.Formats,
+			"list the offers waiting on a person: each side's price, and the seconds left to approve or decline", func() command { return &offersCommand{conn: conn} }},
 		{"approve", "ID", groupLocate, console.Formats,
 			"accept the offer waiting on workflow ID (within its policy)", func() command { return &answerCommand{conn: conn, name: "approve"} }},
 		{"decline", "ID", groupLocate, console.Formats,
@@ -348,9 +352,13 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return m.exitCode(ctx, ce)
 	}
 	// The command line itself is wrong: nothing ran.
-	fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
-	if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
-		fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
+	if n := console.NegativeNumber(err); n != "" {
+		fmt.Fprintf(m.Stderr, "%s: %s: a quantity, a price or a cap is a positive number; nothing was sent\n", cmd.CommandPath(), n)
+	} else {
+		fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+		if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
+			fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
+		}
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return account.ExitUsage

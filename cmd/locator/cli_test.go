@@ -41,10 +41,16 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		{[]string{"fees", "--grace", "4d"}, `invalid argument "4d" for "--grace"`, "Run 'locator fees --help' for usage."},
 		{[]string{"inventory", "-o", "xml"}, "want table, json or csv", "Run 'locator inventory --help' for usage."},
 		{[]string{"--bogus"}, "unknown flag: --bogus", "Run 'locator --help' for usage."},
+		// Issue 30: a negative quantity is not read as shorthand flags.
+		{[]string{"locate", "HTBX", "-500"}, "locator locate: -500: a quantity, a price or a cap is a positive number; nothing was sent", "Run 'locator locate --help' for usage."},
+		{[]string{"short", "HTBX", "-5.5", "--limit-price", "12"}, "-5.5: a quantity, a price or a cap is a positive number", "Run 'locator short --help' for usage."},
 	} {
 		code, out, errOut := runBare(t, tc.args...)
 		if code != account.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q and %q", tc.args, code, out, errOut, tc.want, tc.hint)
+		}
+		if strings.Contains(errOut, "shorthand") || strings.Contains(errOut, "--db") {
+			t.Errorf("%v: stderr %q speaks of flags", tc.args, errOut)
 		}
 	}
 }
@@ -326,6 +332,10 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	b := setupCLI(t)
 	owner := b.startMain(t, "serve")
 	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+	// HTBX has unused shares to confirm; HTBY has none.
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02"); code != account.ExitOK {
+		t.Fatalf("locate: exit %d\n%s", code, errOut)
+	}
 	for _, args := range [][]string{
 		{"locate", "HTBY", "9000"},
 		{"locate", "HTBY", "9000", "HTBX", "300"},
@@ -346,8 +356,30 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 			t.Errorf("%v: %d workflows recorded", args, n-recorded)
 		}
 	}
-	if code := owner.stop(t); code != account.ExitInterrupted {
-		t.Errorf("serve: exit %d after SIGTERM, want 130\n%s", code, owner.stderr)
+	// Issue 30: with nothing unused there is nothing to confirm: done, exit
+	// 0, nothing sent (the README's "nothing unused to credit back").
+	before := len(b.writes())
+	if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBY"); code != account.ExitOK {
+		t.Errorf("credit-back HTBY with nothing unused: exit %d, want 0\n%s", code, errOut)
+	}
+	if w := b.writes(); len(w) != before {
+		t.Errorf("credit-back HTBY: writes sent: %v", w[before:])
+	}
+	if code := owner.stop(t); code != account.ExitOK {
+		t.Errorf("serve: exit %d after SIGTERM, want 0 (a daemon's stop is its normal end)\n%s", code, owner.stderr)
+	}
+}
+
+// Issue 30: an id that names no workflow is said in a person's words, not
+// the store's ("store: workflow not found"), exit 2.
+func TestUnknownWorkflowInPlainWords(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	for _, cmd := range []string{"approve", "decline", "cancel"} {
+		code, _, errOut := b.MustRunMain(t, nil, cmd, "wf-none")
+		if code != account.ExitUsage || !strings.Contains(errOut, "no such workflow: wf-none") || strings.Contains(errOut, "store:") {
+			t.Errorf("%s wf-none: exit %d, stderr %q; want 2 saying no such workflow", cmd, code, errOut)
+		}
 	}
 }
 

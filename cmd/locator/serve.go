@@ -106,7 +106,12 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if web != nil {
 		defer web.Close()
 	}
-	return fleet.Wait(ctx)
+	// A daemon's stop (SIGTERM from systemd or docker, or Ctrl-C) is its
+	// normal end, as run's: exit 0, not 130.
+	if err := fleet.Wait(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
 }
 
 // accounts reads --config, or serves the one account of the flags.

@@ -91,10 +91,10 @@ func TestSettingsFileRefused(t *testing.T) {
 		name, body string
 		want       []string
 	}{
-		{"secret", `{"account": "LV100001", "secret": "hunter2"}`, []string{`secret looks like a secret`, "environment"}},
-		{"key secret of a named account", `{"accounts": {"live": {"account": "LV100001", "keySecret": "hunter2"}}}`, []string{"accounts.live.keySecret looks like a secret"}},
-		{"client secret", `{"clientSecret": "hunter2"}`, []string{"clientSecret looks like a secret"}},
-		{"token", `{"token": "hunter2"}`, []string{"token looks like a secret"}},
+		{"secret", `{"account": "LV100001", "secret": "hunter2"}`, []string{`"secret": a key ID, secret or token is never read from this file`, "environment"}},
+		{"key secret of a named account", `{"accounts": {"live": {"account": "LV100001", "keySecret": "hunter2"}}}`, []string{`"accounts.live.keySecret": a key ID`}},
+		{"client secret", `{"clientSecret": "hunter2"}`, []string{`"clientSecret": a key ID`}},
+		{"token", `{"token": "hunter2"}`, []string{`"token": a key ID`}},
 		{"syntax", "{\n  \"account\": \"LV100001\",\n  \"db\" \"x\"\n}", []string{"line 3", "invalid character"}},
 		{"unknown key", `{"baseUrl": "http://x"}`, []string{`unknown key "baseUrl": did you mean "baseURL"?`}},
 		{"unknown key of a named account", `{"accounts": {"live": {"acount": "LV100001"}}}`, []string{`unknown key "accounts.live.acount"`}},

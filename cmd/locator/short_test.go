@@ -215,6 +215,18 @@ func TestShortRefusals(t *testing.T) {
 		{"unknown route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "NOPE"}, "not available"},
 		{"option route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "SMARTO"}, "does not take Day limit orders for stock"},
 		{"over buying power", nil, []string{"HTBX", "100000", "--limit-price", "12.00"}, "buying power allows"},
+		// Issue 30, spec "Orders" rules 1-2 and "Route record": combinations
+		// the spec forbids are refused before the locate or the order.
+		{"unknown order type", nil, []string{"HTBX", "100", "--type", "trailing-stop"}, "--type"},
+		{"unknown time in force", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--tif", "opg"}, "--tif"},
+		{"stop without its price", nil, []string{"HTBX", "100", "--type", "stop"}, "--stop-price is required"},
+		{"stop-limit without a limit", nil, []string{"HTBX", "100", "--type", "stop-limit", "--stop-price", "11.00"}, "--limit-price is required"},
+		{"limit price on a market order", nil, []string{"HTBX", "100", "--type", "market", "--limit-price", "12.00"}, "takes none"},
+		{"stop price on a limit order", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--stop-price", "11.00"}, "takes none"},
+		{"extended hours on a stop", nil, []string{"HTBX", "100", "--type", "stop", "--stop-price", "11.00", "--tif", "gtc-plus"}, "takes Limit orders only"},
+		{"extended hours on a market order", nil, []string{"HTBX", "100", "--type", "market", "--tif", "day-plus"}, "takes Limit orders only"},
+		{"IOC on SMART", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--tif", "ioc"}, "SMART does not take IOC Limit orders"},
+		{"FOK on paper", paper, []string{"HTBX", "100", "--limit-price", "12.00", "--tif", "fok", "--env", "paper"}, "no route of paper account PP200001 takes FOK"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(b.writes())

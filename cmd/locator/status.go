@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 )
 
@@ -63,6 +66,18 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Owners(out, leases, standbys, time.Now())
+	budget, err := c.conn.budget()
+	if err != nil {
+		return err
+	}
+	if budget.Set() {
+		// The owner keeps the budget; this reads the same day's records.
+		today, err := st.List(ctx, store.Filter{Kind: states.Locate, Since: market.On(time.Now()).Date})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.conn.m.Stderr, budget.Left(today))
+	}
 	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
 	if err != nil {
 		return err

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/account"
+)
+
+// Issue 30, spec "Orders" rule 3 (intent is side plus openClose): `cover`
+// buys to close (Buy/Close) a short made by `short`, and the broker's open
+// positions are flat after it. Run in process and from a follower of a
+// serve that owns the account: the same account API does it.
+func TestCoverClosesTheShort(t *testing.T) {
+	t.Parallel()
+	for _, follower := range []bool{false, true} {
+		name := "in process"
+		if follower {
+			name = "follower"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			if follower {
+				owner := b.startMain(t, "serve")
+				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+			}
+			if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 {
+				t.Fatalf("short: exit %d\n%s", code, errOut)
+			}
+			if got := b.openShares(t, "HTBX"); got != -100 {
+				t.Fatalf("after the short: HTBX position %d, want -100", got)
+			}
+			code, out, errOut := b.MustRunMain(t, nil, "cover", "HTBX", "100", "--limit-price", "13.00", "--yes", "-o", "json")
+			if code != 0 {
+				t.Fatalf("cover: exit %d\n%s\n%s", code, out, errOut)
+			}
+			rec := jsonLines(t, out)
+			if len(rec) != 1 || rec[0]["side"] != "Buy" || rec[0]["openClose"] != "Close" || rec[0]["state"] != "filled" || rec[0]["executed"] != 100.0 {
+				t.Errorf("cover outcome %v", rec)
+			}
+			posts := b.orderPosts(t)
+			last := posts[len(posts)-1]
+			for k, v := range map[string]any{"side": "Buy", "openClose": "Close", "orderType": "Limit", "timeInForce": "Day", "limitPrice": 13.0, "route": "SMART"} {
+				if last[k] != v {
+					t.Errorf("cover's order %s = %v, want %v", k, last[k], v)
+				}
+			}
+			if got := b.openShares(t, "HTBX"); got != 0 {
+				t.Errorf("after the cover: HTBX position %d, want flat", got)
+			}
+		})
+	}
+}
+
+// openShares is the broker's open position in symbol (negative when
+// short), read with `locator positions -o json`.
+func (b *cliBundle) openShares(t *testing.T, symbol string) int64 {
+	t.Helper()
+	code, out, errOut := b.MustRunMain(t, nil, "positions", "-o", "json")
+	if code != account.ExitOK {
+		t.Fatalf("positions: exit %d\n%s", code, errOut)
+	}
+	var n int64
+	for _, p := range jsonLines(t, out) {
+		if p["symbol"] == symbol {
+			shares, _ := p["shares"].(float64)
+			if side, _ := p["side"].(string); strings.EqualFold(side, "short") && shares > 0 {
+				shares = -shares
+			}
+			n += int64(shares)
+		}
+	}
+	return n
+}
+
+// Issue 30, spec "Orders" rules 1-2 and "Route record": each order type
+// and time in force the spec allows for a stock short places, and the
+// broker receives what was asked (market orders, which only the regular
+// session takes, are placed in engine's TestMarketOrderOnlyInSession on a
+// clock that stands in it).
+func TestOrderTypesPlace(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "800", "--max-price", "0.02"); code != 0 {
+		t.Fatalf("locate: exit %d\n%s", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want map[string]any
+	}{
+		{[]string{"--limit-price", "13.00", "--tif", "day-plus"}, map[string]any{"orderType": "Limit", "timeInForce": "Day_Plus", "limitPrice": 13.0}},
+		{[]string{"--limit-price", "13.00", "--tif", "gtc"}, map[string]any{"orderType": "Limit", "timeInForce": "GoodTillCancel"}},
+		{[]string{"--limit-price", "13.00", "--tif", "gtc-plus"}, map[string]any{"orderType": "Limit", "timeInForce": "GTC_Plus"}},
+		{[]string{"--type", "stop", "--stop-price", "11.00"}, map[string]any{"orderType": "Stop", "timeInForce": "Day", "stopPrice": 11.0, "limitPrice": nil}},
+		{[]string{"--type", "stop-limit", "--stop-price", "11.00", "--limit-price", "10.90", "--tif", "gtc"}, map[string]any{"orderType": "StopLimit", "stopPrice": 11.0, "limitPrice": 10.9}},
+		{[]string{"--limit-price", "12.00", "--tif", "ioc", "--route", "ARCA"}, map[string]any{"timeInForce": "IOC", "route": "ARCA"}},
+		{[]string{"--limit-price", "12.00", "--tif", "fok", "--route", "ARCA"}, map[string]any{"timeInForce": "FOK", "route": "ARCA"}},
+	} {
+		args := append([]string{"short", "HTBX", "100", "--max-price", "0.02", "--yes"}, tc.args...)
+		code, out, errOut := b.MustRunMain(t, nil, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s\n%s", tc.args, code, out, errOut)
+			continue
+		}
+		posts := b.orderPosts(t)
+		last := posts[len(posts)-1]
+		for k, v := range tc.want {
+			if last[k] != v {
+				t.Errorf("%v: order %s = %v, want %v", tc.args, k, last[k], v)
+			}
+		}
+	}
+}
+
+// Issue 30, the fat-finger guard: with HTBX's last fill today at 12.10,
+// `short HTBX 100 --limit-price 0.555` is refused with the numbers, exit 2,
+// nothing sent (no quote, no order); with --force it is sent. A cover whose
+// notional is over --max-notional is refused the same way. In process and
+// from a follower: the owner applies the guard.
+func TestFatFingerGuard(t *testing.T) {
+	t.Parallel()
+	for _, follower := range []bool{false, true} {
+		name := "in process"
+		if follower {
+			name = "follower"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			if follower {
+				owner := b.startMain(t, "serve")
+				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+			}
+			b.sim.SetPrice("HTBX", decimal.RequireFromString("12.10"))
+			if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {
+				t.Fatalf("first short: exit %d, %+v\n%s", code, o, errOut)
+			}
+			for _, tc := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"short", "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes"},
+					"limit price: 0.555 is 95.4% from HTBX's last price 12.10, more than the 10% the fat-finger guard allows"},
+				{[]string{"short", "HTBX", "100", "--type", "stop", "--stop-price", "10.00", "--max-distance", "15", "--max-price", "0.02", "--yes"},
+					"stop price: 10.00 is 17.4% from HTBX's last price 12.10, more than the 15%"},
+				{[]string{"cover", "HTBX", "100", "--limit-price", "12.20", "--max-notional", "1000", "--yes"},
+					"notional: 100 HTBX at 12.20 is 1220.00, over the 1000.00 the fat-finger guard allows"},
+			} {
+				before := len(b.writes())
+				code, _, errOut := b.MustRunMain(t, nil, tc.args...)
+				if code != account.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
+					t.Errorf("%v: exit %d, stderr %q; want 2 saying %q", tc.args, code, errOut, tc.want)
+				}
+				if w := b.writes(); len(w) != before {
+					t.Errorf("%v: writes sent: %v", tc.args, w[before:])
+				}
+			}
+			code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes", "--force")
+			if code != 0 || o.State != "filled" {
+				t.Errorf("short --force: exit %d, %+v\n%s", code, o, errOut)
+			}
+		})
+	}
+}
