@@ -355,8 +355,15 @@ func (e *Engine) Inventory() []brokerclient.InventoryRow {
 // overflow (it is logged), so a stuck reader never stalls the engine.
 func (e *Engine) Subscribe(ctx context.Context) <-chan Update {
 	ch := make(chan Update, 256)
-	if _, err := ask(ctx, e, func(r chan struct{}) event { return subscribeEv{ctx: ctx, ch: ch, reply: r} }); err != nil {
-		close(ch)
+	closeCh := sync.OnceFunc(func() { close(ch) })
+	if _, err := ask(ctx, e, func(r chan struct{}) event { return subscribeEv{ctx: ctx, ch: ch, close: closeCh, reply: r} }); err != nil {
+		// The loop may have taken the subscriber in (it closes ch when ctx
+		// has ended, at its next update or when it stops) or may never
+		// (it stopped first): once it has stopped, nothing sends on ch.
+		go func() {
+			<-e.done
+			closeCh()
+		}()
 	}
 	return ch
 }

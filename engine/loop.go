@@ -97,6 +97,7 @@ type (
 	subscribeEv struct {
 		ctx   context.Context
 		ch    chan Update
+		close func() // closes ch once, whoever calls it
 		reply chan struct{}
 	}
 )
@@ -127,8 +128,9 @@ func (r retry) abandoning() bool {
 
 // subscriber is a Subscribe caller.
 type subscriber struct {
-	ctx context.Context
-	ch  chan Update
+	ctx   context.Context
+	ch    chan Update
+	close func() // closes ch once: Subscribe may close it too
 }
 
 // loop is the state one account's loop alone owns: no other goroutine
@@ -490,7 +492,12 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		}
 		ev.reply <- freshInventory{}
 	case subscribeEv:
-		l.subs = append(l.subs, subscriber{ctx: ev.ctx, ch: ev.ch})
+		if ev.ctx.Err() != nil { // gone before it got here
+			ev.close()
+			ev.reply <- struct{}{}
+			return
+		}
+		l.subs = append(l.subs, subscriber{ctx: ev.ctx, ch: ev.ch, close: ev.close})
 		// A subscriber that came after a locate was queued (a process
 		// following the request it handed over) still learns why it waits.
 		for _, id := range l.queue {
@@ -732,7 +739,7 @@ func (l *loop) publish(u Update) {
 	live := l.subs[:0]
 	for _, s := range l.subs {
 		if s.ctx.Err() != nil {
-			close(s.ch)
+			s.close()
 			continue
 		}
 		select {
@@ -888,7 +895,7 @@ func (e *Engine) work(box *mailbox[job]) {
 // shutdown releases whoever waits on the loop.
 func (l *loop) shutdown() {
 	for _, s := range l.subs {
-		close(s.ch)
+		s.close()
 	}
 	l.subs = nil
 }
