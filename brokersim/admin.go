@@ -341,6 +341,7 @@ type LocateRecord struct {
 	Type       int       `json:"type"`
 	Price      Decimal   `json:"price"`
 	Wire       string    `json:"wire"` // locatePrice as history writes it
+	Text       *string   `json:"text"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
 }
@@ -369,7 +370,7 @@ func (s *Sim) Locates() []LocateRecord {
 	out := make([]LocateRecord, len(s.loc.rows))
 	for i, r := range s.loc.rows {
 		out[i] = LocateRecord{Account: r.account, Symbol: r.symbol, QuoteReqID: r.id, Shares: r.shares, Filled: r.filled,
-			Status: r.status, Type: r.typ, Price: Dec(r.price), Wire: r.wirePrice().String(), Created: r.created, Updated: r.updated}
+			Status: r.status, Type: r.typ, Price: Dec(r.price), Wire: r.wirePrice().String(), Text: r.text, Created: r.created, Updated: r.updated}
 	}
 	return out
 }
