@@ -510,3 +510,34 @@ func (b *countedBody) Close() error {
 	b.once.Do(func() { b.n.Add(-1) })
 	return b.ReadCloser.Close()
 }
+
+// DayRun is one seed's day as RunDays ran it.
+type DayRun struct {
+	Seed   uint64
+	Result *Result
+	Err    error
+	Wall   time.Duration
+}
+
+// RunDays runs the days of seeds, ops operations each, at most parallel at
+// a time (each is mostly its virtual clock waiting for its goroutines to
+// sleep, not CPU), each on its own simulator and database under dir and
+// within two minutes, and returns them in the order of seeds.
+func RunDays(ctx context.Context, seeds []uint64, ops int, dir string, parallel int) []DayRun {
+	out := make([]DayRun, len(seeds))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i, seed := range seeds {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			start := time.Now()
+			res, err := Run(dctx, Generate(seed, ops), dir)
+			out[i] = DayRun{Seed: seed, Result: res, Err: err, Wall: time.Since(start)}
+		})
+	}
+	wg.Wait()
+	return out
+}

@@ -1,11 +1,8 @@
 package tradingday_test
 
 import (
-	"context"
 	"flag"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/locatorhq/locator/tradingday"
 )
@@ -31,23 +28,16 @@ func TestGeneratedDays(t *testing.T) {
 		}
 	}
 	t.Logf("days of seeds %d..%d, %d operations each", seeds[0], seeds[len(seeds)-1], *opsFlag)
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			// Days run side by side: each is mostly virtual time waiting
-			// for its goroutines to sleep, not CPU.
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			res, err := tradingday.Run(ctx, tradingday.Generate(seed, *opsFlag), t.TempDir())
-			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
-			}
-			if res.Violation != nil {
-				t.Errorf("%s", tradingday.Describe(res, *opsFlag))
-				return
-			}
-			t.Logf("seed %d: %d operations, every invariant held", seed, res.Ran)
-		})
+	results := tradingday.RunDays(t.Context(), seeds, *opsFlag, t.TempDir(), 6)
+	for _, d := range results {
+		switch {
+		case d.Err != nil:
+			t.Errorf("seed %d: %v", d.Seed, d.Err)
+		case d.Result.Violation != nil:
+			t.Errorf("%s", tradingday.Describe(d.Result, *opsFlag))
+		default:
+			t.Logf("seed %d: %d operations, every invariant held", d.Seed, d.Result.Ran)
+		}
 	}
 }
 
