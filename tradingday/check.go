@@ -204,7 +204,7 @@ func Describe(res *Result, ops int) string {
 	if res.Violation.Op >= 0 {
 		at = fmt.Sprintf("after operation %d", res.Violation.Op)
 	}
-	fmt.Fprintf(&b, "%v (%s)\nrerun: go test ./tradingday -run TestGeneratedDays -seed %d -ops %d   or   locator bench --mode days --seed %d --ops %d\n",
+	fmt.Fprintf(&b, "%v (%s)\nrerun: go test ./tradingday -run TestGeneratedDays -seed %d -ops %d   or   locator bench --mode days --days 1 --seed %d --ops %d\n",
 		res.Violation, at, res.Seed, ops, res.Seed, ops)
 	for _, t := range res.Trace {
 		b.WriteString("  " + t + "\n")
