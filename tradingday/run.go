@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,8 @@ func (v *Violation) Error() string {
 	return fmt.Sprintf("invariant %s broken: %s", v.Invariant, v.Detail)
 }
 
-// Run runs day on a fresh simulator and a fresh database under dir and
+// Run runs day on a fresh simulator and a fresh database in a folder of
+// its own under dir and
 // checks it. An error is a failure to run the day (not a broken
 // invariant, which is Result.Violation).
 func Run(ctx context.Context, day Day, dir string) (*Result, error) {
@@ -114,8 +116,13 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A database of its own, even when a shrink runs the seed again.
+	sub, err := os.MkdirTemp(dir, fmt.Sprintf("day-%d-", day.Seed))
+	if err != nil {
+		return nil, err
+	}
 	r := &runner{day: day, sim: sim, clk: clk, srv: httptest.NewServer(sim), stop: make(chan struct{}), driven: make(chan struct{}),
-		db: filepath.Join(dir, fmt.Sprintf("day-%d.db", day.Seed))}
+		db: filepath.Join(sub, "locator.db")}
 	key := day.Scenario.Keys[0]
 	r.client, err = brokerclient.NewClient(
 		brokerclient.WithBaseURL(r.srv.URL),
@@ -258,6 +265,9 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 			return "", err
 		}
 		words, err := r.followAll(ctx, a, res.Workflows(), nil)
+		for _, sk := range res.Skipped {
+			words += fmt.Sprintf("[skipped %+v] ", sk)
+		}
 		if err != nil {
 			return words, err
 		}

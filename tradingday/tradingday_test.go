@@ -17,7 +17,8 @@ var (
 // default, seeds 1..30; -seed N runs one) against the simulator and checks
 // every invariant of the checker on each: a failure names the seed, the
 // first invariant broken, the operations that led to it and the command
-// that runs the day again.
+// that runs the day again; with -seed, the failed day is shrunk too (the
+// fewest of its operations that still break the same invariant).
 func TestGeneratedDays(t *testing.T) {
 	seeds := []uint64{}
 	if *seedFlag != 0 {
@@ -35,6 +36,10 @@ func TestGeneratedDays(t *testing.T) {
 			t.Errorf("seed %d: %v", d.Seed, d.Err)
 		case d.Result.Violation != nil:
 			t.Errorf("%s", tradingday.Describe(d.Result, *opsFlag))
+			if *seedFlag != 0 { // one day asked for: make it smaller too
+				small, res := tradingday.Shrink(t.Context(), tradingday.Generate(d.Seed, *opsFlag), d.Result, t.TempDir(), 60)
+				t.Logf("shrunk to %d of %d operations, still breaking %s:\n%s", len(small.Ops), *opsFlag, res.Violation.Invariant, tradingday.Describe(res, *opsFlag))
+			}
 		default:
 			t.Logf("seed %d: %d operations, every invariant held", d.Seed, d.Result.Ran)
 		}
