@@ -5,7 +5,7 @@
 //
 // A seed makes one Day: a scenario of the simulator (pool prices of 2, 3
 // and 4 decimals written as floats, Reg SHO pairs priced on both sides or
-// one, settle delays) and a list of operations (locates single and batch,
+// one, settle delays, the broker's clock ahead of or behind the desk's) and a list of operations (locates single and batch,
 // Reg SHO with and without SingleUse, price checks, answers from the
 // prompt, from another caller or none, credit-backs of a symbol and of
 // everything, the EOD job, restarts of the owner, waits, the next trading
@@ -112,7 +112,10 @@ func (o Op) String() string {
 type Day struct {
 	Seed     uint64
 	Scenario brokersim.Scenario
-	Ops      []Op
+	// Skew is how far the broker's clock runs ahead of the desk's
+	// (behind when negative).
+	Skew time.Duration
+	Ops  []Op
 }
 
 // The symbols a day trades: HTBX and HTBY are hard to borrow (Locate and
@@ -137,7 +140,8 @@ func Generate(seed uint64, n int) Day {
 	for i := range sc.Pools {
 		sc.Pools[i].Price = brokersim.Dec(price(rng))
 	}
-	d := Day{Seed: seed, Scenario: sc}
+	skews := []time.Duration{0, 0, 1500 * time.Millisecond, -1500 * time.Millisecond, 40 * time.Second, -40 * time.Second}
+	d := Day{Seed: seed, Scenario: sc, Skew: skews[rng.IntN(len(skews))]}
 	for len(d.Ops) < n {
 		d.Ops = append(d.Ops, op(rng))
 	}

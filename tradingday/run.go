@@ -112,7 +112,7 @@ type runner struct {
 
 func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	clk := clock.NewFake(Start)
-	sim, err := brokersim.New(day.Scenario, brokersim.WithClock(clk))
+	sim, err := brokersim.New(day.Scenario, brokersim.WithClock(clk), brokersim.WithClockSkew(day.Skew))
 	if err != nil {
 		return nil, err
 	}
