@@ -29,7 +29,7 @@ func TestGeneratedDays(t *testing.T) {
 		}
 	}
 	t.Logf("days of seeds %d..%d, %d operations each", seeds[0], seeds[len(seeds)-1], *opsFlag)
-	results := tradingday.RunDays(t.Context(), seeds, *opsFlag, t.TempDir(), 6)
+	results := tradingday.RunDays(t.Context(), seeds, *opsFlag, t.TempDir(), 10)
 	for _, d := range results {
 		switch {
 		case d.Err != nil:
