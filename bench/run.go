@@ -33,7 +33,7 @@ type Options struct {
 // Check refuses options that cannot run, before anything runs.
 func (o Options) Check() error {
 	if o.Mode != "in-process" && o.Mode != "sim" && o.Mode != "both" {
-		return fmt.Errorf("--mode %q: want in-process, sim, both or fleet", o.Mode)
+		return fmt.Errorf("--mode %q: want in-process, sim, both, fleet or days", o.Mode)
 	}
 	if o.Speed <= 0 || o.Group <= 0 || o.Changes < 2 {
 		return fmt.Errorf("--speed and --group must be positive, --changes at least 2")

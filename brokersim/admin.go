@@ -206,6 +206,10 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.log = requestLog{}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
+	case "GET /_sim/locates":
+		writeJSON(s.Locates())
+	case "GET /_sim/inventory":
+		writeJSON(s.Inventory())
 	case "GET /_sim/clock":
 		writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
 	case "POST /_sim/clock":
@@ -322,4 +326,64 @@ func (s *Sim) SetLocatePrice(symbol string, price decimal.Decimal) bool {
 		}
 	}
 	return found
+}
+
+// LocateRecord is one locate history row of any day, as the admin read of
+// GET /_sim/locates serves it: what a checker that trusts only the broker
+// needs (the exact price besides the text written on the wire).
+type LocateRecord struct {
+	Account    string    `json:"account"`
+	Symbol     string    `json:"symbol"`
+	QuoteReqID string    `json:"quoteReqID"`
+	Shares     int64     `json:"shares"` // negative for a credit-back
+	Filled     int64     `json:"filled"`
+	Status     int       `json:"status"`
+	Type       int       `json:"type"`
+	Price      Decimal   `json:"price"`
+	Wire       string    `json:"wire"` // locatePrice as history writes it
+	Text       *string   `json:"text"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
+}
+
+// InventoryRecord is one located inventory row, with what the spec's row
+// folds into unavailable kept apart.
+type InventoryRecord struct {
+	Account   string `json:"account"`
+	Symbol    string `json:"symbol"`
+	Type      int    `json:"type"`
+	Available int64  `json:"available"`
+	Sold      int64  `json:"sold"`
+	ToBeSold  int64  `json:"toBeSold"`
+	Locked    int64  `json:"locked"`
+	Tied      int64  `json:"tied"`
+	// UsedForShort marks a SingleUse row that opened a short.
+	UsedForShort bool `json:"usedForShort"`
+}
+
+// Locates returns every locate history row of every day, oldest first,
+// after running the events due.
+func (s *Sim) Locates() []LocateRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	out := make([]LocateRecord, len(s.loc.rows))
+	for i, r := range s.loc.rows {
+		out[i] = LocateRecord{Account: r.account, Symbol: r.symbol, QuoteReqID: r.id, Shares: r.shares, Filled: r.filled,
+			Status: r.status, Type: r.typ, Price: Dec(r.price), Wire: r.wirePrice().String(), Text: r.text, Created: r.created, Updated: r.updated}
+	}
+	return out
+}
+
+// Inventory returns the located inventory of the current trading day.
+func (s *Sim) Inventory() []InventoryRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	out := make([]InventoryRecord, len(s.loc.inv))
+	for i, r := range s.loc.inv {
+		out[i] = InventoryRecord{Account: r.account, Symbol: r.symbol, Type: r.typ, Available: r.available, Sold: r.sold,
+			ToBeSold: r.toBeSold, Locked: r.locked, Tied: r.tied, UsedForShort: r.usedForShort}
+	}
+	return out
 }

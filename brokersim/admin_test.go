@@ -98,3 +98,24 @@ func TestAdminOnlyWithAdmin(t *testing.T) {
 		t.Errorf("the clock moved to %v", clk.Now())
 	}
 }
+
+// TestAdminLocatesAndInventory: /_sim/locates serves every day's history
+// rows with the exact price, /_sim/inventory the rows with locked and tied
+// apart: the reads of a checker that trusts only the broker.
+func TestAdminLocatesAndInventory(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	b.Do(t, b.Live, "POST", "/v1/api/accounts/locates/quote", `{"account":"LV100001","symbol":"RSHO","quantity":300,"quoteReqID":"q1"}`)
+	b.Advance(3 * time.Second)
+	b.Do(t, b.Live, "POST", "/v1/api/accounts/locates/accept", `{"accountId":"LV100001","quoteReqID":"q1.SU"}`)
+	var rows []brokersim.LocateRecord
+	b.Do(t, simtest.Key{}, "GET", "/_sim/locates", nil).JSON(t, &rows)
+	if len(rows) != 2 || rows[0].Status != 67 || rows[1].Status != 50 || rows[1].Type != 4 || rows[1].Price.String() != "0.04" || rows[1].Filled != 300 {
+		t.Errorf("locates %+v, want the PreBorrow side expired and the SingleUse side filled at 0.04", rows)
+	}
+	var inv []brokersim.InventoryRecord
+	b.Do(t, simtest.Key{}, "GET", "/_sim/inventory", nil).JSON(t, &inv)
+	if len(inv) != 1 || inv[0].Type != 4 || inv[0].Available != 300 || inv[0].UsedForShort {
+		t.Errorf("inventory %+v, want 300 SingleUse available", inv)
+	}
+}

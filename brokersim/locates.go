@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -95,12 +96,15 @@ type locateRow struct {
 	status, typ         int
 	errCode             int
 	price               decimal.Decimal
-	text                *string // nil while Quoting
-	created, updated    time.Time
-	expires             time.Time  // end of the offer window once settled
-	sibling             *locateRow // the other side of a Reg SHO pair
-	credit              *invRow    // credit-back rows: the inventory row being credited
-	sellQty             int64      // credit-back rows: shares credited
+	// wire is locatePrice as the broker writes it, set when the price is
+	// (Scenario.FloatPrices); empty: price's exact decimal text.
+	wire             string
+	text             *string // nil while Quoting
+	created, updated time.Time
+	expires          time.Time  // end of the offer window once settled
+	sibling          *locateRow // the other side of a Reg SHO pair
+	credit           *invRow    // credit-back rows: the inventory row being credited
+	sellQty          int64      // credit-back rows: shares credited
 }
 
 // invRow is one inventory row, keyed by (account, symbol, locateType).
@@ -419,19 +423,19 @@ func (s *Sim) handleInventory(c *call) reply {
 
 // historyRowJSON is the spec's "Locate history row".
 type historyRowJSON struct {
-	AccountID    string  `json:"accountId"`
-	Symbol       string  `json:"symbol"`
-	QuoteReqID   string  `json:"quoteReqID"`
-	LocateShares int64   `json:"locateShares"`
-	FilledShares int64   `json:"filledShares"`
-	LocateStatus int     `json:"locateStatus"`
-	LocateType   int     `json:"locateType"`
-	LocatePrice  Decimal `json:"locatePrice"`
-	PreBorrow    bool    `json:"preBorrow"`
-	LocateError  int     `json:"locateError"`
-	Text         *string `json:"text"`
-	CreatedDate  string  `json:"createdDate"`
-	UpdatedDate  string  `json:"updatedDate"`
+	AccountID    string      `json:"accountId"`
+	Symbol       string      `json:"symbol"`
+	QuoteReqID   string      `json:"quoteReqID"`
+	LocateShares int64       `json:"locateShares"`
+	FilledShares int64       `json:"filledShares"`
+	LocateStatus int         `json:"locateStatus"`
+	LocateType   int         `json:"locateType"`
+	LocatePrice  json.Number `json:"locatePrice"`
+	PreBorrow    bool        `json:"preBorrow"`
+	LocateError  int         `json:"locateError"`
+	Text         *string     `json:"text"`
+	CreatedDate  string      `json:"createdDate"`
+	UpdatedDate  string      `json:"updatedDate"`
 }
 
 // handleHistory serves GET .../locates/history: the account's rows created
@@ -446,7 +450,7 @@ func (s *Sim) handleHistory(c *call) reply {
 		out = append(out, historyRowJSON{
 			AccountID: r.account, Symbol: r.symbol, QuoteReqID: r.id,
 			LocateShares: r.shares, FilledShares: r.filled,
-			LocateStatus: r.status, LocateType: r.typ, LocatePrice: Dec(r.price),
+			LocateStatus: r.status, LocateType: r.typ, LocatePrice: r.wirePrice(),
 			PreBorrow: r.typ == typePreBorrow, LocateError: r.errCode, Text: r.text,
 			// The spec says precision varies (3 to 7 digits): both appear.
 			CreatedDate: fmt7(r.created), UpdatedDate: fmt3(r.updated),
@@ -476,6 +480,30 @@ func (b *locateBook) addRow(r *locateRow) {
 // set moves a row to status with text at now.
 func (r *locateRow) set(status int, text string, now time.Time) {
 	r.status, r.text, r.updated = status, locStrPtr(text), now
+}
+
+// wirePrice is the row's locatePrice as a JSON number.
+func (r *locateRow) wirePrice() json.Number {
+	if r.wire != "" {
+		return json.Number(r.wire)
+	}
+	return json.Number(r.price.String())
+}
+
+// floatText is how a broker that keeps prices in binary floating point
+// writes p (Scenario.FloatPrices): the shortest text of the float64
+// nearest p, or, on about half the quotes (a seeded draw), of its
+// neighbour one ulp up, as arithmetic on floats leaves it: 0.013 comes
+// back as 0.013000000000000001. Empty when FloatPrices is off.
+func (s *Sim) floatText(p decimal.Decimal) string {
+	if !s.sc.FloatPrices {
+		return ""
+	}
+	f, _ := p.Float64()
+	if s.rng.IntN(2) == 0 {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func (r *locateRow) open() bool {
@@ -551,7 +579,7 @@ func (b *locateBook) settle(s *Sim, main *locateRow, rej *locRejection) {
 	if main.sibling != nil {
 		for _, r := range []*locateRow{main, main.sibling} {
 			if p := b.pools[locPoolKey{r.symbol, r.typ}]; p != nil && p.shares >= r.shares {
-				r.price = p.price
+				r.price, r.wire = p.price, s.floatText(p.price)
 				r.set(locOffered, "", now)
 			} else {
 				r.set(locPending, "", now)
@@ -563,7 +591,7 @@ func (b *locateBook) settle(s *Sim, main *locateRow, rej *locRejection) {
 	}
 	for _, t := range []int{typeLocate, typeIntraDay} {
 		if p := b.pools[locPoolKey{main.symbol, t}]; p != nil && p.shares >= main.shares {
-			main.typ, main.price = t, p.price
+			main.typ, main.price, main.wire = t, p.price, s.floatText(p.price)
 			main.set(locOffered, "", now)
 			main.expires = now.Add(window)
 			s.after(window, func() { expireLocates(s, main) })

@@ -1136,3 +1136,45 @@ func TestLocateShortSale(t *testing.T) {
 		locWantInventory(t, b, inv("RSHO", 4, 400, 0, 0))
 	})
 }
+
+// TestLocateFloatPrices: with FloatPrices the broker writes locatePrice as
+// a float it computed (this simulator's choice where the spec shows only
+// JSON numbers): the shortest text of the nearest float64, or of the one
+// an ulp above it, and never anything but those two; the fee charged is
+// still the exact price.
+func TestLocateFloatPrices(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
+		sc.RateLimits = false
+		sc.FloatPrices = true
+		for i := range sc.Pools {
+			if sc.Pools[i].Symbol == "HTBX" {
+				sc.Pools[i].Price = brokersim.Dec(decimal.RequireFromString("0.013"))
+			}
+		}
+	}))
+	seen := map[string]bool{}
+	for i := range 12 {
+		id := fmt.Sprintf("f%d", i)
+		locQuote(t, b, b.Live, locAcct, "HTBX", 100, id)
+		b.Advance(locSettle)
+		p := locRow(t, b, id).LocatePrice.String()
+		if p != "0.013" && p != "0.013000000000000001" {
+			t.Fatalf("quote %s: locatePrice %s, want 0.013 or 0.013000000000000001", id, p)
+		}
+		seen[p] = true
+		if i == 0 {
+			locAccept(t, b, id)
+		} else {
+			locCancel(t, b, id)
+		}
+		b.Advance(30 * time.Second)
+	}
+	if len(seen) != 2 {
+		t.Errorf("12 quotes wrote only %v: want both texts", seen)
+	}
+	fees := locFees(t, b)
+	if len(fees) != 1 || fees[0].Withdraw.String() != "1.3" {
+		t.Errorf("fee rows %+v, want one of 1.30 (100 × 0.013)", fees)
+	}
+}

@@ -40,6 +40,12 @@ type Scenario struct {
 	Prices map[string]Decimal `json:"prices"`
 	// Routes lists the route names per environment ("live", "paper").
 	Routes map[string][]string `json:"routes"`
+	// FloatPrices makes the broker write a quote's locatePrice as a float
+	// it computed, not the pool's exact decimal: the shortest text of the
+	// float64, one ulp off on about half the quotes (0.013 as
+	// 0.013000000000000001). The fee charged is still the exact price times
+	// the shares, rounded to the cent.
+	FloatPrices bool `json:"floatPrices,omitempty"`
 	// Timing holds the durations of the asynchronous workflows.
 	Timing ScenarioTiming `json:"timing"`
 	// CreditBackRefund is the fraction of the original fee paid back as a

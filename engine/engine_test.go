@@ -611,3 +611,21 @@ func TestQueuedCountsLocatesWaitingToQuote(t *testing.T) {
 		t.Errorf("queued after both ended: %d", n)
 	}
 }
+
+// TestSubscribeGoneBeforeTheLoop: a subscriber whose context ended before
+// the loop took its subscription in (found by generated days, seed 1: a
+// restart of the owner while its account API subscribed) gets a closed
+// channel, and the loop closes it only once: before, Subscribe closed it
+// and the loop closed it again when it stopped, a panic.
+func TestSubscribeGoneBeforeTheLoop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	for range 20 {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		ch := b.engine.Subscribe(ctx)
+		for range ch { // closed, at once or when the loop has it
+		}
+	}
+	b.engine.Close() // no second close of any channel
+}

@@ -124,3 +124,25 @@ func TestPriceCheckRecoveredAfterStop(t *testing.T) {
 		}
 	}
 }
+
+// A price check of a symbol whose located inventory already covers its
+// quantity waits its turn behind the same-symbol spacing like any quote
+// (spec "Locate limits"): before, the step that ends queued locates the
+// inventory covers sent it at once, and the broker rejected it for coming
+// sooner than 30 s after the locate's quote (found by generated days,
+// seed 4, invariant spacing-kept).
+func TestPriceCheckOfCoveredSymbolKeepsSpacing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	expect(t, b.locate(t, "HTBX", 300, auto("0.02")), states.Filled)
+	hs, err := b.engine.PriceCheckAll(t.Context(), []engine.Request{{Symbol: "HTBX", Quantity: 300}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := b.wait(t, hs[0].ID)
+	expect(t, w, states.Priced)
+	quotes := b.requests("locates/quote")
+	if len(quotes) != 2 || quotes[1].Time.Sub(quotes[0].Time) < 30*time.Second {
+		t.Errorf("quotes %+v, want the price check's 30 s after the locate's", quotes)
+	}
+}

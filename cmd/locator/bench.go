@@ -25,11 +25,12 @@ type benchCommand struct {
 	victim    string
 	victimN   int
 	fleet     bench.FleetOptions
+	days      bench.DaysOptions
 }
 
 func (c *benchCommand) flags(fs *pflag.FlagSet) {
 	fs.IntSliceVar(&c.sizes, "n", []int{20, 100}, "watchlist sizes to run")
-	fs.StringVar(&c.mode, "mode", "in-process", `"in-process" (a sped-up clock), "sim" (a locator sim in real time), "both", or "fleet" (serve processes on Postgres)`)
+	fs.StringVar(&c.mode, "mode", "in-process", `"in-process" (a sped-up clock), "sim" (a locator sim in real time), "both", "fleet" (serve processes on Postgres), or "days" (generated trading days checked against the simulator)`)
 	fs.Float64Var(&c.speed, "speed", 10, "clock speed of the in-process runs")
 	fs.StringVar(&c.simURL, "sim-url", "", "base URL of a running `locator sim` (default: start one); it must serve the pools of --print-scenario")
 	fs.StringVar(&c.out, "out", "docs", "directory for bench.json and bench.svg, or fleet.json (empty: write none)")
@@ -39,6 +40,7 @@ func (c *benchCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.victim, "victim", "", "internal: seed open workflows in this database and wait to be killed")
 	fs.IntVar(&c.victimN, "victim-workflows", 1000, "internal: how many --victim seeds")
 	c.fleet.Register(fs)
+	c.days.Register(fs)
 	fs.MarkHidden("victim")
 	fs.MarkHidden("victim-workflows")
 }
@@ -52,6 +54,12 @@ func (c *benchCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(c.m.Stderr, "bench: "+format+"\n", args...) }
+	if c.mode == "days" {
+		if err := c.days.Check(); err != nil {
+			return usagef("%v", err)
+		}
+		return bench.Days(ctx, c.days, c.m.Stdout)
+	}
 	if c.mode == "fleet" {
 		c.fleet.Exe, c.fleet.DB, c.fleet.Logf = exe, c.m.Getenv("LOCATOR_DB"), logf
 		if err := c.fleet.Check(); err != nil {

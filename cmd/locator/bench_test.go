@@ -55,3 +55,28 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchDays: locator bench --mode days runs generated days and says
+// days/s and violations; its exit code is 0 exactly when no day broke an
+// invariant, and a failed day is printed with the command that reruns it.
+// Bad day flags are usage errors.
+func TestBenchDays(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	code, out, errOut := b.MustRunMain(t, nil, "bench", "--mode", "days", "--days", "2", "--seed", "3", "--ops", "15")
+	if !strings.Contains(out, "2 days,") || !strings.Contains(out, "days/s") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	broke := strings.Contains(out, "invariant")
+	if broke != (code == account.ExitFailure) || (!broke && code != 0) {
+		t.Errorf("exit %d with a violation printed: %v\n%s", code, broke, out)
+	}
+	if broke && !strings.Contains(out, "locator bench --mode days --days 1 --seed") {
+		t.Errorf("a failed day without its rerun command:\n%s", out)
+	}
+	for _, args := range [][]string{{"bench", "--mode", "days", "--days", "0"}, {"bench", "--mode", "days", "--seed", "0"}} {
+		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, account.ExitUsage, errOut)
+		}
+	}
+}

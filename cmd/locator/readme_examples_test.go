@@ -28,6 +28,7 @@ var readmeNotRun = map[string]string{
 	"status wf-1234":                        "the id stands for one of the reader's workflows: TestLocateJSON runs status with a prefix",
 	"orders cancel CLIENT_ORDER_ID":         "the id stands for a working order locator placed: TestOrdersCancel runs it",
 	"sim --addr 127.0.0.1:8700":             "serves until Ctrl-C: TestREADMESamples runs it to its ready line",
+	"bench --mode days --days 1000":         "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",
 	"LOCATOR_DB=$SERVER bench --mode fleet": "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
 }
 
