@@ -449,7 +449,7 @@ func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
 	}
 	if req.Offer != "" || !req.Price.IsZero() {
 		o, _, _ := workflow.Choose(w)
-		if o == nil || (req.Offer != "" && o.QuoteReqID != req.Offer) || (!req.Price.IsZero() && !o.Price.Equal(req.Price)) {
+		if o == nil || (req.Offer != "" && o.QuoteReqID != req.Offer) || (!req.Price.IsZero() && !o.PriceAnswers(req.Price)) {
 			return account.Errorf(account.KindChanged, fmt.Sprintf("the offer waiting on %s is not the one answered (%s at %s); look again; nothing was sent",
 				w.ID, req.Offer, req.Price.StringFixed(4)))
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
@@ -176,5 +177,28 @@ func TestOffered(t *testing.T) {
 				t.Errorf("OfferPrice %s, want the offer's %s", c.w.OfferPrice(), o.Price)
 			}
 		})
+	}
+}
+
+// An answer names the offer a person was shown at the precision shown
+// (issue 26: the broker's float 0.013000000000000001 shown 0.0130), and
+// no other price.
+func TestOfferPriceAnswers(t *testing.T) {
+	t.Parallel()
+	o := &workflow.Offer{Price: decimal.NewFromFloat(0.013).Add(decimal.RequireFromString("0.000000000000000001"))}
+	for _, c := range []struct {
+		price string
+		want  bool
+	}{
+		{"0.013000000000000001", true}, // as the broker sent it
+		{"0.0130", true},               // as a person is shown it
+		{"0.013", true},
+		{"0.0131", false},
+		{"0.0129", false},
+		{"0.01", false},
+	} {
+		if got := o.PriceAnswers(decimal.RequireFromString(c.price)); got != c.want {
+			t.Errorf("offer at %s answered at %s: %v, want %v", o.Price, c.price, got, c.want)
+		}
 	}
 }

@@ -146,6 +146,16 @@ type Offer struct {
 	ExpiresAt  time.Time
 }
 
+// PriceAnswers reports whether price names this offer's price: exactly as
+// the broker sent it, or as a person is shown it (PriceDecimals places,
+// rounded as the CLI, the dashboard and the links show it). A broker's
+// JSON number is a float: 0.013 comes as 0.013000000000000001 and is
+// shown 0.0130, and an answer naming what was shown is an answer to
+// this offer; one naming another price is not.
+func (o *Offer) PriceAnswers(price decimal.Decimal) bool {
+	return o.Price.Equal(price) || o.Price.Round(PriceDecimals).Equal(price)
+}
+
 // Order is one order placed under a write-ahead clientOrderId, with what it
 // sent and what the broker said about it.
 type Order struct {
