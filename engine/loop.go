@@ -267,13 +267,15 @@ func (l *loop) due() {
 	}
 }
 
-// coverQueued ends the queued requests the inventory now covers (another
+// coverQueued ends the queued locates the inventory now covers (another
 // request of the symbol filled), at once rather than at their turn to
 // quote, which the same-symbol spacing may hold back for half a minute.
+// A price check is never covered: it asks its price whatever inventory
+// holds, so it keeps its turn.
 func (l *loop) coverQueued() {
 	for _, id := range slices.Clone(l.queue) {
 		w := l.open[id]
-		if w == nil {
+		if w == nil || w.Kind != states.Locate {
 			continue
 		}
 		if have := workflow.Available(brokerclient.Available(l.inventory, w.Symbol), l.books[id], w.Symbol); have >= w.Requested {
