@@ -181,6 +181,17 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}
 	o.lease = lease
 	o.trust(attempt)
+	// The lease is kept from now on, whatever the start below waits for:
+	// its reads queue on the key pair's pacer behind the other accounts'
+	// (see brokerclient's priorities), and trust must not run out meanwhile.
+	o.wg.Add(1)
+	go o.heartbeat()
+	fail := func(err error) error {
+		close(o.stop)
+		o.wg.Wait()
+		o.release()
+		return err
+	}
 	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
 	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
@@ -195,8 +206,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	// until then).
 	last, err := o.st.LastRequest(ctx, ec.Client.PacingKey())
 	if err != nil {
-		o.release()
-		return err
+		return fail(err)
 	}
 	if takenOver {
 		last = o.clk.Now()
@@ -209,37 +219,32 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	os.Remove(sockPath)
 	ln, err := net.Listen("unix", sockPath)
 	if err != nil {
-		o.release()
-		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
+		return fail(fmt.Errorf("service: listen on %s: %w", sockPath, err))
 	}
 	o.ln = peerListener{ln}
 	if err := os.Chmod(sockPath, 0o600); err != nil {
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	if o.eng, err = engine.New(ec); err != nil {
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	if err := o.eng.Start(ctx); err != nil {
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
 		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held, Gate: gate}); err != nil {
 		o.eng.Close()
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
 	srv := newServer(o.local, o.hello, ec.Client, o.clk)
 	routes := srv.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
-	o.wg.Add(2)
+	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
 		if err := o.srv.Serve(o.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -259,7 +264,6 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 			}
 		}()
 	}
-	go o.heartbeat()
 	if o.cfg.Role == RoleDaemon {
 		o.wg.Add(1)
 		go o.syncLedger()
