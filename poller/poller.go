@@ -5,7 +5,11 @@
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
 // spacing; idle, inventory every 5 s and history every 8 s; about 1 s while
 // an offer is live or a quote is young, which stays under the history
-// route's 2-per-second limit.
+// route's 2-per-second limit. The accounts of a key pair share its buckets:
+// a history read an open workflow waits on asks its key pair's pacer
+// first (brokerclient.PriorityUrgent), an idle account's reads last, so
+// with many accounts on one key pair the idle cadence is a ceiling that
+// stretches, never a queue an offer waits behind.
 package poller
 
 import (
@@ -111,6 +115,7 @@ type Poller struct {
 	nextHist   time.Time // when history is due
 	lastHist   time.Time // when the last history read began
 	nextInv    time.Time // when inventory is due
+	invAsked   bool      // an inventory read was asked for (RefreshInventory)
 	quietUntil time.Time // after a failed read, nothing is pulled in before this
 	polls      int
 	polledAt   time.Time // when the last successful history read delivered
@@ -221,6 +226,7 @@ func (p *Poller) RefreshInventory() {
 	if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite), p.quietUntil); due.Before(p.nextInv) {
 		p.nextInv = due
 	}
+	p.invAsked = true
 	p.mu.Unlock()
 	p.kick()
 }
@@ -290,6 +296,7 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
+	p.invAsked = false
 	p.mu.Unlock()
 	return nil
 }
@@ -404,14 +411,24 @@ func (p *Poller) tick(ctx context.Context) error {
 	now := p.cfg.Clock.Now()
 	p.mu.Lock()
 	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
+	// The key pair's buckets are shared by its accounts (spec "Rate
+	// limits"): a read that an open quote or sell-back waits on goes
+	// before the others of the key pair, an idle account's after them.
+	histPrio, invPrio := brokerclient.PriorityIdle, brokerclient.PriorityIdle
+	if p.hot || p.writePoll > 0 || len(p.watchers) > 0 {
+		histPrio = brokerclient.PriorityUrgent
+	}
+	if p.invAsked {
+		invPrio = brokerclient.PriorityNormal
+	}
 	p.mu.Unlock()
 	if histDue {
-		if err := p.PollHistory(ctx); err != nil {
+		if err := p.PollHistory(brokerclient.WithPriority(ctx, histPrio)); err != nil {
 			return err
 		}
 	}
 	if invDue {
-		if err := p.PollInventory(ctx); err != nil {
+		if err := p.PollInventory(brokerclient.WithPriority(ctx, invPrio)); err != nil {
 			return err
 		}
 	}
