@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +38,10 @@ type FleetOptions struct {
 	// Failover kills the first process (SIGKILL) after the locates, and
 	// locates again on the accounts it owned once the others own them.
 	Failover bool
-	Logf     func(format string, args ...any)
+	// LogDir, when set, keeps each serve process's log there
+	// (serve-P.log); without it the logs are dropped.
+	LogDir string
+	Logf   func(format string, args ...any)
 }
 
 // Check refuses options that cannot run, before anything runs.
@@ -329,21 +330,18 @@ func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess
 	}
 	cmd := exec.Command(o.Exe, "serve", "--standby", "--listen", "", "--config", path)
 	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
+	if o.LogDir != "" {
+		f, err := os.Create(filepath.Join(o.LogDir, fmt.Sprintf("serve-%d.log", p)))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the process has its own copy once started
+		cmd.Stderr = f
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd}
-	go func() {
-		// Its log is read and dropped: a full pipe would stop it.
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-		}
-		io.Copy(io.Discard, stderr)
-	}()
 	return proc, nil
 }
 

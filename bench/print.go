@@ -42,6 +42,7 @@ func (o *FleetOptions) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Processes, "processes", 2, "--mode fleet: serve processes on the one database (LOCATOR_DB, a postgres:// URL)")
 	fs.DurationVar(&o.Idle, "idle", time.Minute, "--mode fleet: how long the owned accounts are watched doing nothing")
 	fs.IntVar(&o.Parallel, "parallel", 20, "--mode fleet: locate commands at once")
+	fs.StringVar(&o.LogDir, "log-dir", "", "--mode fleet: keep each serve process's log in this folder (serve-P.log)")
 	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then SIGKILL the first process, and locate on the accounts it owned through the others")
 }
 

@@ -353,7 +353,7 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		// socket is not there yet), or one stopped: it is taken for dead
 		// once it has missed two renewals. A socket that refuses
 		// connections is a dead process's: taken over at once.
-		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery {
+		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
 			return lease, false, err
 		}
 	}
@@ -365,6 +365,25 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		os.Remove(held.Holder.Endpoint) // the dead owner's
 	}
 	return lease, err == nil, err
+}
+
+// processLives reports whether the process holding l renews another lease
+// of its key pair: it lives (l's account is starting there, or its
+// renewal is late), and its accounts are not taken from it one by one.
+func (o *Owner) processLives(ctx context.Context, l store.Lease, now time.Time) bool {
+	if l.Process == "" {
+		return false
+	}
+	ls, err := o.st.Leases(ctx)
+	if err != nil {
+		return true // unknown: not taken for dead
+	}
+	for _, x := range ls {
+		if x.Process == l.Process && x.Account != l.Account && x.PacingKey == l.PacingKey && now.Sub(x.Heartbeat) < 2*RenewEvery {
+			return true
+		}
+	}
+	return false
 }
 
 // refused reports whether the unix socket at path refuses connections: it
@@ -483,8 +502,14 @@ func (o *Owner) maySend(accept bool) error {
 	if accept {
 		need = AcceptBudget
 	}
-	if left := o.trusted(); left > 0 && left <= need && o.Held() {
-		o.awaitRenewal(left)
+	if left := o.trusted(); left <= need && o.Held() {
+		// Trust runs out with the time since the last renewal, not with
+		// the requests' wait for the key pair's pacer: a renewal is asked
+		// for at once, and waited for while trust lasts, or for one
+		// renewal's spacing when none is left (the lease may live on in
+		// the database: an owner just started, whose taking of the lease
+		// waited for the database, has none).
+		o.awaitRenewal(max(left, RenewEvery))
 	}
 	if left := o.trusted(); left <= need || !o.Held() {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
