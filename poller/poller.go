@@ -412,10 +412,11 @@ func (p *Poller) tick(ctx context.Context) error {
 	p.mu.Lock()
 	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
 	// The key pair's buckets are shared by its accounts (spec "Rate
-	// limits"): a read that an open quote or sell-back waits on goes
-	// before the others of the key pair, an idle account's after them.
+	// limits"): a read that a sent quote or sell-back waits on goes
+	// before the others of the key pair, an idle account's (or one whose
+	// workflows have sent nothing yet) after them.
 	histPrio, invPrio := brokerclient.PriorityIdle, brokerclient.PriorityIdle
-	if p.hot || p.writePoll > 0 || len(p.watchers) > 0 {
+	if p.hot || p.writePoll > 0 {
 		histPrio = brokerclient.PriorityUrgent
 	}
 	if p.invAsked {
