@@ -42,7 +42,8 @@ type FleetOptions struct {
 	// locates again on the accounts it owned once the others own them.
 	Failover bool
 	// LogDir, when set, keeps each serve process's log there
-	// (serve-P.log); without it the logs are dropped.
+	// (serve-P.log), and the simulator's request log (requests.json);
+	// without it the logs are dropped.
 	LogDir string
 	Logf   func(format string, args ...any)
 }
@@ -293,7 +294,7 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 			return nil, err
 		}
 	}
-	if err := run.requests(ctx, sim, o.Logf); err != nil {
+	if err := run.requests(ctx, sim, o.Logf, o.LogDir); err != nil {
 		return nil, err
 	}
 	for i, p := range run.Processes {
@@ -574,10 +575,15 @@ func (r *FleetRun) cost(ctx context.Context, st *store.Store, procs []*FleetProc
 }
 
 // requests fills the figures of the simulator's request log.
-func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any)) error {
+func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string) error {
 	log, err := sim.Requests(ctx)
 	if err != nil {
 		return err
+	}
+	if logDir != "" {
+		if err := writeJSON(logDir, "requests.json", log); err != nil {
+			return err
+		}
 	}
 	quotes := map[string]int{}
 	quoted := map[string]time.Time{}   // quote sent, by quoteReqID

@@ -43,7 +43,7 @@ func (o *FleetOptions) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Idle, "idle", time.Minute, "--mode fleet: how long the owned accounts are watched doing nothing")
 	fs.IntVar(&o.Parallel, "parallel", 20, "--mode fleet: locate commands at once")
 	fs.IntVar(&o.Locating, "locating", 0, "--mode fleet: how many accounts locate (the first ones), the others idle meanwhile (0: all)")
-	fs.StringVar(&o.LogDir, "log-dir", "", "--mode fleet: keep each serve process's log in this folder (serve-P.log)")
+	fs.StringVar(&o.LogDir, "log-dir", "", "--mode fleet: keep each serve process's log (serve-P.log) and the simulator's request log (requests.json) in this folder")
 	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then SIGKILL the first process, and locate on the accounts it owned through the others")
 }
 
