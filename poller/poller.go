@@ -443,8 +443,10 @@ func (p *Poller) tick(ctx context.Context) error {
 }
 
 // urgentLocked reports whether a sent workflow waits on this account's
-// history. p.mu is held.
-func (p *Poller) urgentLocked() bool { return p.hot || p.writePoll > 0 }
+// history: a write was sent or an offer is live, and a workflow still
+// watches (the follow-up reads of a write whose workflow has ended are
+// idle ones). p.mu is held.
+func (p *Poller) urgentLocked() bool { return (p.hot || p.writePoll > 0) && len(p.watchers) > 0 }
 
 // idleRead runs read at prio. An idle read waiting for the key pair's
 // bucket is given up when the account turns urgent meanwhile (a quote or
@@ -464,7 +466,13 @@ func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read 
 	p.preemptIdle = nil
 	p.mu.Unlock()
 	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
-		return nil // preempted: read again at once, urgent
+		// Preempted: read again, urgent, but history not before the
+		// broker can show the write that made it urgent (a read at once
+		// would show nothing new).
+		p.mu.Lock()
+		p.nextHist = later(p.nextHist, p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot))
+		p.mu.Unlock()
+		return nil
 	}
 	return err
 }
