@@ -27,45 +27,30 @@ type Fleet struct {
 	handles []*Handle
 }
 
-// OpenFleet opens every account of cfgs as a daemon (see Open), several
-// at once: the leases are taken at once, and the start-up reads of the
-// accounts sharing a key pair queue on its one pacer, none under another's
-// deadline. An account refused (another daemon owns it, its keys do not
-// reach it, ...) gives up those opened and says why; one that cannot be
-// opened yet for any other reason (the broker or the database out of
-// reach, its owner starting) is logged and left to Wait, which tries it
-// again, as it does a standby's account whose key pair another process
-// owns, followed once that process owns it too.
+// OpenFleet opens every account of cfgs as a daemon, in order (see
+// Open), so two standbys listing the same accounts in different orders
+// each own the key pairs it lists first. An account refused (another
+// daemon owns it, its keys do not reach it, ...) gives up those opened
+// and says why; one that cannot be opened yet for any other reason (the
+// broker or the database out of reach, its owner starting) is logged and
+// left to Wait, which tries it again, as it does a standby's account
+// whose key pair another process owns, followed once that process owns
+// it too.
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
-	f := &Fleet{handles: make([]*Handle, len(cfgs))}
-	errs := make([]error, len(cfgs))
-	sem := make(chan struct{}, openAtOnce)
-	var wg sync.WaitGroup
-	for i, cfg := range cfgs {
+	f := &Fleet{}
+	for _, cfg := range cfgs {
 		cfg.Role = RoleDaemon
 		h := newHandle(cfg)
-		f.handles[i] = h
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := h.current(ctx)
-			switch {
-			case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
-			case ctx.Err() != nil || !notYet(err):
-				errs[i] = err
-			default:
-				cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
-				h.setNotYet(err)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+		f.handles = append(f.handles, h)
+		_, err := h.current(ctx)
+		switch {
+		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
+		case ctx.Err() != nil || !notYet(err):
 			f.Close()
 			return nil, err
+		default:
+			cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
+			h.setNotYet(err)
 		}
 	}
 	return f, nil
@@ -78,11 +63,6 @@ func notYet(err error) bool {
 	k := account.KindOf(err)
 	return (k == account.KindFailed || k == account.KindOwnerGone) && !errors.Is(err, brokerclient.ErrUnauthorized)
 }
-
-// openAtOnce bounds the accounts OpenFleet opens at once: enough to keep
-// a key pair's pacer busy with start-up reads, few enough not to queue a
-// thousand accounts' transactions on the database at once.
-const openAtOnce = 32
 
 // Handles are the fleet's accounts, in the order given.
 func (f *Fleet) Handles() []*Handle { return f.handles }
