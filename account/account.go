@@ -455,6 +455,20 @@ type Broker struct {
 	// Stream is the P&L stream's state (StreamOff until Today is first
 	// asked).
 	Stream StreamState `json:"stream,omitempty"`
+	// Pacing is the owner's key pair's budget as its accounts share it
+	// now, by route: the broker's buckets are per key pair, so many
+	// accounts on one key pair stretch the idle ones' cadence.
+	Pacing []Pacing `json:"pacing,omitempty"`
+}
+
+// Pacing is one route's bucket of the owner's key pair: its accounts'
+// requests waiting for a token, and how long the last request of each
+// priority waited for one, by priority ("urgent": a sent quote or
+// sell-back waits on it; "normal"; "idle": an idle account's refresh).
+type Pacing struct {
+	Route   string             `json:"route"`
+	Waiting map[string]int     `json:"waiting,omitempty"`
+	Waited  map[string]float64 `json:"waitedSeconds,omitempty"`
 }
 
 // StreamState is the state of a stream the owner watches.

@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,23 +35,32 @@ type FleetOptions struct {
 	Processes int           // serve processes, each standing by for what the others own
 	Idle      time.Duration // how long the owned accounts are watched doing nothing
 	Parallel  int           // locate commands at once
+	// Locating is how many accounts locate (the first ones), the others
+	// staying idle meanwhile; 0: every account.
+	Locating int
 	// Failover kills the first process (SIGKILL) after the locates, and
 	// locates again on the accounts it owned once the others own them.
 	Failover bool
-	Logf     func(format string, args ...any)
+	// LogDir, when set, keeps each serve process's log there
+	// (serve-P.log), and the simulator's request log (requests.json);
+	// without it the logs are dropped.
+	LogDir string
+	Logf   func(format string, args ...any)
 }
 
 // Check refuses options that cannot run, before anything runs.
 func (o FleetOptions) Check() error {
 	switch {
-	case !store.IsPostgres(o.DB):
-		return errors.New("the fleet run needs LOCATOR_DB set to a postgres:// URL: it makes a database of its own on that server, and drops it after")
+	case !store.IsPostgres(o.DB) && (o.DB != "" || o.Processes != 1):
+		return errors.New("the fleet run needs LOCATOR_DB set to a postgres:// URL (it makes a database of its own on that server, and drops it after), or unset with --processes 1 (a SQLite file of its own)")
 	case o.KeyPairs < 1 || o.Accounts < o.KeyPairs || o.Accounts > 9999:
 		return fmt.Errorf("--accounts %d over --key-pairs %d: want 1 to 9999 accounts, at least one per key pair", o.Accounts, o.KeyPairs)
 	case o.Processes < 1 || o.Processes > 16:
 		return fmt.Errorf("--processes %d: want 1 to 16", o.Processes)
 	case o.Parallel < 1 || o.Idle < 0:
 		return errors.New("--parallel must be positive and --idle not negative")
+	case o.Locating < 0 || o.Locating > o.Accounts:
+		return fmt.Errorf("--locating %d: want 0 (every account) to --accounts", o.Locating)
 	}
 	return nil
 }
@@ -63,6 +70,7 @@ func (o FleetOptions) Check() error {
 // resident set.
 type FleetRun struct {
 	Command   string          `json:"command"`
+	Database  string          `json:"database"` // postgres or sqlite
 	Date      string          `json:"date"`
 	Host      Host            `json:"host"`
 	Accounts  int             `json:"accounts"`
@@ -73,8 +81,11 @@ type FleetRun struct {
 	StartSeconds float64 `json:"startSeconds"`
 	// SplitKeyPairs counts key pairs whose accounts more than one process
 	// owned at the end (0: the rule holds).
-	SplitKeyPairs int     `json:"splitKeyPairs"`
-	IdleSeconds   float64 `json:"idleSeconds"`
+	SplitKeyPairs int `json:"splitKeyPairs"`
+	// Exited counts the serve processes that ended by themselves before
+	// the run stopped them (the one killed for the failover aside).
+	Exited      int     `json:"exited"`
+	IdleSeconds float64 `json:"idleSeconds"`
 	// Locates one per account, through the account's owner (a `locator
 	// locate` command following it); Filled of them exited 0.
 	Locates       int     `json:"locates"`
@@ -94,6 +105,14 @@ type FleetRun struct {
 	Status429  int `json:"status429"`
 	Quotes     int `json:"quotes"`
 	Duplicates int `json:"duplicateQuotes"` // quotes beyond the first of a symbol
+	// From each quote to its first accept, and from the history read
+	// that showed the offer (the account's last before the accept) to
+	// the accept, by the simulator's clock: how long an open offer waits
+	// on the key pair's other accounts.
+	QuoteToAcceptP50     float64 `json:"quoteToAcceptP50Seconds"`
+	QuoteToAcceptP99     float64 `json:"quoteToAcceptP99Seconds"`
+	OfferSeenToAcceptP50 float64 `json:"offerSeenToAcceptP50Seconds"`
+	OfferSeenToAcceptP99 float64 `json:"offerSeenToAcceptP99Seconds"`
 	// Per account of the fleet (all processes' figures over all accounts).
 	RSSMBPerAccount           float64 `json:"rssMBPerAccount"`
 	IdleCPUmsPerAccountMinute float64 `json:"idleCPUmsPerAccountMinute"`
@@ -117,6 +136,15 @@ type FleetProcess struct {
 
 // FleetAccount names account i of a fleet run.
 func FleetAccount(i int) string { return fmt.Sprintf("FL%05d", i) }
+
+// dialect names the database of a run's LOCATOR_DB (empty: a SQLite
+// file of the run's own).
+func dialect(db string) string {
+	if store.IsPostgres(db) {
+		return "postgres"
+	}
+	return "sqlite"
+}
 
 func fleetKey(k int) (id, secret string) {
 	return fmt.Sprintf("FLEETKEY%04d", k), fmt.Sprintf("fleet-secret-%04d", k)
@@ -187,11 +215,14 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	if err := os.Mkdir(filepath.Join(dir, "run"), 0o700); err != nil {
 		return nil, err
 	}
-	db, drop, err := store.NewPostgresDatabase(ctx, o.DB, "locator_bench_")
-	if err != nil {
-		return nil, err
+	db := filepath.Join(dir, "locator.db")
+	if o.DB != "" {
+		var drop func(context.Context) error
+		if db, drop, err = store.NewPostgresDatabase(ctx, o.DB, "locator_bench_"); err != nil {
+			return nil, err
+		}
+		defer drop(context.WithoutCancel(ctx)) // after the serve processes have stopped
 	}
-	defer drop(context.WithoutCancel(ctx)) // after the serve processes have stopped
 	env = append(env, "LOCATOR_DB="+db)
 	st, err := store.Open(ctx, db, clock.Real{})
 	if err != nil {
@@ -199,8 +230,8 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	defer st.Close()
 
-	run := &FleetRun{Command: fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --failover=%t",
-		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Failover), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
+	run := &FleetRun{Command: fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --locating %d --failover=%t",
+		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Locating, o.Failover), Database: dialect(o.DB), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
 		Accounts: o.Accounts, KeyPairs: o.KeyPairs}
 	start := time.Now()
 	for p := range o.Processes {
@@ -242,11 +273,15 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	o.Logf("locating: one locate per account, %d at a time", o.Parallel)
 	locFrom := time.Now()
-	all := make([]int, o.Accounts)
+	locating := o.Locating
+	if locating == 0 {
+		locating = o.Accounts
+	}
+	all := make([]int, locating)
 	for i := range all {
 		all[i] = i
 	}
-	run.Locates, run.Filled = o.Accounts, o.locateAll(ctx, env, all, 0)
+	run.Locates, run.Filled = locating, o.locateAll(ctx, env, all, 0)
 	run.LocateSeconds = time.Since(locFrom).Seconds()
 	if err := phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
 		return nil, err
@@ -259,8 +294,13 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 			return nil, err
 		}
 	}
-	if err := run.requests(ctx, sim, o.Logf); err != nil {
+	if err := run.requests(ctx, sim, o.Logf, o.LogDir); err != nil {
 		return nil, err
+	}
+	for i, p := range run.Processes {
+		if (i > 0 || !o.Failover || len(run.Processes) == 1) && !p.alive() {
+			run.Exited++
+		}
 	}
 	return run, nil
 }
@@ -329,21 +369,18 @@ func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess
 	}
 	cmd := exec.Command(o.Exe, "serve", "--standby", "--listen", "", "--config", path)
 	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
+	if o.LogDir != "" {
+		f, err := os.Create(filepath.Join(o.LogDir, fmt.Sprintf("serve-%d.log", p)))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the process has its own copy once started
+		cmd.Stderr = f
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd}
-	go func() {
-		// Its log is read and dropped: a full pipe would stop it.
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-		}
-		io.Copy(io.Discard, stderr)
-	}()
 	return proc, nil
 }
 
@@ -359,6 +396,17 @@ func (p *FleetProcess) stop() {
 		p.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// alive reports whether the process still runs (from /proc/PID/stat: not
+// gone, not a zombie).
+func (p *FleetProcess) alive() bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // cpu is the process's user + system time so far, in seconds (from
@@ -527,28 +575,52 @@ func (r *FleetRun) cost(ctx context.Context, st *store.Store, procs []*FleetProc
 }
 
 // requests fills the figures of the simulator's request log.
-func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any)) error {
+func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string) error {
 	log, err := sim.Requests(ctx)
 	if err != nil {
 		return err
 	}
+	if logDir != "" {
+		if err := writeJSON(logDir, "requests.json", log); err != nil {
+			return err
+		}
+	}
 	quotes := map[string]int{}
+	quoted := map[string]time.Time{}   // quote sent, by quoteReqID
+	lastRead := map[string]time.Time{} // the account's last history read answered
+	var toAccept, seenToAccept []time.Duration
+	accepted := map[string]bool{}
 	for _, q := range log {
 		r.Requests++
 		if q.Status == 429 {
 			r.Status429++
 			logf("429: %s %s %s (key %s, %s)", q.Time.Format("15:04:05.000"), q.Method, q.Path, q.KeyID, q.UserAgent)
 		}
-		if q.Method == "POST" && q.Path == "/v1/api/accounts/locates/quote" && q.Status == 200 {
-			var body struct {
-				Symbol string `json:"symbol"`
+		var body struct {
+			Symbol     string `json:"symbol"`
+			QuoteReqID string `json:"quoteReqID"`
+			AccountID  string `json:"accountId"`
+		}
+		switch route := routeOf(q); {
+		case q.Status != 200:
+		case route == "history":
+			lastRead[strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")] = q.Time
+		case route == "quote" && json.Unmarshal([]byte(q.Body), &body) == nil:
+			quotes[body.Symbol]++
+			quoted[body.QuoteReqID] = q.Time
+			r.Quotes++
+		case route == "accept" && json.Unmarshal([]byte(q.Body), &body) == nil && !accepted[body.QuoteReqID]:
+			accepted[body.QuoteReqID] = true
+			if at, ok := quoted[strings.TrimSuffix(body.QuoteReqID, ".SU")]; ok {
+				toAccept = append(toAccept, q.Time.Sub(at))
 			}
-			if json.Unmarshal([]byte(q.Body), &body) == nil {
-				quotes[body.Symbol]++
-				r.Quotes++
+			if at, ok := lastRead[body.AccountID]; ok {
+				seenToAccept = append(seenToAccept, q.Time.Sub(at))
 			}
 		}
 	}
+	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(toAccept, 0.50), percentile(toAccept, 0.99)
+	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(seenToAccept, 0.50), percentile(seenToAccept, 0.99)
 	for _, n := range quotes {
 		r.Duplicates += n - 1
 	}

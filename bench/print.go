@@ -39,9 +39,11 @@ func (r *Report) Print(w io.Writer) {
 func (o *FleetOptions) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Accounts, "accounts", 200, "--mode fleet: accounts, spread over --key-pairs")
 	fs.IntVar(&o.KeyPairs, "key-pairs", 100, "--mode fleet: key pairs")
-	fs.IntVar(&o.Processes, "processes", 2, "--mode fleet: serve processes on the one database (LOCATOR_DB, a postgres:// URL)")
+	fs.IntVar(&o.Processes, "processes", 2, "--mode fleet: serve processes on the one database (LOCATOR_DB, a postgres:// URL; unset: one process on a SQLite file)")
 	fs.DurationVar(&o.Idle, "idle", time.Minute, "--mode fleet: how long the owned accounts are watched doing nothing")
 	fs.IntVar(&o.Parallel, "parallel", 20, "--mode fleet: locate commands at once")
+	fs.IntVar(&o.Locating, "locating", 0, "--mode fleet: how many accounts locate (the first ones), the others idle meanwhile (0: all)")
+	fs.StringVar(&o.LogDir, "log-dir", "", "--mode fleet: keep each serve process's log (serve-P.log) and the simulator's request log (requests.json) in this folder")
 	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then SIGKILL the first process, and locate on the accounts it owned through the others")
 }
 
@@ -57,10 +59,12 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 		objs = append(objs, p)
 	}
 	console.Printer{W: w}.Table([]string{"PID", "OWNED", "RSS MB", "PEAK MB", "START CPU s", "IDLE CPU s", "LOCATE CPU s"}, rows, objs)
-	fmt.Fprintf(w, "\n%d accounts over %d key pairs, %d processes: every account owned in %.1f s; key pairs owned by two processes: %d\n",
-		r.Accounts, r.KeyPairs, len(r.Processes), r.StartSeconds, r.SplitKeyPairs)
+	fmt.Fprintf(w, "\n%d accounts over %d key pairs, %d processes on %s: every account owned in %.1f s; key pairs owned by two processes: %d; serve processes that ended by themselves: %d\n",
+		r.Accounts, r.KeyPairs, len(r.Processes), r.Database, r.StartSeconds, r.SplitKeyPairs, r.Exited)
 	fmt.Fprintf(w, "locates: %d of %d filled in %.1f s; over the run the simulator saw %d requests, %d responses 429, %d quotes, %d quoted twice\n",
 		r.Filled, r.Locates, r.LocateSeconds, r.Requests, r.Status429, r.Quotes, r.Duplicates)
+	fmt.Fprintf(w, "quote → accept p50 %.2f s, p99 %.2f s; offer seen → accept sent p50 %.2f s, p99 %.2f s\n",
+		r.QuoteToAcceptP50, r.QuoteToAcceptP99, r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99)
 	if r.Moved > 0 {
 		fmt.Fprintf(w, "failover: the %d accounts of the killed process owned again in %.1f s; locates on them after: %d of %d filled; the processes left, owning all %d accounts: %.1f MB resident\n",
 			r.Moved, r.FailoverSeconds, r.MovedFilled, r.Moved, r.Accounts, r.AfterRSSMB)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,11 +142,56 @@ func burstOf(l Limit) int {
 	return l.Burst
 }
 
+// Priority says which of a key pair's requests take its buckets' tokens
+// first when they are short: the buckets are one budget, shared by every
+// account of the key pair (spec "Rate limits"), and an open offer must not
+// wait behind a refresh of an idle account.
+type Priority int
+
+// Priorities, lowest first. A request with none in its context is
+// PriorityNormal.
+const (
+	// PriorityIdle: an idle account's refresh, which may wait (the spec's
+	// idle cadence is a ceiling, not a promise).
+	PriorityIdle Priority = iota
+	// PriorityNormal: start-up reads, commands, writes.
+	PriorityNormal
+	// PriorityUrgent: reads that tell an account's open quote or
+	// sell-back what happened to it (an offer seen late is an offer lost).
+	PriorityUrgent
+	priorities
+)
+
+func (p Priority) String() string {
+	switch p {
+	case PriorityIdle:
+		return "idle"
+	case PriorityUrgent:
+		return "urgent"
+	}
+	return "normal"
+}
+
+type priorityKey struct{}
+
+// WithPriority returns ctx whose requests wait for their tokens at p.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// priorityOf is ctx's Priority (PriorityNormal when none was set).
+func priorityOf(ctx context.Context) Priority {
+	if p, ok := ctx.Value(priorityKey{}).(Priority); ok && p >= 0 && p < priorities {
+		return p
+	}
+	return PriorityNormal
+}
+
 // pacer holds one limiter per route, shared by every goroutine of a Client.
 type pacer struct {
-	mu       sync.Mutex
-	off      bool
-	limiters map[string]*rate.Limiter
+	mu     sync.Mutex
+	off    bool
+	routes map[string]*routePace
 	// emptyAt: every bucket starts as if emptied then (see PaceAfter).
 	emptyAt time.Time
 	// last is when the latest request was let go.
@@ -153,10 +200,43 @@ type pacer struct {
 	// answered the last quote (see turn).
 	quote    chan struct{}
 	answered time.Time
+	seq      uint64
+}
+
+// routePace is one route's bucket and the requests waiting for it. Only
+// one request at a time holds a reservation of a token to come (held:
+// when the last one reserved matures); the others wait in queue, highest
+// priority first, then in order of arrival, so a request of a higher
+// priority is let go after at most the one reservation held.
+type routePace struct {
+	lim   *rate.Limiter
+	queue []*waiter
+	held  time.Time
+	// waited is how long the last request of each priority waited for
+	// its token.
+	waited [priorities]time.Duration
+}
+
+// waiter is one request waiting for a token; ready wakes it when it has
+// come to the head of the queue.
+type waiter struct {
+	prio  Priority
+	ready chan struct{}
+}
+
+// wakeHeadLocked tells the request at the head of q's queue, if any, that
+// it is. p.mu is held.
+func (q *routePace) wakeHeadLocked() {
+	if len(q.queue) > 0 {
+		select {
+		case q.queue[0].ready <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func newPacer() *pacer {
-	return &pacer{limiters: map[string]*rate.Limiter{}, quote: make(chan struct{}, 1)}
+	return &pacer{routes: map[string]*routePace{}, quote: make(chan struct{}, 1)}
 }
 
 // turn waits until a request of route may leave after its bucket's token:
@@ -191,45 +271,137 @@ func (p *pacer) turn(ctx context.Context, clk clock.Clock, route string) (done f
 	}, nil
 }
 
-// wait blocks on clk until the route's bucket grants a token, or ctx ends.
+// routeLocked is route's pace, made on first use. p.mu is held.
+func (p *pacer) routeLocked(route string, now time.Time) *routePace {
+	if q := p.routes[route]; q != nil {
+		return q
+	}
+	l, ok := RateLimits[route]
+	if !ok {
+		l = Limit{1, 1}
+	}
+	r := rate.Limit(l.PerSecond * marginOf(route))
+	lim := rate.NewLimiter(r, burstOf(l))
+	if p.emptyAt.IsZero() {
+		lim.SetLimitAt(now, r) // start full on clk's time
+	} else {
+		at := p.emptyAt
+		if at.After(now) {
+			at = now // a limiter's time never goes back
+		}
+		lim.SetLimitAt(at, r)
+		lim.ReserveN(at, burstOf(l)) // empty then, refilling since
+	}
+	q := &routePace{lim: lim}
+	p.routes[route] = q
+	return q
+}
+
+// wait blocks on clk until the route's bucket grants a token to this
+// request, ctx's Priority deciding its place among those waiting, or
+// until ctx ends. Every request waiting sleeps on clk (a fake clock sees
+// them all asleep): the head of the queue until the reservation held
+// matures, the others until about when their turn should come, or until
+// told they are the head.
 func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	if p.off {
 		return ctx.Err()
 	}
 	p.mu.Lock()
-	now := clk.Now() // under the lock: the limiter's time must never go back
-	lim := p.limiters[route]
-	if lim == nil {
-		l, ok := RateLimits[route]
-		if !ok {
-			l = Limit{1, 1}
-		}
-		r := rate.Limit(l.PerSecond * marginOf(route))
-		lim = rate.NewLimiter(r, burstOf(l))
-		if p.emptyAt.IsZero() {
-			lim.SetLimitAt(now, r) // start full on clk's time
-		} else {
-			at := p.emptyAt
-			if at.After(now) {
-				at = now // a limiter's time never goes back
+	arrived := clk.Now()
+	q := p.routeLocked(route, arrived)
+	w := &waiter{prio: priorityOf(ctx), ready: make(chan struct{}, 1)}
+	i := slices.IndexFunc(q.queue, func(o *waiter) bool { return o.prio < w.prio })
+	if i < 0 {
+		i = len(q.queue)
+	}
+	q.queue = slices.Insert(q.queue, i, w)
+	for {
+		now := clk.Now() // under the lock: the limiter's time must never go back
+		pos := slices.Index(q.queue, w)
+		if pos == 0 && !q.held.After(now) {
+			q.queue = q.queue[1:]
+			r := q.lim.ReserveN(now, 1)
+			d := r.DelayFrom(now)
+			mine := now.Add(d)
+			q.held, p.last = mine, mine
+			q.waited[w.prio] = mine.Sub(arrived)
+			q.wakeHeadLocked()
+			p.mu.Unlock()
+			err := clock.Sleep(ctx, clk, d)
+			if err != nil {
+				p.mu.Lock()
+				r.CancelAt(clk.Now())
+				if q.held.Equal(mine) {
+					q.held = time.Time{}
+					q.wakeHeadLocked()
+				}
+				p.mu.Unlock()
 			}
-			lim.SetLimitAt(at, r)
-			lim.ReserveN(at, burstOf(l)) // empty then, refilling since
+			return err
 		}
-		p.limiters[route] = lim
+		// Not this request's turn yet.
+		at := later(q.held, now)
+		if pos > 0 {
+			at = at.Add(time.Duration(float64(pos) * float64(time.Second) / float64(q.lim.Limit())))
+		}
+		t := clk.NewTimer(at.Sub(now))
+		p.mu.Unlock()
+		var err error
+		select {
+		case <-w.ready:
+		case <-t.C():
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		t.Stop()
+		p.mu.Lock()
+		if err != nil {
+			if i := slices.Index(q.queue, w); i >= 0 {
+				q.queue = slices.Delete(q.queue, i, i+1)
+				if i == 0 {
+					q.wakeHeadLocked()
+				}
+			}
+			p.mu.Unlock()
+			return err
+		}
 	}
-	r := lim.ReserveN(now, 1)
-	d := r.DelayFrom(now)
-	p.last = now.Add(d)
-	p.mu.Unlock()
-	if d == 0 {
-		return nil
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	if err := clock.Sleep(ctx, clk, d); err != nil {
-		r.CancelAt(clk.Now())
-		return err
+	return b
+}
+
+// RouteLoad is how one route's bucket of the key pair is shared at a
+// moment: the requests waiting for a token, and how long the last of
+// each priority waited, by priority.
+type RouteLoad struct {
+	Route   string // as the spec writes it (RouteTemplate)
+	Waiting [priorities]int
+	Waited  [priorities]time.Duration
+}
+
+// Load is the client's pacing of the routes it has used, by route
+// template: what a key pair's accounts wait for when they share its
+// buckets.
+func (c *Client) Load() []RouteLoad {
+	c.pacer.mu.Lock()
+	defer c.pacer.mu.Unlock()
+	var out []RouteLoad
+	for route, q := range c.pacer.routes {
+		l := RouteLoad{Route: RouteTemplate(route), Waited: q.waited}
+		for _, w := range q.queue {
+			l.Waiting[w.prio]++
+		}
+		out = append(out, l)
 	}
-	return nil
+	slices.SortFunc(out, func(a, b RouteLoad) int { return strings.Compare(a.Route, b.Route) })
+	return out
 }
 
 // PaceAfter starts every route's bucket as if emptied at t: the broker's

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,5 +208,63 @@ func TestPacingQuotesOneAtATimeFromTheAnswer(t *testing.T) {
 			t.Errorf("quote %d reached the broker %v after the one before (answered 400 ms later), status %d; want 1.4 s or more, 200",
 				i, gap, reqs[i].Status)
 		}
+	}
+}
+
+// Spec: Limits, "Rate limits" (per key pair: every account of a key pair
+// draws on one history bucket, 2/s). The bucket is one budget spent by
+// priority: with 30 idle accounts' history reads queued on a key pair, a
+// read an open offer waits on (PriorityUrgent) leaves after at most the
+// read let go at once and the one holding the next token, not after the
+// 30; Load says who waited how long; no request draws a 429.
+func TestPacingUrgentReadPassesIdleOnes(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.Client(t, b.Live)
+	const idle = 30
+	var idleDone atomic.Int32
+	finished := make(chan struct{}, idle+1)
+	errs := make(chan error, idle+1)
+	for range idle {
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			if _, _, err := c.Locates.History(brokerclient.WithPriority(t.Context(), brokerclient.PriorityIdle), "LV100001"); err != nil {
+				errs <- err
+			}
+			idleDone.Add(1)
+		}()
+	}
+	<-b.Clock.BlockUntil(idle - 1) // all but the first asleep in the queue
+	passed := make(chan int32, 1)
+	go func() {
+		defer func() { finished <- struct{}{} }()
+		if _, _, err := c.Locates.History(brokerclient.WithPriority(t.Context(), brokerclient.PriorityUrgent), "LV100001"); err != nil {
+			errs <- err
+		}
+		passed <- idleDone.Load()
+	}()
+	driveWhileAsleep(b, idle+1, finished)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := <-passed; n > 2 {
+		t.Errorf("the urgent read came back after %d idle reads; want at most 2 (the one let go at once, the one holding the next token)", n)
+	}
+	for _, r := range loggedRequests(b, "GET", "/locates/history") {
+		if r.Status == http.StatusTooManyRequests {
+			t.Errorf("a request at %s was answered 429", r.Time.Format(time.RFC3339Nano))
+		}
+	}
+	var load brokerclient.RouteLoad
+	for _, l := range c.Load() {
+		if strings.Contains(l.Route, "/locates/history") {
+			load = l
+		}
+	}
+	// Two of the route's intervals at 95% of 2/s: the reservation held
+	// when it came, then its own.
+	if load.Waited[brokerclient.PriorityUrgent] > 1100*time.Millisecond || load.Waited[brokerclient.PriorityIdle] < 10*time.Second {
+		t.Errorf("history load %+v: want the urgent read's wait within 1.1 s, the last idle one's over 10 s", load)
 	}
 }

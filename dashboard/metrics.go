@@ -94,6 +94,8 @@ type gauges struct {
 	standbys   *prometheus.Desc
 	pollAge    *prometheus.Desc
 	feeProblem *prometheus.Desc
+	waiting    *prometheus.Desc
+	waited     *prometheus.Desc
 }
 
 func newGauges(s *Server) *gauges {
@@ -114,6 +116,10 @@ func newGauges(s *Server) *gauges {
 			[]string{"account"}, nil),
 		pollAge: prometheus.NewDesc("locator_last_poll_age_seconds", "Seconds since the account's history was last read successfully.",
 			[]string{"account"}, nil),
+		waiting: prometheus.NewDesc("locator_pacing_waiting", "Requests of the owner's key pair waiting for a token of the route's bucket (shared by the key pair's accounts), by priority (urgent: a sent quote or sell-back waits on it; normal; idle: an idle account's refresh).",
+			[]string{"account", "route", "priority"}, nil),
+		waited: prometheus.NewDesc("locator_pacing_waited_seconds", "How long the last request of the priority waited for a token of the route's bucket of the owner's key pair: an idle account's history and inventory reads stretch past the spec's idle cadence when many accounts share the key pair.",
+			[]string{"account", "route", "priority"}, nil),
 		feeProblem: prometheus.NewDesc("locator_fee_problems", "Locate fees and credits the ledger reconciliation says need a person (missing, wrong amount, unexplained, a day that differs), over the reconciliation window.",
 			[]string{"account"}, nil),
 	}
@@ -128,6 +134,8 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.standbys
 	ch <- g.pollAge
 	ch <- g.feeProblem
+	ch <- g.waiting
+	ch <- g.waited
 }
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
@@ -160,6 +168,14 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.standbys, prometheus.GaugeValue, float64(len(st.Standbys)), acct)
 		if at := st.LastPoll; !at.IsZero() {
 			ch <- prometheus.MustNewConstMetric(g.pollAge, prometheus.GaugeValue, now.Sub(at).Seconds(), acct)
+		}
+		for _, p := range st.Broker.Pacing {
+			for prio, n := range p.Waiting {
+				ch <- prometheus.MustNewConstMetric(g.waiting, prometheus.GaugeValue, float64(n), acct, p.Route, prio)
+			}
+			for prio, d := range p.Waited {
+				ch <- prometheus.MustNewConstMetric(g.waited, prometheus.GaugeValue, d, acct, p.Route, prio)
+			}
 		}
 		if rep, err := g.s.reconcile(context.Background(), acct, now, g.s.feeDays); err == nil {
 			ch <- prometheus.MustNewConstMetric(g.feeProblem, prometheus.GaugeValue, float64(rep.Problems()), acct)

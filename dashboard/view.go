@@ -221,6 +221,20 @@ func (s *Server) build(ctx context.Context) view {
 	return v
 }
 
+// idleWait is the longest an idle account's read of the owner's key pair
+// last waited for its bucket, when that stretches the spec's idle cadence
+// by more than a second (many accounts share the key pair); 0 otherwise.
+func idleWait(ps []account.Pacing) time.Duration {
+	var w time.Duration
+	for _, p := range ps {
+		w = max(w, time.Duration(p.Waited["idle"]*float64(time.Second)))
+	}
+	if w <= time.Second {
+		return 0
+	}
+	return w
+}
+
 // state is the connection part of the page from the accounts' statuses.
 func (s *Server) state(sts []account.Status, now time.Time) state {
 	out := state{Now: now, Up: true}
@@ -252,6 +266,9 @@ func (s *Server) state(sts []account.Status, now time.Time) state {
 		}
 		if !st.LastPoll.IsZero() {
 			c.Words = append(c.Words, "last poll "+age(now.Sub(st.LastPoll))+" ago")
+		}
+		if w := idleWait(b.Pacing); w > 0 {
+			c.Words = append(c.Words, "idle reads wait "+age(w)+" for the key pair's budget")
 		}
 		if c.Up {
 			c.Words = append([]string{"broker up"}, c.Words...)

@@ -5,7 +5,11 @@
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
 // spacing; idle, inventory every 5 s and history every 8 s; about 1 s while
 // an offer is live or a quote is young, which stays under the history
-// route's 2-per-second limit.
+// route's 2-per-second limit. The accounts of a key pair share its buckets:
+// a history read an open workflow waits on asks its key pair's pacer
+// first (brokerclient.PriorityUrgent), an idle account's reads last, so
+// with many accounts on one key pair the idle cadence is a ceiling that
+// stretches, never a queue an offer waits behind.
 package poller
 
 import (
@@ -103,17 +107,20 @@ type Poller struct {
 	cfg  Config
 	wake chan struct{}
 
-	mu         sync.Mutex
-	watchers   map[string]func([]brokerclient.HistoryRow)
-	seen       map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
-	hot        bool
-	writePoll  int       // follow-up polls left after a write
-	nextHist   time.Time // when history is due
-	lastHist   time.Time // when the last history read began
-	nextInv    time.Time // when inventory is due
-	quietUntil time.Time // after a failed read, nothing is pulled in before this
-	polls      int
-	polledAt   time.Time // when the last successful history read delivered
+	mu        sync.Mutex
+	watchers  map[string]func([]brokerclient.HistoryRow)
+	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
+	hot       bool
+	writePoll int       // follow-up polls left after a write
+	nextHist  time.Time // when history is due
+	lastHist  time.Time // when the last history read began
+	nextInv   time.Time // when inventory is due
+	invAsked  bool      // an inventory read was asked for (RefreshInventory)
+	// preemptIdle gives up the idle read in flight (nil: none).
+	preemptIdle context.CancelFunc
+	quietUntil  time.Time // after a failed read, nothing is pulled in before this
+	polls       int
+	polledAt    time.Time // when the last successful history read delivered
 	// failing is when the reads began failing (zero while they succeed),
 	// failErr the last failure's error.
 	failing time.Time
@@ -175,6 +182,7 @@ func (p *Poller) Wrote() {
 		p.nextHist = due
 	}
 	p.writePoll = p.cfg.Cadence.WritePolls
+	p.preemptLocked()
 	p.mu.Unlock()
 	p.kick()
 }
@@ -186,6 +194,7 @@ func (p *Poller) SetHot(hot bool) {
 	changed := p.hot != hot
 	p.hot = hot
 	if hot {
+		p.preemptLocked()
 		if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot), p.quietUntil); due.Before(p.nextHist) {
 			p.nextHist = due
 		}
@@ -221,6 +230,7 @@ func (p *Poller) RefreshInventory() {
 	if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite), p.quietUntil); due.Before(p.nextInv) {
 		p.nextInv = due
 	}
+	p.invAsked = true
 	p.mu.Unlock()
 	p.kick()
 }
@@ -290,6 +300,7 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
+	p.invAsked = false
 	p.mu.Unlock()
 	return nil
 }
@@ -404,18 +415,74 @@ func (p *Poller) tick(ctx context.Context) error {
 	now := p.cfg.Clock.Now()
 	p.mu.Lock()
 	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
+	// The key pair's buckets are shared by its accounts (spec "Rate
+	// limits"): a read that a sent quote or sell-back waits on goes
+	// before the others of the key pair, an idle account's (or one whose
+	// workflows have sent nothing yet) after them.
+	// An urgent account's inventory read goes urgent too (on its own
+	// bucket): it must not hold the account's next history read behind
+	// the idle accounts' inventory reads.
+	histPrio, invPrio := brokerclient.PriorityIdle, brokerclient.PriorityIdle
+	if p.urgentLocked() {
+		histPrio, invPrio = brokerclient.PriorityUrgent, brokerclient.PriorityUrgent
+	} else if p.invAsked {
+		invPrio = brokerclient.PriorityNormal
+	}
 	p.mu.Unlock()
 	if histDue {
-		if err := p.PollHistory(ctx); err != nil {
+		if err := p.idleRead(ctx, histPrio, p.PollHistory); err != nil {
 			return err
 		}
 	}
 	if invDue {
-		if err := p.PollInventory(ctx); err != nil {
+		if err := p.idleRead(ctx, invPrio, p.PollInventory); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// urgentLocked reports whether a sent workflow waits on this account's
+// history: a write was sent or an offer is live, and a workflow still
+// watches (the follow-up reads of a write whose workflow has ended are
+// idle ones). p.mu is held.
+func (p *Poller) urgentLocked() bool { return (p.hot || p.writePoll > 0) && len(p.watchers) > 0 }
+
+// idleRead runs read at prio. An idle read waiting for the key pair's
+// bucket is given up when the account turns urgent meanwhile (a quote or
+// sell-back sent, see preempt): the poller's next tick reads again at
+// the urgent priority rather than waiting behind the idle accounts.
+func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read func(context.Context) error) error {
+	if prio != brokerclient.PriorityIdle {
+		return read(brokerclient.WithPriority(ctx, prio))
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p.mu.Lock()
+	p.preemptIdle = cancel
+	p.mu.Unlock()
+	err := read(brokerclient.WithPriority(rctx, prio))
+	p.mu.Lock()
+	p.preemptIdle = nil
+	p.mu.Unlock()
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+		// Preempted: read again, urgent, but history not before the
+		// broker can show the write that made it urgent (a read at once
+		// would show nothing new).
+		p.mu.Lock()
+		p.nextHist = later(p.nextHist, p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot))
+		p.mu.Unlock()
+		return nil
+	}
+	return err
+}
+
+// preemptLocked gives up the idle read in flight, if any (see idleRead).
+// p.mu is held.
+func (p *Poller) preemptLocked() {
+	if p.preemptIdle != nil {
+		p.preemptIdle()
+	}
 }
 
 func (p *Poller) historySpacingLocked() time.Duration {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/store"
 )
@@ -26,22 +27,41 @@ type Fleet struct {
 	handles []*Handle
 }
 
-// OpenFleet opens every account of cfgs as a daemon, in order (see Open);
-// when one cannot be opened, it gives up those it opened and says why. A
-// standby's account whose key pair another process owns is left for Wait
-// to follow once that process owns it too.
+// OpenFleet opens every account of cfgs as a daemon, in order (see
+// Open), so two standbys listing the same accounts in different orders
+// each own the key pairs it lists first. An account refused (another
+// daemon owns it, its keys do not reach it, ...) gives up those opened
+// and says why; one that cannot be opened yet for any other reason (the
+// broker or the database out of reach, its owner starting) is logged and
+// left to Wait, which tries it again, as it does a standby's account
+// whose key pair another process owns, followed once that process owns
+// it too.
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
 	for _, cfg := range cfgs {
 		cfg.Role = RoleDaemon
 		h := newHandle(cfg)
-		if _, err := h.current(ctx); err != nil && !(cfg.Standby && errors.Is(err, store.ErrKeyPairHeld)) {
+		f.handles = append(f.handles, h)
+		_, err := h.current(ctx)
+		switch {
+		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
+		case ctx.Err() != nil || !notYet(err):
 			f.Close()
 			return nil, err
+		default:
+			cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
+			h.setNotYet(err)
 		}
-		f.handles = append(f.handles, h)
 	}
 	return f, nil
+}
+
+// notYet reports whether err, which kept an account from being opened, may
+// pass by itself (a failure of the broker or the database, an owner going
+// or starting): not a refusal, bad input or keys the broker rejects.
+func notYet(err error) bool {
+	k := account.KindOf(err)
+	return (k == account.KindFailed || k == account.KindOwnerGone) && !errors.Is(err, brokerclient.ErrUnauthorized)
 }
 
 // Handles are the fleet's accounts, in the order given.
@@ -97,6 +117,8 @@ func (f *Fleet) Say(ctx context.Context, w io.Writer) {
 			l := o.Lease()
 			fmt.Fprintf(w, "serving %s (pid %d, term %d); other processes hand their requests to %s\n", l.Account, os.Getpid(), l.Term,
 				strings.TrimSpace(l.Endpoint+" "+l.Address))
+		} else if err := h.notYet(); err != nil {
+			fmt.Fprintf(w, "not serving %s yet (pid %d), trying again: %v\n", h.cfg.Engine.Account, os.Getpid(), err)
 		} else if h.follower() == nil {
 			fmt.Fprintf(w, "waiting for %s (pid %d): the process owning its key pair's other accounts is to own it\n", h.cfg.Engine.Account, os.Getpid())
 		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
@@ -151,6 +173,7 @@ func (h *Handle) keep(ctx context.Context) error {
 		said := ""
 		for ctx.Err() == nil {
 			_, err := h.current(ctx)
+			h.setNotYet(err)
 			if err == nil || ctx.Err() != nil {
 				break
 			}
@@ -162,6 +185,22 @@ func (h *Handle) keep(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// setNotYet records why the account could not be opened the last time
+// (nil: it was).
+func (h *Handle) setNotYet(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.notOpened = err
+}
+
+// notYet is why the account could not be opened the last time it was
+// tried, or nil.
+func (h *Handle) notYet() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.notOpened
 }
 
 // follower is the client of the owner this handle follows, or nil.

@@ -51,6 +51,9 @@ type Handle struct {
 	client  *Client         // while it follows another
 	cur     account.Account // the one of the two in use
 	release func()          // stops putting the owner's questions to Caller.Ask
+	// notOpened is why a daemon's fleet could not open the account the
+	// last time it tried (nil: it could), told by Fleet.Say.
+	notOpened error
 }
 
 var _ account.Account = (*Handle)(nil)

@@ -182,6 +182,17 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}
 	o.lease = lease
 	o.trust(attempt)
+	// The lease is kept from now on, whatever the start below waits for:
+	// its reads queue on the key pair's pacer behind the other accounts'
+	// (see brokerclient's priorities), and trust must not run out meanwhile.
+	o.wg.Add(1)
+	go o.heartbeat()
+	fail := func(err error) error {
+		close(o.stop)
+		o.wg.Wait()
+		o.release()
+		return err
+	}
 	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
 	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
@@ -196,8 +207,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	// until then).
 	last, err := o.st.LastRequest(ctx, ec.Client.PacingKey())
 	if err != nil {
-		o.release()
-		return err
+		return fail(err)
 	}
 	if takenOver {
 		last = o.clk.Now()
@@ -210,37 +220,32 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	os.Remove(sockPath)
 	ln, err := net.Listen("unix", sockPath)
 	if err != nil {
-		o.release()
-		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
+		return fail(fmt.Errorf("service: listen on %s: %w", sockPath, err))
 	}
 	o.ln = peerListener{ln}
 	if err := os.Chmod(sockPath, 0o600); err != nil {
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	if o.eng, err = engine.New(ec); err != nil {
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	if err := o.eng.Start(ctx); err != nil {
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
 		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held, Gate: gate}); err != nil {
 		o.eng.Close()
 		o.ln.Close()
-		o.release()
-		return err
+		return fail(err)
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
 	o.api = newServer(o.local, o.hello, ec.Client, o.clk, want.Pin)
 	routes := o.api.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
-	o.wg.Add(2)
+	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
 		if err := o.srv.Serve(o.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -262,7 +267,6 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 			}
 		}()
 	}
-	go o.heartbeat()
 	if o.cfg.Role == RoleDaemon {
 		o.wg.Add(1)
 		go o.syncLedger()
@@ -354,7 +358,7 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		// socket is not there yet), or one stopped: it is taken for dead
 		// once it has missed two renewals. A socket that refuses
 		// connections is a dead process's: taken over at once.
-		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery {
+		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
 			return lease, false, err
 		}
 	}
@@ -366,6 +370,25 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		os.Remove(held.Holder.Endpoint) // the dead owner's
 	}
 	return lease, err == nil, err
+}
+
+// processLives reports whether the process holding l renews another lease
+// of its key pair: it lives (l's account is starting there, or its
+// renewal is late), and its accounts are not taken from it one by one.
+func (o *Owner) processLives(ctx context.Context, l store.Lease, now time.Time) bool {
+	if l.Process == "" {
+		return false
+	}
+	ls, err := o.st.Leases(ctx)
+	if err != nil {
+		return true // unknown: not taken for dead
+	}
+	for _, x := range ls {
+		if x.Process == l.Process && x.Account != l.Account && x.PacingKey == l.PacingKey && now.Sub(x.Heartbeat) < 2*RenewEvery {
+			return true
+		}
+	}
+	return false
 }
 
 // refused reports whether the unix socket at path refuses connections: it
@@ -484,8 +507,14 @@ func (o *Owner) maySend(accept bool) error {
 	if accept {
 		need = AcceptBudget
 	}
-	if left := o.trusted(); left > 0 && left <= need && o.Held() {
-		o.awaitRenewal(left)
+	if left := o.trusted(); left <= need && o.Held() {
+		// Trust runs out with the time since the last renewal, not with
+		// the requests' wait for the key pair's pacer: a renewal is asked
+		// for at once, and waited for while trust lasts, or for one
+		// renewal's spacing when none is left (the lease may live on in
+		// the database: an owner just started, whose taking of the lease
+		// waited for the database, has none).
+		o.awaitRenewal(max(left, RenewEvery))
 	}
 	if left := o.trusted(); left <= need || !o.Held() {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)

@@ -108,7 +108,7 @@ func (l *Local) streamState() account.StreamState {
 
 // broker is the owner's connection to the broker now, for Status.
 func (l *Local) broker() account.Broker {
-	b := account.Broker{Stream: l.streamState()}
+	b := account.Broker{Stream: l.streamState(), Pacing: pacing(l.client.Load())}
 	if since, err := l.eng.PollFailing(); !since.IsZero() {
 		b.FailingSince = since
 		if err != nil {
@@ -116,6 +116,24 @@ func (l *Local) broker() account.Broker {
 		}
 	}
 	return b
+}
+
+// pacing is the key pair's buckets as Status says them.
+func pacing(load []brokerclient.RouteLoad) []account.Pacing {
+	var out []account.Pacing
+	for _, r := range load {
+		p := account.Pacing{Route: r.Route, Waiting: map[string]int{}, Waited: map[string]float64{}}
+		for prio := range brokerclient.Priority(len(r.Waiting)) {
+			if r.Waiting[prio] > 0 {
+				p.Waiting[prio.String()] = r.Waiting[prio]
+			}
+			if r.Waited[prio] > 0 {
+				p.Waited[prio.String()] = r.Waited[prio].Seconds()
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // openPositions reads the open positions, at most once per positionsEvery;

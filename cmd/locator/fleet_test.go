@@ -49,3 +49,41 @@ func TestFleetOnPostgres(t *testing.T) {
 		t.Errorf("no cost measured: %+v", *run)
 	}
 }
+
+// Issue 27: a desk on one key pair. The broker's rate limits are per key
+// pair (spec "Rate limits": history and inventory 2/s, quotes 1/s, shared
+// by every account under it), so 20 accounts on one key pair share one
+// budget. One `locator serve --standby` process owns all 20 (its start-up
+// reads queue on the key pair's pacer without its leases lapsing), then a
+// `locator locate` on every account at once, each through the serve: every
+// locate fills, the simulator answers no 429 and sees no quote twice, and
+// the serve never ends by itself. On SQLite, and on Postgres too when the
+// test cluster is there.
+func TestDeskOnOneKeyPair(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes")
+	}
+	exe := buildBinary(t, t.TempDir())
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			server := ""
+			if db == "postgres" {
+				server = storetest.Postgres(t)
+			}
+			o := bench.FleetOptions{Exe: exe, DB: server, Accounts: 20, KeyPairs: 1, Processes: 1, Parallel: 20, Logf: t.Logf}
+			run, err := bench.Fleet(t.Context(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", *run)
+			if run.Processes[0].Owned != 20 || run.Exited != 0 {
+				t.Errorf("the serve owned %d of 20 accounts, %d serve processes ended by themselves; want 20, 0", run.Processes[0].Owned, run.Exited)
+			}
+			if run.Filled != 20 || run.Status429 != 0 || run.Duplicates != 0 {
+				t.Errorf("%d of 20 filled, %d responses 429, %d quotes twice; want 20, 0, 0", run.Filled, run.Status429, run.Duplicates)
+			}
+		})
+	}
+}
