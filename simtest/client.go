@@ -37,7 +37,7 @@ func (b *Bundle) newClient(tb testing.TB, opts []brokerclient.Option) *brokercli
 	tb.Helper()
 	base := []brokerclient.Option{
 		brokerclient.WithBaseURL(b.URL),
-		brokerclient.WithHTTPClient(&http.Client{Transport: &countingTransport{base: b.Server.Client().Transport, n: &b.inflight}}),
+		brokerclient.WithHTTPClient(&http.Client{Transport: InFlight(b.Server.Client().Transport, &b.inflight)}),
 		brokerclient.WithClock(b.Clock),
 		brokerclient.WithRandSeed(1),
 	}
@@ -72,6 +72,13 @@ func (b *Bundle) RunClockWhile(tb testing.TB, minTimers int, run func() bool) {
 		b.Clock.RunWhen(stop, minTimers, func() bool { return b.inflight.Load() == 0 && (run == nil || run()) })
 	}()
 	tb.Cleanup(func() { close(stop); <-done })
+}
+
+// InFlight counts in n the requests sent through base from send until their
+// body is closed, so that virtual time can wait for every answer to be read
+// before it moves (a request and its answer take no virtual time).
+func InFlight(base http.RoundTripper, n *atomic.Int64) http.RoundTripper {
+	return &countingTransport{base: base, n: n}
 }
 
 // countingTransport counts requests from send until their body is closed.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +22,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -127,7 +127,7 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	r.client, err = brokerclient.NewClient(
 		brokerclient.WithBaseURL(r.srv.URL),
 		brokerclient.WithCredentials(key.KeyID, key.Secret),
-		brokerclient.WithHTTPClient(&http.Client{Transport: &counting{base: r.srv.Client().Transport, n: &r.inflight}}),
+		brokerclient.WithHTTPClient(&http.Client{Transport: simtest.InFlight(r.srv.Client().Transport, &r.inflight)}),
 		brokerclient.WithClock(clk),
 		brokerclient.WithRandSeed(day.Seed),
 	)
@@ -490,35 +490,6 @@ func (r *runner) followAll(ctx context.Context, a account.Account, started []acc
 		}
 	}
 	return words, nil
-}
-
-// counting counts requests from send until their body is closed, so that
-// virtual time never moves between a request and its answer.
-type counting struct {
-	base http.RoundTripper
-	n    *atomic.Int64
-}
-
-func (t *counting) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.n.Add(1)
-	resp, err := t.base.RoundTrip(req)
-	if err != nil {
-		t.n.Add(-1)
-		return nil, err
-	}
-	resp.Body = &countedBody{ReadCloser: resp.Body, n: t.n}
-	return resp, nil
-}
-
-type countedBody struct {
-	io.ReadCloser
-	n    *atomic.Int64
-	once sync.Once
-}
-
-func (b *countedBody) Close() error {
-	b.once.Do(func() { b.n.Add(-1) })
-	return b.ReadCloser.Close()
 }
 
 // DayRun is one seed's day as RunDays ran it.
