@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -66,13 +67,30 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 }
 
 // An owner on Postgres that is no longer sure of its lease (its renewals
-// failed for a TTL) sends nothing more to the broker, for a caller or for
-// its engine: a locate is refused at its first read (the easy-to-borrow
-// check), with the reason, nothing reaches the broker, and the owner steps
-// down at once, for the next owner to take the account.
+// failed for a TTL, the database not answering them) sends nothing more to
+// the broker, for a caller or for its engine: a locate is refused at its
+// first read (the easy-to-borrow check) once the renewal it asks for does
+// not come, with the reason, nothing reaches the broker, and the owner
+// steps down, for the next owner to take the account.
 func TestNoBrokerRequestWithoutTrust(t *testing.T) {
 	t.Parallel()
-	o := ownOn(t, storetest.Postgres(t), nil)
+	db := storetest.Postgres(t)
+	o := ownOn(t, db, nil)
+	// The database stops answering renewals: a transaction of another
+	// session holds the leases table for the rest of the test.
+	other, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	tx, err := other.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	if _, err := tx.ExecContext(t.Context(), `LOCK TABLE leases IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
 	o.owner.ExpireTrust()
 	before := len(o.sim.Sim.Requests())
 	a := o.owner.Local().As(account.Caller{ID: "test"})
