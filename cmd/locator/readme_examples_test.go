@@ -30,6 +30,7 @@ var readmeNotRun = map[string]string{
 	"sim --addr 127.0.0.1:8700":             "serves until Ctrl-C: TestREADMESamples runs it to its ready line",
 	"bench --mode days --days 1000":         "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",
 	"LOCATOR_DB=$SERVER bench --mode fleet": "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --idle 60s --parallel 10 --locating 10 --failover=false": "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
 }
 
 // readmeShell are the other commands of the README's shell blocks, by
