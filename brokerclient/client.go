@@ -36,6 +36,11 @@ const maxErrorBody = 64 << 10
 // broker cannot take the process's memory.
 const maxAnswer = 64 << 20
 
+// maxTokenAnswer bounds a partner token answer (a few KiB of JWTs): it is
+// the most golang.org/x/oauth2 reads of one, so a longer answer is refused
+// as too large rather than parsed cut short.
+const maxTokenAnswer = 1 << 20
+
 // Client talks to the broker's REST interface. It is safe for concurrent use;
 // every goroutine shares its per-route token buckets, so together they stay
 // inside the spec's rate limits.

@@ -34,8 +34,8 @@ var (
 	// ErrRedirect: the broker answered with a redirect, which the client
 	// never follows (the key pair would go to its target).
 	ErrRedirect = errors.New("redirected")
-	// ErrAnswerTooLarge: a broker answer exceeded its bound (maxAnswer, 64 MiB);
-	// the rest of it was not read.
+	// ErrAnswerTooLarge: a broker answer exceeded its bound (64 MiB, 1 MiB
+	// for a partner token answer); the rest of it was not read.
 	ErrAnswerTooLarge = errors.New("broker answer too large")
 )
 
