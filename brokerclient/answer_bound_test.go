@@ -2,8 +2,10 @@ package brokerclient_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -11,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/locatorhq/locator/brokerclient"
 )
@@ -128,5 +132,69 @@ func TestLargeAnswerUnderTheBoundDecodes(t *testing.T) {
 	}
 	if last := page.CashHistory[len(page.CashHistory)-1].Note; !strings.HasPrefix(last, "Locate fee HTBX 9999 shares") || len(last) != 1<<10 {
 		t.Errorf("last note = %.40q… (%d bytes), want row 9999's, 1 KiB", last, len(last))
+	}
+}
+
+// Issue 28 item 5, the streams: a message longer than the bound (a P&L
+// snapshot streamed past 64 MiB) is an ErrAnswerTooLarge once the bound is
+// read, and it stops the watch for good: reconnecting would get the same
+// snapshot, so the server sees one connection.
+func TestOversizedStreamMessageStopsTheWatch(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conns.Add(1)
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		ws.Write(ctx, websocket.MessageText, []byte(`{"@system":true,"status":"PENDING_AUTH","message":"Send authenticate message"}`))
+		if _, _, err := ws.Read(ctx); err != nil { // the key pair
+			return
+		}
+		ws.Write(ctx, websocket.MessageText, []byte(`{"@system":true,"status":"CONNECTED","message":"Connected"}`))
+		if _, _, err := ws.Read(ctx); err != nil { // the subscribe
+			return
+		}
+		mw, err := ws.Writer(ctx, websocket.MessageText)
+		if err != nil {
+			return
+		}
+		io.WriteString(mw, `{"action":"init","target":"pnlReturn","account":"LV100001","pnlReturn":{"note":"`)
+		pad := bytes.Repeat([]byte("x"), 64<<10)
+		for range (128 << 20) / len(pad) {
+			if _, err := mw.Write(pad); err != nil {
+				return
+			}
+		}
+		io.WriteString(mw, `"}}`)
+		mw.Close()
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(
+		brokerclient.WithBaseURL(srv.URL),
+		brokerclient.WithCredentials("FIXTUREKEY", "fixture-secret"),
+		brokerclient.WithHTTPClient(srv.Client()),
+		brokerclient.WithoutPacing(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := c.Streams.WatchPnL(t.Context(), []string{"LV100001"}, brokerclient.WithPing(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err = pw.Wait(ctx)
+	var tooLarge *brokerclient.AnswerTooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Limit != 64<<20 {
+		t.Fatalf("Wait: %v, want an *AnswerTooLargeError at 64 MiB", err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1 (no reconnection)", n)
 	}
 }
