@@ -37,29 +37,41 @@ func goMemory() uint64 {
 	return m.Sys
 }
 
-// Issue 28 item 5: a broker whose success body never ends (1.5 GiB of
-// ledger rows, streamed without a Content-Length) gets a typed
-// ErrAnswerTooLarge once the client has read its 64 MiB bound: the client
-// stops reading there (the server writes far less than 1.5 GiB before the
-// connection goes) and the process's memory stays under 300 MB. Not
-// parallel: the memory measured is the whole process's.
-func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
-	const total = 3 << 29 // 1.5 GiB
+// endlessAnswer is a broker that answers every request 200 with 1.5 GiB of
+// JSON ledger rows, written from one 64 KiB chunk and streamed without a
+// Content-Length, until the client goes. It counts the requests and the
+// bytes written; done receives when an answer has stopped.
+type endlessAnswer struct {
+	client   *brokerclient.Client
+	requests atomic.Int32
+	written  atomic.Int64
+	done     chan struct{}
+}
+
+const endlessTotal = 3 << 29 // 1.5 GiB
+
+func newEndlessAnswer(t *testing.T) *endlessAnswer {
+	t.Helper()
 	var chunk bytes.Buffer
 	for i := 0; chunk.Len() < 64<<10; i++ {
 		chunk.WriteString(ledgerRow(i, 0) + ",")
 	}
-	var written atomic.Int64
-	done := make(chan struct{})
+	e := &endlessAnswer{done: make(chan struct{}, 1)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer close(done)
+		e.requests.Add(1)
+		defer func() {
+			select {
+			case e.done <- struct{}{}:
+			default: // a request too many: the test fails on the count
+			}
+		}()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		n, _ := w.Write([]byte(`{"cashHistory":[`))
-		written.Add(int64(n))
+		e.written.Add(int64(n))
 		w.(http.Flusher).Flush() // chunked: no Content-Length to refuse early
-		for written.Load() < total && r.Context().Err() == nil {
+		for e.written.Load() < endlessTotal && r.Context().Err() == nil {
 			n, err := w.Write(chunk.Bytes())
-			written.Add(int64(n))
+			e.written.Add(int64(n))
 			if err != nil {
 				return
 			}
@@ -75,8 +87,19 @@ func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.client = c
+	return e
+}
 
-	_, _, err = c.Ledger.List(t.Context(), "LV100001", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), nil)
+// Issue 28 item 5: a broker whose success body never ends (1.5 GiB of
+// ledger rows, streamed without a Content-Length) gets a typed
+// ErrAnswerTooLarge once the client has read its 64 MiB bound: the client
+// stops reading there (the server writes far less than 1.5 GiB before the
+// connection goes), does not ask again, and the process's memory stays
+// under 300 MB. Not parallel: the memory measured is the whole process's.
+func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
+	e := newEndlessAnswer(t)
+	_, _, err := e.client.Ledger.List(t.Context(), "LV100001", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), nil)
 	var tooLarge *brokerclient.AnswerTooLargeError
 	if !errors.Is(err, brokerclient.ErrAnswerTooLarge) || !errors.As(err, &tooLarge) {
 		t.Fatalf("err = %v, want an *AnswerTooLargeError", err)
@@ -84,14 +107,35 @@ func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
 	if tooLarge.Limit != 64<<20 {
 		t.Errorf("Limit = %d, want 64 MiB", tooLarge.Limit)
 	}
-	<-done
-	if w := written.Load(); w >= total {
+	<-e.done
+	if w := e.written.Load(); w >= endlessTotal {
 		t.Errorf("the server wrote all %d bytes: the client read past its bound", w)
+	}
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: an oversized answer is not asked for again", n)
 	}
 	if peak := goMemory(); peak >= 300e6 {
 		t.Errorf("the runtime holds %d MB, want under 300 MB", peak/1e6)
 	}
-	t.Logf("server wrote %d MiB before the client went; the runtime holds %d MB", written.Load()>>20, goMemory()/1e6)
+	t.Logf("server wrote %d MiB before the client went; the runtime holds %d MB", e.written.Load()>>20, goMemory()/1e6)
+}
+
+// A write that is never sent twice (a locate quote) and whose answer is
+// oversized was received by the broker but not read: it is an
+// ErrOutcomeUnknown, settled by its client id, as well as an
+// ErrAnswerTooLarge, and it is sent once.
+func TestOversizedAnswerToAQuoteIsOutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	e := newEndlessAnswer(t)
+	_, _, err := e.client.Locates.Quote(t.Context(), brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 100, QuoteReqID: "q-big"})
+	var unknown *brokerclient.OutcomeUnknownError
+	if !errors.As(err, &unknown) || unknown.ClientID != "q-big" || !errors.Is(err, brokerclient.ErrAnswerTooLarge) {
+		t.Fatalf("err = %v, want an *OutcomeUnknownError for q-big wrapping ErrAnswerTooLarge", err)
+	}
+	<-e.done
+	if n := e.requests.Load(); n != 1 {
+		t.Errorf("%d quotes sent, want 1", n)
+	}
 }
 
 // The bound leaves room for the largest legitimate answer: a cash ledger
