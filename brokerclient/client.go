@@ -26,6 +26,21 @@ const DefaultHeaderPrefix = "TZ"
 // maxErrorBody caps how much of an error body is read into an error value.
 const maxErrorBody = 64 << 10
 
+// maxAnswer bounds every answer read from the broker: a REST success body
+// and a stream message. The largest legitimate ones are a cash ledger page
+// at the service's 10,000-row maximum (about 200 bytes a row as sent,
+// under 1 KiB with the longest notes: 2 to 10 MiB) and a busy day's locate
+// history (10,000 locates at about 300 bytes: 3 MiB); 64 MiB leaves six
+// times the widest of them. Past it the client stops reading and returns
+// an *AnswerTooLargeError (ErrAnswerTooLarge), so a broken or hostile
+// broker cannot take the process's memory.
+const maxAnswer = 64 << 20
+
+// maxTokenAnswer bounds a partner token answer (a few KiB of JWTs): it is
+// the most golang.org/x/oauth2 reads of one, so a longer answer is refused
+// as too large rather than parsed cut short.
+const maxTokenAnswer = 1 << 20
+
 // Client talks to the broker's REST interface. It is safe for concurrent use;
 // every goroutine shares its per-route token buckets, so together they stay
 // inside the spec's rate limits.
@@ -393,11 +408,13 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			drain(resp)
 			return r, nil
 		}
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			if cl.retry == retryNever {
-				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
-			}
+		body, err := readAnswer(cl.op, resp, maxAnswer)
+		switch {
+		case err != nil && cl.retry == retryNever:
+			return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
+		case errors.Is(err, ErrAnswerTooLarge):
+			return r, err
+		case err != nil:
 			return r, fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
 		}
 		if err := json.Unmarshal(body, v); err != nil {
@@ -516,6 +533,33 @@ type noReplay struct{}
 
 func (noReplay) Read([]byte) (int, error) { return 0, io.EOF }
 func (noReplay) Close() error             { return nil }
+
+// readAnswer reads resp's body whole if it holds at most limit bytes, and
+// otherwise stops at the bound (or before reading, when Content-Length
+// already says so) with an *AnswerTooLargeError. It reads in pieces, each
+// as long as all before it up to 1 MiB, and joins them once the end is
+// seen: an answer that overruns the bound costs about the bound, not the
+// copies of a growing slice.
+func readAnswer(op string, resp *http.Response, limit int64) ([]byte, error) {
+	if resp.ContentLength > limit {
+		return nil, &AnswerTooLargeError{Op: op, Limit: limit}
+	}
+	var pieces [][]byte
+	size := int64(0)
+	for size <= limit {
+		p := make([]byte, min(max(size, 512), 1<<20, limit+1-size))
+		n, err := io.ReadFull(resp.Body, p)
+		pieces = append(pieces, p[:n])
+		size += int64(n)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return bytes.Join(pieces, nil), nil
+		case err != nil:
+			return nil, err
+		}
+	}
+	return nil, &AnswerTooLargeError{Op: op, Limit: limit}
+}
 
 func drain(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))

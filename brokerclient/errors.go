@@ -34,7 +34,25 @@ var (
 	// ErrRedirect: the broker answered with a redirect, which the client
 	// never follows (the key pair would go to its target).
 	ErrRedirect = errors.New("redirected")
+	// ErrAnswerTooLarge: a broker answer exceeded its bound (64 MiB, 1 MiB
+	// for a partner token answer); the rest of it was not read.
+	ErrAnswerTooLarge = errors.New("broker answer too large")
 )
+
+// AnswerTooLargeError is a broker answer longer than Limit bytes: a REST
+// body, a token answer or a stream message. Reading stopped at the bound
+// and the call is not retried: the broker would answer the same again.
+type AnswerTooLargeError struct {
+	Op    string
+	Limit int64
+}
+
+func (e *AnswerTooLargeError) Error() string {
+	return fmt.Sprintf("brokerclient: %s: the broker's answer exceeded %d bytes and was not read further", e.Op, e.Limit)
+}
+
+// Is reports ErrAnswerTooLarge.
+func (e *AnswerTooLargeError) Is(target error) bool { return target == ErrAnswerTooLarge }
 
 // RedirectError is a 3xx answer. It is a fault of the address or of
 // something between us and the broker; the request was not sent on, and

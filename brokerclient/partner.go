@@ -373,8 +373,9 @@ func (s *PartnerService) oauthContext(ctx context.Context, multipart bool) conte
 }
 
 // tokenTransport sets the headers the spec asks of token requests (a
-// stable, identifying User-Agent and Accept: application/json) and, for the
-// encoding retry, re-encodes oauth2's form body as multipart/form-data.
+// stable, identifying User-Agent and Accept: application/json), for the
+// encoding retry re-encodes oauth2's form body as multipart/form-data, and
+// bounds the answer.
 type tokenTransport struct {
 	base      http.RoundTripper
 	userAgent string
@@ -394,7 +395,20 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return base.RoundTrip(req)
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	// oauth2 reads at most maxTokenAnswer bytes and parses what it got; the
+	// answer is read here first, so a longer one is an
+	// *AnswerTooLargeError, not a token cut short.
+	body, err := readAnswer("partner token", resp, maxTokenAnswer)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return resp, nil
 }
 
 // toMultipart re-encodes a form-encoded request body as multipart, with an

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,5 +361,40 @@ func TestPartnerPKCE(t *testing.T) {
 		if strings.Contains(r.Body, a.Verifier) || !strings.Contains(r.Body, "code_verifier=%5Bredacted%5D") {
 			t.Errorf("token post logged as %q", r.Body)
 		}
+	}
+}
+
+// Issue 28 item 5: a token endpoint whose answer never ends gets an
+// ErrAnswerTooLarge once 1 MiB is read (all golang.org/x/oauth2 would
+// parse), not a token cut short, and the exchange is not tried again.
+func TestPartnerTokenAnswerBound(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		io.WriteString(w, `{"token_type":"bearer","expires_in":60,"refresh_token":"d.e.f","access_token":"`)
+		pad := strings.Repeat("a", 64<<10)
+		for range 2 << 20 / len(pad) { // 2 MiB of access token
+			if _, err := io.WriteString(w, pad); err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(srv.URL), brokerclient.WithPartner(brokerclient.PartnerConfig{
+		ClientID: "id", ClientSecret: "s3", LoginURL: srv.URL + "/login", RedirectURI: "http://127.0.0.1:1/cb",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := c.Partner.Exchange(t.Context(), "the-code", "")
+	var tooLarge *brokerclient.AnswerTooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Limit != 1<<20 {
+		t.Fatalf("token %v, err %v; want an *AnswerTooLargeError at 1 MiB", tok, err)
+	}
+	if errors.Is(err, brokerclient.ErrLoginRequired) || posts.Load() != 1 {
+		t.Errorf("%d posts, login required %v: want 1 post and no login asked for", posts.Load(), errors.Is(err, brokerclient.ErrLoginRequired))
 	}
 }

@@ -135,7 +135,7 @@ func (s *StreamsService) Dial(ctx context.Context, kind StreamKind) (*StreamConn
 	if err != nil {
 		return nil, fmt.Errorf("brokerclient: %s stream: dial: %w", kind, err)
 	}
-	ws.SetReadLimit(4 << 20) // a snapshot of many lots exceeds the 32 KiB default
+	ws.SetReadLimit(maxAnswer) // a snapshot of many lots exceeds the 32 KiB default
 	conn := &StreamConn{kind: kind, ws: ws}
 	expect := func(want SystemStatus) error {
 		m, err := conn.Next(hctx)
@@ -193,9 +193,14 @@ func (sc *StreamConn) Subscribe(ctx context.Context, accountID string, topics ..
 }
 
 // Next reads and decodes the next message. A message that does not decode
-// is a *StreamDecodeError and the connection stays usable.
+// is a *StreamDecodeError and the connection stays usable; one longer than
+// the client's bound (64 MiB) is an *AnswerTooLargeError and the connection
+// is closed.
 func (sc *StreamConn) Next(ctx context.Context) (StreamMessage, error) {
 	_, data, err := sc.ws.Read(ctx)
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return nil, &AnswerTooLargeError{Op: string(sc.kind) + " stream", Limit: maxAnswer}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("brokerclient: %s stream: read: %w", sc.kind, err)
 	}
@@ -269,9 +274,10 @@ type session struct {
 }
 
 // irrecoverable errors stop the session: the same credentials or account
-// would fail again.
+// would fail again, or the broker would send the same oversized message
+// (a snapshot) again.
 func irrecoverable(err error) bool {
-	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, brokercode.ErrInput)
+	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, brokercode.ErrInput) || errors.Is(err, ErrAnswerTooLarge)
 }
 
 // run keeps the stream up until ctx ends or an irrecoverable error, and
