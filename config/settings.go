@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/store"
 )
 
 // Settings are the resolved connection settings: each from its flag, else
@@ -127,8 +128,12 @@ func (s Settings) CheckDB() error {
 	if err != nil {
 		return errors.New("--db: the Postgres URL does not parse")
 	}
-	if _, ok := u.User.Password(); ok {
-		return errors.New("--db: a password on the command line is visible to every user of this machine; put the URL in LOCATOR_DB or the password in PGPASSWORD or ~/.pgpass")
+	_, secret := u.User.Password()
+	for _, p := range store.SecretParams {
+		secret = secret || u.Query().Has(p)
+	}
+	if secret {
+		return errors.New("--db: a password (in the user part or a password or sslpassword parameter) on the command line is visible to every user of this machine; put the URL in LOCATOR_DB or the password in PGPASSWORD or ~/.pgpass")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/store"
 )
 
 // A Postgres password never goes on the command line (every user of the
@@ -19,6 +20,16 @@ func TestPostgresPasswordNotInArgv(t *testing.T) {
 	err := s.CheckDB()
 	if err == nil || !strings.Contains(err.Error(), "LOCATOR_DB") || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("--db with a password: %v", err)
+	}
+	// Issue 28: a password in the query is refused too, and never shown.
+	for _, dsn := range []string{"postgres://desk@db.internal/locator?password=s3cret", "postgres://desk@db.internal/locator?sslmode=verify-full&sslpassword=s3cret"} {
+		err := config.Layer(config.Flags{DB: dsn}, &config.File{}, env(nil)).CheckDB()
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("--db %s: %v, want refused without the password", dsn, err)
+		}
+		if shown := store.Redact(dsn); strings.Contains(shown, "s3cret") {
+			t.Errorf("Redact(%s) = %s", dsn, shown)
+		}
 	}
 	for _, ok := range []config.Settings{
 		config.Layer(config.Flags{DB: "postgres://desk@db.internal/locator"}, &config.File{}, env(nil)),

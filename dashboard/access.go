@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/locatorhq/locator/brokerclient"
 )
 
@@ -41,19 +43,19 @@ const (
 )
 
 // Wrong tokens (a login or a bearer) are allowed at tokenBurst at once and
-// one per tokenEvery after; past that every token is answered 429 unread,
-// so a token cannot be guessed by trying.
+// one per tokenEvery after, per client (requestClient: an address, and on
+// loopback a user); past that every token of that client is answered 429
+// unread, so a token cannot be guessed by trying, and one client's wrong
+// tokens leave another's right one working. At most maxLimited clients
+// are tracked; past them the clients not seen before share one budget.
 const (
 	tokenBurst = 10
 	tokenEvery = 2 * time.Second
+	maxLimited = 4096
 )
 
 // maxFormBody bounds a POST's body: an answer is a few short fields.
 const maxFormBody = 8 << 10
-
-// maxConns bounds the connections served at once (netutil.LimitListener);
-// more wait to be accepted.
-const maxConns = 64
 
 // timeouts of the server's connections. The event stream lifts the read
 // timeout and takes a write deadline per event instead.
@@ -61,7 +63,40 @@ type timeouts struct {
 	header, read, write, idle time.Duration
 }
 
-var defaultTimeouts = timeouts{header: 10 * time.Second, read: 30 * time.Second, write: 30 * time.Second, idle: 2 * time.Minute}
+var defaultTimeouts = timeouts{header: 5 * time.Second, read: 30 * time.Second, write: 30 * time.Second, idle: 30 * time.Second}
+
+// limiters are the wrong-token budgets of the clients.
+type limiters struct {
+	mu       sync.Mutex
+	byClient map[string]*rate.Limiter
+	shared   *rate.Limiter // the clients past maxLimited
+}
+
+// of is client's budget at now: a full one for a client not seen before;
+// the budgets that refilled are forgotten when there are too many.
+func (l *limiters) of(client string, now time.Time) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lim, ok := l.byClient[client]; ok {
+		return lim
+	}
+	if len(l.byClient) >= maxLimited {
+		for k, lim := range l.byClient {
+			if lim.TokensAt(now) >= tokenBurst {
+				delete(l.byClient, k)
+			}
+		}
+	}
+	if len(l.byClient) >= maxLimited {
+		if l.shared == nil {
+			l.shared = rate.NewLimiter(rate.Every(tokenEvery), tokenBurst)
+		}
+		return l.shared
+	}
+	lim := rate.NewLimiter(rate.Every(tokenEvery), tokenBurst)
+	l.byClient[client] = lim
+	return lim
+}
 
 // Access says how the dashboard is reached and who may use it.
 type Access struct {
@@ -263,13 +298,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		} else {
 			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
-				if s.checkToken(w, t) {
+				if s.checkToken(w, r, t) {
 					s.login(w, r, secure)
 				}
 				return
 			}
 			if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-				if !s.checkToken(w, auth) {
+				if !s.checkToken(w, r, auth) {
 					return
 				}
 				bearer = true
@@ -326,10 +361,12 @@ func (s *Server) transport(r *http.Request) (secure, ok bool) {
 
 // checkToken compares a presented token with the server's in constant time
 // (hashes of both, so not even the length shows), within the budget of
-// wrong tokens; it answers 401 or 429 itself when it returns false.
-func (s *Server) checkToken(w http.ResponseWriter, t string) bool {
+// wrong tokens of r's client; it answers 401 or 429 itself when it returns
+// false.
+func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, t string) bool {
 	now := s.clk.Now()
-	if s.wrongTokens.TokensAt(now) < 1 {
+	budget := s.wrongTokens.of(requestClient(r), now)
+	if budget.TokensAt(now) < 1 {
 		w.Header().Set("Retry-After", fmt.Sprint(int(tokenEvery.Seconds())))
 		http.Error(w, "too many wrong tokens: wait", http.StatusTooManyRequests)
 		return false
@@ -338,7 +375,7 @@ func (s *Server) checkToken(w http.ResponseWriter, t string) bool {
 	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1 {
 		return true
 	}
-	s.wrongTokens.AllowN(now, 1)
+	budget.AllowN(now, 1)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="locator", error="invalid_token"`)
 	http.Error(w, "wrong token", http.StatusUnauthorized)
 	return false

@@ -226,45 +226,102 @@ func TestAnswerBodyLimit(t *testing.T) {
 	}
 }
 
-// At most maxConns connections are served at once: past them a request
-// waits until one closes.
-func TestConnectionLimit(t *testing.T) {
+// Issue 28: connections held open and silent, 70 of them from one client
+// (more than the server's 64 in all), keep nobody waiting: a request on a
+// fresh connection, from the same client or another address (127.0.0.2: on
+// TCP a client is told apart by its address, and on loopback by its user,
+// TestClientOfLoopbackUser), is answered within a second, each newcomer
+// closing the oldest silent connection of the client it counts against.
+// Before, the 65th connection waited for one of them to close.
+func TestIdleConnectionsKeepNobodyWaiting(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{token: "tok"})
-	b.server.maxConns = 2
 	base, addr := b.start(t)
-	var idle []net.Conn
-	for range 2 {
+	for range 70 {
 		c, err := net.Dial("tcp", addr.String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		idle = append(idle, c)
 	}
-	answered := make(chan int, 1)
-	go func() {
-		resp, err := http.Get(base + "/healthz")
+	for name, local := range map[string]string{"the same client": "127.0.0.1", "another address": "127.0.0.2"} {
+		client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
+			DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}).DialContext}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		start := time.Now()
+		resp, err := client.Do(req)
 		if err != nil {
-			answered <- 0
-			return
+			t.Fatalf("%s: /healthz beside 70 idle connections: %v after %v", name, err, time.Since(start))
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		answered <- resp.StatusCode
-	}()
-	select {
-	case code := <-answered:
-		t.Fatalf("a third connection was served (%d) while two were open", code)
-	case <-time.After(300 * time.Millisecond):
-	}
-	idle[0].Close()
-	select {
-	case code := <-answered:
-		if code == 0 {
-			t.Error("the waiting request failed")
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "LV100001") {
+			t.Errorf("%s: /healthz: %d %s, want 200 with the accounts", name, resp.StatusCode, body)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiting request was not served after a connection closed")
+	}
+}
+
+// A connection inside a request (the page's event stream) is never closed
+// to make room: past a client's bound with every connection busy, the
+// newcomer is the one closed, and the streams go on.
+func TestBusyConnectionsKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok"})
+	b.server.maxClientConns = 2
+	base, addr := b.start(t)
+	var streams []*bufio.Reader
+	for range 2 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/events", nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		r := bufio.NewReader(resp.Body)
+		if _, err := r.ReadString('\n'); err != nil { // the stream is served
+			t.Fatal(err)
+		}
+		streams = append(streams, r)
+	}
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a third connection beside two streams: %v, want closed at once", err)
+	}
+	for i, r := range streams {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Errorf("stream %d after the newcomer: %v", i, err)
+		}
+	}
+}
+
+// On loopback, where every local user shares 127.0.0.1, a client is also
+// its user: the owner of the peer's socket, from the kernel's table.
+func TestClientOfLoopbackUser(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	accepted, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accepted.Close()
+	if got, want := clientOf(accepted), fmt.Sprintf("127.0.0.1 uid %d", os.Getuid()); got != want {
+		t.Errorf("clientOf a loopback peer = %q, want %q", got, want)
 	}
 }
 
@@ -307,8 +364,9 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	}
 }
 
-// Issue 21: wrong tokens are rate limited: past the burst every token,
-// even the right one, is answered 429 unread, until the budget refills.
+// Issue 21: wrong tokens are rate limited: past the burst every token of
+// that client, even the right one, is answered 429 unread, until the
+// budget refills. Issue 28: another client's right token goes on working.
 func TestWrongTokensRateLimited(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{token: "right", clock: func(*simtest.Bundle) {}})
@@ -324,6 +382,10 @@ func TestWrongTokensRateLimited(t *testing.T) {
 		if rec := b.get(t, "/metrics", edit); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
 			t.Errorf("after %d wrong tokens: %d, want 429 with Retry-After", tokenBurst, rec.Code)
 		}
+	}
+	other := func(r *http.Request) { bearer("right")(r); r.RemoteAddr = "127.0.0.2:50124" }
+	if rec := b.get(t, "/metrics", other); rec.Code != http.StatusOK {
+		t.Errorf("another client's right token beside the locked-out one: %d, want 200", rec.Code)
 	}
 	b.sim.Clock.Advance(tokenEvery)
 	if rec := b.get(t, "/metrics", bearer("right")); rec.Code == http.StatusUnauthorized || rec.Code == http.StatusTooManyRequests {

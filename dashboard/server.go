@@ -22,7 +22,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/shopspring/decimal"
-	"golang.org/x/net/netutil"
 	"golang.org/x/time/rate"
 
 	"github.com/locatorhq/locator/account"
@@ -81,16 +80,18 @@ type Server struct {
 	tokenSum  [32]byte
 	tls       *tls.Config // nil: plain HTTP
 	sessions  sessions
-	// wrongTokens is the budget of wrong tokens, on the server's clock.
-	wrongTokens *rate.Limiter
-	timeouts    timeouts
-	maxConns    int
-	staleAfter  time.Duration
-	feeDays     int
-	feeGrace    time.Duration
-	page        *template.Template
-	handler     http.Handler
-	links       http.Handler
+	// wrongTokens are the budgets of wrong tokens, per client, on the
+	// server's clock.
+	wrongTokens    limiters
+	timeouts       timeouts
+	maxConns       int
+	maxClientConns int
+	staleAfter     time.Duration
+	feeDays        int
+	feeGrace       time.Duration
+	page           *template.Template
+	handler        http.Handler
+	links          http.Handler
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -146,8 +147,8 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 	}
 	s := &Server{accounts: map[string]account.Account{}, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
 		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
-		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: rate.NewLimiter(rate.Every(tokenEvery), tokenBurst),
-		timeouts: defaultTimeouts, maxConns: maxConns, staleAfter: cfg.StaleAfter,
+		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: limiters{byClient: map[string]*rate.Limiter{}},
+		timeouts: defaultTimeouts, maxConns: maxConns, maxClientConns: maxClientConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, links: cfg.Links, fed: fed}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = ctx, cancel
@@ -218,8 +219,9 @@ func (s *Server) statuses(ctx context.Context) []account.Status {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Start serves on ln (from Listen) until Close, which closes it: over TLS
-// when the Access has a certificate, at most maxConns connections at once,
-// each bounded by the read-header, read, write and idle timeouts. What
+// when the Access has a certificate, at most maxClientConns connections of
+// a client and maxConns in all at once (see conns), each bounded by the
+// read-header, read, write and idle timeouts. What
 // CheckListen refuses for ln's address it refuses too, and closes ln.
 func (s *Server) Start(ln net.Listener) (net.Addr, error) {
 	if err := CheckListen(ln.Addr().String(), s.access); err != nil {
@@ -227,11 +229,12 @@ func (s *Server) Start(ln net.Listener) (net.Addr, error) {
 		return nil, err
 	}
 	addr := ln.Addr()
-	ln = netutil.LimitListener(ln, s.maxConns)
+	held := &conns{max: s.maxConns, perClient: s.maxClientConns, byClient: map[string]map[*conn]struct{}{}}
+	ln = listener{Listener: ln, set: held}
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: s.timeouts.header, ReadTimeout: s.timeouts.read,
+	s.srv = &http.Server{Handler: held.counted(s.handler), ConnContext: withConn, ReadHeaderTimeout: s.timeouts.header, ReadTimeout: s.timeouts.read,
 		WriteTimeout: s.timeouts.write, IdleTimeout: s.timeouts.idle, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.wg.Add(1)

@@ -146,8 +146,19 @@ func Redact(dsn string) string {
 	if err != nil {
 		return "postgres://(a URL that does not parse)"
 	}
+	q := u.Query()
+	for _, p := range SecretParams {
+		if q.Has(p) {
+			q.Set(p, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.Redacted()
 }
+
+// SecretParams are the parameters of a Postgres URL that carry a secret:
+// refused on the command line (config.Settings.CheckDB), hidden by Redact.
+var SecretParams = []string{"password", "sslpassword"}
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
