@@ -412,7 +412,8 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 }
 
 // secretsSent is what a request of c carried that only c may know: the key
-// secret, the partner client secret and req's bearer token.
+// secret, the partner client secret and req's bearer token (none when
+// req is nil).
 func (c *Client) secretsSent(req *http.Request) secrets {
 	sec := secrets{c.secret}
 	if c.partner != nil {
