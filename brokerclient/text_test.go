@@ -1,12 +1,15 @@
 package brokerclient_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/locatorhq/locator/brokerclient"
 )
@@ -213,4 +216,44 @@ func TestEchoedSecretMasked(t *testing.T) {
 	shown("undecodable 2xx", err)
 	_, _, err = c.Orders.Book(t.Context(), "LV100001")
 	shown("text error", err)
+}
+
+// Issue 28: a stream's FAILED_AUTH message echoing the secret of the
+// handshake (spec: "P&L stream", authentication) keeps [REDACTED] in the
+// StreamAuthError in its place.
+func TestStreamAuthEchoMasked(t *testing.T) {
+	t.Parallel()
+	const secret = "stream-s3cr3t-0123456"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer ws.CloseNow()
+		ws.Write(r.Context(), websocket.MessageText, []byte(`{"@system":true,"status":"PENDING_AUTH"}`))
+		_, got, err := ws.Read(r.Context())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var auth struct{ Secret string }
+		json.Unmarshal(got, &auth)
+		ws.Write(r.Context(), websocket.MessageText, []byte(`{"@system":true,"status":"FAILED_AUTH","message":"bad secret `+auth.Secret+`"}`))
+		ws.Read(r.Context()) // until the client hangs up
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(srv.URL), brokerclient.WithCredentials("k", secret),
+		brokerclient.WithStreamURL("ws"+strings.TrimPrefix(srv.URL, "http")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Streams.Dial(t.Context(), brokerclient.StreamPnL)
+	var ae *brokerclient.StreamAuthError
+	if !errors.As(err, &ae) || ae.Message != "bad secret [REDACTED]" {
+		t.Fatalf("dial: %#v", err)
+	}
+	if s := fmt.Sprintf("%v %+v", err, err); strings.Contains(s, secret) {
+		t.Errorf("secret printed: %s", s)
+	}
 }
