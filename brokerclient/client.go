@@ -269,7 +269,8 @@ const maxForbiddenRetries = 3
 
 // do runs a call: pacing, sending, the spec's 429 recovery, narrow retries,
 // the error taxonomy and decoding of a JSON success body into v, whose
-// strings are then CleanText.
+// strings are then CleanText. A secret the request carried, echoed in an
+// answer, is secretMask in v and in any error.
 func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 	var payload []byte
 	ctype := ""
@@ -380,7 +381,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			continue
 		}
 		if resp.StatusCode >= 500 {
-			errResp := checkResponse(cl, resp)
+			errResp := checkResponse(cl, resp, c.secretsSent(resp.Request))
 			if cl.retry == retryNever {
 				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: errResp}
 			}
@@ -401,7 +402,7 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 			return r, err
 		}
 		if resp.StatusCode >= 400 {
-			return r, checkResponse(cl, resp)
+			return r, checkResponse(cl, resp, c.secretsSent(resp.Request))
 		}
 		defer resp.Body.Close()
 		if v == nil {
@@ -417,12 +418,30 @@ func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
 		case err != nil:
 			return r, fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
 		}
+		sec := c.secretsSent(resp.Request)
+		body = sec.maskBody(body)
 		if err := json.Unmarshal(body, v); err != nil {
 			return r, &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
 		}
-		cleanDecoded(v)
+		sec.cleanMasked(v)
 		return r, nil
 	}
+}
+
+// secretsSent is what a request of c carried that only c may know: the key
+// secret, the partner client secret and req's bearer token (none when
+// req is nil).
+func (c *Client) secretsSent(req *http.Request) secrets {
+	sec := secrets{c.secret}
+	if c.partner != nil {
+		sec = append(sec, c.partner.ClientSecret)
+	}
+	if req != nil {
+		if tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok {
+			sec = append(sec, tok)
+		}
+	}
+	return sec
 }
 
 // authorize sets the key headers or the bearer token.

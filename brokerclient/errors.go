@@ -227,16 +227,18 @@ var validationLineRE = regexp.MustCompile(`^- ([^:]+): (.*)$`)
 
 // checkResponse turns a non-2xx response into a typed error, branching on
 // Content-Type before decoding: the spec's error bodies are often not JSON.
-// The broker's text in it is CleanText.
-func checkResponse(cl call, resp *http.Response) error {
-	err := decodeError(cl, resp)
-	cleanDecoded(err)
+// The broker's text in it is CleanText, with sec masked wherever the
+// broker echoed one.
+func checkResponse(cl call, resp *http.Response, sec secrets) error {
+	err := decodeError(cl, resp, sec)
+	sec.cleanMasked(err)
 	return err
 }
 
-func decodeError(cl call, resp *http.Response) error {
+func decodeError(cl call, resp *http.Response, sec secrets) error {
 	defer drain(resp)
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	body = sec.maskBody(body)
 	ctype := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ctype)
 	e := &ErrorResponse{Op: cl.op, Method: cl.method, Path: cl.path, StatusCode: resp.StatusCode, ContentType: ctype}

@@ -443,7 +443,8 @@ func toMultipart(req *http.Request) error {
 }
 
 // token turns oauth2's answer into a PartnerToken on the client's clock, or
-// its failure into a *TokenError that keeps no body but the JSON message.
+// its failure into a *TokenError that keeps no body but the JSON message,
+// with the client's secrets masked in it.
 func (s *PartnerService) token(op string, tok *oauth2.Token, err error) (*PartnerToken, error) {
 	var re *oauth2.RetrieveError
 	switch {
@@ -453,7 +454,7 @@ func (s *PartnerService) token(op string, tok *oauth2.Token, err error) (*Partne
 			Message string `json:"message"`
 		}
 		if e.json() && json.Unmarshal(re.Body, &j) == nil {
-			e.Message = CleanText(j.Message)
+			e.Message = s.client.secretsSent(nil).mask(CleanText(j.Message))
 		}
 		return nil, e
 	case err != nil:

@@ -398,3 +398,31 @@ func TestPartnerTokenAnswerBound(t *testing.T) {
 		t.Errorf("%d posts, login required %v: want 1 post and no login asked for", posts.Load(), errors.Is(err, brokerclient.ErrLoginRequired))
 	}
 }
+
+// Issue 28: a token endpoint refusal echoing the client secret the form
+// carried keeps [REDACTED] in the TokenError's message in its place.
+func TestPartnerRefusalMasksClientSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "partner-s3cr3t-0123"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseMultipartForm(1 << 16)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"statusCode":"BadRequest","message":"client_secret `+r.FormValue("client_secret")+` refused","detail":null}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(srv.URL), brokerclient.WithPartner(brokerclient.PartnerConfig{
+		ClientID: "id", ClientSecret: secret, LoginURL: srv.URL + "/login", RedirectURI: "http://127.0.0.1:1/cb",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Partner.Exchange(t.Context(), "the-code", "")
+	var te *brokerclient.TokenError
+	if !errors.As(err, &te) || te.Message != "client_secret [REDACTED] refused" {
+		t.Fatalf("refusal: %#v", err)
+	}
+	if s := fmt.Sprintf("%v %+v %#v", err, err, te); strings.Contains(s, secret) {
+		t.Errorf("secret printed: %s", s)
+	}
+}

@@ -108,6 +108,7 @@ const handshakeTimeout = 15 * time.Second
 type StreamConn struct {
 	kind StreamKind
 	ws   *websocket.Conn
+	sec  secrets // the handshake's secret, masked in what the broker sends back
 }
 
 // Dial opens a stream and authenticates: it waits for PENDING_AUTH, sends
@@ -136,7 +137,7 @@ func (s *StreamsService) Dial(ctx context.Context, kind StreamKind) (*StreamConn
 		return nil, fmt.Errorf("brokerclient: %s stream: dial: %w", kind, err)
 	}
 	ws.SetReadLimit(maxAnswer) // a snapshot of many lots exceeds the 32 KiB default
-	conn := &StreamConn{kind: kind, ws: ws}
+	conn := &StreamConn{kind: kind, ws: ws, sec: c.secretsSent(nil)}
 	expect := func(want SystemStatus) error {
 		m, err := conn.Next(hctx)
 		if err != nil {
@@ -192,10 +193,11 @@ func (sc *StreamConn) Subscribe(ctx context.Context, accountID string, topics ..
 	return sc.send(ctx, req)
 }
 
-// Next reads and decodes the next message. A message that does not decode
-// is a *StreamDecodeError and the connection stays usable; one longer than
-// the client's bound (64 MiB) is an *AnswerTooLargeError and the connection
-// is closed.
+// Next reads and decodes the next message, the client's secret masked in
+// it wherever the broker echoed it. A message that does not decode is a
+// *StreamDecodeError and the connection stays usable; one longer than the
+// client's bound (64 MiB) is an *AnswerTooLargeError and the connection is
+// closed.
 func (sc *StreamConn) Next(ctx context.Context) (StreamMessage, error) {
 	_, data, err := sc.ws.Read(ctx)
 	if errors.Is(err, websocket.ErrMessageTooBig) {
@@ -204,7 +206,7 @@ func (sc *StreamConn) Next(ctx context.Context) (StreamMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("brokerclient: %s stream: read: %w", sc.kind, err)
 	}
-	return DecodeStreamMessage(data)
+	return DecodeStreamMessage(sc.sec.maskBody(data))
 }
 
 // Ping sends a protocol ping and waits for the pong; neither stream sends a
