@@ -15,15 +15,14 @@ package account
 
 import (
 	"context"
+	"github.com/locatorhq/locator"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -124,7 +123,7 @@ type Question struct {
 	Order *workflow.Order `json:"order,omitempty"`
 	// Credits is set when the unused shares found are about to be
 	// credited back, one credit-back a row: send them?
-	Credits []ledger.Credit `json:"credits,omitempty"`
+	Credits []locator.Credit `json:"credits,omitempty"`
 	// Deadline is the last moment an answer is acted on.
 	Deadline time.Time `json:"deadline"`
 }
@@ -215,7 +214,7 @@ type CreditBackRequest struct {
 // inventory row, and the rows an Unused request left alone, with why.
 type CreditBackResult struct {
 	Started []CreditStarted `json:"started"`
-	Skipped []ledger.Skip   `json:"skipped,omitempty"`
+	Skipped []locator.Skip  `json:"skipped,omitempty"`
 	// Declined is set when the caller said no at the confirmation:
 	// nothing was sent, by the person's choice.
 	Declined bool `json:"declined,omitempty"`
@@ -234,7 +233,7 @@ func (r *CreditBackResult) Workflows() []Started {
 // shares it sells.
 type CreditStarted struct {
 	ID string `json:"id"`
-	ledger.Credit
+	locator.Credit
 }
 
 // ShortRequest is a locate-then-short: make sure Quantity shares of Symbol
@@ -348,8 +347,8 @@ type JobRequest struct {
 // JobResult is how a run went: its record, and why it did not reach its
 // goal (Failure nil when it did).
 type JobResult struct {
-	Run     *store.JobRun `json:"run"`
-	Failure *JobFailure   `json:"failure,omitempty"`
+	Run     *locator.JobRun `json:"run"`
+	Failure *JobFailure     `json:"failure,omitempty"`
 }
 
 // JobFailure is a run that did not reach its goal. Detail says what each
@@ -396,7 +395,7 @@ func (f *JobFailure) Exit() int {
 
 // FeesRequest asks for the fee check of a window of trade dates.
 type FeesRequest struct {
-	Window ledger.Window `json:"window"`
+	Window locator.FeeWindow `json:"window"`
 	// Grace is how long after a fill its fee may still be pending before
 	// it is missing (ledger.FeeGrace is the broker's usual delay).
 	Grace time.Duration `json:"grace"`
@@ -405,8 +404,8 @@ type FeesRequest struct {
 // FeesResult is the fee check: the reconciled report, and what the sync
 // of the ledger before it read and stored.
 type FeesResult struct {
-	Report *ledger.Report    `json:"report"`
-	Synced ledger.SyncResult `json:"synced"`
+	Report *locator.FeeReport `json:"report"`
+	Synced locator.SyncResult `json:"synced"`
 }
 
 // StatusRequest asks for the account's state.
@@ -422,9 +421,9 @@ type Status struct {
 	Account string `json:"account"`
 	// Env is the account's kind as the broker says (live or paper).
 	Env   brokerclient.Env `json:"env"`
-	Owner store.Lease      `json:"owner"`
+	Owner locator.Lease    `json:"owner"`
 	// Standbys are the daemons standing by to take the account over.
-	Standbys []store.Standby `json:"standbys,omitempty"`
+	Standbys []locator.Standby `json:"standbys,omitempty"`
 	// Held says the owner still holds the account's lease; Running is
 	// false when its engine stopped on an error.
 	Held    bool `json:"held"`

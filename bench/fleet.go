@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -485,7 +486,7 @@ func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n i
 }
 
 // ownedBy is the live leases by owning pid.
-func ownedBy(ctx context.Context, st *store.Store) (map[int][]store.Lease, error) {
+func ownedBy(ctx context.Context, st *store.Store) (map[int][]locator.Lease, error) {
 	ls, err := st.Leases(ctx)
 	if err != nil {
 		return nil, err
@@ -494,7 +495,7 @@ func ownedBy(ctx context.Context, st *store.Store) (map[int][]store.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	out := map[int][]store.Lease{}
+	out := map[int][]locator.Lease{}
 	for _, l := range ls {
 		if l.Expires.After(now) {
 			out[l.PID] = append(out[l.PID], l)

@@ -2,11 +2,11 @@ package console
 
 import (
 	"fmt"
+	"github.com/locatorhq/locator"
 	"io"
 	"strings"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/ledger"
 )
 
 // CreditBackNotes tells a person, on w, the rows a credit-back of the
@@ -35,7 +35,7 @@ func CreditBackNotes(w io.Writer, req account.CreditBackRequest, res *account.Cr
 
 // credits is the confirmation's list: "300 HTBX (Locate), 300 HTBY
 // (Locate)".
-func credits(cs []ledger.Credit) string {
+func credits(cs []locator.Credit) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		parts[i] = fmt.Sprintf("%d %s (%s)", c.Shares, c.Symbol, c.Type)

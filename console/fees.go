@@ -2,19 +2,19 @@ package console
 
 import (
 	"fmt"
+	"github.com/locatorhq/locator"
 	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
 
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 )
 
 // FeeReport prints a fee reconciliation (ledger.Check): a table for
 // people, one JSON object a line (the summary last), or one CSV table of
 // fees, credits and day totals.
-func FeeReport(out Printer, r *ledger.Report, synced ledger.SyncResult, grace time.Duration) {
+func FeeReport(out Printer, r *locator.FeeReport, synced locator.SyncResult, grace time.Duration) {
 	switch out.Format {
 	case JSON:
 		feeJSON(out, r, synced, grace)
@@ -50,23 +50,23 @@ func feeAmount(d decimal.Decimal, ok bool) string {
 }
 
 // feeLineStatus is a line's status as a person reads it.
-func feeLineStatus(l ledger.Line) string {
+func feeLineStatus(l locator.FeeLine) string {
 	switch l.Status {
-	case ledger.StatusWrongAmount:
+	case locator.FeeWrongAmount:
 		d := Money(l.Difference())
 		if l.Difference().IsPositive() {
 			d = "+" + d
 		}
 		return "wrong amount (" + d + ")"
-	case ledger.StatusPending:
+	case locator.FeePending:
 		return "pending until " + market.DayMinute(l.Due)
-	case ledger.StatusMissing:
+	case locator.FeeMissing:
 		return "missing since " + market.DayMinute(l.Due)
 	}
 	return string(l.Status)
 }
 
-func feeTable(out Printer, r *ledger.Report, synced ledger.SyncResult, grace time.Duration) {
+func feeTable(out Printer, r *locator.FeeReport, synced locator.SyncResult, grace time.Duration) {
 	w := out.W
 	fmt.Fprintf(w, "Locate fees of %s, %s to %s (ledger: %d rows read, %d new; grace %s)\n\n", r.Account,
 		r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly), synced.Fetched, synced.Inserted, feeHours(grace))
@@ -82,7 +82,7 @@ func feeTable(out Printer, r *ledger.Report, synced ledger.SyncResult, grace tim
 			if symbol == "" {
 				symbol = "?"
 			}
-			if l.Status == ledger.StatusUnexplained || l.Status == ledger.StatusWrongAmount {
+			if l.Status == locator.FeeUnexplained || l.Status == locator.FeeWrongAmount {
 				note = l.Note
 			}
 			rows = append(rows, []string{l.Date.Format(time.DateOnly), string(l.Kind), symbol, shares,
@@ -105,7 +105,7 @@ func feeTable(out Printer, r *ledger.Report, synced ledger.SyncResult, grace tim
 	}
 	n := r.Counts()
 	fmt.Fprintf(w, "\n%d matched, %d pending, %d missing, %d wrong amount, %d unexplained",
-		n[ledger.StatusMatched], n[ledger.StatusPending], n[ledger.StatusMissing], n[ledger.StatusWrongAmount], n[ledger.StatusUnexplained])
+		n[locator.FeeMatched], n[locator.FeePending], n[locator.FeeMissing], n[locator.FeeWrongAmount], n[locator.FeeUnexplained])
 	if p := r.Problems(); p > 0 {
 		fmt.Fprintf(w, ": %d to look into", p)
 	}
@@ -155,7 +155,7 @@ type feeSummaryJSON struct {
 	Problems int            `json:"problems"`
 }
 
-func feeJSON(out Printer, r *ledger.Report, synced ledger.SyncResult, grace time.Duration) {
+func feeJSON(out Printer, r *locator.FeeReport, synced locator.SyncResult, grace time.Duration) {
 	for _, l := range r.Lines {
 		o := feeLineJSON{Type: string(l.Kind), Date: l.Date.Format(time.DateOnly), Symbol: l.Symbol, Shares: l.Shares,
 			Expected: Money(l.Expected), ExpectedKnown: l.ExpectedKnown, Charged: Money(l.Charged), Status: string(l.Status),
@@ -186,7 +186,7 @@ func feeJSON(out Printer, r *ledger.Report, synced ledger.SyncResult, grace time
 
 // feeCSV prints fees, credits and day totals as one CSV table, a row
 // each, the kind in the type column.
-func feeCSV(out Printer, r *ledger.Report) {
+func feeCSV(out Printer, r *locator.FeeReport) {
 	var rows [][]string
 	for _, l := range r.Lines {
 		shares, expected, ledgerDate := "", "", ""

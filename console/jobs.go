@@ -2,10 +2,10 @@ package console
 
 import (
 	"fmt"
+	"github.com/locatorhq/locator"
 	"time"
 
 	"github.com/locatorhq/locator/market"
-	"github.com/locatorhq/locator/store"
 )
 
 // RunJSON is a job run as printed with --json.
@@ -21,7 +21,7 @@ type RunJSON struct {
 }
 
 // RunJSONOf is r as printed with --json; a run still going has no endedAt.
-func RunJSONOf(r store.JobRun) RunJSON {
+func RunJSONOf(r locator.JobRun) RunJSON {
 	o := RunJSON{ID: r.ID, Job: r.Job, Kind: r.Kind, Account: r.Account, Outcome: string(r.Outcome), Detail: r.Detail,
 		StartedAt: r.StartedAt.UTC().Format(time.RFC3339Nano)}
 	if !r.EndedAt.IsZero() {
@@ -31,7 +31,7 @@ func RunJSONOf(r store.JobRun) RunJSON {
 }
 
 // JobRun prints a finished run: one line, or one JSON object.
-func JobRun(out Printer, r *store.JobRun) {
+func JobRun(out Printer, r *locator.JobRun) {
 	out.Event(RunJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
 		market.DateTime(r.StartedAt), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }

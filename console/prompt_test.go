@@ -2,19 +2,19 @@ package console
 
 import (
 	"bytes"
+	"github.com/locatorhq/locator"
 	"strings"
 	"testing"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/ledger"
 )
 
 // Issue 19 item 4: the unused shares a credit-back found are put to the
 // person row by row before any is sent; y sends them, anything else not.
 func TestAskerConfirmsCredits(t *testing.T) {
 	t.Parallel()
-	q := account.Question{Credits: []ledger.Credit{
+	q := account.Question{Credits: []locator.Credit{
 		{Symbol: "HTBX", Type: brokercode.LocateTypeLocate, Shares: 300},
 		{Symbol: "RSHO", Type: brokercode.LocateTypeSingleUse, Shares: 1000},
 	}}

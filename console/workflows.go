@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"github.com/locatorhq/locator"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,7 +116,7 @@ func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
 // Owners says which process owns each account (docs/design.md rule 3): live,
 // or lapsed when its lease expired before now; and which daemons stand by
 // to take one over.
-func Owners(out Printer, leases []store.Lease, standbys []store.Standby, now time.Time) {
+func Owners(out Printer, leases []locator.Lease, standbys []locator.Standby, now time.Time) {
 	for _, l := range leases {
 		state := "live"
 		if !l.Expires.After(now) {

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -23,7 +24,6 @@ import (
 	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -102,7 +102,7 @@ func tradingScreen(t *testing.T, width int64) {
 		t.Fatalf("capped locate ended %s: %s", declined.State, declined.Reason)
 	}
 	b.syncLedger(t)
-	b.jobRun(t, "pre-market", store.JobOK, "DASH filled 500 at 0.02")
+	b.jobRun(t, "pre-market", locator.JobOK, "DASH filled 500 at 0.02")
 	order := b.workingOrder(t, a)
 
 	srv := httptest.NewServer(b.server.Handler())

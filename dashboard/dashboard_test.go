@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/locatorhq/locator"
 	"io"
 	"log/slog"
 	"net"
@@ -173,7 +174,7 @@ func (b *testBundle) syncLedger(t *testing.T) {
 }
 
 // jobRun records a finished run of job.
-func (b *testBundle) jobRun(t *testing.T, job string, outcome store.JobOutcome, detail string) {
+func (b *testBundle) jobRun(t *testing.T, job string, outcome locator.JobOutcome, detail string) {
 	t.Helper()
 	run, err := b.store.StartJobRun(t.Context(), job, "locate", "LV100001")
 	if err != nil {
@@ -479,7 +480,7 @@ func TestPageShowsInventoryFeesAndJobs(t *testing.T) {
 		t.Fatalf("second locate ended %s: %s", w.State, w.Reason)
 	}
 	b.syncLedger(t)
-	b.jobRun(t, "premarket-locates", store.JobFailed, "HTBX declined")
+	b.jobRun(t, "premarket-locates", locator.JobFailed, "HTBX declined")
 	page := b.get(t, "/", nil).Body.String()
 	for _, want := range []string{
 		"<td>" + testSymbol + ` <small class="type">Locate</small></td><td class="num">300</td>`, // inventory

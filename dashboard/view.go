@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ type accountView struct {
 	Today     todayView
 	Inventory []inventoryView
 	Fees      feesView
-	Jobs      []store.JobRun
+	Jobs      []locator.JobRun
 }
 
 // todayView is the account's trading day (account.Today) as the page shows
@@ -379,7 +380,7 @@ func countdown(d time.Duration) string { return strconv.Itoa(int(d/time.Second))
 // reconcile matches the account's fills of the last days trade dates to
 // the synced ledger; the store alone answers (no broker call), so a page
 // view or a scrape costs the broker nothing.
-func (s *Server) reconcile(ctx context.Context, account string, now time.Time, days int) (*ledger.Report, error) {
+func (s *Server) reconcile(ctx context.Context, account string, now time.Time, days int) (*locator.FeeReport, error) {
 	since := ledger.TradeDate(now).AddDate(0, 0, -(days - 1))
 	return ledger.Reconcile(ctx, nil, s.st, account, since, now, s.feeGrace)
 }
@@ -399,7 +400,7 @@ func (s *Server) fees(ctx context.Context, account string, now time.Time) feesVi
 	var symbols []string
 	var expected, charged decimal.Decimal
 	for _, l := range rep.Lines {
-		if l.Kind != ledger.KindFee {
+		if l.Kind != locator.LineFee {
 			continue
 		}
 		sm := bySymbol[l.Symbol]

@@ -3,12 +3,11 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/locatorhq/locator/store"
 )
 
 // Daemon runs the jobs of a config on their schedules (robfig/cron in New
@@ -22,7 +21,7 @@ type Daemon struct {
 	// the next start).
 	Grace time.Duration
 	// Report is told of each finished run (nil: nobody).
-	Report func(*store.JobRun)
+	Report func(*locator.JobRun)
 }
 
 // Run marks the runs an earlier process left unfinished as failed, then

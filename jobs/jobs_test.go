@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"path/filepath"
 	"regexp"
@@ -99,7 +100,7 @@ func (b *testBundle) sleep(d time.Duration) {
 // tick waits on the fake clock for the job's next activation, as the
 // robfig runner would on the wall clock, and runs it then. It returns the
 // instant it was scheduled for and the recorded run.
-func (b *testBundle) tick(j jobs.Job) (time.Time, *store.JobRun, error) {
+func (b *testBundle) tick(j jobs.Job) (time.Time, *locator.JobRun, error) {
 	b.t.Helper()
 	now := b.sim.Clock.Now()
 	at := j.Schedule.Next(now)
@@ -138,7 +139,7 @@ func (b *testBundle) quotesBySymbol() map[string]int {
 	return out
 }
 
-func (b *testBundle) runs(job string) []store.JobRun {
+func (b *testBundle) runs(job string) []locator.JobRun {
 	b.t.Helper()
 	runs, err := b.store.JobRuns(b.t.Context(), store.JobRunFilter{Job: job})
 	if err != nil {
@@ -204,7 +205,7 @@ func pol(maxPrice string, singleUse bool) workflow.Policy {
 
 // checkTicks asserts the runs started at successive activations of an
 // every-second schedule: whole seconds, each after the previous run ended.
-func checkTicks(t *testing.T, at []time.Time, runs []store.JobRun) {
+func checkTicks(t *testing.T, at []time.Time, runs []locator.JobRun) {
 	t.Helper()
 	for i, r := range runs {
 		if at[i].Nanosecond() != 0 || r.StartedAt.Before(at[i]) {
@@ -249,7 +250,7 @@ func TestLocateJobOnFastSchedule(t *testing.T) {
 		t.Fatalf("%d runs recorded, want 3", len(runs))
 	}
 	for _, r := range runs {
-		if r.Outcome != store.JobOK || r.Kind != "locate" || r.Account != "LV100001" || r.EndedAt.Before(r.StartedAt) {
+		if r.Outcome != locator.JobOK || r.Kind != "locate" || r.Account != "LV100001" || r.EndedAt.Before(r.StartedAt) {
 			t.Errorf("run %+v", r)
 		}
 	}
@@ -275,7 +276,7 @@ func TestLocateJobFailure(t *testing.T) {
 	if !errors.As(err, &f) || f.Worst != states.Rejected || f.Interrupted {
 		t.Fatalf("error %v (%T), want a Failure with Worst rejected", err, err)
 	}
-	if run.Outcome != store.JobFailed {
+	if run.Outcome != locator.JobFailed {
 		t.Errorf("outcome %s", run.Outcome)
 	}
 	for _, w := range []string{"HTBX filled 100", "HTBY declined", "RSTR rejected (R06"} {
@@ -283,7 +284,7 @@ func TestLocateJobFailure(t *testing.T) {
 			t.Errorf("detail %q lacks %q", run.Detail, w)
 		}
 	}
-	if runs := b.runs("mixed"); len(runs) != 1 || runs[0].Outcome != store.JobFailed || runs[0].Detail != run.Detail {
+	if runs := b.runs("mixed"); len(runs) != 1 || runs[0].Outcome != locator.JobFailed || runs[0].Detail != run.Detail {
 		t.Errorf("recorded %+v", runs)
 	}
 }
@@ -415,7 +416,7 @@ func TestLocateJobRestartMidJob(t *testing.T) {
 	}
 	t.Logf("after the restart: %s", run.Detail)
 	runs := b.runs("premarket")
-	if len(runs) != 2 || runs[0].Outcome != store.JobFailed || !strings.Contains(runs[0].Detail, "interrupted") || runs[1].Outcome != store.JobOK {
+	if len(runs) != 2 || runs[0].Outcome != locator.JobFailed || !strings.Contains(runs[0].Detail, "interrupted") || runs[1].Outcome != locator.JobOK {
 		t.Errorf("runs %+v", runs)
 	}
 	if got := b.quotesBySymbol(); got["HTBX"] != 1 || got["RSHO"] != 1 {
@@ -523,7 +524,7 @@ func TestLedgerSyncJobOnFastSchedule(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 		at = append(at, when)
-		if run.Detail != want || run.Outcome != store.JobOK {
+		if run.Detail != want || run.Outcome != locator.JobOK {
 			t.Errorf("run %d: %s %q, want ok %q", i, run.Outcome, run.Detail, want)
 		}
 	}
@@ -564,7 +565,7 @@ func TestReconcileJobOnFastSchedule(t *testing.T) {
 	}
 	_, run, err = b.tick(j)
 	var f *jobs.Failure
-	if !errors.As(err, &f) || run.Outcome != store.JobFailed || !strings.Contains(run.Detail, "1 unexplained") || !strings.Contains(run.Detail, "7.77") {
+	if !errors.As(err, &f) || run.Outcome != locator.JobFailed || !strings.Contains(run.Detail, "1 unexplained") || !strings.Contains(run.Detail, "7.77") {
 		t.Errorf("run with an unexplained charge: %v %s %q", err, run.Outcome, run.Detail)
 	}
 	runs := b.runs("fees")

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	if days <= 0 {
 		days = DefaultDays
 	}
-	rep, _, err := ledger.Check(ctx, r.Client, r.Store, r.AccountID, r.hostNow(), ledger.Window{Days: days}, grace)
+	rep, _, err := ledger.Check(ctx, r.Client, r.Store, r.AccountID, r.hostNow(), locator.FeeWindow{Days: days}, grace)
 	if err != nil {
 		return "", fmt.Errorf("reconcile: %w", err)
 	}
@@ -67,7 +68,7 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 		switch {
 		case l.WorkflowID == "":
 			s += fmt.Sprintf(" %s (%s)", l.Charged.StringFixed(2), l.Note)
-		case l.Status == ledger.StatusWrongAmount:
+		case l.Status == locator.FeeWrongAmount:
 			s += fmt.Sprintf(" %s, expected %s [%s]", l.Charged.StringFixed(2), l.Expected.StringFixed(2), l.WorkflowID)
 		default:
 			s += fmt.Sprintf(" %s expected [%s]", l.Expected.StringFixed(2), l.WorkflowID)
@@ -79,7 +80,7 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 		shown = append(shown[:maxProblemLines:maxProblemLines], "...")
 	}
 	for _, d := range rep.Days {
-		if d.Status == ledger.DayDiffers && d.BrokerTotal != nil {
+		if d.Status == locator.DayDiffers && d.BrokerTotal != nil {
 			s := fmt.Sprintf("%s totalLocateCosts %s differs from the ledger's %s",
 				d.Date.Format(time.DateOnly), d.BrokerTotal.StringFixed(2), d.Charged.StringFixed(2))
 			probs, shown = append(probs, s), append(shown, s)

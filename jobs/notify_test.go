@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"encoding/json"
+	"github.com/locatorhq/locator"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,6 @@ import (
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/simtest"
-	"github.com/locatorhq/locator/store"
 )
 
 // hook is one webhook POST received.
@@ -156,10 +156,10 @@ func TestRunOnHolidayIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run on Thanksgiving: %v", err)
 	}
-	if run.Outcome != store.JobSkipped || run.Detail != "market closed: Thanksgiving Day" {
+	if run.Outcome != locator.JobSkipped || run.Detail != "market closed: Thanksgiving Day" {
 		t.Errorf("run %+v, want skipped: market closed: Thanksgiving Day", run)
 	}
-	if runs := b.runs("premarket"); len(runs) != 1 || runs[0].Outcome != store.JobSkipped {
+	if runs := b.runs("premarket"); len(runs) != 1 || runs[0].Outcome != locator.JobSkipped {
 		t.Errorf("recorded %+v", runs)
 	}
 	for _, r := range b.sim.Sim.Requests()[before:] {
@@ -197,7 +197,7 @@ func TestHolidayIsTheBrokers(t *testing.T) {
 	j := jobs.Job{Name: "premarket", Kind: jobs.KindLocate, Schedule: mustSchedule(t, "0 0 9 * * MON-FRI"),
 		Symbols: []string{"HTBX"}, Quantity: 100, Policy: pol("0.05", false)}
 	run, err := b.runner.Run(t.Context(), j)
-	if err != nil || run.Outcome != store.JobOK {
+	if err != nil || run.Outcome != locator.JobOK {
 		t.Fatalf("run %+v: %v, want ok on the broker's Tuesday", run, err)
 	}
 }

@@ -2,9 +2,8 @@ package jobs
 
 import (
 	"context"
+	"github.com/locatorhq/locator"
 	"time"
-
-	"github.com/locatorhq/locator/store"
 )
 
 // RunOnce runs j now, like Run, and stops it gently: when ctx ends (an
@@ -12,10 +11,10 @@ import (
 // and has grace to finish the step in flight before it is stopped; its
 // workflows stay in the store and resume with the account's next owner.
 // The run is nil only when it could not even be recorded.
-func (r *Runner) RunOnce(ctx context.Context, j Job, grace time.Duration) (*store.JobRun, error) {
+func (r *Runner) RunOnce(ctx context.Context, j Job, grace time.Duration) (*locator.JobRun, error) {
 	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	var run *store.JobRun
+	var run *locator.JobRun
 	var err error
 	done := make(chan struct{})
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ func (r *Runner) Body(j Job) func(ctx context.Context) error {
 // or any closed day for a session schedule such as @close-15m), as when
 // run by --once on Thanksgiving, the body does not run: the run is recorded
 // as skipped with the reason, and is no failure.
-func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
+func (r *Runner) Run(ctx context.Context, j Job) (*locator.JobRun, error) {
 	if why, skip := j.Schedule.Skips(r.now()); skip {
 		return r.skip(ctx, j, why)
 	}
@@ -145,7 +146,7 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 		if p != nil {
 			detail = fmt.Sprintf("panic: %v", p)
 		}
-		if ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobFailed, detail); err == nil {
+		if ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, locator.JobFailed, detail); err == nil {
 			r.NotifyFailure(ctx, j, ended, nil)
 		}
 		if p != nil {
@@ -154,9 +155,9 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 	}()
 	detail, bodyErr := r.do(ctx, j)
 	finished = true
-	outcome := store.JobOK
+	outcome := locator.JobOK
 	if bodyErr != nil {
-		outcome, detail = store.JobFailed, bodyErr.Error()
+		outcome, detail = locator.JobFailed, bodyErr.Error()
 	}
 	ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, outcome, detail)
 	if err != nil {
@@ -172,12 +173,12 @@ func (r *Runner) Run(ctx context.Context, j Job) (*store.JobRun, error) {
 }
 
 // skip records a run of j that did not run, and why.
-func (r *Runner) skip(ctx context.Context, j Job, why string) (*store.JobRun, error) {
+func (r *Runner) skip(ctx context.Context, j Job, why string) (*locator.JobRun, error) {
 	run, err := r.Store.StartJobRun(ctx, j.Name, string(j.Kind), r.AccountID)
 	if err != nil {
 		return nil, err
 	}
-	ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, store.JobSkipped, why)
+	ended, err := r.Store.EndJobRun(context.WithoutCancel(ctx), run.ID, locator.JobSkipped, why)
 	if err != nil {
 		return nil, fmt.Errorf("record job run %d: %w", run.ID, err)
 	}
@@ -191,7 +192,7 @@ func (r *Runner) skip(ctx context.Context, j Job, why string) (*store.JobRun, er
 // knows, and its workflows resume at the next start. Run calls it; a
 // process that handed its run to the account's owner calls it with the
 // record the owner answered.
-func (r *Runner) NotifyFailure(ctx context.Context, j Job, run *store.JobRun, err error) {
+func (r *Runner) NotifyFailure(ctx context.Context, j Job, run *locator.JobRun, err error) {
 	if r.Notifier == nil || ctx.Err() != nil || r.draining() {
 		return
 	}

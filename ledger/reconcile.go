@@ -2,7 +2,7 @@ package ledger
 
 import (
 	"context"
-	"fmt"
+	"github.com/locatorhq/locator"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,43 +17,6 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Status is the outcome of reconciling one locate fee or credit.
-type Status string
-
-// Statuses of a reconciled line.
-const (
-	// StatusMatched: the ledger row is there, within a cent of the expected amount.
-	StatusMatched Status = "matched"
-	// StatusPending: no ledger row yet, but the grace period has not passed
-	// (the spec: a fee row may appear later than the fill).
-	StatusPending Status = "pending"
-	// StatusMissing: no ledger row, and the grace period has passed.
-	StatusMissing Status = "missing"
-	// StatusWrongAmount: a ledger row that belongs to the workflow differs
-	// from the expected amount by more than a cent.
-	StatusWrongAmount Status = "wrong amount"
-	// StatusUnexplained: a `Locate Fees` ledger row with no locate or
-	// credit-back in the store behind it.
-	StatusUnexplained Status = "unexplained"
-)
-
-// Problem reports whether the status needs a person: missing, wrong amount
-// or unexplained. Matched and pending do not.
-func (s Status) Problem() bool {
-	return s == StatusMissing || s == StatusWrongAmount || s == StatusUnexplained
-}
-
-// LineKind says whether a line is a charge or a credit.
-type LineKind string
-
-// Line kinds.
-const (
-	// KindFee is a locate fee: a `Locate Fees` withdraw.
-	KindFee LineKind = "fee"
-	// KindCredit is a credit-back refund: a `Locate Fees` deposit.
-	KindCredit LineKind = "credit"
-)
-
 // FeeCashType is the ledger label of locate charges and credits (spec: Cash
 // ledger row). Matching ignores case and surrounding spaces.
 const FeeCashType = brokerclient.CashTypeLocateFees
@@ -63,123 +26,10 @@ const FeeCashType = brokerclient.CashTypeLocateFees
 // guaranteed).
 var tolerance = decimal.New(1, -2)
 
-// Line is one reconciled fee or credit: a workflow with its ledger row, a
-// workflow still without one, or a ledger row without a workflow.
-type Line struct {
-	Kind LineKind
-	// Date is the trade date (Eastern) of the fill or credit; for an
-	// unexplained row, the ledger row's date.
-	Date   time.Time
-	Symbol string
-	Shares int64
-	// Expected is price × shares for a workflow; zero for an unexplained row.
-	Expected decimal.Decimal
-	// ExpectedKnown is false for a credit-back whose price the store does not
-	// know; such a credit matches a deposit of any amount.
-	ExpectedKnown bool
-	// Charged is the ledger amount (positive, for fees and credits alike);
-	// zero when no row was found.
-	Charged decimal.Decimal
-	Status  Status
-	// WorkflowID and QuoteReqID identify the workflow; empty for an
-	// unexplained row.
-	WorkflowID string
-	QuoteReqID string
-	// At is when the workflow filled or was credited.
-	At time.Time
-	// Due is when a missing row stops being pending (At + grace).
-	Due time.Time
-	// LedgerDate and Note describe the ledger row, when there is one.
-	LedgerDate time.Time
-	Note       string
-}
-
-// Difference is Charged − Expected (zero unless the amount is wrong).
-func (l Line) Difference() decimal.Decimal {
-	if l.Status != StatusWrongAmount {
-		return decimal.Zero
-	}
-	return l.Charged.Sub(l.Expected)
-}
-
-// DayStatus compares a day's ledger charges with the broker's own total.
-type DayStatus string
-
-// Day statuses. Only today has a broker total (totalLocateCosts is a today
-// counter); earlier days are DayNoTotal.
-const (
-	DayNoTotal DayStatus = ""
-	// DayAgrees: totalLocateCosts equals the day's ledger charges (gross, or
-	// net of credits).
-	DayAgrees DayStatus = "agrees"
-	// DayPending: totalLocateCosts equals the charges once the fees still
-	// pending are counted; the ledger is behind.
-	DayPending DayStatus = "pending"
-	// DayDiffers: totalLocateCosts matches neither.
-	DayDiffers DayStatus = "differs"
-)
-
-// Day is one trade date's totals.
-type Day struct {
-	Date time.Time
-	// ExpectedFees sums price × shares of the locates filled that day.
-	ExpectedFees decimal.Decimal
-	// Charged sums the day's `Locate Fees` withdraws in the ledger.
-	Charged decimal.Decimal
-	// ExpectedCredits sums the known refunds of the day's credit-backs.
-	ExpectedCredits decimal.Decimal
-	// Credited sums the day's `Locate Fees` deposits.
-	Credited decimal.Decimal
-	// PendingFees sums the expected fees of the day still pending.
-	PendingFees decimal.Decimal
-	// BrokerTotal is the account's totalLocateCosts; set for today only.
-	BrokerTotal *decimal.Decimal
-	Status      DayStatus
-}
-
-// Report is the outcome of Reconcile.
-type Report struct {
-	Account string
-	// Since and Today bound the report (trade dates, inclusive).
-	Since, Today time.Time
-	Now          time.Time
-	Grace        time.Duration
-	// Lines are the fees and credits, by date, then symbol.
-	Lines []Line
-	// Days are the per-day totals of the days with any line, oldest first.
-	Days []Day
-}
-
-// Counts returns how many lines have each status.
-func (r *Report) Counts() map[Status]int {
-	out := map[Status]int{}
-	for _, l := range r.Lines {
-		out[l.Status]++
-	}
-	return out
-}
-
-// Problems counts what needs a person: missing, wrong and unexplained lines,
-// and a day whose broker total differs from its ledger.
-func (r *Report) Problems() int {
-	n := 0
-	for _, l := range r.Lines {
-		if l.Status.Problem() {
-			n++
-		}
-	}
-	for _, d := range r.Days {
-		if d.Status == DayDiffers {
-			n++
-		}
-	}
-	return n
-}
-
 // item is a workflow waiting for its ledger row.
 type item struct {
 	w        *workflow.Workflow
-	kind     LineKind
+	kind     locator.FeeLineKind
 	at       time.Time
 	date     time.Time
 	last     time.Time // the last ledger date that may still carry its row
@@ -192,7 +42,7 @@ type item struct {
 // cashRow is a `Locate Fees` ledger row.
 type cashRow struct {
 	e      store.CashEntry
-	kind   LineKind
+	kind   locator.FeeLineKind
 	amount decimal.Decimal
 	used   bool
 }
@@ -203,13 +53,6 @@ type cashRow struct {
 // pending. `locator fees`, the reconcile job and the dashboard all use it.
 const FeeGrace = 96 * time.Hour
 
-// Window is the trade dates a fee check covers, through the broker's
-// today: from Since, or, when Since is zero, the last Days trade dates.
-type Window struct {
-	Since time.Time
-	Days  int
-}
-
 // Check is the fee check: the one function behind `locator fees` and the
 // reconcile job, so the two agree. It reads the account first (today's
 // totalLocateCosts, and an answer whose Date header tells the broker's
@@ -219,20 +62,20 @@ type Window struct {
 // the broker's clock too: a replayed day or a skewed host matches fees to
 // the dates the broker stamps. Bad input is refused before anything is
 // sent; a since after the broker's today is refused after that first read.
-func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, now time.Time, w Window, grace time.Duration) (*Report, SyncResult, error) {
+func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, now time.Time, w locator.FeeWindow, grace time.Duration) (*locator.FeeReport, locator.SyncResult, error) {
 	switch {
 	case c == nil:
-		return nil, SyncResult{}, brokercode.Invalid("client", "is required")
+		return nil, locator.SyncResult{}, brokercode.Invalid("client", "is required")
 	case w.Since.IsZero() && w.Days <= 0:
-		return nil, SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
+		return nil, locator.SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
 	}
 	if err := checkReconcile(st, account, now, now, grace); err != nil {
-		return nil, SyncResult{}, err
+		return nil, locator.SyncResult{}, err
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))
 	acct, _, err := c.Accounts.Get(ctx, account)
 	if err != nil {
-		return nil, SyncResult{}, err
+		return nil, locator.SyncResult{}, err
 	}
 	skew := c.ClockSkew()
 	brokerNow := now.Add(skew)
@@ -242,7 +85,7 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 		since = today.AddDate(0, 0, -(w.Days - 1))
 	}
 	if since.After(today) {
-		return nil, SyncResult{}, brokercode.Invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
+		return nil, locator.SyncResult{}, brokercode.Invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
 	}
 	synced, err := Sync(ctx, c, st, account, since, today.AddDate(0, 0, 1))
 	if err != nil {
@@ -282,7 +125,7 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 // totalLocateCosts (a today-only counter): it agrees when it equals the
 // day's charges, gross or net of credits, within a cent per row; it is
 // "pending" when it does once the fees still pending are added.
-func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, since time.Time, now time.Time, grace time.Duration) (*Report, error) {
+func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, since time.Time, now time.Time, grace time.Duration) (*locator.FeeReport, error) {
 	if err := checkReconcile(st, account, since, now, grace); err != nil {
 		return nil, err
 	}
@@ -304,7 +147,7 @@ func Reconcile(ctx context.Context, c *brokerclient.Client, st *store.Store, acc
 // with skew, the broker's clock offset, moving the workflows' times onto
 // the broker's clock as Check does: for reports over a range whose ledger
 // is already synced.
-func ReconcileStored(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration) (*Report, error) {
+func ReconcileStored(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration) (*locator.FeeReport, error) {
 	if err := checkReconcile(st, account, since, now, grace); err != nil {
 		return nil, err
 	}
@@ -331,8 +174,8 @@ func checkReconcile(st *store.Store, account string, since, now time.Time, grace
 // reconcile is Reconcile with the account's totalLocateCosts already read
 // (nil: none) and skew the broker's clock offset, added to the workflows'
 // times.
-func reconcile(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration, broker *decimal.Decimal) (*Report, error) {
-	r := &Report{Account: account, Since: since, Today: TradeDate(now), Now: now, Grace: grace}
+func reconcile(ctx context.Context, st *store.Store, account string, since, now time.Time, skew, grace time.Duration, broker *decimal.Decimal) (*locator.FeeReport, error) {
+	r := &locator.FeeReport{Account: account, Since: since, Today: TradeDate(now), Now: now, Grace: grace}
 
 	items, err := loadItems(ctx, st, account, r.Since, skew, grace)
 	if err != nil {
@@ -347,9 +190,9 @@ func reconcile(ctx context.Context, st *store.Store, account string, since, now 
 		if !strings.EqualFold(strings.TrimSpace(e.CashType), string(FeeCashType)) {
 			continue
 		}
-		cr := &cashRow{e: e, kind: KindFee, amount: e.Withdraw}
+		cr := &cashRow{e: e, kind: locator.LineFee, amount: e.Withdraw}
 		if e.Deposit.IsPositive() {
-			cr.kind, cr.amount = KindCredit, e.Deposit
+			cr.kind, cr.amount = locator.LineCredit, e.Deposit
 		}
 		rows = append(rows, cr)
 	}
@@ -360,21 +203,21 @@ func reconcile(ctx context.Context, st *store.Store, account string, since, now 
 		if !it.report && it.row == nil {
 			continue
 		}
-		l := Line{
+		l := locator.FeeLine{
 			Kind: it.kind, Date: it.date, Symbol: it.w.Symbol, Shares: it.w.Quantity, Expected: it.expected,
 			ExpectedKnown: it.known, WorkflowID: it.w.ID, QuoteReqID: it.w.QuoteReqID, At: it.at, Due: it.at.Add(grace),
 		}
 		switch {
 		case it.row != nil:
 			l.Charged, l.LedgerDate, l.Note = it.row.amount, it.row.e.EntryDate, it.row.e.Note
-			l.Status = StatusMatched
+			l.Status = locator.FeeMatched
 			if it.known && !within(it.row.amount, it.expected, tolerance) {
-				l.Status = StatusWrongAmount
+				l.Status = locator.FeeWrongAmount
 			}
 		case now.Before(l.Due):
-			l.Status = StatusPending
+			l.Status = locator.FeePending
 		default:
-			l.Status = StatusMissing
+			l.Status = locator.FeeMissing
 		}
 		r.Lines = append(r.Lines, l)
 	}
@@ -382,9 +225,9 @@ func reconcile(ctx context.Context, st *store.Store, account string, since, now 
 		if cr.used {
 			continue
 		}
-		r.Lines = append(r.Lines, Line{
+		r.Lines = append(r.Lines, locator.FeeLine{
 			Kind: cr.kind, Date: cr.e.EntryDate, Symbol: symbolInNote(cr.e.Note), Charged: cr.amount,
-			Status: StatusUnexplained, LedgerDate: cr.e.EntryDate, Note: cr.e.Note,
+			Status: locator.FeeUnexplained, LedgerDate: cr.e.EntryDate, Note: cr.e.Note,
 		})
 	}
 	sort.SliceStable(r.Lines, func(i, j int) bool {
@@ -415,8 +258,8 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 	for _, k := range []struct {
 		kind  states.Kind
 		state states.State
-		line  LineKind
-	}{{states.Locate, states.Filled, KindFee}, {states.CreditBack, states.Credited, KindCredit}} {
+		line  locator.FeeLineKind
+	}{{states.Locate, states.Filled, locator.LineFee}, {states.CreditBack, states.Credited, locator.LineCredit}} {
 		// All accounts, then the account case-insensitively: ids are
 		// case-insensitive at the broker, and a workflow may have been
 		// stored under the spelling its caller used.
@@ -552,11 +395,11 @@ func within(a, b, tol decimal.Decimal) bool { return a.Sub(b).Abs().LessThanOrEq
 
 // days totals the report per trade date and compares today's charges with
 // the broker's totalLocateCosts.
-func days(r *Report, rows []*cashRow, broker *decimal.Decimal) []Day {
-	byDate := map[time.Time]*Day{}
-	get := func(d time.Time) *Day {
+func days(r *locator.FeeReport, rows []*cashRow, broker *decimal.Decimal) []locator.FeeDay {
+	byDate := map[time.Time]*locator.FeeDay{}
+	get := func(d time.Time) *locator.FeeDay {
 		if byDate[d] == nil {
-			byDate[d] = &Day{Date: d}
+			byDate[d] = &locator.FeeDay{Date: d}
 		}
 		return byDate[d]
 	}
@@ -566,12 +409,12 @@ func days(r *Report, rows []*cashRow, broker *decimal.Decimal) []Day {
 		}
 		d := get(l.Date)
 		switch l.Kind {
-		case KindFee:
+		case locator.LineFee:
 			d.ExpectedFees = d.ExpectedFees.Add(l.Expected)
-			if l.Status == StatusPending {
+			if l.Status == locator.FeePending {
 				d.PendingFees = d.PendingFees.Add(l.Expected)
 			}
-		case KindCredit:
+		case locator.LineCredit:
 			d.ExpectedCredits = d.ExpectedCredits.Add(l.Expected)
 		}
 	}
@@ -579,7 +422,7 @@ func days(r *Report, rows []*cashRow, broker *decimal.Decimal) []Day {
 	for _, cr := range rows {
 		d := get(cr.e.EntryDate)
 		rowsOn[cr.e.EntryDate]++
-		if cr.kind == KindFee {
+		if cr.kind == locator.LineFee {
 			d.Charged = d.Charged.Add(cr.amount)
 		} else {
 			d.Credited = d.Credited.Add(cr.amount)
@@ -592,25 +435,17 @@ func days(r *Report, rows []*cashRow, broker *decimal.Decimal) []Day {
 		net := d.Charged.Sub(d.Credited)
 		switch {
 		case within(*broker, d.Charged, tol) || within(*broker, net, tol):
-			d.Status = DayAgrees
+			d.Status = locator.DayAgrees
 		case d.PendingFees.IsPositive() && (within(*broker, d.Charged.Add(d.PendingFees), tol) || within(*broker, net.Add(d.PendingFees), tol)):
-			d.Status = DayPending
+			d.Status = locator.DayPending
 		default:
-			d.Status = DayDiffers
+			d.Status = locator.DayDiffers
 		}
 	}
-	out := make([]Day, 0, len(byDate))
+	out := make([]locator.FeeDay, 0, len(byDate))
 	for _, d := range byDate {
 		out = append(out, *d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Date.Before(out[j].Date) })
 	return out
-}
-
-// String is a one-line summary, for logs.
-func (r *Report) String() string {
-	c := r.Counts()
-	return fmt.Sprintf("%s %s..%s: %d matched, %d pending, %d missing, %d wrong amount, %d unexplained",
-		r.Account, r.Since.Format(time.DateOnly), r.Today.Format(time.DateOnly),
-		c[StatusMatched], c[StatusPending], c[StatusMissing], c[StatusWrongAmount], c[StatusUnexplained])
 }

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"strings"
 	"testing"
@@ -22,14 +23,14 @@ import (
 
 // want is one expected line: kind, symbol, status, expected and charged.
 type want struct {
-	kind     ledger.LineKind
+	kind     locator.FeeLineKind
 	symbol   string
-	status   ledger.Status
+	status   locator.FeeStatus
 	expected string
 	charged  string
 }
 
-func lineOf(l ledger.Line) want {
+func lineOf(l locator.FeeLine) want {
 	w := want{kind: l.Kind, symbol: l.Symbol, status: l.Status, expected: l.Expected.StringFixed(2), charged: l.Charged.StringFixed(2)}
 	return w
 }
@@ -51,7 +52,7 @@ func TestReconcile(t *testing.T) {
 		act      func(t *testing.T, b *testBundle) time.Time
 		want     []want
 		problems int
-		day      ledger.DayStatus
+		day      locator.FeeDayStatus
 	}{
 		{
 			name: "fee matched",
@@ -60,8 +61,8 @@ func TestReconcile(t *testing.T) {
 				b.sim.Advance(10 * time.Second) // the fee posts 5 s after the fill
 				return b.sim.Clock.Now()
 			},
-			want: []want{{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"}},
-			day:  ledger.DayAgrees,
+			want: []want{{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"}},
+			day:  locator.DayAgrees,
 		},
 		{
 			name:     "delayed fee pending within the grace period",
@@ -71,8 +72,8 @@ func TestReconcile(t *testing.T) {
 				b.sim.Advance(time.Minute)
 				return b.sim.Clock.Now()
 			},
-			want: []want{{ledger.KindFee, "HTBX", ledger.StatusPending, "4.50", "0.00"}},
-			day:  ledger.DayPending, // totalLocateCosts counts it; the ledger does not yet
+			want: []want{{locator.LineFee, "HTBX", locator.FeePending, "4.50", "0.00"}},
+			day:  locator.DayPending, // totalLocateCosts counts it; the ledger does not yet
 		},
 		{
 			name:     "delayed fee missing after the grace period",
@@ -82,9 +83,9 @@ func TestReconcile(t *testing.T) {
 				b.sim.Advance(grace + time.Minute)
 				return b.sim.Clock.Now()
 			},
-			want:     []want{{ledger.KindFee, "HTBX", ledger.StatusMissing, "4.50", "0.00"}},
+			want:     []want{{locator.LineFee, "HTBX", locator.FeeMissing, "4.50", "0.00"}},
 			problems: 2, // the line, and today's totalLocateCosts against the ledger
-			day:      ledger.DayDiffers,
+			day:      locator.DayDiffers,
 		},
 		{
 			name:     "delayed fee arrives",
@@ -94,8 +95,8 @@ func TestReconcile(t *testing.T) {
 				b.sim.Advance(2*time.Hour + time.Second)
 				return b.sim.Clock.Now()
 			},
-			want: []want{{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"}},
-			day:  ledger.DayAgrees,
+			want: []want{{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"}},
+			day:  locator.DayAgrees,
 		},
 		{
 			name:     "wrong fee",
@@ -105,9 +106,9 @@ func TestReconcile(t *testing.T) {
 				b.sim.Advance(10 * time.Second)
 				return b.sim.Clock.Now()
 			},
-			want:     []want{{ledger.KindFee, "HTBY", ledger.StatusWrongAmount, "15.00", "30.00"}},
+			want:     []want{{locator.LineFee, "HTBY", locator.FeeWrongAmount, "15.00", "30.00"}},
 			problems: 1,
-			day:      ledger.DayAgrees, // the broker's total agrees with its own ledger
+			day:      locator.DayAgrees, // the broker's total agrees with its own ledger
 		},
 		{
 			name: "unexplained charge",
@@ -123,11 +124,11 @@ func TestReconcile(t *testing.T) {
 				return b.sim.Clock.Now()
 			},
 			want: []want{
-				{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
-				{ledger.KindFee, "ZZZZ", ledger.StatusUnexplained, "0.00", "7.77"},
+				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
+				{locator.LineFee, "ZZZZ", locator.FeeUnexplained, "0.00", "7.77"},
 			},
 			problems: 2, // the line, and totalLocateCosts (4.50) against the ledger (12.27)
-			day:      ledger.DayDiffers,
+			day:      locator.DayDiffers,
 		},
 		{
 			name:     "wrong amount on a row naming the symbol",
@@ -137,9 +138,9 @@ func TestReconcile(t *testing.T) {
 				addFee(t, b, "5.00", "Locate fee HTBX 300 shares")
 				return b.sim.Clock.Now()
 			},
-			want:     []want{{ledger.KindFee, "HTBX", ledger.StatusWrongAmount, "4.50", "5.00"}},
+			want:     []want{{locator.LineFee, "HTBX", locator.FeeWrongAmount, "4.50", "5.00"}},
 			problems: 2, // the line, and totalLocateCosts (0) against the ledger
-			day:      ledger.DayDiffers,
+			day:      locator.DayDiffers,
 		},
 		{
 			name:     "a row naming nothing is not paired with a wrong amount",
@@ -150,11 +151,11 @@ func TestReconcile(t *testing.T) {
 				return b.sim.Clock.Now()
 			},
 			want: []want{
-				{ledger.KindFee, "HTBX", ledger.StatusPending, "4.50", "0.00"},
-				{ledger.KindFee, "", ledger.StatusUnexplained, "0.00", "5.00"},
+				{locator.LineFee, "HTBX", locator.FeePending, "4.50", "0.00"},
+				{locator.LineFee, "", locator.FeeUnexplained, "0.00", "5.00"},
 			},
 			problems: 2,
-			day:      ledger.DayDiffers,
+			day:      locator.DayDiffers,
 		},
 		{
 			name: "credit-back credited",
@@ -165,10 +166,10 @@ func TestReconcile(t *testing.T) {
 				return b.sim.Clock.Now()
 			},
 			want: []want{
-				{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
-				{ledger.KindCredit, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
+				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
+				{locator.LineCredit, "HTBX", locator.FeeMatched, "4.50", "4.50"},
 			},
-			day: ledger.DayAgrees,
+			day: locator.DayAgrees,
 		},
 		{
 			name: "two identical fees on one day",
@@ -180,10 +181,10 @@ func TestReconcile(t *testing.T) {
 				return b.sim.Clock.Now()
 			},
 			want: []want{
-				{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
-				{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
+				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
+				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
 			},
-			day: ledger.DayAgrees,
+			day: locator.DayAgrees,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestReconcile(t *testing.T) {
 			seen := map[string]bool{}
 			for _, l := range r.Lines {
 				got = append(got, lineOf(l))
-				if l.Status != ledger.StatusUnexplained && !l.Date.Equal(today(b)) {
+				if l.Status != locator.FeeUnexplained && !l.Date.Equal(today(b)) {
 					t.Errorf("line date %s, want today", l.Date)
 				}
 				if l.WorkflowID != "" && seen[l.Note] && l.Note != "" {
@@ -276,8 +277,8 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 		t.Fatalf("report %s: %+v", r, r.Lines)
 	}
 	for i, w := range []want{
-		{ledger.KindFee, "HTBX", ledger.StatusMatched, "7.50", "7.50"},
-		{ledger.KindCredit, "HTBX", ledger.StatusMatched, "3.00", "3.00"},
+		{locator.LineFee, "HTBX", locator.FeeMatched, "7.50", "7.50"},
+		{locator.LineCredit, "HTBX", locator.FeeMatched, "3.00", "3.00"},
 	} {
 		if got := lineOf(r.Lines[i]); got != w {
 			t.Errorf("line %d: %+v, want %+v", i, got, w)
@@ -287,7 +288,7 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 		t.Errorf("lines %+v do not point at the workflows", r.Lines)
 	}
 	d := r.Days[0]
-	if d.Status != ledger.DayAgrees || !d.BrokerTotal.Equal(dec("7.5")) || !d.Charged.Equal(dec("7.5")) || !d.Credited.Equal(dec("3")) {
+	if d.Status != locator.DayAgrees || !d.BrokerTotal.Equal(dec("7.5")) || !d.Charged.Equal(dec("7.5")) || !d.Credited.Equal(dec("3")) {
 		t.Errorf("day %+v", d)
 	}
 }
@@ -311,7 +312,7 @@ func TestReconcileSinceBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Lines) != 1 || r.Lines[0].WorkflowID != w.ID || r.Lines[0].Status != ledger.StatusMatched ||
+	if len(r.Lines) != 1 || r.Lines[0].WorkflowID != w.ID || r.Lines[0].Status != locator.FeeMatched ||
 		!r.Lines[0].LedgerDate.Equal(next) || r.Lines[0].Date.Equal(next) {
 		t.Errorf("lines %+v, want the earlier fill matched to the fee of %s", r.Lines, next.Format(time.DateOnly))
 	}

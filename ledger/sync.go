@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"strconv"
 	"strings"
 	"time"
@@ -45,14 +46,6 @@ func civilDate(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// SyncResult says what a Sync did.
-type SyncResult struct {
-	// Fetched counts the rows the broker returned for the window.
-	Fetched int
-	// Inserted counts the rows that were not stored yet.
-	Inserted int
-}
-
 // windowAttempts bounds how often one window is re-read when its
 // totalRecords moves while it is being paged.
 const windowAttempts = 3
@@ -69,8 +62,8 @@ const windowAttempts = 3
 // failure part-way keeps the windows already read.
 //
 // Spec: GET /v1/api/accounts/{accountId}/cash-transactions/start-date/{startDate}.
-func Sync(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, from, to time.Time) (SyncResult, error) {
-	var res SyncResult
+func Sync(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, from, to time.Time) (locator.SyncResult, error) {
+	var res locator.SyncResult
 	switch {
 	case c == nil || st == nil:
 		return res, brokercode.Invalid("client/store", "both are required")

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"errors"
+	"github.com/locatorhq/locator"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -55,7 +56,7 @@ func mustStore(t *testing.T, sim *simtest.Bundle) *store.Store {
 func today(b *testBundle) time.Time { return ledger.TradeDate(b.sim.Clock.Now()) }
 
 // syncToday syncs the trade date of the clock's reading.
-func (b *testBundle) syncToday(t *testing.T) ledger.SyncResult {
+func (b *testBundle) syncToday(t *testing.T) locator.SyncResult {
 	t.Helper()
 	d := today(b)
 	res, err := ledger.Sync(t.Context(), b.client, b.store, account, d, d.AddDate(0, 0, 1))
@@ -177,7 +178,7 @@ func TestSyncIdempotent(t *testing.T) {
 	b := setup(t)
 	ctx := t.Context()
 	from, to := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
-	for i, want := range []ledger.SyncResult{{Fetched: 7, Inserted: 7}, {Fetched: 7, Inserted: 0}} {
+	for i, want := range []locator.SyncResult{{Fetched: 7, Inserted: 7}, {Fetched: 7, Inserted: 0}} {
 		got, err := ledger.Sync(ctx, b.client, b.store, account, from, to)
 		if err != nil {
 			t.Fatal(err)
@@ -218,12 +219,12 @@ func TestSyncIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != (ledger.SyncResult{Fetched: 8, Inserted: 1}) {
+	if got != (locator.SyncResult{Fetched: 8, Inserted: 1}) {
 		t.Errorf("sync after a third twin: %+v, want 8 fetched, 1 inserted", got)
 	}
 	// A narrower window over the same days derives the same keys.
 	got, err = ledger.Sync(ctx, b.client, b.store, account, time.Date(2026, 11, 12, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 13, 0, 0, 0, 0, time.UTC))
-	if err != nil || got != (ledger.SyncResult{Fetched: 3, Inserted: 0}) {
+	if err != nil || got != (locator.SyncResult{Fetched: 3, Inserted: 0}) {
 		t.Errorf("sync of 2026-11-12 alone: %+v, %v; want 3 fetched, 0 inserted", got, err)
 	}
 }
@@ -239,7 +240,7 @@ func TestSyncPagingAndLongWindow(t *testing.T) {
 	c := b.sim.Client(t, b.sim.Live2)
 	end := today(b).AddDate(0, 0, 1)
 	from := end.AddDate(0, 0, -401)
-	for i, want := range []ledger.SyncResult{{Fetched: 12000, Inserted: 12000}, {Fetched: 12000, Inserted: 0}} {
+	for i, want := range []locator.SyncResult{{Fetched: 12000, Inserted: 12000}, {Fetched: 12000, Inserted: 0}} {
 		got, err := ledger.Sync(ctx, c, b.store, "LV300001", from, end)
 		if err != nil {
 			t.Fatal(err)
@@ -301,7 +302,7 @@ func TestSyncRowLandsMidWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != (ledger.SyncResult{Fetched: 12001, Inserted: 12001}) {
+	if got != (locator.SyncResult{Fetched: 12001, Inserted: 12001}) {
 		t.Errorf("sync: %+v, want 12001 fetched and inserted", got)
 	}
 	if n := len(ledgerRequests(b.sim)); n != 5 {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"sort"
 	"strings"
 	"time"
@@ -13,22 +14,6 @@ import (
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
-
-// Credit is one credit-back the unused rule plans: Shares of the
-// (Symbol, Type) inventory row.
-type Credit struct {
-	Symbol string                `json:"symbol"`
-	Type   brokercode.LocateType `json:"type"`
-	Shares int64                 `json:"shares"`
-}
-
-// Skip is an inventory row the unused rule leaves alone on purpose, and
-// why.
-type Skip struct {
-	Symbol string                `json:"symbol"`
-	Type   brokercode.LocateType `json:"type"`
-	Reason string                `json:"reason"`
-}
 
 // UnusedFilter narrows Unused to one symbol and one row type (empty: all).
 type UnusedFilter struct {
@@ -59,7 +44,7 @@ func (f UnusedFilter) keeps(symbol string, typ brokercode.LocateType) bool {
 // broker (toBeSold > 0), so nothing is sold twice. It reads the inventory
 // and the order book and sends nothing. Rows are planned and skipped in
 // symbol order; those filter leaves out are neither.
-func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, dayStart time.Time, filter UnusedFilter) ([]Credit, []Skip, error) {
+func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, dayStart time.Time, filter UnusedFilter) ([]locator.Credit, []locator.Skip, error) {
 	rows, _, err := c.Locates.Inventory(ctx, account)
 	if err != nil {
 		return nil, nil, fmt.Errorf("inventory: %w", err)
@@ -110,11 +95,11 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 		}
 		return rows[i].Type() != brokercode.LocateTypeSingleUse && rows[k].Type() == brokercode.LocateTypeSingleUse
 	})
-	var plan []Credit
-	var skipped []Skip
+	var plan []locator.Credit
+	var skipped []locator.Skip
 	skip := func(row brokerclient.InventoryRow, why string) {
 		if filter.keeps(row.Symbol, row.Type()) {
-			skipped = append(skipped, Skip{Symbol: row.Symbol, Type: row.Type(), Reason: why})
+			skipped = append(skipped, locator.Skip{Symbol: row.Symbol, Type: row.Type(), Reason: why})
 		}
 	}
 	for _, row := range rows {
@@ -153,7 +138,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 			}
 		}
 		if filter.keeps(row.Symbol, typ) {
-			plan = append(plan, Credit{Symbol: row.Symbol, Type: typ, Shares: shares})
+			plan = append(plan, locator.Credit{Symbol: row.Symbol, Type: typ, Shares: shares})
 		}
 	}
 	return plan, skipped, nil

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"fmt"
+	"github.com/locatorhq/locator"
 	"strings"
 	"testing"
 	"time"
@@ -103,9 +104,9 @@ func TestUnusedSingleUse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, want := fmt.Sprint(plan, skipped), fmt.Sprint([]ledger.Credit{{Symbol: "RSHO", Type: su, Shares: tc.plan}}, []ledger.Skip(nil))
+			got, want := fmt.Sprint(plan, skipped), fmt.Sprint([]locator.Credit{{Symbol: "RSHO", Type: su, Shares: tc.plan}}, []locator.Skip(nil))
 			if tc.skip != "" {
-				want = fmt.Sprint([]ledger.Credit(nil), []ledger.Skip{{Symbol: "RSHO", Type: su, Reason: tc.skip}})
+				want = fmt.Sprint([]locator.Credit(nil), []locator.Skip{{Symbol: "RSHO", Type: su, Reason: tc.skip}})
 			}
 			if got != want {
 				t.Fatalf("plan and skips %s, want %s", got, want)

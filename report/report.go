@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"slices"
 	"strings"
 	"time"
@@ -75,8 +76,8 @@ type Figures struct {
 	ShortPnL decimal.Decimal
 	// NetPnL is ShortPnL − NetSpend: the shorts' P&L net of their locates.
 	NetPnL decimal.Decimal
-	// Fees counts the reconciliation lines by status (ledger.Status).
-	Fees map[ledger.Status]int
+	// Fees counts the reconciliation lines by status (locator.FeeStatus).
+	Fees map[locator.FeeStatus]int
 	// FeeStatus sums Fees up: "matched" (all), "pending" (some not posted
 	// yet, nothing wrong), "problem" (missing, wrong or unexplained), or
 	// "" when there was no fee or credit.
@@ -133,13 +134,13 @@ type Options struct {
 // owner, which alone writes its database): from rng's first date, or, as
 // that needs the broker's today, over 45 calendar days, which always hold
 // DefaultDays trading days.
-func FeeWindow(rng Range) ledger.Window { return ledger.Window{Since: rng.From, Days: 45} }
+func FeeWindow(rng Range) locator.FeeWindow { return locator.FeeWindow{Since: rng.From, Days: 45} }
 
 // Run is the rest of what `locator report` does: Build on the broker's
 // clock, told by fees, the fee check over FeeWindow(rng) made at hostNow
 // by this machine's clock. A zero rng is the last DefaultDays trading days
 // to the broker's today; a zero rng.To is the broker's today.
-func Run(ctx context.Context, st *store.Store, account string, fees *ledger.Report, hostNow time.Time, rng Range) (*Report, error) {
+func Run(ctx context.Context, st *store.Store, account string, fees *locator.FeeReport, hostNow time.Time, rng Range) (*Report, error) {
 	today := fees.Today
 	switch {
 	case rng.From.IsZero():
@@ -225,7 +226,7 @@ func (b *builder) cell(symbol string, date time.Time) *Figures {
 	k := cellKey{symbol, date}
 	f := b.cells[k]
 	if f == nil {
-		f = &Figures{Fees: map[ledger.Status]int{}}
+		f = &Figures{Fees: map[locator.FeeStatus]int{}}
 		b.cells[k] = f
 	}
 	return f
@@ -233,7 +234,7 @@ func (b *builder) cell(symbol string, date time.Time) *Figures {
 
 // fee books one reconciled line: the shares of its workflow and its money,
 // the ledger's amount once posted, else the expected one.
-func (b *builder) fee(l ledger.Line) {
+func (b *builder) fee(l locator.FeeLine) {
 	symbol := l.Symbol
 	if symbol == "" {
 		symbol = "?"
@@ -248,13 +249,13 @@ func (b *builder) fee(l ledger.Line) {
 		amount = l.Expected
 	}
 	switch l.Kind {
-	case ledger.KindFee:
+	case locator.LineFee:
 		f.Spend = f.Spend.Add(amount)
 		if l.WorkflowID != "" {
 			f.Located += l.Shares
 			f.cost = f.cost.Add(l.Expected)
 		}
-	case ledger.KindCredit:
+	case locator.LineCredit:
 		f.Recovery = f.Recovery.Add(amount)
 		if l.WorkflowID != "" {
 			f.Credited += l.Shares
@@ -306,7 +307,7 @@ func (b *builder) shorts(orders []*workflow.Order, skew time.Duration) {
 
 // report sums the cells into the rows and finishes every row's ratios.
 func (b *builder) report() *Report {
-	r := &Report{Total: Row{Figures: Figures{Fees: map[ledger.Status]int{}}}}
+	r := &Report{Total: Row{Figures: Figures{Fees: map[locator.FeeStatus]int{}}}}
 	bySymbol := map[string]*Row{}
 	byDate := map[time.Time]*Row{}
 	keys := make([]cellKey, 0, len(b.cells))
@@ -324,10 +325,10 @@ func (b *builder) report() *Report {
 		f.finish()
 		r.Days = append(r.Days, Row{Symbol: k.symbol, Date: k.date, Figures: *f})
 		if bySymbol[k.symbol] == nil {
-			bySymbol[k.symbol] = &Row{Symbol: k.symbol, Figures: Figures{Fees: map[ledger.Status]int{}}}
+			bySymbol[k.symbol] = &Row{Symbol: k.symbol, Figures: Figures{Fees: map[locator.FeeStatus]int{}}}
 		}
 		if byDate[k.date] == nil {
-			byDate[k.date] = &Row{Date: k.date, Figures: Figures{Fees: map[ledger.Status]int{}}}
+			byDate[k.date] = &Row{Date: k.date, Figures: Figures{Fees: map[locator.FeeStatus]int{}}}
 		}
 		bySymbol[k.symbol].add(f)
 		byDate[k.date].add(f)
@@ -402,7 +403,7 @@ func (f *Figures) finish() {
 		case n == 0:
 		case s.Problem():
 			f.FeeStatus = "problem"
-		case s == ledger.StatusPending && f.FeeStatus != "problem":
+		case s == locator.FeePending && f.FeeStatus != "problem":
 			f.FeeStatus = "pending"
 		case f.FeeStatus == "":
 			f.FeeStatus = "matched"

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"github.com/locatorhq/locator"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
@@ -59,7 +60,7 @@ func (s *session) creditUnused(ctx context.Context, req account.CreditBackReques
 		case errors.Is(err, brokercode.ErrInput):
 			// The row changed since it was read (a short took shares):
 			// what is left is not ours to sell.
-			res.Skipped = append(res.Skipped, ledger.Skip{Symbol: c.Symbol, Type: c.Type, Reason: err.Error()})
+			res.Skipped = append(res.Skipped, locator.Skip{Symbol: c.Symbol, Type: c.Type, Reason: err.Error()})
 		case err != nil:
 			return res, kinded(err)
 		default:

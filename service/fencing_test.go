@@ -2,12 +2,12 @@ package service_test
 
 import (
 	"database/sql"
+	"github.com/locatorhq/locator"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/store/storetest"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -40,7 +40,7 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 			if err := o.st.RenewLease(t.Context(), old.Account, old.Owner, old.Term, 0); err != nil {
 				t.Fatal(err)
 			}
-			next, err := o.st.AcquireLease(t.Context(), store.Lease{Account: old.Account, Owner: "daemon:elsewhere", PID: 1, Host: "other", Endpoint: "e"}, time.Hour)
+			next, err := o.st.AcquireLease(t.Context(), locator.Lease{Account: old.Account, Owner: "daemon:elsewhere", PID: 1, Host: "other", Endpoint: "e"}, time.Hour)
 			if err != nil || next.Term != old.Term+1 {
 				t.Fatalf("takeover: term %d, %v", next.Term, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"io"
 	"os"
 	"strings"
@@ -228,7 +229,7 @@ func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
 		return
 	}
 	host, _ := os.Hostname()
-	sb := store.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+	sb := locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
 	defer st.LeaveStandby(context.WithoutCancel(ctx), sb.Account, sb.Process)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()

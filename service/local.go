@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,7 +42,7 @@ type Local struct {
 	log      *slog.Logger
 	account  string
 	env      brokerclient.Env
-	lease    func() store.Lease
+	lease    func() locator.Lease
 	held     func() bool
 	gate     brokerclient.Gate
 	notifier *notify.Notifier
@@ -77,7 +78,7 @@ type LocalConfig struct {
 	Env brokerclient.Env
 	// Lease is the owner's lease and Held whether it still holds it, for
 	// Status.
-	Lease func() store.Lease
+	Lease func() locator.Lease
 	Held  func() bool
 	// Gate, when set, is asked before each broker request made for a
 	// caller, as before the engine's own (see Owner.maySend).
@@ -95,7 +96,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Lease == nil {
-		cfg.Lease = func() store.Lease { return store.Lease{Account: cfg.Account} }
+		cfg.Lease = func() locator.Lease { return locator.Lease{Account: cfg.Account} }
 	}
 	if cfg.Held == nil {
 		cfg.Held = func() bool { return true }
@@ -366,7 +367,7 @@ func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest)
 	if err != nil {
 		return nil, kinded(err)
 	}
-	c := ledger.Credit{Symbol: req.Symbol, Type: req.Type, Shares: req.Quantity}
+	c := locator.Credit{Symbol: req.Symbol, Type: req.Type, Shares: req.Quantity}
 	return &account.CreditBackResult{Started: []account.CreditStarted{{ID: h.ID, Credit: c}}}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"os"
 	"sync"
@@ -236,7 +237,7 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 // dialHolder reaches the live owner a lease names: over its socket when
 // it is of this host (in this user's runtime folder, served by a process
 // of this user), else over the network, with the owner's token.
-func (h *Handle) dialHolder(l store.Lease) (*Client, error) {
+func (h *Handle) dialHolder(l locator.Lease) (*Client, error) {
 	host, _ := os.Hostname()
 	switch {
 	case l.Host == host && l.Endpoint != "":

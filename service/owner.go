@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"net"
 	"net/http"
@@ -56,7 +57,7 @@ const (
 
 // roleOf is the role of the process holding l: its owner id starts with
 // it (see Owner.start).
-func roleOf(l store.Lease) Role {
+func roleOf(l locator.Lease) Role {
 	r, _, _ := strings.Cut(l.Owner, ":")
 	return Role(r)
 }
@@ -97,7 +98,7 @@ type Owner struct {
 	local *Local
 	st    *store.Store
 	lock  *machineLock
-	lease store.Lease
+	lease locator.Lease
 	clk   clock.Clock
 	log   *slog.Logger
 	ln    net.Listener
@@ -162,7 +163,7 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 func (o *Owner) start(ctx context.Context, sockPath string) error {
 	ec := o.cfg.Engine
 	host, _ := os.Hostname()
-	want := store.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath,
+	want := locator.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath,
 		PacingKey: ec.Client.PacingKey(), Process: process}
 	var remote net.Listener
 	if n := o.cfg.Network; n != nil {
@@ -310,7 +311,7 @@ func (o *Owner) syncLedger() {
 	go func() { <-o.stop; cancel() }()
 	a := o.local.As(account.Caller{Name: "ledger sync"})
 	for {
-		if _, err := a.Fees(ctx, account.FeesRequest{Window: ledger.Window{Days: 1}, Grace: ledger.FeeGrace}); err != nil && ctx.Err() == nil {
+		if _, err := a.Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: ledger.FeeGrace}); err != nil && ctx.Err() == nil {
 			o.log.Warn("ledger not synced", "account", o.lease.Account, "err", err)
 		}
 		if clock.Sleep(ctx, o.clk, LedgerSyncEvery) != nil {
@@ -325,10 +326,10 @@ func (o *Owner) syncLedger() {
 // once. One that answers serves the account at another broker address
 // (refused), or, on Postgres, is the owner to follow (its
 // *store.LeaseHeldError is returned).
-func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, bool, error) {
+func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease, bool, error) {
 	if _, err := o.st.LiveLease(ctx, want.Account); errors.Is(err, store.ErrNotFound) {
 		if err := o.leaveToStandby(ctx); err != nil {
-			return store.Lease{}, false, err
+			return locator.Lease{}, false, err
 		}
 	}
 	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
@@ -363,7 +364,7 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 		}
 	}
 	if err := o.leaveToStandby(ctx); err != nil {
-		return store.Lease{}, false, err
+		return locator.Lease{}, false, err
 	}
 	lease, err = o.st.TakeOverLease(ctx, want, held.Holder.Owner, LeaseTTL)
 	if err == nil && held.Holder.Endpoint != want.Endpoint {
@@ -375,7 +376,7 @@ func (o *Owner) acquire(ctx context.Context, want store.Lease) (store.Lease, boo
 // processLives reports whether the process holding l renews another lease
 // of its key pair: it lives (l's account is starting there, or its
 // renewal is late), and its accounts are not taken from it one by one.
-func (o *Owner) processLives(ctx context.Context, l store.Lease, now time.Time) bool {
+func (o *Owner) processLives(ctx context.Context, l locator.Lease, now time.Time) bool {
 	if l.Process == "" {
 		return false
 	}
@@ -435,7 +436,7 @@ func (o *Owner) Engine() *engine.Engine { return o.eng }
 func (o *Owner) Local() *Local { return o.local }
 
 // Lease is the lease this owner holds.
-func (o *Owner) Lease() store.Lease { return o.lease }
+func (o *Owner) Lease() locator.Lease { return o.lease }
 
 // Held reports whether this owner still holds its lease: it was neither
 // lost to another process nor given up with Close.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"io"
 	"net"
 	"net/http"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -118,11 +118,11 @@ const challengeTTL = 30 * time.Second
 // Hello says who owns the account and through which database: a process
 // that opened another database for the account is refused, not served.
 type Hello struct {
-	Account string      `json:"account"`
-	BaseURL string      `json:"baseURL"`
-	DB      string      `json:"db"`
-	Role    Role        `json:"role"`
-	Lease   store.Lease `json:"lease"`
+	Account string        `json:"account"`
+	BaseURL string        `json:"baseURL"`
+	DB      string        `json:"db"`
+	Role    Role          `json:"role"`
+	Lease   locator.Lease `json:"lease"`
 	// Nonce is a fresh challenge, answered once within challengeTTL to
 	// earn a session.
 	Nonce string `json:"nonce"`

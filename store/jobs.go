@@ -5,41 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"strings"
-	"time"
 )
-
-// JobOutcome is how a job run ended.
-type JobOutcome string
-
-// Job outcomes. A run is recorded as running before its body starts, so a
-// crash leaves a row that says so instead of no trace at all.
-const (
-	// JobRunning: the run has started and not ended (or its process died).
-	JobRunning JobOutcome = "running"
-	// JobOK: the run reached its goal.
-	JobOK JobOutcome = "ok"
-	// JobFailed: the run did not reach its goal, was interrupted, or its
-	// process ended before it did; Detail says which.
-	JobFailed JobOutcome = "failed"
-	// JobSkipped: the run did nothing on purpose, the market being closed
-	// that day (Detail says why); recorded so a holiday shows as a day off,
-	// not as a missing or failed run.
-	JobSkipped JobOutcome = "skipped"
-)
-
-// JobRun is one run of a scheduled job, kept so a person can see what the
-// daemon did and when.
-type JobRun struct {
-	ID        int64
-	Job       string // the job's name in the daemon's config
-	Kind      string
-	Account   string
-	StartedAt time.Time
-	EndedAt   time.Time // zero while running
-	Outcome   JobOutcome
-	Detail    string
-}
 
 // ErrJobRunEnded is returned when ending a run that has already ended.
 var ErrJobRunEnded = errors.New("store: job run already ended")
@@ -47,16 +15,16 @@ var ErrJobRunEnded = errors.New("store: job run already ended")
 const jobRunColumns = `id, job, kind, account, started_at, ended_at, outcome, detail`
 
 // StartJobRun records that a run of job begins now.
-func (s *Store) StartJobRun(ctx context.Context, job, kind, account string) (*JobRun, error) {
-	var out *JobRun
+func (s *Store) StartJobRun(ctx context.Context, job, kind, account string) (*locator.JobRun, error) {
+	var out *locator.JobRun
 	err := s.inTx(ctx, func(tx *Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `INSERT INTO job_runs (job, kind, account, started_at, outcome) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			job, kind, account, formatTime(tx.now), string(JobRunning)).Scan(&id)
+			job, kind, account, formatTime(tx.now), string(locator.JobRunning)).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("store: start job run %s: %w", job, err)
 		}
-		out = &JobRun{ID: id, Job: job, Kind: kind, Account: account, StartedAt: tx.now, Outcome: JobRunning}
+		out = &locator.JobRun{ID: id, Job: job, Kind: kind, Account: account, StartedAt: tx.now, Outcome: locator.JobRunning}
 		return nil
 	})
 	return out, err
@@ -64,14 +32,14 @@ func (s *Store) StartJobRun(ctx context.Context, job, kind, account string) (*Jo
 
 // EndJobRun records how run id ended; only a running run can end, so a late
 // second writer cannot overwrite the first outcome.
-func (s *Store) EndJobRun(ctx context.Context, id int64, outcome JobOutcome, detail string) (*JobRun, error) {
-	if outcome != JobOK && outcome != JobFailed && outcome != JobSkipped {
+func (s *Store) EndJobRun(ctx context.Context, id int64, outcome locator.JobOutcome, detail string) (*locator.JobRun, error) {
+	if outcome != locator.JobOK && outcome != locator.JobFailed && outcome != locator.JobSkipped {
 		return nil, fmt.Errorf("store: job run outcome %q: want ok, failed or skipped", outcome)
 	}
-	var out *JobRun
+	var out *locator.JobRun
 	err := s.inTx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_runs SET ended_at = ?, outcome = ?, detail = ? WHERE id = ? AND outcome = ?`,
-			formatTime(tx.now), string(outcome), detail, id, string(JobRunning))
+			formatTime(tx.now), string(outcome), detail, id, string(locator.JobRunning))
 		if err != nil {
 			return err
 		}
@@ -91,7 +59,7 @@ func (s *Store) AbandonJobRuns(ctx context.Context, account, detail string) (int
 	var n int64
 	err := s.inTx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_runs SET ended_at = ?, outcome = ?, detail = ? WHERE account = ? AND outcome = ?`,
-			formatTime(tx.now), string(JobFailed), detail, account, string(JobRunning))
+			formatTime(tx.now), string(locator.JobFailed), detail, account, string(locator.JobRunning))
 		if err != nil {
 			return err
 		}
@@ -111,7 +79,7 @@ type JobRunFilter struct {
 
 // JobRuns returns the runs matching f, oldest first (newest first with
 // Limit).
-func (s *Store) JobRuns(ctx context.Context, f JobRunFilter) ([]JobRun, error) {
+func (s *Store) JobRuns(ctx context.Context, f JobRunFilter) ([]locator.JobRun, error) {
 	var where []string
 	var args []any
 	if f.Account != "" {
@@ -134,7 +102,7 @@ func (s *Store) JobRuns(ctx context.Context, f JobRunFilter) ([]JobRun, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []JobRun
+	var out []locator.JobRun
 	for rows.Next() {
 		r, err := scanJobRun(rows)
 		if err != nil {
@@ -145,8 +113,8 @@ func (s *Store) JobRuns(ctx context.Context, f JobRunFilter) ([]JobRun, error) {
 	return out, rows.Err()
 }
 
-func scanJobRun(sc scanner) (*JobRun, error) {
-	var r JobRun
+func scanJobRun(sc scanner) (*locator.JobRun, error) {
+	var r locator.JobRun
 	var started, ended, outcome string
 	if err := sc.Scan(&r.ID, &r.Job, &r.Kind, &r.Account, &started, &ended, &outcome, &r.Detail); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -154,7 +122,7 @@ func scanJobRun(sc scanner) (*JobRun, error) {
 		}
 		return nil, err
 	}
-	r.Outcome = JobOutcome(outcome)
+	r.Outcome = locator.JobOutcome(outcome)
 	var err error
 	if r.StartedAt, err = parseTime(started); err != nil {
 		return nil, fmt.Errorf("store: job run %d: %w", r.ID, err)

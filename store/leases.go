@@ -5,42 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"time"
-
-	"github.com/locatorhq/locator/market"
 )
-
-// Lease says which live process owns an account: it alone drives the
-// account's workflows, and others hand it their requests at Endpoint. Its
-// times come from the database's clock (see leaseNow).
-type Lease struct {
-	Account  string
-	Owner    string // random id of the owning run
-	PID      int
-	Host     string
-	Endpoint string // the owner's socket, for processes of its host
-	// Address is where processes of other hosts reach the owner
-	// (https://host:port; empty when it serves only its socket), and Pin
-	// the SHA-256 of its TLS certificate's public key, which they check:
-	// the database vouches for the owner.
-	Address string
-	Pin     string
-	// PacingKey names the broker's rate-limit buckets the owner draws on
-	// (brokerclient.Client.PacingKey: its key pair at its broker address),
-	// and Process the owning run (a random id, one per process; Owner is
-	// one per account): the accounts of one key pair are owned by one
-	// process at a time (see KeyPairHeldError). Either empty: no such rule.
-	PacingKey string
-	Process   string
-	// Term grows by one at every change of owner: the owner's writes carry
-	// it (see Fenced) and fail once another term has begun.
-	Term  int64
-	Since time.Time
-	// Heartbeat is the last renewal; Expires is when the lease lapses
-	// without another.
-	Heartbeat time.Time
-	Expires   time.Time
-}
 
 // ErrLeaseHeld is matched by a LeaseHeldError.
 var ErrLeaseHeld = errors.New("store: account owned by another live process")
@@ -50,15 +17,9 @@ var ErrLeaseHeld = errors.New("store: account owned by another live process")
 var ErrLeaseLost = errors.New("store: lease lost")
 
 // LeaseHeldError names the live owner of an account.
-type LeaseHeldError struct{ Holder Lease }
+type LeaseHeldError struct{ Holder locator.Lease }
 
 func (e *LeaseHeldError) Error() string { return e.Holder.String() }
-
-// String names the owner, for a person: "account A is owned by pid P on H
-// since T".
-func (l Lease) String() string {
-	return fmt.Sprintf("account %s is owned by pid %d on %s since %s", l.Account, l.PID, l.Host, market.DateTime(l.Since))
-}
 
 // Is makes errors.Is(err, ErrLeaseHeld) true.
 func (e *LeaseHeldError) Is(target error) bool { return target == ErrLeaseHeld }
@@ -74,7 +35,7 @@ var ErrKeyPairHeld = errors.New("store: the account's key pair is owned by anoth
 // and shares one pacer between them.
 type KeyPairHeldError struct {
 	Account string
-	Holder  Lease
+	Holder  locator.Lease
 }
 
 func (e *KeyPairHeldError) Error() string {
@@ -95,7 +56,7 @@ const LeaseChannel = "locator_leases"
 // otherwise it returns a *LeaseHeldError naming the holder. A new owner
 // starts the next term. Two processes racing for it cannot both win: the
 // write is a compare-and-set on the owner and term read.
-func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Duration) (locator.Lease, error) {
 	err := s.inTx(ctx, func(tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
@@ -122,7 +83,7 @@ func (s *Store) AcquireLease(ctx context.Context, l Lease, ttl time.Duration) (L
 // meanwhile. It fails with a *LeaseHeldError when the lease has moved on
 // to another owner. The dead owner's process is gone too: the leases it
 // still holds on the key pair do not keep l from it.
-func (s *Store) TakeOverLease(ctx context.Context, l Lease, dead string, ttl time.Duration) (Lease, error) {
+func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string, ttl time.Duration) (locator.Lease, error) {
 	err := s.inTx(ctx, func(tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
@@ -151,7 +112,7 @@ func (s *Store) TakeOverLease(ctx context.Context, l Lease, dead string, ttl tim
 // from now for ttl: the same term when cur is l.Owner's, the next one
 // otherwise. The write is conditional on cur, so a process that read the
 // same cur and wrote first wins, and this one gets a *LeaseHeldError.
-func (s *Store) putLease(ctx context.Context, tx *Tx, l *Lease, cur *Lease, now time.Time, ttl time.Duration) error {
+func (s *Store) putLease(ctx context.Context, tx *Tx, l *locator.Lease, cur *locator.Lease, now time.Time, ttl time.Duration) error {
 	l.Term, l.Since = 1, now
 	if cur != nil {
 		l.Term = cur.Term + 1
@@ -244,7 +205,7 @@ func (s *Store) ReleaseLease(ctx context.Context, account, owner string, term in
 
 // LiveLease returns the account's lease while it has not lapsed;
 // ErrNotFound when nobody owns the account.
-func (s *Store) LiveLease(ctx context.Context, account string) (*Lease, error) {
+func (s *Store) LiveLease(ctx context.Context, account string) (*locator.Lease, error) {
 	l, err := getLease(ctx, s.db, account)
 	if err != nil {
 		return nil, err
@@ -261,13 +222,13 @@ func (s *Store) LiveLease(ctx context.Context, account string) (*Lease, error) {
 
 // Leases lists every account's lease, live or lapsed (its owner died
 // without releasing it), but not those released.
-func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
+func (s *Store) Leases(ctx context.Context) ([]locator.Lease, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE endpoint != '' ORDER BY account`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Lease
+	var out []locator.Lease
 	for rows.Next() {
 		l, err := scanLease(rows)
 		if err != nil {
@@ -337,7 +298,7 @@ func (f *Fence) check(ctx context.Context, tx *Tx) error {
 // are serialized by a lock held to the end of the transaction (SQLite's
 // immediate transactions are already), so two processes taking two
 // accounts of one key pair at once cannot both pass it.
-func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l Lease, deadProcess string, now time.Time) error {
+func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l locator.Lease, deadProcess string, now time.Time) error {
 	if l.PacingKey == "" {
 		return nil
 	}
@@ -365,7 +326,7 @@ func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l Lease, deadProcess s
 
 const leaseColumns = `account, owner, pid, host, endpoint, address, pin, pacing_key, process, term, since, heartbeat, expires`
 
-func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
+func getLease(ctx context.Context, q querier, account string) (*locator.Lease, error) {
 	l, err := scanLease(q.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE account = ?`, account))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no lease of %s", ErrNotFound, account)
@@ -373,8 +334,8 @@ func getLease(ctx context.Context, q querier, account string) (*Lease, error) {
 	return l, err
 }
 
-func scanLease(sc scanner) (*Lease, error) {
-	var l Lease
+func scanLease(sc scanner) (*locator.Lease, error) {
+	var l locator.Lease
 	var since, beat, exp string
 	if err := sc.Scan(&l.Account, &l.Owner, &l.PID, &l.Host, &l.Endpoint, &l.Address, &l.Pin, &l.PacingKey, &l.Process, &l.Term, &since, &beat, &exp); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 func TestLeaseTermsAndFencing(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		a := store.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		a := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
 		got, err := b.store.AcquireLease(ctx, a, time.Hour)
 		if err != nil || got.Term != 1 {
 			t.Fatalf("first acquire: term %d, %v", got.Term, err)
@@ -26,7 +27,7 @@ func TestLeaseTermsAndFencing(t *testing.T) {
 		if err != nil || again.Term != 1 || !again.Since.Equal(got.Since) {
 			t.Fatalf("the owner again: term %d since %v, %v; want term 1 since %v", again.Term, again.Since, err, got.Since)
 		}
-		other := store.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}
+		other := locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}
 		var held *store.LeaseHeldError
 		if _, err := b.store.AcquireLease(ctx, other, time.Hour); !errors.As(err, &held) || held.Holder.Owner != "a" {
 			t.Fatalf("acquire of a live lease: %v", err)
@@ -63,7 +64,7 @@ func TestLeaseTermsAndFencing(t *testing.T) {
 		if ls, err := b.store.Leases(ctx); err != nil || len(ls) != 0 {
 			t.Fatalf("leases after release: %+v, %v; want none", ls, err)
 		}
-		c := store.Lease{Account: "LV100001", Owner: "c", PID: 3, Host: "h3", Endpoint: "e3"}
+		c := locator.Lease{Account: "LV100001", Owner: "c", PID: 3, Host: "h3", Endpoint: "e3"}
 		if got, err := b.store.AcquireLease(ctx, c, time.Hour); err != nil || got.Term != 3 {
 			t.Fatalf("acquire after release: term %d, %v", got.Term, err)
 		}
@@ -73,7 +74,7 @@ func TestLeaseTermsAndFencing(t *testing.T) {
 		}
 		// Taking over from a dead owner starts a term too, and is refused
 		// when the lease has meanwhile moved to someone else.
-		d := store.Lease{Account: "LV100001", Owner: "d", PID: 4, Host: "h3", Endpoint: "e4"}
+		d := locator.Lease{Account: "LV100001", Owner: "d", PID: 4, Host: "h3", Endpoint: "e4"}
 		if _, err := b.store.TakeOverLease(ctx, d, "someone-else", time.Hour); !errors.As(err, &held) {
 			t.Fatalf("take over from an owner that is not the holder: %v", err)
 		}
@@ -97,7 +98,7 @@ func TestLeaseRace(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					l := store.Lease{Account: "LV100001", Owner: string(rune('a'+i)) + string(rune('0'+j)), PID: i, Host: "h", Endpoint: "e"}
+					l := locator.Lease{Account: "LV100001", Owner: string(rune('a'+i)) + string(rune('0'+j)), PID: i, Host: "h", Endpoint: "e"}
 					_, err := s.AcquireLease(ctx, l, time.Hour)
 					mu.Lock()
 					defer mu.Unlock()
@@ -126,7 +127,7 @@ func TestLeaseRace(t *testing.T) {
 func TestWaitLease(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		a := store.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		a := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
 		held, err := b.store.AcquireLease(ctx, a, time.Hour)
 		if err != nil {
 			t.Fatal(err)
@@ -151,7 +152,7 @@ func TestWaitLease(t *testing.T) {
 			t.Fatal("the standby was not woken by the release")
 		}
 		// Passed on to another owner: no wait at all.
-		next, err := b.store.AcquireLease(ctx, store.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}, time.Hour)
+		next, err := b.store.AcquireLease(ctx, locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,11 +168,11 @@ func TestWaitLease(t *testing.T) {
 func TestStandbys(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		sb := store.Standby{Account: "LV100001", Process: "daemon:b", PID: 2, Host: "h2"}
+		sb := locator.Standby{Account: "LV100001", Process: "daemon:b", PID: 2, Host: "h2"}
 		if err := b.store.StandBy(ctx, sb, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.store.StandBy(ctx, store.Standby{Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}, 0); err != nil {
+		if err := b.store.StandBy(ctx, locator.Standby{Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}, 0); err != nil {
 			t.Fatal(err)
 		}
 		got, err := b.store.Standbys(ctx, "")
@@ -196,8 +197,8 @@ func TestStandbys(t *testing.T) {
 func TestKeyPairOneProcess(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		lease := func(acct, owner, process, key string) store.Lease {
-			return store.Lease{Account: acct, Owner: owner, PID: 1, Host: "h", Endpoint: "e-" + owner, PacingKey: key, Process: process}
+		lease := func(acct, owner, process, key string) locator.Lease {
+			return locator.Lease{Account: acct, Owner: owner, PID: 1, Host: "h", Endpoint: "e-" + owner, PacingKey: key, Process: process}
 		}
 		if _, err := b.store.AcquireLease(ctx, lease("A", "p1-a", "p1", "K"), time.Hour); err != nil {
 			t.Fatal(err)

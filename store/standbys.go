@@ -2,23 +2,13 @@ package store
 
 import (
 	"context"
+	"github.com/locatorhq/locator"
 	"time"
 )
 
-// Standby is a daemon standing by to take an account over when its owner
-// goes (see service.Fleet).
-type Standby struct {
-	Account string
-	Process string // random id of the standing-by run
-	PID     int
-	Host    string
-	Since   time.Time
-	Expires time.Time
-}
-
 // StandBy records (or renews) s standing by for its account, for ttl from
 // now by the database's clock.
-func (s *Store) StandBy(ctx context.Context, sb Standby, ttl time.Duration) error {
+func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Duration) error {
 	return s.inTx(ctx, func(tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
@@ -41,7 +31,7 @@ func (s *Store) LeaveStandby(ctx context.Context, account, process string) error
 
 // Standbys lists the live standbys of account ("": of every account),
 // oldest first.
-func (s *Store) Standbys(ctx context.Context, account string) ([]Standby, error) {
+func (s *Store) Standbys(ctx context.Context, account string) ([]locator.Standby, error) {
 	now, err := s.leaseNow(ctx, s.db)
 	if err != nil {
 		return nil, err
@@ -52,9 +42,9 @@ func (s *Store) Standbys(ctx context.Context, account string) ([]Standby, error)
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Standby
+	var out []locator.Standby
 	for rows.Next() {
-		var sb Standby
+		var sb locator.Standby
 		var since, exp string
 		if err := rows.Scan(&sb.Account, &sb.Process, &sb.PID, &sb.Host, &since, &exp); err != nil {
 			return nil, err

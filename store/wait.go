@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/locatorhq/locator"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ const (
 // Postgres (LISTEN on LeaseChannel), and every poll interval. An error
 // reading the lease is returned (the database may be unreachable: the
 // caller waits and tries again).
-func (s *Store) WaitLease(ctx context.Context, held Lease) error {
+func (s *Store) WaitLease(ctx context.Context, held locator.Lease) error {
 	clk, poll := clock.Real{}, leasePollSQLite // lease times are real (see leaseNow)
 	if s.Postgres() {
 		poll = leasePollPostgres

@@ -12,6 +12,7 @@ package accounttest
 
 import (
 	"context"
+	"github.com/locatorhq/locator"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,6 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -653,18 +653,18 @@ func creditBackUnused(t *testing.T, e *Env) {
 	}
 	res, err := a.CreditBack(ctx(t), account.CreditBackRequest{Unused: true, Confirm: true})
 	ok(t, err)
-	want := []ledger.Credit{{Symbol: "HTBX", Type: brokercode.LocateTypeLocate, Shares: 300}, {Symbol: "HTBY", Type: brokercode.LocateTypeLocate, Shares: 300}}
+	want := []locator.Credit{{Symbol: "HTBX", Type: brokercode.LocateTypeLocate, Shares: 300}, {Symbol: "HTBY", Type: brokercode.LocateTypeLocate, Shares: 300}}
 	if q := k.question(t); !slices.Equal(q.Credits, want) {
 		t.Errorf("question %+v, want the credits %+v", q, want)
 	}
 	if !res.Declined || len(res.Started) != 0 || writes(e) != before {
 		t.Errorf("declined at the confirmation: %+v, %d writes, want nothing sent", res, writes(e)-before)
 	}
-	credited := func(req account.CreditBackRequest, want ...ledger.Credit) {
+	credited := func(req account.CreditBackRequest, want ...locator.Credit) {
 		t.Helper()
 		res, err := a.CreditBack(ctx(t), req)
 		ok(t, err)
-		var got []ledger.Credit
+		var got []locator.Credit
 		for _, s := range res.Started {
 			w, _ := follow(t, a, s.ID)
 			wantOutcome(t, w, states.Credited, "credited", account.ExitOK)
@@ -693,7 +693,7 @@ func creditBackSingleUseAgain(t *testing.T, e *Env) {
 	a := e.Open(caller("test", nil))
 	item := account.LocateItem{Symbol: "RSHO", Quantity: 1000, Policy: capped("0.05")}
 	item.Policy.AllowSingleUse = true
-	lot := ledger.Credit{Symbol: "RSHO", Type: brokercode.LocateTypeSingleUse, Shares: 1000}
+	lot := locator.Credit{Symbol: "RSHO", Type: brokercode.LocateTypeSingleUse, Shares: 1000}
 	for round := range 2 {
 		w, _ := follow(t, a, locateOne(t, a, item, false))
 		wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
@@ -762,12 +762,12 @@ func runJob(t *testing.T, e *Env) {
 		{"name": "cheap", "kind": "locate", "schedule": "@every 1h", "holidays": "run", "symbols": ["HTBY"], "quantity": 300, "policy": {"maxPrice": 0.0001}}]}`)
 	res, err := a.RunJob(ctx(t), account.JobRequest{Config: config, Job: "loc", Grace: time.Second})
 	ok(t, err)
-	if res.Run == nil || res.Run.Outcome != store.JobOK || res.Failure != nil {
+	if res.Run == nil || res.Run.Outcome != locator.JobOK || res.Failure != nil {
 		t.Errorf("run %+v, failure %+v, want ok", res.Run, res.Failure)
 	}
 	res, err = a.RunJob(ctx(t), account.JobRequest{Config: config, Job: "cheap", Grace: time.Second})
 	ok(t, err)
-	if res.Run == nil || res.Run.Outcome != store.JobFailed || res.Failure == nil || res.Failure.Exit() != account.ExitDeclined {
+	if res.Run == nil || res.Run.Outcome != locator.JobFailed || res.Failure == nil || res.Failure.Exit() != account.ExitDeclined {
 		t.Errorf("run %+v, failure %+v, want failed with exit 4", res.Run, res.Failure)
 	}
 	if _, err := a.RunJob(ctx(t), account.JobRequest{Config: []byte(`{"jobs": [`), Job: "loc"}); account.KindOf(err) != account.KindInput {
@@ -780,7 +780,7 @@ func runJob(t *testing.T, e *Env) {
 // changes.
 func statusAndSubscribe(t *testing.T, e *Env) {
 	a := e.Open(caller("test", nil))
-	sb := store.Standby{Account: "LV100001", Process: "daemon:standby-test", PID: 4242, Host: "standby-host"}
+	sb := locator.Standby{Account: "LV100001", Process: "daemon:standby-test", PID: 4242, Host: "standby-host"}
 	ok(t, e.Store.StandBy(ctx(t), sb, time.Minute))
 	st, err := a.Status(ctx(t), account.StatusRequest{})
 	ok(t, err)
@@ -951,7 +951,7 @@ func feesReconciled(t *testing.T, e *Env) {
 		return n
 	}
 	before := feeReads()
-	if _, err := a.Fees(ctx(t), account.FeesRequest{Window: ledger.Window{Days: 1}, Grace: -time.Hour}); account.KindOf(err) != account.KindInput {
+	if _, err := a.Fees(ctx(t), account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: -time.Hour}); account.KindOf(err) != account.KindInput {
 		t.Errorf("negative grace: %v, want an input error", err)
 	}
 	if n := feeReads() - before; n != 0 {
@@ -961,7 +961,7 @@ func feesReconciled(t *testing.T, e *Env) {
 	w, _ := follow(t, a, id)
 	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
 	e.Sim.Clock.Advance(10 * time.Second)
-	res, err := a.Fees(ctx(t), account.FeesRequest{Window: ledger.Window{Days: 1}, Grace: time.Hour})
+	res, err := a.Fees(ctx(t), account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: time.Hour})
 	ok(t, err)
 	r := res.Report
 	if feeReads() <= before {
@@ -970,13 +970,13 @@ func feesReconciled(t *testing.T, e *Env) {
 	if r.Account != "LV100001" || res.Synced.Fetched < 1 || r.Problems() != 0 {
 		t.Errorf("report of %s, synced %+v, %d problem(s): %s", r.Account, res.Synced, r.Problems(), r)
 	}
-	var mine []ledger.Line
+	var mine []locator.FeeLine
 	for _, l := range r.Lines {
 		if l.WorkflowID == id {
 			mine = append(mine, l)
 		}
 	}
-	if len(mine) != 1 || mine[0].Status != ledger.StatusMatched || mine[0].Kind != ledger.KindFee || !mine[0].Charged.Equal(decimal.RequireFromString("4.50")) {
+	if len(mine) != 1 || mine[0].Status != locator.FeeMatched || mine[0].Kind != locator.LineFee || !mine[0].Charged.Equal(decimal.RequireFromString("4.50")) {
 		t.Errorf("the locate's lines %+v, want one fee of 4.50 matched", mine)
 	}
 }

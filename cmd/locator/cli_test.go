@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -276,7 +277,7 @@ func TestJobsCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.EndJobRun(t.Context(), r.ID, store.JobOK, j.detail); err != nil {
+		if _, err := st.EndJobRun(t.Context(), r.ID, locator.JobOK, j.detail); err != nil {
 			t.Fatal(err)
 		}
 	}

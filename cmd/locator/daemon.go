@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/locatorhq/locator"
 	"log/slog"
 	"os"
 	"sync"
@@ -16,7 +17,6 @@ import (
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/store"
 )
 
 // runCommand is the daemon: one engine for the account and a robfig cron
@@ -124,7 +124,7 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 }
 
 // report prints a finished run on stdout: one line, or one JSON object.
-func (c *runCommand) report(r *store.JobRun) {
+func (c *runCommand) report(r *locator.JobRun) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	console.JobRun(c.conn.out(), r)

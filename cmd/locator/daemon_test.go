@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/locatorhq/locator"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,7 +49,7 @@ func writeFile(t *testing.T, name, body string) string {
 }
 
 // jobRuns reads the job_runs of the bundle's database.
-func (b *cliBundle) jobRuns(t *testing.T) []store.JobRun {
+func (b *cliBundle) jobRuns(t *testing.T) []locator.JobRun {
 	t.Helper()
 	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
 	if err != nil {
@@ -247,7 +248,7 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 	ok := func() int {
 		n := 0
 		for _, run := range b.jobRuns(t) {
-			if run.Outcome == store.JobOK {
+			if run.Outcome == locator.JobOK {
 				n++
 			}
 		}
@@ -258,11 +259,11 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 		t.Fatalf("exit %d after SIGTERM\nstderr %s", code, r.stderr)
 	}
 	runs := b.jobRuns(t)
-	if runs[0].Outcome != store.JobFailed || !strings.Contains(runs[0].Detail, "interrupted") {
+	if runs[0].Outcome != locator.JobFailed || !strings.Contains(runs[0].Detail, "interrupted") {
 		t.Errorf("the dead process's run: %+v", runs[0])
 	}
 	for i, run := range runs[1:] {
-		if run.Outcome != store.JobOK || run.Detail != "nothing to credit back" {
+		if run.Outcome != locator.JobOK || run.Detail != "nothing to credit back" {
 			t.Errorf("run %d: %+v", i+1, run)
 		}
 		if i > 0 && run.StartedAt.Sub(runs[i].StartedAt) < 900*time.Millisecond {

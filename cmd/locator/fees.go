@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locatorhq/locator"
 	"os"
 	"time"
 
@@ -39,13 +40,13 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if c.grace < 0 {
 		return usagef("--grace %s: want a duration of zero or more", c.grace)
 	}
-	win := ledger.Window{Days: 31}
+	win := locator.FeeWindow{Days: 31}
 	if c.since != "" {
 		d, err := time.Parse(time.DateOnly, c.since)
 		if err != nil {
 			return usagef("--since %q: want a date YYYY-MM-DD", c.since)
 		}
-		win = ledger.Window{Since: d}
+		win = locator.FeeWindow{Since: d}
 	}
 	sess, err := c.conn.open(ctx, "fees", nil, service.RoleCommand)
 	if err != nil {

@@ -1,0 +1,99 @@
+// Package locator holds the records that cross the account API and that
+// the packages below it make: an account's owner (Lease), its standbys, the
+// runs of its jobs, the fee check's report and the credit-back plans of the
+// unused rule. Package store and package ledger make them; package account
+// hands them out. It imports no database driver, nor anything that does,
+// so a program holding an account.Account links none (TestAccountLinksNoDriver).
+package locator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locatorhq/locator/market"
+)
+
+// An account's owner, its standbys and the runs of its jobs are recorded
+// by package store and handed out by the account API (Account.Status,
+// Account.RunJob).
+
+// Lease says which live process owns an account: it alone drives the
+// account's workflows, and others hand it their requests at Endpoint. Its
+// times come from the database's clock (see store.Store.AcquireLease).
+type Lease struct {
+	Account  string
+	Owner    string // random id of the owning run
+	PID      int
+	Host     string
+	Endpoint string // the owner's socket, for processes of its host
+	// Address is where processes of other hosts reach the owner
+	// (https://host:port; empty when it serves only its socket), and Pin
+	// the SHA-256 of its TLS certificate's public key, which they check:
+	// the database vouches for the owner.
+	Address string
+	Pin     string
+	// PacingKey names the broker's rate-limit buckets the owner draws on
+	// (brokerclient.Client.PacingKey: its key pair at its broker address),
+	// and Process the owning run (a random id, one per process; Owner is
+	// one per account): the accounts of one key pair are owned by one
+	// process at a time (see store.KeyPairHeldError). Either empty: no such rule.
+	PacingKey string
+	Process   string
+	// Term grows by one at every change of owner: the owner's writes carry
+	// it (see store.Store.Fenced) and fail once another term has begun.
+	Term  int64
+	Since time.Time
+	// Heartbeat is the last renewal; Expires is when the lease lapses
+	// without another.
+	Heartbeat time.Time
+	Expires   time.Time
+}
+
+// String names the owner, for a person: "account A is owned by pid P on H
+// since T".
+func (l Lease) String() string {
+	return fmt.Sprintf("account %s is owned by pid %d on %s since %s", l.Account, l.PID, l.Host, market.DateTime(l.Since))
+}
+
+// Standby is a daemon standing by to take an account over when its owner
+// goes (see service.Fleet).
+type Standby struct {
+	Account string
+	Process string // random id of the standing-by run
+	PID     int
+	Host    string
+	Since   time.Time
+	Expires time.Time
+}
+
+// JobOutcome is how a job run ended.
+type JobOutcome string
+
+// Job outcomes. A run is recorded as running before its body starts, so a
+// crash leaves a row that says so instead of no trace at all.
+const (
+	// JobRunning: the run has started and not ended (or its process died).
+	JobRunning JobOutcome = "running"
+	// JobOK: the run reached its goal.
+	JobOK JobOutcome = "ok"
+	// JobFailed: the run did not reach its goal, was interrupted, or its
+	// process ended before it did; Detail says which.
+	JobFailed JobOutcome = "failed"
+	// JobSkipped: the run did nothing on purpose, the market being closed
+	// that day (Detail says why); recorded so a holiday shows as a day off,
+	// not as a missing or failed run.
+	JobSkipped JobOutcome = "skipped"
+)
+
+// JobRun is one run of a scheduled job, kept so a person can see what the
+// daemon did and when.
+type JobRun struct {
+	ID        int64
+	Job       string // the job's name in the daemon's config
+	Kind      string
+	Account   string
+	StartedAt time.Time
+	EndedAt   time.Time // zero while running
+	Outcome   JobOutcome
+	Detail    string
+}
