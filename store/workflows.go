@@ -172,14 +172,19 @@ func (e *AmbiguousError) Error() string {
 // Find returns account's workflow that ref names (any account's when
 // account is empty, as `locator status` reads the whole database): its id,
 // its quoteReqID (either leg of a Reg SHO pair), or a unique prefix of its
-// id (as people copy them from a listing). ErrNotFound when none; an
-// *AmbiguousError when a prefix names several.
+// id (as people copy them from a listing). A workflow of another account
+// is never found, however ref names it: the accounts of a fleet share one
+// database. ErrNotFound when none; an *AmbiguousError when a prefix names
+// several.
 func (s *Store) Find(ctx context.Context, account, ref string) (*workflow.Workflow, error) {
-	if w, err := s.Get(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
-		return w, err
-	}
-	if w, err := s.ByQuoteReqID(ctx, ref); err == nil || !errors.Is(err, ErrNotFound) {
-		return w, err
+	for _, exact := range []func(context.Context, string) (*workflow.Workflow, error){s.Get, s.ByQuoteReqID} {
+		w, err := exact(ctx, ref)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if err == nil && (account == "" || w.Account == account) {
+			return w, nil
+		}
 	}
 	// LIKE's wildcards in ref are literal: escaped.
 	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ref) + "%"
