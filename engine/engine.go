@@ -329,16 +329,6 @@ func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
 	return await(ctx, e, ch)
 }
 
-// Resume waits until every unfinished workflow and order has settled.
-func (e *Engine) Resume(ctx context.Context) error {
-	ch, err := ask(ctx, e, func(r chan chan struct{}) event { return idleEv{reply: r} })
-	if err != nil || ch == nil {
-		return err
-	}
-	_, err = await(ctx, e, ch)
-	return err
-}
-
 // Active returns copies of the unfinished workflows.
 func (e *Engine) Active() []Workflow {
 	out, _ := ask(context.Background(), e, func(r chan []Workflow) event { return activeEv{reply: r} })

@@ -57,11 +57,6 @@ type (
 		in    workflow.Answer
 		reply chan error // nil from an asker's job
 	}
-	attachEv struct {
-		id    string
-		ask   asker
-		reply chan error
-	}
 	locateEv struct {
 		w     *Workflow
 		begin workflow.Begin
@@ -82,7 +77,6 @@ type (
 		id    string
 		reply chan chan *Workflow
 	}
-	idleEv         struct{ reply chan chan struct{} }
 	activeEv       struct{ reply chan []Workflow }
 	inventoryAskEv struct {
 		reply chan []brokerclient.InventoryRow
@@ -137,7 +131,6 @@ type loop struct {
 	lastQuote map[string]time.Time // symbol → when its last quote left
 	lastAny   time.Time
 	waiters   map[string][]chan *Workflow
-	idle      []chan struct{}
 	inventory []brokerclient.InventoryRow
 	invAt     time.Time            // when inventory arrived
 	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
@@ -443,18 +436,6 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		if ev.reply != nil {
 			ev.reply <- err
 		}
-	case attachEv:
-		w := l.open[ev.id]
-		if w == nil {
-			ev.reply <- fmt.Errorf("%w: %s", ErrNotOpen, ev.id)
-			return
-		}
-		if l.askers[ev.id] != nil {
-			ev.reply <- nil // its requester answers already
-			return
-		}
-		l.askers[ev.id] = ev.ask
-		ev.reply <- l.step(w, workflow.Decide{})
 	case locateEv:
 		if ev.ask != nil {
 			l.askers[ev.w.ID] = ev.ask
@@ -475,14 +456,6 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		}
 		ch := make(chan *Workflow, 1)
 		l.waiters[ev.id] = append(l.waiters[ev.id], ch)
-		ev.reply <- ch
-	case idleEv:
-		if len(l.open) == 0 && l.orders.settled() {
-			ev.reply <- nil
-			return
-		}
-		ch := make(chan struct{})
-		l.idle = append(l.idle, ch)
 		ev.reply <- ch
 	case activeEv:
 		out := make([]Workflow, 0, len(l.open))
@@ -749,12 +722,6 @@ func (l *loop) checkIdle() {
 			close(ch)
 		}
 		l.orders.quiet = nil
-	}
-	if len(l.open) == 0 && l.orders.settled() {
-		for _, ch := range l.idle {
-			close(ch)
-		}
-		l.idle = nil
 	}
 }
 

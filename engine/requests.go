@@ -142,13 +142,6 @@ func (e *Engine) Cancel(ctx context.Context, id string, in workflow.CancelAsked)
 	return e.request(ctx, func(r chan error) event { return cancelEv{id: id, in: in, reply: r} })
 }
 
-// Attach makes ask the one who answers workflow id's offer from now on (a
-// follower that reconnected, or took over as owner); an offer waiting for
-// an answer is put to it at once.
-func (e *Engine) Attach(ctx context.Context, id string, ask func(ctx context.Context, o Offer) bool) error {
-	return e.request(ctx, func(r chan error) event { return attachEv{id: id, ask: ask, reply: r} })
-}
-
 // Answer answers workflow id's offer from anywhere (`locator approve` or
 // `decline`, a dashboard): accepting takes it within the policy; a refusal
 // declines and cancels it, recording who refused (in.By) and why.

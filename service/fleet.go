@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
@@ -64,9 +64,6 @@ func notYet(err error) bool {
 	k := account.KindOf(err)
 	return (k == account.KindFailed || k == account.KindOwnerGone) && !errors.Is(err, brokerclient.ErrUnauthorized)
 }
-
-// Handles are the fleet's accounts, in the order given.
-func (f *Fleet) Handles() []*Handle { return f.handles }
 
 // Accounts are the fleet's accounts as the account API (the dashboard's).
 func (f *Fleet) Accounts() []account.Account {
