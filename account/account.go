@@ -15,11 +15,11 @@ package account
 
 import (
 	"context"
-	"github.com/locatorhq/locator"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"

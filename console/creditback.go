@@ -2,10 +2,10 @@ package console
 
 import (
 	"fmt"
-	"github.com/locatorhq/locator"
 	"io"
 	"strings"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 )
 

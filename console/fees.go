@@ -2,12 +2,12 @@ package console
 
 import (
 	"fmt"
-	"github.com/locatorhq/locator"
 	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/market"
 )
 

@@ -2,9 +2,9 @@ package console
 
 import (
 	"fmt"
-	"github.com/locatorhq/locator"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/market"
 )
 

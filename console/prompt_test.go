@@ -2,10 +2,10 @@ package console
 
 import (
 	"bytes"
-	"github.com/locatorhq/locator"
 	"strings"
 	"testing"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 )

@@ -2,12 +2,12 @@ package console
 
 import (
 	"fmt"
-	"github.com/locatorhq/locator"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"

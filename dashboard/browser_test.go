@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"

@@ -3,11 +3,12 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"log/slog"
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/locatorhq/locator"
 )
 
 // Daemon runs the jobs of a config on their schedules (robfig/cron in New

@@ -3,43 +3,38 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"strings"
 	"time"
 
-	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/report"
 )
 
-// window is the last days trade dates, today included: [from, to) as the
-// ledger package takes them.
-func window(now time.Time, days int) (from, to time.Time) {
-	today := ledger.TradeDate(now)
-	return today.AddDate(0, 0, -(days - 1)), today.AddDate(0, 0, 1)
-}
-
 // LedgerSync is the body of a ledger-sync job: copy the cash ledger of the
-// last days trade dates (today included) into the store. It is idempotent
-// (ledger.Sync's dedupe key), so overlapping windows of successive runs
-// store each row once.
+// last days trade dates of the broker's calendar (today included) into the
+// store, through the account's Fees operation (which syncs the window,
+// then reconciles it; the report is left to the reconcile job). It is
+// idempotent (ledger.Sync's dedupe key), so overlapping windows of
+// successive runs store each row once.
 func (r *Runner) LedgerSync(ctx context.Context, days int) (string, error) {
 	if days <= 0 {
 		days = DefaultDays
 	}
-	from, to := window(r.now(), days)
-	res, err := ledger.Sync(ctx, r.Client, r.Store, r.AccountID, from, to)
+	res, err := r.Account.Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: days}, Grace: DefaultGrace})
 	if err != nil {
-		return "", fmt.Errorf("ledger sync %s..%s: %w", from.Format(time.DateOnly), to.AddDate(0, 0, -1).Format(time.DateOnly), err)
+		return "", fmt.Errorf("ledger sync of the last %d trade dates: %w", days, err)
 	}
-	return fmt.Sprintf("ledger %s..%s: %d rows read, %d new", from.Format(time.DateOnly),
-		to.AddDate(0, 0, -1).Format(time.DateOnly), res.Fetched, res.Inserted), nil
+	return fmt.Sprintf("ledger %s..%s: %d rows read, %d new", res.Report.Since.Format(time.DateOnly),
+		res.Report.Today.Format(time.DateOnly), res.Synced.Fetched, res.Synced.Inserted), nil
 }
 
 // maxProblemLines caps the problem lines quoted in a run's detail.
 const maxProblemLines = 10
 
-// Reconcile is the body of a reconcile job: ledger.Check over the last
-// days trade dates of the broker's calendar, as `locator fees` runs it (the
+// Reconcile is the body of a reconcile job: the account's Fees operation
+// over the last days trade dates of the broker's calendar, as `locator
+// fees` runs it (the
 // window's ledger synced first: a report against a stale ledger would call
 // every recent fee missing). A run with problems (missing, wrong amount,
 // unexplained, a day that differs from totalLocateCosts) fails, so it shows
@@ -48,10 +43,11 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 	if days <= 0 {
 		days = DefaultDays
 	}
-	rep, _, err := ledger.Check(ctx, r.Client, r.Store, r.AccountID, r.hostNow(), locator.FeeWindow{Days: days}, grace)
+	res, err := r.Account.Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: days}, Grace: grace})
 	if err != nil {
 		return "", fmt.Errorf("reconcile: %w", err)
 	}
+	rep := res.Report
 	detail := rep.String()
 	if rep.Problems() == 0 {
 		return detail, nil

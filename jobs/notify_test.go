@@ -2,7 +2,6 @@ package jobs_test
 
 import (
 	"encoding/json"
-	"github.com/locatorhq/locator"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"

@@ -2,8 +2,9 @@ package jobs
 
 import (
 	"context"
-	"github.com/locatorhq/locator"
 	"time"
+
+	"github.com/locatorhq/locator"
 )
 
 // RunOnce runs j now, like Run, and stops it gently: when ctx ends (an

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
@@ -26,7 +26,7 @@ type Runner struct {
 	// Account is the account the bodies locate and credit back through.
 	Account account.Account
 	// Client is the owner's client, for the reads the bodies make
-	// themselves (the ledger, the audit's order history) and the broker's
+	// themselves (the audit's order history) and the broker's
 	// clock.
 	Client *brokerclient.Client
 	// Store is the owner's store; runs are recorded in its job_runs.

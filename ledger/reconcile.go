@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"github.com/locatorhq/locator"
 	"regexp"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"

@@ -3,7 +3,6 @@ package ledger_test
 import (
 	"context"
 	"errors"
-	"github.com/locatorhq/locator"
 	"log/slog"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"

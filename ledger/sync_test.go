@@ -2,7 +2,6 @@ package ledger_test
 
 import (
 	"errors"
-	"github.com/locatorhq/locator"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"

@@ -3,11 +3,11 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"

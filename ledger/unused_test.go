@@ -2,13 +2,13 @@ package ledger_test
 
 import (
 	"fmt"
-	"github.com/locatorhq/locator"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"

@@ -3,13 +3,13 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"

@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 	"errors"
-	"github.com/locatorhq/locator"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/engine"

@@ -2,11 +2,11 @@ package service_test
 
 import (
 	"database/sql"
-	"github.com/locatorhq/locator"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/store/storetest"
 	"github.com/locatorhq/locator/workflow"

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
@@ -626,8 +626,6 @@ func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
 		AccountID: l.account, Logger: l.log, Notifier: notifier}
 }
 
-// resolve finds the workflow an id names: the id itself, its quoteReqID,
-// or a unique prefix of an id.
 // replay calls on with each change workflow id's log holds, its record as
 // that change left it, and returns the record they lead to: read between
 // two reads of the log that agree, so that every change is either in the
@@ -666,6 +664,8 @@ func (l *Local) replay(ctx context.Context, id string, on func(account.Update)) 
 	return w, nil
 }
 
+// resolve finds the account's workflow an id names: the id itself, its
+// quoteReqID, or a unique prefix of an id (store.Store.Find).
 func (l *Local) resolve(ctx context.Context, id string) (*workflow.Workflow, error) {
 	if id == "" {
 		return nil, account.Errorf(account.KindInput, "no workflow id")

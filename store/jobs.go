@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"strings"
+
+	"github.com/locatorhq/locator"
 )
 
 // ErrJobRunEnded is returned when ending a run that has already ended.

@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"time"
+
+	"github.com/locatorhq/locator"
 )
 
 // ErrLeaseHeld is matched by a LeaseHeldError.

@@ -3,11 +3,11 @@ package store_test
 import (
 	"errors"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/store"
 )
 

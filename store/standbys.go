@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"github.com/locatorhq/locator"
 	"time"
+
+	"github.com/locatorhq/locator"
 )
 
 // StandBy records (or renews) s standing by for its account, for ttl from

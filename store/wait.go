@@ -3,12 +3,12 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/locatorhq/locator"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/clock"
 )
 

@@ -6,12 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/locatorhq/locator"
 	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/store"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/locatorhq/locator"
 	"log/slog"
 	"os"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
