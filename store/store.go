@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +78,56 @@ func Open(ctx context.Context, dsn string, clk clock.Clock) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ErrSchemaBehind is returned by OpenReader for a database whose schema
+// lacks migrations this build knows: only a process that writes (an
+// owner) migrates a database.
+var ErrSchemaBehind = errors.New("store: the database's schema is older than this locator's")
+
+// OpenReader opens the database dsn names for a process that only reads
+// it (status, jobs, audit, plan): it never creates it (a SQLite file that
+// is not there is an error wrapping fs.ErrNotExist) and never migrates it
+// (ErrSchemaBehind when a migration is missing), so a reader changes
+// nothing an owner relies on. A nil clock is the wall clock.
+func OpenReader(ctx context.Context, dsn string, clk clock.Clock) (*Store, error) {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	var c *conn
+	var err error
+	if IsPostgres(dsn) {
+		c, err = openPostgres(dsn)
+	} else if _, err = os.Stat(dsn); err != nil {
+		return nil, fmt.Errorf("store: no database at %s: %w", dsn, fs.ErrNotExist)
+	} else {
+		c, err = openSQLite(dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: c, clock: clk}
+	if err := s.current(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// current checks that every migration of this build is applied.
+func (s *Store) current(ctx context.Context) error {
+	want, err := fs.Glob(migrations, "migrations/"+s.db.dialect+"/*.up.sql")
+	if err != nil {
+		return err
+	}
+	var applied int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&applied); err != nil {
+		return fmt.Errorf("%w (%v): run a command that owns the account (locate, serve) with this locator first", ErrSchemaBehind, err)
+	}
+	if applied < len(want) {
+		return fmt.Errorf("%w (%d of %d migrations applied): run a command that owns the account (locate, serve) with this locator first", ErrSchemaBehind, applied, len(want))
+	}
+	return nil
 }
 
 func openSQLite(path string) (*conn, error) {

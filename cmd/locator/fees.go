@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -102,12 +102,14 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	}
 	// The last offered price comes from the local database; a missing one
 	// is not created for a read.
-	var st *store.Store
-	if _, err := os.Stat(s.DB); err == nil || store.IsPostgres(s.DB) {
-		if st, err = store.Open(ctx, s.DB, clock.Real{}); err != nil {
-			return err
-		}
+	st, err := store.OpenReader(ctx, s.DB, clock.Real{})
+	switch {
+	case err == nil:
 		defer st.Close()
+	case errors.Is(err, fs.ErrNotExist):
+		st = nil
+	default:
+		return err
 	}
 	z, err := ledger.Size(ctx, client, st, s.Account, symbol, price, c.target)
 	if errors.Is(err, brokercode.ErrInput) {

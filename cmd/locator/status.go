@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -97,15 +97,19 @@ func (c *connFlags) registerLocal(fs *pflag.FlagSet) {
 	console.RegisterFormat(fs, &c.format)
 }
 
-// localStore opens the local database for reading, refusing to create one
-// that is not there yet.
+// localStore opens the local database for reading (store.OpenReader:
+// never created, never migrated), refusing one that is not there yet.
 func (c *connFlags) localStore(ctx context.Context) (*store.Store, error) {
 	path, err := c.dbPath()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); err != nil && !store.IsPostgres(path) {
+	st, err := store.OpenReader(ctx, path, clock.Real{})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
+	case errors.Is(err, store.ErrSchemaBehind):
+		return nil, usagef("%v", err)
 	}
-	return store.Open(ctx, path, clock.Real{})
+	return st, err
 }
