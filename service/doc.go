@@ -2,8 +2,8 @@
 // carries it between processes.
 //
 // Local implements account.Account on an owner's engine. Owner makes this
-// process an account's live owner: it holds the account's machine lock
-// (SQLite) and its lease in the database (one row per account, renewed on
+// process an account's live owner: it holds, on SQLite, the account's
+// machine lock and, on both databases, its lease in the database (one row per account, renewed on
 // the database's clock, with a term that fences every write of its
 // engine), runs the engine, and serves the account API to other processes
 // on a socket in the user's private runtime folder and, with a Network,

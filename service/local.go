@@ -32,8 +32,9 @@ const askerGrace = 2 * time.Second
 // Local is the account API's one implementation, on the engine of the
 // process that owns the account: input validation, the live/paper guard,
 // the cost policy, the questions put to callers, and the errors' kinds all
-// live here. Every caller reaches it through As, in this process or
-// through the transport (Server), so no rule exists twice.
+// live here. Every caller reaches it through As: in this process, or from
+// another one through Client over the owner's socket or TLS (whose server
+// side calls As for each request), so no rule exists twice.
 type Local struct {
 	eng      *engine.Engine
 	st       *store.Store

@@ -38,8 +38,9 @@ type Config struct {
 }
 
 // Handle is the account as one process holds it: the account API of the
-// owner, which is this process (its engine runs here) or another one of
-// this machine (followed over its socket). When the owner of the moment
+// owner, which is this process (its engine runs here) or another one,
+// followed over its socket (of this host) or over TLS (of another host,
+// found in the lease). When the owner of the moment
 // goes away, the handle follows the next one or becomes it, and carries
 // the request in flight over to it intact: requests carry ids made up
 // here, so nothing is started twice.
@@ -59,8 +60,9 @@ type Handle struct {
 
 var _ account.Account = (*Handle)(nil)
 
-// Open opens the account: as its owner when nobody of this machine owns
-// it, else as a follower of the owner. A daemon (Config.Role RoleDaemon)
+// Open opens the account: as its owner when no live process owns it
+// (of this host or, through the lease, of another), else as a follower of
+// the owner. A daemon (Config.Role RoleDaemon)
 // always owns: it waits out a command that owns the account for its run,
 // and is refused when another daemon owns it.
 func Open(ctx context.Context, cfg Config) (*Handle, error) {

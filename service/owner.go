@@ -88,10 +88,11 @@ type OwnerConfig struct {
 	Offers func(account.Question)
 }
 
-// Owner is the live owner of one account on this machine: it holds the
-// account's machine lock (one owner per account per machine, whatever
-// database a process opens) and its lease in the database, runs its
-// engine, and serves the account API to other processes on its socket.
+// Owner is the live owner of one account: it holds the account's lease in
+// the database and, on SQLite, its machine lock (one owner per account per
+// machine; on Postgres the lease alone decides, see Own), runs its engine,
+// and serves the account API to other processes on its socket (and, with
+// a Network, over TLS to other hosts).
 type Owner struct {
 	cfg   OwnerConfig
 	eng   *engine.Engine
