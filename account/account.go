@@ -8,7 +8,10 @@
 // owner reaches that same implementation through a transport that only
 // carries calls, questions and updates (service.Client); its answers are
 // the owner's. Commands, jobs, the dashboard and library users hold an
-// Account and never know which of the two they have. The conformance suite
+// Account and never know which of the two they have; the read commands
+// too (Read), and with no live owner they run the same read on their own
+// client (service.ReadAlone), the only one then drawing on the key pair.
+// (plan and audit still read the broker on a client of their own.) The conformance suite
 // in accounttest runs every operation through both and requires the same
 // results.
 package account
@@ -86,6 +89,12 @@ type Account interface {
 	// ones too), and each symbol's locate spend and P&L net of it. It is
 	// what a trading screen shows.
 	Today(ctx context.Context, req TodayRequest) (*Today, error)
+	// Read is what the broker says about the account now, one record kind
+	// a request (see ReadKind), read by the owner on its key pair's pacer:
+	// the read commands' one way to the broker, so that a process beside a
+	// running owner sends the broker nothing of its own. It sends only
+	// GETs.
+	Read(ctx context.Context, req ReadRequest) (*ReadResult, error)
 }
 
 // Caller is who calls: each process (or page, or job) that holds an

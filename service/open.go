@@ -471,3 +471,9 @@ func (h *Handle) Today(ctx context.Context, req account.TodayRequest) (t *accoun
 	err = h.do(ctx, func(a account.Account) error { t, err = a.Today(ctx, req); return err })
 	return t, err
 }
+
+// Read: see account.Account.
+func (h *Handle) Read(ctx context.Context, req account.ReadRequest) (r *account.ReadResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { r, err = a.Read(ctx, req); return err })
+	return r, err
+}

@@ -278,6 +278,7 @@ func (s *server) routes() http.Handler {
 	handle(mux, "/v1/status", s, account.Account.Status)
 	handle(mux, "/v1/fees", s, account.Account.Fees)
 	handle(mux, "/v1/today", s, account.Account.Today)
+	handle(mux, "/v1/read", s, account.Account.Read)
 	handle(mux, "/v1/answer", s, func(a account.Account, ctx context.Context, req account.AnswerRequest) (struct{}, error) {
 		return struct{}{}, a.Answer(ctx, req)
 	})
@@ -727,6 +728,11 @@ func (c *Client) Fees(ctx context.Context, req account.FeesRequest) (*account.Fe
 func (c *Client) Today(ctx context.Context, req account.TodayRequest) (*account.Today, error) {
 	var out account.Today
 	return &out, c.post(ctx, "/v1/today", req, &out)
+}
+
+func (c *Client) Read(ctx context.Context, req account.ReadRequest) (*account.ReadResult, error) {
+	var out account.ReadResult
+	return &out, c.post(ctx, "/v1/read", req, &out)
 }
 
 // RunJob hands the run to the owner; ctx's end asks the owner to drain it

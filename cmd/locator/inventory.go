@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/store"
 )
 
 // inventoryCommand prints the account's located inventory.
@@ -17,15 +22,11 @@ type inventoryCommand struct{ conn connFlags }
 func (c *inventoryCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *inventoryCommand) run(ctx context.Context, args []string) error {
-	client, s, err := c.conn.readClient()
-	if err != nil {
-		return err
-	}
-	rows, _, err := client.Locates.Inventory(ctx, s.Account)
+	r, s, err := c.conn.read(ctx, "inventory", true, account.ReadRequest{What: account.ReadInventory})
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	console.Inventory(c.conn.out(), rows)
+	console.Inventory(c.conn.out(), r.Inventory)
 	return nil
 }
 
@@ -35,19 +36,69 @@ type historyCommand struct{ conn connFlags }
 func (c *historyCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *historyCommand) run(ctx context.Context, args []string) error {
-	client, s, err := c.conn.readClient()
-	if err != nil {
-		return err
-	}
-	rows, _, err := client.Locates.History(ctx, s.Account)
+	r, s, err := c.conn.read(ctx, "history", true, account.ReadRequest{What: account.ReadLocateHistory})
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	console.LocateHistory(c.conn.out(), rows)
+	console.LocateHistory(c.conn.out(), r.History)
 	return nil
 }
 
-// readClient is a client for read-only commands: no engine, no database.
+// read is one Read of the broker's records about the account for a read
+// command: through the account's live owner when one runs (so its request
+// is on the owner's pacer and this process sends the broker nothing), and
+// only when none does on this process's own client (service.ReadAlone).
+// It opens the database only to find the owner's lease, read-only, and
+// never creates it. needAccount is false for a read that needs none (the
+// list of accounts), which then goes through no owner.
+func (c *connFlags) read(ctx context.Context, command string, needAccount bool, req account.ReadRequest) (*account.ReadResult, config.Settings, error) {
+	s, err := c.resolve(needAccount)
+	if err != nil {
+		return nil, s, err
+	}
+	client, err := c.client(s, clock.Real{})
+	if err != nil {
+		return nil, s, usagef("%v", err)
+	}
+	if s.Account != "" {
+		owner, err := c.owner(ctx, s, client, command)
+		if err != nil {
+			return nil, s, err
+		}
+		if owner != nil {
+			defer owner.Close()
+			r, err := owner.Read(ctx, req)
+			return r, s, err
+		}
+	}
+	r, err := service.ReadAlone(ctx, client, s.Account, req)
+	return r, s, err
+}
+
+// owner is the account's live owner as a follower reaches it, or nil when
+// no live process owns the account (or there is no database yet).
+func (c *connFlags) owner(ctx context.Context, s config.Settings, client *brokerclient.Client, command string) (*service.Client, error) {
+	st, err := store.OpenReader(ctx, s.DB, clock.Real{})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	cfg, err := c.serviceConfig(s, map[string]*brokerclient.Client{s.BaseURL + " " + s.KeyID: client}, st, command, nil, service.RoleCommand)
+	if err != nil {
+		return nil, err
+	}
+	owner, err := service.FollowOwner(ctx, cfg)
+	if errors.Is(err, service.ErrNoOwner) {
+		return nil, nil
+	}
+	return owner, err
+}
+
+// readClient is a client for the commands that read the broker
+// themselves (plan, audit): no engine, no database.
 func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) {
 	s, err := c.resolve(true)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
@@ -22,8 +21,10 @@ import (
 
 // The read commands print what the broker says about the account for a
 // person (aligned tables: money with 2 decimals, prices as the broker gave
-// them) or, with --json, the broker's records one per line. They send only
-// GETs and open no database.
+// them) or, with --json, the broker's records one per line. Each read is
+// the account's Read (connFlags.read): through its live owner when one
+// runs, so that the owner alone draws on the key pair. They send only GETs
+// and open the database only to find the owner, read-only.
 
 // accountsCommand lists the accounts the keys reach (spec "Accounts and
 // profit and loss"); the list also proves the keys work.
@@ -33,15 +34,7 @@ func (c *accountsCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	// The list needs no account: it is how a person finds theirs.
-	s, err := c.conn.resolve(false)
-	if err != nil {
-		return err
-	}
-	client, err := c.conn.client(s, clock.Real{})
-	if err != nil {
-		return usagef("%v", err)
-	}
-	accts, _, err := client.Accounts.List(ctx)
+	r, s, err := c.conn.read(ctx, "accounts", false, account.ReadRequest{What: account.ReadAccounts})
 	if errors.Is(err, brokerclient.ErrNotFound) {
 		// Spec: the list doubles as a credential check (404 invalid).
 		if s.Auth == config.AuthPartner {
@@ -52,7 +45,7 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	console.Accounts(c.conn.out(), accts, s.Account)
+	console.Accounts(c.conn.out(), r.Accounts, s.Account)
 	return nil
 }
 
@@ -64,22 +57,20 @@ type pnlCommand struct{ conn connFlags }
 func (c *pnlCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *pnlCommand) run(ctx context.Context, args []string) error {
-	client, s, err := c.conn.readClient()
-	if err != nil {
-		return err
-	}
-	p, _, err := client.Accounts.PnL(ctx, s.Account)
+	p, s, err := c.conn.read(ctx, "pnl", true, account.ReadRequest{What: account.ReadPnL})
 	if err != nil {
 		return accountError(s.Account, err)
 	}
 	out := c.conn.out()
 	var open []brokerclient.Position
 	if !out.JSON() { // the JSON is the broker's record alone: no join
-		if open, _, err = client.Positions.Open(ctx, s.Account); err != nil {
+		r, _, err := c.conn.read(ctx, "pnl", true, account.ReadRequest{What: account.ReadPositions})
+		if err != nil {
 			return accountError(s.Account, err)
 		}
+		open = r.Positions
 	}
-	console.PnL(out, p, open)
+	console.PnL(out, p.PnL, open)
 	return nil
 }
 
@@ -108,30 +99,25 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	client, s, err := c.conn.readClient()
-	if err != nil {
-		return err
-	}
-	out := c.conn.out()
+	req := account.ReadRequest{What: account.ReadPositions}
 	switch {
 	case c.closed:
-		ps, _, err := client.Positions.Closed(ctx, s.Account)
-		if err != nil {
-			return accountError(s.Account, err)
-		}
-		console.ClosedPositions(out, ps)
+		req.What = account.ReadClosedPositions
 	case c.historical != "":
-		ps, _, err := client.Positions.Historical(ctx, s.Account, date)
-		if err != nil {
-			return accountError(s.Account, err)
-		}
-		console.HistoricalPositions(out, ps)
+		req = account.ReadRequest{What: account.ReadHistoricalPositions, Date: date}
+	}
+	r, s, err := c.conn.read(ctx, "positions", true, req)
+	if err != nil {
+		return accountError(s.Account, err)
+	}
+	out := c.conn.out()
+	switch req.What {
+	case account.ReadClosedPositions:
+		console.ClosedPositions(out, r.Closed)
+	case account.ReadHistoricalPositions:
+		console.HistoricalPositions(out, r.Historical)
 	default:
-		ps, _, err := client.Positions.Open(ctx, s.Account)
-		if err != nil {
-			return accountError(s.Account, err)
-		}
-		console.OpenPositions(out, ps)
+		console.OpenPositions(out, r.Positions)
 	}
 	return nil
 }
@@ -194,27 +180,25 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	client, s, err := c.conn.readClient()
-	if err != nil {
-		return err
-	}
 	if c.history == "" {
-		book, _, err := client.Orders.Book(ctx, s.Account)
+		r, s, err := c.conn.read(ctx, "orders", true, account.ReadRequest{What: account.ReadOrders})
 		if err != nil {
 			return accountError(s.Account, err)
 		}
-		console.OrderBook(c.conn.out(), book)
+		console.OrderBook(c.conn.out(), r.Orders)
 		return nil
 	}
-	fills, err := client.Orders.FillsSince(ctx, s.Account, since, ledger.TradeDate(time.Now()))
+	r, s, err := c.conn.read(ctx, "orders", true, account.ReadRequest{What: account.ReadFills, Date: since})
 	var in *brokercode.InputError
-	if errors.As(err, &in) {
+	switch {
+	case errors.As(err, &in):
 		return usagef("--history %s", in.Message)
-	}
-	if err != nil {
+	case account.KindOf(err) == account.KindInput:
+		return usagef("--history: %v", err)
+	case err != nil:
 		return accountError(s.Account, err)
 	}
-	console.Fills(c.conn.out(), fills)
+	console.Fills(c.conn.out(), r.Fills)
 	return nil
 }
 
@@ -225,14 +209,10 @@ type routesCommand struct{ conn connFlags }
 func (c *routesCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *routesCommand) run(ctx context.Context, args []string) error {
-	client, s, err := c.conn.readClient()
-	if err != nil {
-		return err
-	}
-	routes, _, err := client.Orders.Routes(ctx, s.Account)
+	r, s, err := c.conn.read(ctx, "routes", true, account.ReadRequest{What: account.ReadRoutes})
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	console.Routes(c.conn.out(), routes)
+	console.Routes(c.conn.out(), r.Routes)
 	return nil
 }
