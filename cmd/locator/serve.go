@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/answerlink"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/dashboard"
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
@@ -17,7 +23,10 @@ import (
 // serveCommand is the long-running owner of one or more accounts: every
 // other process (a terminal, the jobs, an execution helper) hands it its
 // requests. Accounts sharing a key pair share one client, so one pacer per
-// key pair, as the broker's buckets are.
+// key pair, as the broker's buckets are. With --jobs it also runs the
+// jobs of a jobs file on its account: `locator run --config FILE` is that
+// daemon by its older name, so one owner code path keeps the accounts
+// across a step-down (service.Fleet), with or without schedules.
 type serveCommand struct {
 	conn      connFlags
 	config    string
@@ -25,6 +34,12 @@ type serveCommand struct {
 	ownerHost string
 	advertise string
 	notify    string
+	jobs      string
+	grace     time.Duration
+	// name is the command's name in the callers it records: serve, or run.
+	name string
+
+	outMu sync.Mutex
 }
 
 func (c *serveCommand) flags(fs *pflag.FlagSet) {
@@ -35,6 +50,14 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its host)")
 	fs.StringVar(&c.notify, "notify", "", `push offers waiting on a person, with signed approve and decline links, to webhooks: a file with run's "notify" block`)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
+	c.jobsFlags(fs, "jobs")
+}
+
+// jobsFlags declares the flags of the daemon's jobs: the file under name
+// (serve's --jobs, run's --config) and the grace of a stop.
+func (c *serveCommand) jobsFlags(fs *pflag.FlagSet, name string) {
+	fs.StringVar(&c.jobs, name, "", "run the jobs of FILE, JSON (see the README), on the account owned, each run recorded in the database's job_runs")
+	fs.DurationVar(&c.grace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running jobs may finish the step in flight before they are stopped (their workflows resume at the next start)")
 }
 
 func (c *serveCommand) run(ctx context.Context, args []string) error {
@@ -42,6 +65,24 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	c.conn.daemon = true
+	if c.name == "" {
+		c.name = "serve"
+	}
+	if c.grace < 0 {
+		return usagef("--stop-grace %s: want a duration of zero or more", c.grace)
+	}
+	// The whole jobs file is checked before anything is sent.
+	var jobsCfg *jobs.Config
+	if c.jobs != "" {
+		cfg, err := jobs.LoadConfig(c.jobs)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if c.notify != "" {
+			return usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
+		}
+		jobsCfg = cfg
+	}
 	if c.ownerHost != "" {
 		n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
 		if err != nil {
@@ -62,8 +103,18 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if jobsCfg != nil && len(accounts) != 1 {
+		return usagef("--jobs runs the jobs of one account; --config names %d", len(accounts))
+	}
 	log := c.conn.logger()
-	notifier, links, err := jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
+	var notifier *notify.Notifier
+	var links *answerlink.Links
+	if jobsCfg != nil {
+		log = c.conn.daemonLogger(slog.LevelInfo)
+		notifier, links, err = jobsCfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
+	} else {
+		notifier, links, err = jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
+	}
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -86,7 +137,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		if err != nil {
 			return usagef("%v", err)
 		}
-		cfg, err := c.conn.serviceConfig(s, clients, st, "serve", nil, service.RoleDaemon)
+		cfg, err := c.conn.serviceConfig(s, clients, st, c.name, nil, service.RoleDaemon)
 		if err != nil {
 			return err
 		}
@@ -107,11 +158,40 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		defer web.Close()
 	}
 	// A daemon's stop (SIGTERM from systemd or docker, or Ctrl-C) is its
-	// normal end, as run's: exit 0, not 130.
+	// normal end: exit 0, not 130.
+	if jobsCfg != nil {
+		return c.runJobs(ctx, fleet, jobsCfg, &jobs.Runner{Account: fleet.Accounts()[0], Client: cfgs[0].Engine.Client,
+			Store: st, Clock: clock.Real{}, AccountID: cfgs[0].Engine.Account, Logger: log, Notifier: notifier})
+	}
 	if err := fleet.Wait(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil
+}
+
+// runJobs runs the jobs file's schedules on the fleet's one account until
+// ctx ends, or until its owner's engine stops on an error. The runner
+// holds the account as the fleet does (a service.Handle), so an owner that
+// steps down and owns again, or that another process replaced, keeps the
+// schedules running through whichever owner there is.
+func (c *serveCommand) runJobs(ctx context.Context, fleet *service.Fleet, cfg *jobs.Config, runner *jobs.Runner) error {
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	fatal := make(chan error, 1)
+	go func() {
+		if err := fleet.Wait(waitCtx); err != nil && waitCtx.Err() == nil {
+			fatal <- err
+		}
+	}()
+	d := jobs.Daemon{Runner: runner, Config: cfg, Grace: c.grace, Report: c.report}
+	return d.Run(ctx, fatal)
+}
+
+// report prints a finished run on stdout: one line, or one JSON object.
+func (c *serveCommand) report(r *locator.JobRun) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	console.JobRun(c.conn.out(), r)
 }
 
 // accounts reads --config, or serves the one account of the flags.
