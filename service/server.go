@@ -1,0 +1,372 @@
+package service
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/clock"
+)
+
+// server serves the account API of one owner on its socket and, over
+// TLS, to other hosts.
+type server struct {
+	l      *Local
+	hello  func() Hello
+	prover Prover // the owner's credentials, which a follower must hold too
+	clk    clock.Clock
+	pin    string // of the owner's certificate on the network, if any
+
+	mu       sync.Mutex
+	replies  map[string]chan bool          // questions waiting for their reply
+	jobs     map[string]context.CancelFunc // job runs, by ref
+	nonces   map[string]time.Time          // challenges handed out, by expiry
+	sessions map[string]time.Time          // sessions earned, by expiry (real time)
+}
+
+func newServer(l *Local, hello func() Hello, prover Prover, clk clock.Clock, pin string) *server {
+	return &server{l: l, hello: hello, prover: prover, clk: clk, pin: pin, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
+		nonces: map[string]time.Time{}, sessions: map[string]time.Time{}}
+}
+
+// greet is hello with a fresh challenge.
+func (s *server) greet(w http.ResponseWriter, _ *http.Request) {
+	h := s.hello()
+	h.Nonce = rand.Text()
+	now := s.clk.Now()
+	s.mu.Lock()
+	for n, exp := range s.nonces {
+		if now.After(exp) {
+			delete(s.nonces, n)
+		}
+	}
+	s.nonces[h.Nonce] = now.Add(challengeTTL)
+	s.mu.Unlock()
+	send(w, h)
+}
+
+// prove checks a follower's proof: the challenge is this owner's, fresh
+// and answered once, with the owner's credentials for its broker address,
+// on the channel the owner sees (its own certificate, the connection's
+// exporter value). Anything else is refused, and the follower can do
+// nothing. The owner proves the key pair back on the same challenge.
+func (s *server) prove(w http.ResponseWriter, r *http.Request) {
+	var p proof
+	if !decode(w, r, &p) {
+		return
+	}
+	s.mu.Lock()
+	exp, ok := s.nonces[p.Nonce]
+	delete(s.nonces, p.Nonce)
+	s.mu.Unlock()
+	refused := account.Errorf(account.KindRefused, "this process does not hold the owner's key pair for its broker address "+
+		"(another secret, key id or address than the account's owner), or its proof was made on another connection than the owner's "+
+		"(relayed by a host posing as the owner); nothing was sent")
+	if !ok || s.clk.Now().After(exp) {
+		fail(w, account.Errorf(account.KindRefused, "the owner's challenge expired or was answered already; nothing was sent"))
+		return
+	}
+	ch, err := channel(r.TLS, s.pin)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	baseURL := s.hello().BaseURL
+	id, mac, err := s.prover.Prove(challenge("follower", p.Nonce, baseURL, ch))
+	if err != nil || p.Identity != id || !hmac.Equal(p.MAC, mac) {
+		fail(w, refused)
+		return
+	}
+	_, mine, err := s.prover.Prove(challenge("owner", p.Nonce, baseURL, ch))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	token := rand.Text()
+	now := time.Now()
+	s.mu.Lock()
+	for t, exp := range s.sessions {
+		if now.After(exp) {
+			delete(s.sessions, t)
+		}
+	}
+	s.sessions[token] = now.Add(sessionTTL)
+	s.mu.Unlock()
+	send(w, earnedSession{Session: token, MAC: mine})
+}
+
+// earned wraps h: a request without a session earned is refused.
+func (s *server) earned(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		exp, ok := s.sessions[r.Header.Get(sessionHeader)]
+		s.mu.Unlock()
+		if !ok || time.Now().After(exp) {
+			w.Header().Set(sessionHeader, "expired")
+			fail(w, account.Errorf(account.KindRefused, "no session, or it expired: prove the owner's credentials first; nothing was sent"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) routes() http.Handler {
+	open := http.NewServeMux()
+	open.HandleFunc("GET /v1/hello", s.greet)
+	open.HandleFunc("POST /v1/session", s.prove)
+	mux := http.NewServeMux()
+	open.Handle("/", s.earned(mux))
+	handle(mux, "/v1/locate", s, account.Account.Locate)
+	handle(mux, "/v1/quote", s, account.Account.Quote)
+	handle(mux, "/v1/credit-back", s, account.Account.CreditBack)
+	handle(mux, "/v1/short", s, account.Account.Short)
+	handle(mux, "/v1/place-order", s, account.Account.PlaceOrder)
+	handle(mux, "/v1/cancel-order", s, account.Account.CancelOrder)
+	handle(mux, "/v1/status", s, account.Account.Status)
+	handle(mux, "/v1/fees", s, account.Account.Fees)
+	handle(mux, "/v1/today", s, account.Account.Today)
+	handle(mux, "/v1/read", s, account.Account.Read)
+	handle(mux, "/v1/answer", s, func(a account.Account, ctx context.Context, req account.AnswerRequest) (struct{}, error) {
+		return struct{}{}, a.Answer(ctx, req)
+	})
+	handle(mux, "/v1/cancel", s, func(a account.Account, ctx context.Context, req account.CancelRequest) (struct{}, error) {
+		return struct{}{}, a.Cancel(ctx, req)
+	})
+	mux.HandleFunc("POST /v1/job", s.job)
+	mux.HandleFunc("POST /v1/job/stop", s.jobStop)
+	mux.HandleFunc("GET /v1/follow", s.follow)
+	mux.HandleFunc("GET /v1/subscribe", s.subscribe)
+	mux.HandleFunc("GET /v1/questions", s.questions)
+	mux.HandleFunc("POST /v1/reply", s.reply)
+	return open
+}
+
+// handle serves one call of the API: its request decoded, the caller's
+// view of the account, its answer encoded.
+func handle[Req, Resp any](mux *http.ServeMux, path string, s *server, call func(account.Account, context.Context, Req) (Resp, error)) {
+	mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+		a, ok := s.session(w, r)
+		if !ok {
+			return
+		}
+		var req Req
+		if !decode(w, r, &req) {
+			return
+		}
+		resp, err := call(a, r.Context(), req)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		send(w, resp)
+	})
+}
+
+// askOverStream stands for a follower's prompt in its session: the
+// follower answers on its question stream, where Local routes the
+// questions by the caller's id; this function itself is never asked.
+func askOverStream(context.Context, account.Question) bool { return false }
+
+// session is the account as the request's caller sees it.
+func (s *server) session(w http.ResponseWriter, r *http.Request) (account.Account, bool) {
+	var c wireCaller
+	if err := json.Unmarshal([]byte(r.Header.Get(callerHeader)), &c); err != nil || c.ID == "" {
+		fail(w, account.Errorf(account.KindInput, "the request names no caller"))
+		return nil, false
+	}
+	caller := account.Caller{ID: c.ID, Name: c.Name, Env: envOf(c.Env)}
+	if c.CanAsk {
+		caller.Ask = askOverStream
+	}
+	return s.l.As(caller), true
+}
+
+func (s *server) job(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.session(w, r)
+	if !ok {
+		return
+	}
+	var call jobCall
+	if !decode(w, r, &call) {
+		return
+	}
+	// The run is stopped gently: by /v1/job/stop, or when the follower
+	// goes away (its request's context ends).
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	if call.Ref != "" {
+		s.mu.Lock()
+		s.jobs[call.Ref] = stop
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.jobs, call.Ref)
+			s.mu.Unlock()
+		}()
+	}
+	res, err := a.RunJob(ctx, call.JobRequest)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	send(w, res)
+}
+
+func (s *server) jobStop(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Ref string `json:"ref"`
+	}
+	if !decode(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	stop := s.jobs[req.Ref]
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	send(w, struct{}{})
+}
+
+// stream starts a response of newline-delimited messages.
+func stream(w http.ResponseWriter) func(message) bool {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush()
+	}
+	return func(m message) bool {
+		if err := enc.Encode(m); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+}
+
+func (s *server) follow(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.session(w, r)
+	if !ok {
+		return
+	}
+	put := stream(w)
+	q := r.URL.Query()
+	end, err := a.Follow(r.Context(), account.FollowRequest{ID: q.Get("id"), FromStart: q.Get("fromStart") == "1"}, func(u account.Update) {
+		put(message{Update: &u})
+	})
+	switch {
+	case err != nil && r.Context().Err() == nil:
+		put(message{Error: classify(err)})
+	case err == nil:
+		put(message{End: end})
+	}
+}
+
+func (s *server) subscribe(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.session(w, r)
+	if !ok {
+		return
+	}
+	updates, err := a.Subscribe(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	put := stream(w)
+	for u := range updates {
+		if !put(message{Update: &u}) {
+			return
+		}
+	}
+}
+
+// questions puts the questions of the caller's requests to it, for as
+// long as its stream stays open, and takes its replies from /v1/reply.
+func (s *server) questions(w http.ResponseWriter, r *http.Request) {
+	var c wireCaller
+	if err := json.Unmarshal([]byte(r.Header.Get(callerHeader)), &c); err != nil || c.ID == "" {
+		fail(w, account.Errorf(account.KindInput, "the request names no caller"))
+		return
+	}
+	put := stream(w)
+	var mu sync.Mutex // one writer at a time on the stream
+	lines := func(m message) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return put(m)
+	}
+	streamGone := r.Context().Done()
+	release := s.l.Listen(c.ID, func(ctx context.Context, q account.Question) bool {
+		ch := make(chan bool, 1)
+		s.mu.Lock()
+		s.replies[q.ID] = ch
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.replies, q.ID)
+			s.mu.Unlock()
+		}()
+		if !lines(message{Question: &q}) {
+			return false
+		}
+		select {
+		case ok := <-ch:
+			return ok
+		case <-ctx.Done():
+			lines(message{Withdrawn: q.ID, Answered: errors.Is(context.Cause(ctx), account.ErrAnsweredElsewhere)})
+			return false
+		case <-streamGone:
+			return false
+		}
+	})
+	defer release()
+	<-streamGone
+}
+
+func (s *server) reply(w http.ResponseWriter, r *http.Request) {
+	var rep reply
+	if !decode(w, r, &rep) {
+		return
+	}
+	s.mu.Lock()
+	ch := s.replies[rep.Question]
+	s.mu.Unlock()
+	if ch == nil {
+		fail(w, account.Errorf(account.KindNotOpen, "no question "+rep.Question+" waits (answered or withdrawn)"))
+		return
+	}
+	select {
+	case ch <- rep.Accept:
+	default:
+	}
+	send(w, struct{}{})
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(v); err != nil {
+		fail(w, account.Errorf(account.KindInput, "bad request: "+err.Error()))
+		return false
+	}
+	return true
+}
+
+func send(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	json.NewEncoder(w).Encode(classify(err))
+}
