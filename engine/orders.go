@@ -179,57 +179,22 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	typ, tif := req.OrderType, req.TimeInForce
-	if typ == "" {
-		typ = brokerclient.OrderTypeLimit
-	}
-	if tif == "" {
-		tif = brokerclient.TimeInForceDay
-	}
-	// The order's shape is checked before the locate is paid for.
-	shape := &Order{OrderType: string(typ), TimeInForce: string(tif), LimitPrice: req.Limit, StopPrice: req.Stop}
-	if err := orderRules(shape, e.brokerNow()); err != nil {
-		return nil, err
-	}
-	shape.Symbol, shape.Quantity = req.Symbol, req.Quantity
-	if err := e.guard(ctx, shape, req.Guard); err != nil {
-		return nil, err
-	}
-	route, err := e.route(ctx, req.Route, typ, tif)
+	o, err := e.shortOrder(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	res := &ShortResult{}
 	if req.ClientOrderID != "" {
 		if _, err := e.store.GetOrder(ctx, req.ClientOrderID); err == nil {
-			// Sent before: follow it, and report its locate.
-			if res.Order, err = e.WaitOrder(ctx, req.ClientOrderID, true); err != nil {
-				return res, err
-			}
-			res.Locate, err = e.store.Get(ctx, res.Order.LocateWorkflowID)
-			return res, err
+			return e.shortSent(ctx, req.ClientOrderID)
 		}
 	}
-	// Buying power and account status first: a locate the account could not
-	// use would be paid for nothing.
-	sizeAt := req.sizingPrice()
-	if sizeAt.IsZero() {
-		// A market short is sized at the symbol's last price.
-		if sizeAt, err = e.lastPrice(ctx, req.Symbol); err != nil {
-			return nil, err
-		}
-		if sizeAt.IsZero() {
-			return nil, brokercode.Invalid("order type", "a market short is sized at %s's last fill price, and locator saw none today: use a limit order (--type limit --limit-price P)", req.Symbol)
-		}
+	sizeAt, sizing, err := e.sizeShort(ctx, req)
+	if sizing == nil {
+		return nil, err
 	}
-	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity); err != nil {
-		return nil, fmt.Errorf("sizing: %w", err)
-	}
-	for _, l := range res.Sizing.Limits {
-		if l.Name != ledger.LimitInventory && !l.Unlimited && l.Shares < req.Quantity {
-			return res, fmt.Errorf("%w: %s allows %d shares of %s at %s, not %d (%s); no order was sent",
-				ErrSizing, l.Name, l.Shares, req.Symbol, sizeAt, req.Quantity, l.Detail)
-		}
+	res := &ShortResult{Sizing: sizing}
+	if err != nil {
+		return res, err
 	}
 	h, err := e.Locate(ctx, Request{ID: req.LocateID, Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
 	if err != nil {
@@ -249,15 +214,9 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		res.Reason = fmt.Sprintf("sizing: %d shortable, bound by %s", res.Sizing.Shortable, res.Sizing.Binding)
 		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, res.Sizing.Explanation)
 	}
-	id := req.ClientOrderID
-	if id == "" {
-		id = uuid.NewString()
-	}
-	o := &Order{
-		ClientOrderID: id, Account: e.cfg.Account, Symbol: req.Symbol,
-		Side: string(brokerclient.SideSell), OpenClose: string(brokerclient.OpenCloseOpen),
-		OrderType: string(typ), TimeInForce: string(tif),
-		Quantity: req.Quantity, LimitPrice: req.Limit, StopPrice: req.Stop, Route: route, LocateWorkflowID: res.Locate.ID,
+	o.ClientOrderID, o.LocateWorkflowID = req.ClientOrderID, res.Locate.ID
+	if o.ClientOrderID == "" {
+		o.ClientOrderID = uuid.NewString()
 	}
 	if err := validOrder(o); err != nil {
 		return res, err
@@ -273,6 +232,77 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	}
 	res.Order, err = e.send(ctx, o)
 	return res, err
+}
+
+// shortOrder is the short's Sell/Open order but for its clientOrderId and
+// its locate: its type and time in force (Limit and Day unless asked),
+// checked against the order rules, the fat-finger guard and the route
+// before the locate is paid for.
+func (e *Engine) shortOrder(ctx context.Context, req ShortRequest) (*Order, error) {
+	typ, tif := req.OrderType, req.TimeInForce
+	if typ == "" {
+		typ = brokerclient.OrderTypeLimit
+	}
+	if tif == "" {
+		tif = brokerclient.TimeInForceDay
+	}
+	o := &Order{OrderType: string(typ), TimeInForce: string(tif), LimitPrice: req.Limit, StopPrice: req.Stop}
+	if err := orderRules(o, e.brokerNow()); err != nil {
+		return nil, err
+	}
+	o.Symbol, o.Quantity = req.Symbol, req.Quantity
+	if err := e.guard(ctx, o, req.Guard); err != nil {
+		return nil, err
+	}
+	route, err := e.route(ctx, req.Route, typ, tif)
+	if err != nil {
+		return nil, err
+	}
+	o.Account, o.Route = e.cfg.Account, route
+	o.Side, o.OpenClose = string(brokerclient.SideSell), string(brokerclient.OpenCloseOpen)
+	return o, nil
+}
+
+// shortSent is a short sent before under clientOrderID: its order followed
+// to a working or final state, and its locate.
+func (e *Engine) shortSent(ctx context.Context, clientOrderID string) (*ShortResult, error) {
+	res := &ShortResult{}
+	var err error
+	if res.Order, err = e.WaitOrder(ctx, clientOrderID, true); err != nil {
+		return res, err
+	}
+	res.Locate, err = e.store.Get(ctx, res.Order.LocateWorkflowID)
+	return res, err
+}
+
+// sizeShort checks buying power and the account's status before the
+// locate (a locate the account could not use would be paid for nothing)
+// and returns the price the short is sized at and the sizing (nil when it
+// could not be read). A limit of the account's short of the quantity is
+// ErrSizing, with the sizing.
+func (e *Engine) sizeShort(ctx context.Context, req ShortRequest) (decimal.Decimal, *ledger.Sizing, error) {
+	sizeAt := req.sizingPrice()
+	var err error
+	if sizeAt.IsZero() {
+		// A market short is sized at the symbol's last price.
+		if sizeAt, err = e.lastPrice(ctx, req.Symbol); err != nil {
+			return sizeAt, nil, err
+		}
+		if sizeAt.IsZero() {
+			return sizeAt, nil, brokercode.Invalid("order type", "a market short is sized at %s's last fill price, and locator saw none today: use a limit order (--type limit --limit-price P)", req.Symbol)
+		}
+	}
+	sizing, err := ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity)
+	if err != nil {
+		return sizeAt, nil, fmt.Errorf("sizing: %w", err)
+	}
+	for _, l := range sizing.Limits {
+		if l.Name != ledger.LimitInventory && !l.Unlimited && l.Shares < req.Quantity {
+			return sizeAt, sizing, fmt.Errorf("%w: %s allows %d shares of %s at %s, not %d (%s); no order was sent",
+				ErrSizing, l.Name, l.Shares, req.Symbol, sizeAt, req.Quantity, l.Detail)
+		}
+	}
+	return sizeAt, sizing, nil
 }
 
 // sizingPrice is the price the short is sized at: its limit, else its

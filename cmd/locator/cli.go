@@ -239,6 +239,22 @@ func (e *commandError) Unwrap() error { return e.err }
 
 // root builds the command tree for one run.
 func (m *Main) root() *cobra.Command {
+	root := m.top()
+	ex := examples()
+	for _, sp := range m.commands() {
+		root.AddCommand(m.subcommand(sp, ex[sp.name]))
+	}
+	// cobra's help and completion commands are made now rather than when
+	// the tree runs, so that their booleans show the same way.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	plainBools(root)
+	return root
+}
+
+// top is the tree's root: the program's help, its persistent flags and
+// the groups of its commands.
+func (m *Main) top() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "locator",
 		Short: "Short-sale locates on the broker, end to end",
@@ -287,40 +303,36 @@ policy, 130 interrupted.`,
 		&cobra.Group{ID: groupRun, Title: "Running it:"},
 		&cobra.Group{ID: groupTools, Title: "Simulator and tools:"},
 	)
-	ex := examples()
-	for _, sp := range m.commands() {
-		c := sp.new()
-		use := sp.name
-		if sp.args != "" {
-			use += " " + sp.args
-		}
-		sc := &cobra.Command{
-			Use: use, Short: sp.short, GroupID: sp.group,
-			Example: "  " + strings.Join(ex[sp.name], "\n  "),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				var err error
-				if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
-					err = usagef("unexpected argument %q", args[0])
-				} else {
-					err = c.run(cmd.Context(), args)
-				}
-				if err != nil {
-					return &commandError{path: cmd.CommandPath(), err: err}
-				}
-				return nil
-			},
-		}
-		c.flags(sc.Flags())
-		console.Limit(sc.Flags(), sp.formats...)
-		sc.Flags().SetOutput(m.Stderr) // a deprecated flag's notice
-		root.AddCommand(sc)
-	}
-	// cobra's help and completion commands are made now rather than when
-	// the tree runs, so that their booleans show the same way.
-	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
-	plainBools(root)
 	return root
+}
+
+// subcommand is the command sp describes, with its examples.
+func (m *Main) subcommand(sp spec, examples []string) *cobra.Command {
+	c := sp.new()
+	use := sp.name
+	if sp.args != "" {
+		use += " " + sp.args
+	}
+	sc := &cobra.Command{
+		Use: use, Short: sp.short, GroupID: sp.group,
+		Example: "  " + strings.Join(examples, "\n  "),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
+				err = usagef("unexpected argument %q", args[0])
+			} else {
+				err = c.run(cmd.Context(), args)
+			}
+			if err != nil {
+				return &commandError{path: cmd.CommandPath(), err: err}
+			}
+			return nil
+		},
+	}
+	c.flags(sc.Flags())
+	console.Limit(sc.Flags(), sp.formats...)
+	sc.Flags().SetOutput(m.Stderr) // a deprecated flag's notice
+	return sc
 }
 
 // plainBools shows the boolean flags of cmd and its subcommands plainly

@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/jobs"
 	"github.com/locatorhq/locator/notify"
 	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/store"
 )
 
 // serveCommand is the long-running owner of one or more accounts: every
@@ -68,20 +69,9 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if c.name == "" {
 		c.name = "serve"
 	}
-	if c.grace < 0 {
-		return usagef("--stop-grace %s: want a duration of zero or more", c.grace)
-	}
-	// The whole jobs file is checked before anything is sent.
-	var jobsCfg *jobs.Config
-	if c.jobs != "" {
-		cfg, err := jobs.LoadConfig(c.jobs)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		if c.notify != "" {
-			return usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
-		}
-		jobsCfg = cfg
+	jobsCfg, err := c.loadJobs()
+	if err != nil {
+		return err
 	}
 	if c.ownerHost != "" {
 		n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
@@ -106,17 +96,9 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if jobsCfg != nil && len(accounts) != 1 {
 		return usagef("--jobs runs the jobs of one account; --config names %d", len(accounts))
 	}
-	log := c.conn.logger()
-	var notifier *notify.Notifier
-	var links *answerlink.Links
-	if jobsCfg != nil {
-		log = c.conn.daemonLogger(slog.LevelInfo)
-		notifier, links, err = jobsCfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
-	} else {
-		notifier, links, err = jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
-	}
+	log, notifier, links, err := c.notifications(jobsCfg)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	defer func() { notifier.Drain(ctx, notify.DrainBound) }()
 	c.conn.links, c.conn.notifier = links, notifier
@@ -130,18 +112,9 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	clients := map[string]*brokerclient.Client{} // one per key pair (at its address): one pacer per key pair
-	var cfgs []service.Config
-	for _, a := range accounts {
-		s, err := base.For(a, c.conn.m.secretEnv)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		cfg, err := c.conn.serviceConfig(s, clients, st, c.name, nil, service.RoleDaemon)
-		if err != nil {
-			return err
-		}
-		cfgs = append(cfgs, cfg)
+	cfgs, err := c.configs(base, accounts, st)
+	if err != nil {
+		return err
 	}
 	fleet, err := service.OpenFleet(ctx, cfgs)
 	if err != nil {
@@ -167,6 +140,66 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// loadJobs reads and checks the whole jobs file, if any, before anything
+// is sent.
+func (c *serveCommand) loadJobs() (*jobs.Config, error) {
+	if c.grace < 0 {
+		return nil, usagef("--stop-grace %s: want a duration of zero or more", c.grace)
+	}
+	if c.jobs == "" {
+		return nil, nil
+	}
+	cfg, err := jobs.LoadConfig(c.jobs)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if c.notify != "" {
+		return nil, usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
+	}
+	return cfg, nil
+}
+
+// notifications are the daemon's log and who it tells of offers waiting
+// on a person (and, with jobs, of failed runs and fee problems): the jobs
+// file's notify block, else --notify's file. With jobs the log says what
+// each run does (info), as run's always has.
+func (c *serveCommand) notifications(jobsCfg *jobs.Config) (*slog.Logger, *notify.Notifier, *answerlink.Links, error) {
+	if jobsCfg != nil {
+		log := c.conn.daemonLogger(slog.LevelInfo)
+		notifier, links, err := jobsCfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
+		if err != nil {
+			return nil, nil, nil, usagef("config %s: %v", c.jobs, err)
+		}
+		return log, notifier, links, nil
+	}
+	log := c.conn.logger()
+	notifier, links, err := jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
+	if err != nil {
+		return nil, nil, nil, usagef("%v", err)
+	}
+	return log, notifier, links, nil
+}
+
+// configs is how this process opens each account on st, as a daemon:
+// accounts sharing a key pair (at one address) share one client, and so
+// one pacer.
+func (c *serveCommand) configs(base config.Settings, accounts []config.NamedAccount, st *store.Store) ([]service.Config, error) {
+	clients := map[string]*brokerclient.Client{}
+	var cfgs []service.Config
+	for _, a := range accounts {
+		s, err := base.For(a, c.conn.m.secretEnv)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		cfg, err := c.conn.serviceConfig(s, clients, st, c.name, nil, service.RoleDaemon)
+		if err != nil {
+			return nil, err
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	return cfgs, nil
 }
 
 // runJobs runs the jobs file's schedules on the fleet's one account until
