@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -20,7 +18,7 @@ func ShortShowing(ctx context.Context, a Account, req ShortRequest, show func(Up
 		req.LocateID = workflow.NewID()
 	}
 	if req.ClientOrderID == "" {
-		req.ClientOrderID = uuid.NewString()
+		req.ClientOrderID = workflow.NewOrderID()
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()

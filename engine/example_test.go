@@ -11,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
@@ -82,10 +83,10 @@ func ExampleEngine_Short() {
 	defer stop()
 	ctx := context.Background()
 
-	res, err := e.Short(ctx, engine.ShortRequest{
+	res, err := e.Short(ctx, account.ShortRequest{
 		Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12),
 		Policy: engine.Policy{MaxPrice: decimal.RequireFromString("0.02")},
-	})
+	}, engine.ShortAnswers{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
@@ -866,7 +864,7 @@ func (e *Engine) newWorkflow(kind states.Kind, id, symbol string, requested int6
 	}
 	return &Workflow{
 		ID: id, Kind: kind, Account: e.cfg.Account, Symbol: symbol,
-		Requested: requested, QuoteReqID: uuid.NewString(), State: states.Initial(kind),
+		Requested: requested, QuoteReqID: workflow.NewQuoteReqID(), State: states.Initial(kind),
 	}
 }
 

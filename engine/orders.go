@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
@@ -41,54 +41,21 @@ const (
 // located shares, account status); nothing was sent.
 var ErrSizing = errors.New("sizing refuses the short")
 
-// ShortRequest is a locate-then-short: make sure Quantity shares of Symbol
-// are available to short (locating the shortfall under Policy), check the
-// sizing, then sell short at Limit under a write-ahead clientOrderId.
-type ShortRequest struct {
-	Symbol   string
-	Quantity int64
-	// OrderType and TimeInForce are the order's (empty: Limit, Day); Limit
-	// is its limit price (Limit, StopLimit), Stop its stop price (Stop,
-	// StopLimit). orderRules says which combinations the spec allows.
-	OrderType   brokerclient.OrderType
-	TimeInForce brokerclient.TimeInForce
-	Limit       decimal.Decimal
-	Stop        decimal.Decimal
-	// Guard is the fat-finger guard (Engine.guard), checked before the
-	// locate is paid for.
-	Guard workflow.Guard
-	// Route names the order route; empty means SMART on a live account and
-	// none (the broker assigns one) on paper.
-	Route  string
-	Policy Policy
+// ShortAnswers are who answers a short's questions in the process that
+// asked for it; the request itself is the account API's
+// (account.ShortRequest).
+type ShortAnswers struct {
 	// Confirm, when set, is asked before the order leaves; false sends
 	// nothing.
 	Confirm func(ctx context.Context, o Order) bool
 	// Ask and Asker are the locate's (see Request).
 	Ask   func(ctx context.Context, o Offer) bool
 	Asker string
-	// LocateID and ClientOrderID, when set, are the ids of the locate and
-	// the order, chosen by the caller so that a short sent again (its owner
-	// went away before answering) neither locates nor sells twice: an
-	// order recorded under ClientOrderID is followed, never sent again.
-	LocateID      string
-	ClientOrderID string
 }
 
-// ShortResult says how a short went: the locate behind it, the sizing, and
-// the order (nil when none was sent, with Reason saying why).
-type ShortResult struct {
-	Locate *Workflow
-	Sizing *ledger.Sizing
-	Order  *Order
-	Reason string
-	// Declined is set when Confirm said no: nothing was sent, by the
-	// person's choice.
-	Declined bool
-}
-
-// Validate checks the request before anything is sent.
-func (r ShortRequest) Validate() error {
+// validShort checks a short's request before anything is sent: the one
+// check of it, made by Short.
+func validShort(r account.ShortRequest) error {
 	if err := workflow.ValidateID(r.LocateID); err != nil {
 		return err
 	}
@@ -175,8 +142,8 @@ func regularSession(t time.Time) bool {
 // order under a clientOrderId recorded before it is sent, and follows it to
 // a final or working state. The order is never sent twice: an answer lost
 // on the way is settled by looking its id up.
-func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, error) {
-	if err := req.Validate(); err != nil {
+func (e *Engine) Short(ctx context.Context, req account.ShortRequest, by ShortAnswers) (*account.ShortResult, error) {
+	if err := validShort(req); err != nil {
 		return nil, err
 	}
 	o, err := e.shortOrder(ctx, req)
@@ -192,11 +159,11 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	if sizing == nil {
 		return nil, err
 	}
-	res := &ShortResult{Sizing: sizing}
+	res := &account.ShortResult{}
 	if err != nil {
 		return res, err
 	}
-	h, err := e.Locate(ctx, Request{ID: req.LocateID, Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: req.Ask, Asker: req.Asker})
+	h, err := e.Locate(ctx, Request{ID: req.LocateID, Symbol: req.Symbol, Quantity: workflow.RoundUpLot(req.Quantity), Policy: req.Policy, Ask: by.Ask, Asker: by.Asker})
 	if err != nil {
 		return res, err
 	}
@@ -207,16 +174,16 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 		res.Reason = "the locate ended " + string(res.Locate.State)
 		return res, nil
 	}
-	if res.Sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity); err != nil {
+	if sizing, err = ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity); err != nil {
 		return res, fmt.Errorf("sizing: %w", err)
 	}
-	if res.Sizing.Shortable < req.Quantity {
-		res.Reason = fmt.Sprintf("sizing: %d shortable, bound by %s", res.Sizing.Shortable, res.Sizing.Binding)
-		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, res.Sizing.Explanation)
+	if sizing.Shortable < req.Quantity {
+		res.Reason = fmt.Sprintf("sizing: %d shortable, bound by %s", sizing.Shortable, sizing.Binding)
+		return res, fmt.Errorf("%w: %s; no order was sent", ErrSizing, sizing.Explanation)
 	}
 	o.ClientOrderID, o.LocateWorkflowID = req.ClientOrderID, res.Locate.ID
 	if o.ClientOrderID == "" {
-		o.ClientOrderID = uuid.NewString()
+		o.ClientOrderID = workflow.NewOrderID()
 	}
 	if err := validOrder(o); err != nil {
 		return res, err
@@ -226,7 +193,7 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 	if err := e.ordersSettled(ctx); err != nil {
 		return res, err
 	}
-	if req.Confirm != nil && !req.Confirm(ctx, *o) {
+	if by.Confirm != nil && !by.Confirm(ctx, *o) {
 		res.Reason, res.Declined = "declined at the confirmation", true
 		return res, nil
 	}
@@ -238,8 +205,8 @@ func (e *Engine) Short(ctx context.Context, req ShortRequest) (*ShortResult, err
 // its locate: its type and time in force (Limit and Day unless asked),
 // checked against the order rules, the fat-finger guard and the route
 // before the locate is paid for.
-func (e *Engine) shortOrder(ctx context.Context, req ShortRequest) (*Order, error) {
-	typ, tif := req.OrderType, req.TimeInForce
+func (e *Engine) shortOrder(ctx context.Context, req account.ShortRequest) (*Order, error) {
+	typ, tif := brokerclient.OrderType(req.OrderType), brokerclient.TimeInForce(req.TimeInForce)
 	if typ == "" {
 		typ = brokerclient.OrderTypeLimit
 	}
@@ -265,8 +232,8 @@ func (e *Engine) shortOrder(ctx context.Context, req ShortRequest) (*Order, erro
 
 // shortSent is a short sent before under clientOrderID: its order followed
 // to a working or final state, and its locate.
-func (e *Engine) shortSent(ctx context.Context, clientOrderID string) (*ShortResult, error) {
-	res := &ShortResult{}
+func (e *Engine) shortSent(ctx context.Context, clientOrderID string) (*account.ShortResult, error) {
+	res := &account.ShortResult{}
 	var err error
 	if res.Order, err = e.WaitOrder(ctx, clientOrderID, true); err != nil {
 		return res, err
@@ -280,8 +247,8 @@ func (e *Engine) shortSent(ctx context.Context, clientOrderID string) (*ShortRes
 // and returns the price the short is sized at and the sizing (nil when it
 // could not be read). A limit of the account's short of the quantity is
 // ErrSizing, with the sizing.
-func (e *Engine) sizeShort(ctx context.Context, req ShortRequest) (decimal.Decimal, *ledger.Sizing, error) {
-	sizeAt := req.sizingPrice()
+func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest) (decimal.Decimal, *ledger.Sizing, error) {
+	sizeAt := sizingPrice(req)
 	var err error
 	if sizeAt.IsZero() {
 		// A market short is sized at the symbol's last price.
@@ -307,7 +274,7 @@ func (e *Engine) sizeShort(ctx context.Context, req ShortRequest) (decimal.Decim
 
 // sizingPrice is the price the short is sized at: its limit, else its
 // stop; zero for a market short (Short sizes it at the last price).
-func (r ShortRequest) sizingPrice() decimal.Decimal {
+func sizingPrice(r account.ShortRequest) decimal.Decimal {
 	if r.Limit.IsPositive() {
 		return r.Limit
 	}

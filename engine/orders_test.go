@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/market"
@@ -24,7 +25,7 @@ import (
 func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
-	res, err := b.engine.Short(t.Context(), engine.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")})
+	res, err := b.engine.Short(t.Context(), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}, engine.ShortAnswers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +92,14 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 	}
 	// A market short is sized at the symbol's last fill: refused before
 	// any fill of HTBX today, placed after one.
-	mkt := engine.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Market", Policy: auto("0.02")}
-	if _, err := b.engine.Short(t.Context(), mkt); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "last fill price") {
+	mkt := account.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Market", Policy: auto("0.02")}
+	if _, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "last fill price") {
 		t.Fatalf("market short with no fill today: %v, want refused", err)
 	}
-	if res, err := b.engine.Short(t.Context(), engine.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}); err != nil || res.Order.State != states.Filled {
+	if res, err := b.engine.Short(t.Context(), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}, engine.ShortAnswers{}); err != nil || res.Order.State != states.Filled {
 		t.Fatalf("limit short: %+v, %v", res, err)
 	}
-	if res, err := b.engine.Short(t.Context(), mkt); err != nil || res.Order == nil || res.Order.State != states.Filled || res.Order.OrderType != "Market" {
+	if res, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); err != nil || res.Order == nil || res.Order.State != states.Filled || res.Order.OrderType != "Market" {
 		t.Fatalf("market short after a fill: %+v, %v; want filled", res, err)
 	}
 	for _, at := range []time.Time{

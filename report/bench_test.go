@@ -50,7 +50,7 @@ func writeYear(tb testing.TB) (*store.Store, report.Range) {
 			n++
 			id := fmt.Sprintf("q%06d", n)
 			mk := func(kind states.Kind, state states.State, qid string, qty int64, p decimal.Decimal) {
-				if err := st.Create(ctx, &workflow.Workflow{ID: "wf-" + qid, Kind: kind, Account: account, Symbol: sym,
+				if err := st.Create(ctx, &workflow.Workflow{ID: "wf-" + qid, Kind: kind, Account: accountID, Symbol: sym,
 					Requested: qty, Quantity: qty, QuoteReqID: qid, AcceptedID: qid, State: state, Price: p}); err != nil {
 					tb.Fatal(err)
 				}
@@ -60,7 +60,7 @@ func writeYear(tb testing.TB) (*store.Store, report.Range) {
 			mk(states.Locate, states.Declined, id+"d", 300, price.Add(decimal.New(5, -3)))
 			for j, side := range []string{"Sell", "Buy"} {
 				oc := map[string]string{"Sell": "Open", "Buy": "Close"}[side]
-				o := &workflow.Order{ClientOrderID: fmt.Sprintf("%s-o%d", id, j), Account: account, Symbol: sym, Side: side,
+				o := &workflow.Order{ClientOrderID: fmt.Sprintf("%s-o%d", id, j), Account: accountID, Symbol: sym, Side: side,
 					OpenClose: oc, OrderType: "Limit", TimeInForce: "Day", Quantity: 300, LimitPrice: decimal.NewFromInt(10), Route: "SMART"}
 				if err := st.CreateOrder(ctx, o); err != nil {
 					tb.Fatal(err)
@@ -75,9 +75,9 @@ func writeYear(tb testing.TB) (*store.Store, report.Range) {
 			fee := price.Mul(decimal.NewFromInt(500)).Round(2)
 			credit := price.Mul(decimal.NewFromInt(200)).Round(2)
 			cash = append(cash,
-				store.CashEntry{Key: id + "f", Account: account, EntryDate: d, CashType: "Locate Fees", Currency: "USD", Withdraw: fee,
+				store.CashEntry{Key: id + "f", Account: accountID, EntryDate: d, CashType: "Locate Fees", Currency: "USD", Withdraw: fee,
 					Note: fmt.Sprintf("Locate fee %s 500 shares @ %s (quoteReqID %s)", sym, price, id)},
-				store.CashEntry{Key: id + "r", Account: account, EntryDate: d, CashType: "Locate Fees", Currency: "USD", Deposit: credit,
+				store.CashEntry{Key: id + "r", Account: accountID, EntryDate: d, CashType: "Locate Fees", Currency: "USD", Deposit: credit,
 					Note: fmt.Sprintf("Locate credit-back %s 200 shares @ %s (quoteReqID %sc)", sym, price, id)})
 		}
 	}
@@ -96,7 +96,7 @@ func BenchmarkReportYear(b *testing.B) {
 	var r *report.Report
 	for b.Loop() {
 		var err error
-		if r, err = report.Build(context.Background(), st, report.Options{Account: account, Range: rng, Now: now}); err != nil {
+		if r, err = report.Build(context.Background(), st, report.Options{Account: accountID, Range: rng, Now: now}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
@@ -35,7 +36,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-const account = "LV100001"
+const accountID = "LV100001"
 
 // updateDocs rewrites docs/report from the generated month: the charts and
 // the samples the README shows.
@@ -101,7 +102,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	// No portfolio stream (its address answers 404): orders are followed by
 	// REST lookups, which virtual time cannot outrun.
 	client := w.sim.Client(t, w.sim.Live, brokerclient.WithStreamURL("ws"+strings.TrimPrefix(w.sim.URL, "http")+"/no-stream"))
-	e, err := engine.New(engine.Config{Client: client, Store: w.store, Clock: w.sim.Clock, Account: account,
+	e, err := engine.New(engine.Config{Client: client, Store: w.store, Clock: w.sim.Clock, Account: accountID,
 		Env: brokerclient.EnvLive, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -112,9 +113,9 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	defer e.Close()
 	auto := workflow.Policy{AutoAccept: true}
 	filled := map[string]string{} // the day's filled locate of each symbol
-	short := func(symbol string, qty int64, limit decimal.Decimal) *engine.ShortResult {
+	short := func(symbol string, qty int64, limit decimal.Decimal) *account.ShortResult {
 		t.Helper()
-		res, err := e.Short(ctx, engine.ShortRequest{Symbol: symbol, Quantity: qty, Limit: limit, Policy: auto})
+		res, err := e.Short(ctx, account.ShortRequest{Symbol: symbol, Quantity: qty, Limit: limit, Policy: auto}, engine.ShortAnswers{})
 		if err != nil || res.Order == nil {
 			t.Fatalf("day %d: short %s %d: %v %+v", i, symbol, qty, err, res)
 		}
@@ -153,7 +154,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	short("HTBX", qty, p.Sub(dec("0.10")))
 	w.sim.Sim.SetPrice("HTBX", c)
 	lim := c.Add(dec("0.10"))
-	cover := &engine.Order{ClientOrderID: uuid.NewString(), Account: account, Symbol: "HTBX", Side: "Buy", OpenClose: "Close",
+	cover := &engine.Order{ClientOrderID: uuid.NewString(), Account: accountID, Symbol: "HTBX", Side: "Buy", OpenClose: "Close",
 		OrderType: "Limit", TimeInForce: "Day", Quantity: qty, LimitPrice: lim, Route: "SMART"}
 	o, err := e.PlaceOrder(ctx, cover, workflow.Guard{})
 	if err != nil {
@@ -189,7 +190,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 		covered bool
 	}{{"HTBX", 100, true}, {"HTBY", 1000, false}, {"SPY", 10, false}} {
 		id := "direct-" + o.symbol
-		_, _, err := client.Orders.Place(ctx, account, brokerclient.OrderRequest{ClientOrderID: id, Symbol: o.symbol,
+		_, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: id, Symbol: o.symbol,
 			Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
 			SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: o.qty,
 			Route: "SMART"})
@@ -299,7 +300,7 @@ func (w *world) independent(t *testing.T) []report.Record {
 			Note      string      `json:"note"`
 		} `json:"cashHistory"`
 	}
-	w.sim.Do(t, w.sim.Live, "GET", "/v1/api/accounts/"+account+"/cash-transactions/start-date/"+
+	w.sim.Do(t, w.sim.Live, "GET", "/v1/api/accounts/"+accountID+"/cash-transactions/start-date/"+
 		rng.From.Format(time.DateOnly)+"?numberOfDays=60&limit=10000", nil).JSON(t, &cash)
 	filled := map[string]bool{}
 	for _, r := range cash.CashHistory {
@@ -343,7 +344,7 @@ func (w *world) independent(t *testing.T) []report.Record {
 			ClosedDate string      `json:"closedDate"`
 		} `json:"closedPositions"`
 	}
-	w.sim.Do(t, w.sim.Live, "GET", "/v1/api/accounts/"+account+"/positions/closed", nil).JSON(t, &closed)
+	w.sim.Do(t, w.sim.Live, "GET", "/v1/api/accounts/"+accountID+"/positions/closed", nil).JSON(t, &closed)
 	for _, r := range closed.ClosedPositions {
 		opened, err1 := time.Parse(time.RFC3339, r.OpenedDate)
 		at, err2 := time.Parse(time.RFC3339, r.ClosedDate)
@@ -374,7 +375,7 @@ func records(cells map[[2]string]*bucket) []report.Record {
 	}
 	trends := map[string]*series{}
 	rec := func(typ, date, symbol string, b *bucket) report.Record {
-		r := report.Record{Type: typ, Account: account, Date: date, Symbol: symbol, Located: b.located, Shorted: b.shorted,
+		r := report.Record{Type: typ, Account: accountID, Date: date, Symbol: symbol, Located: b.located, Shorted: b.shorted,
 			Credited: b.credited, Spend: b.spend.StringFixed(2), Recovery: b.recovery.StringFixed(2),
 			NetSpend: b.spend.Sub(b.recovery).StringFixed(2), ForgoneSpend: b.forgone.StringFixed(2),
 			ShortPnL: b.pnl.StringFixed(2), NetPnL: b.pnl.Sub(b.spend.Sub(b.recovery)).StringFixed(2), Fees: map[string]int{}}
@@ -461,11 +462,11 @@ func TestReportMonth(t *testing.T) {
 	ctx := t.Context()
 	client := w.sim.Client(t, w.sim.Live)
 	rng := report.Range{From: w.days[0], To: w.days[len(w.days)-1]}
-	fees, _, err := ledger.Check(ctx, client, w.store, account, w.sim.Clock.Now(), report.FeeWindow(rng), ledger.FeeGrace)
+	fees, _, err := ledger.Check(ctx, client, w.store, accountID, w.sim.Clock.Now(), report.FeeWindow(rng), ledger.FeeGrace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := report.Run(ctx, w.store, account, fees, w.sim.Clock.Now(), rng)
+	r, err := report.Run(ctx, w.store, accountID, fees, w.sim.Clock.Now(), rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +481,7 @@ func TestReportMonth(t *testing.T) {
 		t.Errorf("the month lacks some activity: %+v", total)
 	}
 
-	trail, err := report.RunAudit(ctx, client, w.store, account, w.sim.Clock.Now(), rng, 0)
+	trail, err := report.RunAudit(ctx, client, w.store, accountID, w.sim.Clock.Now(), rng, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

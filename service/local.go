@@ -377,29 +377,20 @@ func (s *session) Short(ctx context.Context, req account.ShortRequest) (*account
 	if err := s.guard(); err != nil {
 		return nil, err
 	}
-	er := engine.ShortRequest{Symbol: req.Symbol, Quantity: req.Quantity, Limit: req.Limit, Stop: req.Stop,
-		OrderType: brokerclient.OrderType(req.OrderType), TimeInForce: brokerclient.TimeInForce(req.TimeInForce), Guard: req.Guard, Route: req.Route, Policy: req.Policy,
-		Ask: s.asker(req.Ask), Asker: s.c.Name, LocateID: req.LocateID, ClientOrderID: req.ClientOrderID}
-	if err := er.Validate(); err != nil {
-		return nil, kinded(err)
-	}
-	if er.Ask == nil && !req.Policy.Decides() {
+	by := engine.ShortAnswers{Ask: s.asker(req.Ask), Asker: s.c.Name}
+	if by.Ask == nil && !req.Policy.Decides() {
 		return nil, account.Errorf(account.KindInput, "the locate's offer would need a person's answer and nobody can give one here: set --max-price or --yes; nothing was sent")
 	}
 	if req.Confirm {
 		if s.c.Ask == nil {
 			return nil, account.Errorf(account.KindInput, "the order needs a confirmation and nobody can give one here: pass --yes; nothing was sent")
 		}
-		er.Confirm = func(ctx context.Context, o engine.Order) bool {
+		by.Confirm = func(ctx context.Context, o engine.Order) bool {
 			return s.l.ask(ctx, s.c.ID, account.Question{Order: &o})
 		}
 	}
-	res, err := s.l.eng.Short(ctx, er)
-	if res == nil {
-		return nil, kinded(err)
-	}
-	out := &account.ShortResult{Locate: res.Locate, Order: res.Order, Reason: res.Reason, Declined: res.Declined}
-	return out, kinded(err)
+	res, err := s.l.eng.Short(ctx, req, by)
+	return res, kinded(err)
 }
 
 func (s *session) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (*workflow.Order, error) {
@@ -409,7 +400,7 @@ func (s *session) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest)
 	}
 	o := req.Order
 	if o.ClientOrderID == "" {
-		o.ClientOrderID = uuid.NewString()
+		o.ClientOrderID = workflow.NewOrderID()
 	}
 	if err := workflow.ValidateID(o.ClientOrderID); err != nil {
 		return nil, kinded(err)

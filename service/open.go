@@ -363,7 +363,7 @@ func (h *Handle) Short(ctx context.Context, req account.ShortRequest) (res *acco
 		req.LocateID = workflow.NewID()
 	}
 	if req.ClientOrderID == "" {
-		req.ClientOrderID = uuid.NewString()
+		req.ClientOrderID = workflow.NewOrderID()
 	}
 	err = h.do(ctx, func(a account.Account) error { res, err = a.Short(ctx, req); return err })
 	return res, err
@@ -373,7 +373,7 @@ func (h *Handle) Short(ctx context.Context, req account.ShortRequest) (res *acco
 // empty).
 func (h *Handle) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (o *workflow.Order, err error) {
 	if req.Order.ClientOrderID == "" {
-		req.Order.ClientOrderID = uuid.NewString()
+		req.Order.ClientOrderID = workflow.NewOrderID()
 	}
 	err = h.do(ctx, func(a account.Account) error { o, err = a.PlaceOrder(ctx, req); return err })
 	return o, err

@@ -225,5 +225,14 @@ type Update struct {
 }
 
 // NewID makes up a workflow id, as a caller choosing its own (the id of a
-// locate, a credit back or a short's locate) should.
+// locate, a credit back or a short's locate) should. NewID, NewOrderID and
+// NewQuoteReqID are the one place locator makes up an id.
 func NewID() string { return "wf-" + uuid.NewString()[:13] }
+
+// NewOrderID makes up an order's clientOrderId (a short's, a placed
+// order's), recorded before the order is sent.
+func NewOrderID() string { return uuid.NewString() }
+
+// NewQuoteReqID makes up a quote's quoteReqID, recorded before the quote
+// is sent.
+func NewQuoteReqID() string { return uuid.NewString() }
