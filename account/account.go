@@ -11,7 +11,7 @@
 // Account and never know which of the two they have; the read commands
 // too (Read), and with no live owner they run the same read on their own
 // client (service.ReadAlone), the only one then drawing on the key pair.
-// (plan and audit still read the broker on a client of their own.) The conformance suite
+// (size still reads the broker on a client of its own.) The conformance suite
 // in accounttest runs every operation through both and requires the same
 // results.
 package account

@@ -14,6 +14,8 @@ type ReadKind string
 const (
 	// ReadAccounts: the accounts the owner's keys reach.
 	ReadAccounts ReadKind = "accounts"
+	// ReadAccount: the account's own record.
+	ReadAccount ReadKind = "account"
 	// ReadPnL: the account's profit and loss.
 	ReadPnL ReadKind = "pnl"
 	// ReadPositions: the open positions.
@@ -45,7 +47,12 @@ type ReadRequest struct {
 // ReadResult holds the records a Read asked for, as the broker gave them:
 // the field of its kind is set, the others are empty.
 type ReadResult struct {
+	// Skew is the broker's clock less the reader's, as the answer's Date
+	// header told it (brokerclient.Client.ClockSkew): what a report dated
+	// on the broker's calendar adds to the host's time.
+	Skew       time.Duration                     `json:"skew"`
 	Accounts   []brokerclient.Account            `json:"accounts,omitempty"`
+	Account    *brokerclient.Account             `json:"account,omitempty"`
 	PnL        *brokerclient.PnL                 `json:"pnl,omitempty"`
 	Positions  []brokerclient.Position           `json:"positions,omitempty"`
 	Closed     []brokerclient.ClosedPosition     `json:"closed,omitempty"`

@@ -25,9 +25,9 @@ import (
 type Runner struct {
 	// Account is the account the bodies locate and credit back through.
 	Account account.Account
-	// Client is the owner's client, for the reads the bodies make
-	// themselves (the audit's order history) and the broker's
-	// clock.
+	// Client is the owner's client, whose answers tell the broker's clock
+	// ("today" on the broker's calendar); the bodies read the broker
+	// through Account.
 	Client *brokerclient.Client
 	// Store is the owner's store; runs are recorded in its job_runs.
 	Store *store.Store

@@ -99,17 +99,12 @@ type AuditOptions struct {
 	Seen []brokerclient.Order
 }
 
-// RunAudit is what `locator audit` and the audit job do: read the broker's
-// order book of the session (the short sales seen there, and the broker's
-// clock from its answer), then Audit over rng (a zero rng: the last days
-// trading days to the broker's today, DefaultDays when days is 0; a zero
-// rng.To: today).
-func RunAudit(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, hostNow time.Time, rng Range, days int) (*Trail, error) {
-	book, _, err := c.Orders.Book(ctx, account)
-	if err != nil {
-		return nil, err
-	}
-	skew := c.ClockSkew()
+// AuditBook is what `locator audit` and the audit job do once they have
+// read the broker's order book of the session through the account (the
+// short sales seen there, and skew, the broker's clock offset its answer
+// told): Audit over rng (a zero rng: the last days trading days to the
+// broker's today, DefaultDays when days is 0; a zero rng.To: today).
+func AuditBook(ctx context.Context, st *store.Store, account string, book []brokerclient.Order, skew time.Duration, hostNow time.Time, rng Range, days int) (*Trail, error) {
 	today := ledger.TradeDate(hostNow.Add(skew))
 	switch {
 	case rng.From.IsZero():

@@ -481,7 +481,11 @@ func TestReportMonth(t *testing.T) {
 		t.Errorf("the month lacks some activity: %+v", total)
 	}
 
-	trail, err := report.RunAudit(ctx, client, w.store, accountID, w.sim.Clock.Now(), rng, 0)
+	book, _, err := client.Orders.Book(ctx, accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail, err := report.AuditBook(ctx, w.store, accountID, book, client.ClockSkew(), w.sim.Clock.Now(), rng, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

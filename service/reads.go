@@ -49,6 +49,8 @@ func readBroker(ctx context.Context, c *brokerclient.Client, acct string, now ti
 	switch req.What {
 	case account.ReadAccounts:
 		out.Accounts, _, err = c.Accounts.List(ctx)
+	case account.ReadAccount:
+		out.Account, _, err = c.Accounts.Get(ctx, acct)
 	case account.ReadPnL:
 		out.PnL, _, err = c.Accounts.PnL(ctx, acct)
 	case account.ReadPositions:
@@ -73,6 +75,7 @@ func readBroker(ctx context.Context, c *brokerclient.Client, acct string, now ti
 	if err != nil {
 		return nil, err
 	}
+	out.Skew = c.ClockSkew()
 	return &out, nil
 }
 

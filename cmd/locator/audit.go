@@ -29,14 +29,18 @@ func (c *auditCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, s, st, err := c.conn.analytics(ctx)
+	st, err := c.conn.localStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	trail, err := report.RunAudit(ctx, client, st, s.Account, clock.Real{}.Now(), rng, 0)
+	book, s, err := c.conn.read(ctx, "audit", true, account.ReadRequest{What: account.ReadOrders})
 	if err != nil {
 		return accountError(s.Account, err)
+	}
+	trail, err := report.AuditBook(ctx, st, s.Account, book.Orders, book.Skew, clock.Real{}.Now(), rng, 0)
+	if err != nil {
+		return err
 	}
 	var rows [][]string
 	var objs []any

@@ -97,8 +97,8 @@ func (c *connFlags) owner(ctx context.Context, s config.Settings, client *broker
 	return owner, err
 }
 
-// readClient is a client for the commands that read the broker
-// themselves (plan, audit): no engine, no database.
+// readClient is a client for the one command that still reads the broker
+// itself (size: ledger.Size takes a client): no engine, no database.
 func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) {
 	s, err := c.resolve(true)
 	if err != nil {

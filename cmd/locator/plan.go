@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
@@ -42,17 +43,18 @@ func (c *planCommand) run(ctx context.Context, args []string) error {
 	for _, r := range reqs {
 		symbols = append(symbols, r.Symbol)
 	}
-	client, s, st, err := c.conn.analytics(ctx)
+	// One read of the account tells the broker's clock, whose calendar the
+	// days are counted on.
+	st, err := c.conn.localStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	// One read of the account tells the broker's clock, whose calendar the
-	// days are counted on.
-	if _, _, err := client.Accounts.Get(ctx, s.Account); err != nil {
+	acct, s, err := c.conn.read(ctx, "plan", true, account.ReadRequest{What: account.ReadAccount})
+	if err != nil {
 		return accountError(s.Account, err)
 	}
-	skew := client.ClockSkew()
+	skew := acct.Skew
 	plan, err := report.Plan(ctx, st, report.PlanOptions{Account: s.Account, Symbols: symbols, Days: c.days,
 		Today: ledger.TradeDate(clock.Real{}.Now().Add(skew)), Skew: skew})
 	if err != nil {

@@ -9,14 +9,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/report"
 	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/store"
 )
 
 // reportCommand prints what locates cost and what they were used for, per
@@ -64,18 +61,6 @@ func parseRange(from, to string) (report.Range, error) {
 		return r, usagef("--to %s is before --from %s", to, from)
 	}
 	return r, nil
-}
-
-// analytics opens what the audit and plan commands read: a client (for the
-// broker's clock and order book) and the local database. (The report has
-// the account's owner sync the ledger first, so it opens the account.)
-func (c *connFlags) analytics(ctx context.Context) (*brokerclient.Client, config.Settings, *store.Store, error) {
-	client, s, err := c.readClient()
-	if err != nil {
-		return nil, s, nil, err
-	}
-	st, err := c.localStore(ctx)
-	return client, s, st, err
 }
 
 func (c *reportCommand) run(ctx context.Context, args []string) error {

@@ -9,7 +9,8 @@ import (
 )
 
 // Issue 31 (side doors closed): with `locator serve` owning the account,
-// every read command reads through it (the account's Read): each succeeds,
+// every read command (audit's order book and plan's account read too)
+// reads through it (the account's Read): each succeeds,
 // and every broker request the simulator logged while they ran carries
 // the serve process's pid in its User-Agent, none a command's. The paths
 // of the records the commands asked for are among them (only the
@@ -33,6 +34,8 @@ func TestReadCommandsBesideServeSendNothingOfTheirOwn(t *testing.T) {
 		{"routes"},
 		{"inventory"},
 		{"history"},
+		{"audit"},
+		{"plan", "--watchlist", writeFile(t, "watchlist.csv", "symbol,quantity\nHTBX,100\n")},
 	} {
 		if code, out := b.run(t, nil, args...); code != 0 {
 			t.Errorf("%v beside serve: exit %d\n%s", args, code, out)
