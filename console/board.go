@@ -40,7 +40,7 @@ func NewBoard(w io.Writer, reqs []account.LocateItem) *Board {
 }
 
 // Update shows one change: it changes a row and redraws.
-func (b *Board) Update(u account.Update) {
+func (b *Board) Update(u workflow.Update) {
 	w := u.Workflow
 	if w == nil {
 		return
@@ -82,7 +82,7 @@ func (b *Board) Update(u account.Update) {
 func (b *Board) Close(final []*workflow.Workflow) {
 	for _, w := range final {
 		if w != nil {
-			b.Update(account.Update{Workflow: w, Reason: w.Reason})
+			b.Update(workflow.Update{Workflow: w, Reason: w.Reason})
 		}
 	}
 }

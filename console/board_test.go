@@ -18,9 +18,9 @@ func TestBoardRowsPerSymbol(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	b := NewBoard(&buf, []account.LocateItem{{Symbol: "HTBX", Quantity: 100}, {Symbol: "HTBY", Quantity: 200}, {Symbol: "HTBX", Quantity: 300}})
-	b.Update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Quoting, Quantity: 100}})
-	b.Update(account.Update{Workflow: &workflow.Workflow{ID: "wf-2", Symbol: "HTBX", State: states.Quoting, Quantity: 300}})
-	b.Update(account.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Filled, Quantity: 100,
+	b.Update(workflow.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Quoting, Quantity: 100}})
+	b.Update(workflow.Update{Workflow: &workflow.Workflow{ID: "wf-2", Symbol: "HTBX", State: states.Quoting, Quantity: 300}})
+	b.Update(workflow.Update{Workflow: &workflow.Workflow{ID: "wf-1", Symbol: "HTBX", State: states.Filled, Quantity: 100,
 		Price: decimal.RequireFromString("0.015")}, Reason: "filled"})
 	b.Close(nil)
 	frames := strings.Split(buf.String(), "\x1b[4A") // each redraw moves up over header + 3 rows

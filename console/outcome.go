@@ -12,8 +12,9 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Outcome is the JSON a workflow command ends with (docs/design.md contract).
-type Outcome struct {
+// OutcomeRecord is the JSON a workflow command ends with (docs/design.md
+// contract): the record of account.Outcome's workflow.
+type OutcomeRecord struct {
 	ID            string `json:"id"`
 	Kind          string `json:"kind"`
 	Account       string `json:"account"`
@@ -34,13 +35,13 @@ type Outcome struct {
 // OutcomeHeader and Row are an outcome as a CSV record.
 var OutcomeHeader = []string{"ID", "SYMBOL", "STATE", "KIND", "ACCOUNT", "REQUESTED", "SHARES", "PRICE PER SHARE", "TOTAL", "QUOTE REQ ID", "LOCATE TYPE", "REASON"}
 
-func (o Outcome) Row() []string {
+func (o OutcomeRecord) Row() []string {
 	return []string{o.ID, o.Symbol, o.State, o.Kind, o.Account, Int(o.Requested), Int(o.Shares), o.PricePerShare, o.Total, o.QuoteReqID, o.LocateType, o.Reason}
 }
 
-// OutcomeOf is w as its outcome record.
-func OutcomeOf(w *workflow.Workflow) Outcome {
-	o := Outcome{
+// OutcomeRecordOf is w as its outcome record.
+func OutcomeRecordOf(w *workflow.Workflow) OutcomeRecord {
+	o := OutcomeRecord{
 		ID: w.ID, Kind: string(w.Kind), Account: w.Account, Symbol: w.Symbol, State: string(w.State),
 		Requested: w.Requested, Shares: w.Quantity, QuoteReqID: w.QuoteReqID, AcceptedID: w.AcceptedID,
 		LocateType: w.LocateType, Reason: w.Reason,
@@ -73,7 +74,7 @@ func Outcomes(out Printer, ws []*workflow.Workflow) {
 		if w == nil {
 			continue
 		}
-		o := OutcomeOf(w)
+		o := OutcomeRecordOf(w)
 		texts, rows, objs = append(texts, fmt.Sprintf("%s %s: %s", w.Symbol, w.ID, account.OutcomeOf(w).Words)), append(rows, o.Row()), append(objs, o)
 	}
 	out.Records(OutcomeHeader, rows, objs, texts)

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Progress prints each state change as it happens; on a terminal a
 // spinner turns while a quote waits its turn or a credit-back is under way.
-func Progress(out Printer, d *Display) func(account.Update) {
-	return func(u account.Update) {
+func Progress(out Printer, d *Display) func(workflow.Update) {
+	return func(u workflow.Update) {
 		if u.Order != nil {
 			o := u.Order
 			if out.JSON() {

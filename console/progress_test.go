@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -68,29 +67,29 @@ func TestSpinnerWhileQueuedAndCreditingBack(t *testing.T) {
 		d := NewDisplay(&out, live, clk)
 		show := Progress(Printer{W: &out}, d)
 		loc := &workflow.Workflow{ID: "wf-1", Kind: states.Locate, Symbol: "HTBX", State: states.Requested, Quantity: 300}
-		show(engine.Update{Workflow: loc, From: states.Requested, QueuedUntil: t0.Add(20 * time.Second)})
+		show(workflow.Update{Workflow: loc, From: states.Requested, QueuedUntil: t0.Add(20 * time.Second)})
 		if live {
 			tick(clk)
 		}
 		quoting := *loc
 		quoting.State = states.Quoting
-		show(engine.Update{Workflow: &quoting, From: states.Requested})
+		show(workflow.Update{Workflow: &quoting, From: states.Requested})
 
 		cb := &workflow.Workflow{ID: "wf-2", Kind: states.CreditBack, Symbol: "HTBX", State: states.Submitted, Quantity: 100}
-		show(engine.Update{Workflow: cb, From: states.Requested})
+		show(workflow.Update{Workflow: cb, From: states.Requested})
 		if live {
 			tick(clk)
 			tick(clk)
 		}
 		accepted := *cb
 		accepted.State = states.New
-		show(engine.Update{Workflow: &accepted, From: states.Submitted})
+		show(workflow.Update{Workflow: &accepted, From: states.Submitted})
 		if live {
 			tick(clk)
 		}
 		done := accepted
 		done.State = states.Credited
-		show(engine.Update{Workflow: &done, From: states.New})
+		show(workflow.Update{Workflow: &done, From: states.New})
 		d.Close()
 
 		want := "HTBX wf-1: queued — the broker spaces quotes of a symbol; this one leaves in about 20s\n"

@@ -14,25 +14,25 @@ import (
 // ShortOutcome is the JSON short and cover end with: the order, and (for a
 // short) the locate that covers it.
 type ShortOutcome struct {
-	ClientOrderID string   `json:"clientOrderId,omitempty"`
-	Account       string   `json:"account"`
-	Symbol        string   `json:"symbol"`
-	Side          string   `json:"side"`
-	OpenClose     string   `json:"openClose"`
-	Quantity      int64    `json:"quantity"`
-	OrderType     string   `json:"orderType"`
-	TimeInForce   string   `json:"timeInForce"`
-	LimitPrice    string   `json:"limitPrice"`
-	StopPrice     string   `json:"stopPrice,omitempty"`
-	Route         string   `json:"route"`
-	State         string   `json:"state"` // the order workflow's state, or not_sent
-	OrderStatus   string   `json:"orderStatus,omitempty"`
-	Executed      int64    `json:"executed"`
-	PriceAvg      string   `json:"priceAvg,omitempty"`
-	Code          string   `json:"code,omitempty"`
-	Text          string   `json:"text,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
-	Locate        *Outcome `json:"locate,omitempty"`
+	ClientOrderID string         `json:"clientOrderId,omitempty"`
+	Account       string         `json:"account"`
+	Symbol        string         `json:"symbol"`
+	Side          string         `json:"side"`
+	OpenClose     string         `json:"openClose"`
+	Quantity      int64          `json:"quantity"`
+	OrderType     string         `json:"orderType"`
+	TimeInForce   string         `json:"timeInForce"`
+	LimitPrice    string         `json:"limitPrice"`
+	StopPrice     string         `json:"stopPrice,omitempty"`
+	Route         string         `json:"route"`
+	State         string         `json:"state"` // the order workflow's state, or not_sent
+	OrderStatus   string         `json:"orderStatus,omitempty"`
+	Executed      int64          `json:"executed"`
+	PriceAvg      string         `json:"priceAvg,omitempty"`
+	Code          string         `json:"code,omitempty"`
+	Text          string         `json:"text,omitempty"`
+	Reason        string         `json:"reason,omitempty"`
+	Locate        *OutcomeRecord `json:"locate,omitempty"`
 }
 
 // NotSent is the state a short reports when it stopped before the order.
@@ -57,7 +57,7 @@ func Short(out Printer, acct string, req account.ShortRequest, res *account.Shor
 	if res != nil {
 		r.Reason = res.Reason
 		if res.Locate != nil {
-			lo := OutcomeOf(res.Locate)
+			lo := OutcomeRecordOf(res.Locate)
 			r.Locate = &lo
 		}
 		if res.Order != nil {

@@ -29,10 +29,10 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order, l
 	}
 	var all []row
 	for _, w := range ws {
-		o := OutcomeOf(w)
+		o := OutcomeRecordOf(w)
 		all = append(all, row{w.CreatedAt, []string{w.ID, market.DateTime(w.CreatedAt), string(w.Kind), w.Account, w.Symbol,
 			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason},
-			workflowRecord{Type: "workflow", Outcome: o}})
+			workflowRecord{Type: "workflow", OutcomeRecord: o}})
 	}
 	for _, o := range orders {
 		r := OrderRecordOf(o)
@@ -59,7 +59,7 @@ func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order, l
 // workflowRecord is a workflow as a status line: its outcome record.
 type workflowRecord struct {
 	Type string `json:"type"`
-	Outcome
+	OutcomeRecord
 }
 
 // OrderRecord is an order locator placed, as status prints it in JSON.
@@ -103,7 +103,7 @@ func OrderRecordOf(o *workflow.Order) OrderRecord {
 // the transitions of its log one a row, each in JSON with the broker's row
 // that caused it.
 func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
-	out.Event(OutcomeOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
+	out.Event(OutcomeRecordOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
 	var rows [][]string
 	var objs []any
 	for _, t := range log {

@@ -44,7 +44,7 @@ func TestDeclinedPairKeepsTheSideOffered(t *testing.T) {
 			t.Fatalf("allow SingleUse %v: %+v %v, want declined at the prompt", tc.allowSingleUse, w, err)
 		}
 		ids = append(ids, w.ID)
-		if o := console.OutcomeOf(w); o.PricePerShare != tc.price || o.LocateType != tc.typ || o.Total != "" {
+		if o := console.OutcomeRecordOf(w); o.PricePerShare != tc.price || o.LocateType != tc.typ || o.Total != "" {
 			t.Errorf("allow SingleUse %v: status record %s %s total %q, want %s %s and no total", tc.allowSingleUse, o.PricePerShare, o.LocateType, o.Total, tc.price, tc.typ)
 		}
 		page := b.get(t, "/", nil).Body.String()

@@ -24,7 +24,7 @@ func TestLocateManySymbolsJSON(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var o console.Outcome
+		var o console.OutcomeRecord
 		if err := json.Unmarshal([]byte(l), &o); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}

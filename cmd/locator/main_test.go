@@ -130,7 +130,7 @@ func TestLocateJSON(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var o console.Outcome
+	var o console.OutcomeRecord
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
@@ -282,7 +282,7 @@ func TestDeclinedKeepsItsOffer(t *testing.T) {
 	b := setupCLI(t)
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBY", "1000", "--max-price", "0.02", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var o console.Outcome
+	var o console.OutcomeRecord
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil || code != account.ExitDeclined {
 		t.Fatalf("exit %d, last line %q: %v\n%s", code, lines[len(lines)-1], err, errOut)
 	}

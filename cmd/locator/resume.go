@@ -42,7 +42,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 			return err
 		}
 		counts[final.State]++
-		out.Event(console.OutcomeOf(final), fmt.Sprintf("%s %s %s: %s", final.ID, final.Kind, final.Symbol, account.OutcomeOf(final).Words))
+		out.Event(console.OutcomeRecordOf(final), fmt.Sprintf("%s %s %s: %s", final.ID, final.Kind, final.Symbol, account.OutcomeOf(final).Words))
 	}
 	summary := fmt.Sprintf("resumed %d workflow(s)", len(st.Open))
 	for st, n := range counts {
