@@ -11,8 +11,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // RouteName is an order row's route. Rows rejected during validation may

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
 // Side is the order side. Trader intent is Side plus OpenClose; there is no

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locatorhq/locator/market"
 	"github.com/robfig/cron/v3"
+
+	"github.com/locatorhq/locator/market"
 )
 
 // Market is the time zone schedules run in: the spec's session hours are

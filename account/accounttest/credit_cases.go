@@ -7,11 +7,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
-	"github.com/shopspring/decimal"
 )
 
 // Spec "Short locates" rule 5: unused shares are credited back.

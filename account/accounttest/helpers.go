@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
-	"github.com/shopspring/decimal"
 )
 
 func capped(price string) workflow.Policy {

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
-	"github.com/shopspring/decimal"
 )
 
 // Spec "Short locates": a capped locate of a hard-to-borrow symbol is

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
-	"github.com/shopspring/decimal"
 )
 
 // An offer put to the asker and refused at its prompt: declined at the

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
@@ -18,7 +20,6 @@ import (
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
-	"github.com/shopspring/decimal"
 )
 
 // A job run on the owner: recorded, with its outcome; a run whose worst end

@@ -5,8 +5,9 @@ package accounttest
 import (
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/account"
 )
 
 // Spec "Orders": a short's order is confirmed by the asker, then placed
