@@ -272,160 +272,208 @@ const maxForbiddenRetries = 3
 // strings are then CleanText. A secret the request carried, echoed in an
 // answer, is secretMask in v and in any error.
 func (c *Client) do(ctx context.Context, cl call, v any) (*Response, error) {
-	var payload []byte
-	ctype := ""
-	switch b := cl.body.(type) {
-	case nil:
-	case formBody:
-		payload = []byte(url.Values(b).Encode())
-		ctype = "application/x-www-form-urlencoded"
-	default:
-		var err error
-		if payload, err = json.Marshal(b); err != nil {
-			return nil, fmt.Errorf("brokerclient: %s: encode body: %w", cl.op, err)
-		}
-		ctype = "application/json"
+	payload, ctype, err := encodeBody(cl)
+	if err != nil {
+		return nil, err
 	}
 	target := c.baseURL.String() + cl.path
 	if len(cl.query) > 0 {
 		target += "?" + cl.query.Encode()
 	}
-
-	transient, limited, forbidden := 0, 0, 0
+	var tries retryCounts
 	for attempt := 1; ; attempt++ {
 		if err := c.pacer.wait(ctx, c.clock, cl.route); err != nil {
 			return nil, err
 		}
-
-		req, err := http.NewRequestWithContext(ctx, cl.method, target, bytes.NewReader(payload))
-		if err != nil {
-			return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, err)
-		}
-		if payload == nil {
-			// net/http replays a bodiless GET by itself when a reused
-			// connection fails, outside the pacer and this loop's policy;
-			// a body with no GetBody makes the request non-replayable, and
-			// an empty one never reaches the wire.
-			req.Body, req.GetBody, req.ContentLength = noReplay{}, nil, 0
-		}
-		if ctype != "" {
-			req.Header.Set("Content-Type", ctype)
-		}
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("User-Agent", c.userAgent)
-		if err := c.authorize(ctx, req); err != nil {
-			return nil, err
-		}
-		answered, err := c.pacer.turn(ctx, c.clock, cl.route)
+		req, err := c.newRequest(ctx, cl, target, payload, ctype)
 		if err != nil {
 			return nil, err
 		}
-		// The last thing before the wire: a request leaves only while the
-		// gate allows it.
-		if err := gateRequest(ctx, cl); err != nil {
-			answered()
-			return nil, err
-		}
-		sent := c.clock.Now()
-		resp, err := c.http.Do(req)
-		answered()
-		if err == nil {
-			c.offset.observe(sent, c.clock.Now(), resp.Header.Get("Date"))
-		}
-		if c.observe != nil {
-			status := 0
-			if err == nil {
-				status = resp.StatusCode
-			}
-			c.observe(RouteTemplate(cl.route), status, c.clock.Now().Sub(sent))
-		}
+		resp, err := c.send(ctx, cl, req)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if cl.retry == retryNever {
-				return nil, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
-			}
-			if transient++; transient > maxTransientRetries {
-				return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, redact(err))
-			}
-			c.logger.Debug("transport error, retrying", "op", cl.op, "attempt", attempt, "err", redact(err))
-			if err := clock.Sleep(ctx, c.clock, c.backoff(transient)); err != nil {
+			if err := c.retryTransport(ctx, cl, attempt, &tries, err); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		r := &Response{Response: resp, Attempts: attempt}
-		if resp.StatusCode == http.StatusTooManyRequests {
-			drain(resp)
-			limited++
-			if limited > maxRateLimitRetries {
-				return r, &RateLimitError{Op: cl.op, Attempts: attempt}
-			}
-			wait := c.rateLimitWait(limited)
-			c.logger.Warn("rate limited (429); backing off", "op", cl.op, "wait", wait)
-			if err := clock.Sleep(ctx, c.clock, wait); err != nil {
-				return r, err
-			}
+		retry, err := c.retryStatus(ctx, cl, r, &tries)
+		if retry {
 			continue
 		}
-		if resp.StatusCode == http.StatusForbidden && c.tokens != nil && forbidden < maxForbiddenRetries {
-			// Spec: "Brief 403 on REST after a fresh token: retry with
-			// short backoff." The edge answers it before processing.
-			drain(resp)
-			forbidden++
-			c.logger.Debug("403 on a bearer call; retrying", "op", cl.op, "attempt", attempt)
-			if err := clock.Sleep(ctx, c.clock, c.backoff(forbidden)); err != nil {
-				return r, err
-			}
-			continue
-		}
-		if resp.StatusCode >= 500 {
-			errResp := checkResponse(cl, resp, c.secretsSent(resp.Request))
-			if cl.retry == retryNever {
-				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: errResp}
-			}
-			if transient++; transient > maxTransientRetries {
-				return r, errResp
-			}
-			if err := clock.Sleep(ctx, c.clock, c.backoff(transient)); err != nil {
-				return r, err
-			}
-			continue
-		}
-		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			drain(resp)
-			err := &RedirectError{Op: cl.op, StatusCode: resp.StatusCode, Host: locationHost(resp)}
-			if cl.retry == retryNever {
-				return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: err}
-			}
+		if err != nil {
 			return r, err
 		}
-		if resp.StatusCode >= 400 {
-			return r, checkResponse(cl, resp, c.secretsSent(resp.Request))
-		}
-		defer resp.Body.Close()
-		if v == nil {
-			drain(resp)
-			return r, nil
-		}
-		body, err := readAnswer(cl.op, resp, maxAnswer)
-		switch {
-		case err != nil && cl.retry == retryNever:
-			return r, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
-		case errors.Is(err, ErrAnswerTooLarge):
-			return r, err
-		case err != nil:
-			return r, fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
-		}
-		sec := c.secretsSent(resp.Request)
-		body = sec.maskBody(body)
-		if err := json.Unmarshal(body, v); err != nil {
-			return r, &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
-		}
-		sec.cleanMasked(v)
-		return r, nil
+		return r, c.decodeAnswer(cl, resp, v)
 	}
+}
+
+// encodeBody is the payload of a call and its Content-Type: none, a form,
+// or JSON.
+func encodeBody(cl call) ([]byte, string, error) {
+	switch b := cl.body.(type) {
+	case nil:
+		return nil, "", nil
+	case formBody:
+		return []byte(url.Values(b).Encode()), "application/x-www-form-urlencoded", nil
+	default:
+		payload, err := json.Marshal(b)
+		if err != nil {
+			return nil, "", fmt.Errorf("brokerclient: %s: encode body: %w", cl.op, err)
+		}
+		return payload, "application/json", nil
+	}
+}
+
+// newRequest builds one attempt of a call, headers and authorization set.
+func (c *Client) newRequest(ctx context.Context, cl call, target string, payload []byte, ctype string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, cl.method, target, bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("brokerclient: %s: %w", cl.op, err)
+	}
+	if payload == nil {
+		// net/http replays a bodiless GET by itself when a reused
+		// connection fails, outside the pacer and this loop's policy;
+		// a body with no GetBody makes the request non-replayable, and
+		// an empty one never reaches the wire.
+		req.Body, req.GetBody, req.ContentLength = noReplay{}, nil, 0
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if err := c.authorize(ctx, req); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// send puts one attempt on the wire in the pacer's turn, behind the gate,
+// and records the clock offset and the call's metrics.
+func (c *Client) send(ctx context.Context, cl call, req *http.Request) (*http.Response, error) {
+	answered, err := c.pacer.turn(ctx, c.clock, cl.route)
+	if err != nil {
+		return nil, err
+	}
+	// The last thing before the wire: a request leaves only while the
+	// gate allows it.
+	if err := gateRequest(ctx, cl); err != nil {
+		answered()
+		return nil, err
+	}
+	sent := c.clock.Now()
+	resp, err := c.http.Do(req)
+	answered()
+	if err == nil {
+		c.offset.observe(sent, c.clock.Now(), resp.Header.Get("Date"))
+	}
+	if c.observe != nil {
+		status := 0
+		if err == nil {
+			status = resp.StatusCode
+		}
+		c.observe(RouteTemplate(cl.route), status, c.clock.Now().Sub(sent))
+	}
+	return resp, err
+}
+
+// retryCounts counts one call's retries by cause, each with its own bound.
+type retryCounts struct{ transient, limited, forbidden int }
+
+// retryTransport decides after a transport error: nil after waiting out
+// the backoff of a retry, else the error that ends the call (an unknown
+// outcome for a call never retried).
+func (c *Client) retryTransport(ctx context.Context, cl call, attempt int, tries *retryCounts, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if cl.retry == retryNever {
+		return &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
+	}
+	if tries.transient++; tries.transient > maxTransientRetries {
+		return fmt.Errorf("brokerclient: %s: %w", cl.op, redact(err))
+	}
+	c.logger.Debug("transport error, retrying", "op", cl.op, "attempt", attempt, "err", redact(err))
+	return clock.Sleep(ctx, c.clock, c.backoff(tries.transient))
+}
+
+// retryStatus decides on an answer's status: retry (after waiting out its
+// backoff) on a 429, a bearer call's brief 403 or a 5xx; else the error of
+// a failed answer, or none for a success.
+func (c *Client) retryStatus(ctx context.Context, cl call, r *Response, tries *retryCounts) (bool, error) {
+	resp := r.Response
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		drain(resp)
+		tries.limited++
+		if tries.limited > maxRateLimitRetries {
+			return false, &RateLimitError{Op: cl.op, Attempts: r.Attempts}
+		}
+		wait := c.rateLimitWait(tries.limited)
+		c.logger.Warn("rate limited (429); backing off", "op", cl.op, "wait", wait)
+		return sleepRetry(ctx, c, wait)
+	case resp.StatusCode == http.StatusForbidden && c.tokens != nil && tries.forbidden < maxForbiddenRetries:
+		// Spec: "Brief 403 on REST after a fresh token: retry with
+		// short backoff." The edge answers it before processing.
+		drain(resp)
+		tries.forbidden++
+		c.logger.Debug("403 on a bearer call; retrying", "op", cl.op, "attempt", r.Attempts)
+		return sleepRetry(ctx, c, c.backoff(tries.forbidden))
+	case resp.StatusCode >= 500:
+		errResp := checkResponse(cl, resp, c.secretsSent(resp.Request))
+		if cl.retry == retryNever {
+			return false, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: errResp}
+		}
+		if tries.transient++; tries.transient > maxTransientRetries {
+			return false, errResp
+		}
+		return sleepRetry(ctx, c, c.backoff(tries.transient))
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		drain(resp)
+		err := &RedirectError{Op: cl.op, StatusCode: resp.StatusCode, Host: locationHost(resp)}
+		if cl.retry == retryNever {
+			return false, &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: err}
+		}
+		return false, err
+	case resp.StatusCode >= 400:
+		return false, checkResponse(cl, resp, c.secretsSent(resp.Request))
+	}
+	return false, nil
+}
+
+// sleepRetry waits d before a retry; an interrupted wait ends the call.
+func sleepRetry(ctx context.Context, c *Client, d time.Duration) (bool, error) {
+	if err := clock.Sleep(ctx, c.clock, d); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// decodeAnswer reads a success answer into v (or drains it when v is nil),
+// masking the secrets the request carried.
+func (c *Client) decodeAnswer(cl call, resp *http.Response, v any) error {
+	defer resp.Body.Close()
+	if v == nil {
+		drain(resp)
+		return nil
+	}
+	body, err := readAnswer(cl.op, resp, maxAnswer)
+	switch {
+	case err != nil && cl.retry == retryNever:
+		return &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
+	case errors.Is(err, ErrAnswerTooLarge):
+		return err
+	case err != nil:
+		return fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
+	}
+	sec := c.secretsSent(resp.Request)
+	body = sec.maskBody(body)
+	if err := json.Unmarshal(body, v); err != nil {
+		return &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
+	}
+	sec.cleanMasked(v)
+	return nil
 }
 
 // secretsSent is what a request of c carried that only c may know: the key

@@ -175,130 +175,57 @@ func (s *Sim) AddCashRows(rows []ScenarioCashRow) error {
 // interface: no credentials, no rate limits, no faults, not logged.
 func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	route := r.Method + " " + strings.TrimSuffix(r.URL.Path, "/")
-	writeJSON := func(v any) {
-		w.Header().Set("Content-Type", ctypeJSON)
-		json.NewEncoder(w).Encode(v)
-	}
-	bad := func(err error) { http.Error(w, err.Error(), http.StatusBadRequest) }
-	decode := func(v any) bool {
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			bad(fmt.Errorf("body: %w", err))
-			return false
-		}
-		return true
-	}
+	a := adminCall{w: w, r: r}
 	switch route {
 	case "GET /_sim/requests":
-		all := s.Requests()
-		if v := r.URL.Query().Get("since"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				bad(fmt.Errorf("since must be a non-negative index"))
-				return
-			}
-			all = all[min(n, len(all)):]
-		}
-		writeJSON(all)
+		s.adminRequests(a)
 	case "DELETE /_sim/requests":
 		s.mu.Lock()
 		s.log = requestLog{}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	case "GET /_sim/locates":
-		writeJSON(s.Locates())
+		a.writeJSON(s.Locates())
 	case "GET /_sim/inventory":
-		writeJSON(s.Inventory())
+		a.writeJSON(s.Inventory())
 	case "GET /_sim/clock":
-		writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
+		a.writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
 	case "POST /_sim/clock":
-		var req struct {
-			Advance Duration  `json:"advance"`
-			Set     time.Time `json:"set"`
-		}
-		if !decode(&req) {
-			return
-		}
-		if !req.Set.IsZero() {
-			now := s.Now()
-			if req.Set.Before(now) {
-				bad(fmt.Errorf("set: the clock only moves forward (now %s)", now.UTC().Format(time.RFC3339Nano)))
-				return
-			}
-			req.Advance += Duration(req.Set.Sub(now))
-		}
-		if req.Advance < 0 {
-			bad(fmt.Errorf("advance must not be negative"))
-			return
-		}
-		s.Advance(time.Duration(req.Advance))
-		writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
+		s.adminClock(a)
 	case "POST /_sim/prices":
-		// One tick {symbol, price}, or several {ticks: [...]} whose P&L
-		// stream messages may interleave.
-		var req struct {
-			Tick
-			Ticks []Tick `json:"ticks"`
-		}
-		if !decode(&req) {
-			return
-		}
-		ticks := req.Ticks
-		if req.Symbol != "" || len(ticks) == 0 {
-			ticks = append([]Tick{req.Tick}, ticks...)
-		}
-		for _, t := range ticks {
-			if t.Symbol == "" || !t.Price.IsPositive() {
-				bad(fmt.Errorf("need a symbol and a positive price"))
-				return
-			}
-		}
-		s.SetPrices(ticks)
-		w.WriteHeader(http.StatusNoContent)
+		s.adminPrices(a)
 	case "POST /_sim/streams":
 		var c StreamControl
-		if !decode(&c) {
+		if !a.decode(&c) {
 			return
 		}
 		n, err := s.ControlStreams(c)
 		if err != nil {
-			bad(err)
+			a.bad(err)
 			return
 		}
-		writeJSON(map[string]int{"connections": n})
+		a.writeJSON(map[string]int{"connections": n})
 	case "GET /_sim/faults":
 		s.mu.Lock()
 		f := s.faults.cfg
 		s.mu.Unlock()
-		writeJSON(f)
+		a.writeJSON(f)
 	case "PUT /_sim/faults", "POST /_sim/faults":
 		var f Faults
-		if !decode(&f) {
-			return
+		if a.decode(&f) && a.ok(s.SetFaults(f)) {
+			w.WriteHeader(http.StatusNoContent)
 		}
-		if err := s.SetFaults(f); err != nil {
-			bad(err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
 	case "PATCH /_sim/settings", "POST /_sim/settings":
 		var st Settings
-		if !decode(&st) {
-			return
+		if a.decode(&st) {
+			s.ApplySettings(st)
+			w.WriteHeader(http.StatusNoContent)
 		}
-		s.ApplySettings(st)
-		w.WriteHeader(http.StatusNoContent)
 	case "POST /_sim/ledger":
 		var rows []ScenarioCashRow
-		if !decode(&rows) {
-			return
+		if a.decode(&rows) && a.ok(s.AddCashRows(rows)) {
+			w.WriteHeader(http.StatusNoContent)
 		}
-		if err := s.AddCashRows(rows); err != nil {
-			bad(err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
 	case "POST /_sim/reset":
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)
@@ -306,10 +233,109 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		sc := s.sc
 		s.mu.Unlock()
-		writeJSON(sc)
+		a.writeJSON(sc)
 	default:
 		http.Error(w, "unknown admin route "+route, http.StatusNotFound)
 	}
+}
+
+// adminCall is one /_sim/ request and its response writer, with the
+// answers every admin route shares: JSON out, a strict JSON body in, 400.
+type adminCall struct {
+	w http.ResponseWriter
+	r *http.Request
+}
+
+func (a adminCall) writeJSON(v any) {
+	a.w.Header().Set("Content-Type", ctypeJSON)
+	json.NewEncoder(a.w).Encode(v)
+}
+
+func (a adminCall) bad(err error) { http.Error(a.w, err.Error(), http.StatusBadRequest) }
+
+// ok answers 400 with err when there is one, and reports whether there was none.
+func (a adminCall) ok(err error) bool {
+	if err != nil {
+		a.bad(err)
+	}
+	return err == nil
+}
+
+// decode reads the body into v, refusing unknown fields; on failure it has
+// answered 400.
+func (a adminCall) decode(v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(a.w, a.r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		a.bad(fmt.Errorf("body: %w", err))
+		return false
+	}
+	return true
+}
+
+// adminRequests answers GET /_sim/requests: the request log, from the
+// index ?since= on when given.
+func (s *Sim) adminRequests(a adminCall) {
+	all := s.Requests()
+	if v := a.r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			a.bad(fmt.Errorf("since must be a non-negative index"))
+			return
+		}
+		all = all[min(n, len(all)):]
+	}
+	a.writeJSON(all)
+}
+
+// adminClock answers POST /_sim/clock: advance the fake clock by a duration
+// or to a later instant, never backwards.
+func (s *Sim) adminClock(a adminCall) {
+	var req struct {
+		Advance Duration  `json:"advance"`
+		Set     time.Time `json:"set"`
+	}
+	if !a.decode(&req) {
+		return
+	}
+	if !req.Set.IsZero() {
+		now := s.Now()
+		if req.Set.Before(now) {
+			a.bad(fmt.Errorf("set: the clock only moves forward (now %s)", now.UTC().Format(time.RFC3339Nano)))
+			return
+		}
+		req.Advance += Duration(req.Set.Sub(now))
+	}
+	if req.Advance < 0 {
+		a.bad(fmt.Errorf("advance must not be negative"))
+		return
+	}
+	s.Advance(time.Duration(req.Advance))
+	a.writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
+}
+
+// adminPrices answers POST /_sim/prices: one tick {symbol, price}, or
+// several {ticks: [...]} whose P&L stream messages may interleave.
+func (s *Sim) adminPrices(a adminCall) {
+	var req struct {
+		Tick
+		Ticks []Tick `json:"ticks"`
+	}
+	if !a.decode(&req) {
+		return
+	}
+	ticks := req.Ticks
+	if req.Symbol != "" || len(ticks) == 0 {
+		ticks = append([]Tick{req.Tick}, ticks...)
+	}
+	for _, t := range ticks {
+		if t.Symbol == "" || !t.Price.IsPositive() {
+			a.bad(fmt.Errorf("need a symbol and a positive price"))
+			return
+		}
+	}
+	s.SetPrices(ticks)
+	a.w.WriteHeader(http.StatusNoContent)
 }
 
 // SetLocatePrice sets the price per share of every locate pool of symbol,

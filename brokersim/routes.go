@@ -60,3 +60,53 @@ func (s *Sim) routes() []route {
 	}
 	return rts
 }
+
+// routeJSON is a route record (spec: "Route record"; reference envelope).
+type routeJSON struct {
+	RouteName     string   `json:"routeName"`
+	SecurityTypes []string `json:"securityTypes"`
+	OrderTypes    []string `json:"orderTypes"`
+	TimesInForce  []string `json:"timesInForce"`
+	UseDisplayQty bool     `json:"useDisplayQty"`
+}
+
+// routeCatalog describes the route names the spec lists; placement checks
+// security type, order type and time in force against it.
+var routeCatalog = map[string]routeJSON{
+	"PAPER": {"PAPER", []string{"Stock", "Option"}, []string{"Market", "Limit", "Stop", "StopLimit"},
+		[]string{"Day", "GoodTillCancel", "GoodTillCrossing"}, false},
+	"PAPERM": {"PAPERM", []string{"MLEG"}, []string{"Market", "Limit"}, []string{"Day"}, false},
+	"SMART": {"SMART", []string{"Stock"},
+		[]string{"Market", "Limit", "Stop", "StopLimit", "RangeOrder", "MarketOnOpen", "LimitOnOpen", "TrailStop", "MarketOnClose", "LimitOnClose", "Pegged"},
+		[]string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus", "GoodTillCrossing", "AtTheOpening"}, true},
+	"CTDL": {"CTDL", []string{"Stock"}, []string{"Market", "Limit", "Stop", "StopLimit"},
+		[]string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus"}, true},
+	"SMARTO": {"SMARTO", []string{"Option"}, []string{"Market", "Limit", "Stop", "StopLimit"},
+		[]string{"Day", "GoodTillCancel"}, false},
+	"SMARTM": {"SMARTM", []string{"MLEG"}, []string{"Market", "Limit"}, []string{"Day", "GoodTillCancel"}, false},
+	"ARCA": {"ARCA", []string{"Stock"}, []string{"Market", "Limit", "Stop", "StopLimit", "Pegged"},
+		[]string{"Day", "Day_Plus", "GoodTillCancel", "GTC_Plus", "IOC", "FOK"}, true},
+}
+
+// routeSecType maps a placement securityType to its spelling in routes.
+func routeSecType(secType string) string {
+	if secType == "Mleg" {
+		return "MLEG"
+	}
+	return secType
+}
+
+// handleRoutes serves GET .../routes: {"routes":[...]} for the account's routes.
+func (s *Sim) handleRoutes(c *call) reply {
+	out := struct {
+		Routes []routeJSON `json:"routes"`
+	}{Routes: []routeJSON{}}
+	for _, name := range c.acct.routes {
+		rt, ok := routeCatalog[name]
+		if !ok {
+			rt = routeJSON{name, []string{"Stock"}, []string{"Market", "Limit"}, []string{"Day"}, false}
+		}
+		out.Routes = append(out.Routes, rt)
+	}
+	return jsonReply(http.StatusOK, out)
+}

@@ -98,48 +98,29 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer owner.Close()
 	a := owner.Local().As(account.Caller{Name: fmt.Sprintf("%d demo", os.Getpid()), Env: brokerclient.EnvLive})
-	updates, err := a.Subscribe(ctx)
-	if err != nil {
-		return err
-	}
-
-	t0 := clk.Now()
-	stamp := func() string { return fmt.Sprintf("[%5.1fs]", clk.Now().Sub(t0).Seconds()) }
-	narrate := func(u account.Update) {
-		w := u.Workflow
-		line := fmt.Sprintf("  %s %-10s → %-10s", stamp(), u.From, w.State)
-		switch {
-		case !u.QueuedUntil.IsZero():
-			line += fmt.Sprintf(" queued: its quote leaves in %.0fs (same-symbol spacing)", u.QueuedUntil.Sub(clk.Now()).Seconds())
-		case u.Offer != nil:
-			line += fmt.Sprintf(" offer %s", describeLegs(*w, clk.Now()))
-		case u.Reason != "" && w.State != states.Quoting:
-			line += " " + u.Reason
-		case w.State == states.Quoting && w.Kind == states.Locate:
-			line += fmt.Sprintf(" quote %d shares, quoteReqID %s…", w.Quantity, w.QuoteReqID[:8])
-		}
-		fmt.Fprintln(out, line)
-	}
 
 	fmt.Fprintf(out, "locator demo: the simulated broker at %s, its clock shared with the account's owner at %gx speed.\n", baseURL, speed)
 	fmt.Fprintf(out, "Account %s (live margin). Every step below is real HTTP to the simulator, persisted in %s.\n\n", acct, dbPath)
-
-	capPrice := func(p string) workflow.Policy {
-		return workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString(p)}
+	t0 := clk.Now()
+	finals, err := runSteps(ctx, out, clk, t0, a)
+	if err != nil {
+		return err
 	}
-	locate := func(symbol string, qty int64, p workflow.Policy) func(context.Context, account.Account) (string, error) {
-		return func(ctx context.Context, a account.Account) (string, error) {
-			res, err := a.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: symbol, Quantity: qty, Policy: p}}})
-			if err != nil {
-				return "", err
-			}
-			if s := res.Started[0]; s.Refused != nil {
-				return "", s.Refused
-			}
-			return res.Started[0].ID, nil
+	printSummary(out, finals)
+	printTraffic(out, sim.Requests())
+	fmt.Fprintf(out, "Simulated time %.0fs, wall time %.1fs.\n", clk.Now().Sub(t0).Seconds(), time.Since(start).Seconds())
+	want := []states.State{states.NotNeeded, states.Filled, states.Filled, states.Declined, states.Covered, states.Credited}
+	for i, w := range finals {
+		if w.State != want[i] {
+			return errors.New("the demo did not end as designed; see the summary")
 		}
 	}
-	steps := []step{
+	return nil
+}
+
+// steps are the demo's six requests, one of each kind of outcome.
+func steps() []step {
+	return []step{
 		{"AAPL 500", "easy to borrow: the engine checks and sends no quote", locate("AAPL", 500, capPrice("0.05"))},
 		{"HTBX 300, max 0.0200/share", "a hard-to-borrow symbol: quote, wait for the offer, accept inside the 30 s window", locate("HTBX", 300, capPrice("0.02"))},
 		{"RSHO 1000, SingleUse allowed", "Reg SHO threshold symbol: one quote, two offers (PreBorrow id, SingleUse id.SU); the cheaper allowed side is taken", locate("RSHO", 1000, workflow.Policy{AutoAccept: true, AllowSingleUse: true, MaxPrice: decimal.RequireFromString("0.10")})},
@@ -153,21 +134,74 @@ func Run(ctx context.Context, cfg Config) error {
 			return res.Started[0].ID, nil
 		}},
 	}
+}
+
+// capPrice is a policy that accepts an offer up to price p a share.
+func capPrice(p string) workflow.Policy {
+	return workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString(p)}
+}
+
+// locate is a step that locates qty shares of symbol under policy p.
+func locate(symbol string, qty int64, p workflow.Policy) func(context.Context, account.Account) (string, error) {
+	return func(ctx context.Context, a account.Account) (string, error) {
+		res, err := a.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: symbol, Quantity: qty, Policy: p}}})
+		if err != nil {
+			return "", err
+		}
+		if s := res.Started[0]; s.Refused != nil {
+			return "", s.Refused
+		}
+		return res.Started[0].ID, nil
+	}
+}
+
+// runSteps runs the steps one after the other, narrating each workflow's
+// changes until it ends, and returns their final records.
+func runSteps(ctx context.Context, out io.Writer, clk clock.Clock, t0 time.Time, a account.Account) ([]*workflow.Workflow, error) {
+	updates, err := a.Subscribe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	narrate := narrator(out, clk, t0)
 	var finals []*workflow.Workflow
-	for i, s := range steps {
+	for i, s := range steps() {
 		fmt.Fprintf(out, "%d. %s — %s\n", i+1, s.title, s.why)
 		id, err := s.run(ctx, a)
 		if err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
+			return nil, fmt.Errorf("step %d: %w", i+1, err)
 		}
 		w, err := narrated(ctx, a, updates, id, narrate)
 		if err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
+			return nil, fmt.Errorf("step %d: %w", i+1, err)
 		}
 		finals = append(finals, w)
 		fmt.Fprintf(out, "   ⇒ %s\n\n", account.OutcomeOf(w).Words)
 	}
+	return finals, nil
+}
 
+// narrator writes one line per workflow change, stamped with the
+// simulated seconds since t0.
+func narrator(out io.Writer, clk clock.Clock, t0 time.Time) func(account.Update) {
+	return func(u account.Update) {
+		w := u.Workflow
+		line := fmt.Sprintf("  [%5.1fs] %-10s → %-10s", clk.Now().Sub(t0).Seconds(), u.From, w.State)
+		switch {
+		case !u.QueuedUntil.IsZero():
+			line += fmt.Sprintf(" queued: its quote leaves in %.0fs (same-symbol spacing)", u.QueuedUntil.Sub(clk.Now()).Seconds())
+		case u.Offer != nil:
+			line += fmt.Sprintf(" offer %s", describeLegs(*w, clk.Now()))
+		case u.Reason != "" && w.State != states.Quoting:
+			line += " " + u.Reason
+		case w.State == states.Quoting && w.Kind == states.Locate:
+			line += fmt.Sprintf(" quote %d shares, quoteReqID %s…", w.Quantity, w.QuoteReqID[:8])
+		}
+		fmt.Fprintln(out, line)
+	}
+}
+
+// printSummary tables the steps' final records.
+func printSummary(out io.Writer, finals []*workflow.Workflow) {
 	fmt.Fprintln(out, "Summary")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tKIND\tSYMBOL\tASKED\tSENT\tSTATE\tPRICE\tTOTAL\tTYPE")
@@ -183,9 +217,13 @@ func Run(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", i+1, w.Kind, w.Symbol, w.Requested, w.Quantity, w.State, price, total, w.LocateType)
 	}
 	tw.Flush()
+}
 
+// printTraffic counts the broker requests the demo made, from the
+// simulator's log.
+func printTraffic(out io.Writer, log []brokersim.RequestRecord) {
 	count := func(sub string) (n int) {
-		for _, r := range sim.Requests() {
+		for _, r := range log {
 			if strings.Contains(r.Method+" "+r.Path, sub) {
 				n++
 			}
@@ -193,7 +231,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return n
 	}
 	throttled := 0
-	for _, r := range sim.Requests() {
+	for _, r := range log {
 		if r.Status == http.StatusTooManyRequests {
 			throttled++
 		}
@@ -202,14 +240,6 @@ func Run(ctx context.Context, cfg Config) error {
 		count("POST /v1/api/accounts/locates/quote"), count("POST /v1/api/accounts/locates/accept"),
 		count("DELETE /v1/api/accounts/locates/cancel"), count("POST /v1/api/accounts/locates/sell"),
 		count("/locates/history"), throttled)
-	fmt.Fprintf(out, "Simulated time %.0fs, wall time %.1fs.\n", clk.Now().Sub(t0).Seconds(), time.Since(start).Seconds())
-	want := []states.State{states.NotNeeded, states.Filled, states.Filled, states.Declined, states.Covered, states.Credited}
-	for i, w := range finals {
-		if w.State != want[i] {
-			return errors.New("the demo did not end as designed; see the summary")
-		}
-	}
-	return nil
 }
 
 // narrated narrates workflow id's changes from the account's updates

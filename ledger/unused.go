@@ -56,34 +56,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 	if err != nil {
 		return nil, nil, fmt.Errorf("order book (working short sells hold located shares): %w", err)
 	}
-	// Working short sells hold located shares: the one definition of
-	// available shares (workflow.Available) decides which.
-	orders := BookOrders(book)
-	hold := map[string]int64{}
-	for _, row := range rows {
-		if _, ok := hold[row.Symbol]; !ok {
-			hold[row.Symbol] = workflow.WorkingShortSells(orders, row.Symbol)
-		}
-	}
-	open, err := st.List(ctx, store.Filter{Account: account, Kind: states.CreditBack, Open: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	busy := map[string]string{}
-	for _, w := range open {
-		busy[w.Symbol+" "+w.LocateType] = w.ID
-	}
-	// A locate in flight means someone wants the symbol located now: its
-	// shares are not "unused".
-	locating, err := st.List(ctx, store.Filter{Account: account, Kind: states.Locate, Open: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	wanted := map[string]string{}
-	for _, w := range locating {
-		wanted[w.Symbol] = w.ID
-	}
-	suDay, err := singleUseToday(ctx, st, account, dayStart)
+	u, err := usesOf(ctx, st, account, dayStart, rows, BookOrders(book))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,6 +68,57 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 		}
 		return rows[i].Type() != brokercode.LocateTypeSingleUse && rows[k].Type() == brokercode.LocateTypeSingleUse
 	})
+	plan, skipped := u.plan(rows, filter)
+	return plan, skipped, nil
+}
+
+// inventoryUses is what keeps located shares from being unused: working
+// short sells (hold, by symbol), open credit-backs (busy, by symbol and
+// type), locates in flight (wanted, by symbol) and the day's SingleUse
+// locates (suDay, by symbol).
+type inventoryUses struct {
+	hold   map[string]int64
+	busy   map[string]string
+	wanted map[string]string
+	suDay  map[string]singleUseDay
+}
+
+// usesOf gathers the uses of rows' shares from the order book and the store.
+func usesOf(ctx context.Context, st *store.Store, account string, dayStart time.Time, rows []brokerclient.InventoryRow, orders []workflow.BookOrder) (*inventoryUses, error) {
+	// Working short sells hold located shares: the one definition of
+	// available shares (workflow.Available) decides which.
+	u := &inventoryUses{hold: map[string]int64{}, busy: map[string]string{}, wanted: map[string]string{}}
+	for _, row := range rows {
+		if _, ok := u.hold[row.Symbol]; !ok {
+			u.hold[row.Symbol] = workflow.WorkingShortSells(orders, row.Symbol)
+		}
+	}
+	open, err := st.List(ctx, store.Filter{Account: account, Kind: states.CreditBack, Open: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range open {
+		u.busy[w.Symbol+" "+w.LocateType] = w.ID
+	}
+	// A locate in flight means someone wants the symbol located now: its
+	// shares are not "unused".
+	locating, err := st.List(ctx, store.Filter{Account: account, Kind: states.Locate, Open: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range locating {
+		u.wanted[w.Symbol] = w.ID
+	}
+	if u.suDay, err = singleUseToday(ctx, st, account, dayStart); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// plan goes through rows in order: the whole lots no use keeps are
+// credits, the rows a use keeps are skips (both only where filter keeps
+// them).
+func (u *inventoryUses) plan(rows []brokerclient.InventoryRow, filter UnusedFilter) ([]locator.Credit, []locator.Skip) {
 	var plan []locator.Credit
 	var skipped []locator.Skip
 	skip := func(row brokerclient.InventoryRow, why string) {
@@ -102,6 +126,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 			skipped = append(skipped, locator.Skip{Symbol: row.Symbol, Type: row.Type(), Reason: why})
 		}
 	}
+	hold, busy, wanted, suDay := u.hold, u.busy, u.wanted, u.suDay
 	for _, row := range rows {
 		typ := row.Type()
 		if typ != brokercode.LocateTypeLocate && typ != brokercode.LocateTypePreBorrow && typ != brokercode.LocateTypeSingleUse {
@@ -141,7 +166,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 			plan = append(plan, locator.Credit{Symbol: row.Symbol, Type: typ, Shares: shares})
 		}
 	}
-	return plan, skipped, nil
+	return plan, skipped
 }
 
 // singleUseDay is what this store's workflows did to one symbol's

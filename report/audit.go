@@ -155,6 +155,41 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 	}
 	mine := func(account string) bool { return strings.EqualFold(account, o.Account) }
 	t := &Trail{Account: strings.ToUpper(o.Account), Range: o.Range}
+	evs, err := workflowEvents(ctx, st, o, mine)
+	if err != nil {
+		return nil, err
+	}
+	shorts, err := orderEvents(ctx, st, o, mine)
+	if err != nil {
+		return nil, err
+	}
+	evs = append(evs, shorts...)
+	// Times are compared to the millisecond, the coarsest precision of the
+	// broker's timestamps (spec "Cross-cutting conventions": 3 to 7
+	// digits); within one, what adds cover goes before what uses it.
+	slices.SortStableFunc(evs, func(x, y auditEvent) int {
+		return cmp.Or(x.at.Truncate(time.Millisecond).Compare(y.at.Truncate(time.Millisecond)), cmp.Compare(eventRank[x.kind], eventRank[y.kind]))
+	})
+	days := map[cellKey]*coverDay{}
+	for _, ev := range evs {
+		k := cellKey{ev.symbol, ledger.TradeDate(ev.at)}
+		d := days[k]
+		if d == nil {
+			d = &coverDay{}
+			days[k] = d
+		}
+		d.apply(ev)
+		if ev.row != nil && o.Range.Contains(ev.row.Date) {
+			t.Rows = append(t.Rows, *ev.row)
+		}
+	}
+	return t, nil
+}
+
+// workflowEvents are the cover events of the account's workflows (mine):
+// locates filled or not needed, credit-backs done, each at the time locator
+// saw it.
+func workflowEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func(string) bool) ([]auditEvent, error) {
 	var evs []auditEvent
 	ws, err := st.List(ctx, store.Filter{Since: o.Range.From.Add(-o.Skew).AddDate(0, 0, -2)})
 	if err != nil {
@@ -180,6 +215,13 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 		}
 		evs = append(evs, auditEvent{at: at.Add(o.Skew), symbol: w.Symbol, kind: kind, w: w, shares: w.Quantity})
 	}
+	return evs, nil
+}
+
+// orderEvents are the account's short sales sent (by locator, or seen at
+// the broker and never placed by locator) and its covering buys.
+func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func(string) bool) ([]auditEvent, error) {
+	var evs []auditEvent
 	orders, err := st.Orders(ctx, store.OrderFilter{})
 	if err != nil {
 		return nil, err
@@ -210,26 +252,7 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 			Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.ClientOrderID, Source: SourceBroker, Symbol: x.Symbol,
 			Quantity: x.OrderQuantity, Executed: x.Executed, OrderStatus: string(x.OrderStatus)}})
 	}
-	// Times are compared to the millisecond, the coarsest precision of the
-	// broker's timestamps (spec "Cross-cutting conventions": 3 to 7
-	// digits); within one, what adds cover goes before what uses it.
-	slices.SortStableFunc(evs, func(x, y auditEvent) int {
-		return cmp.Or(x.at.Truncate(time.Millisecond).Compare(y.at.Truncate(time.Millisecond)), cmp.Compare(eventRank[x.kind], eventRank[y.kind]))
-	})
-	days := map[cellKey]*coverDay{}
-	for _, ev := range evs {
-		k := cellKey{ev.symbol, ledger.TradeDate(ev.at)}
-		d := days[k]
-		if d == nil {
-			d = &coverDay{}
-			days[k] = d
-		}
-		d.apply(ev)
-		if ev.row != nil && o.Range.Contains(ev.row.Date) {
-			t.Rows = append(t.Rows, *ev.row)
-		}
-	}
-	return t, nil
+	return evs, nil
 }
 
 // lot is a locate's shares on its day: how many are free, how many tied.

@@ -250,30 +250,9 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 	}
 	switch in := in.(type) {
 	case Begin:
-		switch {
-		case in.EasyToBorrow:
-			return move(w, states.Skip, w.Symbol+" is easy to borrow", nil)
-		case w.Kind == states.Locate && in.Available >= w.Requested:
-			return move(w, states.Cover, fmt.Sprintf("inventory holds %d available", in.Available), nil)
-		}
-		return Step{Effects: []Effect{Enqueue{}}}
+		return begin(w, in)
 	case QuoteTurn:
-		if !states.Quotes(w.Kind) {
-			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a locate or price check", w.ID, w.Kind)}
-		}
-		if w.State != states.Requested && w.State != states.Requoting {
-			return Step{}
-		}
-		// A price check asks the price of what it was asked, whatever
-		// inventory holds.
-		qty := RoundUpLot(w.Requested)
-		if w.Kind == states.Locate {
-			if in.Available >= w.Requested {
-				return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil, cancelLost(w)...)
-			}
-			qty = RoundUpLot(w.Requested - in.Available)
-		}
-		return move(w, states.Send, "quote sent", func(n *Workflow) { n.Quantity, n.SentAt = qty, env.Now }, SendQuote{})
+		return quoteTurn(w, in, env)
 	case SellTurn:
 		if w.Kind != states.CreditBack {
 			return Step{Err: fmt.Errorf("workflow: %s is a %s, not a credit-back", w.ID, w.Kind)}
@@ -287,53 +266,11 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 	case Decide:
 		return decide(w, env)
 	case Answer:
-		if w.State != states.Offered {
-			return Step{} // it ended, or was decided, while the person thought
-		}
-		switch {
-		case in.Late:
-			return decline(w, "no answer while an accept could still land", CauseNoAnswer)
-		case !in.Accept && in.By != "":
-			return decline(w, in.Reason, in.By)
-		case !in.Accept:
-			return decline(w, "declined at the prompt", CausePrompt)
-		}
-		return accept(w, env)
+		return answer(w, in, env)
 	case CancelAsked:
-		by, reason := in.By, in.Reason
-		if by == "" {
-			by = CausePerson
-		}
-		if reason == "" {
-			reason = "on request"
-		}
-		caused := func(n *Workflow) { n.Cause = by }
-		switch w.State {
-		case states.Requested, states.Requoting:
-			return move(w, states.Cancel, reason+"; cancelled before sending", caused, cancelLost(w)...)
-		case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
-			return move(w, states.Cancel, reason, caused, append([]Effect{SendCancel{}}, cancelLost(w)...)...)
-		case states.Releasing:
-			// A price check's cancel is on its way already: the asker may
-			// wait for its end as for any cancel.
-			return Step{}
-		}
-		return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
+		return cancelAsked(w, in)
 	case Written:
-		if in.Op != OpQuote && in.Op != OpSell {
-			return Step{}
-		}
-		if in.Outcome == Refused {
-			return move(w, states.RowRejected, "broker refused the "+string(in.Op)+": "+in.Detail, nil)
-		}
-		if in.Outcome != Failed && in.At.After(w.SentAt) {
-			// The broker had it by the time it answered: the same-symbol
-			// spacing counts from here, in this process and the next.
-			n := w.clone()
-			n.SentAt = in.At
-			return Step{Next: n}
-		}
-		return Step{}
+		return written(w, in)
 	case Tick:
 		return tick(w, env)
 	case Resume:
@@ -342,6 +279,97 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 		return move(w, states.Fail, in.Reason, nil, leaveNothingOpen(w)...)
 	}
 	return Step{Err: fmt.Errorf("workflow: unknown input %T", in)}
+}
+
+// begin decides a new workflow before any quote: easy to borrow, covered
+// by inventory, or queued for its quote turn.
+func begin(w *Workflow, in Begin) Step {
+	switch {
+	case in.EasyToBorrow:
+		return move(w, states.Skip, w.Symbol+" is easy to borrow", nil)
+	case w.Kind == states.Locate && in.Available >= w.Requested:
+		return move(w, states.Cover, fmt.Sprintf("inventory holds %d available", in.Available), nil)
+	}
+	return Step{Effects: []Effect{Enqueue{}}}
+}
+
+// quoteTurn sends a quote for what inventory does not cover, in lots.
+func quoteTurn(w *Workflow, in QuoteTurn, env Env) Step {
+	if !states.Quotes(w.Kind) {
+		return Step{Err: fmt.Errorf("workflow: %s is a %s, not a locate or price check", w.ID, w.Kind)}
+	}
+	if w.State != states.Requested && w.State != states.Requoting {
+		return Step{}
+	}
+	// A price check asks the price of what it was asked, whatever
+	// inventory holds.
+	qty := RoundUpLot(w.Requested)
+	if w.Kind == states.Locate {
+		if in.Available >= w.Requested {
+			return move(w, states.Cover, fmt.Sprintf("inventory now covers the request (%d available)", in.Available), nil, cancelLost(w)...)
+		}
+		qty = RoundUpLot(w.Requested - in.Available)
+	}
+	return move(w, states.Send, "quote sent", func(n *Workflow) { n.Quantity, n.SentAt = qty, env.Now }, SendQuote{})
+}
+
+// answer takes a person's answer to an offer still open.
+func answer(w *Workflow, in Answer, env Env) Step {
+	if w.State != states.Offered {
+		return Step{} // it ended, or was decided, while the person thought
+	}
+	switch {
+	case in.Late:
+		return decline(w, "no answer while an accept could still land", CauseNoAnswer)
+	case !in.Accept && in.By != "":
+		return decline(w, in.Reason, in.By)
+	case !in.Accept:
+		return decline(w, "declined at the prompt", CausePrompt)
+	}
+	return accept(w, env)
+}
+
+// cancelAsked cancels an open workflow on request: before sending, nothing
+// goes out; after, a cancel does.
+func cancelAsked(w *Workflow, in CancelAsked) Step {
+	by, reason := in.By, in.Reason
+	if by == "" {
+		by = CausePerson
+	}
+	if reason == "" {
+		reason = "on request"
+	}
+	caused := func(n *Workflow) { n.Cause = by }
+	switch w.State {
+	case states.Requested, states.Requoting:
+		return move(w, states.Cancel, reason+"; cancelled before sending", caused, cancelLost(w)...)
+	case states.Quoting, states.Pending, states.Offered, states.Submitted, states.New:
+		return move(w, states.Cancel, reason, caused, append([]Effect{SendCancel{}}, cancelLost(w)...)...)
+	case states.Releasing:
+		// A price check's cancel is on its way already: the asker may
+		// wait for its end as for any cancel.
+		return Step{}
+	}
+	return Step{Err: fmt.Errorf("%w: %s is %s and cannot be cancelled now", ErrNotOpen, w.ID, w.State)}
+}
+
+// written takes the broker's answer to a quote or a sell: a refusal ends
+// the workflow; an answer dates when the broker had it.
+func written(w *Workflow, in Written) Step {
+	if in.Op != OpQuote && in.Op != OpSell {
+		return Step{}
+	}
+	if in.Outcome == Refused {
+		return move(w, states.RowRejected, "broker refused the "+string(in.Op)+": "+in.Detail, nil)
+	}
+	if in.Outcome != Failed && in.At.After(w.SentAt) {
+		// The broker had it by the time it answered: the same-symbol
+		// spacing counts from here, in this process and the next.
+		n := w.clone()
+		n.SentAt = in.At
+		return Step{Next: n}
+	}
+	return Step{}
 }
 
 // transition is the one constructor of transitions, of workflows and
@@ -468,35 +496,8 @@ func rows(w *Workflow, in Rows, env Env) Step {
 	if w.LostQuoteReqID != "" && baseID(in.Latest) == w.LostQuoteReqID {
 		return lostRows(w, in, env)
 	}
-	legs := make(map[string]Leg, len(w.Legs)+len(in.Legs))
-	for k, v := range w.Legs {
-		legs[k] = v
-	}
-	for k, v := range in.Legs {
-		if old := legs[k]; w.Kind == states.PriceCheck && v.Price.IsZero() && old.Price.IsPositive() {
-			// The price seen is what a price check is for: a later row
-			// (its cancel) that carries none keeps it, and its type.
-			v.Price, v.Type = old.Price, cmp.Or(v.Type, old.Type)
-		}
-		legs[k] = v
-	}
-	var ev states.Event
-	if w.Kind == states.CreditBack {
-		ev, _ = states.EventForStatus(legs[in.Latest].Status)
-	} else {
-		ev = legEvent(w, legs)
-	}
-	switch w.State {
-	case states.Declining, states.Declined, states.Releasing, states.Priced:
-		if ev == states.RowCanceled || ev == states.RowExpired {
-			ev = states.Confirm // our own cancel of the declined or priced offer, or its lapse
-		}
-	}
-	if ev != "" {
-		if _, _, err := states.Next(w.Kind, w.State, ev); err != nil {
-			ev = "" // the row does not fit: recorded, state kept
-		}
-	}
+	legs := mergeLegs(w, in)
+	ev := rowEvent(w, legs, in.Latest)
 	if ev == "" && sameLegs(w.Legs, legs) {
 		return Step{}
 	}
@@ -522,6 +523,52 @@ func rows(w *Workflow, in Rows, env Env) Step {
 			return s
 		}
 	}
+	return afterRows(s, in, env)
+}
+
+// mergeLegs is the workflow's legs updated by the rows' legs.
+func mergeLegs(w *Workflow, in Rows) map[string]Leg {
+	legs := make(map[string]Leg, len(w.Legs)+len(in.Legs))
+	for k, v := range w.Legs {
+		legs[k] = v
+	}
+	for k, v := range in.Legs {
+		if old := legs[k]; w.Kind == states.PriceCheck && v.Price.IsZero() && old.Price.IsPositive() {
+			// The price seen is what a price check is for: a later row
+			// (its cancel) that carries none keeps it, and its type.
+			v.Price, v.Type = old.Price, cmp.Or(v.Type, old.Type)
+		}
+		legs[k] = v
+	}
+	return legs
+}
+
+// rowEvent is the event the legs make of the workflow's state, "" when
+// they make none or one its table refuses from here.
+func rowEvent(w *Workflow, legs map[string]Leg, latest string) states.Event {
+	var ev states.Event
+	if w.Kind == states.CreditBack {
+		ev, _ = states.EventForStatus(legs[latest].Status)
+	} else {
+		ev = legEvent(w, legs)
+	}
+	switch w.State {
+	case states.Declining, states.Declined, states.Releasing, states.Priced:
+		if ev == states.RowCanceled || ev == states.RowExpired {
+			ev = states.Confirm // our own cancel of the declined or priced offer, or its lapse
+		}
+	}
+	if ev != "" {
+		if _, _, err := states.Next(w.Kind, w.State, ev); err != nil {
+			ev = "" // the row does not fit: recorded, state kept
+		}
+	}
+	return ev
+}
+
+// afterRows completes a step on rows: the offer window opens, and an
+// offer, a price seen or an end brings its follow-up.
+func afterRows(s Step, in Rows, env Env) Step {
 	n := s.Next
 	// The window runs from when the quote reached Offered (spec "Locate
 	// limits"); a Pending quote gets one too, so that it cannot wait for
