@@ -113,6 +113,14 @@ type FleetRun struct {
 	QuoteToAcceptP99     float64 `json:"quoteToAcceptP99Seconds"`
 	OfferSeenToAcceptP50 float64 `json:"offerSeenToAcceptP50Seconds"`
 	OfferSeenToAcceptP99 float64 `json:"offerSeenToAcceptP99Seconds"`
+	// Quote → accept taken apart (the simulator's record of when each
+	// quote settled as Offered besides its request log): the quote
+	// settling (the broker's own 1.5 to 3 s), then the offer until the
+	// account's first history read after it.
+	QuoteToOfferP50 float64 `json:"quoteToOfferP50Seconds"`
+	QuoteToOfferP99 float64 `json:"quoteToOfferP99Seconds"`
+	OfferToReadP50  float64 `json:"offerToReadP50Seconds"`
+	OfferToReadP99  float64 `json:"offerToReadP99Seconds"`
 	// Per account of the fleet (all processes' figures over all accounts).
 	RSSMBPerAccount           float64 `json:"rssMBPerAccount"`
 	IdleCPUmsPerAccountMinute float64 `json:"idleCPUmsPerAccountMinute"`
@@ -585,9 +593,21 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 			return err
 		}
 	}
+	rows, err := sim.Locates(ctx)
+	if err != nil {
+		return err
+	}
+	offered := map[string]time.Time{}
+	for _, row := range rows {
+		if !row.Offered.IsZero() {
+			offered[row.QuoteReqID] = row.Offered
+		}
+	}
 	quotes := map[string]int{}
 	quoted := map[string]time.Time{}   // quote sent, by quoteReqID
 	lastRead := map[string]time.Time{} // the account's last history read answered
+	reads := map[string][]time.Time{}  // the account's history reads answered, in order
+	var toOffer, offerToRead []time.Duration
 	var toAccept, seenToAccept []time.Duration
 	accepted := map[string]bool{}
 	for _, q := range log {
@@ -604,7 +624,9 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 		switch route := routeOf(q); {
 		case q.Status != 200:
 		case route == "history":
-			lastRead[strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")] = q.Time
+			account := strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")
+			lastRead[account] = q.Time
+			reads[account] = append(reads[account], q.Time)
 		case route == "quote" && json.Unmarshal([]byte(q.Body), &body) == nil:
 			quotes[body.Symbol]++
 			quoted[body.QuoteReqID] = q.Time
@@ -617,12 +639,30 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 			if at, ok := lastRead[body.AccountID]; ok {
 				seenToAccept = append(seenToAccept, q.Time.Sub(at))
 			}
+			id := strings.TrimSuffix(body.QuoteReqID, ".SU")
+			if at, ok := offered[body.QuoteReqID]; ok && !quoted[id].IsZero() {
+				toOffer = append(toOffer, at.Sub(quoted[id]))
+				if seen, ok := firstFrom(reads[body.AccountID], at); ok {
+					offerToRead = append(offerToRead, seen.Sub(at))
+				}
+			}
 		}
 	}
 	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(toAccept, 0.50), percentile(toAccept, 0.99)
 	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(seenToAccept, 0.50), percentile(seenToAccept, 0.99)
+	r.QuoteToOfferP50, r.QuoteToOfferP99 = percentile(toOffer, 0.50), percentile(toOffer, 0.99)
+	r.OfferToReadP50, r.OfferToReadP99 = percentile(offerToRead, 0.50), percentile(offerToRead, 0.99)
 	for _, n := range quotes {
 		r.Duplicates += n - 1
 	}
 	return nil
+}
+
+// firstFrom is the first of the sorted times at or after t.
+func firstFrom(times []time.Time, t time.Time) (time.Time, bool) {
+	i, _ := slices.BinarySearchFunc(times, t, func(a, b time.Time) int { return a.Compare(b) })
+	if i == len(times) {
+		return time.Time{}, false
+	}
+	return times[i], true
 }

@@ -141,7 +141,7 @@ type loop struct {
 	inventory []brokerclient.InventoryRow
 	invAt     time.Time            // when inventory arrived
 	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
-	quoting   int                  // quotes handed to a worker and not yet answered
+	quoting   map[string]bool      // workflows whose quote is with a worker, not yet answered
 	group     *group               // steps awaiting one commit while a batch of events is handled
 	retries   []retry
 	subs      []*feed // the Subscribe callers'
@@ -155,6 +155,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		e: e, open: map[string]*Workflow{}, busy: map[string]int{}, byQuote: map[string]string{}, loaded: map[string]int64{},
 		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{}, touched: map[string]time.Time{},
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
+		quoting: map[string]bool{},
 	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
 	if err != nil {
@@ -294,7 +295,7 @@ func (l *loop) coverQueued() {
 // worker at a time, so a quote waiting on the client's pacer never holds
 // back the accepts.
 func (l *loop) nextQuotable() (string, time.Duration) {
-	if len(l.queue) == 0 || l.quoting > 0 {
+	if len(l.queue) == 0 || len(l.quoting) > 0 {
 		return "", 0
 	}
 	now := l.e.clock.Now()
@@ -420,8 +421,12 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case writtenEv:
 		switch ev.in.Op {
 		case workflow.OpQuote:
-			l.quoting--
+			// The broker has the quote now (its settling starts): history
+			// is read after the spec's 2 s, not while the quote still
+			// waited its turn on the key pair's quote bucket.
+			delete(l.quoting, ev.id)
 			l.noteQuote(ev.sym, ev.in.At)
+			l.e.poll.Wrote()
 		case workflow.OpAccept:
 			if ev.in.Outcome == workflow.Done {
 				l.e.poll.Expect()
@@ -759,15 +764,24 @@ func (l *loop) checkIdle() {
 }
 
 // updateHot tightens history polling while any sent workflow waits on the
-// broker.
+// broker, and puts its reads first on the key pair's history bucket while
+// a sent quote or sell-back waits for its outcome (an offer seen at once
+// is accepted at once; a fill after that is not as pressing). A quote still waiting for the key pair's quote bucket is not
+// sent: its history would show nothing, and with many accounts on one key
+// pair those reads would take the turns of the quotes the broker has.
 func (l *loop) updateHot() {
-	hot := false
+	hot, awaiting := false, false
 	for _, w := range l.open {
-		if w.State != states.Requested {
-			hot = true
-			break
+		if w.State == states.Requested || l.quoting[w.ID] {
+			continue
+		}
+		hot = true
+		switch w.State {
+		case states.Quoting, states.Requoting, states.Pending, states.Submitted, states.New:
+			awaiting = true
 		}
 	}
+	l.e.poll.SetAwaiting(awaiting)
 	l.e.poll.SetHot(hot)
 }
 
@@ -785,9 +799,9 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 		}
 	case workflow.SendQuote:
 		e.poll.Watch(w.QuoteReqID, l.deliver)
-		e.poll.Wrote()
 		l.noteAnswer(symbol, e.clock.Now()) // the symbol is spaced from now on; overall spacing waits for the answer
-		l.quoting++
+		l.quoting[id] = true
+		l.updateHot() // installed before: its quote is not sent yet
 		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
 		e.writes.push(func(ctx context.Context) event {
 			_, _, err := e.client.Locates.Quote(ctx, req)

@@ -592,6 +592,19 @@ func TestRunCadence(t *testing.T) {
 			inv:   secs(0, 5, 6.4),
 		},
 		{
+			// Spec "Short locates" rule 7 and "Locate status" (a quote
+			// settles in 1.5 to 3 s): turning hot for a quote the broker
+			// just took never reads before the write's 2 s.
+			name: "hot with a write: the first read waits the write's 2 s, then 1 s",
+			actions: []action{
+				{at: 5 * time.Second, do: wrote, kicks: true},
+				{at: 5 * time.Second, do: hot, kicks: true},
+			},
+			until: 10 * time.Second,
+			hist:  secs(0, 7, 8, 9, 10),
+			inv:   secs(0, 5, 10),
+		},
+		{
 			name: "Expect brings history to half a second after the last read; hot counts on from it",
 			actions: []action{
 				{at: 3 * time.Second, do: hot, kicks: true},
