@@ -109,7 +109,7 @@ type Poller struct {
 
 	mu        sync.Mutex
 	watchers  map[string]func([]brokerclient.HistoryRow)
-	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
+	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID, of the last history read
 	hot       bool
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
 	writePoll int       // follow-up polls left after a write
@@ -345,6 +345,7 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
 		}
 		groups[base] = append(groups[base], r)
 	}
+	p.forgetGoneLocked(rows)
 	fns := make([]func([]brokerclient.HistoryRow), len(order))
 	for i, base := range order {
 		fns[i] = p.watchers[base]
@@ -362,6 +363,26 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
 	}
 	if p.cfg.AfterPoll != nil {
 		p.cfg.AfterPoll()
+	}
+}
+
+// forgetGoneLocked drops the rows seen earlier that the history just
+// read no longer has (history is the trading day's: yesterday's rows
+// leave it), so seen holds one day's rows however long the poller runs.
+// Every row read is in seen, so there is something to drop only when seen
+// holds more. p.mu is held.
+func (p *Poller) forgetGoneLocked(rows []brokerclient.HistoryRow) {
+	if len(p.seen) <= len(rows) {
+		return
+	}
+	read := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		read[r.QuoteReqID] = true
+	}
+	for id := range p.seen {
+		if !read[id] {
+			delete(p.seen, id)
+		}
 	}
 }
 
