@@ -124,6 +124,10 @@ type FleetRun struct {
 	// Per account of the fleet (all processes' figures over all accounts).
 	RSSMBPerAccount           float64 `json:"rssMBPerAccount"`
 	IdleCPUmsPerAccountMinute float64 `json:"idleCPUmsPerAccountMinute"`
+	// IdleRequestsPerAccountMinute: the broker requests the simulator saw
+	// while every account was owned and idle, per account and minute.
+	IdleRequestsPerAccountMinute float64 `json:"idleRequestsPerAccountMinute"`
+	idleFrom, idleTo             time.Time
 	CPUmsPerLocate            float64 `json:"cpuMsPerLocate"`
 }
 
@@ -275,7 +279,8 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
 		return nil, err
 	}
-	run.IdleSeconds = time.Since(idleFrom).Seconds()
+	run.idleFrom, run.idleTo = idleFrom, time.Now()
+	run.IdleSeconds = run.idleTo.Sub(idleFrom).Seconds()
 	if err := phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
 		return nil, err
 	}
@@ -609,9 +614,13 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 	reads := map[string][]time.Time{}  // the account's history reads answered, in order
 	var toOffer, offerToRead []time.Duration
 	var toAccept, seenToAccept []time.Duration
+	idle := 0
 	accepted := map[string]bool{}
 	for _, q := range log {
 		r.Requests++
+		if !q.Time.Before(r.idleFrom) && q.Time.Before(r.idleTo) {
+			idle++
+		}
 		if q.Status == 429 {
 			r.Status429++
 			logf("429: %s %s %s (key %s, %s)", q.Time.Format("15:04:05.000"), q.Method, q.Path, q.KeyID, q.UserAgent)
@@ -650,6 +659,9 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 	}
 	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(toAccept, 0.50), percentile(toAccept, 0.99)
 	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(seenToAccept, 0.50), percentile(seenToAccept, 0.99)
+	if r.IdleSeconds > 0 {
+		r.IdleRequestsPerAccountMinute = float64(idle) / float64(r.Accounts) / (r.IdleSeconds / 60)
+	}
 	r.QuoteToOfferP50, r.QuoteToOfferP99 = percentile(toOffer, 0.50), percentile(toOffer, 0.99)
 	r.OfferToReadP50, r.OfferToReadP99 = percentile(offerToRead, 0.50), percentile(offerToRead, 0.99)
 	for _, n := range quotes {
