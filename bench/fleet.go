@@ -127,7 +127,6 @@ type FleetRun struct {
 	// IdleRequestsPerAccountMinute: the broker requests the simulator saw
 	// while every account was owned and idle, per account and minute.
 	IdleRequestsPerAccountMinute float64 `json:"idleRequestsPerAccountMinute"`
-	idleFrom, idleTo             time.Time
 	CPUmsPerLocate            float64 `json:"cpuMsPerLocate"`
 }
 
@@ -279,8 +278,8 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
 		return nil, err
 	}
-	run.idleFrom, run.idleTo = idleFrom, time.Now()
-	run.IdleSeconds = run.idleTo.Sub(idleFrom).Seconds()
+	idleTo := time.Now()
+	run.IdleSeconds = idleTo.Sub(idleFrom).Seconds()
 	if err := phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
 		return nil, err
 	}
@@ -307,7 +306,7 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 			return nil, err
 		}
 	}
-	if err := run.requests(ctx, sim, o.Logf, o.LogDir); err != nil {
+	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
 		return nil, err
 	}
 	for i, p := range run.Processes {
@@ -588,7 +587,8 @@ func (r *FleetRun) cost(ctx context.Context, st *store.Store, procs []*FleetProc
 }
 
 // requests fills the figures of the simulator's request log.
-func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string) error {
+// The requests between idleFrom and idleTo are the idle phase's.
+func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string, idleFrom, idleTo time.Time) error {
 	log, err := sim.Requests(ctx)
 	if err != nil {
 		return err
@@ -618,7 +618,7 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 	accepted := map[string]bool{}
 	for _, q := range log {
 		r.Requests++
-		if !q.Time.Before(r.idleFrom) && q.Time.Before(r.idleTo) {
+		if !q.Time.Before(idleFrom) && q.Time.Before(idleTo) {
 			idle++
 		}
 		if q.Status == 429 {
