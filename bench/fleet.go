@@ -127,7 +127,7 @@ type FleetRun struct {
 	// IdleRequestsPerAccountMinute: the broker requests the simulator saw
 	// while every account was owned and idle, per account and minute.
 	IdleRequestsPerAccountMinute float64 `json:"idleRequestsPerAccountMinute"`
-	CPUmsPerLocate            float64 `json:"cpuMsPerLocate"`
+	CPUmsPerLocate               float64 `json:"cpuMsPerLocate"`
 }
 
 // FleetProcess is one serve process's share and cost.
