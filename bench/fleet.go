@@ -210,31 +210,19 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	sc := FleetScenario(o.Accounts, o.KeyPairs)
 	o.Logf("starting locator sim: %d accounts over %d key pairs", o.Accounts, o.KeyPairs)
-	sim, err := Spawn(ctx, o.Exe, dir, sc)
+	sim, err := Spawn(ctx, o.Exe, dir, FleetScenario(o.Accounts, o.KeyPairs))
 	if err != nil {
 		return nil, err
 	}
 	defer sim.Close()
-	env := append(os.Environ(), "LOCATOR_BASE_URL="+sim.BaseURL, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	for k := range o.KeyPairs {
-		id, secret := fleetKey(k)
-		env = append(env, fmt.Sprintf("FLEET_KEY_%04d=%s", k, id), fmt.Sprintf("FLEET_SECRET_%04d=%s", k, secret))
-	}
-	if err := os.Mkdir(filepath.Join(dir, "run"), 0o700); err != nil {
+	env, db, drop, err := o.environment(ctx, dir, sim.BaseURL)
+	if err != nil {
 		return nil, err
 	}
-	db := filepath.Join(dir, "locator.db")
-	if o.DB != "" {
-		var drop func(context.Context) error
-		if db, drop, err = store.NewPostgresDatabase(ctx, o.DB, "locator_bench_"); err != nil {
-			return nil, err
-		}
+	if drop != nil {
 		defer drop(context.WithoutCancel(ctx)) // after the serve processes have stopped
 	}
-	env = append(env, "LOCATOR_DB="+db)
 	st, err := store.Open(ctx, db, clock.Real{})
 	if err != nil {
 		return nil, err
@@ -253,55 +241,16 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		defer proc.stop()
 		run.Processes = append(run.Processes, proc)
 	}
-	procs := run.Processes
-	o.Logf("%d serve processes started; waiting for every account to be owned", len(procs))
-	if err := awaitOwned(ctx, st, procs, o.Accounts, 5*time.Minute); err != nil {
+	o.Logf("%d serve processes started; waiting for every account to be owned", len(run.Processes))
+	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute); err != nil {
 		return nil, err
 	}
 	run.StartSeconds = time.Since(start).Seconds()
-	phase := func(set func(*FleetProcess, float64)) error {
-		for _, p := range procs {
-			cpu, err := p.cpu()
-			if err != nil {
-				return err
-			}
-			set(p, cpu-p.lastCPU)
-			p.lastCPU = cpu
-		}
-		return nil
-	}
-	if err := phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
+	idleFrom, idleTo, err := o.idleThenLocate(ctx, run, st, env)
+	if err != nil {
 		return nil, err
 	}
-	o.Logf("every account owned after %.1f s; idle for %s", run.StartSeconds, o.Idle)
-	idleFrom := time.Now()
-	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
-		return nil, err
-	}
-	idleTo := time.Now()
-	run.IdleSeconds = idleTo.Sub(idleFrom).Seconds()
-	if err := phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
-		return nil, err
-	}
-	o.Logf("locating: one locate per account, %d at a time", o.Parallel)
-	locFrom := time.Now()
-	locating := o.Locating
-	if locating == 0 {
-		locating = o.Accounts
-	}
-	all := make([]int, locating)
-	for i := range all {
-		all[i] = i
-	}
-	run.Locates, run.Filled = locating, o.locateAll(ctx, env, all, 0)
-	run.LocateSeconds = time.Since(locFrom).Seconds()
-	if err := phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
-		return nil, err
-	}
-	if err := run.cost(ctx, st, procs); err != nil {
-		return nil, err
-	}
-	if o.Failover && len(procs) > 1 {
+	if o.Failover && len(run.Processes) > 1 {
 		if err := o.failover(ctx, run, st, env); err != nil {
 			return nil, err
 		}
@@ -315,6 +264,78 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		}
 	}
 	return run, nil
+}
+
+// environment is what the serve processes and commands of a run share:
+// the simulator at baseURL, the run's own folders under dir, every key
+// pair's keys, and the database (LOCATOR_DB: a SQLite file in dir, or a
+// database of its own on o.DB's server, which drop removes).
+func (o FleetOptions) environment(ctx context.Context, dir, baseURL string) (env []string, db string, drop func(context.Context) error, err error) {
+	env = append(os.Environ(), "LOCATOR_BASE_URL="+baseURL, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	for k := range o.KeyPairs {
+		id, secret := fleetKey(k)
+		env = append(env, fmt.Sprintf("FLEET_KEY_%04d=%s", k, id), fmt.Sprintf("FLEET_SECRET_%04d=%s", k, secret))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "run"), 0o700); err != nil {
+		return nil, "", nil, err
+	}
+	db = filepath.Join(dir, "locator.db")
+	if o.DB != "" {
+		if db, drop, err = store.NewPostgresDatabase(ctx, o.DB, "locator_bench_"); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	return append(env, "LOCATOR_DB="+db), db, drop, nil
+}
+
+// idleThenLocate measures the owned accounts o.Idle doing nothing, then
+// one locate on each of the first o.Locating (0: all) at once, and each
+// process's CPU over start-up, the idle phase and the locates; it returns
+// when the idle phase began and ended.
+func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *store.Store, env []string) (idleFrom, idleTo time.Time, err error) {
+	if err := run.phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
+		return idleFrom, idleTo, err
+	}
+	o.Logf("every account owned after %.1f s; idle for %s", run.StartSeconds, o.Idle)
+	idleFrom = time.Now()
+	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
+		return idleFrom, idleTo, err
+	}
+	idleTo = time.Now()
+	run.IdleSeconds = idleTo.Sub(idleFrom).Seconds()
+	if err := run.phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
+		return idleFrom, idleTo, err
+	}
+	o.Logf("locating: one locate per account, %d at a time", o.Parallel)
+	locFrom := time.Now()
+	locating := o.Locating
+	if locating == 0 {
+		locating = o.Accounts
+	}
+	all := make([]int, locating)
+	for i := range all {
+		all[i] = i
+	}
+	run.Locates, run.Filled = locating, o.locateAll(ctx, env, all, 0)
+	run.LocateSeconds = time.Since(locFrom).Seconds()
+	if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
+		return idleFrom, idleTo, err
+	}
+	return idleFrom, idleTo, run.cost(ctx, st, run.Processes)
+}
+
+// phase hands set each process's CPU seconds since the last phase.
+func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
+	for _, p := range r.Processes {
+		cpu, err := p.cpu()
+		if err != nil {
+			return err
+		}
+		set(p, cpu-p.lastCPU)
+		p.lastCPU = cpu
+	}
+	return nil
 }
 
 // failover kills the first process, waits for the others to own every
