@@ -114,10 +114,21 @@ type FleetRun struct {
 	QuoteToAcceptP99     float64 `json:"quoteToAcceptP99Seconds"`
 	OfferSeenToAcceptP50 float64 `json:"offerSeenToAcceptP50Seconds"`
 	OfferSeenToAcceptP99 float64 `json:"offerSeenToAcceptP99Seconds"`
+	// Quote → accept taken apart (the simulator's record of when each
+	// quote settled as Offered besides its request log): the quote
+	// settling (the broker's own 1.5 to 3 s), then the offer until the
+	// account's first history read after it.
+	QuoteToOfferP50 float64 `json:"quoteToOfferP50Seconds"`
+	QuoteToOfferP99 float64 `json:"quoteToOfferP99Seconds"`
+	OfferToReadP50  float64 `json:"offerToReadP50Seconds"`
+	OfferToReadP99  float64 `json:"offerToReadP99Seconds"`
 	// Per account of the fleet (all processes' figures over all accounts).
 	RSSMBPerAccount           float64 `json:"rssMBPerAccount"`
 	IdleCPUmsPerAccountMinute float64 `json:"idleCPUmsPerAccountMinute"`
-	CPUmsPerLocate            float64 `json:"cpuMsPerLocate"`
+	// IdleRequestsPerAccountMinute: the broker requests the simulator saw
+	// while every account was owned and idle, per account and minute.
+	IdleRequestsPerAccountMinute float64 `json:"idleRequestsPerAccountMinute"`
+	CPUmsPerLocate               float64 `json:"cpuMsPerLocate"`
 }
 
 // FleetProcess is one serve process's share and cost.
@@ -200,31 +211,19 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	sc := FleetScenario(o.Accounts, o.KeyPairs)
 	o.Logf("starting locator sim: %d accounts over %d key pairs", o.Accounts, o.KeyPairs)
-	sim, err := Spawn(ctx, o.Exe, dir, sc)
+	sim, err := Spawn(ctx, o.Exe, dir, FleetScenario(o.Accounts, o.KeyPairs))
 	if err != nil {
 		return nil, err
 	}
 	defer sim.Close()
-	env := append(os.Environ(), "LOCATOR_BASE_URL="+sim.BaseURL, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	for k := range o.KeyPairs {
-		id, secret := fleetKey(k)
-		env = append(env, fmt.Sprintf("FLEET_KEY_%04d=%s", k, id), fmt.Sprintf("FLEET_SECRET_%04d=%s", k, secret))
-	}
-	if err := os.Mkdir(filepath.Join(dir, "run"), 0o700); err != nil {
+	env, db, drop, err := o.environment(ctx, dir, sim.BaseURL)
+	if err != nil {
 		return nil, err
 	}
-	db := filepath.Join(dir, "locator.db")
-	if o.DB != "" {
-		var drop func(context.Context) error
-		if db, drop, err = store.NewPostgresDatabase(ctx, o.DB, "locator_bench_"); err != nil {
-			return nil, err
-		}
+	if drop != nil {
 		defer drop(context.WithoutCancel(ctx)) // after the serve processes have stopped
 	}
-	env = append(env, "LOCATOR_DB="+db)
 	st, err := store.Open(ctx, db, clock.Real{})
 	if err != nil {
 		return nil, err
@@ -243,34 +242,71 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		defer proc.stop()
 		run.Processes = append(run.Processes, proc)
 	}
-	procs := run.Processes
-	o.Logf("%d serve processes started; waiting for every account to be owned", len(procs))
-	if err := awaitOwned(ctx, st, procs, o.Accounts, 5*time.Minute); err != nil {
+	o.Logf("%d serve processes started; waiting for every account to be owned", len(run.Processes))
+	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute); err != nil {
 		return nil, err
 	}
 	run.StartSeconds = time.Since(start).Seconds()
-	phase := func(set func(*FleetProcess, float64)) error {
-		for _, p := range procs {
-			cpu, err := p.cpu()
-			if err != nil {
-				return err
-			}
-			set(p, cpu-p.lastCPU)
-			p.lastCPU = cpu
-		}
-		return nil
-	}
-	if err := phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
+	idleFrom, idleTo, err := o.idleThenLocate(ctx, run, st, env)
+	if err != nil {
 		return nil, err
+	}
+	if o.Failover && len(run.Processes) > 1 {
+		if err := o.failover(ctx, run, st, env); err != nil {
+			return nil, err
+		}
+	}
+	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
+		return nil, err
+	}
+	for i, p := range run.Processes {
+		if (i > 0 || !o.Failover || len(run.Processes) == 1) && !p.alive() {
+			run.Exited++
+		}
+	}
+	return run, nil
+}
+
+// environment is what the serve processes and commands of a run share:
+// the simulator at baseURL, the run's own folders under dir, every key
+// pair's keys, and the database (LOCATOR_DB: a SQLite file in dir, or a
+// database of its own on o.DB's server, which drop removes).
+func (o FleetOptions) environment(ctx context.Context, dir, baseURL string) (env []string, db string, drop func(context.Context) error, err error) {
+	env = append(os.Environ(), "LOCATOR_BASE_URL="+baseURL, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	for k := range o.KeyPairs {
+		id, secret := fleetKey(k)
+		env = append(env, fmt.Sprintf("FLEET_KEY_%04d=%s", k, id), fmt.Sprintf("FLEET_SECRET_%04d=%s", k, secret))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "run"), 0o700); err != nil {
+		return nil, "", nil, err
+	}
+	db = filepath.Join(dir, "locator.db")
+	if o.DB != "" {
+		if db, drop, err = store.NewPostgresDatabase(ctx, o.DB, "locator_bench_"); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	return append(env, "LOCATOR_DB="+db), db, drop, nil
+}
+
+// idleThenLocate measures the owned accounts o.Idle doing nothing, then
+// one locate on each of the first o.Locating (0: all) at once, and each
+// process's CPU over start-up, the idle phase and the locates; it returns
+// when the idle phase began and ended.
+func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *store.Store, env []string) (idleFrom, idleTo time.Time, err error) {
+	if err := run.phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
+		return idleFrom, idleTo, err
 	}
 	o.Logf("every account owned after %.1f s; idle for %s", run.StartSeconds, o.Idle)
-	idleFrom := time.Now()
+	idleFrom = time.Now()
 	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
-		return nil, err
+		return idleFrom, idleTo, err
 	}
-	run.IdleSeconds = time.Since(idleFrom).Seconds()
-	if err := phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
-		return nil, err
+	idleTo = time.Now()
+	run.IdleSeconds = idleTo.Sub(idleFrom).Seconds()
+	if err := run.phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
+		return idleFrom, idleTo, err
 	}
 	o.Logf("locating: one locate per account, %d at a time", o.Parallel)
 	locFrom := time.Now()
@@ -284,26 +320,23 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	run.Locates, run.Filled = locating, o.locateAll(ctx, env, all, 0)
 	run.LocateSeconds = time.Since(locFrom).Seconds()
-	if err := phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
-		return nil, err
+	if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
+		return idleFrom, idleTo, err
 	}
-	if err := run.cost(ctx, st, procs); err != nil {
-		return nil, err
-	}
-	if o.Failover && len(procs) > 1 {
-		if err := o.failover(ctx, run, st, env); err != nil {
-			return nil, err
+	return idleFrom, idleTo, run.cost(ctx, st, run.Processes)
+}
+
+// phase hands set each process's CPU seconds since the last phase.
+func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
+	for _, p := range r.Processes {
+		cpu, err := p.cpu()
+		if err != nil {
+			return err
 		}
+		set(p, cpu-p.lastCPU)
+		p.lastCPU = cpu
 	}
-	if err := run.requests(ctx, sim, o.Logf, o.LogDir); err != nil {
-		return nil, err
-	}
-	for i, p := range run.Processes {
-		if (i > 0 || !o.Failover || len(run.Processes) == 1) && !p.alive() {
-			run.Exited++
-		}
-	}
-	return run, nil
+	return nil
 }
 
 // failover kills the first process, waits for the others to own every
@@ -576,7 +609,8 @@ func (r *FleetRun) cost(ctx context.Context, st *store.Store, procs []*FleetProc
 }
 
 // requests fills the figures of the simulator's request log.
-func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string) error {
+// The requests between idleFrom and idleTo are the idle phase's.
+func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string, idleFrom, idleTo time.Time) error {
 	log, err := sim.Requests(ctx)
 	if err != nil {
 		return err
@@ -586,13 +620,29 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 			return err
 		}
 	}
+	rows, err := sim.Locates(ctx)
+	if err != nil {
+		return err
+	}
+	offered := map[string]time.Time{}
+	for _, row := range rows {
+		if !row.Offered.IsZero() {
+			offered[row.QuoteReqID] = row.Offered
+		}
+	}
 	quotes := map[string]int{}
 	quoted := map[string]time.Time{}   // quote sent, by quoteReqID
 	lastRead := map[string]time.Time{} // the account's last history read answered
+	reads := map[string][]time.Time{}  // the account's history reads answered, in order
+	var toOffer, offerToRead []time.Duration
 	var toAccept, seenToAccept []time.Duration
+	idle := 0
 	accepted := map[string]bool{}
 	for _, q := range log {
 		r.Requests++
+		if !q.Time.Before(idleFrom) && q.Time.Before(idleTo) {
+			idle++
+		}
 		if q.Status == 429 {
 			r.Status429++
 			logf("429: %s %s %s (key %s, %s)", q.Time.Format("15:04:05.000"), q.Method, q.Path, q.KeyID, q.UserAgent)
@@ -605,7 +655,9 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 		switch route := routeOf(q); {
 		case q.Status != 200:
 		case route == "history":
-			lastRead[strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")] = q.Time
+			account := strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")
+			lastRead[account] = q.Time
+			reads[account] = append(reads[account], q.Time)
 		case route == "quote" && json.Unmarshal([]byte(q.Body), &body) == nil:
 			quotes[body.Symbol]++
 			quoted[body.QuoteReqID] = q.Time
@@ -618,12 +670,33 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 			if at, ok := lastRead[body.AccountID]; ok {
 				seenToAccept = append(seenToAccept, q.Time.Sub(at))
 			}
+			id := strings.TrimSuffix(body.QuoteReqID, ".SU")
+			if at, ok := offered[body.QuoteReqID]; ok && !quoted[id].IsZero() {
+				toOffer = append(toOffer, at.Sub(quoted[id]))
+				if seen, ok := firstFrom(reads[body.AccountID], at); ok {
+					offerToRead = append(offerToRead, seen.Sub(at))
+				}
+			}
 		}
 	}
 	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(toAccept, 0.50), percentile(toAccept, 0.99)
 	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(seenToAccept, 0.50), percentile(seenToAccept, 0.99)
+	if r.IdleSeconds > 0 {
+		r.IdleRequestsPerAccountMinute = float64(idle) / float64(r.Accounts) / (r.IdleSeconds / 60)
+	}
+	r.QuoteToOfferP50, r.QuoteToOfferP99 = percentile(toOffer, 0.50), percentile(toOffer, 0.99)
+	r.OfferToReadP50, r.OfferToReadP99 = percentile(offerToRead, 0.50), percentile(offerToRead, 0.99)
 	for _, n := range quotes {
 		r.Duplicates += n - 1
 	}
 	return nil
+}
+
+// firstFrom is the first of the sorted times at or after t.
+func firstFrom(times []time.Time, t time.Time) (time.Time, bool) {
+	i, _ := slices.BinarySearchFunc(times, t, func(a, b time.Time) int { return a.Compare(b) })
+	if i == len(times) {
+		return time.Time{}, false
+	}
+	return times[i], true
 }

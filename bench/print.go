@@ -65,12 +65,14 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 		r.Filled, r.Locates, r.LocateSeconds, r.Requests, r.Status429, r.Quotes, r.Duplicates)
 	fmt.Fprintf(w, "quote → accept p50 %.2f s, p99 %.2f s; offer seen → accept sent p50 %.2f s, p99 %.2f s\n",
 		r.QuoteToAcceptP50, r.QuoteToAcceptP99, r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99)
+	fmt.Fprintf(w, "of which quote → offer (the broker settling) p50 %.2f s, p99 %.2f s; offer → the account's first history read after it p50 %.2f s, p99 %.2f s\n",
+		r.QuoteToOfferP50, r.QuoteToOfferP99, r.OfferToReadP50, r.OfferToReadP99)
 	if r.Moved > 0 {
 		fmt.Fprintf(w, "failover: the %d accounts of the killed process owned again in %.1f s; locates on them after: %d of %d filled; the processes left, owning all %d accounts: %.1f MB resident\n",
 			r.Moved, r.FailoverSeconds, r.MovedFilled, r.Moved, r.Accounts, r.AfterRSSMB)
 	}
-	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU a minute idle (over %.0f s), %.1f ms CPU per locate\n",
-		r.RSSMBPerAccount, r.IdleCPUmsPerAccountMinute, r.IdleSeconds, r.CPUmsPerLocate)
+	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU and %.1f broker requests a minute idle (over %.0f s), %.1f ms CPU per locate\n",
+		r.RSSMBPerAccount, r.IdleCPUmsPerAccountMinute, r.IdleRequestsPerAccountMinute, r.IdleSeconds, r.CPUmsPerLocate)
 	if out == "" {
 		return nil
 	}

@@ -44,20 +44,32 @@ func (t *Target) Client() (*brokerclient.Client, error) {
 
 // Requests returns the simulator's request log (GET /_sim/requests).
 func (t *Target) Requests(ctx context.Context) ([]brokersim.RequestRecord, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.BaseURL+"/_sim/requests", nil)
+	var out []brokersim.RequestRecord
+	return out, t.admin(ctx, "/_sim/requests", &out)
+}
+
+// Locates returns the simulator's locate rows (GET /_sim/locates), with
+// when each quote settled as Offered.
+func (t *Target) Locates(ctx context.Context) ([]brokersim.LocateRecord, error) {
+	var out []brokersim.LocateRecord
+	return out, t.admin(ctx, "/_sim/locates", &out)
+}
+
+// admin decodes the answer of one of the simulator's admin reads into v.
+func (t *Target) admin(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.BaseURL+path, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	var out []brokersim.RequestRecord
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("request log: %w", err)
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return out, nil
+	return nil
 }
 
 // Symbols names n benchmark symbols for one runner (a letter) and batch,

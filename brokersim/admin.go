@@ -370,6 +370,9 @@ type LocateRecord struct {
 	Text       *string   `json:"text"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
+	// Offered is when the quote settled as Offered (absent: never), the
+	// moment history could first show the offer.
+	Offered time.Time `json:"offered,omitzero"`
 }
 
 // InventoryRecord is one located inventory row, with what the spec's row
@@ -396,7 +399,7 @@ func (s *Sim) Locates() []LocateRecord {
 	out := make([]LocateRecord, len(s.loc.rows))
 	for i, r := range s.loc.rows {
 		out[i] = LocateRecord{Account: r.account, Symbol: r.symbol, QuoteReqID: r.id, Shares: r.shares, Filled: r.filled,
-			Status: r.status, Type: r.typ, Price: Dec(r.price), Wire: r.wirePrice().String(), Text: r.text, Created: r.created, Updated: r.updated}
+			Status: r.status, Type: r.typ, Price: Dec(r.price), Wire: r.wirePrice().String(), Text: r.text, Created: r.created, Updated: r.updated, Offered: r.offered}
 	}
 	return out
 }

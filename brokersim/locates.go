@@ -99,6 +99,7 @@ type locateRow struct {
 	wire             string
 	text             *string // nil while Quoting
 	created, updated time.Time
+	offered          time.Time  // when it settled as Offered (zero: never)
 	expires          time.Time  // end of the offer window once settled
 	sibling          *locateRow // the other side of a Reg SHO pair
 	credit           *invRow    // credit-back rows: the inventory row being credited
@@ -192,6 +193,9 @@ func (b *locateBook) addRow(r *locateRow) {
 // set moves a row to status with text at now.
 func (r *locateRow) set(status int, text string, now time.Time) {
 	r.status, r.text, r.updated = status, strp(text), now
+	if status == locOffered {
+		r.offered = now
+	}
 }
 
 // wirePrice is the row's locatePrice as a JSON number.

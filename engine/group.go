@@ -188,6 +188,13 @@ func (l *loop) release(st groupStep, saved *Workflow, savedOrder *Order) {
 	}
 	cur := st.prev
 	if saved != nil {
+		// A quote about to be handed to a worker is not sent yet: install
+		// must not read history for it (see updateHot).
+		for _, eff := range st.s.Effects {
+			if _, ok := eff.(workflow.SendQuote); ok {
+				l.quoting[saved.ID] = true
+			}
+		}
 		l.install(saved, st.prev.State, st.s.Transition, st.s.Offer)
 		cur = saved
 	}

@@ -3,15 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -132,7 +129,7 @@ type loop struct {
 	inventory []brokerclient.InventoryRow
 	invAt     time.Time            // when inventory arrived
 	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
-	quoting   int                  // quotes handed to a worker and not yet answered
+	quoting   map[string]bool      // workflows whose quote is with a worker, not yet answered
 	group     *group               // steps awaiting one commit while a batch of events is handled
 	retries   []retry
 	subs      []*feed // the Subscribe callers'
@@ -146,6 +143,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		e: e, open: map[string]*Workflow{}, busy: map[string]int{}, byQuote: map[string]string{}, loaded: map[string]int64{},
 		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{}, touched: map[string]time.Time{},
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
+		quoting: map[string]bool{},
 	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
 	if err != nil {
@@ -285,7 +283,7 @@ func (l *loop) coverQueued() {
 // worker at a time, so a quote waiting on the client's pacer never holds
 // back the accepts.
 func (l *loop) nextQuotable() (string, time.Duration) {
-	if len(l.queue) == 0 || l.quoting > 0 {
+	if len(l.queue) == 0 || len(l.quoting) > 0 {
 		return "", 0
 	}
 	now := l.e.clock.Now()
@@ -374,28 +372,7 @@ func (l *loop) askerOf(id string) asker {
 func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev := ev.(type) {
 	case startEv:
-		// Reconciling (the history rows, the timers' check after that
-		// read and the inventory, all handled before this event) may have
-		// moved some; resume the others from their persisted state. One
-		// yet to quote quotes its shortfall, from that inventory and this
-		// book, at its turn.
-		for id, v := range l.loaded {
-			w := l.open[id]
-			if w == nil {
-				continue
-			}
-			if toQuote(l.group.latest(w)) && l.books[id] == nil {
-				l.books[id] = ev.book
-			}
-			if l.group.latest(w).Version == v {
-				l.step(w, workflow.Resume{})
-			}
-		}
-		l.loaded = nil
-		l.orders.resume(l)
-		l.updateHot()
-		// Start returns once the resumed records are committed.
-		l.group.then(func() { ev.reply <- nil })
+		l.resume(ev)
 	case rowsEv:
 		l.onRows(ev.rows)
 	case inventoryEv:
@@ -409,52 +386,17 @@ func (l *loop) handle(ctx context.Context, ev event) {
 			l.step(w, workflow.Tick{})
 		}
 	case writtenEv:
-		switch ev.in.Op {
-		case workflow.OpQuote:
-			l.quoting--
-			l.noteQuote(ev.sym, ev.in.At)
-		case workflow.OpAccept:
-			if ev.in.Outcome == workflow.Done {
-				l.e.poll.Expect()
-			}
-		}
-		if w := l.open[ev.id]; w != nil {
-			l.step(w, ev.in)
-		}
+		l.onWritten(ev)
 	case answerEv:
-		w := l.open[ev.id]
-		var err error
-		if w == nil {
-			err = fmt.Errorf("%w: %s", ErrNotOpen, ev.id)
-		} else if w.State != states.Offered {
-			err = fmt.Errorf("%w: %s is %s, no offer waits for an answer", ErrNotOpen, ev.id, w.State)
-		} else {
-			err = l.step(w, ev.in)
-		}
-		if ev.reply != nil {
-			ev.reply <- err
-		}
+		l.onAnswer(ev)
 	case locateEv:
-		if ev.ask != nil {
-			l.askers[ev.w.ID] = ev.ask
-		}
-		err := l.create(ctx, ev.w, ev.begin, ev.book)
-		if err != nil {
-			delete(l.askers, ev.w.ID)
-		}
-		ev.reply <- err
+		l.onLocate(ctx, ev)
 	case creditEv:
 		ev.reply <- l.create(ctx, ev.w, workflow.SellTurn{}, nil)
 	case cancelEv:
 		ev.reply <- l.cancel(ctx, ev.id, ev.in)
 	case waitEv:
-		if l.open[ev.id] == nil {
-			ev.reply <- nil
-			return
-		}
-		ch := make(chan *Workflow, 1)
-		l.waiters[ev.id] = append(l.waiters[ev.id], ch)
-		ev.reply <- ch
+		l.onWait(ev)
 	case activeEv:
 		out := make([]Workflow, 0, len(l.open))
 		for _, w := range l.sorted() {
@@ -466,21 +408,9 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case queuedAskEv:
 		ev.reply <- len(l.queue)
 	case coverageAskEv:
-		if l.freshFor(ev.symbols) {
-			ev.reply <- freshInventory{rows: slices.Clone(l.inventory), ok: true}
-			return
-		}
-		ev.reply <- freshInventory{}
+		l.onCoverage(ev)
 	case subscribeEv:
-		l.subs = append(l.subs, ev.feed)
-		// A subscriber that came after a locate was queued (a process
-		// following the request it handed over) still learns why it waits.
-		for _, id := range l.queue {
-			if u, ok := l.queued(l.open[id]); ok {
-				ev.feed.put(u)
-			}
-		}
-		ev.reply <- struct{}{}
+		l.onSubscribe(ev)
 	case orderEvent:
 		if o := l.orders.open[ev.orderID()]; o != nil {
 			l.touched[o.Symbol] = l.e.clock.Now()
@@ -489,6 +419,32 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	default:
 		l.e.log.Error("engine: unknown event", "type", fmt.Sprintf("%T", ev))
 	}
+}
+
+// resume resumes what Start found unmoved by reconciling (see Start).
+func (l *loop) resume(ev startEv) {
+	// Reconciling (the history rows, the timers' check after that
+	// read and the inventory, all handled before this event) may have
+	// moved some; resume the others from their persisted state. One
+	// yet to quote quotes its shortfall, from that inventory and this
+	// book, at its turn.
+	for id, v := range l.loaded {
+		w := l.open[id]
+		if w == nil {
+			continue
+		}
+		if toQuote(l.group.latest(w)) && l.books[id] == nil {
+			l.books[id] = ev.book
+		}
+		if l.group.latest(w).Version == v {
+			l.step(w, workflow.Resume{})
+		}
+	}
+	l.loaded = nil
+	l.orders.resume(l)
+	l.updateHot()
+	// Start returns once the resumed records are committed.
+	l.group.then(func() { ev.reply <- nil })
 }
 
 // inventoryFresh is how long an inventory read stands in for a new one in a
@@ -720,131 +676,6 @@ func (l *loop) checkIdle() {
 			close(ch)
 		}
 		l.orders.quiet = nil
-	}
-}
-
-// updateHot tightens history polling while any sent workflow waits on the
-// broker.
-func (l *loop) updateHot() {
-	hot := false
-	for _, w := range l.open {
-		if w.State != states.Requested {
-			hot = true
-			break
-		}
-	}
-	l.e.poll.SetHot(hot)
-}
-
-// effect carries out one effect of a committed step.
-func (l *loop) effect(w *Workflow, eff workflow.Effect) {
-	e := l.e
-	account, id, symbol := e.cfg.Account, w.ID, w.Symbol
-	switch eff := eff.(type) {
-	case workflow.Enqueue:
-		if !slices.Contains(l.queue, id) {
-			l.queue = append(l.queue, id)
-		}
-		if u, ok := l.queued(w); ok {
-			l.publish(u)
-		}
-	case workflow.SendQuote:
-		e.poll.Watch(w.QuoteReqID, l.deliver)
-		e.poll.Wrote()
-		l.noteAnswer(symbol, e.clock.Now()) // the symbol is spaced from now on; overall spacing waits for the answer
-		l.quoting++
-		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
-		e.writes.push(func(ctx context.Context) event {
-			_, _, err := e.client.Locates.Quote(ctx, req)
-			return e.written(id, symbol, workflow.OpQuote, err)
-		})
-	case workflow.SendSell:
-		e.poll.Watch(w.QuoteReqID, l.deliver)
-		e.poll.Wrote()
-		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
-			LocateType: brokercode.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}
-		e.writes.push(func(ctx context.Context) event {
-			_, _, err := e.client.Locates.Sell(ctx, req)
-			return e.written(id, symbol, workflow.OpSell, err)
-		})
-	case workflow.SendAccept:
-		e.poll.Wrote()
-		e.writes.push(func(ctx context.Context) event {
-			_, _, err := e.client.Locates.Accept(ctx, account, eff.Leg)
-			return e.written(id, symbol, workflow.OpAccept, err)
-		})
-	case workflow.SendCancel:
-		e.poll.Wrote()
-		quote := w.QuoteReqID
-		if eff.QuoteReqID != "" {
-			quote = eff.QuoteReqID
-		}
-		e.writes.push(func(ctx context.Context) event {
-			// The cancel must land even when the engine is being stopped:
-			// nothing is left open at the broker.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-			defer cancel()
-			_, _, err := e.client.Locates.Cancel(ctx, account, quote)
-			return e.written(id, symbol, workflow.OpCancel, err)
-		})
-	case workflow.Ask:
-		offer, ask := eff.Offer, l.askerOf(id)
-		deadline := w.ExpiresAt.Add(-e.cfg.Rules.AcceptMargin)
-		e.asks.push(func(ctx context.Context) event {
-			ctx, cancel := clock.WithDeadline(ctx, e.clock, deadline)
-			defer cancel()
-			ok := ask(ctx, offer)
-			return answerEv{id: id, in: workflow.Answer{Accept: ok, Late: ctx.Err() != nil}}
-		})
-	case workflow.RefreshInventory:
-		e.poll.RefreshInventory()
-	default:
-		e.log.Error("engine: unknown effect", "type", fmt.Sprintf("%T", eff))
-	}
-}
-
-// written turns a broker write's error into the loop's event: none for a
-// write its owner's gate held back (the owner is stepping down, and the
-// next owner recovers the workflow from its stored state, as after a crash
-// before the write).
-func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
-	in := workflow.Written{Op: op, Outcome: workflow.Done, At: e.clock.Now()}
-	var unknown *brokerclient.OutcomeUnknownError
-	switch {
-	case errors.Is(err, brokerclient.ErrNotSent):
-		e.log.Warn(string(op)+" held back: this process may no longer own the account", "id", id)
-		return nil
-	case err == nil:
-	case errors.As(err, &unknown):
-		in.Outcome = workflow.Unknown
-		e.log.Warn(string(op)+" outcome unknown; settling from history", "id", id)
-	case errors.Is(err, brokerclient.ErrBadRequest), errors.Is(err, brokerclient.ErrNotFound), errors.Is(err, brokercode.ErrInput):
-		in.Outcome, in.Detail = workflow.Refused, err.Error()
-	default:
-		in.Outcome, in.Detail = workflow.Failed, err.Error()
-		e.log.Warn(string(op)+" failed; history will tell", "id", id, "err", err)
-	}
-	return writtenEv{id: id, in: in, sym: symbol}
-}
-
-// work runs jobs from box until the engine stops.
-func (e *Engine) work(box *mailbox[job]) {
-	defer e.wg.Done()
-	for {
-		select {
-		case <-e.ctx.Done():
-			return
-		case <-box.ready:
-		}
-		for {
-			j, ok := box.pop()
-			if !ok {
-				break
-			}
-			if ev := j(e.ctx); ev != nil {
-				e.inbox.push(ev)
-			}
-		}
 	}
 }
 

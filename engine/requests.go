@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/states"
@@ -170,4 +171,65 @@ func (e *Engine) existing(ctx context.Context, id string) (*Handle, bool) {
 		return nil, false
 	}
 	return &Handle{ID: id, e: e}, true
+}
+
+// onAnswer steps an offer's workflow with its answer.
+func (l *loop) onAnswer(ev answerEv) {
+	w := l.open[ev.id]
+	var err error
+	if w == nil {
+		err = fmt.Errorf("%w: %s", ErrNotOpen, ev.id)
+	} else if w.State != states.Offered {
+		err = fmt.Errorf("%w: %s is %s, no offer waits for an answer", ErrNotOpen, ev.id, w.State)
+	} else {
+		err = l.step(w, ev.in)
+	}
+	if ev.reply != nil {
+		ev.reply <- err
+	}
+}
+
+// onLocate creates a requested locate or price check.
+func (l *loop) onLocate(ctx context.Context, ev locateEv) {
+	if ev.ask != nil {
+		l.askers[ev.w.ID] = ev.ask
+	}
+	err := l.create(ctx, ev.w, ev.begin, ev.book)
+	if err != nil {
+		delete(l.askers, ev.w.ID)
+	}
+	ev.reply <- err
+}
+
+// onWait answers with the channel a workflow's end is sent on (nil: ended).
+func (l *loop) onWait(ev waitEv) {
+	if l.open[ev.id] == nil {
+		ev.reply <- nil
+		return
+	}
+	ch := make(chan *Workflow, 1)
+	l.waiters[ev.id] = append(l.waiters[ev.id], ch)
+	ev.reply <- ch
+}
+
+// onCoverage answers with the inventory when it is fresh for the symbols.
+func (l *loop) onCoverage(ev coverageAskEv) {
+	if l.freshFor(ev.symbols) {
+		ev.reply <- freshInventory{rows: slices.Clone(l.inventory), ok: true}
+		return
+	}
+	ev.reply <- freshInventory{}
+}
+
+// onSubscribe adds a subscriber, telling it why the queued locates wait.
+func (l *loop) onSubscribe(ev subscribeEv) {
+	l.subs = append(l.subs, ev.feed)
+	// A subscriber that came after a locate was queued (a process
+	// following the request it handed over) still learns why it waits.
+	for _, id := range l.queue {
+		if u, ok := l.queued(l.open[id]); ok {
+			ev.feed.put(u)
+		}
+	}
+	ev.reply <- struct{}{}
 }

@@ -109,9 +109,11 @@ type Poller struct {
 
 	mu        sync.Mutex
 	watchers  map[string]func([]brokerclient.HistoryRow)
-	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID
+	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID, of the last history read
 	hot       bool
+	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
 	writePoll int       // follow-up polls left after a write
+	writeDue  time.Time // the first history read after the last write (AfterWrite)
 	nextHist  time.Time // when history is due
 	lastHist  time.Time // when the last history read began
 	nextInv   time.Time // when inventory is due
@@ -181,6 +183,7 @@ func (p *Poller) Wrote() {
 	if due.Before(p.nextHist) {
 		p.nextHist = due
 	}
+	p.writeDue = due
 	p.writePoll = p.cfg.Cadence.WritePolls
 	p.preemptLocked()
 	p.mu.Unlock()
@@ -188,14 +191,17 @@ func (p *Poller) Wrote() {
 }
 
 // SetHot tightens history polling to about 1 s (an offer is live or a quote
-// is young) or relaxes it.
+// is young) or relaxes it. It never pulls a read before the one Wrote
+// scheduled: the spec's 2 s after a write is when history can first show
+// its outcome (a quote settles in 1.5 to 3 s), and with many accounts on
+// one key pair a read before it takes the turn of one that can.
 func (p *Poller) SetHot(hot bool) {
 	p.mu.Lock()
 	changed := p.hot != hot
 	p.hot = hot
 	if hot {
 		p.preemptLocked()
-		if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot), p.quietUntil); due.Before(p.nextHist) {
+		if due := later(later(p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot), p.quietUntil), p.writeDue); due.Before(p.nextHist) {
 			p.nextHist = due
 		}
 	}
@@ -203,6 +209,18 @@ func (p *Poller) SetHot(hot bool) {
 	if changed {
 		p.kick()
 	}
+}
+
+// SetAwaiting says whether a sent quote or sell-back waits for its outcome
+// in history (a quote not yet offered, a sell not yet queued): those reads
+// go first on the key pair's history bucket, before an account's reads
+// for anything else (a fill after an accept, an offer a person is asked
+// about) and before the idle accounts'. It changes the reads' priority,
+// not their cadence (SetHot, Wrote).
+func (p *Poller) SetAwaiting(awaiting bool) {
+	p.mu.Lock()
+	p.awaiting = awaiting
+	p.mu.Unlock()
 }
 
 // historyGap is the least spacing of two history reads: the history
@@ -327,6 +345,7 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
 		}
 		groups[base] = append(groups[base], r)
 	}
+	p.forgetGoneLocked(rows)
 	fns := make([]func([]brokerclient.HistoryRow), len(order))
 	for i, base := range order {
 		fns[i] = p.watchers[base]
@@ -344,6 +363,26 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
 	}
 	if p.cfg.AfterPoll != nil {
 		p.cfg.AfterPoll()
+	}
+}
+
+// forgetGoneLocked drops the rows seen earlier that the history just
+// read no longer has (history is the trading day's: yesterday's rows
+// leave it), so seen holds one day's rows however long the poller runs.
+// Every row read is in seen, so there is something to drop only when seen
+// holds more. p.mu is held.
+func (p *Poller) forgetGoneLocked(rows []brokerclient.HistoryRow) {
+	if len(p.seen) <= len(rows) {
+		return
+	}
+	read := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		read[r.QuoteReqID] = true
+	}
+	for id := range p.seen {
+		if !read[id] {
+			delete(p.seen, id)
+		}
 	}
 }
 
@@ -417,15 +456,15 @@ func (p *Poller) tick(ctx context.Context) error {
 	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
 	// The key pair's buckets are shared by its accounts (spec "Rate
 	// limits"): a read that a sent quote or sell-back waits on goes
-	// before the others of the key pair, an idle account's (or one whose
-	// workflows have sent nothing yet) after them.
-	// An urgent account's inventory read goes urgent too (on its own
-	// bucket): it must not hold the account's next history read behind
-	// the idle accounts' inventory reads.
-	histPrio, invPrio := brokerclient.PriorityIdle, brokerclient.PriorityIdle
-	if p.urgentLocked() {
-		histPrio, invPrio = brokerclient.PriorityUrgent, brokerclient.PriorityUrgent
-	} else if p.invAsked {
+	// before the others of the key pair, one that another sent write
+	// waits on (the fill after an accept) next, an idle account's (or
+	// one whose workflows have sent nothing yet) after them.
+	// An account's inventory read goes at its history's priority (on its
+	// own bucket): it must not hold the account's next history read
+	// behind the idle accounts' inventory reads.
+	histPrio := p.priorityLocked()
+	invPrio := histPrio
+	if p.invAsked && invPrio == brokerclient.PriorityIdle {
 		invPrio = brokerclient.PriorityNormal
 	}
 	p.mu.Unlock()
@@ -442,11 +481,22 @@ func (p *Poller) tick(ctx context.Context) error {
 	return nil
 }
 
-// urgentLocked reports whether a sent workflow waits on this account's
-// history: a write was sent or an offer is live, and a workflow still
-// watches (the follow-up reads of a write whose workflow has ended are
-// idle ones). p.mu is held.
-func (p *Poller) urgentLocked() bool { return (p.hot || p.writePoll > 0) && len(p.watchers) > 0 }
+// priorityLocked is the priority of this account's reads: urgent while a
+// sent quote or sell-back waits for its outcome, normal while another
+// sent write or a live offer does (hot, or a write's follow-up reads), idle
+// otherwise, and idle too once no workflow watches (the follow-up reads of
+// a write whose workflow has ended). p.mu is held.
+func (p *Poller) priorityLocked() brokerclient.Priority {
+	switch {
+	case len(p.watchers) == 0:
+		return brokerclient.PriorityIdle
+	case p.awaiting:
+		return brokerclient.PriorityUrgent
+	case p.hot || p.writePoll > 0:
+		return brokerclient.PriorityNormal
+	}
+	return brokerclient.PriorityIdle
+}
 
 // idleRead runs read at prio. An idle read waiting for the key pair's
 // bucket is given up when the account turns urgent meanwhile (a quote or

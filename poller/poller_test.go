@@ -480,6 +480,34 @@ func TestWatchReplaysSeenRows(t *testing.T) {
 	}
 }
 
+// Issue 31: what the poller remembers of history is the last read's
+// rows, not every row since it started (spec "Short locates": history is
+// the trading day's). A row gone from history (a new day) is forgotten:
+// Watch replays nothing of it, and the rows still there are still known.
+func TestSeenRowsAreTheLastReadsOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec := &recorder{}
+	p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
+	b.setRows(row("A", brokercode.LocateStatusFilled), row("B", brokercode.LocateStatusOffered))
+	if err := p.PollHistory(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	b.setRows(row("B", brokercode.LocateStatusOffered))
+	if err := p.PollHistory(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.take(); len(got) != 0 {
+		t.Errorf("a read with a row fewer delivered %q", got)
+	}
+	p.Watch("A", rec.watcher("A"))
+	p.Watch("B", rec.watcher("B"))
+	if diff := cmp.Diff([]string{"B: B=65"}, rec.take()); diff != "" {
+		t.Errorf("replays (-want +got):\n%s", diff)
+	}
+}
+
 func TestUnwatchStopsDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -590,6 +618,19 @@ func TestRunCadence(t *testing.T) {
 			until: 9 * time.Second,
 			hist:  secs(0, 2, 3, 4, 5, 6, 7, 8, 9),
 			inv:   secs(0, 5, 6.4),
+		},
+		{
+			// Spec "Short locates" rule 7 and "Locate status" (a quote
+			// settles in 1.5 to 3 s): turning hot for a quote the broker
+			// just took never reads before the write's 2 s.
+			name: "hot with a write: the first read waits the write's 2 s, then 1 s",
+			actions: []action{
+				{at: 5 * time.Second, do: wrote, kicks: true},
+				{at: 5 * time.Second, do: hot, kicks: true},
+			},
+			until: 10 * time.Second,
+			hist:  secs(0, 7, 8, 9, 10),
+			inv:   secs(0, 5, 10),
 		},
 		{
 			name: "Expect brings history to half a second after the last read; hot counts on from it",

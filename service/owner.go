@@ -189,12 +189,29 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	// (see brokerclient's priorities), and trust must not run out meanwhile.
 	o.wg.Add(1)
 	go o.heartbeat()
-	fail := func(err error) error {
+	if err := o.open(ctx, ec, sockPath, want.Pin, takenOver); err != nil {
 		close(o.stop)
 		o.wg.Wait()
 		o.release()
 		return err
 	}
+	o.serve(remote)
+	if o.cfg.Role == RoleDaemon {
+		o.wg.Add(1)
+		go o.syncLedger()
+	}
+	if ec.Client.Partner.Signed() {
+		o.wg.Add(1)
+		go o.keepRenewed()
+	}
+	return nil
+}
+
+// open starts what the owner serves once it holds the lease: the pacer
+// from where the key pair's last owner left it, the socket, the engine
+// and the account API over them. On an error nothing of it is left open.
+func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string, takenOver bool) error {
+	lease := o.lease
 	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
 	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
@@ -209,7 +226,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	// until then).
 	last, err := o.st.LastRequest(ctx, ec.Client.PacingKey())
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if takenOver {
 		last = o.clk.Now()
@@ -222,29 +239,35 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	os.Remove(sockPath)
 	ln, err := net.Listen("unix", sockPath)
 	if err != nil {
-		return fail(fmt.Errorf("service: listen on %s: %w", sockPath, err))
+		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
 	}
 	o.ln = peerListener{ln}
 	if err := os.Chmod(sockPath, 0o600); err != nil {
 		o.ln.Close()
-		return fail(err)
+		return err
 	}
 	if o.eng, err = engine.New(ec); err != nil {
 		o.ln.Close()
-		return fail(err)
+		return err
 	}
 	if err := o.eng.Start(ctx); err != nil {
 		o.ln.Close()
-		return fail(err)
+		return err
 	}
 	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
 		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held, Gate: gate}); err != nil {
 		o.eng.Close()
 		o.ln.Close()
-		return fail(err)
+		return err
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
-	o.api = newServer(o.local, o.hello, ec.Client, o.clk, want.Pin)
+	o.api = newServer(o.local, o.hello, ec.Client, o.clk, pin)
+	return nil
+}
+
+// serve serves the account API on the owner's socket, and to other hosts
+// on remote (nil: none).
+func (o *Owner) serve(remote net.Listener) {
 	routes := o.api.routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(1)
@@ -269,15 +292,6 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 			}
 		}()
 	}
-	if o.cfg.Role == RoleDaemon {
-		o.wg.Add(1)
-		go o.syncLedger()
-	}
-	if ec.Client.Partner.Signed() {
-		o.wg.Add(1)
-		go o.keepRenewed()
-	}
-	return nil
 }
 
 // keepRenewed renews partner tokens on their own schedule while the owner

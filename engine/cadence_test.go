@@ -1,0 +1,51 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/states"
+)
+
+// Issue 27 and spec "Short locates" rule 7 with "Locate status" (a quote
+// settles in 1.5 to 3 s): once the broker has answered the quote, the
+// account's history is read 2 s after it and then every second while the
+// quote waits for its offer, so the offer is accepted within a second of
+// showing; nothing is read for it while the quote has not left.
+func TestHistoryFollowsTheQuoteFromItsAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	w := b.locate(t, "HTBX", 100, auto("0.02"))
+	expect(t, w, states.Filled)
+	quotes, accepts := b.requests("/locates/quote"), b.requests("/locates/accept")
+	if len(quotes) != 1 || len(accepts) != 1 {
+		t.Fatalf("%d quotes and %d accepts, want one of each", len(quotes), len(accepts))
+	}
+	quoted, accepted := quotes[0].Time, accepts[0].Time
+	var offered time.Time
+	for _, r := range b.sim.Sim.Locates() {
+		if r.QuoteReqID == w.QuoteReqID {
+			offered = r.Offered
+		}
+	}
+	if offered.IsZero() {
+		t.Fatalf("the simulator has no offer of %s", w.QuoteReqID)
+	}
+	var reads []time.Duration
+	for _, r := range b.requests("/locates/history") {
+		if r.Time.After(quoted) && !r.Time.After(accepted) {
+			reads = append(reads, r.Time.Sub(quoted))
+		}
+	}
+	if len(reads) == 0 || reads[0] < 2*time.Second {
+		t.Fatalf("history reads after the quote, from it: %v; want the first 2 s after it", reads)
+	}
+	for i := 1; i < len(reads); i++ {
+		if gap := reads[i] - reads[i-1]; gap > time.Second {
+			t.Errorf("history reads %v and %v after the quote: %v apart while it waited for its offer, want 1 s", reads[i-1], reads[i], gap)
+		}
+	}
+	if wait := accepted.Sub(offered); wait > time.Second {
+		t.Errorf("offer at %v after the quote accepted %v after it, want within a second", offered.Sub(quoted), wait)
+	}
+}

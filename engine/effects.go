@@ -1,0 +1,172 @@
+package engine
+
+// What a committed step sends to the broker, on the workers, and how
+// closely history is read meanwhile.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// updateHot tightens history polling while any sent workflow waits on the
+// broker, and puts its reads first on the key pair's history bucket while
+// a sent quote or sell-back waits for its outcome (an offer seen at once
+// is accepted at once; a fill after that is not as pressing). A quote
+// still waiting for the key pair's quote bucket is not sent: its history would show nothing, and with many accounts on one key
+// pair those reads would take the turns of the quotes the broker has.
+func (l *loop) updateHot() {
+	hot, awaiting := false, false
+	for _, w := range l.open {
+		if w.State == states.Requested || l.quoting[w.ID] {
+			continue
+		}
+		hot = true
+		switch w.State {
+		case states.Quoting, states.Requoting, states.Pending, states.Submitted, states.New:
+			awaiting = true
+		}
+	}
+	l.e.poll.SetAwaiting(awaiting)
+	l.e.poll.SetHot(hot)
+}
+
+// effect carries out one effect of a committed step.
+func (l *loop) effect(w *Workflow, eff workflow.Effect) {
+	e := l.e
+	account, id, symbol := e.cfg.Account, w.ID, w.Symbol
+	switch eff := eff.(type) {
+	case workflow.Enqueue:
+		if !slices.Contains(l.queue, id) {
+			l.queue = append(l.queue, id)
+		}
+		if u, ok := l.queued(w); ok {
+			l.publish(u)
+		}
+	case workflow.SendQuote:
+		e.poll.Watch(w.QuoteReqID, l.deliver)
+		l.noteAnswer(symbol, e.clock.Now()) // the symbol is spaced from now on; overall spacing waits for the answer
+		l.quoting[id] = true
+		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
+		e.writes.push(func(ctx context.Context) event {
+			_, _, err := e.client.Locates.Quote(ctx, req)
+			return e.written(id, symbol, workflow.OpQuote, err)
+		})
+	case workflow.SendSell:
+		e.poll.Watch(w.QuoteReqID, l.deliver)
+		e.poll.Wrote()
+		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
+			LocateType: brokercode.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}
+		e.writes.push(func(ctx context.Context) event {
+			_, _, err := e.client.Locates.Sell(ctx, req)
+			return e.written(id, symbol, workflow.OpSell, err)
+		})
+	case workflow.SendAccept:
+		e.poll.Wrote()
+		e.writes.push(func(ctx context.Context) event {
+			_, _, err := e.client.Locates.Accept(ctx, account, eff.Leg)
+			return e.written(id, symbol, workflow.OpAccept, err)
+		})
+	case workflow.SendCancel:
+		e.poll.Wrote()
+		quote := w.QuoteReqID
+		if eff.QuoteReqID != "" {
+			quote = eff.QuoteReqID
+		}
+		e.writes.push(func(ctx context.Context) event {
+			// The cancel must land even when the engine is being stopped:
+			// nothing is left open at the broker.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer cancel()
+			_, _, err := e.client.Locates.Cancel(ctx, account, quote)
+			return e.written(id, symbol, workflow.OpCancel, err)
+		})
+	case workflow.Ask:
+		offer, ask := eff.Offer, l.askerOf(id)
+		deadline := w.ExpiresAt.Add(-e.cfg.Rules.AcceptMargin)
+		e.asks.push(func(ctx context.Context) event {
+			ctx, cancel := clock.WithDeadline(ctx, e.clock, deadline)
+			defer cancel()
+			ok := ask(ctx, offer)
+			return answerEv{id: id, in: workflow.Answer{Accept: ok, Late: ctx.Err() != nil}}
+		})
+	case workflow.RefreshInventory:
+		e.poll.RefreshInventory()
+	default:
+		e.log.Error("engine: unknown effect", "type", fmt.Sprintf("%T", eff))
+	}
+}
+
+// written turns a broker write's error into the loop's event: none for a
+// write its owner's gate held back (the owner is stepping down, and the
+// next owner recovers the workflow from its stored state, as after a crash
+// before the write).
+func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
+	in := workflow.Written{Op: op, Outcome: workflow.Done, At: e.clock.Now()}
+	var unknown *brokerclient.OutcomeUnknownError
+	switch {
+	case errors.Is(err, brokerclient.ErrNotSent):
+		e.log.Warn(string(op)+" held back: this process may no longer own the account", "id", id)
+		return nil
+	case err == nil:
+	case errors.As(err, &unknown):
+		in.Outcome = workflow.Unknown
+		e.log.Warn(string(op)+" outcome unknown; settling from history", "id", id)
+	case errors.Is(err, brokerclient.ErrBadRequest), errors.Is(err, brokerclient.ErrNotFound), errors.Is(err, brokercode.ErrInput):
+		in.Outcome, in.Detail = workflow.Refused, err.Error()
+	default:
+		in.Outcome, in.Detail = workflow.Failed, err.Error()
+		e.log.Warn(string(op)+" failed; history will tell", "id", id, "err", err)
+	}
+	return writtenEv{id: id, in: in, sym: symbol}
+}
+
+// work runs jobs from box until the engine stops.
+func (e *Engine) work(box *mailbox[job]) {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-box.ready:
+		}
+		for {
+			j, ok := box.pop()
+			if !ok {
+				break
+			}
+			if ev := j(e.ctx); ev != nil {
+				e.inbox.push(ev)
+			}
+		}
+	}
+}
+
+// onWritten steps the workflow a worker's write was for, after telling the poller.
+func (l *loop) onWritten(ev writtenEv) {
+	switch ev.in.Op {
+	case workflow.OpQuote:
+		// The broker has the quote now (its settling starts): history
+		// is read after the spec's 2 s, not while the quote still
+		// waited its turn on the key pair's quote bucket.
+		delete(l.quoting, ev.id)
+		l.noteQuote(ev.sym, ev.in.At)
+		l.e.poll.Wrote()
+		l.updateHot() // the step below may leave the workflow as it is
+	case workflow.OpAccept:
+		if ev.in.Outcome == workflow.Done {
+			l.e.poll.Expect()
+		}
+	}
+	if w := l.open[ev.id]; w != nil {
+		l.step(w, ev.in)
+	}
+}
