@@ -114,8 +114,12 @@ func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
 	var unknown *brokerclient.OutcomeUnknownError
 	switch {
 	case errors.Is(err, brokerclient.ErrNotSent):
+		// Nothing reached the broker. The workflow is left to its
+		// history, as after a failed write (a quote the broker never had
+		// ends by its no-row rule, never re-sent), but the loop must
+		// still hear of it: a quote's turn stays taken until it does.
+		in.Outcome, in.Detail = workflow.Failed, err.Error()
 		e.log.Warn(string(op)+" held back: this process may no longer own the account", "id", id)
-		return nil
 	case err == nil:
 	case errors.As(err, &unknown):
 		in.Outcome = workflow.Unknown
