@@ -30,15 +30,15 @@ func (c *runCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *runCommand) run(ctx context.Context, args []string) error {
+	if c.once == "" && c.serve.jobs != "" {
+		c.serve.name = "run"
+		return c.serve.run(ctx, args) // which hardens the process first
+	}
 	if err := c.serve.conn.m.noDump(); err != nil {
 		return err
 	}
 	if c.serve.jobs == "" {
 		return usagef("--config FILE is required")
-	}
-	if c.once == "" {
-		c.serve.name = "run"
-		return c.serve.run(ctx, args)
 	}
 	if c.serve.grace < 0 {
 		return usagef("--stop-grace %s: want a duration of zero or more", c.serve.grace)
