@@ -22,7 +22,8 @@ type Status string
 
 // Statuses of a reconciled line.
 const (
-	// StatusMatched: the ledger row is there, within a cent of the expected amount.
+	// StatusMatched: the ledger row is there, within a cent of the expected
+	// amount (a credit's: at most it, see fits).
 	StatusMatched Status = "matched"
 	// StatusPending: no ledger row yet, but the grace period has not passed
 	// (the spec: a fee row may appear later than the fill).
@@ -30,7 +31,7 @@ const (
 	// StatusMissing: no ledger row, and the grace period has passed.
 	StatusMissing Status = "missing"
 	// StatusWrongAmount: a ledger row that belongs to the workflow differs
-	// from the expected amount by more than a cent.
+	// from the expected amount by more than a cent (a credit's: exceeds it).
 	StatusWrongAmount Status = "wrong amount"
 	// StatusUnexplained: a `Locate Fees` ledger row with no locate or
 	// credit-back in the store behind it.
@@ -126,7 +127,8 @@ type Day struct {
 	ExpectedFees decimal.Decimal
 	// Charged sums the day's `Locate Fees` withdraws in the ledger.
 	Charged decimal.Decimal
-	// ExpectedCredits sums the known refunds of the day's credit-backs.
+	// ExpectedCredits sums the most the day's credit-backs may refund (the
+	// fee of their shares; the broker may pay back less, see fits).
 	ExpectedCredits decimal.Decimal
 	// Credited sums the day's `Locate Fees` deposits.
 	Credited decimal.Decimal
@@ -368,7 +370,7 @@ func reconcile(ctx context.Context, st *store.Store, account string, since, now 
 		case it.row != nil:
 			l.Charged, l.LedgerDate, l.Note = it.row.amount, it.row.e.EntryDate, it.row.e.Note
 			l.Status = StatusMatched
-			if it.known && !within(it.row.amount, it.expected, tolerance) {
+			if it.known && !fits(it.kind, it.row.amount, it.expected) {
 				l.Status = StatusWrongAmount
 			}
 		case now.Before(l.Due):
@@ -549,6 +551,18 @@ func symbolInNote(note string) string {
 }
 
 func within(a, b, tol decimal.Decimal) bool { return a.Sub(b).Abs().LessThanOrEqual(tol) }
+
+// fits reports whether a ledger row's amount is right for a line of kind
+// expecting expected: a fee within a cent of price × shares; a credit-back's
+// refund at most the fee of its shares and a cent. The spec leaves the
+// refund's amount to the broker (`Locate Fees`, "charge or credit"): it may
+// pay back less than the fee, never more.
+func fits(kind LineKind, amount, expected decimal.Decimal) bool {
+	if kind == KindCredit {
+		return amount.LessThanOrEqual(expected.Add(tolerance))
+	}
+	return within(amount, expected, tolerance)
+}
 
 // days totals the report per trade date and compares today's charges with
 // the broker's totalLocateCosts.

@@ -171,6 +171,40 @@ func TestReconcile(t *testing.T) {
 			day: ledger.DayAgrees,
 		},
 		{
+			// Found by the generated days (seed 1 of tradingday, its
+			// scenario refunding half): the spec leaves a refund's amount to
+			// the broker, so one below the fee is matched, one above it wrong.
+			name:     "credit-back refunded in part",
+			settings: brokersim.Settings{CreditBackRefund: decPtr("0.5")},
+			act: func(t *testing.T, b *testBundle) time.Time {
+				b.fill(t, "HTBX", 300)
+				b.sim.Advance(10 * time.Second)
+				b.creditBack(t, "HTBX", 300)
+				return b.sim.Clock.Now()
+			},
+			want: []want{
+				{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
+				{ledger.KindCredit, "HTBX", ledger.StatusMatched, "4.50", "2.25"},
+			},
+			day: ledger.DayAgrees,
+		},
+		{
+			name:     "credit-back refunded above the fee",
+			settings: brokersim.Settings{CreditBackRefund: decPtr("2")},
+			act: func(t *testing.T, b *testBundle) time.Time {
+				b.fill(t, "HTBX", 300)
+				b.sim.Advance(10 * time.Second)
+				b.creditBack(t, "HTBX", 300)
+				return b.sim.Clock.Now()
+			},
+			want: []want{
+				{ledger.KindFee, "HTBX", ledger.StatusMatched, "4.50", "4.50"},
+				{ledger.KindCredit, "HTBX", ledger.StatusWrongAmount, "4.50", "9.00"},
+			},
+			problems: 1,
+			day:      ledger.DayAgrees,
+		},
+		{
 			name: "two identical fees on one day",
 			act: func(t *testing.T, b *testBundle) time.Time {
 				b.fill(t, "HTBX", 300)
