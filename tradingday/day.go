@@ -81,6 +81,8 @@ type Op struct {
 	// Wait is how long OpWait waits, or how long OpRestart lets the
 	// locate run before closing the owner.
 	Wait time.Duration
+	// Order is the order of the order operations (orders.go).
+	Order *Order
 }
 
 func (o Op) String() string {
@@ -100,6 +102,9 @@ func (o Op) String() string {
 	}
 	if o.MaxPrice.IsPositive() {
 		fmt.Fprintf(&b, " --max-price %s", o.MaxPrice)
+	}
+	if o.Order != nil {
+		fmt.Fprintf(&b, " %s", o.Order)
 	}
 	if o.Wait > 0 {
 		fmt.Fprintf(&b, " after %s", o.Wait)
@@ -165,6 +170,9 @@ func price(rng *rand.Rand) decimal.Decimal {
 
 // op draws one operation; locates and answers come most often.
 func op(rng *rand.Rand) Op {
+	if o, ok := orderOp(rng); ok {
+		return o
+	}
 	qty := int64(100 * (1 + rng.IntN(10)))
 	sym := symbols[rng.IntN(len(symbols))]
 	answers := []Answer{AnswerPolicy, AnswerPolicy, AnswerPromptYes, AnswerPromptNo, AnswerOther, AnswerNone}
