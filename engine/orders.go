@@ -502,12 +502,17 @@ type orderBook struct {
 	open    map[string]*Order // unfinished orders, by clientOrderId
 	watches map[string]*brokerclient.OrderWatch
 	until   map[string]time.Time
+	// resting are the unfinished orders followed for followFor without
+	// an end: no longer looked up until someone waits on one (WaitOrder),
+	// which follows it again.
+	resting map[string]bool
 	waiters map[string][]orderWaiter
 	quiet   []chan struct{} // closed once every order is settled
 }
 
 func newOrderBook() orderBook {
-	return orderBook{open: map[string]*Order{}, watches: map[string]*brokerclient.OrderWatch{}, until: map[string]time.Time{}, waiters: map[string][]orderWaiter{}}
+	return orderBook{open: map[string]*Order{}, watches: map[string]*brokerclient.OrderWatch{}, until: map[string]time.Time{}, resting: map[string]bool{},
+		waiters: map[string][]orderWaiter{}}
 }
 
 func (b *orderBook) track(o *Order) { b.open[o.ClientOrderID] = o }
@@ -577,6 +582,13 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 		ch := make(chan *Order, 1)
 		b.waiters[ev.id] = append(b.waiters[ev.id], orderWaiter{working: ev.working, ch: ch})
 		ev.reply <- ch
+		if b.resting[ev.id] {
+			// Nobody looks the order up any more: a waiter would wait
+			// forever. Follow it again, for another followFor.
+			delete(b.resting, ev.id)
+			delete(b.until, ev.id)
+			b.step(l, o, workflow.OrderUnseen{})
+		}
 	}
 }
 
@@ -613,6 +625,7 @@ func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.T
 	if o.Terminal() {
 		delete(b.open, o.ClientOrderID)
 		delete(b.until, o.ClientOrderID)
+		delete(b.resting, o.ClientOrderID)
 		if w := b.watches[o.ClientOrderID]; w != nil {
 			w.Close()
 			delete(b.watches, o.ClientOrderID)
@@ -663,7 +676,8 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 			b.until[id] = now.Add(followFor)
 		}
 		if now.After(b.until[id]) {
-			return // followed long enough: `locator orders` or a later run settles it
+			b.resting[id] = true // followed long enough: `locator orders`, or a later wait, settles it
+			return
 		}
 		lookup, watch := o.LookupID(), b.watches[id]
 		if o.State == states.OrderUnknown {
