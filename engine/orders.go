@@ -456,7 +456,13 @@ func (e *Engine) WaitOrder(ctx context.Context, clientOrderID string, working bo
 	if ch == nil {
 		return e.store.GetOrder(ctx, clientOrderID)
 	}
-	return await(ctx, e, ch)
+	got, err := await(ctx, e, ch)
+	if err != nil {
+		// Nobody waits on ch any more: the order need not be followed
+		// for it (see orderBook.resting).
+		e.inbox.push(unwaitOrderEv{id: clientOrderID, ch: ch})
+	}
+	return got, err
 }
 
 // Order events on the loop's mailbox.
@@ -480,6 +486,11 @@ type (
 		working bool
 		reply   chan chan *Order
 	}
+	// unwaitOrderEv drops the waiter of ch, whose wait gave up.
+	unwaitOrderEv struct {
+		id string
+		ch chan *Order
+	}
 	// settledEv asks for a channel closed once no order waits on a
 	// write-ahead state or its first answer.
 	settledEv struct{ reply chan chan struct{} }
@@ -489,6 +500,7 @@ func (e placeEv) orderID() string       { return e.o.ClientOrderID }
 func (e orderSeenEv) orderID() string   { return e.id }
 func (e cancelOrderEv) orderID() string { return e.id }
 func (e waitOrderEv) orderID() string   { return e.id }
+func (e unwaitOrderEv) orderID() string { return e.id }
 func (e settledEv) orderID() string     { return "" }
 
 // orderWaiter waits for an order to end, or to be working.
@@ -503,8 +515,9 @@ type orderBook struct {
 	watches map[string]*brokerclient.OrderWatch
 	until   map[string]time.Time
 	// resting are the unfinished orders followed for followFor without
-	// an end: no longer looked up until someone waits on one (WaitOrder),
-	// which follows it again.
+	// an end while nobody waited on them: no longer looked up until
+	// someone waits on one (WaitOrder), which follows it again. An order
+	// someone waits on is followed until it is working or final.
 	resting map[string]bool
 	waiters map[string][]orderWaiter
 	quiet   []chan struct{} // closed once every order is settled
@@ -573,6 +586,11 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 			b.quiet = append(b.quiet, ch)
 		}
 		ev.reply <- ch
+	case unwaitOrderEv:
+		b.waiters[ev.id] = slices.DeleteFunc(b.waiters[ev.id], func(w orderWaiter) bool { return w.ch == ev.ch })
+		if len(b.waiters[ev.id]) == 0 {
+			delete(b.waiters, ev.id)
+		}
 	case waitOrderEv:
 		o := b.open[ev.id]
 		if o == nil || (ev.working && o.State == states.OrderWorking) {
@@ -675,8 +693,10 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 		if _, ok := b.until[id]; !ok {
 			b.until[id] = now.Add(followFor)
 		}
-		if now.After(b.until[id]) {
-			b.resting[id] = true // followed long enough: `locator orders`, or a later wait, settles it
+		if now.After(b.until[id]) && len(b.waiters[id]) == 0 {
+			// Followed long enough, and nobody waits: `locator orders`,
+			// or a later wait, settles it.
+			b.resting[id] = true
 			return
 		}
 		lookup, watch := o.LookupID(), b.watches[id]
