@@ -147,14 +147,16 @@ func (r *runner) limits(symbol string, shape Order, sell bool) (limit, stop deci
 	return limit, stop
 }
 
-// coveredNow is the spec's rule for a short sale sent now ("Short sales
-// and locates", "Locate types"): it is covered when the account holds at
-// least qty located shares of symbol available, a SingleUse lot counting
-// only until it has opened a short.
+// coveredNow is the spec's rule for a short sale sent now ("Short
+// locates", "Locate inventory row": size shorts from available): it is
+// covered when the account holds at least qty located shares of symbol
+// available, of any type (a SingleUse share is not reusable once a short
+// used it, so it is no longer available then; its lot's unused shares
+// are).
 func (r *runner) coveredNow(symbol string, qty int64) bool {
 	var free int64
 	for _, inv := range r.sim.Inventory() {
-		if inv.Account == Account && inv.Symbol == symbol && !(inv.Type == typeSingleUse && inv.UsedForShort) {
+		if inv.Account == Account && inv.Symbol == symbol {
 			free += inv.Available
 		}
 	}
