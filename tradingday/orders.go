@@ -68,9 +68,9 @@ var orderShapes = []Order{
 }
 
 // orderOp draws an operation of the order and money side, or reports
-// false (about seven draws in ten) to leave the draw to op.
+// false (about five draws in six) to leave the draw to op.
 func orderOp(rng *rand.Rand) (Op, bool) {
-	r := rng.IntN(100)
+	r := rng.IntN(200)
 	if r >= 32 {
 		return Op{}, false
 	}
