@@ -12,7 +12,8 @@
 // day across a holiday). Run drives locator through its account API
 // (service.Local on a real engine and store) against the simulator on a
 // fake clock shared by both; the checker reads only the simulator's state
-// (Sim.Locates, Sim.Inventory, Sim.Requests) and what a person or a
+// (Sim.Locates, Sim.Inventory, Sim.Requests; Sim.Orders and Sim.Cash for
+// the order and money side, orders.go and money.go) and what a person or a
 // command was shown, never locator's database, and names the first broken
 // invariant with the operations that led to it.
 //
