@@ -18,7 +18,8 @@ type FeeStatus string
 
 // Statuses of a reconciled line.
 const (
-	// FeeMatched: the ledger row is there, within a cent of the expected amount.
+	// FeeMatched: the ledger row is there, within a cent of the expected
+	// amount (a credit's: at most it and a cent, see ledger's fits).
 	FeeMatched FeeStatus = "matched"
 	// FeePending: no ledger row yet, but the grace period has not passed
 	// (the spec: a fee row may appear later than the fill).
@@ -26,7 +27,7 @@ const (
 	// FeeMissing: no ledger row, and the grace period has passed.
 	FeeMissing FeeStatus = "missing"
 	// FeeWrongAmount: a ledger row that belongs to the workflow differs
-	// from the expected amount by more than a cent.
+	// from the expected amount by more than a cent (a credit's: exceeds it).
 	FeeWrongAmount FeeStatus = "wrong amount"
 	// FeeUnexplained: a `Locate Fees` ledger row with no locate or
 	// credit-back in the store behind it.

@@ -188,6 +188,10 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		a.writeJSON(s.Locates())
 	case "GET /_sim/inventory":
 		a.writeJSON(s.Inventory())
+	case "GET /_sim/orders":
+		a.writeJSON(s.Orders())
+	case "GET /_sim/ledger":
+		a.writeJSON(s.Cash())
 	case "GET /_sim/clock":
 		a.writeJSON(map[string]any{"now": s.Now().UTC().Format(time.RFC3339Nano)})
 	case "POST /_sim/clock":
@@ -413,6 +417,66 @@ func (s *Sim) Inventory() []InventoryRecord {
 	for i, r := range s.loc.inv {
 		out[i] = InventoryRecord{Account: r.account, Symbol: r.symbol, Type: r.typ, Available: r.available, Sold: r.sold,
 			ToBeSold: r.toBeSold, Locked: r.locked, Tied: r.tied, UsedForShort: r.usedForShort}
+	}
+	return out
+}
+
+// OrderRecord is one order placement of any account, as the admin read of
+// GET /_sim/orders serves it: what a checker that trusts only the broker
+// needs of the order book (times on the broker's clock).
+type OrderRecord struct {
+	Account       string    `json:"account"`
+	ClientOrderID string    `json:"clientOrderId"`
+	Symbol        string    `json:"symbol"`
+	Side          string    `json:"side"`
+	OpenClose     string    `json:"openClose"`
+	OrderType     string    `json:"orderType"`
+	TimeInForce   string    `json:"timeInForce"`
+	Quantity      int64     `json:"quantity"`
+	Executed      int64     `json:"executed"`
+	Canceled      int64     `json:"canceled"`
+	PriceAvg      Decimal   `json:"priceAvg"`
+	Status        string    `json:"status"`
+	Text          *string   `json:"text"`
+	Start         time.Time `json:"start"`
+	Updated       time.Time `json:"updated"`
+}
+
+// Orders returns every order placed, in arrival order, after running the
+// events due.
+func (s *Sim) Orders() []OrderRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	out := make([]OrderRecord, len(s.ord.orders))
+	for i, o := range s.ord.orders {
+		out[i] = OrderRecord{Account: o.acct.id, ClientOrderID: o.id, Symbol: o.symbol, Side: o.side, OpenClose: o.openClose,
+			OrderType: o.orderType, TimeInForce: o.tif, Quantity: o.qty, Executed: o.executed, Canceled: o.canceled,
+			PriceAvg: Dec(o.priceAvg), Status: o.status, Text: o.text, Start: o.start, Updated: o.updated}
+	}
+	return out
+}
+
+// CashRecord is one cash ledger row of any account, as GET /_sim/ledger
+// serves it.
+type CashRecord struct {
+	Account  string    `json:"account"`
+	Date     time.Time `json:"date"`
+	CashType string    `json:"cashType"`
+	Deposit  Decimal   `json:"deposit"`
+	Withdraw Decimal   `json:"withdraw"`
+	Note     string    `json:"note"`
+}
+
+// Cash returns the cash ledger's rows, by date then entry, after running
+// the events due (a fee row posted late is there once its delay passed).
+func (s *Sim) Cash() []CashRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	out := make([]CashRecord, len(s.cash.rows))
+	for i, r := range s.cash.rows {
+		out[i] = CashRecord{Account: r.account, Date: r.date, CashType: r.cashType, Deposit: Dec(r.deposit), Withdraw: Dec(r.withdraw), Note: r.note}
 	}
 	return out
 }

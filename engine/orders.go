@@ -260,7 +260,13 @@ func (e *Engine) WaitOrder(ctx context.Context, clientOrderID string, working bo
 	if ch == nil {
 		return e.store.GetOrder(ctx, clientOrderID)
 	}
-	return await(ctx, e, ch)
+	got, err := await(ctx, e, ch)
+	if err != nil {
+		// Nobody waits on ch any more: the order need not be followed
+		// for it (see orderBook.resting).
+		e.inbox.push(unwaitOrderEv{id: clientOrderID, ch: ch})
+	}
+	return got, err
 }
 
 // Order events on the loop's mailbox.
@@ -284,6 +290,11 @@ type (
 		working bool
 		reply   chan chan *Order
 	}
+	// unwaitOrderEv drops the waiter of ch, whose wait gave up.
+	unwaitOrderEv struct {
+		id string
+		ch chan *Order
+	}
 	// settledEv asks for a channel closed once no order waits on a
 	// write-ahead state or its first answer.
 	settledEv struct{ reply chan chan struct{} }
@@ -293,6 +304,7 @@ func (e placeEv) orderID() string       { return e.o.ClientOrderID }
 func (e orderSeenEv) orderID() string   { return e.id }
 func (e cancelOrderEv) orderID() string { return e.id }
 func (e waitOrderEv) orderID() string   { return e.id }
+func (e unwaitOrderEv) orderID() string { return e.id }
 func (e settledEv) orderID() string     { return "" }
 
 // orderWaiter waits for an order to end, or to be working.
@@ -306,12 +318,18 @@ type orderBook struct {
 	open    map[string]*Order // unfinished orders, by clientOrderId
 	watches map[string]*brokerclient.OrderWatch
 	until   map[string]time.Time
+	// resting are the unfinished orders followed for followFor without
+	// an end while nobody waited on them: no longer looked up until
+	// someone waits on one (WaitOrder), which follows it again. An order
+	// someone waits on is followed until it is working or final.
+	resting map[string]bool
 	waiters map[string][]orderWaiter
 	quiet   []chan struct{} // closed once every order is settled
 }
 
 func newOrderBook() orderBook {
-	return orderBook{open: map[string]*Order{}, watches: map[string]*brokerclient.OrderWatch{}, until: map[string]time.Time{}, waiters: map[string][]orderWaiter{}}
+	return orderBook{open: map[string]*Order{}, watches: map[string]*brokerclient.OrderWatch{}, until: map[string]time.Time{}, resting: map[string]bool{},
+		waiters: map[string][]orderWaiter{}}
 }
 
 func (b *orderBook) track(o *Order) { b.open[o.ClientOrderID] = o }
@@ -372,6 +390,11 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 			b.quiet = append(b.quiet, ch)
 		}
 		ev.reply <- ch
+	case unwaitOrderEv:
+		b.waiters[ev.id] = slices.DeleteFunc(b.waiters[ev.id], func(w orderWaiter) bool { return w.ch == ev.ch })
+		if len(b.waiters[ev.id]) == 0 {
+			delete(b.waiters, ev.id)
+		}
 	case waitOrderEv:
 		o := b.open[ev.id]
 		if o == nil || (ev.working && o.State == states.OrderWorking) {
@@ -381,6 +404,13 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 		ch := make(chan *Order, 1)
 		b.waiters[ev.id] = append(b.waiters[ev.id], orderWaiter{working: ev.working, ch: ch})
 		ev.reply <- ch
+		if b.resting[ev.id] {
+			// Nobody looks the order up any more: a waiter would wait
+			// forever. Follow it again, for another followFor.
+			delete(b.resting, ev.id)
+			delete(b.until, ev.id)
+			b.step(l, o, workflow.OrderUnseen{})
+		}
 	}
 }
 
@@ -417,6 +447,7 @@ func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.T
 	if o.Terminal() {
 		delete(b.open, o.ClientOrderID)
 		delete(b.until, o.ClientOrderID)
+		delete(b.resting, o.ClientOrderID)
 		if w := b.watches[o.ClientOrderID]; w != nil {
 			w.Close()
 			delete(b.watches, o.ClientOrderID)
@@ -466,8 +497,11 @@ func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
 		if _, ok := b.until[id]; !ok {
 			b.until[id] = now.Add(followFor)
 		}
-		if now.After(b.until[id]) {
-			return // followed long enough: `locator orders` or a later run settles it
+		if now.After(b.until[id]) && len(b.waiters[id]) == 0 {
+			// Followed long enough, and nobody waits: `locator orders`,
+			// or a later wait, settles it.
+			b.resting[id] = true
+			return
 		}
 		lookup, watch := o.LookupID(), b.watches[id]
 		if o.State == states.OrderUnknown {

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/simtest"
@@ -123,5 +126,42 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 				t.Errorf("extended-hours limit at %s: %+v, %v", at, got, err)
 			}
 		})
+	}
+}
+
+// Found by the generated trading days (tradingday, seeds 1, 10, 18, 20 and
+// 27 of the order side): an order the broker leaves PendingNew past the
+// engine's follow window (spec "Orders": the outcome is asynchronous) was
+// no longer looked up, and a later wait on it (a short or an order placed
+// again under its clientOrderId follows it) waited forever, though the
+// broker had long decided. A wait on such an order follows it again and
+// ends with the broker's outcome.
+func TestWaitFollowsAnOrderLeftPendingAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{scenario: func(sc *brokersim.Scenario) {
+		sc.Timing.OrderAsync = brokersim.Duration(time.Minute)
+	}})
+	o := &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
+		Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
+		LimitPrice: decimal.NewFromInt(200), Route: "SMART"}
+	first, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Terminal() || first.State == states.OrderWorking {
+		t.Fatalf("an order the broker decides in a minute is %s after the follow window; want it still undecided", first.State)
+	}
+	// The broker decides after a minute; nobody follows the order then.
+	if err := clock.Sleep(t.Context(), b.sim.Clock, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	got, err := b.engine.WaitOrder(ctx, o.ClientOrderID, false)
+	if err != nil {
+		t.Fatalf("waiting on the order left pending: %v", err)
+	}
+	if got.State != states.Filled {
+		t.Errorf("order is %s after the wait; the broker filled it", got.State)
 	}
 }

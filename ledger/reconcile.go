@@ -211,7 +211,7 @@ func reconcile(ctx context.Context, st *store.Store, account string, since, now 
 		case it.row != nil:
 			l.Charged, l.LedgerDate, l.Note = it.row.amount, it.row.e.EntryDate, it.row.e.Note
 			l.Status = locator.FeeMatched
-			if it.known && !within(it.row.amount, it.expected, tolerance) {
+			if it.known && !fits(it.kind, it.row.amount, it.expected) {
 				l.Status = locator.FeeWrongAmount
 			}
 		case now.Before(l.Due):
@@ -392,6 +392,18 @@ func symbolInNote(note string) string {
 }
 
 func within(a, b, tol decimal.Decimal) bool { return a.Sub(b).Abs().LessThanOrEqual(tol) }
+
+// fits reports whether a ledger row's amount is right for a line of kind
+// expecting expected: a fee within a cent of price × shares; a credit-back's
+// refund at most the fee of its shares and a cent. The spec leaves the
+// refund's amount to the broker (`Locate Fees`, "charge or credit"): it may
+// pay back less than the fee, never more.
+func fits(kind locator.FeeLineKind, amount, expected decimal.Decimal) bool {
+	if kind == locator.LineCredit {
+		return amount.LessThanOrEqual(expected.Add(tolerance))
+	}
+	return within(amount, expected, tolerance)
+}
 
 // days totals the report per trade date and compares today's charges with
 // the broker's totalLocateCosts.

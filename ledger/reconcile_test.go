@@ -172,6 +172,40 @@ func TestReconcile(t *testing.T) {
 			day: locator.DayAgrees,
 		},
 		{
+			// Found by the generated days (seed 1 of tradingday, its
+			// scenario refunding half): the spec leaves a refund's amount to
+			// the broker, so one below the fee is matched, one above it wrong.
+			name:     "credit-back refunded in part",
+			settings: brokersim.Settings{CreditBackRefund: decPtr("0.5")},
+			act: func(t *testing.T, b *testBundle) time.Time {
+				b.fill(t, "HTBX", 300)
+				b.sim.Advance(10 * time.Second)
+				b.creditBack(t, "HTBX", 300)
+				return b.sim.Clock.Now()
+			},
+			want: []want{
+				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
+				{locator.LineCredit, "HTBX", locator.FeeMatched, "4.50", "2.25"},
+			},
+			day: locator.DayAgrees,
+		},
+		{
+			name:     "credit-back refunded above the fee",
+			settings: brokersim.Settings{CreditBackRefund: decPtr("2")},
+			act: func(t *testing.T, b *testBundle) time.Time {
+				b.fill(t, "HTBX", 300)
+				b.sim.Advance(10 * time.Second)
+				b.creditBack(t, "HTBX", 300)
+				return b.sim.Clock.Now()
+			},
+			want: []want{
+				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
+				{locator.LineCredit, "HTBX", locator.FeeWrongAmount, "4.50", "9.00"},
+			},
+			problems: 1,
+			day:      locator.DayAgrees,
+		},
+		{
 			name: "two identical fees on one day",
 			act: func(t *testing.T, b *testBundle) time.Time {
 				b.fill(t, "HTBX", 300)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -97,22 +98,48 @@ func abs(n int64) int64 {
 // credited-back-all: no inventory row of symbol (every symbol when empty)
 // keeps a share the spec lets be credited back: available shares of a row
 // not tied to a short, and, of a SingleUse row, only while it has not
-// opened a short ("Locate types"). The days send no shorts, so every
-// available share is one.
+// opened a short ("Locate types"; "Short locates" rule 5: a Locate or
+// PreBorrow share is creditable again once the short it was tied to is
+// covered). Shares tied to open shorts are not available; those working
+// short sales will need are kept for them (ledger.Unused).
 func (r *runner) creditedBack(ctx context.Context, symbol, by string) error {
 	if err := r.sleep(ctx, time.Duration(r.day.Scenario.Timing.CreditClear)+time.Second); err != nil {
 		return err
 	}
+	working := r.workingShorts()
 	for _, inv := range r.sim.Inventory() {
 		if inv.Account != Account || (symbol != "" && inv.Symbol != symbol) {
 			continue
 		}
-		if inv.Available > 0 && !(inv.Type == typeSingleUse && inv.UsedForShort) {
+		// Shares a working short sale of the symbol will need when it
+		// fills are kept for it: crediting them back would leave it
+		// without its cover. What is left over is kept in whole lots.
+		keep := min(inv.Available, working[inv.Symbol])
+		working[inv.Symbol] -= keep
+		if inv.Available-keep >= 100 || (keep == 0 && inv.Available > 0) {
+			if inv.Type == typeSingleUse && inv.UsedForShort {
+				continue
+			}
 			return &Violation{Invariant: "credited-back-all",
-				Detail: fmt.Sprintf("after %s the broker still shows %d %s shares of type %d available (sold %d today)", by, inv.Available, inv.Symbol, inv.Type, inv.Sold)}
+				Detail: fmt.Sprintf("after %s the broker still shows %d %s shares of type %d available (sold %d today; %d kept for working short sales)", by, inv.Available, inv.Symbol, inv.Type, inv.Sold, keep)}
 		}
 	}
 	return nil
+}
+
+// workingShorts sums, per symbol, the shares the account's working short
+// sales at the broker have still to fill.
+func (r *runner) workingShorts() map[string]int64 {
+	out := map[string]int64{}
+	for _, o := range r.sim.Orders() {
+		switch o.Status {
+		case "PendingNew", "New", "Accepted", "PartiallyFilled":
+			if o.Account == Account && o.Side == "Sell" && o.OpenClose == "Open" {
+				out[o.Symbol] += o.Quantity - o.Executed - o.Canceled
+			}
+		}
+	}
+	return out
 }
 
 // checkDay checks the day as a whole once every operation ran:
@@ -125,7 +152,9 @@ func (r *runner) creditedBack(ctx context.Context, symbol, by string) error {
 //   - inventory-model: today's inventory per (symbol, type) is what the
 //     day's fills and credit-backs at the broker make it: available plus
 //     what a pending credit-back froze equals the shares filled less the
-//     shares credited back, and toBeSold the shares of pending ones.
+//     shares credited back (less, on a SingleUse row that opened a short,
+//     the shares its covers consumed), and toBeSold the shares of pending
+//     ones.
 func (r *runner) checkDay() *Violation {
 	all := r.sim.Locates()
 	for _, l := range all {
@@ -179,12 +208,21 @@ func (r *runner) checkDay() *Violation {
 		}
 		k := key{inv.Symbol, inv.Type}
 		got[k] = true
-		if inv.Available+inv.Locked+inv.Tied != held[k] || inv.ToBeSold != pending[k] {
+		// A SingleUse row's shares tied by a short are consumed when it
+		// is covered (spec "Locate types": not reusable): they leave it.
+		on := inv.Available + inv.Locked + inv.Tied
+		if (on != held[k] && !(inv.UsedForShort && on < held[k])) || inv.ToBeSold != pending[k] {
 			return &Violation{Invariant: "inventory-model", Detail: fmt.Sprintf("%s type %d: the broker holds %+v; its fills and credit-backs make %d held, %d pending", inv.Symbol, inv.Type, inv, held[k], pending[k])}
 		}
 	}
+	covered := map[string]bool{} // symbols a cover filled today: it may have consumed a SingleUse row whole
+	for _, o := range r.sim.Orders() {
+		if o.Account == Account && o.Side == "Buy" && o.OpenClose == "Close" && o.Executed > 0 && ledger.TradeDate(o.Updated).Equal(ledger.TradeDate(r.sim.Now())) {
+			covered[o.Symbol] = true
+		}
+	}
 	for k, n := range held {
-		if n != 0 && !got[k] {
+		if n != 0 && !got[k] && !(k.typ == typeSingleUse && covered[k.symbol]) {
 			return &Violation{Invariant: "inventory-model", Detail: fmt.Sprintf("%s type %d: no inventory row; fills and credit-backs make %d", k.symbol, k.typ, n)}
 		}
 	}

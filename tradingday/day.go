@@ -12,7 +12,8 @@
 // day across a holiday). Run drives locator through its account API
 // (service.Local on a real engine and store) against the simulator on a
 // fake clock shared by both; the checker reads only the simulator's state
-// (Sim.Locates, Sim.Inventory, Sim.Requests) and what a person or a
+// (Sim.Locates, Sim.Inventory, Sim.Requests; Sim.Orders and Sim.Cash for
+// the order and money side, orders.go and money.go) and what a person or a
 // command was shown, never locator's database, and names the first broken
 // invariant with the operations that led to it.
 //
@@ -81,6 +82,8 @@ type Op struct {
 	// Wait is how long OpWait waits, or how long OpRestart lets the
 	// locate run before closing the owner.
 	Wait time.Duration
+	// Order is the order of the order operations (orders.go).
+	Order *Order
 }
 
 func (o Op) String() string {
@@ -100,6 +103,9 @@ func (o Op) String() string {
 	}
 	if o.MaxPrice.IsPositive() {
 		fmt.Fprintf(&b, " --max-price %s", o.MaxPrice)
+	}
+	if o.Order != nil {
+		fmt.Fprintf(&b, " %s", o.Order)
 	}
 	if o.Wait > 0 {
 		fmt.Fprintf(&b, " after %s", o.Wait)
@@ -165,6 +171,9 @@ func price(rng *rand.Rand) decimal.Decimal {
 
 // op draws one operation; locates and answers come most often.
 func op(rng *rand.Rand) Op {
+	if o, ok := orderOp(rng); ok {
+		return o
+	}
 	qty := int64(100 * (1 + rng.IntN(10)))
 	sym := symbols[rng.IntN(len(symbols))]
 	answers := []Answer{AnswerPolicy, AnswerPolicy, AnswerPromptYes, AnswerPromptNo, AnswerOther, AnswerNone}

@@ -108,6 +108,8 @@ type runner struct {
 	eng    *engine.Engine
 	local  *service.Local
 	cancel context.CancelFunc
+
+	orders *desk // the order and money side (orders.go), made on first use
 }
 
 func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
@@ -232,6 +234,9 @@ const followWait = 30 * time.Second
 
 // do runs one operation to its end and checks what it can check then.
 func (r *runner) do(ctx context.Context, op Op) (string, error) {
+	if f, ok := orderOps[op.Kind]; ok {
+		return f(r, ctx, op)
+	}
 	switch op.Kind {
 	case OpLocate:
 		return r.locate(ctx, op)
