@@ -33,7 +33,8 @@ type Main struct {
 	// snapshot, as proc.Env does).
 	Forget func(name string)
 	// NoDump, when set, makes the process non-dumpable; the long-running
-	// commands (serve, run) call it first.
+	// commands (serve, run, watch) call it first, and any command when it
+	// becomes an account's owner (service.Config.NoDump).
 	NoDump func() error
 
 	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
