@@ -153,7 +153,7 @@ func newRelay(t *testing.T, acct, owner, ownerPin, token string) *relay {
 					return
 				}
 				if token != "" {
-					if !service.AdmitToken(tc, token, r.pin) {
+					if !service.AdmitToken(tc, []string{token}, r.pin) {
 						tc.Close()
 						return
 					}

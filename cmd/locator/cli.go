@@ -202,6 +202,8 @@ func (m *Main) commands() []spec {
 			"the daemon (--config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", func() command { return &runCommand{conn: conn} }},
 		{"serve", "", groupRun, lines,
 			"own the account(s) and take every other process's requests until stopped (--config FILE lists several)", func() command { return &serveCommand{conn: conn} }},
+		{"owner-credential", "HOST", groupRun, nil,
+			"print a follower host's own credential for the accounts this host serves (--until TIME), made from LOCATOR_OWNER_TOKEN", func() command { return &ownerCredentialCommand{m: m} }},
 		{"login", "", groupRun, lines,
 			"sign in through the partner OAuth program in a browser; stores the tokens encrypted", func() command { return &loginCommand{conn: conn} }},
 		{"logout", "", groupRun, lines,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/service"
 )
 
 // nonLoopbackIP is an address of this machine beyond loopback, or the test
@@ -307,6 +308,42 @@ func TestSimBeyondLoopbackWarns(t *testing.T) {
 		said := strings.Contains(errOut.String(), "/_sim/ admin routes") && strings.Contains(errOut.String(), "take no credentials")
 		if said != warn {
 			t.Errorf("sim --addr %s: stderr %q; warning wanted: %v", addr, errOut.String(), warn)
+		}
+	}
+}
+
+// Issue 28: owner-credential prints a follower host's own credential, the
+// one the owner's followers file admits (service.FollowerCredential of
+// LOCATOR_OWNER_TOKEN, the host and its time), and the line for that file;
+// the token itself is never printed. A past or malformed time, or no
+// token, is refused (exit 2) with nothing printed on stdout.
+func TestOwnerCredentialCommand(t *testing.T) {
+	t.Parallel()
+	const token, until = "owner-token-0123456789abcdef-0123456789", "2099-01-01T00:00:00Z"
+	env := map[string]string{"LOCATOR_OWNER_TOKEN": token}
+	run := func(env map[string]string, args ...string) (int, string, string) {
+		var out, errOut strings.Builder
+		code := NewMain(&out, &errOut, func(k string) string { return env[k] }).Run(t.Context(), args)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := run(env, "owner-credential", "desk-2", "--until", until)
+	if code != account.ExitOK || out != service.FollowerCredential(token, "desk-2", until)+"\n" || !strings.Contains(errOut, "desk-2 "+until+"\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, token) {
+		t.Error("the owner token was printed")
+	}
+	for name, c := range map[string]struct {
+		env  map[string]string
+		args []string
+	}{
+		"a past time":   {env, []string{"owner-credential", "desk-2", "--until", "2020-01-01T00:00:00Z"}},
+		"no time":       {env, []string{"owner-credential", "desk-2"}},
+		"no token":      {nil, []string{"owner-credential", "desk-2", "--until", until}},
+		"no host named": {env, []string{"owner-credential", "--until", until}},
+	} {
+		if code, out, _ := run(c.env, c.args...); code != account.ExitUsage || out != "" {
+			t.Errorf("%s: exit %d, stdout %q; want 2 and nothing", name, code, out)
 		}
 	}
 }
