@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +87,8 @@ var (
 )
 
 // TokenError is a refusal of the token endpoint. Its text never carries a
-// token, a code or the client secret.
+// token, a code or the client secret: one the endpoint's message echoes
+// shows [REDACTED] in its place.
 type TokenError struct {
 	Op          string // "exchange" or "refresh"
 	StatusCode  int    // 0 when the request did not get an answer
@@ -261,6 +263,12 @@ func NewAttempt() Attempt {
 	return Attempt{State: rand.Text(), Verifier: oauth2.GenerateVerifier()}
 }
 
+// Matches reports whether callback carries the attempt's state, compared
+// in constant time.
+func (a Attempt) Matches(callback url.Values) bool {
+	return a.State != "" && subtle.ConstantTimeCompare([]byte(callback.Get("state")), []byte(a.State)) == 1
+}
+
 // AuthCodeURL is the address of the hosted login page for the attempt: its
 // state and its verifier's S256 challenge.
 //
@@ -282,7 +290,7 @@ func (s *PartnerService) AuthCodeURL(a Attempt) (string, error) {
 //
 // Spec: Partner OAuth, item 3; POST /v1/api/oauth2/jwtexchange.
 func (s *PartnerService) ExchangeCallback(ctx context.Context, callback url.Values, a Attempt) (*PartnerToken, error) {
-	if a.State == "" || callback.Get("state") != a.State {
+	if !a.Matches(callback) {
 		return nil, &StateMismatchError{}
 	}
 	code := callback.Get("code")
@@ -301,7 +309,7 @@ func (s *PartnerService) Exchange(ctx context.Context, code, verifier string) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.retrieve(ctx, "exchange", func(ctx context.Context) (*oauth2.Token, error) {
+	return s.retrieve(ctx, "exchange", code, func(ctx context.Context) (*oauth2.Token, error) {
 		return cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
 	})
 }
@@ -315,7 +323,7 @@ func (s *PartnerService) Refresh(ctx context.Context, refreshToken string) (*Par
 	if err != nil {
 		return nil, err
 	}
-	return s.retrieve(ctx, "refresh", func(ctx context.Context) (*oauth2.Token, error) {
+	return s.retrieve(ctx, "refresh", refreshToken, func(ctx context.Context) (*oauth2.Token, error) {
 		// A token without an access token is never valid, so the source
 		// refreshes at once, whatever oauth2's own wall-clock expiry says.
 		return cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
@@ -324,14 +332,16 @@ func (s *PartnerService) Refresh(ctx context.Context, refreshToken string) (*Par
 
 // retrieve posts to the token endpoint form-encoded and, when that is
 // refused with the JSON error, once more as multipart: the spec's failure
-// table says to retry the same fields with the other encoding.
-func (s *PartnerService) retrieve(ctx context.Context, op string, fetch func(context.Context) (*oauth2.Token, error)) (*PartnerToken, error) {
+// table says to retry the same fields with the other encoding. grant is
+// the code or refresh token the form carries, masked with the client's
+// secrets in a refusal that echoes it.
+func (s *PartnerService) retrieve(ctx context.Context, op, grant string, fetch func(context.Context) (*oauth2.Token, error)) (*PartnerToken, error) {
 	tok, err := fetch(s.oauthContext(ctx, false))
-	out, err := s.token(op, tok, err)
+	out, err := s.token(op, grant, tok, err)
 	var te *TokenError
 	if errors.As(err, &te) && te.StatusCode == http.StatusBadRequest && te.json() {
 		tok, err = fetch(s.oauthContext(ctx, true))
-		return s.token(op, tok, err)
+		return s.token(op, grant, tok, err)
 	}
 	return out, err
 }
@@ -444,8 +454,10 @@ func toMultipart(req *http.Request) error {
 
 // token turns oauth2's answer into a PartnerToken on the client's clock, or
 // its failure into a *TokenError that keeps no body but the JSON message,
-// with the client's secrets masked in it.
-func (s *PartnerService) token(op string, tok *oauth2.Token, err error) (*PartnerToken, error) {
+// with the client's secrets and grant (the code or refresh token sent)
+// masked in it.
+func (s *PartnerService) token(op, grant string, tok *oauth2.Token, err error) (*PartnerToken, error) {
+	sent := append(s.client.secretsSent(nil), grant)
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re):
@@ -454,13 +466,13 @@ func (s *PartnerService) token(op string, tok *oauth2.Token, err error) (*Partne
 			Message string `json:"message"`
 		}
 		if e.json() && json.Unmarshal(re.Body, &j) == nil {
-			e.Message = s.client.secretsSent(nil).mask(CleanText(j.Message))
+			e.Message = sent.mask(CleanText(j.Message))
 		}
 		return nil, e
 	case err != nil:
 		return nil, &TokenError{Op: op, Err: redact(unwrapURLError(err))}
 	case !strings.EqualFold(tok.TokenType, "bearer"):
-		return nil, &TokenError{Op: op, StatusCode: http.StatusOK, Err: fmt.Errorf("token_type %q, want Bearer", tok.TokenType)}
+		return nil, &TokenError{Op: op, StatusCode: http.StatusOK, Err: fmt.Errorf("token_type %q, want Bearer", sent.mask(CleanText(tok.TokenType)))}
 	case tok.ExpiresIn <= 0 || tok.RefreshToken == "":
 		return nil, &TokenError{Op: op, StatusCode: http.StatusOK, Err: errors.New("token response lacks expires_in or refresh_token")}
 	}

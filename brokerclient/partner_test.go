@@ -426,3 +426,36 @@ func TestPartnerRefusalMasksClientSecret(t *testing.T) {
 		t.Errorf("secret printed: %s", s)
 	}
 }
+
+// Issue 28: a token endpoint refusal echoing the grant the form carried
+// (the authorization code of an exchange, the refresh token of a refresh)
+// keeps [REDACTED] in the TokenError in its place.
+func TestPartnerRefusalMasksCodeAndRefreshToken(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseMultipartForm(1 << 16)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"statusCode":"BadRequest","message":"grant `+r.FormValue("code")+r.FormValue("refresh_token")+` refused","detail":null}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := brokerclient.NewClient(brokerclient.WithBaseURL(srv.URL), brokerclient.WithPartner(brokerclient.PartnerConfig{
+		ClientID: "id", ClientSecret: "partner-s3cr3t-0123", LoginURL: srv.URL + "/login", RedirectURI: "http://127.0.0.1:1/cb",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const code, refresh = "auth-code-7f3a9c", "refresh-tok-91b2e7d4"
+	_, exchangeErr := c.Partner.Exchange(t.Context(), code, "")
+	_, refreshErr := c.Partner.Refresh(t.Context(), refresh)
+	for grant, err := range map[string]error{code: exchangeErr, refresh: refreshErr} {
+		var te *brokerclient.TokenError
+		if !errors.As(err, &te) || te.Message != "grant [REDACTED] refused" {
+			t.Errorf("refusal echoing %s: %#v", grant, err)
+			continue
+		}
+		if s := fmt.Sprintf("%v %+v %#v", err, err, te); strings.Contains(s, grant) {
+			t.Errorf("grant printed: %s", s)
+		}
+	}
+}

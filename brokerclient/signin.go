@@ -14,10 +14,11 @@ import (
 // native app, RFC 8252): it listens on redirect, the registered loopback
 // address, hands the authorize address (with this attempt's state and PKCE
 // challenge) to show for the person to open in a browser, and exchanges
-// the code of the first callback to arrive with the attempt's verifier,
-// before the browser is told anything. It returns when the exchange is
-// done or ctx ends; a callback whose state is not this attempt's is
-// refused (ErrStateMismatch) and nothing is exchanged.
+// the code of the first callback carrying the attempt's state with the
+// attempt's verifier, before the browser is told anything. It returns when
+// that exchange is done or ctx ends; a callback whose state is not this
+// attempt's is answered 400 and ignored (nothing is exchanged), and the
+// login goes on waiting for its own.
 //
 // Spec: Authentication, "Partner OAuth".
 func (s *PartnerService) SignIn(ctx context.Context, redirect *url.URL, show func(authorizeURL string)) (*PartnerToken, error) {
@@ -41,6 +42,17 @@ func (s *PartnerService) SignIn(ctx context.Context, redirect *url.URL, show fun
 			http.NotFound(w, r)
 			return
 		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		// A callback of another login (a forged one, an old tab) is not
+		// this login's answer: it is refused and the login goes on waiting
+		// for its own, so whoever can reach the loopback port cannot end
+		// the login.
+		if !attempt.Matches(r.URL.Query()) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, "<!doctype html><title>locator</title><p id=\"result\">This is not the answer to the login under way: ignored.</p>")
+			return
+		}
 		answered := false
 		var cb callback
 		once.Do(func() {
@@ -48,8 +60,6 @@ func (s *PartnerService) SignIn(ctx context.Context, redirect *url.URL, show fun
 			cb.tok, cb.err = s.ExchangeCallback(ctx, r.URL.Query(), attempt)
 			got <- cb
 		})
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
 		switch {
 		case !answered:
 			w.WriteHeader(http.StatusConflict)

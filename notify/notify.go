@@ -3,6 +3,9 @@ package notify
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +15,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -175,6 +179,37 @@ type Config struct {
 	// Backoff is the wait before the first retry, doubled for each next
 	// (zero: DefaultBackoff).
 	Backoff time.Duration
+	// Secret signs every post (see Sign; nil: posts go unsigned). At
+	// least MinSecret bytes, from SecretEnv.
+	Secret []byte
+}
+
+// SecretEnv holds the secret webhook posts are signed with.
+const SecretEnv = "LOCATOR_WEBHOOK_SECRET"
+
+// MinSecret is the shortest signing secret, in bytes (openssl rand
+// -base64 32).
+const MinSecret = 32
+
+// SignatureHeader carries a post's signature, as Stripe's does:
+// "t=UNIX,v1=HEX", where HEX is the HMAC-SHA256, keyed by the secret, of
+// the decimal UNIX time, a dot and the body. A receiver recomputes it,
+// compares in constant time, and refuses a time further than
+// SignatureTolerance from its own clock (a replay of an old post).
+const SignatureHeader = "Locator-Signature"
+
+// SignatureTolerance is how far from a receiver's clock a signature's time
+// may be: each attempt is signed anew, so a receiver that refuses older
+// posts refuses only replays.
+const SignatureTolerance = 5 * time.Minute
+
+// Sign is the SignatureHeader value of body signed with secret at t.
+func Sign(secret, body []byte, t time.Time) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // Notifier posts events to the configured webhooks. The zero of *Notifier,
@@ -227,6 +262,10 @@ func New(cfg Config) (*Notifier, error) {
 	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Secret != nil && len(cfg.Secret) < MinSecret {
+		// Never quotes the secret.
+		return nil, fmt.Errorf("%s is %d bytes: want at least %d random ones (openssl rand -base64 32)", SecretEnv, len(cfg.Secret), MinSecret)
 	}
 	n := &Notifier{cfg: cfg, log: cfg.Logger}
 	if n.log == nil {
@@ -381,6 +420,9 @@ func (n *Notifier) post(t *target, msg message) (int, error) {
 		req.Header[k] = v
 	}
 	req.Header.Set("User-Agent", "locator-notify")
+	if n.cfg.Secret != nil {
+		req.Header.Set(SignatureHeader, Sign(n.cfg.Secret, msg.body, n.cfg.Clock.Now()))
+	}
 	resp, err := n.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return 0, err

@@ -313,3 +313,14 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	var nilNotifier *notify.Notifier
 	nilNotifier.Notify(event) // notifies nobody, and does not panic
 }
+
+// Issue 28: a signing secret shorter than MinSecret is refused at start,
+// naming its variable and never quoting it.
+func TestShortSigningSecretRefused(t *testing.T) {
+	t.Parallel()
+	const short = "too-short-secret"
+	_, err := notify.New(notify.Config{Secret: []byte(short)})
+	if err == nil || !strings.Contains(err.Error(), notify.SecretEnv) || strings.Contains(err.Error(), short) {
+		t.Errorf("err = %v, want a refusal naming %s without the secret", err, notify.SecretEnv)
+	}
+}

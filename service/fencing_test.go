@@ -26,8 +26,9 @@ func quotesSent(o *owned) int {
 
 // An owner that stalled past its lease, and was replaced by another
 // process in the next term, writes nothing more: its write-ahead intent
-// is refused by the term fence, so nothing reaches the broker, and its
-// next renewal makes it step down. On SQLite and on Postgres.
+// is refused by the term fence, so nothing reaches the broker, its
+// next renewal makes it step down, and closing it writes no pacing row. On
+// SQLite and on Postgres.
 func TestTakeoverFencesTheOldOwner(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Drivers {
@@ -61,6 +62,17 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 			}
 			if err := <-o.owner.Fatal(); err == nil || !strings.Contains(err.Error(), "lease was lost") {
 				t.Fatalf("why it stepped down: %v", err)
+			}
+			// Issue 28: closing, the stepped-down owner does not record
+			// its last request in the pacing row either: the account's
+			// next owner paces from its own start.
+			client := o.cfg.Engine.Client
+			o.owner.Close()
+			if client.LastRequest().IsZero() {
+				t.Fatal("the old owner sent nothing: its pacing write is not tested")
+			}
+			if at, err := o.st.LastRequest(t.Context(), client.PacingKey()); err != nil || !at.IsZero() {
+				t.Errorf("pacing row after the stepped-down owner closed: %v, %v; want none written", at, err)
 			}
 		})
 	}

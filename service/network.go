@@ -61,9 +61,10 @@ type Network struct {
 	limits  NetworkLimits
 	tlsCfg  *tls.Config
 
-	mu      sync.Mutex
-	owners  map[string]*ownerListener // by account, lower case (SNI's case)
-	pending map[string]int            // connections not admitted yet, by peer address
+	mu        sync.Mutex
+	owners    map[string]*ownerListener // by account, lower case (SNI's case)
+	pending   map[string]int            // connections not admitted yet, by peer address
+	followers string                    // the followers file (AllowFollowers), or ""
 }
 
 // NetworkLimits bound what a connection to the network's port may hold
@@ -185,7 +186,7 @@ func (n *Network) admit(c net.Conn) {
 		return
 	}
 	o := n.owner(tc.ConnectionState().ServerName)
-	if o == nil || !admitToken(tc, n.Token, o.pin) {
+	if o == nil || !admitToken(tc, n.keys(time.Now()), o.pin) {
 		tc.Close()
 		return
 	}
@@ -220,18 +221,25 @@ func connProof(token, side string, cs tls.ConnectionState, pin string) ([]byte, 
 	return m.Sum(nil), nil
 }
 
-// admitToken is the owner's end: whether the follower proved the token
-// on tc, to this owner's certificate (pin); the owner proves it back.
-func admitToken(tc *tls.Conn, token, pin string) bool {
-	want, err := connProof(token, "follower", tc.ConnectionState(), pin)
-	if err != nil {
-		return false
-	}
-	got := make([]byte, len(want))
+// admitToken is the owner's end: whether the follower proved one of keys
+// (the token, or a follower host's credential: see AllowFollowers) on tc,
+// to this owner's certificate (pin); the owner proves the same key back.
+func admitToken(tc *tls.Conn, keys []string, pin string) bool {
+	got := make([]byte, sha256.Size)
 	if _, err := io.ReadFull(tc, got); err != nil {
 		return false
 	}
-	if !hmac.Equal(got, want) {
+	token := ""
+	for _, k := range keys {
+		want, err := connProof(k, "follower", tc.ConnectionState(), pin)
+		if err != nil {
+			return false
+		}
+		if hmac.Equal(got, want) {
+			token = k
+		}
+	}
+	if token == "" {
 		if bytes.HasPrefix(got, []byte("GET /")) || bytes.HasPrefix(got, []byte("POST /")) {
 			// A follower of an older locator, which sent its token in
 			// a header: told in words it shows.

@@ -31,6 +31,11 @@ type Config struct {
 	// OwnerToken is what this process presents to an owner of another
 	// host (its OwnerTokenEnv): see Network.
 	OwnerToken string
+	// NoDump, when set, is called each time this process becomes the
+	// account's owner, before it serves anything: an owner may run for
+	// hours with the key pair's work, so it is made non-dumpable
+	// (proc.NoDump) as the daemons are.
+	NoDump func() error
 	// Standby makes a daemon that finds another daemon owning the account
 	// follow it and stand by to take over (see Fleet), rather than be
 	// refused.
@@ -162,6 +167,12 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 // daemon waits for).
 func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	o, err := Own(ctx, h.cfg.OwnerConfig)
+	if err == nil && h.cfg.NoDump != nil {
+		if err := h.cfg.NoDump(); err != nil {
+			go o.Close()
+			return nil, false, err
+		}
+	}
 	if err == nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()

@@ -98,17 +98,20 @@ type Owner struct {
 	eng   *engine.Engine
 	local *Local
 	st    *store.Store
-	lock  *machineLock
-	lease locator.Lease
-	clk   clock.Clock
-	log   *slog.Logger
-	ln    net.Listener
-	api   *server // the account API it serves
-	srv   *http.Server
-	net   *http.Server  // serving other hosts (Network), or nil
-	lost  chan struct{} // closed when the lease was lost, after lostWhy is set
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	// fenced is st fenced by this owner's term: every write of the owner
+	// (its engine's, its pacing row) goes through it.
+	fenced *store.Store
+	lock   *machineLock
+	lease  locator.Lease
+	clk    clock.Clock
+	log    *slog.Logger
+	ln     net.Listener
+	api    *server // the account API it serves
+	srv    *http.Server
+	net    *http.Server  // serving other hosts (Network), or nil
+	lost   chan struct{} // closed when the lease was lost, after lostWhy is set
+	stop   chan struct{}
+	wg     sync.WaitGroup
 
 	// trustUntil is when this owner stops trusting itself to own the
 	// account (unix nanoseconds, real time): see LeaseTTL.
@@ -214,7 +217,8 @@ func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string
 	lease := o.lease
 	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
-	ec.Store = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
+	o.fenced = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
+	ec.Store = o.fenced
 	var gate brokerclient.Gate
 	if o.st.Postgres() {
 		gate = o.maySend
@@ -634,8 +638,13 @@ func (o *Owner) Close() {
 // done when it gets the lock.
 func (o *Owner) release() {
 	client := o.cfg.Engine.Client
-	if last := client.LastRequest(); !last.IsZero() {
-		if err := o.st.SetLastRequest(context.Background(), client.PacingKey(), last); err != nil {
+	if last := client.LastRequest(); !last.IsZero() && o.fenced != nil {
+		// Under this owner's term: one that stepped down leaves the row
+		// to the owner that followed it.
+		switch err := o.fenced.SetLastRequest(context.Background(), client.PacingKey(), last); {
+		case errors.Is(err, store.ErrLeaseLost):
+			o.log.Info("last request time not recorded: another owner holds the account", "err", err)
+		case err != nil:
 			o.log.Warn("last request time not recorded; the next owner may draw a 429", "err", err)
 		}
 	}

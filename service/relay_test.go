@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -153,7 +155,7 @@ func newRelay(t *testing.T, acct, owner, ownerPin, token string) *relay {
 					return
 				}
 				if token != "" {
-					if !service.AdmitToken(tc, token, r.pin) {
+					if !service.AdmitToken(tc, []string{token}, r.pin) {
 						tc.Close()
 						return
 					}
@@ -231,11 +233,25 @@ func TestRelayedFollowerGainsNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { writer.Close() })
 	locate := account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 5000, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}}
+	// Issue 28: follower hosts on credentials of their own. A host
+	// holding one (host-a) is admitted by the owner, yet cannot pose as
+	// the owner to another host's follower (host-c): that follower's proof
+	// is keyed by another credential, and it stops there.
+	const until = "2099-01-01T00:00:00Z"
+	followers := filepath.Join(t.TempDir(), "followers")
+	if err := os.WriteFile(followers, []byte("host-a "+until+"\nhost-c "+until+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := network.AllowFollowers(followers); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
-		name, token, says string
+		name, token, follower, says string
 	}{
-		{"relay without the token", "", "does not hold " + service.OwnerTokenEnv},
-		{"relay with the token", testToken, "made on another connection than the owner's"},
+		{"relay without the token", "", testToken, "does not hold " + service.OwnerTokenEnv},
+		{"relay with the token", testToken, testToken, "made on another connection than the owner's"},
+		{"relay with another host's credential", service.FollowerCredential(testToken, "host-a", until),
+			service.FollowerCredential(testToken, "host-c", until), "refused this process's " + service.OwnerTokenEnv},
 	} {
 		r := newRelay(t, "LV100001", real.Address, real.Pin, c.token)
 		if _, err := writer.ExecContext(t.Context(), `UPDATE leases SET address = $1, pin = $2 WHERE account = 'LV100001'`, r.address, r.pin); err != nil {
@@ -246,7 +262,7 @@ func TestRelayedFollowerGainsNothing(t *testing.T) {
 			t.Fatalf("%s: the lease reads %+v, %v; want the relay's", c.name, l, err)
 		}
 		before := writes(o)
-		cl, err := service.DialRemote(l.Account, l.Address, l.Pin, testToken, account.Caller{Name: "follower"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := service.DialRemote(l.Account, l.Address, l.Pin, c.follower, account.Caller{Name: "follower"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/states"
@@ -245,17 +246,39 @@ func ids(ws []*workflow.Workflow) []string {
 }
 
 // The last request on a key pair is kept across owners: the latest wins.
+// Issue 28: it is written only under an owner's current term: an unfenced
+// store is refused, and once another owner took the account the stepped-
+// down owner's write fails with ErrLeaseLost and leaves the row as it was.
 func TestLastRequest(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.IsZero() {
 			t.Fatalf("none recorded: %v %v", at, err)
 		}
+		a := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		if _, err := b.store.AcquireLease(ctx, a, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		owner := b.store.Fenced(store.Fence{Account: "LV100001", Owner: "a", Term: 1})
 		later := b.clock.Now()
+		if err := b.store.SetLastRequest(ctx, "k1", later.Add(time.Hour)); err == nil {
+			t.Error("an unfenced store wrote the pacing row")
+		}
 		for _, at := range []time.Time{later, later.Add(-time.Second)} {
-			if err := b.store.SetLastRequest(ctx, "k1", at); err != nil {
+			if err := owner.SetLastRequest(ctx, "k1", at); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// a stalls: its lease lapses, b takes term 2, and a's last write
+		// (a later time, which would win) is fenced off.
+		if err := b.store.RenewLease(ctx, "LV100001", "a", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.SetLastRequest(ctx, "k1", later.Add(time.Minute)); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("a stepped-down owner's pacing write: %v, want ErrLeaseLost", err)
 		}
 		if at, err := b.store.LastRequest(ctx, "k1"); err != nil || !at.Equal(later) {
 			t.Errorf("LastRequest %v %v, want the later %v", at, err, later)

@@ -89,7 +89,7 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 		c.ownerToken = c.m.secretEnv(service.OwnerTokenEnv)
 	}
 	return service.Config{
-		OwnerToken: c.ownerToken, Standby: c.standby,
+		OwnerToken: c.ownerToken, Standby: c.standby, NoDump: c.m.NoDump,
 		OwnerConfig: service.OwnerConfig{Network: c.network, Offers: c.links.Notifier(s.Account, c.notifier),
 			Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: s.Account, Env: s.Env, Logger: c.logger(), Budget: budget,
 				// `resume` is run after a crash: no run is still sending

@@ -33,7 +33,8 @@ type Main struct {
 	// snapshot, as proc.Env does).
 	Forget func(name string)
 	// NoDump, when set, makes the process non-dumpable; the long-running
-	// commands (serve, run) call it first.
+	// commands (serve, run, watch) call it first, and any command when it
+	// becomes an account's owner (service.Config.NoDump).
 	NoDump func() error
 
 	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
@@ -201,6 +202,8 @@ func (m *Main) commands() []spec {
 			"the daemon with schedules (serve --jobs FILE by its older name; --config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", func() command { return &runCommand{serve: serveCommand{conn: conn}} }},
 		{"serve", "", groupRun, lines,
 			"own the account(s) and take every other process's requests until stopped (--config FILE lists several; --jobs FILE runs schedules)", func() command { return &serveCommand{conn: conn} }},
+		{"owner-credential", "HOST", groupRun, nil,
+			"print a follower host's own credential for the accounts this host serves (--until TIME), made from LOCATOR_OWNER_TOKEN", func() command { return &ownerCredentialCommand{m: m} }},
 		{"login", "", groupRun, lines,
 			"sign in through the partner OAuth program in a browser; stores the tokens encrypted", func() command { return &loginCommand{conn: conn} }},
 		{"logout", "", groupRun, lines,

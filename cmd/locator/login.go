@@ -94,8 +94,6 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("no sign-in within %s", c.timeout)
-	case errors.Is(err, brokerclient.ErrStateMismatch):
-		return usagef("refused the callback: its state is not this login's; nothing was exchanged")
 	case errors.As(err, &te):
 		return &exitError{code: account.ExitBroker, msg: err.Error()}
 	case err != nil:

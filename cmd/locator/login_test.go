@@ -255,35 +255,43 @@ func TestLoginPartnerOverHTTP(t *testing.T) {
 	b.checkPartnerFlow(t, func(authURL string) { b.signInOverHTTP(t, authURL, "alice", "alice-pass", "123456") })
 }
 
-// A callback whose state differs is refused: exit 2, nothing exchanged,
-// nothing stored.
-func TestLoginPartnerRefusesForeignState(t *testing.T) {
+// Issue 28: a callback whose state is not this login's (forged, here
+// carrying the real code) is answered 400 and ignored: nothing is
+// exchanged, and the login goes on waiting for its own callback, which then
+// signs in with the code the forged one carried unspent. Before, the forged
+// callback ended the login (exit 2).
+func TestLoginPartnerIgnoresForgedCallback(t *testing.T) {
 	t.Parallel()
 	b := setupPartnerCLI(t)
 	login := b.startLogin(t, nil)
 	cb := b.sim.PartnerLogin(t, login.authURL, "alice", "alice-pass", "123456")
-	q := cb.Query()
+	forged := *cb
+	q := forged.Query()
 	q.Set("state", "forged")
-	cb.RawQuery = q.Encode()
-	resp, err := http.Get(cb.String())
+	forged.RawQuery = q.Encode()
+	resp, err := http.Get(forged.String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("forged callback answered %d", resp.StatusCode)
-	}
-	code, _, errOut := login.wait(t)
-	if code != 2 || !strings.Contains(errOut, "state") {
-		t.Errorf("exit %d: %s", code, errOut)
+		t.Errorf("forged callback answered %d, want 400", resp.StatusCode)
 	}
 	for _, r := range b.sim.Sim.Requests() {
 		if r.Path == brokersim.TokenPath {
-			t.Errorf("exchanged: %+v", r)
+			t.Errorf("exchanged on the forged callback: %+v", r)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, vault.TokenFileName)); !os.IsNotExist(err) {
-		t.Errorf("token file: %v", err)
+		t.Errorf("token file after the forged callback: %v", err)
+	}
+	resp, err = http.Get(cb.String())
+	if err != nil {
+		t.Fatalf("the real callback after the forged one: %v (the login stopped listening)", err)
+	}
+	resp.Body.Close()
+	if code, out, errOut := login.wait(t); code != 0 || !strings.Contains(out, `"account":"LV100001"`) {
+		t.Errorf("login after a forged then the real callback: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 }
 

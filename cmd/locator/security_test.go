@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/service"
 )
 
 // nonLoopbackIP is an address of this machine beyond loopback, or the test
@@ -228,7 +229,9 @@ func TestDashboardAccessFlagsRefused(t *testing.T) {
 
 // Issue 21: the key pair (and the partner client secret) leave the
 // process's environment once read, and serve and run make the process
-// non-dumpable before anything else; a one-shot command is left as it is.
+// non-dumpable before anything else, as do watch and a command that becomes
+// the account's owner (issue 28); a one-shot command that owns nothing is
+// left as it is.
 func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
@@ -237,7 +240,13 @@ func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 		m.Stdin = strings.NewReader("")
 		m.Forget = func(name string) { forgot = append(forgot, name) }
 		m.NoDump = func() error { noDump++; return nil }
-		m.Run(t.Context(), args)
+		ctx := t.Context()
+		if args[0] == "watch" { // until interrupted: interrupted at once
+			c, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = c
+		}
+		m.Run(ctx, args)
 		return forgot, noDump
 	}
 	forgot, noDump := run("inventory")
@@ -249,7 +258,11 @@ func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 	if noDump != 0 {
 		t.Error("a one-shot command made itself non-dumpable")
 	}
-	for _, args := range [][]string{{"serve", "--trusted-proxy", "x"}, {"run", "--config", "/nonexistent.json"}} {
+	// Issue 28: watch runs until interrupted, and a command that becomes
+	// the account's owner (no other process owns it) may run as long as
+	// its workflows take.
+	for _, args := range [][]string{{"serve", "--trusted-proxy", "x"}, {"run", "--config", "/nonexistent.json"},
+		{"watch", "orders"}, {"locate", "HTBX", "100", "--max-price", "0.02"}} {
 		if _, noDump := run(args...); noDump != 1 {
 			t.Errorf("%v: NoDump called %d times, want 1", args, noDump)
 		}
@@ -271,6 +284,66 @@ func TestVulncheckSkipsUnreachableDatabase(t *testing.T) {
 		}
 		if d := time.Since(start); d > 15*time.Second {
 			t.Errorf("GOVULNDB=%s: took %v to skip", db, d)
+		}
+	}
+}
+
+// Issue 28: locator sim beyond loopback says on stderr that its /_sim/
+// admin routes take no credentials; on loopback (its default) it says
+// nothing. Both start, print their ready line and stop (interrupted at
+// once).
+func TestSimBeyondLoopbackWarns(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for addr, warn := range map[string]bool{"0.0.0.0:0": true, "127.0.0.1:0": false} {
+		var out, errOut strings.Builder
+		m := NewMain(&out, &errOut, func(string) string { return "" })
+		if code := m.Run(ctx, []string{"sim", "--addr", addr}); code != account.ExitOK {
+			t.Fatalf("sim --addr %s: exit %d, %s", addr, code, errOut.String())
+		}
+		if !strings.Contains(out.String(), `"baseURL"`) {
+			t.Errorf("sim --addr %s: stdout %q, want the ready line", addr, out.String())
+		}
+		said := strings.Contains(errOut.String(), "/_sim/ admin routes") && strings.Contains(errOut.String(), "take no credentials")
+		if said != warn {
+			t.Errorf("sim --addr %s: stderr %q; warning wanted: %v", addr, errOut.String(), warn)
+		}
+	}
+}
+
+// Issue 28: owner-credential prints a follower host's own credential, the
+// one the owner's followers file admits (service.FollowerCredential of
+// LOCATOR_OWNER_TOKEN, the host and its time), and the line for that file;
+// the token itself is never printed. A past or malformed time, or no
+// token, is refused (exit 2) with nothing printed on stdout.
+func TestOwnerCredentialCommand(t *testing.T) {
+	t.Parallel()
+	const token, until = "owner-token-0123456789abcdef-0123456789", "2099-01-01T00:00:00Z"
+	env := map[string]string{"LOCATOR_OWNER_TOKEN": token}
+	run := func(env map[string]string, args ...string) (int, string, string) {
+		var out, errOut strings.Builder
+		code := NewMain(&out, &errOut, func(k string) string { return env[k] }).Run(t.Context(), args)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := run(env, "owner-credential", "desk-2", "--until", until)
+	if code != account.ExitOK || out != service.FollowerCredential(token, "desk-2", until)+"\n" || !strings.Contains(errOut, "desk-2 "+until+"\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, token) {
+		t.Error("the owner token was printed")
+	}
+	for name, c := range map[string]struct {
+		env  map[string]string
+		args []string
+	}{
+		"a past time":   {env, []string{"owner-credential", "desk-2", "--until", "2020-01-01T00:00:00Z"}},
+		"no time":       {env, []string{"owner-credential", "desk-2"}},
+		"no token":      {nil, []string{"owner-credential", "desk-2", "--until", until}},
+		"no host named": {env, []string{"owner-credential", "--until", until}},
+	} {
+		if code, out, _ := run(c.env, c.args...); code != account.ExitUsage || out != "" {
+			t.Errorf("%s: exit %d, stdout %q; want 2 and nothing", name, code, out)
 		}
 	}
 }

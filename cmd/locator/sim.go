@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 )
@@ -88,6 +90,9 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return usagef("--addr %s: %v", c.addr, err)
+	}
+	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil && !brokerclient.Loopback(host) {
+		fmt.Fprintf(c.m.Stderr, "warning: locator sim listens on %s, beyond this machine's loopback: its /_sim/ admin routes (request log, clock, faults) take no credentials, so whoever reaches this address can read every request and change the simulator's clock and faults\n", ln.Addr())
 	}
 	return brokersim.Serve(ctx, sim, sc, ln, c.m.Stdout)
 }

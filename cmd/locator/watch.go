@@ -30,6 +30,10 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 || (args[0] != "pnl" && args[0] != "orders") {
 		return usagef("want one of: watch pnl, watch orders")
 	}
+	// A watch runs until interrupted, holding the key pair.
+	if err := c.conn.m.noDump(); err != nil {
+		return err
+	}
 	s, err := c.conn.resolve(true)
 	if err != nil {
 		return err

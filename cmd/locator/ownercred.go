@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/locatorhq/locator/service"
+)
+
+// ownerCredentialCommand prints the credential of one follower host, made
+// from this host's LOCATOR_OWNER_TOKEN (see service.FollowerCredential):
+// the follower host holds it as its own LOCATOR_OWNER_TOKEN, and the
+// owner admits it while its line "HOST UNTIL" is in the file serve's
+// --owner-followers names.
+type ownerCredentialCommand struct {
+	m     *Main
+	until string
+}
+
+func (c *ownerCredentialCommand) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.until, "until", "", "when the credential ends, RFC 3339 (2027-01-31T00:00:00Z): the followers file's line must say the same")
+}
+
+func (c *ownerCredentialCommand) run(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return usagef("want one follower host name")
+	}
+	until, err := time.Parse(time.RFC3339, c.until)
+	if err != nil {
+		return usagef("--until %q: want an RFC 3339 time, like 2027-01-31T00:00:00Z", c.until)
+	}
+	if !until.After(time.Now()) {
+		return usagef("--until %s is past", c.until)
+	}
+	master := c.m.secretEnv(service.OwnerTokenEnv)
+	if err := service.CheckToken(master); err != nil {
+		return usagef("%v", err)
+	}
+	fmt.Fprintln(c.m.Stdout, service.FollowerCredential(master, args[0], c.until))
+	fmt.Fprintf(c.m.Stderr, "add this line to the file serve --owner-followers names:\n%s %s\n", args[0], c.until)
+	return nil
+}
