@@ -441,6 +441,9 @@ type Status struct {
 	Shortable []Shortable `json:"shortable,omitempty"`
 	// Broker is the owner's connection to the broker now.
 	Broker Broker `json:"broker"`
+	// Budget is what the owner's locate budget leaves of today (none
+	// when the account has no budget).
+	Budget *workflow.BudgetLeft `json:"budget,omitempty"`
 }
 
 // Broker is the owner's connection to the broker as its reads and the P&L

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 
@@ -79,6 +80,10 @@ func (s Settings) For(a NamedAccount, secret func(string) string) (Settings, err
 	}
 	if a.BaseURL != "" {
 		s.BaseURL = a.BaseURL
+	}
+	if a.LocateBudget != "" && !strings.HasPrefix(s.From["locate-budget"], "env ") {
+		s.From = maps.Clone(s.From) // s's map is its base's, shared by every account
+		s.Budget, s.From["locate-budget"] = a.LocateBudget, fmt.Sprintf("serve's file (account %s)", a.Account)
 	}
 	if err := s.CheckCredentials(); err != nil {
 		return s, fmt.Errorf("account %s: %w (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)

@@ -54,7 +54,10 @@ type accountView struct {
 	Running   bool
 	// Owner says which process owns the account, in which term, and how
 	// many stand by to take it over.
-	Owner     string
+	Owner string
+	// Budget is what the owner's locate budget leaves of today (nil: the
+	// account has none).
+	Budget    *workflow.BudgetLeft
 	Today     todayView
 	Inventory []inventoryView
 	Fees      feesView
@@ -283,7 +286,7 @@ func (s *Server) state(sts []account.Status, now time.Time) state {
 func age(d time.Duration) string { return strconv.Itoa(int(max(d, 0)/time.Second)) + " s" }
 
 func (s *Server) account(ctx context.Context, st account.Status, now time.Time) accountView {
-	a := accountView{Account: st.Account, LeaseHeld: st.Held, Running: st.Running,
+	a := accountView{Account: st.Account, LeaseHeld: st.Held, Running: st.Running, Budget: st.Budget,
 		Owner: fmt.Sprintf("owner pid %d on %s · term %d · %d standing by", st.Owner.PID, st.Owner.Host, st.Owner.Term, len(st.Standbys))}
 	if day, err := s.accounts[st.Account].Today(ctx, account.TodayRequest{}); err != nil {
 		s.log.Warn("the trading day not read", "account", st.Account, "err", err)

@@ -559,6 +559,9 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 	if st.Standbys, err = s.l.st.Standbys(ctx, s.l.account); err != nil {
 		return nil, kinded(err)
 	}
+	if st.Budget, err = s.l.eng.BudgetLeft(ctx); err != nil {
+		return nil, kinded(err)
+	}
 	for _, sym := range req.Symbols {
 		sh, err := s.l.shortable(ctx, sym, st.Inventory)
 		if err != nil {
