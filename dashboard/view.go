@@ -146,6 +146,15 @@ type offerView struct {
 	AnswerBy           time.Time     // ExpiresAt less the engine's accept margin: the last moment an answer is acted on
 	Remaining          time.Duration // until AnswerBy
 	RemainingFormatted string
+	// Also are the pair's other sides the policy allows, each a choice of
+	// its own (a Reg SHO pair with SingleUse allowed).
+	Also []sideView
+}
+
+// sideView is another side of a pair on offer, as its approve button
+// shows and answers it.
+type sideView struct {
+	Leg, Type, Price, Exact, Total string
 }
 
 type inventoryView struct {
@@ -211,6 +220,15 @@ func (s *Server) build(ctx context.Context) view {
 				ov.Account, ov.ID, ov.Symbol, ov.Requested = st.Account, w.ID, w.Symbol, w.Requested
 				if len(w.Legs) > 1 {
 					ov.Side = "Reg SHO pair: " + ov.Type + " side"
+				}
+				for _, o := range workflow.Sides(&w) {
+					if o.QuoteReqID != offer.QuoteReqID {
+						ov.Also = append(ov.Also, sideView{Leg: o.QuoteReqID, Type: string(brokercode.LocateTypeForCode(o.LocateType)),
+							Price: o.Price.StringFixed(4), Exact: o.Price.String(), Total: o.Total.StringFixed(2)})
+					}
+				}
+				if len(ov.Also) > 0 {
+					ov.Side = "Reg SHO pair: choose the side"
 				}
 				v.Offers = append(v.Offers, *ov)
 			}
