@@ -120,6 +120,11 @@ type Question struct {
 	ID string `json:"id"`
 	// Offer is set when an offer waits: take it?
 	Offer *workflow.Offer `json:"offer,omitempty"`
+	// Sides, when the offer is a Reg SHO pair whose both sides the policy
+	// allows (workflow.Sides), are the sides to choose from, Offer among
+	// them: a yes takes Offer; another side is taken by an Answer naming
+	// its leg.
+	Sides []workflow.Offer `json:"sides,omitempty"`
 	// Order is set when a short's order is about to leave: send it?
 	Order *workflow.Order `json:"order,omitempty"`
 	// Credits is set when the unused shares found are about to be

@@ -280,7 +280,13 @@ func (s *session) asker(asks bool) func(context.Context, workflow.Offer) bool {
 		return nil
 	}
 	return func(ctx context.Context, o workflow.Offer) bool {
-		return s.l.ask(ctx, s.c.ID, account.Question{Offer: &o})
+		q := account.Question{Offer: &o}
+		if w, err := s.l.resolve(ctx, o.WorkflowID); err == nil {
+			if sides := workflow.Sides(w); len(sides) > 1 {
+				q.Sides = sides
+			}
+		}
+		return s.l.ask(ctx, s.c.ID, q)
 	}
 }
 

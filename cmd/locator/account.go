@@ -41,6 +41,7 @@ func (c *connFlags) open(ctx context.Context, command string, ask func(context.C
 	if err == nil {
 		var h *service.Handle
 		if h, err = service.Open(ctx, cfg); err == nil {
+			c.m.opened.Store(h)
 			return &session{Handle: h, settings: s, store: st}, nil
 		}
 	}
