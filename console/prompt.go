@@ -62,8 +62,9 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 }
 
 // chooseSide asks which side of a Reg SHO pair to take, each numbered
-// with its price and total, or none: the side asked about (ques.Offer) is
-// taken by the yes returned, another by an answer naming its leg, which
+// with its price and total, or none (y takes the side asked about, as at
+// any offer): the side asked about (ques.Offer) is taken by the yes
+// returned, another by an answer naming its leg, which
 // the offer's owner acts on first (the yes then finds it decided).
 func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) bool {
 	o, d := ques.Offer, p.Display
@@ -75,6 +76,9 @@ func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) boo
 	line, ok := p.answerLine(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
 		return fmt.Sprintf("Take %s %d shares, a Reg SHO pair: %s? %s left [%s/N] ", o.Symbol, o.Shares, strings.Join(choices, ", "), left, keys)
 	}))
+	if ok && (line == "y" || line == "yes") {
+		return true // the side asked about: the policy's choice
+	}
 	n, err := strconv.Atoi(line)
 	if !ok || err != nil || n < 1 || n > len(ques.Sides) {
 		return false
