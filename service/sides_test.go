@@ -18,12 +18,13 @@ import (
 // Issue 30, spec "Short locates" rule 2: at the prompt of a terminal that
 // follows the owner, a Reg SHO pair whose both sides are priced, with
 // SingleUse allowed, is put to the person with both sides to choose from
-// (RSHO: SingleUse 0.0400, PreBorrow 0.0900); the side the person picks is
-// the one accepted and filled, and the outcome names it.
+// (RSHO: SingleUse 0.0400, PreBorrow 0.0900); the side the person picks
+// (y: the one asked about, the cheaper) is the one accepted and filled,
+// and the outcome names it.
 func TestPromptOffersBothSidesOfAPair(t *testing.T) {
 	t.Parallel()
-	for answer, want := range map[string]string{"1": "SingleUse", "2": "PreBorrow"} {
-		t.Run(want, func(t *testing.T) {
+	for answer, want := range map[string]string{"1": "SingleUse", "2": "PreBorrow", "y": "SingleUse"} {
+		t.Run(answer, func(t *testing.T) {
 			t.Parallel()
 			o := own(t)
 			var (
