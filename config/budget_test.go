@@ -34,8 +34,9 @@ func TestLocateBudgetPerAccount(t *testing.T) {
 		}
 	}
 
-	// serve's file: each account its own, the base's untouched.
-	base := config.Layer(config.Flags{}, &config.File{}, env(map[string]string{"K": "key", "S": "secret"}))
+	// serve's file: each account its own, not the settings file's default
+	// account's, the base's untouched.
+	base := config.Layer(config.Flags{Account: "desk"}, file, env(map[string]string{"K": "key", "S": "secret"}))
 	a, err := base.For(config.NamedAccount{Account: "LV100001", KeyIDEnv: "K", SecretEnv: "S", LocateBudget: "20"}, func(k string) string { return map[string]string{"K": "key", "S": "secret"}[k] })
 	if err != nil {
 		t.Fatal(err)
