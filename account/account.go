@@ -128,6 +128,11 @@ type Question struct {
 	ID string `json:"id"`
 	// Offer is set when an offer waits: take it?
 	Offer *workflow.Offer `json:"offer,omitempty"`
+	// Sides, when the offer is a Reg SHO pair whose both sides the policy
+	// allows (workflow.Sides), are the sides to choose from, Offer among
+	// them: a yes takes Offer; another side is taken by an Answer naming
+	// its leg.
+	Sides []workflow.Offer `json:"sides,omitempty"`
 	// Order is set when a short's order is about to leave: send it?
 	Order *workflow.Order `json:"order,omitempty"`
 	// Credits is set when the unused shares found are about to be
@@ -449,6 +454,9 @@ type Status struct {
 	Shortable []Shortable `json:"shortable,omitempty"`
 	// Broker is the owner's connection to the broker now.
 	Broker Broker `json:"broker"`
+	// Budget is what the owner's locate budget leaves of today (none
+	// when the account has no budget).
+	Budget *workflow.BudgetLeft `json:"budget,omitempty"`
 }
 
 // Broker is the owner's connection to the broker as its reads and the P&L

@@ -27,12 +27,15 @@ import (
 type File struct {
 	// Account is the default account: a broker account id, or the name of
 	// one of Accounts.
-	Account  string                  `json:"account,omitempty"`
-	BaseURL  string                  `json:"baseURL,omitempty"`
-	Env      string                  `json:"env,omitempty"`
-	DB       string                  `json:"db,omitempty"`
-	Auth     string                  `json:"auth,omitempty"`
-	Accounts map[string]NamedAccount `json:"accounts,omitempty"`
+	Account string `json:"account,omitempty"`
+	BaseURL string `json:"baseURL,omitempty"`
+	Env     string `json:"env,omitempty"`
+	DB      string `json:"db,omitempty"`
+	Auth    string `json:"auth,omitempty"`
+	// LocateBudget is the default account's locate budget per trading
+	// day, as LOCATOR_LOCATE_BUDGET gives it ("20", "20,HTBX=10").
+	LocateBudget string                  `json:"locateBudget,omitempty"`
+	Accounts     map[string]NamedAccount `json:"accounts,omitempty"`
 	// Path is where it was read; "" when there is none.
 	Path string `json:"-"`
 }
@@ -45,6 +48,9 @@ type NamedAccount struct {
 	Env       string `json:"env,omitempty"`
 	KeyIDEnv  string `json:"keyIdEnv,omitempty"`  // default LOCATOR_KEY_ID
 	SecretEnv string `json:"secretEnv,omitempty"` // default LOCATOR_SECRET
+	// LocateBudget is the account's locate budget per trading day, kept
+	// by its owner, as LOCATOR_LOCATE_BUDGET gives it ("20,HTBX=10").
+	LocateBudget string `json:"locateBudget,omitempty"`
 }
 
 // Hint is where the settings file is looked for, as help says it.

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 
@@ -70,7 +71,8 @@ func LoadServe(path string) ([]NamedAccount, error) {
 }
 
 // For is s for account a of serve's file: its id, key pair (read through
-// secret), and its own address and environment where it names them.
+// secret), its own address and environment where it names them, and its
+// locate budget (LOCATOR_LOCATE_BUDGET when set, else its own).
 func (s Settings) For(a NamedAccount, secret func(string) string) (Settings, error) {
 	s.Account, s.KeyID, s.Secret = a.Account, secret(a.KeyIDEnv), secret(a.SecretEnv)
 	s.KeyVars = [2]string{a.KeyIDEnv, a.SecretEnv}
@@ -79,6 +81,15 @@ func (s Settings) For(a NamedAccount, secret func(string) string) (Settings, err
 	}
 	if a.BaseURL != "" {
 		s.BaseURL = a.BaseURL
+	}
+	if !strings.HasPrefix(s.From["locate-budget"], "env ") && a.LocateBudget != s.Budget {
+		// The account's own budget, never the settings file's default
+		// account's.
+		s.From = maps.Clone(s.From) // s's map is its base's, shared by every account
+		s.Budget, s.From["locate-budget"] = a.LocateBudget, fmt.Sprintf("serve's file (account %s)", a.Account)
+		if a.LocateBudget == "" {
+			s.From["locate-budget"] = FromDefault
+		}
 	}
 	if err := s.CheckCredentials(); err != nil {
 		return s, fmt.Errorf("account %s: %w (set %s and %s)", a.Account, err, a.KeyIDEnv, a.SecretEnv)

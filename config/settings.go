@@ -18,12 +18,21 @@ type Settings struct {
 	BaseURL, KeyID, Secret, Account, DB string
 	Env                                 brokerclient.Env
 	Auth, ClientSecret                  string
+	// Budget is the account's locate budget per trading day as written
+	// ("20,HTBX=10"; "" for none), which its owner keeps.
+	Budget string
 	// KeyVars are the variables the key pair was read from:
 	// LOCATOR_KEY_ID and LOCATOR_SECRET unless a named account says others.
 	KeyVars [2]string
 	// From says where each setting came from, for 'locator config'.
 	From map[string]string
 }
+
+// BudgetEnv holds the locate budget per account per trading day that the
+// account's owner keeps: a total in dollars and/or SYMBOL=dollars,
+// comma-separated ("20", "20,HTBX=10"). It goes before the settings
+// file's locateBudget (of a named account, else the file's).
+const BudgetEnv = "LOCATOR_LOCATE_BUDGET"
 
 // Flags are the settings given on the command line ("" when not given).
 type Flags struct {
@@ -84,6 +93,8 @@ func Layer(c Flags, file *File, env Env) Settings {
 	s.Env = brokerclient.Env(strings.ToLower(pick("env", c.Env, "LOCATOR_ENV", v, w, string(brokerclient.EnvLive))))
 	s.Auth = strings.ToLower(pick("auth", c.Auth, "LOCATOR_AUTH", file.Auth, file.Path, AuthKeys))
 	s.DB = pick("db", c.DB, "LOCATOR_DB", file.DB, file.Path, DefaultDBPath(get))
+	v, w = inFile(named.LocateBudget, file.LocateBudget)
+	s.Budget = pick("locate-budget", "", BudgetEnv, v, w, "")
 	s.KeyVars = [2]string{"LOCATOR_KEY_ID", "LOCATOR_SECRET"}
 	if named.KeyIDEnv != "" {
 		s.KeyVars[0] = named.KeyIDEnv

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,10 @@ type Prompter struct {
 	// Err receives the questions; Display counts an offer's seconds down.
 	Err     io.Writer
 	Display *Display
+	// Answer, when set, answers an offer through the account (as another
+	// shell would): how a side of a pair other than the one asked about
+	// is taken.
+	Answer func(context.Context, account.AnswerRequest) error
 }
 
 // Asker answers the questions of this command's requests at the
@@ -31,6 +36,8 @@ type Prompter struct {
 func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Question) bool {
 	return func(q context.Context, ques account.Question) bool {
 		switch {
+		case ques.Offer != nil && len(ques.Sides) > 1 && p.Answer != nil:
+			return p.chooseSide(cmd, q, ques)
 		case ques.Offer != nil:
 			o := ques.Offer
 			d := p.Display
@@ -54,17 +61,56 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 	}
 }
 
-// answer waits for the answer line to question q, stopping its countdown
-// before anything else is printed; anything but y or yes is a no. A
-// question withdrawn says why; an interrupted command (cmd's end) leaves
-// its question to be withdrawn and says nothing: the command says
-// "interrupted", once.
+// chooseSide asks which side of a Reg SHO pair to take, each numbered
+// with its price and total, or none (y takes the side asked about, as at
+// any offer): the side asked about (ques.Offer) is taken by the yes
+// returned, another by an answer naming its leg, which
+// the offer's owner acts on first (the yes then finds it decided).
+func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) bool {
+	o, d := ques.Offer, p.Display
+	var choices []string
+	for i, s := range ques.Sides {
+		choices = append(choices, fmt.Sprintf("[%d] %s at %s = %s", i+1, brokercode.LocateTypeForCode(s.LocateType), Price4(s.Price), Money(s.Total)))
+	}
+	keys := "1-" + strconv.Itoa(len(ques.Sides))
+	line, ok := p.answerLine(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
+		return fmt.Sprintf("Take %s %d shares, a Reg SHO pair: %s? %s left [%s/N] ", o.Symbol, o.Shares, strings.Join(choices, ", "), left, keys)
+	}))
+	if ok && (line == "y" || line == "yes") {
+		return true // the side asked about: the policy's choice
+	}
+	n, err := strconv.Atoi(line)
+	if !ok || err != nil || n < 1 || n > len(ques.Sides) {
+		return false
+	}
+	side := ques.Sides[n-1]
+	if side.QuoteReqID == o.QuoteReqID {
+		return true
+	}
+	if err := p.Answer(cmd, account.AnswerRequest{ID: o.WorkflowID, Accept: true, Offer: side.QuoteReqID, Price: side.Price, Via: "the prompt"}); err != nil {
+		fmt.Fprintf(p.Err, "the %s side was not taken: %v\n", brokercode.LocateTypeForCode(side.LocateType), err)
+		return false
+	}
+	return true
+}
+
+// answer waits for the answer line to question q (see answerLine);
+// anything but y or yes is a no.
 func (p *Prompter) answer(cmd, q context.Context, stop func()) bool {
+	a, ok := p.answerLine(cmd, q, stop)
+	return ok && (a == "y" || a == "yes")
+}
+
+// answerLine waits for the answer line to question q, trimmed and in
+// lower case, stopping its countdown before anything else is printed;
+// false when none came. A question withdrawn says why; an interrupted
+// command (cmd's end) leaves its question to be withdrawn and says
+// nothing: the command says "interrupted", once.
+func (p *Prompter) answerLine(cmd, q context.Context, stop func()) (string, bool) {
 	select {
 	case line, ok := <-p.Lines():
 		stop()
-		a := strings.TrimSpace(strings.ToLower(line))
-		return ok && (a == "y" || a == "yes")
+		return strings.TrimSpace(strings.ToLower(line)), ok
 	case <-q.Done():
 		stop()
 		if errors.Is(context.Cause(q), account.ErrAnsweredElsewhere) {
@@ -72,12 +118,12 @@ func (p *Prompter) answer(cmd, q context.Context, stop func()) bool {
 		} else {
 			fmt.Fprintln(p.Err, "\nno answer in time")
 		}
-		return false
+		return "", false
 	case <-cmd.Done():
 		stop()
 		fmt.Fprintln(p.Err)
 		<-q.Done() // withdrawn by the command's withdrawal, or its window
-		return false
+		return "", false
 	}
 }
 

@@ -41,6 +41,7 @@ func Settings(out Printer, s config.Settings, file *config.File, path string) {
 		{"env", string(s.Env), s.From["env"]},
 		{"auth", s.Auth, s.From["auth"]},
 		{"db", store.Redact(s.DB), s.From["db"]}, // a Postgres URL without its password
+		{"locate-budget", s.Budget, s.From["locate-budget"]},
 		{"key-id", isSet(s.KeyID), "env " + s.KeyVars[0]},
 		{"secret", isSet(s.Secret), "env " + s.KeyVars[1]},
 		{"named accounts", strings.Join(names, ","), file.Path},

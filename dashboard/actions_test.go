@@ -133,14 +133,26 @@ func actions(t *testing.T, follower bool) {
 	if w, err := b.owner.Engine().Wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
 		t.Fatalf("the credit-back: %+v %v, want credited", w, err)
 	}
-	if rec := b.act(t, "/credit-back-all", url.Values{}); rec.Code != http.StatusOK {
-		t.Fatalf("credit back all: %d %s", rec.Code, rec.Body.String())
+	// The answer names what was credited back (issue 30: it was a bare
+	// 303 to nothing).
+	if rec := b.act(t, "/credit-back-all", url.Values{}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"done":"crediting back 300 DASH Locate"`) {
+		t.Fatalf("credit back all: %d %s, want it to name the 300 DASH credited back", rec.Code, rec.Body.String())
 	}
 	if cbs, err = b.store.List(ctx, store.Filter{Account: "LV100001", Kind: states.CreditBack}); err != nil || len(cbs) != 2 || cbs[1].Quantity != 300 {
 		t.Fatalf("credit-backs after all: %+v %v, want a second one of the 300 left", cbs, err)
 	}
 	if w, err := b.owner.Engine().Wait(ctx, cbs[1].ID); err != nil || w.State != states.Credited {
 		t.Errorf("the credit-back of all unused: %+v %v, want credited", w, err)
+	}
+	// Without the page's script, the form's post is answered with a page
+	// of what was done: here, nothing left unused.
+	form := url.Values{"account": {"LV100001"}}
+	req := httptest.NewRequest(http.MethodPost, "/credit-back-all", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if rec := b.serve(t, req, nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "credit back all unused: nothing unused to credit back") ||
+		!strings.Contains(rec.Body.String(), `href="/"`) {
+		t.Errorf("credit back all without a script: %d %s, want a result page saying nothing was unused, with a way back", rec.Code, rec.Body.String())
 	}
 
 	// Cancel a working order.

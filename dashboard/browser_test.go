@@ -72,7 +72,12 @@ func tradingScreen(t *testing.T, width int64) {
 	ctx := browsertest.New(t)
 	var hold atomic.Bool // the clock stands still while the offer is on the page
 	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
-	b := setup(t, setupOpt{
+	// A budget of long numbers, shown under the account.
+	budget, err := workflow.ParseBudget("1234567.89,DASH=987654.32,HTBX=123456.78")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, setupOpt{budget: budget,
 		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
 		onUpdate: func(u engine.Update) {
 			switch w := u.Workflow; {
@@ -103,6 +108,12 @@ func tradingScreen(t *testing.T, width int64) {
 	}
 	b.syncLedger(t)
 	b.jobRun(t, "pre-market", locator.JobOK, "DASH filled 500 at 0.02")
+	// Many runs, with long words and numbers (issue 30: the page at both
+	// widths with long numbers and many job runs).
+	for i := range 30 {
+		b.jobRun(t, fmt.Sprintf("watchlist-%02d-end-of-day-credit-back", i), locator.JobOK,
+			fmt.Sprintf("credited back 1234567 DASH (Locate) = 24691.34; skipped 9876543 RSHO (SingleUse): it cannot be credited back once used; run %d", i))
+	}
 	order := b.workingOrder(t, a)
 
 	srv := httptest.NewServer(b.server.Handler())
@@ -147,6 +158,8 @@ func tradingScreen(t *testing.T, width int64) {
 		chromedp.WaitVisible(chromedp.CSS(banner+` .countdown`)),
 		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "broker up"`),
 		chromedp.Poll[chromedp.Void](`document.querySelector('[data-order="`+order+`"]') !== null`),
+		chromedp.Poll[chromedp.Void](`(document.querySelector('[data-field="budget"]')?.textContent ?? "").includes("987654.32")`),
+		chromedp.Poll[chromedp.Void](`document.body.textContent.includes("watchlist-29-end-of-day-credit-back")`),
 	); err != nil {
 		t.Fatalf("browser: %v", err)
 	}
@@ -168,7 +181,7 @@ func tradingScreen(t *testing.T, width int64) {
 		t.Errorf("at %d px: %s", width, b)
 	}
 	// Issue 30: no number or time is split across lines ("130" over "0").
-	split, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.num, td.when, th.num")].filter(el => {
+	split, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.num, td.when, th.num, .budget b")].filter(el => {
 		const r = document.createRange(); r.selectNodeContents(el);
 		// Text on two lines: one piece lies wholly below another (a smaller
 		// word on the same line, such as a price's type, overlaps it).

@@ -70,6 +70,8 @@ type setupOpt struct {
 	// follower serves the account through the owner's socket, as a
 	// process that follows the owner does, rather than in process.
 	follower bool
+	// budget is the owner's locate budget.
+	budget workflow.Budget
 }
 
 // setup starts the simulator (with testSymbol offered at 0.02, askSymbol
@@ -110,7 +112,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	t.Cleanup(func() { os.RemoveAll(run) })
 	b.owner, err = service.Own(t.Context(), service.OwnerConfig{
 		Engine: engine.Config{Client: client, Store: st, Clock: b.sim.Clock, Account: "LV100001",
-			Env: brokerclient.EnvLive, Logger: log, OnUpdate: o.onUpdate},
+			Env: brokerclient.EnvLive, Logger: log, OnUpdate: o.onUpdate, Budget: o.budget},
 		DB: dbPath, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleDaemon})
 	if err != nil {
 		t.Fatal(err)

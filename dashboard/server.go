@@ -111,24 +111,7 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 	if len(cfg.Accounts) == 0 || cfg.Store == nil {
 		return nil, errors.New("dashboard: accounts and a store are required")
 	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = time.Minute
-	}
-	if cfg.FeeDays <= 0 {
-		cfg.FeeDays = jobs.DefaultDays
-	}
-	if cfg.FeeGrace <= 0 {
-		cfg.FeeGrace = jobs.DefaultGrace
-	}
+	cfg.setDefaults()
 	page, err := template.New("page.html").Funcs(template.FuncMap{"market": func(t time.Time) time.Time { return t.In(jobs.Market) }}).
 		ParseFS(assets, "assets/page.html")
 	if err != nil {
@@ -150,53 +133,81 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: limiters{byClient: map[string]*rate.Limiter{}},
 		timeouts: defaultTimeouts, maxConns: maxConns, maxClientConns: maxClientConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, links: cfg.Links, fed: fed}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.ctx, s.cancel = ctx, cancel
-	type subscribed struct {
-		id      string
-		updates <-chan account.Update
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	subs, err := s.subscribe(cfg.Accounts)
+	if err != nil {
+		s.cancel()
+		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	var subs []subscribed
-	for _, a := range cfg.Accounts {
-		st, err := a.Status(ctx, account.StatusRequest{})
-		if err == nil {
-			var updates <-chan account.Update
-			if updates, err = a.Subscribe(ctx); err == nil {
-				subs = append(subs, subscribed{st.Account, updates})
-			}
-		}
+	s.metrics.reg.MustRegister(newGauges(s))
+	s.handler = s.routes()
+	for id, updates := range subs {
+		s.wg.Add(1)
+		go s.feed(id, updates)
+	}
+	return s, nil
+}
+
+// setDefaults fills what cfg leaves unset with its default.
+func (cfg *Config) setDefaults() {
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = time.Minute
+	}
+	if cfg.FeeDays <= 0 {
+		cfg.FeeDays = jobs.DefaultDays
+	}
+	if cfg.FeeGrace <= 0 {
+		cfg.FeeGrace = jobs.DefaultGrace
+	}
+}
+
+// subscribe registers accounts, in the order given, and follows each one's
+// updates for the metrics: the updates of each, by account id.
+func (s *Server) subscribe(accounts []account.Account) (map[string]<-chan account.Update, error) {
+	subs := map[string]<-chan account.Update{}
+	for _, a := range accounts {
+		st, err := a.Status(s.ctx, account.StatusRequest{})
 		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("dashboard: %w", err)
+			return nil, err
+		}
+		if subs[st.Account], err = a.Subscribe(s.ctx); err != nil {
+			return nil, err
 		}
 		s.accounts[st.Account] = a
 		s.ids = append(s.ids, st.Account)
 	}
-	s.metrics.reg.MustRegister(newGauges(s))
-	s.handler = s.routes()
-	for _, sub := range subs {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			for {
-				var u account.Update
-				var ok bool
-				select {
-				case <-ctx.Done():
-					return
-				case u, ok = <-sub.updates:
-				}
-				if !ok {
-					return // the account was given up
-				}
-				s.metrics.observe(sub.id, u)
-				if s.fed != nil {
-					s.fed(u)
-				}
-			}
-		}()
+	return subs, nil
+}
+
+// feed counts account id's updates in the metrics until the server closes
+// or the account is given up.
+func (s *Server) feed(id string, updates <-chan account.Update) {
+	defer s.wg.Done()
+	for {
+		var u account.Update
+		var ok bool
+		select {
+		case <-s.ctx.Done():
+			return
+		case u, ok = <-updates:
+		}
+		if !ok {
+			return // the account was given up
+		}
+		s.metrics.observe(id, u)
+		if s.fed != nil {
+			s.fed(u)
+		}
 	}
-	return s, nil
 }
 
 // statuses reads each account's status, in the order given; an account
@@ -339,16 +350,19 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 
 // act runs one action of the page: one call on the account named by the
 // form's account field, through its account API (so it is the same
-// whether this process owns the account or follows its owner). A form
-// post (no script) is shown the page again; the page's script gets {} or
-// the error's words, with a status from its kind.
-func (s *Server) act(w http.ResponseWriter, r *http.Request, what string, call func(account.Account) error) {
+// whether this process owns the account or follows its owner). call
+// returns what it did in words when there is more to say than the stream
+// shows ("" when there is not). A form post (no script) is shown those
+// words on a page of their own, else the page again; the page's script
+// gets {"done": words} or the error's words, with a status from its kind.
+func (s *Server) act(w http.ResponseWriter, r *http.Request, what string, call func(account.Account) (string, error)) {
 	a := s.accounts[r.FormValue("account")]
 	if a == nil {
 		http.Error(w, "no such account on this dashboard", http.StatusBadRequest)
 		return
 	}
-	if err := call(a); err != nil {
+	done, err := call(a)
+	if err != nil {
 		status := http.StatusInternalServerError
 		switch account.KindOf(err) {
 		case account.KindNotOpen, account.KindChanged:
@@ -360,12 +374,42 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, what string, call f
 		return
 	}
 	s.log.Info("dashboard action", "account", r.FormValue("account"), "action", what)
-	if r.Header.Get("Accept") == "application/json" {
+	switch {
+	case r.Header.Get("Accept") == "application/json":
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte("{}\n"))
-		return
+		json.NewEncoder(w).Encode(struct {
+			Done string `json:"done,omitempty"`
+		}{done})
+	case done != "":
+		var buf bytes.Buffer
+		if err := s.page.ExecuteTemplate(&buf, "done", struct{ What, Done string }{what, done}); err != nil {
+			s.log.Error("dashboard result page", "err", err)
+			http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(buf.Bytes())
+	default:
+		http.Redirect(w, r, "/", http.StatusSeeOther)
 	}
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// creditedBack is a credit-back of all unused in words: each row started
+// and each left alone, with why, or that there was nothing to credit
+// back.
+func creditedBack(res *account.CreditBackResult) string {
+	var parts []string
+	for _, c := range res.Started {
+		parts = append(parts, fmt.Sprintf("crediting back %d %s %s", c.Shares, c.Symbol, c.Type))
+	}
+	for _, sk := range res.Skipped {
+		parts = append(parts, fmt.Sprintf("skipped %s %s: %s", sk.Symbol, sk.Type, sk.Reason))
+	}
+	if len(res.Started) == 0 {
+		parts = append([]string{"nothing unused to credit back"}, parts...)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // inputError is a form field the page could not read: refused before any
@@ -377,51 +421,55 @@ func inputError(field, want string) error {
 // handleAnswer answers an offer as `locator approve` or `locator decline`
 // would, through the account's owner.
 func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
-	s.act(w, r, "answer "+r.FormValue("answer"), func(a account.Account) error {
+	s.act(w, r, "answer "+r.FormValue("answer"), func(a account.Account) (string, error) {
 		answer := r.FormValue("answer")
 		if answer != "approve" && answer != "decline" {
-			return inputError("answer", "approve or decline")
+			return "", inputError("answer", "approve or decline")
 		}
 		req := account.AnswerRequest{ID: r.FormValue("id"), Accept: answer == "approve", Offer: r.FormValue("offer"), Via: "the dashboard"}
 		if p := r.FormValue("price"); p != "" {
 			price, err := decimal.NewFromString(p)
 			if err != nil {
-				return inputError("price", "a decimal")
+				return "", inputError("price", "a decimal")
 			}
 			req.Price = price
 		}
-		return a.Answer(r.Context(), req)
+		return "", a.Answer(r.Context(), req)
 	})
 }
 
 // handleCancelOrder cancels a working order locator placed.
 func (s *Server) handleCancelOrder(w http.ResponseWriter, r *http.Request) {
-	s.act(w, r, "cancel order", func(a account.Account) error {
+	s.act(w, r, "cancel order", func(a account.Account) (string, error) {
 		_, err := a.CancelOrder(r.Context(), account.CancelOrderRequest{ClientOrderID: r.FormValue("clientOrderId")})
-		return err
+		return "", err
 	})
 }
 
 // handleCreditBack credits back the shares of one inventory row its
 // button names (the row's available shares in whole lots).
 func (s *Server) handleCreditBack(w http.ResponseWriter, r *http.Request) {
-	s.act(w, r, "credit back "+r.FormValue("symbol"), func(a account.Account) error {
+	s.act(w, r, "credit back "+r.FormValue("symbol"), func(a account.Account) (string, error) {
 		qty, err := strconv.ParseInt(r.FormValue("quantity"), 10, 64)
 		if err != nil {
-			return inputError("quantity", "a whole number of shares")
+			return "", inputError("quantity", "a whole number of shares")
 		}
 		_, err = a.CreditBack(r.Context(), account.CreditBackRequest{Symbol: r.FormValue("symbol"), Quantity: qty,
 			Type: brokercode.LocateType(r.FormValue("type"))})
-		return err
+		return "", err
 	})
 }
 
 // handleCreditBackAll credits back every unused located share, as
-// `locator credit-back --all` and the end-of-day job do.
+// `locator credit-back --all` and the end-of-day job do, and answers with
+// what it started and what it left alone, and why.
 func (s *Server) handleCreditBackAll(w http.ResponseWriter, r *http.Request) {
-	s.act(w, r, "credit back all unused", func(a account.Account) error {
-		_, err := a.CreditBack(r.Context(), account.CreditBackRequest{Unused: true})
-		return err
+	s.act(w, r, "credit back all unused", func(a account.Account) (string, error) {
+		res, err := a.CreditBack(r.Context(), account.CreditBackRequest{Unused: true})
+		if err != nil {
+			return "", err
+		}
+		return creditedBack(res), nil
 	})
 }
 
@@ -430,18 +478,18 @@ func (s *Server) handleCreditBackAll(w http.ResponseWriter, r *http.Request) {
 // can weigh them), so it is required; the form's box allows the SingleUse
 // side of a Reg SHO pair when it is the cheaper.
 func (s *Server) handleLocate(w http.ResponseWriter, r *http.Request) {
-	s.act(w, r, "locate "+r.FormValue("symbols"), func(a account.Account) error {
+	s.act(w, r, "locate "+r.FormValue("symbols"), func(a account.Account) (string, error) {
 		symbols := strings.FieldsFunc(r.FormValue("symbols"), func(c rune) bool { return c == ',' || c == ' ' })
 		if len(symbols) == 0 {
-			return inputError("symbols", "one or more symbols, such as KITE, DASH")
+			return "", inputError("symbols", "one or more symbols, such as KITE, DASH")
 		}
 		qty, err := strconv.ParseInt(strings.TrimSpace(r.FormValue("quantity")), 10, 64)
 		if err != nil {
-			return inputError("quantity", "a whole number of shares, such as 500")
+			return "", inputError("quantity", "a whole number of shares, such as 500")
 		}
 		capPrice, err := decimal.NewFromString(strings.TrimSpace(r.FormValue("cap")))
 		if err != nil || !capPrice.IsPositive() {
-			return inputError("cap", "the most to pay per share, such as 0.05")
+			return "", inputError("cap", "the most to pay per share, such as 0.05")
 		}
 		req := account.LocateRequest{}
 		for _, sym := range symbols {
@@ -450,9 +498,9 @@ func (s *Server) handleLocate(w http.ResponseWriter, r *http.Request) {
 		}
 		res, err := a.Locate(r.Context(), req)
 		if err != nil {
-			return err
+			return "", err
 		}
-		return res.Err()
+		return "", res.Err()
 	})
 }
 
@@ -476,6 +524,51 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	changed := s.changes(ctx)
+	// The stream outlives the server's read and write timeouts: nothing
+	// more is read of the request, and each event gets a write deadline of
+	// its own, so a reader that stops reading is still cut off.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	es := eventStream{s: s, ctx: ctx, w: w, fl: fl, rc: rc}
+	// One ticker for the stream's life: a workflow change sends a view and
+	// leaves it be, so a busy engine does not hold the ticks back.
+	tick := s.clk.NewTimer(time.Second)
+	defer func() { tick.Stop() }()
+	if !es.view() {
+		return
+	}
+	ticks := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-changed:
+			if !es.view() {
+				return
+			}
+		case now := <-tick.C():
+			tick = s.clk.NewTimer(time.Second)
+			if !es.send("tick", strconv.FormatInt(now.UnixMilli(), 10)) || !es.state() {
+				return
+			}
+			// Inventory reads and job runs publish no change: the view is
+			// sent again at the poller's idle inventory spacing.
+			if ticks++; ticks%viewRefreshTicks == 0 && !es.view() {
+				return
+			}
+		}
+	}
+}
+
+// changes follows every account's updates until ctx ends: a value on the
+// channel (at most one waiting: one view shows them all) after each.
+func (s *Server) changes(ctx context.Context) <-chan struct{} {
 	changed := make(chan struct{}, 1)
 	for _, a := range s.accounts {
 		updates, err := a.Subscribe(ctx)
@@ -500,68 +593,47 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
-	// The stream outlives the server's read and write timeouts: nothing
-	// more is read of the request, and each event gets a write deadline of
-	// its own, so a reader that stops reading is still cut off.
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Time{})
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	send := func(event, data string) bool {
-		rc.SetWriteDeadline(time.Now().Add(s.timeouts.write))
-		if _, err := w.Write([]byte(sseEvent(event, data))); err != nil {
-			return false
-		}
-		fl.Flush()
-		return true
+	return changed
+}
+
+// eventStream writes one page's events: each with a write deadline of its
+// own, flushed at once.
+type eventStream struct {
+	s   *Server
+	ctx context.Context
+	w   http.ResponseWriter
+	fl  http.Flusher
+	rc  *http.ResponseController
+}
+
+// send writes one event; false when the reader is gone.
+func (es eventStream) send(event, data string) bool {
+	es.rc.SetWriteDeadline(time.Now().Add(es.s.timeouts.write))
+	if _, err := es.w.Write([]byte(sseEvent(event, data))); err != nil {
+		return false
 	}
-	sendView := func() bool {
-		var buf bytes.Buffer
-		if err := s.page.ExecuteTemplate(&buf, "live", s.build(ctx)); err != nil {
-			s.log.Error("dashboard view", "err", err)
-			return false
-		}
-		return send("view", buf.String())
+	es.fl.Flush()
+	return true
+}
+
+// view sends the "view" event: the page's live sections.
+func (es eventStream) view() bool {
+	var buf bytes.Buffer
+	if err := es.s.page.ExecuteTemplate(&buf, "live", es.s.build(es.ctx)); err != nil {
+		es.s.log.Error("dashboard view", "err", err)
+		return false
 	}
-	sendState := func() bool {
-		var buf bytes.Buffer
-		if err := s.page.ExecuteTemplate(&buf, "state", s.state(s.statuses(ctx), s.clk.Now())); err != nil {
-			s.log.Error("dashboard state", "err", err)
-			return false
-		}
-		return send("state", buf.String())
+	return es.send("view", buf.String())
+}
+
+// state sends the "state" event: each account's broker connection.
+func (es eventStream) state() bool {
+	var buf bytes.Buffer
+	if err := es.s.page.ExecuteTemplate(&buf, "state", es.s.state(es.s.statuses(es.ctx), es.s.clk.Now())); err != nil {
+		es.s.log.Error("dashboard state", "err", err)
+		return false
 	}
-	// One ticker for the stream's life: a workflow change sends a view and
-	// leaves it be, so a busy engine does not hold the ticks back.
-	tick := s.clk.NewTimer(time.Second)
-	defer func() { tick.Stop() }()
-	if !sendView() {
-		return
-	}
-	ticks := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.ctx.Done():
-			return
-		case <-changed:
-			if !sendView() {
-				return
-			}
-		case now := <-tick.C():
-			tick = s.clk.NewTimer(time.Second)
-			if !send("tick", strconv.FormatInt(now.UnixMilli(), 10)) || !sendState() {
-				return
-			}
-			// Inventory reads and job runs publish no change: the view is
-			// sent again at the poller's idle inventory spacing.
-			if ticks++; ticks%viewRefreshTicks == 0 && !sendView() {
-				return
-			}
-		}
-	}
+	return es.send("state", buf.String())
 }
 
 // sseEvent frames one server-sent event: each line of data (ended by

@@ -55,7 +55,10 @@ type accountView struct {
 	Running   bool
 	// Owner says which process owns the account, in which term, and how
 	// many stand by to take it over.
-	Owner     string
+	Owner string
+	// Budget is what the owner's locate budget leaves of today (nil: the
+	// account has none).
+	Budget    *workflow.BudgetLeft
 	Today     todayView
 	Inventory []inventoryView
 	Fees      feesView
@@ -144,6 +147,15 @@ type offerView struct {
 	AnswerBy           time.Time     // ExpiresAt less the engine's accept margin: the last moment an answer is acted on
 	Remaining          time.Duration // until AnswerBy
 	RemainingFormatted string
+	// Also are the pair's other sides the policy allows, each a choice of
+	// its own (a Reg SHO pair with SingleUse allowed).
+	Also []sideView
+}
+
+// sideView is another side of a pair on offer, as its approve button
+// shows and answers it.
+type sideView struct {
+	Leg, Type, Price, Exact, Total string
 }
 
 type inventoryView struct {
@@ -209,6 +221,15 @@ func (s *Server) build(ctx context.Context) view {
 				ov.Account, ov.ID, ov.Symbol, ov.Requested = st.Account, w.ID, w.Symbol, w.Requested
 				if len(w.Legs) > 1 {
 					ov.Side = "Reg SHO pair: " + ov.Type + " side"
+				}
+				for _, o := range workflow.Sides(&w) {
+					if o.QuoteReqID != offer.QuoteReqID {
+						ov.Also = append(ov.Also, sideView{Leg: o.QuoteReqID, Type: string(brokercode.LocateTypeForCode(o.LocateType)),
+							Price: o.Price.StringFixed(4), Exact: o.Price.String(), Total: o.Total.StringFixed(2)})
+					}
+				}
+				if len(ov.Also) > 0 {
+					ov.Side = "Reg SHO pair: choose the side"
 				}
 				v.Offers = append(v.Offers, *ov)
 			}
@@ -284,7 +305,7 @@ func (s *Server) state(sts []account.Status, now time.Time) state {
 func age(d time.Duration) string { return strconv.Itoa(int(max(d, 0)/time.Second)) + " s" }
 
 func (s *Server) account(ctx context.Context, st account.Status, now time.Time) accountView {
-	a := accountView{Account: st.Account, LeaseHeld: st.Held, Running: st.Running,
+	a := accountView{Account: st.Account, LeaseHeld: st.Held, Running: st.Running, Budget: st.Budget,
 		Owner: fmt.Sprintf("owner pid %d on %s · term %d · %d standing by", st.Owner.PID, st.Owner.Host, st.Owner.Term, len(st.Standbys))}
 	if day, err := s.accounts[st.Account].Today(ctx, account.TodayRequest{}); err != nil {
 		s.log.Warn("the trading day not read", "account", st.Account, "err", err)

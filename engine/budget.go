@@ -33,3 +33,17 @@ func (e *Engine) spentToday(ctx context.Context, symbol string, pending map[stri
 	}
 	return workflow.SpentBy(all, symbol), nil
 }
+
+// BudgetLeft is what the account's locate budget leaves of today (nil
+// when it has none).
+func (e *Engine) BudgetLeft(ctx context.Context) (*workflow.BudgetLeft, error) {
+	if !e.cfg.Budget.Set() {
+		return nil, nil
+	}
+	ws, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: market.On(e.brokerNow()).Date})
+	if err != nil {
+		return nil, err
+	}
+	l := e.cfg.Budget.Left(ws)
+	return &l, nil
+}

@@ -130,6 +130,8 @@ type Engine struct {
 	// set: nothing was checked).
 	detail *brokerclient.Account
 
+	routes routeCache // the account's routes, read once a trading day
+
 	streamOnce sync.Once
 	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed
 }

@@ -89,7 +89,8 @@ func regularSession(t time.Time) bool {
 }
 
 // route returns the route to send: the one asked for, else SMART on a live
-// account and none on paper (the broker assigns its paper route). The
+// account and none on paper (the broker assigns its paper route), from the
+// account's routes as read once a trading day (see routeCache). The
 // route (on paper, one of the account's) must take stock orders of the
 // type and time in force (spec "Route record": IOC and FOK on ARCA, none
 // of the extended hours or IOC on paper); otherwise nothing is sent.
@@ -111,9 +112,16 @@ func (e *Engine) route(ctx context.Context, route string, typ brokerclient.Order
 			route = defaultLiveRoute
 		}
 	}
-	routes, _, err := e.client.Orders.Routes(ctx, e.cfg.Account)
+	routes, err := e.routes.of(ctx, e, false)
 	if err != nil {
-		return "", fmt.Errorf("routes: %w", err)
+		return "", err
+	}
+	if !paper && !slices.ContainsFunc(routes, func(r brokerclient.Route) bool { return r.RouteName == route }) {
+		// A route the day's list lacks may have come with a subscription
+		// since: the list is read again before it is refused.
+		if routes, err = e.routes.of(ctx, e, true); err != nil {
+			return "", err
+		}
 	}
 	var names []string
 	for _, r := range routes {

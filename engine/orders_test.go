@@ -165,3 +165,60 @@ func TestWaitFollowsAnOrderLeftPendingAgain(t *testing.T) {
 		t.Errorf("order is %s after the wait; the broker filled it", got.State)
 	}
 }
+
+// Issue 30 and spec "Route record", "Rate limits" (routes: 1 a second,
+// burst 1): the account's routes are read once a trading day, not before
+// every order. Three orders on one day read them once; a route the list
+// lacks reads them again before it is refused, with nothing placed; the
+// next day's order reads them again.
+func TestRoutesReadOnceATradingDay(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	reads := func() int {
+		n := 0
+		for _, r := range b.sim.Sim.Requests() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/routes") {
+				n++
+			}
+		}
+		return n
+	}
+	place := func(route, tif string) (*engine.Order, error) {
+		return b.engine.PlaceOrder(t.Context(), &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
+			Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: tif, Quantity: 10, LimitPrice: decimal.NewFromInt(150), Route: route}, workflow.Guard{})
+	}
+	for _, route := range []string{"", "SMART", "ARCA"} {
+		if _, err := place(route, "Day"); err != nil {
+			t.Fatalf("order on route %q: %v", route, err)
+		}
+	}
+	if n := reads(); n != 1 {
+		t.Errorf("three orders read the routes %d times, want 1", n)
+	}
+	posts := func() int {
+		n := 0
+		for _, r := range b.sim.Sim.Requests() {
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/order") {
+				n++
+			}
+		}
+		return n
+	}
+	before := posts()
+	if _, err := place("NOPE", "Day"); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("order on a route the account lacks: %v, want refused", err)
+	}
+	if n := reads(); n != 2 {
+		t.Errorf("a route the list lacks: routes read %d times in all, want 2 (read again before refusing)", n)
+	}
+	if n := posts() - before; n != 0 {
+		t.Errorf("the refused order sent %d orders, want none", n)
+	}
+	b.sim.Advance(24 * time.Hour)
+	if _, err := place("", "Day_Plus"); err != nil {
+		t.Fatalf("next day's order: %v", err)
+	}
+	if n := reads(); n != 3 {
+		t.Errorf("the next trading day: routes read %d times in all, want 3", n)
+	}
+}

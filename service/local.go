@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -281,7 +282,13 @@ func (s *session) asker(asks bool) func(context.Context, workflow.Offer) bool {
 		return nil
 	}
 	return func(ctx context.Context, o workflow.Offer) bool {
-		return s.l.ask(ctx, s.c.ID, account.Question{Offer: &o})
+		q := account.Question{Offer: &o}
+		if w, err := s.l.resolve(ctx, o.WorkflowID); err == nil {
+			if sides := workflow.Sides(w); len(sides) > 1 {
+				q.Sides = sides
+			}
+		}
+		return s.l.ask(ctx, s.c.ID, q)
 	}
 }
 
@@ -440,14 +447,21 @@ func (s *session) Answer(ctx context.Context, req account.AnswerRequest) error {
 	if w.State != states.Offered {
 		return account.Errorf(account.KindNotOpen, fmt.Sprintf("%s is %s: no offer waits on it", w.ID, w.State))
 	}
+	in := engine.Answer{Accept: req.Accept}
 	if req.Offer != "" || !req.Price.IsZero() {
+		// The offer answered: the one Choose takes, or, for a yes, either
+		// side of a pair the policy allows (the person chose it).
 		o, _, _ := workflow.Choose(w)
+		if sides := workflow.Sides(w); req.Accept && req.Offer != "" && len(sides) > 1 {
+			if i := slices.IndexFunc(sides, func(s workflow.Offer) bool { return s.QuoteReqID == req.Offer }); i >= 0 {
+				o, in.Side = &sides[i], req.Offer
+			}
+		}
 		if o == nil || (req.Offer != "" && o.QuoteReqID != req.Offer) || (!req.Price.IsZero() && !o.PriceAnswers(req.Price)) {
 			return account.Errorf(account.KindChanged, fmt.Sprintf("the offer waiting on %s is not the one answered (%s at %s); look again; nothing was sent",
 				w.ID, req.Offer, req.Price.StringFixed(4)))
 		}
 	}
-	in := engine.Answer{Accept: req.Accept}
 	if !req.Accept {
 		in.By, in.Reason = workflow.CausePerson, "with "+orDefault(req.Via, "another process")
 	}
@@ -550,6 +564,9 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 		Broker: s.l.broker()}
 	var err error
 	if st.Standbys, err = s.l.st.Standbys(ctx, s.l.account); err != nil {
+		return nil, kinded(err)
+	}
+	if st.Budget, err = s.l.eng.BudgetLeft(ctx); err != nil {
 		return nil, kinded(err)
 	}
 	for _, sym := range req.Symbols {

@@ -113,16 +113,32 @@ func SpentBy(ws []*Workflow, symbol string) Spent {
 	return s
 }
 
-// Left is what b leaves once the day's workflows ws spent, in words:
-// "locate budget today: 20.00, 15.00 spent, 5.00 left; HTBX 10.00, 0.00
-// left".
-func (b Budget) Left(ws []*Workflow) string {
+// BudgetLeft is what a budget leaves of a trading day once its locates
+// spent, in dollars ("20.00"), as `status` and the dashboard show it.
+type BudgetLeft struct {
+	// Total is the day's budget ("" when it bounds only symbols); Left
+	// what it leaves ("" then too).
+	Total string `json:"total,omitempty"`
+	Spent string `json:"spent"`
+	Left  string `json:"left,omitempty"`
+	// Symbols are the symbols with a budget of their own, by name.
+	Symbols []SymbolLeft `json:"symbols,omitempty"`
+}
+
+// SymbolLeft is one symbol's budget, its day's spend and what it leaves.
+type SymbolLeft struct {
+	Symbol string `json:"symbol"`
+	Budget string `json:"budget"`
+	Spent  string `json:"spent"`
+	Left   string `json:"left"`
+}
+
+// Left is what b leaves once the day's workflows ws spent.
+func (b Budget) Left(ws []*Workflow) BudgetLeft {
 	spent := SpentBy(ws, "")
-	w := "locate budget today:"
+	l := BudgetLeft{Spent: spent.Total.StringFixed(2)}
 	if b.Total.IsPositive() {
-		w += fmt.Sprintf(" %s, %s spent, %s left", b.Total.StringFixed(2), spent.Total.StringFixed(2), decimal.Max(decimal.Zero, b.Total.Sub(spent.Total)).StringFixed(2))
-	} else {
-		w += fmt.Sprintf(" %s spent", spent.Total.StringFixed(2))
+		l.Total, l.Left = b.Total.StringFixed(2), decimal.Max(decimal.Zero, b.Total.Sub(spent.Total)).StringFixed(2)
 	}
 	syms := make([]string, 0, len(b.PerSymbol))
 	for s := range b.PerSymbol {
@@ -130,8 +146,24 @@ func (b Budget) Left(ws []*Workflow) string {
 	}
 	slices.Sort(syms)
 	for _, sym := range syms {
-		cap := b.PerSymbol[sym]
-		w += fmt.Sprintf("; %s %s, %s left", sym, cap.StringFixed(2), decimal.Max(decimal.Zero, cap.Sub(SpentBy(ws, sym).Symbol)).StringFixed(2))
+		cap, spent := b.PerSymbol[sym], SpentBy(ws, sym).Symbol
+		l.Symbols = append(l.Symbols, SymbolLeft{Symbol: sym, Budget: cap.StringFixed(2), Spent: spent.StringFixed(2),
+			Left: decimal.Max(decimal.Zero, cap.Sub(spent)).StringFixed(2)})
+	}
+	return l
+}
+
+// String is l in words: "locate budget today: 20.00, 15.00 spent, 5.00
+// left; HTBX 10.00, 0.00 left".
+func (l BudgetLeft) String() string {
+	w := "locate budget today:"
+	if l.Total != "" {
+		w += fmt.Sprintf(" %s, %s spent, %s left", l.Total, l.Spent, l.Left)
+	} else {
+		w += fmt.Sprintf(" %s spent", l.Spent)
+	}
+	for _, s := range l.Symbols {
+		w += fmt.Sprintf("; %s %s, %s left", s.Symbol, s.Budget, s.Left)
 	}
 	return w
 }

@@ -57,6 +57,21 @@ func Choose(w *Workflow) (o *Offer, within bool, reason string) {
 	return choose(w, func(l Leg) bool { return l.Status == brokercode.LocateStatusOffered })
 }
 
+// Sides lists the offers of w a person may choose between: every leg on
+// offer that its policy allows, cheapest first. Spec "Short locates" rule
+// 2: a Reg SHO pair offers two priced sides; with SingleUse allowed both
+// are choices (one can be credited back, the other is cheaper).
+func Sides(w *Workflow) []Offer {
+	var out []Offer
+	for _, c := range candidates(w, func(l Leg) bool { return l.Status == brokercode.LocateStatusOffered }) {
+		if c.reason == "" {
+			out = append(out, Offer{WorkflowID: w.ID, Symbol: w.Symbol, QuoteReqID: c.id, LocateType: c.leg.Type,
+				Price: c.leg.Price, Shares: w.Quantity, Total: c.total, ExpiresAt: w.ExpiresAt})
+		}
+	}
+	return out
+}
+
 // Offered is the offer w was put to whoever decided it, the one definition
 // of the price and side a locate was offered at that status, the
 // dashboard and the reports show: the leg accepted, once one was; else the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,6 +116,9 @@ type Decide struct{}
 // Answer: a person's answer to an offer put to them.
 type Answer struct {
 	Accept bool
+	// Side, when set, is the leg a person chose (its quoteReqID), one of
+	// Sides; empty: the one Choose takes.
+	Side string
 	// Late is set when the answer came when an accept could no longer land.
 	Late bool
 	// By says who refused, when not the asker at its prompt (a person
@@ -326,7 +330,7 @@ func answer(w *Workflow, in Answer, env Env) Step {
 	case !in.Accept:
 		return decline(w, "declined at the prompt", CausePrompt)
 	}
-	return accept(w, env)
+	return acceptSide(w, env, in.Side)
 }
 
 // cancelAsked cancels an open workflow on request: before sending, nothing
@@ -698,8 +702,19 @@ func decide(w *Workflow, env Env) Step {
 
 // accept records the choice of leg, then sends the accept, unless it could
 // no longer land in the window: then the offer is declined (cancelled).
-func accept(w *Workflow, env Env) Step {
+func accept(w *Workflow, env Env) Step { return acceptSide(w, env, "") }
+
+// acceptSide is accept of the leg side a person chose among Sides (""
+// for the one Choose takes).
+func acceptSide(w *Workflow, env Env, side string) Step {
 	o, within, reason := Choose(w)
+	if side != "" {
+		i := slices.IndexFunc(Sides(w), func(s Offer) bool { return s.QuoteReqID == side })
+		if i < 0 {
+			return decline(w, fmt.Sprintf("the side answered (%s) is not on offer within the policy", side), CausePolicy)
+		}
+		o, within = &Sides(w)[i], true
+	}
 	if o == nil || !within {
 		return decline(w, reason, CausePolicy)
 	}

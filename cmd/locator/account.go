@@ -41,6 +41,7 @@ func (c *connFlags) open(ctx context.Context, command string, ask func(context.C
 	if err == nil {
 		var h *service.Handle
 		if h, err = service.Open(ctx, cfg); err == nil {
+			c.m.opened.Store(h)
 			return &session{Handle: h, settings: s, store: st}, nil
 		}
 	}
@@ -80,7 +81,7 @@ func (c *connFlags) serviceConfig(s config.Settings, clients map[string]*brokerc
 	if err != nil {
 		return service.Config{}, usagef("%v", err)
 	}
-	budget, err := c.budget()
+	budget, err := budget(s)
 	if err != nil {
 		return service.Config{}, err
 	}
@@ -108,16 +109,12 @@ func (s *session) close() {
 	s.store.Close()
 }
 
-// BudgetEnv holds the locate budget per account per trading day that the
-// account's owner keeps: a total in dollars and/or SYMBOL=dollars,
-// comma-separated ("20", "20,HTBX=10").
-const BudgetEnv = "LOCATOR_LOCATE_BUDGET"
-
-// budget reads BudgetEnv (no budget when unset).
-func (c *connFlags) budget() (workflow.Budget, error) {
-	b, err := workflow.ParseBudget(c.m.Getenv(BudgetEnv))
+// budget reads s's locate budget (none when unset), naming where it came
+// from when it does not read.
+func budget(s config.Settings) (workflow.Budget, error) {
+	b, err := workflow.ParseBudget(s.Budget)
 	if err != nil {
-		return b, usagef("%s: %v", BudgetEnv, err)
+		return b, usagef("locate budget (%s): %v", s.From["locate-budget"], err)
 	}
 	return b, nil
 }

@@ -27,7 +27,9 @@ func TestWaitingOfferFromAnotherShell(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- m.Run(t.Context(), []string{"locate", "RSHO", "1000", "--allow-single-use"}) }()
 	waitFor(t, "the prompt and the workflow id", func() bool {
-		return strings.Contains(stderr.String(), "Accept RSHO 1000 shares at 0.0400 (SingleUse)") && idIn(stderr.String(), "RSHO") != ""
+		// Issue 30: both sides of the pair are put to the person.
+		return strings.Contains(stderr.String(), "Take RSHO 1000 shares, a Reg SHO pair: [1] SingleUse at 0.0400 = 40.00, [2] PreBorrow at 0.0900 = 90.00?") &&
+			idIn(stderr.String(), "RSHO") != ""
 	})
 	id := idIn(stderr.String(), "RSHO")
 

@@ -1,22 +1,40 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/config"
 )
 
 // Issue 30, the locate budget per account per trading day, kept by the
-// account's owner: with LOCATOR_LOCATE_BUDGET=20 and serve owning the
-// account, a $15 locate from one shell fills; a second $15 locate from
-// another shell is declined by the budget with the reason, exit 4, and
-// its offer is not accepted (no accept for it reaches the broker). status
-// shows what is left.
+// account's owner: with a budget of 20 for LV100001 (in
+// LOCATOR_LOCATE_BUDGET, or as the account's locateBudget in the settings
+// file) and serve owning the account, a $15 locate from one shell fills; a
+// second $15 locate from another shell is declined by the budget with the
+// reason, exit 4, and its offer is not accepted (no accept for it reaches
+// the broker). status, and status -o json, show what is left of the
+// account's budget.
 func TestLocateBudgetAcrossShells(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
-	b.env[BudgetEnv] = "20"
+	for name, set := range map[string]func(*cliBundle){
+		"env": func(b *cliBundle) { b.env[config.BudgetEnv] = "20" },
+		"settings file": func(b *cliBundle) {
+			b.env["LOCATOR_CONFIG"] = writeFile(t, "config.json", `{"accounts": {"LV100001": {"locateBudget": "20"}, "LV100002": {"locateBudget": "5"}}}`)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			set(b)
+			budgetAcrossShells(t, b)
+		})
+	}
+}
+
+func budgetAcrossShells(t *testing.T, b *cliBundle) {
 	owner := b.startMain(t, "serve")
 	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
 
@@ -39,7 +57,22 @@ func TestLocateBudgetAcrossShells(t *testing.T) {
 	if accepts != 1 {
 		t.Errorf("%d accepts reached the broker, want 1 (the first locate's): %v", accepts, b.writes())
 	}
-	if code, _, errOut := b.MustRunMain(t, nil, "status"); code != 0 || !strings.Contains(errOut, "locate budget today: 20.00, 15.00 spent, 5.00 left") {
-		t.Errorf("status: exit %d, stderr %q; want what the budget leaves", code, errOut)
+	if code, out, errOut := b.MustRunMain(t, nil, "status"); code != 0 || !strings.Contains(out, "account LV100001: locate budget today: 20.00, 15.00 spent, 5.00 left") {
+		t.Errorf("status: exit %d, stdout %q, stderr %q; want what the account's budget leaves", code, out, errOut)
+	}
+	code, out, errOut = b.MustRunMain(t, nil, "status", "-o", "json")
+	var got struct {
+		Account string `json:"account"`
+		Budget  struct{ Total, Spent, Left string }
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(line, `"type":"budget"`) {
+			if err := json.Unmarshal([]byte(line), &got); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if code != 0 || got.Account != "LV100001" || got.Budget.Total != "20.00" || got.Budget.Spent != "15.00" || got.Budget.Left != "5.00" {
+		t.Errorf("status -o json: exit %d, budget record %+v; want LV100001's 20.00, 15.00 spent, 5.00 left\n%s\n%s", code, got, out, errOut)
 	}
 }

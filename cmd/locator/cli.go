@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/fileperm"
 	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/service"
 )
 
 // Main is the program, separated from os so tests can drive it.
@@ -48,6 +50,9 @@ type Main struct {
 	settingsErr  error
 
 	lines func() <-chan string // Stdin's lines, for the prompts (console.Lines)
+	// opened is the account this command opened (see connFlags.open),
+	// through which a prompt answers a side of a pair it was not asked.
+	opened atomic.Pointer[service.Handle]
 }
 
 // NewMain returns a Main writing to the given streams and reading the given

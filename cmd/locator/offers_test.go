@@ -23,7 +23,7 @@ func TestOffersListsAWaitingPair(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- m.Run(t.Context(), []string{"locate", "RSHO", "300", "--allow-single-use"}) }()
 	waitFor(t, "the prompt and the workflow id", func() bool {
-		return strings.Contains(stderr.String(), "Accept RSHO 300 shares") && idIn(stderr.String(), "RSHO") != ""
+		return strings.Contains(stderr.String(), "Take RSHO 300 shares, a Reg SHO pair") && idIn(stderr.String(), "RSHO") != ""
 	})
 	id := idIn(stderr.String(), "RSHO")
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/locatorhq/locator/account"
@@ -34,6 +35,12 @@ func (m *Main) asker(cmd context.Context) func(context.Context, account.Question
 	if m.lines == nil {
 		m.lines = console.Lines(m.Stdin)
 	}
-	p := &console.Prompter{Lines: m.lines, Err: m.Stderr, Display: m.display()}
+	p := &console.Prompter{Lines: m.lines, Err: m.Stderr, Display: m.display(), Answer: func(ctx context.Context, req account.AnswerRequest) error {
+		h := m.opened.Load()
+		if h == nil {
+			return errors.New("no account open to answer through")
+		}
+		return h.Answer(ctx, req)
+	}}
 	return p.Asker(cmd)
 }

@@ -243,7 +243,7 @@ func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []config.NamedAccount{{Account: s.Account, KeyIDEnv: s.KeyVars[0], SecretEnv: s.KeyVars[1]}}, nil
+		return []config.NamedAccount{{Account: s.Account, KeyIDEnv: s.KeyVars[0], SecretEnv: s.KeyVars[1], LocateBudget: s.Budget}}, nil
 	}
 	accounts, err := config.LoadServe(c.config)
 	if err != nil {

@@ -138,7 +138,7 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"baseURL": "` + b.env["LOCATOR_BASE_URL"] + `", "account": "main",
-  "accounts": {"main": {"account": "LV100001", "keyIdEnv": "MAIN_KEY", "secretEnv": "MAIN_SECRET"}}}`
+  "accounts": {"main": {"account": "LV100001", "keyIdEnv": "MAIN_KEY", "secretEnv": "MAIN_SECRET", "locateBudget": "20,HTBX=10"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "locator", "config.json"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +164,8 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 		"db":          {b.env["LOCATOR_DB"], "env LOCATOR_DB"},
 		"env":         {"live", config.FromDefault},
 		"secret":      {"set", "env MAIN_SECRET"},
+		// Issue 30: the account's locate budget, from its named account.
+		"locate-budget": {"20,HTBX=10", file + ` (account "main")`},
 	} {
 		if got[setting]["value"] != want[0] || got[setting]["from"] != want[1] {
 			t.Errorf("%s: %v, want %v", setting, got[setting], want)

@@ -66,17 +66,8 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Owners(out, leases, standbys, time.Now())
-	budget, err := c.conn.budget()
-	if err != nil {
+	if err := c.budgetLeft(ctx, st, out); err != nil {
 		return err
-	}
-	if budget.Set() {
-		// The owner keeps the budget; this reads the same day's records.
-		today, err := st.List(ctx, store.Filter{Kind: states.Locate, Since: market.On(time.Now()).Date})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(c.conn.m.Stderr, budget.Left(today))
 	}
 	ws, err := st.List(ctx, store.Filter{Limit: c.limit})
 	if err != nil {
@@ -87,6 +78,30 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Workflows(out, ws, orders, c.limit)
+	return nil
+}
+
+// budgetLeft shows what the locate budget of the settings' account leaves
+// of today, from that account's records (the owner keeps the budget; this
+// reads the same day's records): nothing when it has no budget.
+func (c *statusCommand) budgetLeft(ctx context.Context, st *store.Store, out console.Printer) error {
+	s, err := c.conn.picked()
+	if err != nil {
+		return err
+	}
+	b, err := budget(s)
+	if err != nil || !b.Set() {
+		return err
+	}
+	if s.Account == "" {
+		return nil // a budget is an account's: none named, none shown
+	}
+	today, err := st.List(ctx, store.Filter{Account: s.Account, Kind: states.Locate, Since: market.On(time.Now()).Date})
+	if err != nil {
+		return err
+	}
+	left := b.Left(today)
+	out.Event(map[string]any{"type": "budget", "account": s.Account, "budget": left}, fmt.Sprintf("account %s: %s", s.Account, left))
 	return nil
 }
 

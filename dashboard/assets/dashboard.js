@@ -114,7 +114,7 @@
       if (resp.ok) {
         notice.hidden = true;
         if (form.classList.contains("locate-form")) form.reset();
-        return;
+        return resp.json().then(function (r) { if (r.done) say(r.done, true); });
       }
       return resp.text().then(function (msg) { throw new Error(msg.trim()); });
     }).catch(function (err) {
