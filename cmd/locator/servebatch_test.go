@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,4 +87,63 @@ func TestBatchOf300FollowedThroughServe(t *testing.T) {
 		t.Fatalf("%d workflows, ended %v: want %d filled, %d not needed", len(ws), ended, htb, etb)
 	}
 	t.Logf("300 workflows followed to their ends through serve in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// Issue 26: `locator serve` killed (SIGKILL) while it runs a batch of 20
+// locates that `locator locate` follows over its socket: the command takes
+// the account over (the owner is gone, its database as the kill left it)
+// and follows every workflow to its end, exit 0; every workflow ends
+// final and located, no quote was sent twice, and the broker saw no 429
+// and no quote rejected as pending.
+func TestServeKilledMidBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes")
+	}
+	t.Parallel()
+	const n = 20
+	b := setupOwners(t, n)
+	serve := b.serve(t)
+	args := []string{"locate"}
+	for i := range n {
+		args = append(args, fmt.Sprintf("OW%02d", i), "300")
+	}
+	args = append(args, "--max-price", "0.02")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := b.command(ctx, args...)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill the owner once some of the batch's quotes have reached the
+	// broker and before the last: mid-batch.
+	quote := "POST /v1/api/accounts/locates/quote"
+	// (The batch's easy-to-borrow checks come first, 2 a second.)
+	for deadline := time.Now().Add(time.Minute); simRequestCount(t, b.ready, quote) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 3 quotes at the broker in a minute\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond) // watching another process's effect
+	}
+	if err := serve.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := simRequestCount(t, b.ready, quote)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("locate after its owner was killed: %v\n%s", err, out.String())
+	}
+	if killedAt >= n {
+		t.Errorf("every quote had left when the owner was killed (%d): not mid-batch", killedAt)
+	}
+	ws := b.workflows(t) // errors on one left unfinished
+	if len(ws) != n {
+		t.Fatalf("%d workflows, want %d: %v", len(ws), n, ws)
+	}
+	for _, w := range ws {
+		if !strings.Contains(w, ":filled:") {
+			t.Errorf("%s, want filled", w)
+		}
+	}
+	b.noBrokerTrouble(t)
 }
