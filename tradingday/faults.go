@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -22,6 +23,59 @@ import (
 // checker's invariants (one quote per quoteReqID, nothing left open,
 // inventory equal to the model) hold across it.
 const OpCrash Kind = "crash"
+
+// OpEvening takes the desk to 7:59:30 PM New York time (its owner
+// stopped and started again around the jump, as a desk's evening session
+// starts), fills a locate there, and lets the simulator's 8 PM rollover
+// pass with the owner stopped across it (an owner running across the
+// rollover still fails: see the issue 26 notes, seed 17 before this): the
+// day's inventory and history are then the next trading day's, and the
+// operations after it run in that day (see brokersim's rollover.go; the
+// checker's model rolls over at the same hour).
+const OpEvening Kind = "evening"
+
+// rolloverHour is the New York hour the broker's trading day ends at.
+const rolloverHour = 20
+
+// sessionDay is the trading day t belongs to at the broker, as its New
+// York midnight: the trading day of t's date until its 8 PM rollover, the
+// next trading day from then on, and over a weekend or a holiday.
+func sessionDay(t time.Time) time.Time {
+	day := market.On(t)
+	if !day.Trading() || !t.Before(day.Date.Add(rolloverHour*time.Hour)) {
+		day = market.Next(t)
+	}
+	return day.Date
+}
+
+// evening runs op (see OpEvening).
+func (r *runner) evening(ctx context.Context, op Op) (string, error) {
+	day := market.On(r.clk.Now()).Date
+	late := time.Date(day.Year(), day.Month(), day.Day(), rolloverHour-1, 59, 30, 0, market.NewYork)
+	if d := late.Sub(r.clk.Now()); d > 0 {
+		r.stopOwner()
+		r.sim.Advance(d)
+		if err := r.startOwner(ctx, false); err != nil {
+			return "", err
+		}
+	}
+	a := r.as("evening", nil)
+	res, err := a.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity,
+		Policy: workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.10"), AllowSingleUse: op.SingleUse}}}})
+	if err != nil {
+		return "", err
+	}
+	words, err := r.followAll(ctx, a, res.Started, nil)
+	if err != nil {
+		return words, err
+	}
+	r.stopOwner()
+	r.sim.Advance(2 * time.Minute)
+	if err := r.startOwner(ctx, false); err != nil {
+		return words, err
+	}
+	return words + "; now " + market.DateTime(r.clk.Now()), nil
+}
 
 // crashOp draws a crash during a locate of qty sym, at some point of its
 // first six seconds.

@@ -296,6 +296,8 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 		return r.followAll(ctx, r.as("restart", nil), res.Started, nil)
 	case OpCrash:
 		return r.crash(ctx, op)
+	case OpEvening:
+		return r.evening(ctx, op)
 	case OpWait:
 		return "waited", r.sleep(ctx, op.Wait)
 	case OpNextDay:
