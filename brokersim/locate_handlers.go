@@ -263,12 +263,12 @@ type historyRowJSON struct {
 }
 
 // handleHistory serves GET .../locates/history: the account's rows created
-// on the current trading day, oldest first.
+// on the current trading day (sessionDay), oldest first.
 func (s *Sim) handleHistory(c *call) reply {
-	today := tradeDate(c.now)
+	today := sessionDay(c.now)
 	out := []historyRowJSON{}
 	for _, r := range s.loc.rows {
-		if r.account != c.acct.id || !tradeDate(r.created).Equal(today) {
+		if r.account != c.acct.id || !sessionDay(r.created).Equal(today) {
 			continue
 		}
 		out = append(out, historyRowJSON{

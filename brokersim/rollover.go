@@ -3,13 +3,21 @@ package brokersim
 import (
 	"time"
 
+	"github.com/locatorhq/locator/market"
+
 	"github.com/shopspring/decimal"
 )
 
-// The simulator serves consecutive trading days in one run: at each
-// midnight in New York (the zone of the spec's session hours and of every
-// trade date it stamps) the day rolls over, in time order with the other
-// timed events, so a fake clock jumping days runs every rollover on the way.
+// The simulator serves consecutive trading days in one run: at 8 PM in New
+// York (the zone of the spec's session hours and of every trade date it
+// stamps), when the extended session ends, the day rolls over to the next
+// trading day, in time order with the other timed events, so a fake clock
+// jumping days runs every rollover on the way. The spec names no hour:
+// 8 PM is the harsher plausible one: a day's locates and history are gone
+// four hours before midnight, and a locate made after 8 PM, or on a
+// weekend or a holiday, belongs to the next trading day (sessionDay). The
+// dates the broker stamps (ledger entryDate, trade dates) stay calendar
+// dates (tradeDate), as the spec's "Cash ledger" describes entryDate.
 //
 // What rolls over, and the spec's words behind it:
 //   - locate history serves the trading day's rows ("Short locates":
@@ -32,10 +40,30 @@ import (
 //     trading day", rule 3) and stays in the closed positions;
 //   - the cash ledger keeps every row: new rows carry the new entryDate.
 
-// nextRollover is the first New York midnight after t.
+// rolloverHour is the New York hour the trading day ends at.
+const rolloverHour = 20
+
+// rolloverOn is the rollover of the New York date of midnight.
+func rolloverOn(midnight time.Time) time.Time {
+	et := midnight.In(eastern)
+	return time.Date(et.Year(), et.Month(), et.Day(), rolloverHour, 0, 0, 0, eastern)
+}
+
+// sessionDay is the trading day t belongs to, as its New York midnight:
+// the trading day of t's date until its 8 PM rollover, the next trading
+// day from then on and over a weekend or a holiday.
+func sessionDay(t time.Time) time.Time {
+	return market.On(nextRollover(t)).Date
+}
+
+// nextRollover is the end of the trading day of t: the first 8 PM in New
+// York after t that ends a trading day.
 func nextRollover(t time.Time) time.Time {
-	et := t.In(eastern)
-	return time.Date(et.Year(), et.Month(), et.Day()+1, 0, 0, 0, 0, eastern)
+	day := market.On(t)
+	if !day.Trading() || !t.Before(rolloverOn(day.Date)) {
+		day = market.Next(t)
+	}
+	return rolloverOn(day.Date)
 }
 
 // scheduleRollover queues the next rollover, which queues the one after.

@@ -83,8 +83,9 @@ func TestRolloverNextTradingDay(t *testing.T) {
 		t.Fatalf("day 1 counters: %+v", a)
 	}
 
-	// Day 2, Thursday 2026-11-26 10:00 ET: three rollovers' worth of time
-	// would run three; one night runs one.
+	// Thursday 2026-11-26 10:00 ET, Thanksgiving: the day rolled over at
+	// 8 PM to the next trading day, Friday 2026-11-27 (three rollovers'
+	// worth of time would run three; one night runs one).
 	b.Advance(24*time.Hour - 10*time.Second - 4*time.Second)
 
 	t.Run("history and inventory", func(t *testing.T) {
@@ -169,11 +170,11 @@ func TestRolloverNextTradingDay(t *testing.T) {
 	})
 }
 
-// TestRolloverEveryMidnight: a fake clock jumping several days runs each
+// TestRolloverEveryNight: a fake clock jumping several days runs each
 // night's rollover in time order with the other timed events, so a fee
-// posted before midnight stays on its day and the counters are the last
-// day's.
-func TestRolloverEveryMidnight(t *testing.T) {
+// posted before the rollover stays on its day and the counters are the
+// last day's.
+func TestRolloverEveryNight(t *testing.T) {
 	t.Parallel()
 	b := locSim(t)
 	locFilled(t, b, "HTBX", 100, "q1", "q1")
@@ -184,5 +185,40 @@ func TestRolloverEveryMidnight(t *testing.T) {
 	locWantInventory(t, b, nil)
 	if fees := locFees(t, b); len(fees) != 1 || fees[0].EntryDate != "2026-11-25T00:00:00" {
 		t.Errorf("fee rows %+v, want one on 2026-11-25", fees)
+	}
+}
+
+// Issue 26: the trading day ends at 8 PM New York time, not at midnight
+// (the spec names no hour; 8 PM, the end of the extended session, is the
+// harsher plausible one, see rollover.go): a locate filled at 7:59 PM is
+// in the day's history and inventory for that minute only; at 8 PM both
+// are the next trading day's, empty, and a locate filled then shows in
+// the new day's history alone. The cash ledger keeps calendar dates
+// (spec "Cash ledger": entryDate is the calendar date).
+func TestRolloverAtEightPM(t *testing.T) {
+	t.Parallel()
+	b := locSim(t)
+	b.Advance(9*time.Hour + 59*time.Minute) // Wednesday 19:59 ET
+	locFilled(t, b, "HTBX", 100, "q1", "q1")
+	if rows := locHistory(t, b, b.Live, locAcct); len(rows) == 0 {
+		t.Fatalf("history at 7:59 PM is empty")
+	}
+	b.Advance(time.Minute) // 8 PM: past it, whatever the fill took
+	if rows := locHistory(t, b, b.Live, locAcct); len(rows) != 0 {
+		t.Errorf("history after 8 PM shows %+v: the day did not roll over", rows)
+	}
+	locWantInventory(t, b, nil)
+	b.Advance(30 * time.Second) // the same-symbol quote spacing
+	locFilled(t, b, "HTBX", 100, "q2", "q2")
+	if rows := locHistory(t, b, b.Live, locAcct); len(rows) != 1 {
+		t.Errorf("history of the new day: %+v, want q2 alone", rows)
+	}
+	b.Advance(10 * time.Second) // the fee rows post
+	var dates []string
+	for _, f := range locFees(t, b) {
+		dates = append(dates, f.EntryDate)
+	}
+	if want := []string{"2026-11-25T00:00:00", "2026-11-25T00:00:00"}; !slices.Equal(dates, want) {
+		t.Errorf("fee rows dated %v, want %v (calendar dates)", dates, want)
 	}
 }

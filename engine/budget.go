@@ -14,7 +14,7 @@ import (
 // symbol). pending, when given, are records a batch of steps has made and
 // not yet committed: they count as they will be.
 func (e *Engine) spentToday(ctx context.Context, symbol string, pending map[string]*Workflow) (workflow.Spent, error) {
-	ws, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: market.On(e.brokerNow()).Date})
+	ws, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: market.SessionStart(e.brokerNow())})
 	if err != nil {
 		return workflow.Spent{}, err
 	}

@@ -92,6 +92,9 @@ type Config struct {
 	// left to the run that may still be sending it; `locator resume`, run
 	// after a crash, settles them all.
 	SettleAllOrders bool
+	// Backlog is how many updates a subscriber may leave unread before its
+	// subscription ends with a FellBehind update (default DefaultBacklog).
+	Backlog int
 }
 
 // Update is one state change of a workflow or an order.
@@ -158,6 +161,9 @@ func New(cfg Config) (*Engine, error) {
 	def(&cfg.QuoteSpacing, 30*time.Second)
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
+	}
+	if cfg.Backlog <= 0 {
+		cfg.Backlog = DefaultBacklog
 	}
 	e := &Engine{
 		cfg: cfg, client: cfg.Client, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
@@ -349,11 +355,12 @@ func (e *Engine) Inventory() []brokerclient.InventoryRow {
 // stops. It returns once the subscription is in place, so a read of the
 // store made after it misses no later change. The subscriber has a queue
 // of its own (see feed), so a stuck reader never stalls the engine, and
-// one that falls more than a thousand updates behind gets only the newest
-// update of each workflow and order: it may skip intermediate changes,
-// never a workflow's final one.
+// gets every update, in order, none skipped or merged; one that leaves
+// Config.Backlog updates unread gets, after those, one update with
+// FellBehind set, and the channel closes: the updates it read are exact
+// up to there, and the rest is in the store.
 func (e *Engine) Subscribe(ctx context.Context) <-chan Update {
-	f := newFeed(ctx)
+	f := newFeed(ctx, e.cfg.Backlog)
 	if _, err := ask(ctx, e, func(r chan struct{}) event { return subscribeEv{feed: f, reply: r} }); err != nil {
 		f.close()
 	}

@@ -30,6 +30,7 @@ type testBundle struct {
 	dbPath   string
 	engine   *engine.Engine
 	onUpdate func(engine.Update)
+	backlog  int
 	mu       sync.Mutex
 	updates  []engine.Update
 }
@@ -44,6 +45,8 @@ type setupOpt struct {
 	clockRuns func() bool
 	// onUpdate, when set, also receives every update, on the loop.
 	onUpdate func(engine.Update)
+	// backlog is the engine's Config.Backlog.
+	backlog int
 }
 
 // setup starts the simulator, a store on a temp file and an engine for
@@ -62,7 +65,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	t.Cleanup(func() { st.Close() })
 	b.store = st
 	b.sim.RunClockWhile(t, 2, o.clockRuns)
-	b.onUpdate = o.onUpdate
+	b.onUpdate, b.backlog = o.onUpdate, o.backlog
 	if !o.noStart {
 		b.engine = b.start(t, o.ask)
 	}
@@ -75,7 +78,7 @@ func (b *testBundle) start(t *testing.T, ask func(context.Context, engine.Offer)
 	t.Helper()
 	e, err := engine.New(engine.Config{
 		Client: b.sim.Client(t, b.sim.Live), Store: b.store, Clock: b.sim.Clock, Account: "LV100001",
-		Env: brokerclient.EnvLive, Ask: ask, Logger: slog.New(slog.NewTextHandler(tWriter{t}, nil)),
+		Env: brokerclient.EnvLive, Ask: ask, Logger: slog.New(slog.NewTextHandler(tWriter{t}, nil)), Backlog: b.backlog,
 		OnUpdate: func(u engine.Update) {
 			b.mu.Lock()
 			b.updates = append(b.updates, u)

@@ -2,36 +2,40 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"sync"
 )
 
-// feedBehind is how many updates a subscriber's queue holds before each
-// new update replaces the older ones queued of its workflow or order.
-const feedBehind = 1024
+// DefaultBacklog is how many updates a subscriber may leave unread before
+// its subscription ends (Config.Backlog).
+const DefaultBacklog = 1 << 16
 
 // feed is one subscriber's queue of updates. The loop puts an update in
 // without ever waiting; a goroutine of the feed's own hands them to the
-// subscriber's channel in order, as fast as it reads. Nothing is dropped:
-// once feedBehind updates wait, a new update of a workflow or order
-// replaces those of it still queued, so a reader that falls behind skips
-// intermediate changes but still gets each one's newest, its final one
-// included, and the queue holds at most feedBehind updates plus one per
-// workflow and order.
+// subscriber's channel in order, as fast as it reads. Nothing is dropped,
+// replaced or reordered: every update put is handed over, until the
+// subscriber leaves backlog updates unread. Then the feed takes no more:
+// it hands over what it holds, then one update with FellBehind set, and
+// closes, so a reader learns exactly where its lossless stream ended (its
+// last update read before the FellBehind one) and reads the rest from the
+// store (as Follow does) instead of waiting on a change it will never see.
+// The memory a stuck reader holds is bounded by backlog.
 type feed struct {
-	ctx  context.Context
-	ch   chan Update
-	wake chan struct{} // something was queued, or the feed closed
+	ctx     context.Context
+	ch      chan Update
+	wake    chan struct{} // something was queued, or the feed closed
+	backlog int
 
 	mu     sync.Mutex
 	queue  []Update
+	unread int  // updates put and not yet read: those queued and the one in hand
 	closed bool // no more updates: ch is closed once the queue is handed over
+	behind bool // closed because the reader fell backlog updates behind
 }
 
 // newFeed starts the feed of a subscriber until ctx ends; ch is closed
 // then, or once the feed was closed and its queue handed over.
-func newFeed(ctx context.Context) *feed {
-	f := &feed{ctx: ctx, ch: make(chan Update), wake: make(chan struct{}, 1)}
+func newFeed(ctx context.Context, backlog int) *feed {
+	f := &feed{ctx: ctx, ch: make(chan Update), wake: make(chan struct{}, 1), backlog: backlog}
 	go f.run()
 	return f
 }
@@ -40,11 +44,12 @@ func newFeed(ctx context.Context) *feed {
 func (f *feed) put(u Update) {
 	f.mu.Lock()
 	if !f.closed && f.ctx.Err() == nil {
-		if len(f.queue) >= feedBehind {
-			k := updateKey(u)
-			f.queue = slices.DeleteFunc(f.queue, func(q Update) bool { return updateKey(q) == k })
+		if f.unread >= f.backlog {
+			f.closed, f.behind = true, true
+		} else {
+			f.queue = append(f.queue, u)
+			f.unread++
 		}
-		f.queue = append(f.queue, u)
 	}
 	f.mu.Unlock()
 	f.signal()
@@ -69,20 +74,26 @@ func (f *feed) run() {
 	defer close(f.ch)
 	for {
 		f.mu.Lock()
-		batch, closed := f.queue, f.closed
-		f.queue = nil
+		var u Update
+		next := len(f.queue) > 0
+		if next {
+			u, f.queue = f.queue[0], f.queue[1:]
+		}
+		closed, behind := f.closed, f.behind
 		f.mu.Unlock()
-		for _, u := range batch {
-			select {
-			case f.ch <- u:
-			case <-f.ctx.Done():
+		if next {
+			if !f.hand(u) {
 				return
 			}
-		}
-		if len(batch) > 0 {
+			f.mu.Lock()
+			f.unread--
+			f.mu.Unlock()
 			continue
 		}
 		if closed {
+			if behind {
+				f.hand(Update{FellBehind: true})
+			}
 			return
 		}
 		select {
@@ -93,13 +104,12 @@ func (f *feed) run() {
 	}
 }
 
-// updateKey names what u is a change of: its workflow, or its order.
-func updateKey(u Update) string {
-	if u.Order != nil {
-		return "order " + u.Order.ClientOrderID
+// hand gives u to the reader; false when the subscription ended first.
+func (f *feed) hand(u Update) bool {
+	select {
+	case f.ch <- u:
+		return true
+	case <-f.ctx.Done():
+		return false
 	}
-	if u.Workflow != nil {
-		return "workflow " + u.Workflow.ID
-	}
-	return ""
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,20 +10,16 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 26: a subscriber that reads nothing while a batch of 300 locates
-// runs (over a thousand updates, more than its queue holds before it
-// coalesces) neither stalls the engine (every locate ends while it reads
-// nothing) nor misses a workflow's end: reading afterwards, it gets every
-// workflow's final update, and each workflow's updates in the order they
-// happened. The subscription used to drop what did not fit its 256 slots,
-// so a follower could wait forever for an end already past.
-func TestFloodedSubscriberGetsEveryEnd(t *testing.T) {
-	t.Parallel()
+// floodedBatch runs a batch of n locates (about four updates each) to
+// its end while a subscriber made before it reads nothing, and returns
+// the subscription and every update the engine published, in order. That
+// every locate ends proves a reader that reads nothing never stalls the
+// engine.
+func floodedBatch(t *testing.T, n, backlog int) (<-chan engine.Update, []engine.Update) {
+	t.Helper()
 	var symbols []string
-	b := setup(t, setupOpt{scenario: batchSymbols(300, &symbols)})
-	sctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	updates := b.engine.Subscribe(sctx)
+	b := setup(t, setupOpt{scenario: batchSymbols(n, &symbols), backlog: backlog})
+	updates := b.engine.Subscribe(t.Context())
 	reqs := make([]engine.Request, len(symbols))
 	for i, sym := range symbols {
 		reqs[i] = engine.Request{Symbol: sym, Quantity: 500, Policy: auto("0.02")}
@@ -33,45 +30,80 @@ func TestFloodedSubscriberGetsEveryEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	open := map[string]bool{}
 	for _, h := range hs {
 		w, err := b.engine.Wait(ctx, h.ID)
 		if err != nil {
 			t.Fatalf("wait %s: %v", h.ID, err)
 		}
 		expect(t, w, states.Filled)
-		open[h.ID] = true
 	}
 	b.mu.Lock()
-	published := len(b.updates)
-	b.mu.Unlock()
-	if published <= 1024 {
-		t.Fatalf("%d updates published: too few to flood the subscriber", published)
+	defer b.mu.Unlock()
+	flood := 1024 // more than the 256 and 1024 earlier designs held
+	if backlog > 0 {
+		flood = backlog
 	}
+	if len(b.updates) <= flood {
+		t.Fatalf("%d updates published: too few to flood the subscriber", len(b.updates))
+	}
+	return updates, append([]engine.Update(nil), b.updates...)
+}
 
-	// The slow reader reads now.
-	got, last := 0, map[string]int64{}
-	for len(open) > 0 {
+// key names one update exactly: what changed, to which version, by what.
+func key(u engine.Update) string {
+	switch {
+	case u.Workflow != nil:
+		return fmt.Sprintf("%s v%d %s-%s>%s %v %v", u.Workflow.ID, u.Workflow.Version, u.From, u.Event, u.Workflow.State, u.Offer != nil, u.QueuedUntil)
+	case u.Order != nil:
+		return fmt.Sprintf("%s v%d %s-%s>%s", u.Order.ClientOrderID, u.Order.Version, u.From, u.Event, u.Order.State)
+	}
+	return fmt.Sprintf("%+v", u)
+}
+
+// Issue 26: updates to a subscriber are never dropped, merged or
+// reordered. A subscriber that reads nothing while a batch of 300 locates
+// runs gets afterwards every update the engine published, in the order
+// published, none skipped (the subscription used to drop what did not fit
+// 256 slots, then to merge a workflow's queued updates past 1024, so a
+// follower could miss changes).
+func TestFloodedSubscriberGetsEveryUpdate(t *testing.T) {
+	t.Parallel()
+	updates, published := floodedBatch(t, 300, 0)
+	for i, want := range published {
 		select {
 		case u, ok := <-updates:
 			if !ok {
-				t.Fatalf("the subscription closed with %d workflows' ends unseen", len(open))
+				t.Fatalf("the subscription closed after %d of %d updates", i, len(published))
 			}
-			got++
-			w := u.Workflow
-			if w == nil {
-				continue
+			if key(u) != key(want) {
+				t.Fatalf("update %d: got %s, published %s", i, key(u), key(want))
 			}
-			if w.Version < last[w.ID] {
-				t.Errorf("%s: version %d after %d", w.ID, w.Version, last[w.ID])
-			}
-			last[w.ID] = w.Version
-			if w.Terminal() {
-				delete(open, w.ID)
-			}
-		case <-ctx.Done():
-			t.Fatalf("%d of %d workflows' ends never delivered (%d of %d updates read)", len(open), len(hs), got, published)
+		case <-t.Context().Done():
+			t.Fatalf("update %d of %d never delivered", i, len(published))
 		}
 	}
-	t.Logf("%d updates published, %d delivered to the reader that fell behind", published, got)
+	t.Logf("%d updates published, all delivered in order to the reader that fell behind", len(published))
+}
+
+// A subscriber that leaves more than Config.Backlog updates unread gets
+// exactly the first Backlog of them, in order, then one update with
+// FellBehind set and the end of its channel: it knows where its exact
+// stream stopped instead of waiting on updates it will never get, and the
+// engine's memory for it stays bounded.
+func TestSubscriberPastItsBacklogIsToldItFellBehind(t *testing.T) {
+	t.Parallel()
+	const backlog = 100
+	updates, published := floodedBatch(t, 40, backlog)
+	var got []engine.Update
+	for u := range updates {
+		got = append(got, u)
+	}
+	if len(got) != backlog+1 || !got[backlog].FellBehind {
+		t.Fatalf("%d updates delivered, the last %+v: want %d then FellBehind", len(got), got[len(got)-1], backlog)
+	}
+	for i, u := range got[:backlog] {
+		if u.FellBehind || key(u) != key(published[i]) {
+			t.Fatalf("update %d: got %s, published %s", i, key(u), key(published[i]))
+		}
+	}
 }

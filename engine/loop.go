@@ -154,9 +154,17 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		return nil, err
 	}
 	for _, w := range recent {
-		if states.Quotes(w.Kind) {
-			l.noteQuote(w.Symbol, w.SentAt)
+		if !states.Quotes(w.Kind) {
+			continue
 		}
+		at := w.SentAt
+		if w.State == states.Quoting {
+			// Its quote, unanswered, may have reached the broker at
+			// any moment up to now (an owner killed mid-send): the
+			// symbol's spacing counts from now.
+			at = e.clock.Now()
+		}
+		l.noteQuote(w.Symbol, at)
 	}
 	for _, w := range open {
 		l.track(w)

@@ -660,7 +660,7 @@ func (e *Engine) lastPrice(ctx context.Context, symbol string) (decimal.Decimal,
 	if err != nil {
 		return decimal.Zero, fmt.Errorf("the fat-finger guard's last price: %w", err)
 	}
-	day := market.On(e.brokerNow()).Date
+	day := market.SessionStart(e.brokerNow())
 	for _, o := range orders { // newest first
 		if o.Symbol == symbol && o.Executed > 0 && o.PriceAvg.IsPositive() && !o.UpdatedAt.Before(day) {
 			return o.PriceAvg, nil

@@ -41,6 +41,13 @@ const testToken = "0123456789abcdef0123456789abcdef"
 // opts.
 func ownOn(t *testing.T, db string, network *service.Network, opts ...simtest.Option) *owned {
 	t.Helper()
+	return ownTuned(t, db, network, nil, opts...)
+}
+
+// ownTuned is ownOn with the owner's configuration changed by tune first
+// (when set).
+func ownTuned(t *testing.T, db string, network *service.Network, tune func(*service.OwnerConfig), opts ...simtest.Option) *owned {
+	t.Helper()
 	sim := simtest.New(t, opts...)
 	st, err := store.Open(t.Context(), db, sim.Clock)
 	if err != nil {
@@ -62,6 +69,9 @@ func ownOn(t *testing.T, db string, network *service.Network, opts ...simtest.Op
 	cfg := service.OwnerConfig{
 		Engine: engine.Config{Client: sim.Client(t, sim.Live), Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
 		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand, Network: network,
+	}
+	if tune != nil {
+		tune(&cfg)
 	}
 	o, err := service.Own(t.Context(), cfg)
 	if err != nil {

@@ -37,8 +37,9 @@ func (s *session) creditUnused(ctx context.Context, req account.CreditBackReques
 	default:
 		return nil, kinded(brokercode.Invalid("type", "%q: want Locate, PreBorrow or SingleUse", typ))
 	}
-	// "Today" for the SingleUse fills is the broker's trading day.
-	day := market.On(s.l.clk.Now().Add(s.l.client.ClockSkew())).Date
+	// "Today" for the SingleUse fills is the broker's trading day, since
+	// its last 8 PM rollover.
+	day := market.SessionStart(s.l.clk.Now().Add(s.l.client.ClockSkew()))
 	credits, skipped, err := ledger.Unused(ctx, s.l.client, s.l.st, s.l.account, day, ledger.UnusedFilter{Symbol: req.Symbol, Type: typ})
 	if err != nil {
 		return nil, kinded(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -118,8 +119,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		env: env, lease: cfg.Lease, held: cfg.Held, notifier: cfg.Notifier,
 		askers: map[string]*asker{}, left: map[string]time.Time{},
 		changed: make(chan struct{}), asking: map[string]context.CancelCauseFunc{}}
-	updates := l.eng.Subscribe(ctx)
-	go l.withdrawAnswered(updates)
+	go l.withdrawAnswered(ctx)
 	return l, nil
 }
 
@@ -237,18 +237,39 @@ func (l *Local) Asking() int {
 }
 
 // withdrawAnswered withdraws the question of a workflow that left Offered
-// (answered elsewhere, expired, cancelled).
-func (l *Local) withdrawAnswered(updates <-chan engine.Update) {
-	for u := range updates {
-		if u.Workflow == nil || u.Workflow.State == states.Offered {
-			continue
+// (answered elsewhere, expired, cancelled), until ctx ends. Behind on its
+// subscription, it subscribes again and asks the store about each
+// question still out.
+func (l *Local) withdrawAnswered(ctx context.Context) {
+	updates := l.eng.Subscribe(ctx)
+	for {
+		u, ok := <-updates
+		switch {
+		case !ok:
+			return
+		case u.FellBehind:
+			updates = l.eng.Subscribe(ctx) // before the reads: no change slips between
+			l.mu.Lock()
+			out := slices.Collect(maps.Keys(l.asking))
+			l.mu.Unlock()
+			for _, id := range out {
+				if w, err := l.st.Get(ctx, id); err == nil && w.State != states.Offered {
+					l.withdraw(id)
+				}
+			}
+		case u.Workflow != nil && u.Workflow.State != states.Offered:
+			l.withdraw(u.Workflow.ID)
 		}
-		l.mu.Lock()
-		cancel := l.asking[u.Workflow.ID]
-		l.mu.Unlock()
-		if cancel != nil {
-			cancel(account.ErrAnsweredElsewhere)
-		}
+	}
+}
+
+// withdraw withdraws the question of workflow id, if one is out.
+func (l *Local) withdraw(id string) {
+	l.mu.Lock()
+	cancel := l.asking[id]
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel(account.ErrAnsweredElsewhere)
 	}
 }
 
@@ -493,31 +514,57 @@ func (s *session) Follow(ctx context.Context, req account.FollowRequest, on func
 	if err != nil {
 		return nil, err
 	}
+	// read is the workflow's version the store was read at, logged how
+	// many changes its log holds up to there plus those shown since:
+	// where a subscription that fell behind picks up again from the log.
+	var read, logged int64
 	var shown int64 // the version the changes shown from the log lead to
-	if req.FromStart && on != nil {
-		if w, err = s.l.replay(ctx, w.ID, on); err != nil {
-			return nil, kinded(err)
-		}
+	show := on
+	if !req.FromStart || on == nil {
+		show = nil
+	}
+	if w, logged, err = s.l.replay(ctx, w.ID, 0, show); err != nil {
+		return nil, kinded(err)
+	}
+	read = w.Version
+	if show != nil {
 		shown = w.Version
 	}
-	if w.Terminal() {
-		return w, nil
-	}
-	for u := range updates { // closed when ctx ends or the engine stops
-		if u.Workflow == nil || u.Workflow.ID != w.ID || (u.QueuedUntil.IsZero() && u.Workflow.Version <= shown) {
+	for !w.Terminal() {
+		u, ok := <-updates // closed when ctx ends or the engine stops
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
+		}
+		if u.FellBehind {
+			// This follower's updates are exact up to here: it takes
+			// the changes logged since from the store, on a new
+			// subscription made before that read.
+			updates = s.l.eng.Subscribe(ctx)
+			var n int64
+			if w, n, err = s.l.replay(ctx, w.ID, logged, on); err != nil {
+				return nil, kinded(err)
+			}
+			logged, read, shown = n, w.Version, w.Version
+			continue
+		}
+		if u.Workflow == nil || u.Workflow.ID != w.ID {
+			continue
+		}
+		if u.Workflow.Version > read && u.Event != "" {
+			logged++
+		}
+		if u.QueuedUntil.IsZero() && u.Workflow.Version <= shown {
 			continue
 		}
 		if on != nil {
 			on(u)
 		}
-		if u.Workflow.Terminal() {
-			return u.Workflow, nil
-		}
+		w = u.Workflow
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, account.Errorf(account.KindOwnerGone, "the owner stopped")
+	return w, nil
 }
 
 func (s *session) Subscribe(ctx context.Context) (<-chan account.Update, error) {
@@ -639,28 +686,36 @@ func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
 // that change left it, and returns the record they lead to: read between
 // two reads of the log that agree, so that every change is either in the
 // log read or saved after the record (a later version).
-func (l *Local) replay(ctx context.Context, id string, on func(account.Update)) (*workflow.Workflow, error) {
+// replay reads workflow id and its log as of one moment, shows on (when
+// set) the changes the log holds past the first from, and returns the
+// workflow and how many changes its log holds.
+func (l *Local) replay(ctx context.Context, id string, from int64, on func(account.Update)) (*workflow.Workflow, int64, error) {
 	log, err := l.st.Transitions(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var w *workflow.Workflow
 	for {
 		if w, err = l.st.Get(ctx, id); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		again, err := l.st.Transitions(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if len(again) == len(log) {
 			break
 		}
 		log = again
 	}
+	var n int64
 	for i, t := range log {
 		if t.From == "" {
 			continue // its creation
+		}
+		n++
+		if on == nil || n <= from {
+			continue
 		}
 		at := w
 		if i < len(log)-1 {
@@ -670,7 +725,7 @@ func (l *Local) replay(ctx context.Context, id string, on func(account.Update)) 
 		}
 		on(account.Update{Workflow: at, From: t.From, Event: t.Event, Reason: t.Reason})
 	}
-	return w, nil
+	return w, n, nil
 }
 
 // resolve finds the account's workflow an id names: the id itself, its

@@ -188,9 +188,9 @@ func (r *runner) checkDay() *Violation {
 		typ    int
 	}
 	held, pending := map[key]int64{}, map[key]int64{}
-	today := market.On(r.clk.Now()).Date
+	today := sessionDay(r.clk.Now())
 	for _, l := range all {
-		if l.Account != Account || !market.On(l.Created).Date.Equal(today) {
+		if l.Account != Account || !sessionDay(l.Created).Equal(today) {
 			continue
 		}
 		k := key{l.Symbol, l.Type}

@@ -200,11 +200,15 @@ func op(rng *rand.Rand) Op {
 		return Op{Kind: OpCreditAll}
 	case r < 79:
 		return Op{Kind: OpEOD}
-	case r < 85:
+	case r < 82:
 		return Op{Kind: OpRestart, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
 			Wait: time.Duration(rng.IntN(6000)) * time.Millisecond}
-	case r < 97:
+	case r < 85:
+		return crashOp(rng, sym, qty)
+	case r < 95:
 		return Op{Kind: OpWait, Wait: time.Duration(1+rng.IntN(40)) * time.Second}
+	case r < 97:
+		return Op{Kind: OpEvening, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0}
 	default:
 		return Op{Kind: OpNextDay}
 	}

@@ -96,7 +96,8 @@ type runner struct {
 	sim      *brokersim.Sim
 	srv      *httptest.Server
 	clk      *clock.Fake
-	client   *brokerclient.Client
+	client   *brokerclient.Client // the owner's of the moment
+	link     *link                // its link to the broker
 	inflight atomic.Int64
 	starting atomic.Bool // an owner is starting: no poller sleeps yet
 	callers  int         // callers made, for their ids
@@ -125,18 +126,6 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	}
 	r := &runner{day: day, sim: sim, clk: clk, srv: httptest.NewServer(sim), stop: make(chan struct{}), driven: make(chan struct{}),
 		db: filepath.Join(sub, "locator.db")}
-	key := day.Scenario.Keys[0]
-	r.client, err = brokerclient.NewClient(
-		brokerclient.WithBaseURL(r.srv.URL),
-		brokerclient.WithCredentials(key.KeyID, key.Secret),
-		brokerclient.WithHTTPClient(&http.Client{Transport: simtest.InFlight(r.srv.Client().Transport, &r.inflight)}),
-		brokerclient.WithClock(clk),
-		brokerclient.WithRandSeed(day.Seed),
-	)
-	if err != nil {
-		r.srv.Close()
-		return nil, err
-	}
 	// Virtual time: jump to the next timer while no request is in flight
 	// and the engine's poller and dispatcher sleep (2 timers), or, while an
 	// owner starts, its client paces a read (1).
@@ -146,7 +135,7 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 			return r.inflight.Load() == 0 && (r.starting.Load() || clk.Timers() >= 2)
 		})
 	}()
-	if err := r.startOwner(ctx); err != nil {
+	if err := r.startOwner(ctx, false); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -154,16 +143,32 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 }
 
 // startOwner opens the database and starts an engine and the account API
-// on it, as a process that owns the account does.
-func (r *runner) startOwner(ctx context.Context) error {
+// on it, on a link to the broker of its own, as a process that owns the
+// account does (as `locator resume` does after a crash when resume is
+// set: every order left unanswered is settled).
+func (r *runner) startOwner(ctx context.Context, resume bool) error {
 	r.starting.Store(true)
 	defer r.starting.Store(false)
+	key := r.day.Scenario.Keys[0]
+	r.link = &link{base: simtest.InFlight(r.srv.Client().Transport, &r.inflight)}
+	client, err := brokerclient.NewClient(
+		brokerclient.WithBaseURL(r.srv.URL),
+		brokerclient.WithCredentials(key.KeyID, key.Secret),
+		brokerclient.WithHTTPClient(&http.Client{Transport: r.link}),
+		brokerclient.WithClock(r.clk),
+		brokerclient.WithRandSeed(r.day.Seed),
+	)
+	if err != nil {
+		return err
+	}
+	r.client = client
 	st, err := store.Open(ctx, r.db, r.clk)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.DiscardHandler)
-	e, err := engine.New(engine.Config{Client: r.client, Store: st, Clock: r.clk, Account: Account, Env: brokerclient.EnvLive, Logger: log})
+	e, err := engine.New(engine.Config{Client: r.client, Store: st, Clock: r.clk, Account: Account, Env: brokerclient.EnvLive, Logger: log,
+		SettleAllOrders: resume})
 	if err != nil {
 		st.Close()
 		return err
@@ -290,10 +295,14 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 			return "", err
 		}
 		r.stopOwner()
-		if err := r.startOwner(ctx); err != nil {
+		if err := r.startOwner(ctx, false); err != nil {
 			return "", fmt.Errorf("restart: %w", err)
 		}
 		return r.followAll(ctx, r.as("restart", nil), res.Started, nil)
+	case OpCrash:
+		return r.crash(ctx, op)
+	case OpEvening:
+		return r.evening(ctx, op)
 	case OpWait:
 		return "waited", r.sleep(ctx, op.Wait)
 	case OpNextDay:
@@ -305,7 +314,7 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 		r.stopOwner()
 		next := market.Next(r.clk.Now()).Open.Add(30 * time.Minute)
 		r.sim.Advance(next.Sub(r.clk.Now()))
-		if err := r.startOwner(ctx); err != nil {
+		if err := r.startOwner(ctx, false); err != nil {
 			return "", err
 		}
 		return words + "; now " + market.DateTime(r.clk.Now()), nil

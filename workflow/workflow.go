@@ -222,6 +222,10 @@ type Update struct {
 	// leave before then (later still if another of the symbol is open), so
 	// a person is told why nothing happens for up to half a minute.
 	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
+	// FellBehind, alone, is a subscription's last update when its reader
+	// left too many unread (engine.Config.Backlog): every update before it
+	// was delivered in order, none after; the store holds what followed.
+	FellBehind bool `json:"fellBehind,omitempty"`
 }
 
 // NewID makes up a workflow id, as a caller choosing its own (the id of a
