@@ -69,7 +69,10 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 	case w.Since.IsZero() && w.Days <= 0:
 		return nil, locator.SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
 	}
-	if err := checkReconcile(st, account, now, now, grace); err != nil {
+	// The window is checked against the broker's today below; here only
+	// the rest (today's date, as a trade date: now's own date may be
+	// tomorrow's in UTC after 8 PM Eastern).
+	if err := checkReconcile(st, account, TradeDate(now), now, grace); err != nil {
 		return nil, locator.SyncResult{}, err
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))

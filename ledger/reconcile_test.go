@@ -16,6 +16,7 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -394,4 +395,32 @@ func durationPtr(d time.Duration) *brokersim.Duration {
 func decPtr(s string) *brokersim.Decimal {
 	v := brokersim.Dec(decimal.RequireFromString(s))
 	return &v
+}
+
+// The fee check in the evening, New York time, on a host whose clock
+// reads UTC (spec "Cash ledger": rows are dated by the broker's trade
+// date): from 8 PM Eastern the UTC date is already tomorrow's, and the
+// check refused its own today as "after today". Found by the generated
+// trading days' evening operation (tradingday seed 5).
+func TestCheckInTheEvening(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	now := b.sim.Clock.Now().UTC()
+	et := now.In(market.NewYork)
+	evening := time.Date(et.Year(), et.Month(), et.Day(), 21, 0, 0, 0, market.NewYork)
+	if !evening.After(now) {
+		evening = evening.AddDate(0, 0, 1)
+	}
+	b.sim.Advance(evening.Sub(now))
+	now = b.sim.Clock.Now().UTC()
+	if now.Day() == now.In(market.NewYork).Day() {
+		t.Fatalf("%s: want an hour when the UTC date is ahead of New York's", now)
+	}
+	r, _, err := ledger.Check(t.Context(), b.client, b.store, account, now, locator.FeeWindow{Days: 1}, time.Hour)
+	if err != nil {
+		t.Fatalf("fee check at %s (%s in New York): %v", now.Format(time.RFC3339), now.In(market.NewYork).Format(time.Kitchen), err)
+	}
+	if !r.Today.Equal(ledger.TradeDate(now)) {
+		t.Errorf("report of %s, want today %s", r.Today.Format(time.DateOnly), ledger.TradeDate(now).Format(time.DateOnly))
+	}
 }
