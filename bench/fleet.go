@@ -624,72 +624,107 @@ func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, 
 	if err != nil {
 		return err
 	}
-	offered := map[string]time.Time{}
-	for _, row := range rows {
-		if !row.Offered.IsZero() {
-			offered[row.QuoteReqID] = row.Offered
-		}
-	}
-	quotes := map[string]int{}
-	quoted := map[string]time.Time{}   // quote sent, by quoteReqID
-	lastRead := map[string]time.Time{} // the account's last history read answered
-	reads := map[string][]time.Time{}  // the account's history reads answered, in order
-	var toOffer, offerToRead []time.Duration
-	var toAccept, seenToAccept []time.Duration
-	idle := 0
-	accepted := map[string]bool{}
+	t := newRequestTally(rows)
 	for _, q := range log {
 		r.Requests++
 		if !q.Time.Before(idleFrom) && q.Time.Before(idleTo) {
-			idle++
+			t.idle++
 		}
 		if q.Status == 429 {
 			r.Status429++
 			logf("429: %s %s %s (key %s, %s)", q.Time.Format("15:04:05.000"), q.Method, q.Path, q.KeyID, q.UserAgent)
 		}
-		var body struct {
-			Symbol     string `json:"symbol"`
-			QuoteReqID string `json:"quoteReqID"`
-			AccountID  string `json:"accountId"`
+		if q.Status == 200 {
+			t.add(q)
 		}
-		switch route := routeOf(q); {
-		case q.Status != 200:
-		case route == "history":
-			account := strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")
-			lastRead[account] = q.Time
-			reads[account] = append(reads[account], q.Time)
-		case route == "quote" && json.Unmarshal([]byte(q.Body), &body) == nil:
-			quotes[body.Symbol]++
-			quoted[body.QuoteReqID] = q.Time
-			r.Quotes++
-		case route == "accept" && json.Unmarshal([]byte(q.Body), &body) == nil && !accepted[body.QuoteReqID]:
-			accepted[body.QuoteReqID] = true
-			if at, ok := quoted[strings.TrimSuffix(body.QuoteReqID, ".SU")]; ok {
-				toAccept = append(toAccept, q.Time.Sub(at))
-			}
-			if at, ok := lastRead[body.AccountID]; ok {
-				seenToAccept = append(seenToAccept, q.Time.Sub(at))
-			}
-			id := strings.TrimSuffix(body.QuoteReqID, ".SU")
-			if at, ok := offered[body.QuoteReqID]; ok && !quoted[id].IsZero() {
-				toOffer = append(toOffer, at.Sub(quoted[id]))
-				if seen, ok := firstFrom(reads[body.AccountID], at); ok {
-					offerToRead = append(offerToRead, seen.Sub(at))
-				}
+	}
+	t.fill(r)
+	return nil
+}
+
+// requestTally gathers, request by request in the order the simulator
+// logged them, the latencies and counts a FleetRun reports.
+type requestTally struct {
+	offered  map[string]time.Time   // when the simulator offered, by quoteReqID
+	quotes   map[string]int         // quotes sent, by symbol
+	quoted   map[string]time.Time   // quote sent, by quoteReqID
+	lastRead map[string]time.Time   // the account's last history read answered
+	reads    map[string][]time.Time // the account's history reads answered, in order
+	accepted map[string]bool        // quoteReqIDs accepted (the first accept counts)
+	sent     int                    // quotes sent
+
+	toOffer, offerToRead   []time.Duration
+	toAccept, seenToAccept []time.Duration
+	idle                   int // requests of the idle phase
+}
+
+// newRequestTally starts a tally that knows when each locate was offered
+// (rows is the simulator's locate log).
+func newRequestTally(rows []brokersim.LocateRecord) *requestTally {
+	t := &requestTally{
+		offered:  map[string]time.Time{},
+		quotes:   map[string]int{},
+		quoted:   map[string]time.Time{},
+		lastRead: map[string]time.Time{},
+		reads:    map[string][]time.Time{},
+		accepted: map[string]bool{},
+	}
+	for _, row := range rows {
+		if !row.Offered.IsZero() {
+			t.offered[row.QuoteReqID] = row.Offered
+		}
+	}
+	return t
+}
+
+// add counts one answered (200) request: a history read, a quote or an
+// accept.
+func (t *requestTally) add(q brokersim.RequestRecord) {
+	var body struct {
+		Symbol     string `json:"symbol"`
+		QuoteReqID string `json:"quoteReqID"`
+		AccountID  string `json:"accountId"`
+	}
+	switch route := routeOf(q); {
+	case route == "history":
+		account := strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")
+		t.lastRead[account] = q.Time
+		t.reads[account] = append(t.reads[account], q.Time)
+	case route == "quote" && json.Unmarshal([]byte(q.Body), &body) == nil:
+		t.quotes[body.Symbol]++
+		t.quoted[body.QuoteReqID] = q.Time
+		t.sent++
+	case route == "accept" && json.Unmarshal([]byte(q.Body), &body) == nil && !t.accepted[body.QuoteReqID]:
+		t.accepted[body.QuoteReqID] = true
+		if at, ok := t.quoted[strings.TrimSuffix(body.QuoteReqID, ".SU")]; ok {
+			t.toAccept = append(t.toAccept, q.Time.Sub(at))
+		}
+		if at, ok := t.lastRead[body.AccountID]; ok {
+			t.seenToAccept = append(t.seenToAccept, q.Time.Sub(at))
+		}
+		id := strings.TrimSuffix(body.QuoteReqID, ".SU")
+		if at, ok := t.offered[body.QuoteReqID]; ok && !t.quoted[id].IsZero() {
+			t.toOffer = append(t.toOffer, at.Sub(t.quoted[id]))
+			if seen, ok := firstFrom(t.reads[body.AccountID], at); ok {
+				t.offerToRead = append(t.offerToRead, seen.Sub(at))
 			}
 		}
 	}
-	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(toAccept, 0.50), percentile(toAccept, 0.99)
-	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(seenToAccept, 0.50), percentile(seenToAccept, 0.99)
+}
+
+// fill sets r's figures from the tally.
+func (t *requestTally) fill(r *FleetRun) {
+	r.Quotes += t.sent
+	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(t.toAccept, 0.50), percentile(t.toAccept, 0.99)
+	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(t.seenToAccept, 0.50), percentile(t.seenToAccept, 0.99)
 	if r.IdleSeconds > 0 {
-		r.IdleRequestsPerAccountMinute = float64(idle) / float64(r.Accounts) / (r.IdleSeconds / 60)
+		r.IdleRequestsPerAccountMinute = float64(t.idle) / float64(r.Accounts) / (r.IdleSeconds / 60)
 	}
-	r.QuoteToOfferP50, r.QuoteToOfferP99 = percentile(toOffer, 0.50), percentile(toOffer, 0.99)
-	r.OfferToReadP50, r.OfferToReadP99 = percentile(offerToRead, 0.50), percentile(offerToRead, 0.99)
-	for _, n := range quotes {
+	r.QuoteToOfferP50, r.QuoteToOfferP99 = percentile(t.toOffer, 0.50), percentile(t.toOffer, 0.99)
+	r.OfferToReadP50, r.OfferToReadP99 = percentile(t.offerToRead, 0.50), percentile(t.offerToRead, 0.99)
+	for _, n := range t.quotes {
 		r.Duplicates += n - 1
 	}
-	return nil
 }
 
 // firstFrom is the first of the sorted times at or after t.

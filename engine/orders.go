@@ -480,87 +480,110 @@ func (b *orderBook) install(l *loop, o *Order, from states.State, tr *workflow.T
 
 // effect carries out an order effect on a worker.
 func (b *orderBook) effect(l *loop, o *Order, eff workflow.Effect) {
-	e := l.e
-	account, id := e.cfg.Account, o.ClientOrderID
 	switch eff.(type) {
 	case workflow.PlaceOrder:
-		req, watch := orderRequest(o), b.watches[id]
-		e.writes.push(func(ctx context.Context) event {
-			got, _, err := e.client.Orders.Place(ctx, account, req)
-			switch {
-			case errors.Is(err, brokerclient.ErrNotSent):
-				return nil // this owner is stepping down; the next places it
-			case err == nil:
-				if watch != nil {
-					watch.Observe(got) // a synchronous answer may have no push behind it
-				}
-				return orderSeenEv{id: id, in: seenOf(got)}
-			case refused(err):
-				return orderSeenEv{id: id, in: workflow.OrderRefused{Reason: err.Error()}}
-			}
-			return orderSeenEv{id: id, in: workflow.OrderLost{Reason: "the answer was lost, looking it up by its id: " + err.Error()}}
-		})
+		b.place(l, o)
 	case workflow.LookupOrder:
-		now := e.clock.Now()
-		if _, ok := b.until[id]; !ok {
-			b.until[id] = now.Add(followFor)
-		}
-		if now.After(b.until[id]) && len(b.waiters[id]) == 0 {
-			// Followed long enough, and nobody waits: `locator orders`,
-			// or a later wait, settles it.
-			b.resting[id] = true
-			return
-		}
-		lookup, watch := o.LookupID(), b.watches[id]
-		if o.State == states.OrderUnknown {
-			watch = nil // only a lookup can tell that it never reached the broker
-		}
-		e.writes.push(func(ctx context.Context) event {
+		b.follow(l, o)
+	case workflow.CancelOrder:
+		b.cancel(l, o)
+	}
+}
+
+// place sends the order on a worker and hands the loop what the answer
+// tells: seen, refused, or lost (then it is looked up by its id).
+func (b *orderBook) place(l *loop, o *Order) {
+	e := l.e
+	account, id := e.cfg.Account, o.ClientOrderID
+	req, watch := orderRequest(o), b.watches[id]
+	e.writes.push(func(ctx context.Context) event {
+		got, _, err := e.client.Orders.Place(ctx, account, req)
+		switch {
+		case errors.Is(err, brokerclient.ErrNotSent):
+			return nil // this owner is stepping down; the next places it
+		case err == nil:
 			if watch != nil {
-				if connected, _ := e.stream.Connected(); connected {
-					// The stream tells the order's fate in milliseconds; a
-					// quiet spell is waited out, not polled.
-					wctx, cancel := clock.WithDeadline(ctx, e.clock, e.clock.Now().Add(4*followEvery))
-					got, err := watch.Next(wctx)
-					cancel()
-					if err == nil {
-						return orderSeenEv{id: id, in: seenOf(settle(ctx, e.clock, watch, got))}
-					}
-					if still, _ := e.stream.Connected(); still || ctx.Err() != nil {
-						return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
-					}
+				watch.Observe(got) // a synchronous answer may have no push behind it
+			}
+			return orderSeenEv{id: id, in: seenOf(got)}
+		case refused(err):
+			return orderSeenEv{id: id, in: workflow.OrderRefused{Reason: err.Error()}}
+		}
+		return orderSeenEv{id: id, in: workflow.OrderLost{Reason: "the answer was lost, looking it up by its id: " + err.Error()}}
+	})
+}
+
+// follow learns the order's next state: from its stream watch while the
+// stream is up, else by looking it up. An order followed longer than
+// followFor that nobody waits for is left resting.
+func (b *orderBook) follow(l *loop, o *Order) {
+	e := l.e
+	account, id := e.cfg.Account, o.ClientOrderID
+	now := e.clock.Now()
+	if _, ok := b.until[id]; !ok {
+		b.until[id] = now.Add(followFor)
+	}
+	if now.After(b.until[id]) && len(b.waiters[id]) == 0 {
+		// Followed long enough, and nobody waits: `locator orders`,
+		// or a later wait, settles it.
+		b.resting[id] = true
+		return
+	}
+	lookup, watch := o.LookupID(), b.watches[id]
+	if o.State == states.OrderUnknown {
+		watch = nil // only a lookup can tell that it never reached the broker
+	}
+	e.writes.push(func(ctx context.Context) event {
+		if watch != nil {
+			if connected, _ := e.stream.Connected(); connected {
+				// The stream tells the order's fate in milliseconds; a
+				// quiet spell is waited out, not polled.
+				wctx, cancel := clock.WithDeadline(ctx, e.clock, e.clock.Now().Add(4*followEvery))
+				got, err := watch.Next(wctx)
+				cancel()
+				if err == nil {
+					return orderSeenEv{id: id, in: seenOf(settle(ctx, e.clock, watch, got))}
+				}
+				if still, _ := e.stream.Connected(); still || ctx.Err() != nil {
+					return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 				}
 			}
-			// No stream, or it is down: look the order up.
-			if err := clock.Sleep(ctx, e.clock, followEvery); err != nil {
-				return nil
-			}
-			got, _, err := e.client.Orders.ResolveOrder(ctx, account, lookup)
-			switch {
-			case errors.Is(err, brokerclient.ErrNeverRegistered):
-				return orderSeenEv{id: id, in: workflow.OrderNotFound{}}
-			case err != nil:
-				e.log.Warn("order lookup failed; looking again", "clientOrderId", id, "err", err)
-				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
-			}
-			return orderSeenEv{id: id, in: seenOf(got)}
-		})
-	case workflow.CancelOrder:
-		lookup := o.LookupID()
-		e.writes.push(func(ctx context.Context) event {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-			defer cancel()
-			got, _, err := e.client.Orders.Cancel(ctx, account, lookup)
-			if errors.Is(err, brokerclient.ErrNotSent) {
-				return nil // this owner is stepping down; the next cancels it
-			}
-			if err != nil {
-				e.log.Warn("order cancel failed; looking it up", "clientOrderId", id, "err", err)
-				return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
-			}
-			return orderSeenEv{id: id, in: seenOf(got)}
-		})
-	}
+		}
+		// No stream, or it is down: look the order up.
+		if err := clock.Sleep(ctx, e.clock, followEvery); err != nil {
+			return nil
+		}
+		got, _, err := e.client.Orders.ResolveOrder(ctx, account, lookup)
+		switch {
+		case errors.Is(err, brokerclient.ErrNeverRegistered):
+			return orderSeenEv{id: id, in: workflow.OrderNotFound{}}
+		case err != nil:
+			e.log.Warn("order lookup failed; looking again", "clientOrderId", id, "err", err)
+			return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
+		}
+		return orderSeenEv{id: id, in: seenOf(got)}
+	})
+}
+
+// cancel asks the broker to cancel the order on a worker; a failed cancel
+// has the order looked up.
+func (b *orderBook) cancel(l *loop, o *Order) {
+	e := l.e
+	account, id := e.cfg.Account, o.ClientOrderID
+	lookup := o.LookupID()
+	e.writes.push(func(ctx context.Context) event {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		got, _, err := e.client.Orders.Cancel(ctx, account, lookup)
+		if errors.Is(err, brokerclient.ErrNotSent) {
+			return nil // this owner is stepping down; the next cancels it
+		}
+		if err != nil {
+			e.log.Warn("order cancel failed; looking it up", "clientOrderId", id, "err", err)
+			return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
+		}
+		return orderSeenEv{id: id, in: seenOf(got)}
+	})
 }
 
 // settle takes the states that follow an acceptance within moments (a

@@ -167,50 +167,73 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 // daemon waits for).
 func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	o, err := Own(ctx, h.cfg.OwnerConfig)
-	if err == nil && h.cfg.NoDump != nil {
+	if err == nil {
+		a, err := h.takeOwnership(o)
+		return a, false, err
+	}
+	c, retry, err := h.dialOwner(err)
+	if err != nil {
+		return nil, retry, err
+	}
+	return h.followOwner(ctx, c)
+}
+
+// takeOwnership makes the handle use o, the account's ownership this
+// process just took, unless the handle was closed meanwhile or the process
+// cannot be made non-dumpable (then o is given up).
+func (h *Handle) takeOwnership(o *Owner) (account.Account, error) {
+	if h.cfg.NoDump != nil {
 		if err := h.cfg.NoDump(); err != nil {
 			go o.Close()
-			return nil, false, err
+			return nil, err
 		}
 	}
-	if err == nil {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.closed {
-			go o.Close()
-			return nil, false, errClosed
-		}
-		h.owner, h.cur = o, o.Local().As(h.cfg.Caller)
-		if h.cfg.Caller.Ask != nil {
-			h.release = o.Local().Listen(h.cfg.Caller.ID, h.cfg.Caller.Ask)
-		}
-		return h.cur, false, nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		go o.Close()
+		return nil, errClosed
 	}
+	h.owner, h.cur = o, o.Local().As(h.cfg.Caller)
+	if h.cfg.Caller.Ask != nil {
+		h.release = o.Local().Listen(h.cfg.Caller.ID, h.cfg.Caller.Ask)
+	}
+	return h.cur, nil
+}
+
+// dialOwner reads why Own failed (ownErr) and dials the process that owns
+// the account, when there is one to follow; otherwise it returns an error
+// and whether to look again.
+func (h *Handle) dialOwner(ownErr error) (*Client, bool, error) {
 	var held *store.LeaseHeldError
 	var pair *store.KeyPairHeldError
-	var c *Client
 	switch {
-	case errors.Is(err, errStandby):
-		return nil, true, err
-	case errors.As(err, &pair):
+	case errors.Is(ownErr, errStandby):
+		return nil, true, ownErr
+	case errors.As(ownErr, &pair):
 		// A command waits out another command's run on the key pair; a
 		// daemon's accounts are its own until it stops (a Fleet looks
 		// again by itself).
 		if h.cfg.Role == RoleDaemon || roleOf(pair.Holder) == RoleDaemon {
-			return nil, false, account.Wrap(account.KindRefused, err.Error()+
-				fmt.Sprintf(": serve %s in that process (add it to its accounts), or stop it; nothing was sent", pair.Account), err)
+			return nil, false, account.Wrap(account.KindRefused, ownErr.Error()+
+				fmt.Sprintf(": serve %s in that process (add it to its accounts), or stop it; nothing was sent", pair.Account), ownErr)
 		}
-		return nil, true, account.Wrap(account.KindRefused, err.Error()+"; nothing was sent", err)
-	case errors.Is(err, errLocked):
+		return nil, true, account.Wrap(account.KindRefused, ownErr.Error()+"; nothing was sent", ownErr)
+	case errors.Is(ownErr, errLocked):
 		_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
-		c = Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
-	case errors.As(err, &held):
-		if c, err = h.dialHolder(held.Holder); err != nil {
-			return nil, false, err
-		}
-	default:
-		return nil, false, ownError(h.cfg.Engine.Account, err)
+		return Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), false, nil
+	case errors.As(ownErr, &held):
+		c, err := h.dialHolder(held.Holder)
+		return c, false, err
 	}
+	return nil, false, ownError(h.cfg.Engine.Account, ownErr)
+}
+
+// followOwner makes the handle use c, the dialed owner, once it answers,
+// may be followed, and accepts this process's credentials; a daemon
+// follows only another daemon it stands by for. c is closed when it is
+// not used.
+func (h *Handle) followOwner(ctx context.Context, c *Client) (account.Account, bool, error) {
 	hello, err := c.Hello(ctx)
 	if err != nil {
 		// An owner that does not answer yet is looked for again; one that

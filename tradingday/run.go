@@ -246,59 +246,15 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 	case OpLocate:
 		return r.locate(ctx, op)
 	case OpBatch:
-		pol := workflow.Policy{AutoAccept: true, MaxPrice: op.MaxPrice, AllowSingleUse: op.SingleUse}
-		req := account.LocateRequest{}
-		for _, s := range op.Symbols {
-			req.Items = append(req.Items, account.LocateItem{Symbol: s, Quantity: op.Quantity, Policy: pol})
-		}
-		a := r.as("batch", nil)
-		res, err := a.Locate(ctx, req)
-		if err != nil {
-			return "", err
-		}
-		return r.followAll(ctx, a, res.Started, nil)
+		return r.batch(ctx, op)
 	case OpQuote:
-		a := r.as("quote", nil)
-		res, err := a.Quote(ctx, account.QuoteRequest{Items: []account.QuoteItem{{Symbol: op.Symbols[0], Quantity: op.Quantity}}})
-		if err != nil {
-			return "", err
-		}
-		return r.followAll(ctx, a, res.Started, nil)
+		return r.quote(ctx, op)
 	case OpCreditBack, OpCreditAll:
-		sym := ""
-		if len(op.Symbols) > 0 {
-			sym = op.Symbols[0]
-		}
-		a := r.as("credit-back", nil)
-		res, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: sym, Unused: true})
-		if err != nil {
-			return "", err
-		}
-		words, err := r.followAll(ctx, a, res.Workflows(), nil)
-		for _, sk := range res.Skipped {
-			words += fmt.Sprintf("[skipped %+v] ", sk)
-		}
-		if err != nil {
-			return words, err
-		}
-		return words, r.creditedBack(ctx, sym, string(op.Kind))
+		return r.creditBack(ctx, op)
 	case OpEOD:
 		return r.eod(ctx)
 	case OpRestart:
-		a := r.as("restart", nil)
-		res, err := a.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity,
-			Policy: workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.10"), AllowSingleUse: op.SingleUse}}}})
-		if err != nil {
-			return "", err
-		}
-		if err := r.sleep(ctx, op.Wait); err != nil {
-			return "", err
-		}
-		r.stopOwner()
-		if err := r.startOwner(ctx, false); err != nil {
-			return "", fmt.Errorf("restart: %w", err)
-		}
-		return r.followAll(ctx, r.as("restart", nil), res.Started, nil)
+		return r.restart(ctx, op)
 	case OpCrash:
 		return r.crash(ctx, op)
 	case OpEvening:
@@ -306,20 +262,95 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 	case OpWait:
 		return "waited", r.sleep(ctx, op.Wait)
 	case OpNextDay:
-		words, err := r.eod(ctx)
-		if err != nil {
-			return words, err
-		}
-		// The desk stops its owner overnight and starts it in the morning.
-		r.stopOwner()
-		next := market.Next(r.clk.Now()).Open.Add(30 * time.Minute)
-		r.sim.Advance(next.Sub(r.clk.Now()))
-		if err := r.startOwner(ctx, false); err != nil {
-			return "", err
-		}
-		return words + "; now " + market.DateTime(r.clk.Now()), nil
+		return r.nextDay(ctx)
 	}
 	return "", fmt.Errorf("unknown operation %q", op.Kind)
+}
+
+// batch locates the operation's symbols in one request, auto-accepting
+// under its price cap, and follows each workflow to its end.
+func (r *runner) batch(ctx context.Context, op Op) (string, error) {
+	pol := workflow.Policy{AutoAccept: true, MaxPrice: op.MaxPrice, AllowSingleUse: op.SingleUse}
+	req := account.LocateRequest{}
+	for _, s := range op.Symbols {
+		req.Items = append(req.Items, account.LocateItem{Symbol: s, Quantity: op.Quantity, Policy: pol})
+	}
+	a := r.as("batch", nil)
+	res, err := a.Locate(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return r.followAll(ctx, a, res.Started, nil)
+}
+
+// quote asks a price for one symbol and follows the quote to its end.
+func (r *runner) quote(ctx context.Context, op Op) (string, error) {
+	a := r.as("quote", nil)
+	res, err := a.Quote(ctx, account.QuoteRequest{Items: []account.QuoteItem{{Symbol: op.Symbols[0], Quantity: op.Quantity}}})
+	if err != nil {
+		return "", err
+	}
+	return r.followAll(ctx, a, res.Started, nil)
+}
+
+// creditBack credits back the unused shares of the operation's symbol, or
+// of every symbol without one, follows each credit-back to its end, and
+// checks the broker then shows nothing left it may credit back.
+func (r *runner) creditBack(ctx context.Context, op Op) (string, error) {
+	sym := ""
+	if len(op.Symbols) > 0 {
+		sym = op.Symbols[0]
+	}
+	a := r.as("credit-back", nil)
+	res, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: sym, Unused: true})
+	if err != nil {
+		return "", err
+	}
+	words, err := r.followAll(ctx, a, res.Workflows(), nil)
+	for _, sk := range res.Skipped {
+		words += fmt.Sprintf("[skipped %+v] ", sk)
+	}
+	if err != nil {
+		return words, err
+	}
+	return words, r.creditedBack(ctx, sym, string(op.Kind))
+}
+
+// restart starts a locate, lets it run for op.Wait, closes the owner and
+// starts a new one on the same database, which follows the locate to its
+// end.
+func (r *runner) restart(ctx context.Context, op Op) (string, error) {
+	a := r.as("restart", nil)
+	res, err := a.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity,
+		Policy: workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.10"), AllowSingleUse: op.SingleUse}}}})
+	if err != nil {
+		return "", err
+	}
+	if err := r.sleep(ctx, op.Wait); err != nil {
+		return "", err
+	}
+	r.stopOwner()
+	if err := r.startOwner(ctx, false); err != nil {
+		return "", fmt.Errorf("restart: %w", err)
+	}
+	return r.followAll(ctx, r.as("restart", nil), res.Started, nil)
+}
+
+// nextDay runs the EOD job, then stops the owner overnight and starts it
+// at the next trading day's 10:00 ET.
+func (r *runner) nextDay(ctx context.Context) (string, error) {
+	words, err := r.eod(ctx)
+	if err != nil {
+		return words, err
+	}
+	// The desk stops its owner overnight and starts it in the morning.
+	r.stopOwner()
+	next := market.Next(r.clk.Now()).Open.Add(30 * time.Minute)
+	r.sim.Advance(next.Sub(r.clk.Now()))
+	if err := r.startOwner(ctx, false); err != nil {
+		return "", err
+	}
+	return words + "; now " + market.DateTime(r.clk.Now()), nil
 }
 
 // eod runs the EOD job and checks it credited back every share it may.

@@ -909,7 +909,7 @@ func TestOfferWindowStart(t *testing.T) {
 			offeredAt: t0.Add(-time.Second), expiresAt: t0.Add(29 * time.Second),
 		},
 		{
-			// BUG (step.go rows(), line ~336): the window is only set while
+			// BUG (rows.go rows()): the window is only set while
 			// ExpiresAt is zero, so the Pending window set when the quote
 			// went to 54 is kept when it later reaches 65, and the offer is
 			// judged (and declined, or timed out) on the wrong clock. Spec

@@ -75,30 +75,18 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.ownerHost != "" {
-		n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
-		if err != nil {
-			return usagef("--owner-listen: %v", err)
-		}
-		defer n.Close()
-		if c.followers != "" {
-			if err := n.AllowFollowers(c.followers); err != nil {
-				return usagef("--owner-followers: %v", err)
-			}
-		}
-		c.conn.network, c.conn.ownerToken = n, n.Token
-	} else if c.followers != "" {
-		return usagef("--owner-followers needs --owner-listen")
+	network, err := c.ownerNetwork()
+	if err != nil {
+		return err
+	}
+	if network != nil {
+		defer network.Close()
 	}
 	accounts, err := c.accounts()
 	if err != nil {
 		return err
 	}
-	resolve := func() (config.Settings, error) { return c.conn.resolve(false) }
-	if c.config != "" {
-		resolve = c.conn.resolveBase // each account names its own key pair
-	}
-	base, err := resolve()
+	base, err := c.base()
 	if err != nil {
 		return err
 	}
@@ -149,6 +137,39 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// ownerNetwork opens the listener processes of other hosts follow this
+// owner over (--owner-listen, with --owner-followers): nil without
+// --owner-listen.
+func (c *serveCommand) ownerNetwork() (*service.Network, error) {
+	if c.ownerHost == "" {
+		if c.followers != "" {
+			return nil, usagef("--owner-followers needs --owner-listen")
+		}
+		return nil, nil
+	}
+	n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
+	if err != nil {
+		return nil, usagef("--owner-listen: %v", err)
+	}
+	if c.followers != "" {
+		if err := n.AllowFollowers(c.followers); err != nil {
+			n.Close()
+			return nil, usagef("--owner-followers: %v", err)
+		}
+	}
+	c.conn.network, c.conn.ownerToken = n, n.Token
+	return n, nil
+}
+
+// base resolves the settings the accounts share; with --config each
+// account names its own key pair.
+func (c *serveCommand) base() (config.Settings, error) {
+	if c.config != "" {
+		return c.conn.resolveBase()
+	}
+	return c.conn.resolve(false)
 }
 
 // loadJobs reads and checks the whole jobs file, if any, before anything
