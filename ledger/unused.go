@@ -44,8 +44,8 @@ func (f UnusedFilter) keeps(symbol string, typ brokercode.LocateType) bool {
 // and so is a row with a credit-back open in the store or queued at the
 // broker (toBeSold > 0), so nothing is sold twice. It reads the inventory,
 // the order book and, when a SingleUse row needs it, the locate history,
-// and sends nothing. Rows are planned and skipped in
-// symbol order; those filter leaves out are neither.
+// and sends nothing. Rows are planned and skipped in symbol order; those
+// filter leaves out are neither.
 func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, dayStart time.Time, filter UnusedFilter) ([]locator.Credit, []locator.Skip, error) {
 	rows, _, err := c.Locates.Inventory(ctx, account)
 	if err != nil {
