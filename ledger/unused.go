@@ -35,15 +35,17 @@ func (f UnusedFilter) keeps(symbol string, typ brokercode.LocateType) bool {
 //     lots of 100 (the sell's quantity step);
 //   - SingleUse rows (the .SU side of a Reg SHO pair): the same, but only
 //     if no share of the row was used to open a short (singleUseUsed: none
-//     tied to a short now, and every share this store's SingleUse locates
-//     filled since dayStart, the start of the trading day, still available
-//     or credited back).
+//     tied to a short now, and either every share this store's SingleUse
+//     locates filled since dayStart, the start of the trading day, still
+//     available or credited back, or the row was emptied, and so dropped
+//     by the broker, before its latest lots and no cover came since).
 //
 // A symbol with a locate in flight is left alone (its shares are wanted),
 // and so is a row with a credit-back open in the store or queued at the
-// broker (toBeSold > 0), so nothing is sold twice. It reads the inventory
-// and the order book and sends nothing. Rows are planned and skipped in
-// symbol order; those filter leaves out are neither.
+// broker (toBeSold > 0), so nothing is sold twice. It reads the inventory,
+// the order book and, when a SingleUse row needs it, the locate history,
+// and sends nothing. Rows are planned and skipped in symbol order; those
+// filter leaves out are neither.
 func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, dayStart time.Time, filter UnusedFilter) ([]locator.Credit, []locator.Skip, error) {
 	rows, _, err := c.Locates.Inventory(ctx, account)
 	if err != nil {
@@ -60,6 +62,14 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 	if err != nil {
 		return nil, nil, err
 	}
+	if u.needsHistory(rows) {
+		hist, _, err := c.Locates.History(ctx, account)
+		if err != nil {
+			return nil, nil, fmt.Errorf("locate history (when the SingleUse lots were located): %w", err)
+		}
+		u.suLots = singleUseLots(hist)
+		u.covers = coverTimes(book)
+	}
 	// Shorts draw on reusable rows before SingleUse ones: hold back from
 	// those first.
 	sort.SliceStable(rows, func(i, k int) bool {
@@ -75,12 +85,17 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 // inventoryUses is what keeps located shares from being unused: working
 // short sells (hold, by symbol), open credit-backs (busy, by symbol and
 // type), locates in flight (wanted, by symbol) and the day's SingleUse
-// locates (suDay, by symbol).
+// locates (suDay, by symbol). When the day's sums do not clear a SingleUse
+// row, the broker's SingleUse lots of the day (suLots) and the times of
+// the day's covers (covers), both by symbol, tell whether the row was
+// emptied since a short used it (emptiedSince).
 type inventoryUses struct {
 	hold   map[string]int64
 	busy   map[string]string
 	wanted map[string]string
 	suDay  map[string]singleUseDay
+	suLots map[string][]singleUseLot
+	covers map[string][]brokerclient.Time
 }
 
 // usesOf gathers the uses of rows' shares from the order book and the store.
@@ -157,7 +172,7 @@ func (u *inventoryUses) plan(rows []brokerclient.InventoryRow, filter UnusedFilt
 			continue // nothing, or less than a lot: not worth a line
 		}
 		if typ == brokercode.LocateTypeSingleUse {
-			if why := singleUseUsed(row, suDay[row.Symbol]); why != "" {
+			if why := singleUseUsed(row, suDay[row.Symbol]); why != "" && !u.emptiedSince(row) {
 				skip(row, "SingleUse already used ("+why+")")
 				continue
 			}
@@ -226,4 +241,90 @@ func singleUseUsed(row brokerclient.InventoryRow, day singleUseDay) string {
 		why = append(why, fmt.Sprintf("%d filled today, %d sold back, %d available: %d opened shorts", day.filled, credited, row.Available, used))
 	}
 	return strings.Join(why, ", ")
+}
+
+// needsHistory reports whether a SingleUse row with shares and none tied
+// is not cleared by the day's sums (singleUseUsed), so that whether it was
+// emptied since a short used it (emptiedSince) must be read.
+func (u *inventoryUses) needsHistory(rows []brokerclient.InventoryRow) bool {
+	for _, row := range rows {
+		if row.Type() == brokercode.LocateTypeSingleUse && row.Available >= brokercode.LocateLot && row.Unavailable == 0 &&
+			row.ToBeSold == 0 && singleUseUsed(row, u.suDay[row.Symbol]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// singleUseLot is one SingleUse lot the broker filled on the account
+// today: its shares and when its quote reached the broker (on the
+// broker's clock, no later than the fill).
+type singleUseLot struct {
+	shares int64
+	quoted brokerclient.Time
+}
+
+// singleUseLots lists, per symbol and oldest first, the account's filled
+// SingleUse lots in the broker's locate history (the trading day's rows,
+// whoever located them). Quotes of one symbol are one at a time (spec
+// "Short locates" rule 4), so quote order is fill order.
+func singleUseLots(hist []brokerclient.HistoryRow) map[string][]singleUseLot {
+	out := map[string][]singleUseLot{}
+	for _, h := range hist {
+		if h.Type() == brokercode.LocateTypeSingleUse && h.LocateStatus == brokercode.LocateStatusFilled && h.FilledShares > 0 {
+			out[h.Symbol] = append(out[h.Symbol], singleUseLot{shares: h.FilledShares, quoted: h.CreatedDate})
+		}
+	}
+	for _, lots := range out {
+		sort.SliceStable(lots, func(i, k int) bool { return lots[i].quoted.Before(lots[k].quoted.Time) })
+	}
+	return out
+}
+
+// coverTimes lists, per symbol, when each of the order book's buys that
+// did not open a position and executed shares (a cover: it releases the
+// shares a short tied, and consumes SingleUse ones) last changed: no
+// earlier than its last execution.
+func coverTimes(book []brokerclient.Order) map[string][]brokerclient.Time {
+	out := map[string][]brokerclient.Time{}
+	for _, o := range book {
+		if o.Side == brokerclient.SideBuy && o.OpenClose != brokerclient.OpenCloseOpen && o.Executed > 0 {
+			out[o.Symbol] = append(out[o.Symbol], o.LastUpdated)
+		}
+	}
+	return out
+}
+
+// emptiedSince reports whether the SingleUse row, none of it tied to a
+// short (unavailable 0, nothing queued), holds only lots located after it
+// was last emptied and opened no short since (spec "Short locates" rule
+// 5; the broker drops a row once nothing is left in it, available,
+// unavailable or queued, and starts a new one, sold 0, with the next
+// lot). That holds when, for some lot k of the day, the shares of lot k
+// and the lots after it less the row's sold equal its available, and no
+// cover executed since lot k was quoted: with no share consumed since,
+// the row held nothing just before lot k (what it held then, plus any of
+// its sold from before lot k, is the shortfall), so the row began at lot
+// k or later, and a short drawing on it since would show as unavailable
+// or as a cover. A cover whose time cannot be compared with the lot's
+// counts as after it.
+func (u *inventoryUses) emptiedSince(row brokerclient.InventoryRow) bool {
+	if row.Unavailable != 0 || row.ToBeSold != 0 {
+		return false
+	}
+	lots, covers := u.suLots[row.Symbol], u.covers[row.Symbol]
+	var since int64 // shares of lot k and the lots after it
+	for k := len(lots) - 1; k >= 0; k-- {
+		since += lots[k].shares
+		if since-row.Sold != row.Available {
+			continue
+		}
+		for _, c := range covers {
+			if c.IsZero() || c.NoZone != lots[k].quoted.NoZone || !c.Before(lots[k].quoted.Time) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -28,7 +28,10 @@ const quoteSpacing = 31 * time.Second
 // (16 Insufficient shares) when Unused skips it, so the rule and the
 // broker agree. Shares credited back are not shares used: a lot located
 // after an earlier credit-back of the day, or the rest of a lot partly
-// credited back, is credited back.
+// credited back, is credited back. Nor is a lot located after the row was
+// emptied by the cover of the short that used it (the broker drops the
+// emptied row; the new lot's row opened no short), while a lot located
+// before that cover shares the used row.
 func TestUnusedSingleUse(t *testing.T) {
 	t.Parallel()
 	su := brokercode.LocateTypeSingleUse
@@ -64,6 +67,34 @@ func TestUnusedSingleUse(t *testing.T) {
 				b.fillSide(t, "RSHO", 1000, ".SU")
 			},
 			plan: 1000,
+		},
+		{
+			// The first lot's row was emptied by the cover that consumed
+			// it, and the broker dropped it: the second lot is a new row
+			// no short drew on.
+			name: "located again after a short consumed the first lot",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.short(t, "RSHO", 1000, "")
+				b.cover(t, "RSHO", 1000)
+				b.sim.Advance(quoteSpacing)
+				b.fillSide(t, "RSHO", 1000, ".SU")
+			},
+			plan: 1000,
+		},
+		{
+			// The same fills and cover, but the cover came after the
+			// second lot: the row was never emptied and had opened a
+			// short.
+			name: "located again while a short held the first lot",
+			day: func(t *testing.T, b *testBundle) {
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.short(t, "RSHO", 1000, "")
+				b.sim.Advance(quoteSpacing)
+				b.fillSide(t, "RSHO", 1000, ".SU")
+				b.cover(t, "RSHO", 1000)
+			},
+			skip: "SingleUse already used (2000 filled today, 0 sold back, 1000 available: 1000 opened shorts)",
 		},
 		{
 			name: "a short open on the lot",
