@@ -69,7 +69,7 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 	case w.Since.IsZero() && w.Days <= 0:
 		return nil, locator.SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
 	}
-	if err := checkReconcile(st, account, now, now, grace); err != nil {
+	if err := checkReconcile(st, account, TradeDate(now), now, grace); err != nil {
 		return nil, locator.SyncResult{}, err
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))

@@ -395,3 +395,28 @@ func decPtr(s string) *brokersim.Decimal {
 	v := brokersim.Dec(decimal.RequireFromString(s))
 	return &v
 }
+
+// The fee check runs in the evening: from 7 PM New York time (EST) the UTC
+// date is the next day's, and Check refused every window then ("since:
+// <tomorrow> is after today <today>": it checked the instant now as a
+// first date by its UTC date). Found by the generated trading days (issue
+// 26, seed 134: `fees` after the evening operation). Spec "Cash ledger":
+// the fee of the day's fill is matched.
+func TestCheckInTheEvening(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.sim.Advance(10*time.Hour + 30*time.Minute) // 20:30 ET, 01:30 UTC the next day
+	w := b.fill(t, "HTBX", 300)
+	b.sim.Advance(time.Minute) // the fee posts
+	now := b.sim.Clock.Now()
+	if now.UTC().Day() == now.In(time.FixedZone("ET", -5*3600)).Day() {
+		t.Fatalf("%s: want an evening whose UTC date is the next day's", now)
+	}
+	r, _, err := ledger.Check(t.Context(), b.client, b.store, account, now, locator.FeeWindow{Days: 1}, ledger.FeeGrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Lines) != 1 || r.Lines[0].WorkflowID != w.ID || r.Lines[0].Status != locator.FeeMatched {
+		t.Errorf("lines %+v, want the evening's fill matched", r.Lines)
+	}
+}
