@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
@@ -141,7 +142,8 @@ var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "
 //   - otherwise located shares do, oldest locate first: each filled locate
 //     adds its shares, a credit-back takes its shares away, a short sale's
 //     executed shares are tied until a cover (Buy/Close) fills and returns
-//     them (Locate and PreBorrow shares are reusable within the day);
+//     them (Locate and PreBorrow shares are reusable within the day,
+//     SingleUse shares are not: they stay used);
 //   - a short whose quantity exceeds the shares free when it was sent is
 //     flagged, whatever the broker did with it (it may have rejected it).
 //
@@ -297,6 +299,13 @@ type lot struct {
 	free int64
 }
 
+// reusable reports whether the lot's shares come back when the short
+// they covered is covered: Locate and PreBorrow shares do, SingleUse
+// shares once used to open a short never (spec "Locate types").
+func (l *lot) reusable() bool {
+	return l.w.LocateType != string(brokercode.LocateTypeSingleUse)
+}
+
 // coverDay is what covers one symbol's short sales on one trade date.
 type coverDay struct {
 	etb  *auditEvent
@@ -330,7 +339,9 @@ func (d *coverDay) apply(ev auditEvent) {
 		left := ev.shares
 		for left > 0 && len(d.tied) > 0 {
 			n := min(left, d.tied[0].shares)
-			d.tied[0].lot.free += n
+			if d.tied[0].lot.reusable() {
+				d.tied[0].lot.free += n
+			}
 			left -= n
 			if d.tied[0].shares -= n; d.tied[0].shares == 0 {
 				d.tied = d.tied[1:]

@@ -8,7 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/ledger"
@@ -35,26 +40,7 @@ import (
 func TestAuditShortRightAfterFillUnderSkew(t *testing.T) {
 	t.Parallel()
 	const skew = 1100 * time.Millisecond
-	start := time.Date(2026, 10, 1, 10, 0, 0, 0, market.NewYork)
-	sim := simtest.New(t, simtest.WithStart(start), simtest.WithSimOption(brokersim.WithClockSkew(skew)))
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "locator.db"), sim.Clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	sim.RunClockWhen(t, 2)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	client := sim.Client(t, sim.Live, brokerclient.WithStreamURL("ws"+strings.TrimPrefix(sim.URL, "http")+"/no-stream"))
-	e, err := engine.New(engine.Config{Client: client, Store: st, Clock: sim.Clock, Account: accountID,
-		Env: brokerclient.EnvLive, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	ctx, sim, st, client, e := auditWorld(t, skew)
 
 	h, err := e.Locate(ctx, engine.Request{Symbol: "HTBY", Quantity: 300, Policy: workflow.Policy{AutoAccept: true}})
 	if err != nil {
@@ -98,10 +84,7 @@ func TestAuditShortRightAfterFillUnderSkew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]report.AuditRow{}
-	for _, r := range trail.Rows {
-		rows[r.ClientOrderID] = r
-	}
+	rows := byOrder(trail)
 	covered := rows["direct-HTBY"]
 	if !covered.Covered || len(covered.Covers) != 1 || covered.Covers[0].WorkflowID != wf.ID || covered.CoveredShares() != 300 {
 		t.Errorf("the short sent after the fill: covered=%t by %+v (%s), want covered by locate %s", covered.Covered, covered.Covers, covered.Flag, wf.ID)
@@ -113,5 +96,105 @@ func TestAuditShortRightAfterFillUnderSkew(t *testing.T) {
 	}
 	if len(trail.Rows) != 2 || trail.Flagged() != 1 {
 		t.Errorf("audit: %d rows, %d flagged; want 2 rows, 1 flagged", len(trail.Rows), trail.Flagged())
+	}
+}
+
+// auditWorld is an engine on a fresh store, against the simulator over
+// HTTP on its fake clock run as virtual time, the broker's clock skew
+// ahead; its client follows orders by REST lookups (no portfolio stream,
+// as in generate).
+func auditWorld(t *testing.T, skew time.Duration) (context.Context, *simtest.Bundle, *store.Store, *brokerclient.Client, *engine.Engine) {
+	t.Helper()
+	start := time.Date(2026, 10, 1, 10, 0, 0, 0, market.NewYork)
+	sim := simtest.New(t, simtest.WithStart(start), simtest.WithSimOption(brokersim.WithClockSkew(skew)))
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "locator.db"), sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sim.RunClockWhen(t, 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	client := sim.Client(t, sim.Live, brokerclient.WithStreamURL("ws"+strings.TrimPrefix(sim.URL, "http")+"/no-stream"))
+	e, err := engine.New(engine.Config{Client: client, Store: st, Clock: sim.Clock, Account: accountID,
+		Env: brokerclient.EnvLive, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return ctx, sim, st, client, e
+}
+
+func byOrder(trail *report.Trail) map[string]report.AuditRow {
+	rows := map[string]report.AuditRow{}
+	for _, r := range trail.Rows {
+		rows[r.ClientOrderID] = r
+	}
+	return rows
+}
+
+// A SingleUse share used to open a short is used for the day, even once
+// the short is covered (spec "Locate types": SingleUse is not reusable in
+// a day; "Locate inventory row": size shorts from available): a short sent
+// straight at the broker after locator's short of the whole SingleUse lot
+// was covered has no locate, and the audit flags it; it used to give the
+// lot's shares back on the cover, as a Locate's, and call it covered.
+func TestAuditSingleUseNotReusedAfterCover(t *testing.T) {
+	t.Parallel()
+	ctx, sim, st, client, e := auditWorld(t, 0)
+	h, err := e.Locate(ctx, engine.Request{Symbol: "RSHO", Quantity: 500, Policy: workflow.Policy{AutoAccept: true, AllowSingleUse: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := h.Wait(ctx)
+	if err != nil || wf.State != states.Filled || wf.LocateType != string(brokercode.LocateTypeSingleUse) {
+		t.Fatalf("locate RSHO 500 --allow-single-use: %v %+v, want a SingleUse fill", err, wf)
+	}
+	p := decimal.RequireFromString("5.00")
+	sim.Sim.SetPrice("RSHO", p)
+	res, err := e.Short(ctx, account.ShortRequest{Symbol: "RSHO", Quantity: 500, Limit: p, Policy: workflow.Policy{AutoAccept: true, AllowSingleUse: true}}, engine.ShortAnswers{})
+	if err != nil || res.Order == nil {
+		t.Fatalf("short RSHO 500: %v %+v", err, res)
+	}
+	short := settle(t, e, res.Order)
+	cover, err := e.PlaceOrder(ctx, &engine.Order{ClientOrderID: uuid.NewString(), Account: accountID, Symbol: "RSHO", Side: "Buy", OpenClose: "Close",
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 500, LimitPrice: p, Route: "SMART"}, workflow.Guard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, e, cover)
+	var available int64 // what the broker holds now, from the simulator alone
+	for _, r := range sim.Sim.Inventory() {
+		if r.Account == accountID && r.Symbol == "RSHO" {
+			available += r.Available
+		}
+	}
+	if available != 0 {
+		t.Fatalf("the broker holds %d RSHO shares after the SingleUse lot was used; want 0", available)
+	}
+	if _, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: "direct-RSHO", Symbol: "RSHO",
+		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
+		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: 100,
+		Route: "SMART"}); err != nil {
+		t.Fatal(err)
+	}
+	book, _, err := client.Orders.Book(ctx, accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := ledger.TradeDate(sim.Sim.Now())
+	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := byOrder(trail)
+	if r := rows[short.ClientOrderID]; !r.Covered || len(r.Covers) != 1 || r.Covers[0].WorkflowID != wf.ID {
+		t.Errorf("locator's short: %+v, want covered by the SingleUse locate %s", r, wf.ID)
+	}
+	if r, ok := rows["direct-RSHO"]; !ok || r.Covered {
+		t.Errorf("the short after the SingleUse lot was used: %+v, want it flagged", r)
 	}
 }
