@@ -11,6 +11,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -135,8 +136,9 @@ var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "
 
 // Audit matches every short sale (Sell/Open) locator placed, and every one
 // in o.Seen it did not, to what covered it when it was sent, on the broker's
-// clock and within its trade date (a locate covers the day it was filled,
-// spec "Locate types"):
+// clock and within the broker's trading day (a locate covers the day it
+// was filled, spec "Locate types", and the day ends at the 8 PM rollover,
+// market.SessionStart):
 //
 //   - an easy-to-borrow check answered earlier that day covers it whole;
 //   - otherwise located shares do, oldest locate first: each filled locate
@@ -179,7 +181,8 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 	})
 	days := map[cellKey]*coverDay{}
 	for _, ev := range evs {
-		k := cellKey{ev.symbol, ledger.TradeDate(ev.at)}
+		// Cover lasts the broker's trading day, to its 8 PM rollover.
+		k := cellKey{ev.symbol, market.SessionStart(ev.at)}
 		d := days[k]
 		if d == nil {
 			d = &coverDay{}

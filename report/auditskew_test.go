@@ -198,3 +198,49 @@ func TestAuditSingleUseNotReusedAfterCover(t *testing.T) {
 		t.Errorf("the short after the SingleUse lot was used: %+v, want it flagged", r)
 	}
 }
+
+// Located shares cover the broker's trading day, which ends at the 8 PM
+// New York rollover (market.SessionStart; the simulator's rollover.go): a
+// short sent straight at the broker after it, on the same calendar date as
+// the morning's fill, has no locate (the broker's inventory is the next
+// trading day's, empty) and the audit flags it; it used to count the
+// morning's lot, by calendar date (generated days, seed 38:
+// audit-flags-uncovered after the evening operation).
+func TestAuditLocateEndsAtRollover(t *testing.T) {
+	t.Parallel()
+	ctx, sim, st, client, e := auditWorld(t, 0)
+	h, err := e.Locate(ctx, engine.Request{Symbol: "HTBY", Quantity: 300, Policy: workflow.Policy{AutoAccept: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, err := h.Wait(ctx); err != nil || wf.State != states.Filled {
+		t.Fatalf("locate HTBY 300: %v %+v", err, wf)
+	}
+	now := sim.Clock.Now()
+	y, m, d := now.In(market.NewYork).Date()
+	sim.Advance(time.Date(y, m, d, market.RolloverHour, 0, 30, 0, market.NewYork).Sub(now))
+	for _, r := range sim.Sim.Inventory() {
+		if r.Account == accountID && r.Symbol == "HTBY" && r.Available != 0 {
+			t.Fatalf("the broker still holds %d HTBY shares after its rollover", r.Available)
+		}
+	}
+	limit := decimal.RequireFromString("8.00")
+	if _, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: "direct-evening", Symbol: "HTBY",
+		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeLimit,
+		LimitPrice: &limit, SecurityType: brokerclient.SecurityTypeStock,
+		TimeInForce: brokerclient.TimeInForceDayPlus, OrderQuantity: 100, Route: "SMART"}); err != nil {
+		t.Fatal(err)
+	}
+	book, _, err := client.Orders.Book(ctx, accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := ledger.TradeDate(sim.Sim.Now())
+	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := byOrder(trail)["direct-evening"]; !ok || r.Covered {
+		t.Errorf("the short sent after the rollover: %+v, want it flagged", r)
+	}
+}
