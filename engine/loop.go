@@ -533,8 +533,12 @@ func (l *loop) onRows(rows []brokerclient.HistoryRow) {
 	in := workflow.Rows{Legs: map[string]workflow.Leg{}, Raw: rawJSON(rows)}
 	latest := rows[0]
 	for _, r := range rows {
-		in.Legs[r.QuoteReqID] = workflow.Leg{Status: r.LocateStatus, Price: r.LocatePrice, Type: r.LocateType,
+		leg := workflow.Leg{Status: r.LocateStatus, Price: r.LocatePrice, Type: r.LocateType,
 			Shares: r.LocateShares, Text: r.TextValue(), Error: r.LocateError}
+		if !r.UpdatedDate.NoZone {
+			leg.At = r.UpdatedDate.Time
+		}
+		in.Legs[r.QuoteReqID] = leg
 		if r.UpdatedDate.After(latest.UpdatedDate.Time) {
 			latest = r
 		}

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
@@ -92,10 +94,12 @@ func (t *Trail) Flagged() int {
 type AuditOptions struct {
 	Account string
 	Range   Range
-	// Skew is the broker's clock offset, added to the store's times.
+	// Skew is the broker's clock offset, added to the store's times where
+	// the broker's own are not known.
 	Skew time.Duration
 	// Seen are orders read from the broker's order book: short sales among
-	// them that locator did not place are audited too.
+	// them that locator did not place are audited too, and those it did
+	// are timed by the book.
 	Seen []brokerclient.Order
 }
 
@@ -132,20 +136,25 @@ var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "
 
 // Audit matches every short sale (Sell/Open) locator placed, and every one
 // in o.Seen it did not, to what covered it when it was sent, on the broker's
-// clock and within its trade date (a locate covers the day it was filled,
-// spec "Locate types"):
+// clock and within the broker's trading day (a locate covers the day it
+// was filled, spec "Locate types", and the day ends at the 8 PM rollover,
+// market.SessionStart):
 //
 //   - an easy-to-borrow check answered earlier that day covers it whole;
 //   - otherwise located shares do, oldest locate first: each filled locate
 //     adds its shares, a credit-back takes its shares away, a short sale's
 //     executed shares are tied until a cover (Buy/Close) fills and returns
-//     them (Locate and PreBorrow shares are reusable within the day);
+//     them (Locate and PreBorrow shares are reusable within the day,
+//     SingleUse shares are not: they stay used);
 //   - a short whose quantity exceeds the shares free when it was sent is
 //     flagged, whatever the broker did with it (it may have rejected it).
 //
-// A locate counts from when locator saw it filled (its transition), never
-// earlier: a short sent between the broker's fill and that moment is
-// flagged, which errs on the side of a person looking.
+// Both sides are on the broker's clock wherever the broker told the time:
+// a locate counts from its fill (its history row's updatedDate), a short
+// from its startTime in the book, a cover from its lastUpdated; the times
+// locator recorded, shifted by the skew's estimate (good to about a
+// second), stand in only where the broker's are not known (an
+// easy-to-borrow check; an order no longer in the book).
 //
 // Short sales never sent (a write-ahead record with no answer) are left
 // out: nothing reached the market.
@@ -172,7 +181,8 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 	})
 	days := map[cellKey]*coverDay{}
 	for _, ev := range evs {
-		k := cellKey{ev.symbol, ledger.TradeDate(ev.at)}
+		// Cover lasts the broker's trading day, to its 8 PM rollover.
+		k := cellKey{ev.symbol, market.SessionStart(ev.at)}
 		d := days[k]
 		if d == nil {
 			d = &coverDay{}
@@ -187,8 +197,8 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 }
 
 // workflowEvents are the cover events of the account's workflows (mine):
-// locates filled or not needed, credit-backs done, each at the time locator
-// saw it.
+// locates filled or not needed, credit-backs done, each at the time the
+// broker made it (brokerReachedAt).
 func workflowEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func(string) bool) ([]auditEvent, error) {
 	var evs []auditEvent
 	ws, err := st.List(ctx, store.Filter{Since: o.Range.From.Add(-o.Skew).AddDate(0, 0, -2)})
@@ -209,13 +219,30 @@ func workflowEvents(ctx context.Context, st *store.Store, o AuditOptions, mine f
 		if kind == "" {
 			continue
 		}
-		at, err := ledger.ReachedAt(ctx, st, w)
+		at, err := brokerReachedAt(ctx, st, w, o.Skew)
 		if err != nil {
 			return nil, err
 		}
-		evs = append(evs, auditEvent{at: at.Add(o.Skew), symbol: w.Symbol, kind: kind, w: w, shares: w.Quantity})
+		evs = append(evs, auditEvent{at: at, symbol: w.Symbol, kind: kind, w: w, shares: w.Quantity})
 	}
 	return evs, nil
+}
+
+// brokerReachedAt is when w reached its state on the broker's clock: the
+// updatedDate of the history row that took it there (the leg accepted of
+// a locate, the credit-back's row), as the broker's order times are, so a
+// short sale sent right after a fill is never put before it by an error
+// of the skew's estimate (good to about a second: the Date header's). A
+// workflow with no such row (an easy-to-borrow check; a row with no zone;
+// one recorded before legs carried their time) falls back to when locator
+// saw it there, shifted by skew: never earlier than the broker did it,
+// up to the estimate's error.
+func brokerReachedAt(ctx context.Context, st *store.Store, w *workflow.Workflow, skew time.Duration) (time.Time, error) {
+	if leg, ok := w.Legs[cmp.Or(w.AcceptedID, w.QuoteReqID)]; ok && w.State != states.NotNeeded && !leg.At.IsZero() {
+		return leg.At, nil
+	}
+	at, err := ledger.ReachedAt(ctx, st, w)
+	return at.Add(skew), err
 }
 
 // orderEvents are the account's short sales sent (by locator, or seen at
@@ -226,21 +253,34 @@ func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func
 	if err != nil {
 		return nil, err
 	}
+	book := map[string]brokerclient.Order{}
+	for _, x := range o.Seen {
+		book[x.ClientOrderID] = x
+	}
+	// brokerTime is t of an order in the book, on the broker's clock, else
+	// mine (this machine's) shifted by the skew.
+	brokerTime := func(t brokerclient.Time, mine time.Time) time.Time {
+		if t.IsZero() || t.NoZone || t.DateOnly {
+			return mine.Add(o.Skew)
+		}
+		return t.Time
+	}
 	placed := map[string]bool{}
 	for _, x := range orders {
 		if !mine(x.Account) {
 			continue
 		}
 		placed[x.ClientOrderID], placed[x.LookupID()] = true, true
+		seen := book[x.LookupID()]
 		switch {
 		case x.SentAt.IsZero() || x.State == states.OrderIntent:
 		case x.Side == string(brokerclient.SideSell) && x.OpenClose == string(brokerclient.OpenCloseOpen):
-			at := x.SentAt.Add(o.Skew)
+			at := brokerTime(seen.StartTime, x.SentAt)
 			evs = append(evs, auditEvent{at: at, symbol: x.Symbol, kind: "short", shares: x.Executed, row: &AuditRow{
 				Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.LookupID(), Source: SourceLocator, Symbol: x.Symbol,
 				Quantity: x.Quantity, Executed: x.Executed, OrderStatus: x.OrderStatus}})
 		case x.Side == string(brokerclient.SideBuy) && x.OpenClose == string(brokerclient.OpenCloseClose) && x.Executed > 0:
-			evs = append(evs, auditEvent{at: x.UpdatedAt.Add(o.Skew), symbol: x.Symbol, kind: "cover", shares: x.Executed})
+			evs = append(evs, auditEvent{at: brokerTime(seen.LastUpdated, x.UpdatedAt), symbol: x.Symbol, kind: "cover", shares: x.Executed})
 		}
 	}
 	for _, x := range o.Seen {
@@ -260,6 +300,13 @@ type lot struct {
 	w    *workflow.Workflow
 	at   time.Time
 	free int64
+}
+
+// reusable reports whether the lot's shares come back when the short
+// they covered is covered: Locate and PreBorrow shares do, SingleUse
+// shares once used to open a short never (spec "Locate types").
+func (l *lot) reusable() bool {
+	return l.w.LocateType != string(brokercode.LocateTypeSingleUse)
 }
 
 // coverDay is what covers one symbol's short sales on one trade date.
@@ -295,7 +342,9 @@ func (d *coverDay) apply(ev auditEvent) {
 		left := ev.shares
 		for left > 0 && len(d.tied) > 0 {
 			n := min(left, d.tied[0].shares)
-			d.tied[0].lot.free += n
+			if d.tied[0].lot.reusable() {
+				d.tied[0].lot.free += n
+			}
 			left -= n
 			if d.tied[0].shares -= n; d.tied[0].shares == 0 {
 				d.tied = d.tied[1:]

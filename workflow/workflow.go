@@ -61,6 +61,10 @@ type Leg struct {
 	Shares int64                   `json:"shares"`
 	Text   string                  `json:"text,omitempty"`
 	Error  int                     `json:"error,omitempty"`
+	// At is the row's updatedDate, the time of its latest transition on
+	// the broker's clock (a fill's, for a Filled leg); zero when the row
+	// carried no zone.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Workflow is one locate request or credit-back.
