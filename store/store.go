@@ -59,25 +59,7 @@ func IsPostgres(dsn string) bool {
 // file open to other users that cannot be made private is ErrNotPrivate. A
 // nil clock is the wall clock.
 func Open(ctx context.Context, dsn string, clk clock.Clock) (*Store, error) {
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	var c *conn
-	var err error
-	if IsPostgres(dsn) {
-		c, err = openPostgres(dsn)
-	} else {
-		c, err = openSQLite(dsn)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{db: c, clock: clk}
-	if err := s.migrate(ctx); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return s, nil
+	return open(ctx, dsn, clk, openSQLite, (*Store).migrate)
 }
 
 // ErrSchemaBehind is returned by OpenReader for a database whose schema
@@ -91,6 +73,19 @@ var ErrSchemaBehind = errors.New("store: the database's schema is older than thi
 // (ErrSchemaBehind when a migration is missing), so a reader changes
 // nothing an owner relies on. A nil clock is the wall clock.
 func OpenReader(ctx context.Context, dsn string, clk clock.Clock) (*Store, error) {
+	existing := func(path string) (*conn, error) {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("store: no database at %s: %w", path, fs.ErrNotExist)
+		}
+		return openSQLite(path)
+	}
+	return open(ctx, dsn, clk, existing, (*Store).current)
+}
+
+// open connects to dsn (Postgres, or SQLite through sqlite) and readies
+// the schema with ready (migrate for an owner, current for a reader); on
+// an error nothing is left open. A nil clock is the wall clock.
+func open(ctx context.Context, dsn string, clk clock.Clock, sqlite func(string) (*conn, error), ready func(*Store, context.Context) error) (*Store, error) {
 	if clk == nil {
 		clk = clock.Real{}
 	}
@@ -98,16 +93,14 @@ func OpenReader(ctx context.Context, dsn string, clk clock.Clock) (*Store, error
 	var err error
 	if IsPostgres(dsn) {
 		c, err = openPostgres(dsn)
-	} else if _, err = os.Stat(dsn); err != nil {
-		return nil, fmt.Errorf("store: no database at %s: %w", dsn, fs.ErrNotExist)
 	} else {
-		c, err = openSQLite(dsn)
+		c, err = sqlite(dsn)
 	}
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{db: c, clock: clk}
-	if err := s.current(ctx); err != nil {
+	if err := ready(s, ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
