@@ -262,6 +262,96 @@ func TestIdleConnectionsKeepNobodyWaiting(t *testing.T) {
 	}
 }
 
+// Issue 28: 70 connections held open and silent by a process running as
+// another user (nobody, 65534) keep this user waiting no longer: on
+// loopback that user is a client of its own, so /healthz from here, with
+// the token, is answered within a second. The holder is this test binary
+// run again as that user (TestMain, holdConnsEnv).
+func TestIdleConnectionsOfAnotherUserKeepNobodyWaiting(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a process as another user")
+	}
+	b := setup(t, setupOpt{token: "tok"})
+	base, addr := b.start(t)
+	// The build's folder is its user's alone: another user runs a copy.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	holder := filepath.Join(dir, "dashboard.test")
+	if err := os.WriteFile(holder, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(holder)
+	cmd.Env = append(os.Environ(), holdConnsEnv+"="+addr.String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	release, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer release.Close() // the holder closes its connections and exits
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the holder of another user: %q %v: %s", line, err, stderr.String())
+	}
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("/healthz beside 70 idle connections of another user: %v after %v", err, time.Since(start))
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "LV100001") {
+		t.Errorf("/healthz: %d %s, want 200 with the accounts", resp.StatusCode, body)
+	}
+}
+
+// holdConnsEnv, set to an address, makes this test binary hold 70 silent
+// connections to it, say "ready" and keep them until its stdin closes.
+const holdConnsEnv = "LOCATOR_TEST_HOLD_CONNS"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(holdConnsEnv); addr != "" {
+		for range 70 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			defer c.Close()
+		}
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		return
+	}
+	os.Exit(m.Run())
+}
+
 // A connection inside a request (the page's event stream) is never closed
 // to make room: past a client's bound with every connection busy, the
 // newcomer is the one closed, and the streams go on.
