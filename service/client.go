@@ -252,7 +252,7 @@ func (c *Client) RunJob(ctx context.Context, req account.JobRequest) (*account.J
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			c.post(sctx, "/v1/job/stop", map[string]string{"ref": call.Ref}, nil)
+			c.post(sctx, "/v1/job/stop", jobStop{Ref: call.Ref}, nil)
 		case <-finished:
 		}
 	}()

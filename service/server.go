@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -116,41 +117,82 @@ func (s *server) earned(h http.Handler) http.Handler {
 	})
 }
 
+// route is one route of the account API: its method and path, what it
+// takes and answers, and its handler. The table of routes (server.table)
+// is the API's one description: routes serves it, and TestOpenAPI
+// generates api/openapi.yaml from it and the JSON shapes of its types, and
+// fails when the published document differs.
+type route struct {
+	method, path string
+	// doc says what the route does, for the published document.
+	doc string
+	// in is the request's body (nil: none), or with query its query
+	// parameters; out is the answer, or with stream one line of it.
+	in, out reflect.Type
+	query   bool
+	stream  bool
+	// open routes are served without a session (hello and its proof).
+	open bool
+	h    http.HandlerFunc
+}
+
+// table is every route of the account API.
+func (s *server) table() []route {
+	none := reflect.TypeFor[struct{}]()
+	return []route{
+		{method: "GET", path: "/v1/hello", open: true, out: reflect.TypeFor[Hello](), h: s.greet,
+			doc: "Who owns the account, through which database, with a fresh challenge (nonce) to prove the key pair on."},
+		{method: "POST", path: "/v1/session", open: true, in: reflect.TypeFor[proof](), out: reflect.TypeFor[earnedSession](), h: s.prove,
+			doc: "Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back."},
+		call(s, "/v1/locate", "Ensures located shares, quoting only the shortfall; answers the workflows started (follow them).", account.Account.Locate),
+		call(s, "/v1/quote", "Asks the price of located shares without taking it: a price check per item, its offer cancelled at once.", account.Account.Quote),
+		call(s, "/v1/credit-back", "Returns unused located shares to the broker.", account.Account.CreditBack),
+		call(s, "/v1/short", "Ensures the locate, checks the sizing and places one Sell/Open order; answers when it is working or final.", account.Account.Short),
+		call(s, "/v1/place-order", "Places an order under its write-ahead clientOrderId; answers when it is working or final.", account.Account.PlaceOrder),
+		call(s, "/v1/cancel-order", "Cancels a working order locator placed; answers how it ended.", account.Account.CancelOrder),
+		call(s, "/v1/status", "The account as its owner sees it now.", account.Account.Status),
+		call(s, "/v1/fees", "Syncs a window of the cash ledger and reconciles the locate fees in it.", account.Account.Fees),
+		call(s, "/v1/today", "The account's trading day: positions, working orders, today's locates and spend.", account.Account.Today),
+		call(s, "/v1/read", "What the broker says about the account now, one record kind a request (GETs only).", account.Account.Read),
+		call(s, "/v1/answer", "A person's answer to the offer waiting on a workflow.", func(a account.Account, ctx context.Context, req account.AnswerRequest) (struct{}, error) {
+			return struct{}{}, a.Answer(ctx, req)
+		}),
+		call(s, "/v1/cancel", "Withdraws an unfinished workflow.", func(a account.Account, ctx context.Context, req account.CancelRequest) (struct{}, error) {
+			return struct{}{}, a.Cancel(ctx, req)
+		}),
+		{method: "POST", path: "/v1/job", in: reflect.TypeFor[jobCall](), out: reflect.TypeFor[account.JobResult](), h: s.job,
+			doc: "Runs one run of a job of a jobs file on the owner's engine; /v1/job/stop with its ref drains it."},
+		{method: "POST", path: "/v1/job/stop", in: reflect.TypeFor[jobStop](), out: none, h: s.jobStop,
+			doc: "Drains the job run of that ref (its grace for the step in flight)."},
+		{method: "GET", path: "/v1/follow", in: reflect.TypeFor[account.FollowRequest](), query: true, stream: true, out: reflect.TypeFor[message](), h: s.follow,
+			doc: "Every change of a workflow (from its start with fromStart=1), one line each ({update}), then its final record ({end}) or {error}."},
+		{method: "GET", path: "/v1/subscribe", stream: true, out: reflect.TypeFor[message](), h: s.subscribe,
+			doc: "Every change of the account's workflows and orders, one line each ({update}), for as long as the stream stays open."},
+		{method: "GET", path: "/v1/questions", stream: true, out: reflect.TypeFor[message](), h: s.questions,
+			doc: "The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply."},
+		{method: "POST", path: "/v1/reply", in: reflect.TypeFor[reply](), out: none, h: s.reply,
+			doc: "Answers a question put on the caller's question stream."},
+	}
+}
+
 func (s *server) routes() http.Handler {
 	open := http.NewServeMux()
-	open.HandleFunc("GET /v1/hello", s.greet)
-	open.HandleFunc("POST /v1/session", s.prove)
 	mux := http.NewServeMux()
 	open.Handle("/", s.earned(mux))
-	handle(mux, "/v1/locate", s, account.Account.Locate)
-	handle(mux, "/v1/quote", s, account.Account.Quote)
-	handle(mux, "/v1/credit-back", s, account.Account.CreditBack)
-	handle(mux, "/v1/short", s, account.Account.Short)
-	handle(mux, "/v1/place-order", s, account.Account.PlaceOrder)
-	handle(mux, "/v1/cancel-order", s, account.Account.CancelOrder)
-	handle(mux, "/v1/status", s, account.Account.Status)
-	handle(mux, "/v1/fees", s, account.Account.Fees)
-	handle(mux, "/v1/today", s, account.Account.Today)
-	handle(mux, "/v1/read", s, account.Account.Read)
-	handle(mux, "/v1/answer", s, func(a account.Account, ctx context.Context, req account.AnswerRequest) (struct{}, error) {
-		return struct{}{}, a.Answer(ctx, req)
-	})
-	handle(mux, "/v1/cancel", s, func(a account.Account, ctx context.Context, req account.CancelRequest) (struct{}, error) {
-		return struct{}{}, a.Cancel(ctx, req)
-	})
-	mux.HandleFunc("POST /v1/job", s.job)
-	mux.HandleFunc("POST /v1/job/stop", s.jobStop)
-	mux.HandleFunc("GET /v1/follow", s.follow)
-	mux.HandleFunc("GET /v1/subscribe", s.subscribe)
-	mux.HandleFunc("GET /v1/questions", s.questions)
-	mux.HandleFunc("POST /v1/reply", s.reply)
+	for _, r := range s.table() {
+		if r.open {
+			open.HandleFunc(r.method+" "+r.path, r.h)
+		} else {
+			mux.HandleFunc(r.method+" "+r.path, r.h)
+		}
+	}
 	return open
 }
 
-// handle serves one call of the API: its request decoded, the caller's
-// view of the account, its answer encoded.
-func handle[Req, Resp any](mux *http.ServeMux, path string, s *server, call func(account.Account, context.Context, Req) (Resp, error)) {
-	mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+// call is the route of one call of the API: its request decoded, the
+// caller's view of the account, its answer encoded.
+func call[Req, Resp any](s *server, path, doc string, f func(account.Account, context.Context, Req) (Resp, error)) route {
+	h := func(w http.ResponseWriter, r *http.Request) {
 		a, ok := s.session(w, r)
 		if !ok {
 			return
@@ -159,13 +201,14 @@ func handle[Req, Resp any](mux *http.ServeMux, path string, s *server, call func
 		if !decode(w, r, &req) {
 			return
 		}
-		resp, err := call(a, r.Context(), req)
+		resp, err := f(a, r.Context(), req)
 		if err != nil {
 			fail(w, err)
 			return
 		}
 		send(w, resp)
-	})
+	}
+	return route{method: "POST", path: path, doc: doc, in: reflect.TypeFor[Req](), out: reflect.TypeFor[Resp](), h: h}
 }
 
 // askOverStream stands for a follower's prompt in its session: the
@@ -218,10 +261,13 @@ func (s *server) job(w http.ResponseWriter, r *http.Request) {
 	send(w, res)
 }
 
+// jobStop names the job run to drain.
+type jobStop struct {
+	Ref string `json:"ref"`
+}
+
 func (s *server) jobStop(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Ref string `json:"ref"`
-	}
+	var req jobStop
 	if !decode(w, r, &req) {
 		return
 	}

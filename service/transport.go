@@ -13,30 +13,14 @@ import (
 )
 
 // The transport carries the account API between a follower and its owner
-// as JSON over HTTP on the owner's socket. It only carries: every rule is
-// Local's. Each request names its caller in the callerHeader (the
-// caller's id, name, environment and whether it can answer questions); a
-// caller that can answers the questions put to it on its question stream.
-//
-//	GET  /v1/hello                    -> Hello (who owns, through which database)
-//	POST /v1/locate      LocateRequest      -> LocateResult
-//	POST /v1/quote       QuoteRequest       -> LocateResult
-//	POST /v1/credit-back CreditBackRequest  -> CreditBackResult
-//	POST /v1/short       ShortRequest       -> ShortResult
-//	POST /v1/place-order PlaceOrderRequest  -> Order
-//	POST /v1/cancel-order CancelOrderRequest -> Order
-//	POST /v1/answer      AnswerRequest      -> {}
-//	POST /v1/cancel      CancelRequest      -> {}
-//	POST /v1/status      StatusRequest      -> Status
-//	POST /v1/fees        FeesRequest        -> FeesResult
-//	POST /v1/today       TodayRequest       -> Today
-//	POST /v1/job         jobCall            -> JobResult (POST /v1/job/stop {ref} drains it)
-//	GET  /v1/follow?id=ID                   -> lines of {update} ... {end} | {error}
-//	GET  /v1/subscribe                      -> lines of updates
-//	GET  /v1/questions                      -> lines of {question} | {withdrawn}
-//	POST /v1/reply       reply              -> {}
-//
-// An error answer is an *account.Error as JSON, with its kind.
+// as JSON over HTTP on the owner's socket (and over TLS, see Network). It
+// only carries: every rule is Local's. Its routes, under /v1, are
+// server.table, published as api/openapi.yaml (generated from the table
+// and checked by TestOpenAPI). Each request names its caller in the
+// callerHeader (the caller's id, name, environment and whether it can
+// answer questions); a caller that can answers the questions put to it on
+// its question stream. An error answer is an *account.Error as JSON, with
+// its kind.
 const callerHeader = "Locator-Caller"
 
 // sessionHeader carries the session a follower earned by proving it holds
