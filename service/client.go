@@ -146,6 +146,7 @@ func (c *Client) authenticate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = one.Do(req)
 	if err != nil {
 		return "", c.gone(ctx, err)

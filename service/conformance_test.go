@@ -132,4 +132,18 @@ func TestConformance(t *testing.T) {
 			}}
 		})
 	})
+	// The follower again, every request and answer checked against the
+	// published api/openapi.yaml on its way (wireChecked): the document
+	// describes the wire the whole suite uses, not just the Go types.
+	t.Run("published", func(t *testing.T) {
+		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
+			o := own(t)
+			wire := wireChecked(t, o.owner.Lease().Endpoint)
+			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
+				cl := service.Dial(wire, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
+				t.Cleanup(cl.Close)
+				return cl
+			}}
+		})
+	})
 }

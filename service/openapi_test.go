@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 )
 
 var update = flag.Bool("update", false, "rewrite api/openapi.yaml from the route table")
@@ -198,6 +199,9 @@ func (g *schemas) of(t reflect.Type) obj {
 		return obj{"type": "string", "format": "date-time"}
 	case reflect.TypeFor[time.Duration]():
 		return obj{"type": "integer", "description": "nanoseconds"}
+	case reflect.TypeFor[brokerclient.Time]():
+		return obj{"oneOf": []any{obj{"type": "string"}, obj{"type": "null"}},
+			"description": "the broker's time as it sent it (without a zone when it sent none), null when it sent none"}
 	case reflect.TypeFor[[]byte]():
 		return obj{"type": "string", "contentEncoding": "base64"}
 	case reflect.TypeFor[account.Kind]():
