@@ -36,15 +36,16 @@ var readmeNotRun = map[string]string{
 // readmeShell are the other commands of the README's shell blocks, by
 // their first word, with why this test does not run them.
 var readmeShell = map[string]string{
-	"export":        "the session's environment: TestREADMEExportsMatchTheSimulator checks its values",
-	"go":            "the project's own checks and benchmarks (go vet, go test, go test -bench): CI runs them",
-	"CGO_ENABLED=0": "the static build: TestDockerfile builds the binary the same way and runs it",
-	"docker":        "needs a Docker daemon: TestDockerfile checks the Dockerfile and runs its build",
-	"sudo":          "installs the systemd service on a machine (root): not in a test",
-	"journalctl":    "reads the systemd service's log: not in a test",
-	"H=(-H":         "the curl sample: TestREADMESamples replays it",
-	"curl":          "the curl sample: TestREADMESamples replays it",
-	"sleep":         "the curl sample: TestREADMESamples replays it",
+	"export":                    "the session's environment: TestREADMEExportsMatchTheSimulator checks its values",
+	"go":                        "the project's own checks and benchmarks (go vet, go test, go test -bench): CI runs them",
+	"CGO_ENABLED=0":             "the static build: TestDockerfile builds the binary the same way and runs it",
+	"docker":                    "needs a Docker daemon: TestDockerfile checks the Dockerfile and runs its build",
+	"sudo":                      "installs the systemd service on a machine (root): not in a test",
+	"journalctl":                "reads the systemd service's log: not in a test",
+	"H=(-H":                     "the curl sample: TestREADMESamples replays it",
+	"curl":                      "the curl sample: TestREADMESamples replays it",
+	"sleep":                     "the curl sample: TestREADMESamples replays it",
+	"PYTHONPATH=clients/python": "the Python client's example: TestPythonClient (clients/python) runs it against locator sim and serve",
 }
 
 // readmeExample is one command line of a shell block of the README.

@@ -62,7 +62,7 @@ def setUpModule():
     runtime = os.path.join(TMP, "run")
     os.mkdir(runtime, 0o700)
     ENV.update({
-        "PATH": os.environ.get("PATH", ""), "HOME": TMP, "XDG_CONFIG_HOME": os.path.join(TMP, "config"),
+        "PATH": os.environ.get("PATH", ""), "HOME": TMP, "PYTHONDONTWRITEBYTECODE": "1", "XDG_CONFIG_HOME": os.path.join(TMP, "config"),
         "XDG_RUNTIME_DIR": runtime, "LOCATOR_BASE_URL": ready["baseURL"], "LOCATOR_ACCOUNT": ACCOUNT,
         "LOCATOR_KEY_ID": key["keyId"], "LOCATOR_SECRET": key["secret"], "LOCATOR_DB": os.path.join(TMP, "locator.db"),
     })
