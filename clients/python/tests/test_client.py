@@ -127,6 +127,16 @@ class ClientTest(unittest.TestCase):
         self.assertIn("no owner", str(e.exception))
         self.assertEqual(sim_requests(), before)
 
+    def test_another_key_pair_refused(self):
+        """a process that does not hold the account's key pair (another
+        secret) earns no session: refused, and nothing reaches the broker."""
+        before = sim_requests()
+        with self.assertRaises(LocatorError) as e:
+            Client.from_env(dict(ENV, LOCATOR_SECRET="not-the-secret")).quote(["HTBX"])
+        self.assertEqual(e.exception.kind, "refused")
+        self.assertIn("key pair", str(e.exception))
+        self.assertEqual(sim_requests(), before)
+
     def test_quote_takes_nothing(self):
         """quote prices a symbol with one quote and its cancel, and no
         accept."""
