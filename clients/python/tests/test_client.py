@@ -49,7 +49,7 @@ def setUpModule():
     # The default scenario, and a symbol of its own for each test but the
     # HTBX locate (a symbol's quotes are 30 s apart at the broker).
     scenario = json.loads(subprocess.run([bin_, "sim", "--print-scenario"], capture_output=True, check=True).stdout)
-    for sym, price in (("PYQT", "7.00"), ("PYEX", "6.00"), ("PYUP", "5.00")):
+    for sym, price in (("PYQT", "7.00"), ("PYEX", "6.00"), ("PYUP", "5.00"), ("PYCB", "4.00")):
         scenario["pools"].append({"symbol": sym, "locateType": 1, "shares": 100000, "price": 0.02})
         scenario["prices"][sym] = float(price)
     path = os.path.join(TMP, "scenario.json")
@@ -85,6 +85,17 @@ def tearDownModule():
 class ClientTest(unittest.TestCase):
     def client(self) -> Client:
         return Client.from_env(ENV)
+
+    def test_credit_back_returns_shares(self):
+        """credit_back returns 100 of 200 located shares with one sell at
+        the broker, and ends credited."""
+        c = self.client()
+        self.assertEqual(c.locate("PYCB", 200, max_price=Decimal("0.05")).state, "filled")
+        before = sim_requests()
+        out = c.credit_back("PYCB", 100, locate_type="Locate")
+        self.assertEqual([(o.symbol, o.kind, o.state, o.shares) for o in out], [("PYCB", "credit_back", "credited", 100)])
+        new = sim_requests()[len(before):]
+        self.assertEqual(count(new, "POST", "/locates/sell"), 1, new)
 
     def test_locate_under_a_cap_then_status_filled(self):
         """locate HTBX 300 under a cap fills through the owner with one quote
