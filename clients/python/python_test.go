@@ -14,7 +14,8 @@ import (
 // `locator sim` and a `locator serve` of the binary built here and drives
 // them through locator_client: a capped locate of HTBX 300 fills with one
 // quote and one accept and reads as filled, an uncapped one is refused
-// with nothing sent, quote takes nothing, the updates iterator sees a
+// with nothing sent, another secret earns no session, quote takes
+// nothing, a credit-back returns shares, the updates iterator sees a
 // locate to its end, and the ensure-located-then-short example places
 // its one order. Without python3 it skips, except under CI=true (.ci/run
 // installs Debian's python3), where it fails.
