@@ -36,16 +36,26 @@ func New(acct account.Account, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "locator", Title: "locator: short-sale locates", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
 	t := &tools{acct: acct}
-	mcp.AddTool(s, &mcp.Tool{Name: "quote", Description: "The broker's locate offer for each symbol, then cancelled: a price check, nothing is accepted or paid. " +
-		"Waits for the prices (a symbol quoted in the last 30 seconds waits its turn)."}, t.quote)
-	mcp.AddTool(s, &mcp.Tool{Name: "shortable", Description: "For each symbol: easy to borrow or not, its located inventory, and the last offers seen. Sends no quote."}, t.shortable)
-	mcp.AddTool(s, &mcp.Tool{Name: "locate", Description: "Ensure located shares of a symbol: quotes only the shortfall, accepts an offer at or under max_price " +
-		"(and max_cost, when given), declines one above; waits for the outcome. max_price is required."}, t.locate)
-	mcp.AddTool(s, &mcp.Tool{Name: "status", Description: "One workflow by id (or a unique prefix of one), or without an id the account as its owner sees it: " +
-		"the owner, the unfinished workflows, the locate budget left."}, t.status)
-	mcp.AddTool(s, &mcp.Tool{Name: "credit_back", Description: "Return located shares to the broker: shares of one inventory row (type, default Locate), " +
-		"or without shares every unused share of the symbol. Waits for the outcome."}, t.creditBack)
-	mcp.AddTool(s, &mcp.Tool{Name: "inventory", Description: "The account's located inventory at the broker, one row per symbol and locate type."}, t.inventory)
+	// The hints tell a client which tools only read (it may call them
+	// without asking its person) and which may spend: locate is
+	// idempotent, since it quotes only the shortfall of what is located.
+	reads := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(s, &mcp.Tool{Name: "quote", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
+		Description: "The broker's locate offer for each symbol, then cancelled: a price check, nothing is accepted or paid. " +
+			"Waits for the prices (a symbol quoted in the last 30 seconds waits its turn)."}, t.quote)
+	mcp.AddTool(s, &mcp.Tool{Name: "shortable", Annotations: reads,
+		Description: "For each symbol: easy to borrow or not, its located inventory, and the last offers seen. Sends no quote."}, t.shortable)
+	mcp.AddTool(s, &mcp.Tool{Name: "locate", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
+		Description: "Ensure located shares of a symbol: quotes only the shortfall, accepts an offer at or under max_price " +
+			"(and max_cost, when given), declines one above; waits for the outcome. max_price is required."}, t.locate)
+	mcp.AddTool(s, &mcp.Tool{Name: "status", Annotations: reads,
+		Description: "One workflow by id (or a unique prefix of one), or without an id the account as its owner sees it: " +
+			"the owner, the unfinished workflows, the locate budget left."}, t.status)
+	mcp.AddTool(s, &mcp.Tool{Name: "credit_back",
+		Description: "Return located shares to the broker: shares of one inventory row (type, default Locate), " +
+			"or without shares every unused share of the symbol. Waits for the outcome."}, t.creditBack)
+	mcp.AddTool(s, &mcp.Tool{Name: "inventory", Annotations: reads,
+		Description: "The account's located inventory at the broker, one row per symbol and locate type."}, t.inventory)
 	return s
 }
 

@@ -126,7 +126,8 @@ const (
 )
 
 // The server lists its tools, each with an input schema from its Go
-// struct; locate's requires max_price.
+// struct (locate's requires max_price), the reads hinted read-only and
+// the others not.
 func TestToolsListed(t *testing.T) {
 	t.Parallel()
 	a := connect(t, account.Caller{Name: "test agent"})
@@ -139,6 +140,10 @@ func TestToolsListed(t *testing.T) {
 		names = append(names, tool.Name)
 		if tool.InputSchema == nil || tool.OutputSchema == nil {
 			t.Errorf("%s: input schema %v, output schema %v", tool.Name, tool.InputSchema, tool.OutputSchema)
+		}
+		readOnly := tool.Annotations != nil && tool.Annotations.ReadOnlyHint
+		if want := tool.Name == "shortable" || tool.Name == "status" || tool.Name == "inventory"; readOnly != want {
+			t.Errorf("%s: read-only hint %v, want %v", tool.Name, readOnly, want)
 		}
 		if tool.Name == "locate" {
 			raw, _ := json.Marshal(tool.InputSchema)
@@ -179,12 +184,12 @@ func TestQuoteCommitsNothing(t *testing.T) {
 }
 
 // An agent never takes an uncapped offer: a locate without max_price (or
-// with an empty or bad one) is a tool error, and nothing reaches the
-// broker, not even a read.
+// with an empty or bad one) is a tool error, and nothing is sent (the
+// owner's own poller reads on meanwhile).
 func TestLocateWithoutCapSendsNothing(t *testing.T) {
 	t.Parallel()
 	a := connect(t, account.Caller{Name: "test agent"})
-	before := len(a.sim.Sim.Requests())
+	before := a.writes()
 	for name, args := range map[string]map[string]any{
 		"missing": {"symbol": "HTBX", "shares": 300},
 		"empty":   {"symbol": "HTBX", "shares": 300, "max_price": ""},
@@ -196,8 +201,8 @@ func TestLocateWithoutCapSendsNothing(t *testing.T) {
 			t.Errorf("%s max_price: error %v %q, want a tool error naming max_price", name, isErr, text)
 		}
 	}
-	if n := len(a.sim.Sim.Requests()) - before; n != 0 {
-		t.Errorf("%d requests reached the broker, want 0", n)
+	if n := a.writes() - before; n != 0 {
+		t.Errorf("%d writes reached the broker, want 0", n)
 	}
 }
 
