@@ -40,23 +40,35 @@ func New(acct account.Account, version string) *mcp.Server {
 	// without asking its person) and which may spend: locate is
 	// idempotent, since it quotes only the shortfall of what is located.
 	reads := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(s, &mcp.Tool{Name: "quote", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
+	addTool(s, &mcp.Tool{Name: "quote", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
 		Description: "The broker's locate offer for each symbol, then cancelled: a price check, nothing is accepted or paid. " +
 			"Waits for the prices (a symbol quoted in the last 30 seconds waits its turn)."}, t.quote)
-	mcp.AddTool(s, &mcp.Tool{Name: "shortable", Annotations: reads,
+	addTool(s, &mcp.Tool{Name: "shortable", Annotations: reads,
 		Description: "For each symbol: easy to borrow or not, its located inventory, and the last offers seen. Sends no quote."}, t.shortable)
-	mcp.AddTool(s, &mcp.Tool{Name: "locate", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
+	addTool(s, &mcp.Tool{Name: "locate", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
 		Description: "Ensure located shares of a symbol: quotes only the shortfall, accepts an offer at or under max_price " +
 			"(and max_cost, when given), declines one above; waits for the outcome. max_price is required."}, t.locate)
-	mcp.AddTool(s, &mcp.Tool{Name: "status", Annotations: reads,
+	addTool(s, &mcp.Tool{Name: "status", Annotations: reads,
 		Description: "One workflow by id (or a unique prefix of one), or without an id the account as its owner sees it: " +
 			"the owner, the unfinished workflows, the locate budget left."}, t.status)
-	mcp.AddTool(s, &mcp.Tool{Name: "credit_back",
+	addTool(s, &mcp.Tool{Name: "credit_back",
 		Description: "Return located shares to the broker: shares of one inventory row (type, default Locate), " +
 			"or without shares every unused share of the symbol. Waits for the outcome."}, t.creditBack)
-	mcp.AddTool(s, &mcp.Tool{Name: "inventory", Annotations: reads,
+	addTool(s, &mcp.Tool{Name: "inventory", Annotations: reads,
 		Description: "The account's located inventory at the broker, one row per symbol and locate type."}, t.inventory)
 	return s
+}
+
+// addTool adds a tool whose refusals of bad input say, as the CLI's do,
+// that nothing was sent.
+func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		res, out, err := h(ctx, req, in)
+		if errors.Is(err, brokercode.ErrInput) && !strings.Contains(err.Error(), "nothing was sent") {
+			err = fmt.Errorf("%w; nothing was sent", err)
+		}
+		return res, out, err
+	})
 }
 
 // instructions tell an agent how the tools fit together.
@@ -174,7 +186,7 @@ func (t *tools) locate(ctx context.Context, _ *mcp.CallToolRequest, in LocateInp
 	}
 	symbol, err := brokercode.Symbol(in.Symbol)
 	if err != nil {
-		return nil, out, refusal(err)
+		return nil, out, err
 	}
 	res, err := t.acct.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: symbol, Quantity: in.Shares, Policy: policy}}})
 	if err != nil {
@@ -201,10 +213,10 @@ func capPolicy(in LocateInput) (workflow.Policy, error) {
 	}
 	var err error
 	if p.MaxPrice, err = workflow.ParsePrice("max_price", in.MaxPrice); err != nil {
-		return p, refusal(err)
+		return p, err
 	}
 	if p.MaxCost, err = workflow.ParseCost("max_cost", in.MaxCost); err != nil {
-		return p, refusal(err)
+		return p, err
 	}
 	return p, nil
 }
@@ -323,7 +335,7 @@ func (t *tools) creditBack(ctx context.Context, _ *mcp.CallToolRequest, in Credi
 func creditRequest(in CreditBackInput) (account.CreditBackRequest, error) {
 	symbol, err := brokercode.Symbol(in.Symbol)
 	if err != nil {
-		return account.CreditBackRequest{}, refusal(err)
+		return account.CreditBackRequest{}, err
 	}
 	typ := brokercode.LocateType(in.Type)
 	switch typ {
@@ -365,17 +377,7 @@ func symbols(in []string) ([]string, error) {
 	if len(in) == 0 {
 		return nil, account.Errorf(account.KindInput, "symbols: want at least one symbol; nothing was sent")
 	}
-	out, err := brokercode.Symbols(in)
-	return out, refusal(err)
-}
-
-// refusal is a bad input's error as a tool says it: an input error
-// saying that nothing was sent (nil stays nil).
-func refusal(err error) error {
-	if err == nil {
-		return nil
-	}
-	return account.Wrap(account.KindInput, err.Error()+"; nothing was sent", err)
+	return brokercode.Symbols(in)
 }
 
 // unseen is what a tool does with the changes of a workflow it follows

@@ -206,6 +206,33 @@ func TestLocateWithoutCapSendsNothing(t *testing.T) {
 	}
 }
 
+// docs/design.md rule 8 through the tools: bad input is a tool error
+// saying nothing was sent, checked here or by the owner, and nothing is.
+func TestBadInputSendsNothing(t *testing.T) {
+	t.Parallel()
+	a := connect(t, account.Caller{Name: "test agent"})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"quote", map[string]any{"symbols": []string{}}},
+		{"quote", map[string]any{"symbols": []string{"not a symbol"}}},
+		{"quote", map[string]any{"symbols": []string{"HTBX"}, "shares": 250}},
+		{"locate", map[string]any{"symbol": "HTBX", "shares": 250, "max_price": "0.02"}},
+		{"locate", map[string]any{"symbol": "HT BX", "shares": 300, "max_price": "0.02"}},
+		{"locate", map[string]any{"symbol": "HTBX", "shares": 300, "max_price": "0.02", "max_cost": "-1"}},
+		{"credit_back", map[string]any{"symbol": "HTBX", "shares": 100, "type": "locate"}},
+		{"shortable", map[string]any{"symbols": []string{"$$$"}}},
+	} {
+		if isErr, text := a.call(t, c.tool, c.args, nil); !isErr || !strings.Contains(text, "nothing was sent") {
+			t.Errorf("%s %v: error %v %q, want a tool error saying nothing was sent", c.tool, c.args, isErr, text)
+		}
+	}
+	if n := a.writes(); n != 0 {
+		t.Errorf("%d writes reached the broker, want 0", n)
+	}
+}
+
 // A locate under its cap fills with one quote and one accept; its status
 // reads filled afterwards.
 func TestLocateUnderCapFills(t *testing.T) {
