@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -321,23 +322,51 @@ func TestCreditBackAndInventory(t *testing.T) {
 }
 
 // shortable tells whether each symbol is easy to borrow, from the
-// owner's view; it sends no quote.
+// owner's view, with the last offers seen (a price check's, here) and
+// when; it sends no quote of its own.
 func TestShortable(t *testing.T) {
 	t.Parallel()
 	a := connect(t, account.Caller{Name: "test agent"})
+	if isErr, text := a.call(t, "quote", map[string]any{"symbols": []string{"HTBX"}, "shares": 300}, nil); isErr {
+		t.Fatalf("quote failed: %s", text)
+	}
 	var out struct {
 		Symbols []struct {
 			Symbol       string
 			EasyToBorrow bool
+			Offers       []struct{ PricePerShare string }
+			OfferedAt    time.Time
+			OfferState   string
 		}
 	}
 	if isErr, text := a.call(t, "shortable", map[string]any{"symbols": []string{"AAPL", "HTBX"}}, &out); isErr {
 		t.Fatalf("shortable failed: %s", text)
 	}
 	if len(out.Symbols) != 2 || out.Symbols[0].Symbol != "AAPL" || !out.Symbols[0].EasyToBorrow || out.Symbols[1].EasyToBorrow {
-		t.Errorf("shortable %+v, want AAPL easy to borrow, HTBX not", out.Symbols)
+		t.Fatalf("shortable %+v, want AAPL easy to borrow, HTBX not", out.Symbols)
 	}
-	if n := a.count("POST", quotes); n != 0 {
-		t.Errorf("%d quotes, want 0", n)
+	if h := out.Symbols[1]; len(h.Offers) != 1 || h.Offers[0].PricePerShare != "0.0150" || h.OfferedAt.IsZero() || h.OfferState != "priced" {
+		t.Errorf("HTBX %+v, want the price check's offer at 0.0150, when, and priced", h)
+	}
+	if n := a.count("POST", quotes); n != 1 {
+		t.Errorf("%d quotes, want the price check's 1", n)
+	}
+}
+
+// status without an id is the account as its owner sees it: here this
+// process owns it, running, with nothing open.
+func TestStatusOfTheAccount(t *testing.T) {
+	t.Parallel()
+	a := connect(t, account.Caller{Name: "test agent"})
+	var out mcpserver.StatusOutput
+	if isErr, text := a.call(t, "status", nil, &out); isErr {
+		t.Fatalf("status failed: %s", text)
+	}
+	if out.Account != "LV100001" || out.Env != "live" || !out.Running || len(out.Open) != 0 ||
+		!strings.Contains(out.Owner, fmt.Sprintf("account LV100001 is owned by pid %d on ", os.Getpid())) {
+		t.Errorf("status %+v, want LV100001 live, owned by this process, running, nothing open", out)
+	}
+	if isErr, text := a.call(t, "status", map[string]any{"id": "wf-none"}, nil); !isErr || !strings.Contains(text, "wf-none") {
+		t.Errorf("status of an unknown id: error %v %q, want a tool error naming it", isErr, text)
 	}
 }
