@@ -171,6 +171,8 @@ func (m *Main) commands() []spec {
 			"decline the offer waiting on workflow ID (it is cancelled at the broker)", func() command { return &answerCommand{conn: conn, name: "decline"} }},
 		{"cancel", "ID", groupLocate, console.Formats,
 			"cancel an unfinished locate or credit-back and wait for the broker to confirm", func() command { return &answerCommand{conn: conn, name: "cancel"} }},
+		{"mcp", "", groupLocate, nil,
+			"serve the account to an agent over the Model Context Protocol on stdin and stdout: quote, shortable, locate (a max_price required), status, credit_back, inventory", func() command { return &mcpCommand{conn: conn} }},
 		{"resume", "", groupLocate, lines,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
 		{"status", "[ID]", groupRead, console.Formats,

@@ -42,6 +42,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"approve":          {args: []string{"approve", "wf-none"}, code: account.ExitUsage},
 		"decline":          {args: []string{"decline", "wf-none"}, code: account.ExitUsage},
 		"cancel":           {args: []string{"cancel", "wf-none"}, code: account.ExitUsage},
+		"mcp":              {args: []string{"mcp"}},
 		"resume":           {args: []string{"resume"}},
 		"status":           {args: []string{"status"}},
 		"jobs":             {args: []string{"jobs"}},

@@ -41,12 +41,18 @@ type connFlags struct {
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
+	c.registerAccount(fs)
+	console.RegisterFormat(fs, &c.format)
+}
+
+// registerAccount declares the connection flags without -o: for a command
+// that prints no records (mcp, whose stdout is the protocol's).
+func (c *connFlags) registerAccount(fs *pflag.FlagSet) {
 	fs.StringVar(&c.baseURL, "base-url", "", "broker REST address (env LOCATOR_BASE_URL)")
 	fs.StringVar(&c.account, "account", "", "account id, or the name of an account in the settings file (env LOCATOR_ACCOUNT)")
 	fs.StringVar(&c.db, "db", "", "SQLite database path or postgres:// URL (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
-	console.RegisterFormat(fs, &c.format)
 }
 
 // flags are the settings given on this command's line.
