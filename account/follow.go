@@ -13,13 +13,17 @@ import (
 // FollowAll follows every workflow started at once, showing their changes
 // from their start one at a time, and returns their ends by index (nil for one not started,
 // or not followed to its end), and why each of those started could not be
-// followed to its end, naming it (nil when all were).
+// followed to its end, naming it (nil when all were). A nil show shows
+// nothing, as for Follow.
 func FollowAll(ctx context.Context, a Account, started []Started, show func(Update)) ([]*workflow.Workflow, error) {
 	var mu sync.Mutex // one line at a time
-	one := func(u Update) {
-		mu.Lock()
-		defer mu.Unlock()
-		show(u)
+	var one func(Update)
+	if show != nil {
+		one = func(u Update) {
+			mu.Lock()
+			defer mu.Unlock()
+			show(u)
+		}
 	}
 	ws := make([]*workflow.Workflow, len(started))
 	errs := make([]error, len(started))

@@ -37,7 +37,7 @@ func TestFollowAllNamesWhatItCouldNotFollow(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "CCC wf-c was not followed to its end (see 'locator status wf-c')") || KindOf(err) != KindOwnerGone {
 		t.Fatalf("err %v (kind %s); want wf-c named, kind owner_gone", err, KindOf(err))
 	}
-	if _, err := FollowAll(t.Context(), a, started[:2], func(Update) {}); err != nil {
+	if _, err := FollowAll(t.Context(), a, started[:2], nil); err != nil { // nil show: none, as for Follow
 		t.Fatalf("all followed: err %v", err)
 	}
 }
