@@ -386,6 +386,20 @@ func marshalWithExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// getList is one GET of a list (cl names its path, route and op) that the
+// service may send bare or wrapped in an object under key
+// (decodeArrayOrEnvelope): the one way the client reads such a list.
+func getList[T any](ctx context.Context, c *Client, cl call, key string) ([]T, *Response, error) {
+	cl.method = "GET"
+	var raw json.RawMessage
+	resp, err := c.do(ctx, cl, &raw)
+	if err != nil {
+		return nil, resp, err
+	}
+	out, err := decodeArrayOrEnvelope[T](cl.op, raw, key)
+	return out, resp, err
+}
+
 // decodeArrayOrEnvelope decodes a list the service may send bare ([...])
 // or wrapped in an object. In an object the first of keys holding an array
 // is used, then any member that holds an array; an object with no array

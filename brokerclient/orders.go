@@ -2,7 +2,6 @@ package brokerclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -117,15 +116,9 @@ func (s *OrdersService) Book(ctx context.Context, accountID string) ([]Order, *R
 	if err != nil {
 		return nil, nil, err
 	}
-	var raw json.RawMessage
-	resp, err := s.client.do(ctx, call{
-		method: "GET", path: base + "/orders", route: routeOrdersBook, op: "get order book",
-	}, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	orders, err := decodeArrayOrEnvelope[Order]("get order book", raw, "orders")
-	return orders, resp, err
+	return getList[Order](ctx, s.client, call{
+		path: base + "/orders", route: routeOrdersBook, op: "get order book",
+	}, "orders")
 }
 
 // Fills returns up to one week of executions from startDate (the archive;
@@ -141,16 +134,10 @@ func (s *OrdersService) Fills(ctx context.Context, accountID string, startDate t
 	if startDate.IsZero() {
 		return nil, nil, brokercode.Invalid("startDate", "required")
 	}
-	var raw json.RawMessage
-	resp, err := s.client.do(ctx, call{
-		method: "GET", path: base + "/orders/start-date/" + startDate.Format(time.DateOnly),
+	return getList[Fill](ctx, s.client, call{
+		path:  base + "/orders/start-date/" + startDate.Format(time.DateOnly),
 		route: routeOrdersArchive, op: "get fills",
-	}, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	fills, err := decodeArrayOrEnvelope[Fill]("get fills", raw, "orders")
-	return fills, resp, err
+	}, "orders")
 }
 
 // historyPage is the paginated history envelope.
@@ -317,15 +304,9 @@ func (s *OrdersService) Routes(ctx context.Context, accountID string) ([]Route, 
 	if err != nil {
 		return nil, nil, err
 	}
-	var raw json.RawMessage
-	resp, err := s.client.do(ctx, call{
-		method: "GET", path: base + "/routes", route: routeRoutes, op: "get routes",
-	}, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	routes, err := decodeArrayOrEnvelope[Route]("get routes", raw, "routes")
-	return routes, resp, err
+	return getList[Route](ctx, s.client, call{
+		path: base + "/routes", route: routeRoutes, op: "get routes",
+	}, "routes")
 }
 
 // EasyToBorrow reports whether symbol is on the platform-wide easy-to-borrow

@@ -165,15 +165,9 @@ func (s *PositionsService) Open(ctx context.Context, accountID string) ([]Positi
 	if err != nil {
 		return nil, nil, err
 	}
-	var raw json.RawMessage
-	resp, err := s.client.do(ctx, call{
-		method: "GET", path: base + "/positions", route: routePositions, op: "get positions",
-	}, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	out, err := decodeArrayOrEnvelope[Position]("get positions", raw, "positions")
-	return out, resp, err
+	return getList[Position](ctx, s.client, call{
+		path: base + "/positions", route: routePositions, op: "get positions",
+	}, "positions")
 }
 
 // Closed returns the closed-position lifecycle rows.
@@ -184,15 +178,9 @@ func (s *PositionsService) Closed(ctx context.Context, accountID string) ([]Clos
 	if err != nil {
 		return nil, nil, err
 	}
-	var raw json.RawMessage
-	resp, err := s.client.do(ctx, call{
-		method: "GET", path: base + "/positions/closed", route: routePositionsClosed, op: "get closed positions",
-	}, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	out, err := decodeArrayOrEnvelope[ClosedPosition]("get closed positions", raw, "closedPositions")
-	return out, resp, err
+	return getList[ClosedPosition](ctx, s.client, call{
+		path: base + "/positions/closed", route: routePositionsClosed, op: "get closed positions",
+	}, "closedPositions")
 }
 
 // Historical returns the lots held on date (a calendar date, read in date's
@@ -207,15 +195,9 @@ func (s *PositionsService) Historical(ctx context.Context, accountID string, dat
 	if date.IsZero() {
 		return nil, nil, brokercode.Invalid("date", "required")
 	}
-	var raw json.RawMessage
-	resp, err := s.client.do(ctx, call{
-		method: "GET", path: base + "/positions/historical",
+	return getList[HistoricalPosition](ctx, s.client, call{
+		path:  base + "/positions/historical",
 		query: url.Values{"date": {date.Format(time.DateOnly)}},
 		route: routePositionsHistoric, op: "get historical positions",
-	}, &raw)
-	if err != nil {
-		return nil, resp, err
-	}
-	out, err := decodeArrayOrEnvelope[HistoricalPosition]("get historical positions", raw, "historicalPositions")
-	return out, resp, err
+	}, "historicalPositions")
 }

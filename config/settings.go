@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Settings are the resolved connection settings: each from its flag, else
@@ -106,6 +107,23 @@ func Layer(c Flags, file *File, env Env) Settings {
 	s.KeyID, s.Secret = env.Secret(s.KeyVars[0]), env.Secret(s.KeyVars[1])
 	s.ClientSecret = env.Secret("LOCATOR_CLIENT_SECRET")
 	return s
+}
+
+// Pick is Layer with the one check of a setting that must never be used
+// as given (CheckDB); Check checks the rest.
+func Pick(c Flags, file *File, env Env) (Settings, error) {
+	s := Layer(c, file, env)
+	return s, s.CheckDB()
+}
+
+// LocateBudget is s's locate budget (none when unset), naming where it
+// came from when it does not read.
+func (s Settings) LocateBudget() (workflow.Budget, error) {
+	b, err := workflow.ParseBudget(s.Budget)
+	if err != nil {
+		return b, fmt.Errorf("locate budget (%s): %v", s.From["locate-budget"], err)
+	}
+	return b, nil
 }
 
 // Check checks the picked settings: the environment's name, the address

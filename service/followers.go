@@ -26,6 +26,23 @@ func FollowerCredential(master, host, expires string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// IssueFollowerCredential is host's credential (FollowerCredential) until
+// the RFC 3339 time until, checked first: until reads and is after now, and
+// master is a token CheckToken admits. Its errors never quote master.
+func IssueFollowerCredential(master, host, until string, now time.Time) (string, error) {
+	t, err := time.Parse(time.RFC3339, until)
+	if err != nil {
+		return "", fmt.Errorf("until %q: want an RFC 3339 time, like 2027-01-31T00:00:00Z", until)
+	}
+	if !t.After(now) {
+		return "", fmt.Errorf("until %s is past", until)
+	}
+	if err := CheckToken(master); err != nil {
+		return "", err
+	}
+	return FollowerCredential(master, host, until), nil
+}
+
 // AllowFollowers makes the network admit, besides OwnerTokenEnv itself,
 // the credentials of the follower hosts that the file at path lists, one
 // "HOST EXPIRES" a line (EXPIRES RFC 3339; '#' starts a comment). The

@@ -3,7 +3,9 @@ package service_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/service"
@@ -65,5 +67,27 @@ func TestFollowerHostCredentials(t *testing.T) {
 	write("host-b " + past + "\n") // host-a revoked
 	if err := status(hostA); account.KindOf(err) != account.KindRefused {
 		t.Errorf("host-a after its line was removed: %v, want refused", err)
+	}
+}
+
+// A follower's credential is issued only for a time that reads and is to
+// come, from a token long enough to guess at; it is FollowerCredential's,
+// and no error quotes the token.
+func TestIssueFollowerCredential(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	const until = "2027-01-31T00:00:00Z"
+	if got, err := service.IssueFollowerCredential(testToken, "desk-2", until, now); err != nil || got != service.FollowerCredential(testToken, "desk-2", until) {
+		t.Fatalf("credential %q, %v", got, err)
+	}
+	for name, c := range map[string]struct{ token, until, want string }{
+		"a past time":   {testToken, "2026-11-25T15:00:00Z", "is past"},
+		"no time":       {testToken, "", "want an RFC 3339 time"},
+		"a date only":   {testToken, "2027-01-31", "want an RFC 3339 time"},
+		"a short token": {"short-token", until, service.OwnerTokenEnv + " must hold at least"},
+	} {
+		if _, err := service.IssueFollowerCredential(c.token, "desk-2", c.until, now); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.token) {
+			t.Errorf("%s: %v, want %q, the token unsaid", name, err, c.want)
+		}
 	}
 }

@@ -33,11 +33,19 @@ func (b *Bundle) PartnerClient(tb testing.TB, clientID string, opts ...brokercli
 	return b.newClient(tb, append([]brokerclient.Option{brokerclient.WithPartner(cfg)}, opts...))
 }
 
+// HTTPClient is the HTTP client of Client's clients: to the simulator,
+// counting its requests in flight for RunClock, which moves virtual time
+// only while none is. A client made elsewhere (package connect's, say)
+// sends through it to run on virtual time.
+func (b *Bundle) HTTPClient() *http.Client {
+	return &http.Client{Transport: InFlight(b.Server.Client().Transport, &b.inflight)}
+}
+
 func (b *Bundle) newClient(tb testing.TB, opts []brokerclient.Option) *brokerclient.Client {
 	tb.Helper()
 	base := []brokerclient.Option{
 		brokerclient.WithBaseURL(b.URL),
-		brokerclient.WithHTTPClient(&http.Client{Transport: InFlight(b.Server.Client().Transport, &b.inflight)}),
+		brokerclient.WithHTTPClient(b.HTTPClient()),
 		brokerclient.WithClock(b.Clock),
 		brokerclient.WithRandSeed(1),
 	}

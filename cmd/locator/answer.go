@@ -41,7 +41,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	via := "'locator " + c.name + "'"
 	switch c.name {
 	case "cancel":
@@ -78,7 +78,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 // It reports false when the person said no. A workflow not found, or with
 // no offer waiting, is left to the owner to refuse in its own words.
 func (c *answerCommand) bind(ctx context.Context, sess *session, req *account.AnswerRequest) (bool, error) {
-	w, err := sess.store.Find(ctx, sess.settings.Account, req.ID)
+	w, err := sess.Store.Find(ctx, sess.settings.Account, req.ID)
 	if err != nil || w.State != states.Offered {
 		return true, nil
 	}

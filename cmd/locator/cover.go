@@ -75,7 +75,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	o.Account = sess.settings.Account
 	out := c.conn.out()
 	if ask != nil && !ask(ctx, account.Question{Order: &o}) {

@@ -78,7 +78,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	res, err := sess.CreditBack(ctx, req)
 	if err != nil && (res == nil || len(res.Started) == 0) {
 		return err

@@ -75,7 +75,7 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	res, err := sess.RunJob(ctx, account.JobRequest{Config: config, Job: j.Name, Grace: c.serve.grace})
 	if err != nil {
 		return err // the run could not even be recorded

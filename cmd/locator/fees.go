@@ -52,7 +52,7 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	res, err := sess.Fees(ctx, account.FeesRequest{Window: win, Grace: c.grace})
 	if err != nil {
 		return err

@@ -56,12 +56,12 @@ func (c *connFlags) read(ctx context.Context, command string, needAccount bool, 
 	if err != nil {
 		return nil, s, err
 	}
-	client, err := c.client(s, clock.Real{})
+	client, err := c.dialer().Shared(s)
 	if err != nil {
 		return nil, s, usagef("%v", err)
 	}
 	if s.Account != "" {
-		owner, err := c.owner(ctx, s, client, command)
+		owner, err := c.owner(ctx, s, command)
 		if err != nil {
 			return nil, s, err
 		}
@@ -77,7 +77,7 @@ func (c *connFlags) read(ctx context.Context, command string, needAccount bool, 
 
 // owner is the account's live owner as a follower reaches it, or nil when
 // no live process owns the account (or there is no database yet).
-func (c *connFlags) owner(ctx context.Context, s config.Settings, client *brokerclient.Client, command string) (*service.Client, error) {
+func (c *connFlags) owner(ctx context.Context, s config.Settings, command string) (*service.Client, error) {
 	st, err := store.OpenReader(ctx, s.DB, clock.Real{})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -86,7 +86,7 @@ func (c *connFlags) owner(ctx context.Context, s config.Settings, client *broker
 		return nil, err
 	}
 	defer st.Close()
-	cfg, err := c.serviceConfig(s, map[string]*brokerclient.Client{s.BaseURL + " " + s.KeyID: client}, st, command, nil, service.RoleCommand)
+	cfg, err := c.dialer().Config(s, st, command, nil, service.RoleCommand, false)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) 
 	if err != nil {
 		return nil, s, err
 	}
-	client, err := c.client(s, clock.Real{})
+	client, err := c.dialer().Client(s)
 	if err != nil {
 		return nil, s, usagef("%v", err)
 	}

@@ -94,7 +94,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	res, err := sess.Locate(ctx, account.LocateRequest{Items: items, Ask: ask != nil})
 	if err != nil {
 		return err

@@ -11,9 +11,9 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/service"
 	"github.com/locatorhq/locator/vault"
 )
 
@@ -78,7 +78,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	}
 	client, err := brokerclient.NewClient(
 		brokerclient.WithBaseURL(l.BaseURL), brokerclient.WithPartner(l.cfg),
-		brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(userAgent),
+		brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(service.UserAgent),
 	)
 	if err != nil {
 		return usagef("%v", err)
@@ -114,7 +114,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 // choose one; an empty list is explained, since the spec says it is a
 // provisioning issue rather than an empty portfolio.
 func (c *loginCommand) listAccounts(ctx context.Context, l loginSettings) error {
-	client, err := c.conn.client(l.Settings, clock.Real{}) // the tokens just stored, renewed into the vault
+	client, err := c.conn.dialer().Client(l.Settings) // the tokens just stored, renewed into the vault
 	if err != nil {
 		return err
 	}
@@ -160,4 +160,12 @@ func (c *logoutCommand) run(ctx context.Context, args []string) error {
 	}
 	c.conn.out().Event(map[string]any{"event": "logged_out", "forgot": had}, text)
 	return nil
+}
+
+// flagOrEnv is the flag's value when given, else the environment's.
+func flagOrEnv(getenv func(string) string, flag, env string) string {
+	if flag != "" {
+		return flag
+	}
+	return getenv(env)
 }

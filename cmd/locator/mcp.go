@@ -27,7 +27,7 @@ func (c *mcpCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	m := c.conn.m
 	server := mcpserver.New(sess.Handle, release.Read(version, buildTime).Version)
 	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})

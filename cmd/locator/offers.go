@@ -30,7 +30,7 @@ func (c *offersCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	st, err := sess.Status(ctx, account.StatusRequest{})
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 )
 
 // ownerCredentialCommand prints the credential of one follower host, made
-// from this host's LOCATOR_OWNER_TOKEN (see service.FollowerCredential):
+// from this host's LOCATOR_OWNER_TOKEN (see service.IssueFollowerCredential):
 // the follower host holds it as its own LOCATOR_OWNER_TOKEN, and the
 // owner admits it while its line "HOST UNTIL" is in the file serve's
 // --owner-followers names.
@@ -28,18 +28,11 @@ func (c *ownerCredentialCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return usagef("want one follower host name")
 	}
-	until, err := time.Parse(time.RFC3339, c.until)
+	cred, err := service.IssueFollowerCredential(c.m.secretEnv(service.OwnerTokenEnv), args[0], c.until, time.Now())
 	if err != nil {
-		return usagef("--until %q: want an RFC 3339 time, like 2027-01-31T00:00:00Z", c.until)
-	}
-	if !until.After(time.Now()) {
-		return usagef("--until %s is past", c.until)
-	}
-	master := c.m.secretEnv(service.OwnerTokenEnv)
-	if err := service.CheckToken(master); err != nil {
 		return usagef("%v", err)
 	}
-	fmt.Fprintln(c.m.Stdout, service.FollowerCredential(master, args[0], c.until))
+	fmt.Fprintln(c.m.Stdout, cred)
 	fmt.Fprintf(c.m.Stderr, "add this line to the file serve --owner-followers names:\n%s %s\n", args[0], c.until)
 	return nil
 }

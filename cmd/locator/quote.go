@@ -33,7 +33,7 @@ func (c *quoteCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	res, err := sess.Quote(ctx, account.QuoteRequest{Items: items})
 	if err != nil {
 		return err

@@ -150,7 +150,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	o, err := sess.CancelOrder(ctx, account.CancelOrderRequest{ClientOrderID: args[0]})
 	if account.KindOf(err) == account.KindNotOpen {
 		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)

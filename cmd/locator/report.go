@@ -72,12 +72,12 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	fees, err := sess.Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace})
 	if err != nil {
 		return err
 	}
-	r, err := report.Run(ctx, sess.store, sess.settings.Account, fees.Report, clock.Real{}.Now(), rng)
+	r, err := report.Run(ctx, sess.Store, sess.settings.Account, fees.Report, clock.Real{}.Now(), rng)
 	if err != nil {
 		return accountError(sess.settings.Account, err)
 	}

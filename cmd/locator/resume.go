@@ -25,7 +25,7 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	// The owner (this process, or another) resumed them: follow each to
 	// its end. Nobody is asked during a resume: an offer the policy does
 	// not accept by itself waits for its asker until its window nearly

@@ -10,7 +10,6 @@ import (
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/answerlink"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
@@ -104,7 +103,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bound.Close()
-	st, err := openStore(ctx, base.DB)
+	st, err := service.OpenStore(ctx, base.DB, clock.Real{})
 	if err != nil {
 		return err
 	}
@@ -216,14 +215,13 @@ func (c *serveCommand) notifications(jobsCfg *jobs.Config) (*slog.Logger, *notif
 // accounts sharing a key pair (at one address) share one client, and so
 // one pacer.
 func (c *serveCommand) configs(base config.Settings, accounts []config.NamedAccount, st *store.Store) ([]service.Config, error) {
-	clients := map[string]*brokerclient.Client{}
 	var cfgs []service.Config
 	for _, a := range accounts {
 		s, err := base.For(a, c.conn.m.secretEnv)
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		cfg, err := c.conn.serviceConfig(s, clients, st, c.name, nil, service.RoleDaemon)
+		cfg, err := c.conn.dialer().Config(s, st, c.name, nil, service.RoleDaemon, false)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/locatorhq/locator/answerlink"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/config"
 	"github.com/locatorhq/locator/console"
 	"github.com/locatorhq/locator/notify"
@@ -38,6 +37,7 @@ type connFlags struct {
 	// "notify" block): every owner the daemon's configs make.
 	links    *answerlink.Links
 	notifier *notify.Notifier
+	dial     *service.Dialer // see dialer
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -60,14 +60,14 @@ func (c *connFlags) flags() config.Flags {
 	return config.Flags{BaseURL: c.baseURL, Account: c.account, DB: c.db, Env: c.env, Auth: c.auth}
 }
 
-// picked is every setting picked by precedence, unchecked.
+// picked is every setting picked by precedence (config.Pick), unchecked.
 func (c *connFlags) picked() (config.Settings, error) {
 	file, err := c.m.loadSettings()
 	if err != nil {
 		return config.Settings{}, err
 	}
-	s := config.Layer(c.flags(), file, c.m.env())
-	if err := s.CheckDB(); err != nil {
+	s, err := config.Pick(c.flags(), file, c.m.env())
+	if err != nil {
 		return s, usagef("%v", err)
 	}
 	return s, nil
@@ -112,25 +112,6 @@ func (c *connFlags) logger() *slog.Logger {
 // daemonLogger is the log of serve and run from level (console.Log).
 func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
 	return console.Log(c.m.Stderr, c.m.verbosity, true, level, c.format == console.JSON)
-}
-
-// client is the broker client of settings s (with extra options, a
-// stream address say): its credentials, pacing clock, log and observer.
-func (c *connFlags) client(s config.Settings, clk clock.Clock, extra ...brokerclient.Option) (*brokerclient.Client, error) {
-	creds, err := c.credentials(s)
-	if err != nil {
-		return nil, err
-	}
-	opts := append(creds,
-		brokerclient.WithBaseURL(s.BaseURL),
-		brokerclient.WithClock(clk),
-		brokerclient.WithLogger(c.logger()),
-		brokerclient.WithUserAgent(userAgent),
-	)
-	if c.observe != nil {
-		opts = append(opts, brokerclient.WithObserver(c.observe))
-	}
-	return brokerclient.NewClient(append(opts, extra...)...)
 }
 
 // accountError turns the start-up checks' failures into usage errors (exit

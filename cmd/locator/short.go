@@ -176,7 +176,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	res, err := account.ShortShowing(ctx, sess, req, console.Progress(console.Printer{W: m.Stderr}, m.display()))
 	if res != nil && res.Locate != nil {
 		fmt.Fprintf(m.Stderr, "locate %s %s: %s\n", res.Locate.Symbol, res.Locate.ID, account.OutcomeOf(res.Locate).Words)

@@ -35,7 +35,7 @@ func (c *shortableCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.close()
+	defer sess.Close()
 	st, err := sess.Status(ctx, account.StatusRequest{Symbols: symbols})
 	if err != nil {
 		return err

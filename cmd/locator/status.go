@@ -89,9 +89,12 @@ func (c *statusCommand) budgetLeft(ctx context.Context, st *store.Store, out con
 	if err != nil {
 		return err
 	}
-	b, err := budget(s)
-	if err != nil || !b.Set() {
-		return err
+	b, err := s.LocateBudget()
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if !b.Set() {
+		return nil
 	}
 	if s.Account == "" {
 		return nil // a budget is an account's: none named, none shown

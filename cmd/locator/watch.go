@@ -8,7 +8,6 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/console"
 )
 
@@ -42,7 +41,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	if c.wsURL != "" {
 		opts = append(opts, brokerclient.WithStreamURL(c.wsURL))
 	}
-	client, err := c.conn.client(s, clock.Real{}, opts...)
+	client, err := c.conn.dialer().Client(s, opts...)
 	if err != nil {
 		return usagef("%v", err)
 	}
