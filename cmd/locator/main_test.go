@@ -21,9 +21,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if file := os.Getenv(spawnPeakEnv); file != "" {
-		os.Exit(spawnPeakRSS(file, os.Args[1:]))
-	}
 	// A Wednesday noon in New York: no run here is warned about the
 	// exchange's calendar, whatever day the tests run (TestClosedWarning
 	// sets its own day).
