@@ -5,9 +5,97 @@ import (
 	"errors"
 	"time"
 
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/store"
 	"github.com/locatorhq/locator/workflow"
 )
+
+// The one pipeline every record the loop steps goes through, a locate
+// workflow's and an order's alike: the pure step (and its follow-up
+// inputs), kept for the batch's one commit, then the saved record
+// installed and its effects released; a record that could not be saved is
+// tried again, then given up. What differs between the kinds is a kind's
+// (flowKind in loop.go, orderKind in orders.go).
+
+// kind is what one kind of record brings to the pipeline: T is its record
+// (stepped as *T), In its input.
+type kind[T any, In any] interface {
+	// name is the kind's word in logs.
+	name() string
+	id(r *T) string
+	state(r *T) states.State
+	// pure runs the record's pure step at the loop's state.
+	pure(l *loop, r *T, in In) stepped[T, In]
+	// open is the loop's unfinished record id, nil when there is none.
+	open(l *loop, id string) *T
+	// latest are the records the batch g's steps have made so far, by id.
+	latest(g *group) map[string]*T
+	// stage adds a step to the batch's one transaction; take pops its
+	// saved record from the transaction's results, in the same order.
+	stage(b *batch, prev, next *T, tr *workflow.Transition)
+	take(b *batch) *T
+	// commit saves one step alone; get reads the stored record.
+	commit(ctx context.Context, st *store.Store, prev, next *T, tr *workflow.Transition) (*T, error)
+	get(ctx context.Context, st *store.Store, id string) (*T, error)
+	// install takes a saved record as the truth; s is the step that made
+	// it (empty for a record another process moved).
+	install(l *loop, saved *T, from states.State, s stepped[T, In])
+	// effect carries out one effect of a committed step.
+	effect(l *loop, r *T, eff workflow.Effect)
+	// abandon is the input that gives the record up.
+	abandon(reason string) In
+}
+
+// stepped is a pure step's outcome in the pipeline's terms: next (its
+// version one past the record's, as the commit gives it) is nil for a
+// step that only has effects; then is a follow-up input, taken at once;
+// offer is a workflow's offer, for displays.
+type stepped[T any, In any] struct {
+	next    *T
+	tr      *workflow.Transition
+	effects []workflow.Effect
+	then    In
+	offer   *Offer
+	err     error
+}
+
+// stepRecord is the one way the loop steps a record: inside a batch of
+// events (see grouped), or as a batch of its own outside one. The step's
+// record commits with the batch's, and only then do its effects leave; a
+// follow-up input is stepped at once from the record the step made.
+// attempt counts the tries of an input whose record could not be saved.
+func stepRecord[T any, In any](l *loop, k kind[T, In], r *T, in In, attempt int) error {
+	if l.group == nil {
+		var err error
+		l.grouped(func() { err = stepRecord(l, k, r, in, attempt) })
+		return err
+	}
+	latest := k.latest(l.group)
+	if n := latest[k.id(r)]; n != nil {
+		r = n
+	}
+	s := k.pure(l, r, in)
+	if s.err != nil {
+		return s.err
+	}
+	l.group.steps = append(l.group.steps, &pending[T, In]{k: k, prev: r, in: in, attempt: attempt, s: s})
+	if s.next != nil {
+		latest[k.id(r)] = s.next
+		r = s.next
+	}
+	if any(s.then) != nil {
+		return stepRecord(l, k, r, s.then, 0)
+	}
+	return nil
+}
+
+// latestOf is r as the batch's steps left it so far.
+func latestOf[T any, In any](g *group, k kind[T, In], r *T) *T {
+	if n := k.latest(g)[k.id(r)]; n != nil {
+		return n
+	}
+	return r
+}
 
 // group holds the steps of workflows and orders taken while the loop
 // handles one batch of events, so that all their records commit in one
@@ -15,94 +103,115 @@ import (
 // write-ahead rule holds for every one.
 type group struct {
 	steps  []groupStep
-	next   map[string]*Workflow // workflow id → its record after the batch's latest step
+	flows  map[string]*Workflow // workflow id → its record after the batch's latest step
 	orders map[string]*Order    // clientOrderId → its record after the batch's latest step
 	after  []func()             // replies that must wait for the commit
-}
-
-// groupStep is one step awaiting the batch's commit: a workflow's, or, with
-// order set, an order's. next is nil for a step that only has effects.
-type groupStep struct {
-	prev, next *Workflow
-	in         workflow.Input
-	attempt    int
-	s          workflow.Step
-	order      *orderStep
-}
-
-// orderStep is an order's step in a batch.
-type orderStep struct {
-	prev, next *Order
-	in         workflow.OrderInput
-	s          workflow.OrderStep
-}
-
-// latest is w as the batch's steps left it so far.
-func (g *group) latest(w *Workflow) *Workflow {
-	if n := g.next[w.ID]; n != nil {
-		return n
-	}
-	return w
-}
-
-// latestOrder is o as the batch's steps left it so far.
-func (g *group) latestOrder(o *Order) *Order {
-	if n := g.orders[o.ClientOrderID]; n != nil {
-		return n
-	}
-	return o
 }
 
 // then runs fn once the batch's records are committed.
 func (g *group) then(fn func()) { g.after = append(g.after, fn) }
 
-// add keeps a step for the batch's commit and returns the record the
-// workflow's next step in the batch starts from.
-func (g *group) add(w *Workflow, in workflow.Input, attempt int, s workflow.Step) *Workflow {
-	st := groupStep{prev: w, in: in, attempt: attempt, s: s}
-	if s.Next != nil {
-		n := *s.Next
-		n.Version = w.Version + 1 // what the commit gives it, so a second step's compare-and-set matches
-		st.next = &n
-		g.next[w.ID] = &n
-		w = &n
-	}
-	g.steps = append(g.steps, st)
-	return w
+// batch is the batch's one transaction: its steps by kind (store.CommitBatch)
+// and, once committed, the saved records.
+type batch struct {
+	flows       []store.Step
+	orders      []store.OrderStep
+	savedFlows  []*Workflow
+	savedOrders []*Order
 }
 
-// addOrder is add for an order's step.
-func (g *group) addOrder(o *Order, in workflow.OrderInput, attempt int, s workflow.OrderStep) {
-	st := &orderStep{prev: o, in: in, s: s}
-	if s.Next != nil {
-		n := *s.Next
-		n.Version = o.Version + 1
-		st.next = &n
-		g.orders[o.ClientOrderID] = &n
-	}
-	g.steps = append(g.steps, groupStep{attempt: attempt, order: st})
+// groupStep is one step awaiting the batch's commit, of any kind.
+type groupStep interface {
+	// key names the record among all kinds.
+	key() string
+	// saves says whether the step has a record to commit.
+	saves() bool
+	stage(b *batch)
+	take(b *batch)
+	// commit saves the step alone (nothing for one that only has
+	// effects).
+	commit(ctx context.Context, st *store.Store) error
+	// release installs the saved record and carries out the effects in
+	// order.
+	release(l *loop)
+	// failed handles a record that could not be saved (see
+	// pending.failed).
+	failed(l *loop, err error)
 }
 
-// id is the step's workflow id or clientOrderId.
-func (st groupStep) id() string {
-	if st.order != nil {
-		return st.order.prev.ClientOrderID
-	}
-	return st.prev.ID
+// pending is a groupStep of a record of kind k.
+type pending[T any, In any] struct {
+	k       kind[T, In]
+	prev    *T
+	in      In
+	attempt int
+	s       stepped[T, In]
+	saved   *T // once committed
 }
 
-// saves says whether the step has a record to commit.
-func (st groupStep) saves() bool {
-	if st.order != nil {
-		return st.order.next != nil
+func (p *pending[T, In]) key() string    { return p.k.name() + " " + p.k.id(p.prev) }
+func (p *pending[T, In]) saves() bool    { return p.s.next != nil }
+func (p *pending[T, In]) stage(b *batch) { p.k.stage(b, p.prev, p.s.next, p.s.tr) }
+func (p *pending[T, In]) take(b *batch)  { p.saved = p.k.take(b) }
+
+func (p *pending[T, In]) commit(ctx context.Context, st *store.Store) error {
+	if !p.saves() {
+		return nil
 	}
-	return st.next != nil
+	saved, err := p.k.commit(ctx, st, p.prev, p.s.next, p.s.tr)
+	p.saved = saved
+	return err
+}
+
+func (p *pending[T, In]) release(l *loop) {
+	cur := p.prev
+	if p.saved != nil {
+		p.k.install(l, p.saved, p.k.state(p.prev), p.s)
+		cur = p.saved
+	}
+	for _, eff := range p.s.effects {
+		p.k.effect(l, cur, eff)
+	}
+}
+
+// failed handles a record that could not be saved: another process moved
+// it (take the stored truth and tell its waiters), or the database failed
+// (try the input again a second later, then give up on it with the
+// reason: the kind's abandon). Nothing is stranded and no effect left.
+func (p *pending[T, In]) failed(l *loop, err error) {
+	k, id := p.k, p.k.id(p.prev)
+	if errors.Is(err, store.ErrConflict) {
+		cur, gerr := k.get(context.Background(), l.e.store, id)
+		if gerr == nil {
+			l.e.log.Info(k.name()+" moved by another process; taking the stored record", "id", id, "state", k.state(cur))
+			k.install(l, cur, k.state(p.prev), stepped[T, In]{})
+			return
+		}
+		err = gerr
+	}
+	in, attempt := p.in, p.attempt+1
+	if _, giving := any(in).(workflow.Abandon); p.attempt >= persistRetries && !giving {
+		in, attempt = k.abandon("its record could not be saved: "+err.Error()), 1
+	}
+	l.e.log.Error("record not saved; trying again", k.name(), id, "attempt", attempt, "err", err)
+	l.retries = append(l.retries, retry{in: in, at: l.e.clock.Now().Add(time.Second), again: func() {
+		if r := k.open(l, id); r != nil {
+			stepRecord(l, k, r, in, attempt)
+		}
+	}})
+}
+
+// retry is a step to try again after its record could not be saved.
+type retry struct {
+	in    any // the input tried again: a workflow's or an order's
+	at    time.Time
+	again func() // steps the record with in, if it is still open
 }
 
 // grouped handles a batch of events (fn) with their steps' commits grouped,
 // then commits them and releases their effects in order.
 func (l *loop) grouped(fn func()) {
-	l.group = &group{next: map[string]*Workflow{}, orders: map[string]*Order{}}
+	l.group = &group{flows: map[string]*Workflow{}, orders: map[string]*Order{}}
 	fn()
 	g := l.group
 	l.group = nil
@@ -111,135 +220,46 @@ func (l *loop) grouped(fn func()) {
 			fn()
 		}
 	}()
-	var commits []store.Step
-	var orders []store.OrderStep
+	var b batch
+	saving := 0
 	for _, st := range g.steps {
-		switch {
-		case !st.saves():
-		case st.order != nil:
-			orders = append(orders, store.OrderStep{Prev: st.order.prev, Next: st.order.next, Transition: st.order.s.Transition})
-		default:
-			commits = append(commits, store.Step{Prev: st.prev, Next: st.next, Transition: st.s.Transition})
+		if st.saves() {
+			st.stage(&b)
+			saving++
 		}
 	}
-	if len(commits)+len(orders) > 1 {
-		saved, savedOrders, err := l.e.store.CommitBatch(context.Background(), commits, orders)
+	if saving > 1 {
+		var err error
+		b.savedFlows, b.savedOrders, err = l.e.store.CommitBatch(context.Background(), b.flows, b.orders)
 		if err == nil {
 			for _, st := range g.steps {
-				if st.order != nil && st.saves() {
-					l.release(st, nil, savedOrders[0])
-					savedOrders = savedOrders[1:]
-				} else if st.saves() {
-					l.release(st, saved[0], nil)
-					saved = saved[1:]
-				} else {
-					l.release(st, nil, nil)
+				if st.saves() {
+					st.take(&b)
 				}
+				st.release(l)
 			}
 			return
 		}
-		l.e.log.Warn("grouped commit failed; committing one by one", "steps", len(commits)+len(orders), "err", err)
+		l.e.log.Warn("grouped commit failed; committing one by one", "steps", saving, "err", err)
 	}
 	l.commitEach(g.steps)
 }
 
 // commitEach commits a batch's steps one at a time (a single one, or after
-// the grouped transaction failed): a workflow or order whose record cannot
-// be saved takes none of its later steps in the batch, and its input is
-// tried again as persistFailed says.
+// the grouped transaction failed): a record that cannot be saved takes
+// none of its later steps in the batch, and its input is tried again as
+// pending.failed says.
 func (l *loop) commitEach(steps []groupStep) {
 	failed := map[string]bool{}
 	for _, st := range steps {
-		if failed[st.id()] {
+		if failed[st.key()] {
 			continue
 		}
-		var saved *Workflow
-		var savedOrder *Order
-		var err error
-		switch {
-		case !st.saves():
-		case st.order != nil:
-			savedOrder, err = l.e.store.CommitOrder(context.Background(), st.order.prev, st.order.next, st.order.s.Transition)
-		default:
-			saved, err = l.e.store.Commit(context.Background(), st.prev, st.next, st.s.Transition)
-		}
-		if err != nil {
-			failed[st.id()] = true
-			l.persistFailed(st, err)
+		if err := st.commit(context.Background(), l.e.store); err != nil {
+			failed[st.key()] = true
+			st.failed(l, err)
 			continue
 		}
-		l.release(st, saved, savedOrder)
+		st.release(l)
 	}
-}
-
-// release installs a committed step's saved record (nil for a step with
-// nothing to save) and carries out its effects in order.
-func (l *loop) release(st groupStep, saved *Workflow, savedOrder *Order) {
-	if o := st.order; o != nil {
-		cur := o.prev
-		if savedOrder != nil {
-			l.orders.install(l, savedOrder, o.prev.State, o.s.Transition)
-			cur = savedOrder
-		}
-		for _, eff := range o.s.Effects {
-			l.orders.effect(l, cur, eff)
-		}
-		return
-	}
-	cur := st.prev
-	if saved != nil {
-		// A quote about to be handed to a worker is not sent yet: install
-		// must not read history for it (see updateHot).
-		for _, eff := range st.s.Effects {
-			if _, ok := eff.(workflow.SendQuote); ok {
-				l.quoting[saved.ID] = true
-			}
-		}
-		l.install(saved, st.prev.State, st.s.Transition, st.s.Offer)
-		cur = saved
-	}
-	for _, eff := range st.s.Effects {
-		l.effect(cur, eff)
-	}
-}
-
-// persistFailed handles a record that could not be saved: another process
-// moved the workflow or order (take the stored truth and tell its
-// waiters), or the database failed (try the input again a second later,
-// then give up on it with the reason: workflow.Abandon). Nothing is
-// stranded and no effect left.
-func (l *loop) persistFailed(st groupStep, err error) {
-	ctx := context.Background()
-	if errors.Is(err, store.ErrConflict) {
-		var gerr error
-		if st.order != nil {
-			var cur *Order
-			if cur, gerr = l.e.store.GetOrder(ctx, st.id()); gerr == nil {
-				l.e.log.Info("order moved by another process; taking the stored record", "clientOrderId", cur.ClientOrderID, "state", cur.State)
-				l.orders.install(l, cur, st.order.prev.State, nil)
-				return
-			}
-		} else {
-			var cur *Workflow
-			if cur, gerr = l.e.store.Get(ctx, st.id()); gerr == nil {
-				l.e.log.Info("workflow moved by another process; taking the stored record", "id", cur.ID, "state", cur.State)
-				l.install(cur, st.prev.State, nil, nil)
-				return
-			}
-		}
-		err = gerr
-	}
-	r := retry{id: st.id(), in: st.in, attempt: st.attempt + 1, at: l.e.clock.Now().Add(time.Second)}
-	if st.order != nil {
-		r.in, r.orderIn = nil, st.order.in
-	}
-	if st.attempt >= persistRetries && !r.abandoning() {
-		give := workflow.Abandon{Reason: "its record could not be saved: " + err.Error()}
-		r.in, r.attempt = give, 1
-		if st.order != nil {
-			r.in, r.orderIn = nil, give
-		}
-	}
-	l.e.log.Error("record not saved; trying again", "id", r.id, "attempt", r.attempt, "err", err)
-	l.retries = append(l.retries, r)
 }

@@ -193,12 +193,15 @@ func TestOrderRecordNotSavedIsRetriedThenAbandoned(t *testing.T) {
 	st.Close() // the database fails from here on
 	l.orders.step(l, o, workflow.OrderSend{})
 	for attempt := 1; attempt <= persistRetries+1; attempt++ {
-		if len(l.retries) != 1 || l.retries[0].orderIn == nil {
+		if len(l.retries) != 1 {
 			t.Fatalf("attempt %d: retries %+v, want the order's input once", attempt, l.retries)
 		}
-		_, abandon := l.retries[0].orderIn.(workflow.Abandon)
+		if _, ok := l.retries[0].in.(workflow.OrderInput); !ok {
+			t.Fatalf("attempt %d: retrying %T, want an order's input", attempt, l.retries[0].in)
+		}
+		_, abandon := l.retries[0].in.(workflow.Abandon)
 		if want := attempt > persistRetries; abandon != want {
-			t.Fatalf("attempt %d: retrying %T, want Abandon %v", attempt, l.retries[0].orderIn, want)
+			t.Fatalf("attempt %d: retrying %T, want Abandon %v", attempt, l.retries[0].in, want)
 		}
 		clk.Advance(time.Second)
 		l.due()

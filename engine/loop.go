@@ -96,23 +96,6 @@ type job func(ctx context.Context) event
 // asker answers an offer put to a person.
 type asker func(ctx context.Context, o Offer) bool
 
-// retry is a step to try again after its record could not be saved: a
-// workflow's input, or (orderIn set) an order's.
-type retry struct {
-	id      string
-	in      workflow.Input
-	orderIn workflow.OrderInput
-	attempt int
-	at      time.Time
-}
-
-// abandoning says whether the input tried again is the give-up itself.
-func (r retry) abandoning() bool {
-	_, w := r.in.(workflow.Abandon)
-	_, o := r.orderIn.(workflow.Abandon)
-	return w || o
-}
-
 // loop is the state one account's loop alone owns: no other goroutine
 // reads or writes it, so nothing here needs a lock.
 type loop struct {
@@ -254,13 +237,7 @@ func (l *loop) due() {
 			l.retries = append(l.retries, r)
 			continue
 		}
-		if r.orderIn != nil {
-			if o := l.orders.open[r.id]; o != nil {
-				l.orders.stepAttempt(l, o, r.orderIn, r.attempt)
-			}
-		} else if w := l.open[r.id]; w != nil {
-			l.stepAttempt(w, r.in, r.attempt)
-		}
+		r.again()
 	}
 }
 
@@ -353,7 +330,7 @@ func (l *loop) env(id string) workflow.Env {
 		env.Spent = func(symbol string) workflow.Spent {
 			var pending map[string]*Workflow
 			if l.group != nil {
-				pending = l.group.next
+				pending = l.group.flows
 			}
 			s, err := l.e.spentToday(l.e.ctx, symbol, pending)
 			if err != nil {
@@ -441,10 +418,11 @@ func (l *loop) resume(ev startEv) {
 		if w == nil {
 			continue
 		}
-		if toQuote(l.group.latest(w)) && l.books[id] == nil {
+		cur := latestOf(l.group, flowKind{}, w)
+		if toQuote(cur) && l.books[id] == nil {
 			l.books[id] = ev.book
 		}
-		if l.group.latest(w).Version == v {
+		if cur.Version == v {
 			l.step(w, workflow.Resume{})
 		}
 	}
@@ -558,30 +536,64 @@ func (e *Engine) localTime(broker time.Time) time.Time {
 	return broker.Add(-e.client.ClockSkew())
 }
 
-// step runs the pure step and its follow-up inputs; their records commit,
-// and only then do their effects leave, at the end of the batch of events
-// being handled (see grouped), or at once outside one.
-func (l *loop) step(w *Workflow, in workflow.Input) error { return l.stepAttempt(w, in, 0) }
+// step steps workflow w with input in (see stepRecord).
+func (l *loop) step(w *Workflow, in workflow.Input) error { return stepRecord(l, flowKind{}, w, in, 0) }
 
-func (l *loop) stepAttempt(w *Workflow, in workflow.Input, attempt int) error {
-	if l.group == nil {
-		var err error
-		l.grouped(func() { err = l.stepAttempt(w, in, attempt) })
-		return err
-	}
-	w = l.group.latest(w)
+// flowKind is the locate workflows' part in the pipeline (see kind).
+type flowKind struct{}
+
+func (flowKind) name() string                                     { return "workflow" }
+func (flowKind) id(w *Workflow) string                            { return w.ID }
+func (flowKind) state(w *Workflow) states.State                   { return w.State }
+func (flowKind) open(l *loop, id string) *Workflow                { return l.open[id] }
+func (flowKind) latest(g *group) map[string]*Workflow             { return g.flows }
+func (flowKind) abandon(reason string) workflow.Input             { return workflow.Abandon{Reason: reason} }
+func (flowKind) effect(l *loop, w *Workflow, eff workflow.Effect) { l.effect(w, eff) }
+
+func (flowKind) pure(l *loop, w *Workflow, in workflow.Input) stepped[Workflow, workflow.Input] {
 	s := workflow.StepWorkflow(w, in, l.env(w.ID))
 	if s.Err != nil {
 		if _, isRows := in.(workflow.Rows); !isRows {
 			l.e.log.Debug("step refused", "id", w.ID, "state", w.State, "input", fmt.Sprintf("%T", in), "err", s.Err)
 		}
-		return s.Err
+		return stepped[Workflow, workflow.Input]{err: s.Err}
 	}
-	cur := l.group.add(w, in, attempt, s)
-	if s.Then != nil {
-		return l.step(cur, s.Then)
+	out := stepped[Workflow, workflow.Input]{tr: s.Transition, effects: s.Effects, then: s.Then, offer: s.Offer}
+	if s.Next != nil {
+		n := *s.Next
+		n.Version = w.Version + 1
+		out.next = &n
 	}
-	return nil
+	return out
+}
+
+func (flowKind) stage(b *batch, prev, next *Workflow, tr *workflow.Transition) {
+	b.flows = append(b.flows, store.Step{Prev: prev, Next: next, Transition: tr})
+}
+
+func (flowKind) take(b *batch) *Workflow {
+	w := b.savedFlows[0]
+	b.savedFlows = b.savedFlows[1:]
+	return w
+}
+
+func (flowKind) commit(ctx context.Context, st *store.Store, prev, next *Workflow, tr *workflow.Transition) (*Workflow, error) {
+	return st.Commit(ctx, prev, next, tr)
+}
+
+func (flowKind) get(ctx context.Context, st *store.Store, id string) (*Workflow, error) {
+	return st.Get(ctx, id)
+}
+
+// install marks a quote about to be handed to a worker as not sent yet
+// (install must not read history for it: see updateHot), then installs.
+func (flowKind) install(l *loop, w *Workflow, from states.State, s stepped[Workflow, workflow.Input]) {
+	for _, eff := range s.effects {
+		if _, ok := eff.(workflow.SendQuote); ok {
+			l.quoting[w.ID] = true
+		}
+	}
+	l.install(w, from, s.tr, s.offer)
 }
 
 // track registers a non-terminal workflow.

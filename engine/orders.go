@@ -422,27 +422,55 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 	}
 }
 
-// step runs the order's pure step in the loop's grouped commit (see
-// loop.step): its record commits with the batch's, its transition is
-// logged, and only then do its effects leave; a record that cannot be
-// saved takes the same retry path as a workflow's.
+// step steps order o with input in (see stepRecord): its record commits
+// with the batch's, its transition is logged, and only then do its effects
+// leave.
 func (b *orderBook) step(l *loop, o *Order, in workflow.OrderInput) error {
-	return b.stepAttempt(l, o, in, 0)
+	return stepRecord(l, orderKind{}, o, in, 0)
 }
 
-func (b *orderBook) stepAttempt(l *loop, o *Order, in workflow.OrderInput, attempt int) error {
-	if l.group == nil {
-		var err error
-		l.grouped(func() { err = b.stepAttempt(l, o, in, attempt) })
-		return err
-	}
-	o = l.group.latestOrder(o)
+// orderKind is the orders' part in the pipeline (see kind).
+type orderKind struct{}
+
+func (orderKind) name() string                                  { return "order" }
+func (orderKind) id(o *Order) string                            { return o.ClientOrderID }
+func (orderKind) state(o *Order) states.State                   { return o.State }
+func (orderKind) open(l *loop, id string) *Order                { return l.orders.open[id] }
+func (orderKind) latest(g *group) map[string]*Order             { return g.orders }
+func (orderKind) abandon(reason string) workflow.OrderInput     { return workflow.Abandon{Reason: reason} }
+func (orderKind) effect(l *loop, o *Order, eff workflow.Effect) { l.orders.effect(l, o, eff) }
+
+func (orderKind) pure(l *loop, o *Order, in workflow.OrderInput) stepped[Order, workflow.OrderInput] {
 	s := workflow.StepOrder(o, in, l.e.clock.Now())
-	if s.Err != nil {
-		return s.Err
+	out := stepped[Order, workflow.OrderInput]{tr: s.Transition, effects: s.Effects, err: s.Err}
+	if s.Err == nil && s.Next != nil {
+		n := *s.Next
+		n.Version = o.Version + 1
+		out.next = &n
 	}
-	l.group.addOrder(o, in, attempt, s)
-	return nil
+	return out
+}
+
+func (orderKind) stage(b *batch, prev, next *Order, tr *workflow.Transition) {
+	b.orders = append(b.orders, store.OrderStep{Prev: prev, Next: next, Transition: tr})
+}
+
+func (orderKind) take(b *batch) *Order {
+	o := b.savedOrders[0]
+	b.savedOrders = b.savedOrders[1:]
+	return o
+}
+
+func (orderKind) commit(ctx context.Context, st *store.Store, prev, next *Order, tr *workflow.Transition) (*Order, error) {
+	return st.CommitOrder(ctx, prev, next, tr)
+}
+
+func (orderKind) get(ctx context.Context, st *store.Store, id string) (*Order, error) {
+	return st.GetOrder(ctx, id)
+}
+
+func (orderKind) install(l *loop, o *Order, from states.State, s stepped[Order, workflow.OrderInput]) {
+	l.orders.install(l, o, from, s.tr)
 }
 
 // install takes a saved order as the truth, tells whoever listens, and
