@@ -52,7 +52,6 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 			l.publish(u)
 		}
 	case workflow.SendQuote:
-		e.poll.Watch(w.QuoteReqID, l.deliver)
 		l.noteAnswer(symbol, e.clock.Now()) // the symbol is spaced from now on; overall spacing waits for the answer
 		l.quoting[id] = true
 		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
@@ -61,7 +60,6 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 			return e.written(id, symbol, workflow.OpQuote, err)
 		})
 	case workflow.SendSell:
-		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
 		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
 			LocateType: brokercode.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}

@@ -1,7 +1,7 @@
 // Package poller runs one spaced history and inventory poller per account:
-// one history GET per tick serves every waiting workflow, fanned out by
-// quoteReqID (the .SU shadow row goes to its base id), and a row is delivered
-// again only when it changed. The cadence follows the broker's polling
+// one history GET per tick serves every waiting workflow, and the rows new
+// or changed since the last read go to one receiver (Config.Rows), the
+// account's engine, which alone knows which workflow a row belongs to. The cadence follows the broker's polling
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
 // spacing; idle, inventory every 5 s and history every 8 s; about 1 s while
 // an offer is live or a quote is young, which stays under the history
@@ -93,8 +93,11 @@ type Config struct {
 	Clock   clock.Clock
 	Logger  *slog.Logger
 	Cadence Cadence
-	// Unmatched receives changed rows no watcher claims (optional).
-	Unmatched func(brokerclient.HistoryRow)
+	// Rows receives each history read's new or changed rows, in the
+	// order read, on the poller's goroutine (optional; not called when
+	// none changed). Both rows of a Reg SHO pair that change in one read
+	// arrive in one call, so a choice between the sides sees both.
+	Rows func([]brokerclient.HistoryRow)
 	// OnInventory receives every inventory read (optional).
 	OnInventory func([]brokerclient.InventoryRow)
 	// AfterPoll runs after each history poll's rows were delivered (optional);
@@ -102,13 +105,12 @@ type Config struct {
 	AfterPoll func()
 }
 
-// Poller polls one account. Watch registers interest in a quoteReqID.
+// Poller polls one account.
 type Poller struct {
 	cfg  Config
 	wake chan struct{}
 
 	mu        sync.Mutex
-	watchers  map[string]func([]brokerclient.HistoryRow)
 	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID, of the last history read
 	hot       bool
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
@@ -142,37 +144,10 @@ func New(cfg Config) *Poller {
 	now := cfg.Clock.Now()
 	return &Poller{
 		cfg: cfg, wake: make(chan struct{}, 1),
-		watchers: map[string]func([]brokerclient.HistoryRow){},
 		seen:     map[string]brokerclient.HistoryRow{},
 		nextHist: now, nextInv: now,
 		rng: rand.New(rand.NewPCG(uint64(now.UnixNano()), 7)),
 	}
-}
-
-// Watch delivers changed rows of quoteReqID and of its .SU shadow to fn.
-// Rows already seen are replayed at once, on the caller's goroutine; later
-// changes arrive on the poller's. Both rows of a Reg SHO pair that change in
-// one poll arrive in one call, so a choice between the sides sees both.
-func (p *Poller) Watch(quoteReqID string, fn func([]brokerclient.HistoryRow)) {
-	p.mu.Lock()
-	p.watchers[quoteReqID] = fn
-	var replay []brokerclient.HistoryRow
-	for _, id := range []string{quoteReqID, quoteReqID + ".SU"} {
-		if r, ok := p.seen[id]; ok {
-			replay = append(replay, r)
-		}
-	}
-	p.mu.Unlock()
-	if len(replay) > 0 {
-		fn(replay)
-	}
-}
-
-// Unwatch stops deliveries for quoteReqID.
-func (p *Poller) Unwatch(quoteReqID string) {
-	p.mu.Lock()
-	delete(p.watchers, quoteReqID)
-	p.mu.Unlock()
 }
 
 // Wrote tells the poller a write was sent: history is polled about 2 s later
@@ -323,43 +298,24 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 	return nil
 }
 
-// deliver hands the new or changed rows to their watchers, grouped by base
-// id in the order the ids first appear.
+// deliver hands the new or changed rows to Config.Rows, then runs
+// AfterPoll.
 func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
-	var order []string
-	groups := map[string][]brokerclient.HistoryRow{}
-	var unmatched []brokerclient.HistoryRow
+	var changed []brokerclient.HistoryRow
 	p.mu.Lock()
 	for _, r := range rows {
 		if prev, ok := p.seen[r.QuoteReqID]; ok && sameRow(prev, r) {
 			continue
 		}
 		p.seen[r.QuoteReqID] = r
-		base := r.BaseID()
-		if p.watchers[base] == nil {
-			unmatched = append(unmatched, r)
-			continue
-		}
-		if _, ok := groups[base]; !ok {
-			order = append(order, base)
-		}
-		groups[base] = append(groups[base], r)
+		changed = append(changed, r)
 	}
 	p.forgetGoneLocked(rows)
-	fns := make([]func([]brokerclient.HistoryRow), len(order))
-	for i, base := range order {
-		fns[i] = p.watchers[base]
-	}
 	p.polls++
 	p.polledAt = p.cfg.Clock.Now()
 	p.mu.Unlock()
-	for i, base := range order {
-		fns[i](groups[base])
-	}
-	if p.cfg.Unmatched != nil {
-		for _, r := range unmatched {
-			p.cfg.Unmatched(r)
-		}
+	if len(changed) > 0 && p.cfg.Rows != nil {
+		p.cfg.Rows(changed)
 	}
 	if p.cfg.AfterPoll != nil {
 		p.cfg.AfterPoll()
@@ -482,17 +438,15 @@ func (p *Poller) tick(ctx context.Context) error {
 }
 
 // priorityLocked is the priority of this account's reads: urgent while a
-// sent quote or sell-back waits for its outcome, normal while another
-// sent write or a live offer does (hot, or a write's follow-up reads), idle
-// otherwise, and idle too once no workflow watches (the follow-up reads of
-// a write whose workflow has ended). p.mu is held.
+// sent quote or sell-back waits for its outcome (SetAwaiting), normal
+// while another sent write or a live offer does (SetHot), idle otherwise,
+// the follow-up reads of a write whose workflow has ended included. p.mu
+// is held.
 func (p *Poller) priorityLocked() brokerclient.Priority {
 	switch {
-	case len(p.watchers) == 0:
-		return brokerclient.PriorityIdle
 	case p.awaiting:
 		return brokerclient.PriorityUrgent
-	case p.hot || p.writePoll > 0:
+	case p.hot:
 		return brokerclient.PriorityNormal
 	}
 	return brokerclient.PriorityIdle
