@@ -39,8 +39,10 @@ type Fleet struct {
 // it too.
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
+	beat := newRenewals() // one statement renews every lease the fleet holds
 	for _, cfg := range cfgs {
 		cfg.Role = RoleDaemon
+		cfg.renewals = beat
 		h := newHandle(cfg)
 		f.handles = append(f.handles, h)
 		_, err := h.current(ctx)
