@@ -185,6 +185,17 @@ func TestStandbys(t *testing.T) {
 		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
 			t.Fatalf("standbys after leaving: %+v, %v", got, err)
 		}
+		// A daemon announces all the accounts it is about to own in one
+		// statement (a second time renews them); c's lapsed one lives again.
+		all := []locator.Standby{sb, {Account: "LV100002", Process: "daemon:b", PID: 2, Host: "h2"}, {Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}}
+		for range 2 {
+			if err := b.store.StandByAll(ctx, all, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 3 {
+			t.Fatalf("standbys after StandByAll: %+v, %v; want 3", got, err)
+		}
 	})
 }
 
