@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,6 +129,7 @@ type loop struct {
 	waiters   map[string][]chan *Workflow
 	inventory []brokerclient.InventoryRow
 	invAt     time.Time            // when inventory arrived
+	savedInv  []byte               // the last inventory snapshot saved (JSON)
 	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
 	quoting   map[string]bool      // workflows whose quote is with a worker, not yet answered
 	group     *group               // steps awaiting one commit while a batch of events is handled
@@ -398,8 +400,15 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.onRows(ev.rows)
 	case inventoryEv:
 		l.inventory, l.invAt = ev.rows, ev.at
-		if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, rawJSON(ev.rows)); err != nil {
-			l.e.log.Warn("inventory snapshot not saved", "err", err)
+		// A snapshot is saved when the inventory changed: an idle
+		// account's reads (every 5 s) otherwise wrote a row each, a
+		// transaction per account and read, and a table growing for ever.
+		if raw := rawJSON(ev.rows); !bytes.Equal(raw, l.savedInv) {
+			if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, raw); err != nil {
+				l.e.log.Warn("inventory snapshot not saved", "err", err)
+			} else {
+				l.savedInv = raw
+			}
 		}
 		l.coverQueued()
 	case tickEv:

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,5 +67,32 @@ func TestRegistryForgetsFinishedWorkflows(t *testing.T) {
 		if size != 0 {
 			t.Errorf("after %d finished workflows the loop's %s holds %d entries, want 0", n, name, size)
 		}
+	}
+}
+
+// Issue 27 item 4: an idle account's inventory reads (every 5 s) write a
+// snapshot only when the inventory changed, not one row per read: three
+// reads of the same rows and one changed leave two snapshots.
+func TestInventorySavedWhenChanged(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "inventory.db")
+	l, _, clk := groupBundleAt(t, path)
+	same := []brokerclient.InventoryRow{{AccountID: "LV100001", Symbol: "HTBX", Available: 300, LocateType: 3}}
+	changed := []brokerclient.InventoryRow{{AccountID: "LV100001", Symbol: "HTBX", Available: 200, LocateType: 3}}
+	for _, rows := range [][]brokerclient.InventoryRow{same, same, same, changed} {
+		clk.Advance(5 * time.Second)
+		l.handle(t.Context(), inventoryEv{rows: rows, at: clk.Now()})
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM inventory_snapshots WHERE account = ?`, "LV100001").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("%d inventory snapshots after 4 reads, 2 distinct; want 2", n)
 	}
 }
