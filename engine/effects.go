@@ -23,6 +23,8 @@ import (
 // is accepted at once; a fill after that is not as pressing). A quote
 // still waiting for the key pair's quote bucket is not sent: its history would show nothing, and with many accounts on one key
 // pair those reads would take the turns of the quotes the broker has.
+// With nothing open, the account's reads slow to the poller's quiet
+// cadence.
 func (l *loop) updateHot() {
 	hot, awaiting := false, false
 	for _, w := range l.open {
@@ -37,6 +39,7 @@ func (l *loop) updateHot() {
 	}
 	l.e.poll.SetAwaiting(awaiting)
 	l.e.poll.SetHot(hot)
+	l.e.poll.SetQuiet(len(l.open) == 0)
 }
 
 // effect carries out one effect of a committed step.

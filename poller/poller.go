@@ -3,7 +3,8 @@
 // or changed since the last read go to one receiver (Config.Rows), the
 // account's engine, which alone knows which workflow a row belongs to. The cadence follows the broker's polling
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
-// spacing; idle, inventory every 5 s and history every 8 s; about 1 s while
+// spacing; idle, inventory every 5 s and history every 8 s (both every
+// 30 s while nothing is open on the account, SetQuiet); about 1 s while
 // an offer is live or a quote is young, which stays under the history
 // route's 2-per-second limit. The accounts of a key pair share its buckets:
 // a history read an open workflow waits on asks its key pair's pacer
@@ -50,12 +51,15 @@ func (s clientSource) Inventory(ctx context.Context, account string) ([]brokercl
 
 // Cadence is the poller's spacing, from the spec's "Short locates" rule 7.
 type Cadence struct {
-	AfterWrite       time.Duration // first history poll after a write (2 s)
-	WriteSpacing     time.Duration // spacing of the follow-up polls (2 s)
-	WritePolls       int           // history polls after a write, the first included (4)
-	Hot              time.Duration // spacing while an offer is live or a quote young (1 s)
-	IdleHistory      time.Duration // idle history spacing (8 s)
-	IdleInventory    time.Duration // idle inventory spacing (5 s)
+	AfterWrite    time.Duration // first history poll after a write (2 s)
+	WriteSpacing  time.Duration // spacing of the follow-up polls (2 s)
+	WritePolls    int           // history polls after a write, the first included (4)
+	Hot           time.Duration // spacing while an offer is live or a quote young (1 s)
+	IdleHistory   time.Duration // idle history spacing (8 s)
+	IdleInventory time.Duration // idle inventory spacing (5 s)
+	// Quiet spaces both reads while the account has nothing open
+	// (SetQuiet): nothing locator does can change them then (30 s).
+	Quiet            time.Duration
 	MaxBackoff       time.Duration // cap of the error back-off (60 s)
 	InventoryOnWrite time.Duration // delay of the inventory refresh asked for after fills and sells
 }
@@ -63,7 +67,7 @@ type Cadence struct {
 // DefaultCadence is the spec's guidance.
 var DefaultCadence = Cadence{
 	AfterWrite: 2 * time.Second, WriteSpacing: 2 * time.Second, WritePolls: 4,
-	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second,
+	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second, Quiet: 30 * time.Second,
 	MaxBackoff: 60 * time.Second, InventoryOnWrite: time.Second,
 }
 
@@ -73,7 +77,7 @@ func (c Cadence) withDefaults() Cadence {
 	d := DefaultCadence
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&c.AfterWrite, &d.AfterWrite}, {&c.WriteSpacing, &d.WriteSpacing}, {&c.Hot, &d.Hot},
-		{&c.IdleHistory, &d.IdleHistory}, {&c.IdleInventory, &d.IdleInventory},
+		{&c.IdleHistory, &d.IdleHistory}, {&c.IdleInventory, &d.IdleInventory}, {&c.Quiet, &d.Quiet},
 		{&c.MaxBackoff, &d.MaxBackoff}, {&c.InventoryOnWrite, &d.InventoryOnWrite},
 	} {
 		if *f.v <= 0 {
@@ -113,6 +117,7 @@ type Poller struct {
 	mu        sync.Mutex
 	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID, of the last history read
 	hot       bool
+	quiet     bool      // nothing is open on the account (SetQuiet)
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
 	writePoll int       // follow-up polls left after a write
 	writeDue  time.Time // the first history read after the last write (AfterWrite)
@@ -196,6 +201,32 @@ func (p *Poller) SetAwaiting(awaiting bool) {
 	p.mu.Lock()
 	p.awaiting = awaiting
 	p.mu.Unlock()
+}
+
+// SetQuiet says whether the account has nothing open (no workflow, sent
+// or queued): its history and inventory are then read every Cadence.Quiet
+// rather than at the idle cadence, since only another program on the
+// account could change them (a request reads inventory anew anyway when
+// its last read is older than 5 s, and a health check calls history stale
+// after a minute). Leaving quiet brings each read to no later than the
+// idle cadence from now.
+func (p *Poller) SetQuiet(quiet bool) {
+	p.mu.Lock()
+	wake := p.quiet && !quiet
+	p.quiet = quiet
+	if wake {
+		now := p.cfg.Clock.Now()
+		if due := later(now.Add(p.cfg.Cadence.IdleHistory), p.quietUntil); due.Before(p.nextHist) {
+			p.nextHist = due
+		}
+		if due := later(now.Add(p.cfg.Cadence.IdleInventory), p.quietUntil); due.Before(p.nextInv) {
+			p.nextInv = due
+		}
+	}
+	p.mu.Unlock()
+	if wake {
+		p.kick()
+	}
 }
 
 // historyGap is the least spacing of two history reads: the history
@@ -292,7 +323,11 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 		p.cfg.OnInventory(rows)
 	}
 	p.mu.Lock()
-	p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
+	spacing := p.cfg.Cadence.IdleInventory
+	if p.quiet {
+		spacing = p.cfg.Cadence.Quiet
+	}
+	p.nextInv = p.cfg.Clock.Now().Add(spacing)
 	p.invAsked = false
 	p.mu.Unlock()
 	return nil
@@ -501,6 +536,8 @@ func (p *Poller) historySpacingLocked() time.Duration {
 		if p.writePoll > 0 {
 			return c.WriteSpacing
 		}
+	case p.quiet:
+		return c.Quiet
 	}
 	return c.IdleHistory
 }

@@ -882,3 +882,33 @@ func TestFailingSinceFirstFailedRead(t *testing.T) {
 		t.Errorf("Failing() = %v, %v after a read succeeded, want nothing", since, err)
 	}
 }
+
+// Issue 27 item 4: an account with nothing open (SetQuiet) reads history
+// and inventory every 30 s, not every 8 s and 5 s: only another program
+// on the account could change them. Leaving quiet brings each read to the
+// idle cadence from then (a request opened at 95 s: inventory at 100 s,
+// history at 103 s).
+func TestQuietAccountReadsEvery30s(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	p.SetQuiet(true)
+	b.start(t, p)
+	b.advanceTo(t, 95*time.Second)
+	hist, inv := b.calls()
+	if diff := cmp.Diff(secs(0, 30, 60, 90), hist); diff != "" {
+		t.Errorf("quiet History calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0, 30, 60, 90), inv); diff != "" {
+		t.Errorf("quiet Inventory calls (-want +got):\n%s", diff)
+	}
+	b.kick(t, func() { p.SetQuiet(false) })
+	b.advanceTo(t, 112*time.Second)
+	hist, inv = b.calls()
+	if diff := cmp.Diff(secs(0, 30, 60, 90, 103, 111), hist); diff != "" {
+		t.Errorf("History calls after quiet (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0, 30, 60, 90, 100, 105, 110), inv); diff != "" {
+		t.Errorf("Inventory calls after quiet (-want +got):\n%s", diff)
+	}
+}
