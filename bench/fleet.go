@@ -42,6 +42,11 @@ type FleetOptions struct {
 	// Failover kills the first process (SIGKILL) after the locates, and
 	// locates again on the accounts it owned once the others own them.
 	Failover bool
+	// AtStart starts the locates with the serve processes, before they own
+	// their accounts (no idle phase, no failover): each command waits for
+	// the process that is to own its account and follows it, and none
+	// becomes an owner itself.
+	AtStart bool
 	// LogDir, when set, keeps each serve process's log there
 	// (serve-P.log), and the simulator's request log (requests.json);
 	// without it the logs are dropped.
@@ -230,8 +235,8 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	defer st.Close()
 
-	run := &FleetRun{Command: fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --locating %d --failover=%t",
-		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Locating, o.Failover), Database: dialect(o.DB), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
+	run := &FleetRun{Command: fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --locating %d --failover=%t --locate-at-start=%t",
+		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Locating, o.Failover, o.AtStart), Database: dialect(o.DB), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
 		Accounts: o.Accounts, KeyPairs: o.KeyPairs}
 	start := time.Now()
 	for p := range o.Processes {
@@ -242,16 +247,30 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		defer proc.stop()
 		run.Processes = append(run.Processes, proc)
 	}
-	o.Logf("%d serve processes started; waiting for every account to be owned", len(run.Processes))
+	if o.AtStart {
+		o.Logf("%d serve processes started; locating on every account at once, %d at a time", len(run.Processes), o.Parallel)
+		run.Locates, run.Filled = o.Accounts, o.locateAll(ctx, env, o.first(o.Accounts), 0)
+		run.LocateSeconds = time.Since(start).Seconds()
+	} else {
+		o.Logf("%d serve processes started; waiting for every account to be owned", len(run.Processes))
+	}
 	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute); err != nil {
 		return nil, err
 	}
 	run.StartSeconds = time.Since(start).Seconds()
-	idleFrom, idleTo, err := o.idleThenLocate(ctx, run, st, env)
+	var idleFrom, idleTo time.Time
+	if o.AtStart {
+		if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
+			return nil, err
+		}
+		err = run.cost(ctx, st, run.Processes)
+	} else {
+		idleFrom, idleTo, err = o.idleThenLocate(ctx, run, st, env)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if o.Failover && len(run.Processes) > 1 {
+	if o.Failover && !o.AtStart && len(run.Processes) > 1 {
 		if err := o.failover(ctx, run, st, env); err != nil {
 			return nil, err
 		}
@@ -314,11 +333,7 @@ func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *sto
 	if locating == 0 {
 		locating = o.Accounts
 	}
-	all := make([]int, locating)
-	for i := range all {
-		all[i] = i
-	}
-	run.Locates, run.Filled = locating, o.locateAll(ctx, env, all, 0)
+	run.Locates, run.Filled = locating, o.locateAll(ctx, env, o.first(locating), 0)
 	run.LocateSeconds = time.Since(locFrom).Seconds()
 	if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
 		return idleFrom, idleTo, err
@@ -535,6 +550,15 @@ func ownedBy(ctx context.Context, st *store.Store) (map[int][]locator.Lease, err
 		}
 	}
 	return out, nil
+}
+
+// first is the first n accounts' indexes.
+func (o FleetOptions) first(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // locateAll runs one `locator locate` per account of accounts on its

@@ -45,6 +45,7 @@ func (o *FleetOptions) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Locating, "locating", 0, "--mode fleet: how many accounts locate (the first ones), the others idle meanwhile (0: all)")
 	fs.StringVar(&o.LogDir, "log-dir", "", "--mode fleet: keep each serve process's log (serve-P.log) and the simulator's request log (requests.json) in this folder")
 	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then SIGKILL the first process, and locate on the accounts it owned through the others")
+	fs.BoolVar(&o.AtStart, "locate-at-start", false, "--mode fleet: start the locates with the serve processes, before they own their accounts (each follows the process that is to own it; no idle phase, no failover)")
 }
 
 // Print shows the fleet run: a line per serve process, then the totals

@@ -23,6 +23,8 @@ import (
 // is accepted at once; a fill after that is not as pressing). A quote
 // still waiting for the key pair's quote bucket is not sent: its history would show nothing, and with many accounts on one key
 // pair those reads would take the turns of the quotes the broker has.
+// With nothing open, the account's reads slow to the poller's quiet
+// cadence.
 func (l *loop) updateHot() {
 	hot, awaiting := false, false
 	for _, w := range l.open {
@@ -37,6 +39,7 @@ func (l *loop) updateHot() {
 	}
 	l.e.poll.SetAwaiting(awaiting)
 	l.e.poll.SetHot(hot)
+	l.e.poll.SetQuiet(len(l.open) == 0)
 }
 
 // effect carries out one effect of a committed step.
@@ -52,7 +55,6 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 			l.publish(u)
 		}
 	case workflow.SendQuote:
-		e.poll.Watch(w.QuoteReqID, l.deliver)
 		l.noteAnswer(symbol, e.clock.Now()) // the symbol is spaced from now on; overall spacing waits for the answer
 		l.quoting[id] = true
 		req := brokerclient.QuoteRequest{Account: account, Symbol: symbol, Quantity: w.Quantity, QuoteReqID: w.QuoteReqID}
@@ -61,7 +63,6 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 			return e.written(id, symbol, workflow.OpQuote, err)
 		})
 	case workflow.SendSell:
-		e.poll.Watch(w.QuoteReqID, l.deliver)
 		e.poll.Wrote()
 		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
 			LocateType: brokercode.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}

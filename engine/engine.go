@@ -173,6 +173,7 @@ func New(cfg Config) (*Engine, error) {
 	e.poll = poller.New(poller.Config{
 		Account: cfg.Account, Source: poller.ClientSource(cfg.Client), Clock: cfg.Clock, Logger: cfg.Logger,
 		Cadence:     cfg.Cadence,
+		Rows:        func(rows []brokerclient.HistoryRow) { e.inbox.push(rowsEv{rows: rows}) },
 		OnInventory: e.gotInventory,
 		AfterPoll:   func() { e.inbox.push(tickEv{}) },
 	})

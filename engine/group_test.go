@@ -19,8 +19,14 @@ import (
 // hand and looks at the store and the write mailbox.
 func groupBundle(t *testing.T) (*loop, *store.Store, *clock.Fake) {
 	t.Helper()
+	return groupBundleAt(t, filepath.Join(t.TempDir(), "group.db"))
+}
+
+// groupBundleAt is groupBundle on the SQLite file at path.
+func groupBundleAt(t *testing.T, path string) (*loop, *store.Store, *clock.Fake) {
+	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC))
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "group.db"), clk)
+	st, err := store.Open(t.Context(), path, clk)
 	if err != nil {
 		t.Fatal(err)
 	}

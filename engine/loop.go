@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,7 +103,7 @@ type loop struct {
 	e         *Engine
 	open      map[string]*Workflow // unfinished workflows, by id
 	busy      map[string]int       // symbol → open locates and price checks past Requested (its one open quote)
-	byQuote   map[string]string    // quoteReqID → workflow id
+	byQuote   map[string]string    // quoteReqID → workflow id: the one registry a history row is routed by
 	loaded    map[string]int64     // versions found at Start, to resume what reconciling did not move
 	queue     []string             // locates and price checks waiting to quote, FIFO
 	books     map[string][]workflow.BookOrder
@@ -111,6 +112,7 @@ type loop struct {
 	waiters   map[string][]chan *Workflow
 	inventory []brokerclient.InventoryRow
 	invAt     time.Time            // when inventory arrived
+	savedInv  []byte               // the last inventory snapshot saved (JSON)
 	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
 	quoting   map[string]bool      // workflows whose quote is with a worker, not yet answered
 	group     *group               // steps awaiting one commit while a batch of events is handled
@@ -152,12 +154,6 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	for _, w := range open {
 		l.track(w)
 		l.loaded[w.ID] = w.Version
-		if w.LostQuoteReqID != "" {
-			e.poll.Watch(w.LostQuoteReqID, l.deliver)
-		}
-		if w.State != states.Requested && w.State != states.Requoting {
-			e.poll.Watch(w.QuoteReqID, l.deliver)
-		}
 	}
 	orders, err := e.store.Orders(ctx, store.OrderFilter{Account: e.cfg.Account, Open: true})
 	if err != nil {
@@ -172,9 +168,6 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	}
 	return l, nil
 }
-
-// deliver hands the poller's rows to the loop; it never blocks.
-func (l *loop) deliver(rows []brokerclient.HistoryRow) { l.e.inbox.push(rowsEv{rows: rows}) }
 
 // run is the account's loop: it handles events until ctx ends.
 func (l *loop) run(ctx context.Context) {
@@ -321,6 +314,28 @@ func (l *loop) noteAnswer(symbol string, at time.Time) {
 	if at.After(l.lastQuote[symbol]) {
 		l.lastQuote[symbol] = at
 	}
+	// A symbol's spacing over is a symbol that may quote: its entry
+	// goes, so a long-lived loop holds the last QuoteSpacing's symbols,
+	// not every symbol it ever quoted.
+	now := l.e.clock.Now()
+	for s, t := range l.lastQuote {
+		if !t.Add(l.e.cfg.QuoteSpacing).After(now) {
+			delete(l.lastQuote, s)
+		}
+	}
+}
+
+// touch records that a fill, credit-back, cancel or order moved symbol's
+// inventory now (see freshFor). Marks too old for freshFor to look at go,
+// so the map holds the last moments' symbols, not every symbol moved.
+func (l *loop) touch(symbol string) {
+	now := l.e.clock.Now()
+	for s, t := range l.touched {
+		if now.Sub(t) > 2*inventoryFresh {
+			delete(l.touched, s)
+		}
+	}
+	l.touched[symbol] = now
 }
 
 // env is what the step may know of workflow id's surroundings.
@@ -362,8 +377,15 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.onRows(ev.rows)
 	case inventoryEv:
 		l.inventory, l.invAt = ev.rows, ev.at
-		if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, rawJSON(ev.rows)); err != nil {
-			l.e.log.Warn("inventory snapshot not saved", "err", err)
+		// A snapshot is saved when the inventory changed: an idle
+		// account's reads (every 5 s) otherwise wrote a row each, a
+		// transaction per account and read, and a table growing for ever.
+		if raw := rawJSON(ev.rows); !bytes.Equal(raw, l.savedInv) {
+			if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, raw); err != nil {
+				l.e.log.Warn("inventory snapshot not saved", "err", err)
+			} else {
+				l.savedInv = raw
+			}
 		}
 		l.coverQueued()
 	case tickEv:
@@ -398,7 +420,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.onSubscribe(ev)
 	case orderEvent:
 		if o := l.orders.open[ev.orderID()]; o != nil {
-			l.touched[o.Symbol] = l.e.clock.Now()
+			l.touch(o.Symbol)
 		}
 		l.orders.handle(ctx, l, ev)
 	default:
@@ -501,13 +523,33 @@ func (l *loop) cancel(ctx context.Context, id string, in workflow.CancelAsked) e
 	return l.step(w, in)
 }
 
-// onRows turns one workflow's new or changed history rows (both legs of a
-// Reg SHO pair together) into its Rows input.
+// onRows routes a history read's new or changed rows to the open
+// workflows they belong to (by quoteReqID, the .SU shadow row with its
+// base id), in the order their ids first appear; a row of no open
+// workflow is left alone.
 func (l *loop) onRows(rows []brokerclient.HistoryRow) {
-	w := l.open[l.byQuote[rows[0].BaseID()]]
-	if w == nil {
-		return
+	var order []string
+	groups := map[string][]brokerclient.HistoryRow{}
+	for _, r := range rows {
+		base := r.BaseID()
+		if _, ok := l.byQuote[base]; !ok {
+			continue
+		}
+		if _, ok := groups[base]; !ok {
+			order = append(order, base)
+		}
+		groups[base] = append(groups[base], r)
 	}
+	for _, base := range order {
+		if w := l.open[l.byQuote[base]]; w != nil {
+			l.stepRows(w, groups[base])
+		}
+	}
+}
+
+// stepRows turns one workflow's new or changed history rows (both legs of a
+// Reg SHO pair together) into its Rows input.
+func (l *loop) stepRows(w *Workflow, rows []brokerclient.HistoryRow) {
 	in := workflow.Rows{Legs: map[string]workflow.Leg{}, Raw: rawJSON(rows)}
 	latest := rows[0]
 	for _, r := range rows {
@@ -658,7 +700,7 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 		l.publish(u)
 	}
 	if tr != nil && (tr.To == states.Filled || tr.To == states.Credited || tr.To == states.Canceled) {
-		l.touched[w.Symbol] = l.e.clock.Now()
+		l.touch(w.Symbol)
 	}
 	if !w.Terminal() {
 		l.track(w)
@@ -670,8 +712,9 @@ func (l *loop) install(w *Workflow, from states.State, tr *workflow.Transition, 
 	delete(l.askers, w.ID)
 	l.queue = slices.DeleteFunc(l.queue, func(q string) bool { return q == w.ID })
 	for _, q := range quoteIDs(w) {
-		delete(l.byQuote, q)
-		l.e.poll.Unwatch(q)
+		if l.byQuote[q] == w.ID {
+			delete(l.byQuote, q)
+		}
 	}
 	for _, ch := range l.waiters[w.ID] {
 		ch <- w

@@ -1,9 +1,10 @@
 // Package poller runs one spaced history and inventory poller per account:
-// one history GET per tick serves every waiting workflow, fanned out by
-// quoteReqID (the .SU shadow row goes to its base id), and a row is delivered
-// again only when it changed. The cadence follows the broker's polling
+// one history GET per tick serves every waiting workflow, and the rows new
+// or changed since the last read go to one receiver (Config.Rows), the
+// account's engine, which alone knows which workflow a row belongs to. The cadence follows the broker's polling
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
-// spacing; idle, inventory every 5 s and history every 8 s; about 1 s while
+// spacing; idle, inventory every 5 s and history every 8 s (both every
+// 30 s while nothing is open on the account, SetQuiet); about 1 s while
 // an offer is live or a quote is young, which stays under the history
 // route's 2-per-second limit. The accounts of a key pair share its buckets:
 // a history read an open workflow waits on asks its key pair's pacer
@@ -50,12 +51,15 @@ func (s clientSource) Inventory(ctx context.Context, account string) ([]brokercl
 
 // Cadence is the poller's spacing, from the spec's "Short locates" rule 7.
 type Cadence struct {
-	AfterWrite       time.Duration // first history poll after a write (2 s)
-	WriteSpacing     time.Duration // spacing of the follow-up polls (2 s)
-	WritePolls       int           // history polls after a write, the first included (4)
-	Hot              time.Duration // spacing while an offer is live or a quote young (1 s)
-	IdleHistory      time.Duration // idle history spacing (8 s)
-	IdleInventory    time.Duration // idle inventory spacing (5 s)
+	AfterWrite    time.Duration // first history poll after a write (2 s)
+	WriteSpacing  time.Duration // spacing of the follow-up polls (2 s)
+	WritePolls    int           // history polls after a write, the first included (4)
+	Hot           time.Duration // spacing while an offer is live or a quote young (1 s)
+	IdleHistory   time.Duration // idle history spacing (8 s)
+	IdleInventory time.Duration // idle inventory spacing (5 s)
+	// Quiet spaces both reads while the account has nothing open
+	// (SetQuiet): nothing locator does can change them then (30 s).
+	Quiet            time.Duration
 	MaxBackoff       time.Duration // cap of the error back-off (60 s)
 	InventoryOnWrite time.Duration // delay of the inventory refresh asked for after fills and sells
 }
@@ -63,7 +67,7 @@ type Cadence struct {
 // DefaultCadence is the spec's guidance.
 var DefaultCadence = Cadence{
 	AfterWrite: 2 * time.Second, WriteSpacing: 2 * time.Second, WritePolls: 4,
-	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second,
+	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second, Quiet: 30 * time.Second,
 	MaxBackoff: 60 * time.Second, InventoryOnWrite: time.Second,
 }
 
@@ -73,7 +77,7 @@ func (c Cadence) withDefaults() Cadence {
 	d := DefaultCadence
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&c.AfterWrite, &d.AfterWrite}, {&c.WriteSpacing, &d.WriteSpacing}, {&c.Hot, &d.Hot},
-		{&c.IdleHistory, &d.IdleHistory}, {&c.IdleInventory, &d.IdleInventory},
+		{&c.IdleHistory, &d.IdleHistory}, {&c.IdleInventory, &d.IdleInventory}, {&c.Quiet, &d.Quiet},
 		{&c.MaxBackoff, &d.MaxBackoff}, {&c.InventoryOnWrite, &d.InventoryOnWrite},
 	} {
 		if *f.v <= 0 {
@@ -93,8 +97,11 @@ type Config struct {
 	Clock   clock.Clock
 	Logger  *slog.Logger
 	Cadence Cadence
-	// Unmatched receives changed rows no watcher claims (optional).
-	Unmatched func(brokerclient.HistoryRow)
+	// Rows receives each history read's new or changed rows, in the
+	// order read, on the poller's goroutine (optional; not called when
+	// none changed). Both rows of a Reg SHO pair that change in one read
+	// arrive in one call, so a choice between the sides sees both.
+	Rows func([]brokerclient.HistoryRow)
 	// OnInventory receives every inventory read (optional).
 	OnInventory func([]brokerclient.InventoryRow)
 	// AfterPoll runs after each history poll's rows were delivered (optional);
@@ -102,15 +109,15 @@ type Config struct {
 	AfterPoll func()
 }
 
-// Poller polls one account. Watch registers interest in a quoteReqID.
+// Poller polls one account.
 type Poller struct {
 	cfg  Config
 	wake chan struct{}
 
 	mu        sync.Mutex
-	watchers  map[string]func([]brokerclient.HistoryRow)
 	seen      map[string]brokerclient.HistoryRow // last delivered row per quoteReqID, of the last history read
 	hot       bool
+	quiet     bool      // nothing is open on the account (SetQuiet)
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
 	writePoll int       // follow-up polls left after a write
 	writeDue  time.Time // the first history read after the last write (AfterWrite)
@@ -142,37 +149,10 @@ func New(cfg Config) *Poller {
 	now := cfg.Clock.Now()
 	return &Poller{
 		cfg: cfg, wake: make(chan struct{}, 1),
-		watchers: map[string]func([]brokerclient.HistoryRow){},
 		seen:     map[string]brokerclient.HistoryRow{},
 		nextHist: now, nextInv: now,
 		rng: rand.New(rand.NewPCG(uint64(now.UnixNano()), 7)),
 	}
-}
-
-// Watch delivers changed rows of quoteReqID and of its .SU shadow to fn.
-// Rows already seen are replayed at once, on the caller's goroutine; later
-// changes arrive on the poller's. Both rows of a Reg SHO pair that change in
-// one poll arrive in one call, so a choice between the sides sees both.
-func (p *Poller) Watch(quoteReqID string, fn func([]brokerclient.HistoryRow)) {
-	p.mu.Lock()
-	p.watchers[quoteReqID] = fn
-	var replay []brokerclient.HistoryRow
-	for _, id := range []string{quoteReqID, quoteReqID + ".SU"} {
-		if r, ok := p.seen[id]; ok {
-			replay = append(replay, r)
-		}
-	}
-	p.mu.Unlock()
-	if len(replay) > 0 {
-		fn(replay)
-	}
-}
-
-// Unwatch stops deliveries for quoteReqID.
-func (p *Poller) Unwatch(quoteReqID string) {
-	p.mu.Lock()
-	delete(p.watchers, quoteReqID)
-	p.mu.Unlock()
 }
 
 // Wrote tells the poller a write was sent: history is polled about 2 s later
@@ -221,6 +201,32 @@ func (p *Poller) SetAwaiting(awaiting bool) {
 	p.mu.Lock()
 	p.awaiting = awaiting
 	p.mu.Unlock()
+}
+
+// SetQuiet says whether the account has nothing open (no workflow, sent
+// or queued): its history and inventory are then read every Cadence.Quiet
+// rather than at the idle cadence, since only another program on the
+// account could change them (a request reads inventory anew anyway when
+// its last read is older than 5 s, and a health check calls history stale
+// after a minute). Leaving quiet brings each read to no later than the
+// idle cadence from now.
+func (p *Poller) SetQuiet(quiet bool) {
+	p.mu.Lock()
+	wake := p.quiet && !quiet
+	p.quiet = quiet
+	if wake {
+		now := p.cfg.Clock.Now()
+		if due := later(now.Add(p.cfg.Cadence.IdleHistory), p.quietUntil); due.Before(p.nextHist) {
+			p.nextHist = due
+		}
+		if due := later(now.Add(p.cfg.Cadence.IdleInventory), p.quietUntil); due.Before(p.nextInv) {
+			p.nextInv = due
+		}
+	}
+	p.mu.Unlock()
+	if wake {
+		p.kick()
+	}
 }
 
 // historyGap is the least spacing of two history reads: the history
@@ -317,49 +323,34 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 		p.cfg.OnInventory(rows)
 	}
 	p.mu.Lock()
-	p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
+	spacing := p.cfg.Cadence.IdleInventory
+	if p.quiet {
+		spacing = p.cfg.Cadence.Quiet
+	}
+	p.nextInv = p.cfg.Clock.Now().Add(spacing)
 	p.invAsked = false
 	p.mu.Unlock()
 	return nil
 }
 
-// deliver hands the new or changed rows to their watchers, grouped by base
-// id in the order the ids first appear.
+// deliver hands the new or changed rows to Config.Rows, then runs
+// AfterPoll.
 func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
-	var order []string
-	groups := map[string][]brokerclient.HistoryRow{}
-	var unmatched []brokerclient.HistoryRow
+	var changed []brokerclient.HistoryRow
 	p.mu.Lock()
 	for _, r := range rows {
 		if prev, ok := p.seen[r.QuoteReqID]; ok && sameRow(prev, r) {
 			continue
 		}
 		p.seen[r.QuoteReqID] = r
-		base := r.BaseID()
-		if p.watchers[base] == nil {
-			unmatched = append(unmatched, r)
-			continue
-		}
-		if _, ok := groups[base]; !ok {
-			order = append(order, base)
-		}
-		groups[base] = append(groups[base], r)
+		changed = append(changed, r)
 	}
 	p.forgetGoneLocked(rows)
-	fns := make([]func([]brokerclient.HistoryRow), len(order))
-	for i, base := range order {
-		fns[i] = p.watchers[base]
-	}
 	p.polls++
 	p.polledAt = p.cfg.Clock.Now()
 	p.mu.Unlock()
-	for i, base := range order {
-		fns[i](groups[base])
-	}
-	if p.cfg.Unmatched != nil {
-		for _, r := range unmatched {
-			p.cfg.Unmatched(r)
-		}
+	if len(changed) > 0 && p.cfg.Rows != nil {
+		p.cfg.Rows(changed)
 	}
 	if p.cfg.AfterPoll != nil {
 		p.cfg.AfterPoll()
@@ -482,17 +473,15 @@ func (p *Poller) tick(ctx context.Context) error {
 }
 
 // priorityLocked is the priority of this account's reads: urgent while a
-// sent quote or sell-back waits for its outcome, normal while another
-// sent write or a live offer does (hot, or a write's follow-up reads), idle
-// otherwise, and idle too once no workflow watches (the follow-up reads of
-// a write whose workflow has ended). p.mu is held.
+// sent quote or sell-back waits for its outcome (SetAwaiting), normal
+// while another sent write or a live offer does (SetHot), idle otherwise,
+// the follow-up reads of a write whose workflow has ended included. p.mu
+// is held.
 func (p *Poller) priorityLocked() brokerclient.Priority {
 	switch {
-	case len(p.watchers) == 0:
-		return brokerclient.PriorityIdle
 	case p.awaiting:
 		return brokerclient.PriorityUrgent
-	case p.hot || p.writePoll > 0:
+	case p.hot:
 		return brokerclient.PriorityNormal
 	}
 	return brokerclient.PriorityIdle
@@ -547,6 +536,8 @@ func (p *Poller) historySpacingLocked() time.Duration {
 		if p.writePoll > 0 {
 			return c.WriteSpacing
 		}
+	case p.quiet:
+		return c.Quiet
 	}
 	return c.IdleHistory
 }

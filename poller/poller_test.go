@@ -295,13 +295,7 @@ func summary(rows []brokerclient.HistoryRow) string {
 	return strings.Join(s, ",")
 }
 
-func (r *recorder) watcher(name string) func([]brokerclient.HistoryRow) {
-	return func(rows []brokerclient.HistoryRow) { r.add(name + ": " + summary(rows)) }
-}
-
-func (r *recorder) unmatched(row brokerclient.HistoryRow) {
-	r.add("unmatched: " + summary([]brokerclient.HistoryRow{row}))
-}
+func (r *recorder) rows(rows []brokerclient.HistoryRow) { r.add("rows: " + summary(rows)) }
 
 func (r *recorder) afterPoll() { r.add("after poll") }
 
@@ -323,13 +317,15 @@ func upTo(ds []time.Duration, end time.Duration) []time.Duration {
 	return out
 }
 
-func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
+// One history read per tick hands every new or changed row, in the order
+// read, to the one receiver (issue 31: the engine alone knows which
+// workflow a row is for), then runs AfterPoll; an unchanged row is not
+// handed again.
+func TestRunHandsOneHistoryReadPerTick(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rec := &recorder{}
-	p := b.newPoller(poller.Config{Unmatched: rec.unmatched, AfterPoll: rec.afterPoll})
-	p.Watch("A", rec.watcher("A"))
-	p.Watch("B", rec.watcher("B"))
+	p := b.newPoller(poller.Config{Rows: rec.rows, AfterPoll: rec.afterPoll})
 	b.setRows(
 		row("B", brokercode.LocateStatusPending),
 		row("A", brokercode.LocateStatusOffered),
@@ -339,14 +335,13 @@ func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
 	b.start(t, p)
 	b.settle(t)
 
-	// Watchers in the order their ids first appear, the .SU row with its
-	// base row in one call, then the unclaimed row, then AfterPoll.
-	want := []string{"B: B=54", "A: A=65,A.SU=65", "unmatched: C=81", "after poll"}
+	want := []string{"rows: B=54,A=65,C=81,A.SU=65", "after poll"}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
 		t.Errorf("first poll (-want +got):\n%s", diff)
 	}
 
-	// Both sides of the pair change in the next poll: one call again.
+	// Both sides of the pair change in the next poll: one call, with
+	// both of them and nothing unchanged.
 	b.setRows(
 		row("B", brokercode.LocateStatusPending),
 		row("A", brokercode.LocateStatusFilled),
@@ -354,18 +349,14 @@ func TestRunFansOutOneHistoryReadPerTick(t *testing.T) {
 		with(row("A.SU", brokercode.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
 	)
 	b.advanceTo(t, 8*time.Second)
-	want = []string{"A: A=50,A.SU=67", "after poll"}
+	want = []string{"rows: A=50,A.SU=67", "after poll"}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
 		t.Errorf("second poll (-want +got):\n%s", diff)
 	}
 
-	// Only the shadow row changes: it alone reaches the base id's watcher.
-	b.setRows(
-		row("A", brokercode.LocateStatusFilled),
-		with(row("A.SU", brokercode.LocateStatusCanceled), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
-	)
+	// Nothing changes: no rows, AfterPoll still runs.
 	b.advanceTo(t, 16*time.Second)
-	want = []string{"A: A.SU=52", "after poll"}
+	want = []string{"after poll"}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
 		t.Errorf("third poll (-want +got):\n%s", diff)
 	}
@@ -410,8 +401,7 @@ func TestPollHistoryDeliversOnlyChangedRows(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			rec := &recorder{}
-			p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
-			p.Watch("Q1", rec.watcher("Q1"))
+			p := b.newPoller(poller.Config{Rows: rec.rows})
 			b.setRows(base)
 			if err := p.PollHistory(t.Context()); err != nil {
 				t.Fatal(err)
@@ -423,7 +413,7 @@ func TestPollHistoryDeliversOnlyChangedRows(t *testing.T) {
 			}
 			var want []string
 			if tt.deliver {
-				want = []string{"Q1: " + summary([]brokerclient.HistoryRow{tt.next})}
+				want = []string{"rows: " + summary([]brokerclient.HistoryRow{tt.next})}
 			}
 			if diff := cmp.Diff(want, rec.take()); diff != "" {
 				t.Errorf("second poll delivered (-want +got):\n%s", diff)
@@ -435,60 +425,16 @@ func TestPollHistoryDeliversOnlyChangedRows(t *testing.T) {
 	}
 }
 
-func TestWatchReplaysSeenRows(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	rec := &recorder{}
-	p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
-	b.setRows(
-		with(row("A.SU", brokercode.LocateStatusOffered), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
-		row("A", brokercode.LocateStatusOffered),
-		row("C", brokercode.LocateStatusRejected),
-	)
-	if err := p.PollHistory(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"unmatched: A.SU=65", "unmatched: A=65", "unmatched: C=56"}, rec.take()); diff != "" {
-		t.Fatalf("unwatched rows (-want +got):\n%s", diff)
-	}
-
-	// Replays run before Watch returns: the base row first, then its shadow.
-	p.Watch("A", rec.watcher("A"))
-	p.Watch("C", rec.watcher("C"))
-	p.Watch("Z", rec.watcher("Z"))
-	if diff := cmp.Diff([]string{"A: A=65,A.SU=65", "C: C=56"}, rec.take()); diff != "" {
-		t.Errorf("replays (-want +got):\n%s", diff)
-	}
-
-	// The replayed rows are not delivered again; a change is.
-	if err := p.PollHistory(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := rec.take(); len(got) != 0 {
-		t.Errorf("unchanged rows delivered again: %q", got)
-	}
-	b.setRows(
-		with(row("A.SU", brokercode.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
-		row("A", brokercode.LocateStatusFilled),
-		row("C", brokercode.LocateStatusRejected),
-	)
-	if err := p.PollHistory(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"A: A.SU=67,A=50"}, rec.take()); diff != "" {
-		t.Errorf("after the change (-want +got):\n%s", diff)
-	}
-}
-
 // Issue 31: what the poller remembers of history is the last read's
 // rows, not every row since it started (spec "Short locates": history is
-// the trading day's). A row gone from history (a new day) is forgotten:
-// Watch replays nothing of it, and the rows still there are still known.
+// the trading day's). A row gone from history (a new day) is forgotten,
+// so the same row read again later is new; the rows still there are still
+// known.
 func TestSeenRowsAreTheLastReadsOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rec := &recorder{}
-	p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
+	p := b.newPoller(poller.Config{Rows: rec.rows})
 	b.setRows(row("A", brokercode.LocateStatusFilled), row("B", brokercode.LocateStatusOffered))
 	if err := p.PollHistory(t.Context()); err != nil {
 		t.Fatal(err)
@@ -501,34 +447,12 @@ func TestSeenRowsAreTheLastReadsOnly(t *testing.T) {
 	if got := rec.take(); len(got) != 0 {
 		t.Errorf("a read with a row fewer delivered %q", got)
 	}
-	p.Watch("A", rec.watcher("A"))
-	p.Watch("B", rec.watcher("B"))
-	if diff := cmp.Diff([]string{"B: B=65"}, rec.take()); diff != "" {
-		t.Errorf("replays (-want +got):\n%s", diff)
-	}
-}
-
-func TestUnwatchStopsDeliveries(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	rec := &recorder{}
-	p := b.newPoller(poller.Config{Unmatched: rec.unmatched})
-	p.Watch("A", rec.watcher("A"))
-	p.Watch("B", rec.watcher("B"))
-	b.setRows(row("A", brokercode.LocateStatusOffered), row("B", brokercode.LocateStatusOffered))
+	b.setRows(row("A", brokercode.LocateStatusFilled), row("B", brokercode.LocateStatusOffered))
 	if err := p.PollHistory(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	rec.take()
-
-	p.Unwatch("A")
-	b.setRows(row("A", brokercode.LocateStatusFilled), row("B", brokercode.LocateStatusFilled))
-	if err := p.PollHistory(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	// A's change is nobody's now.
-	if diff := cmp.Diff([]string{"B: B=50", "unmatched: A=50"}, rec.take()); diff != "" {
-		t.Errorf("after Unwatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"rows: A=50"}, rec.take()); diff != "" {
+		t.Errorf("the forgotten row back (-want +got):\n%s", diff)
 	}
 }
 
@@ -536,8 +460,7 @@ func TestPollHistoryError(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	rec := &recorder{}
-	p := b.newPoller(poller.Config{AfterPoll: rec.afterPoll})
-	p.Watch("A", rec.watcher("A"))
+	p := b.newPoller(poller.Config{Rows: rec.rows, AfterPoll: rec.afterPoll})
 	b.setRows(row("A", brokercode.LocateStatusOffered))
 	boom := &brokerclient.ErrorResponse{StatusCode: http.StatusServiceUnavailable}
 	b.failHistory(boom)
@@ -716,17 +639,17 @@ func TestRunReportsInventoryAndAfterPoll(t *testing.T) {
 	b.inv = []brokerclient.InventoryRow{{AccountID: account, Symbol: "GME", Available: 300, LocateType: 3}}
 	rec := &recorder{}
 	p := b.newPoller(poller.Config{
+		Rows:      rec.rows,
 		AfterPoll: rec.afterPoll,
 		OnInventory: func(rows []brokerclient.InventoryRow) {
 			rec.add(fmt.Sprintf("inventory: %d rows, %s available %d", len(rows), rows[0].Symbol, rows[0].Available))
 		},
 	})
-	p.Watch("A", rec.watcher("A"))
 	b.setRows(row("A", brokercode.LocateStatusOffered))
 	b.start(t, p)
 	b.advanceTo(t, 10*time.Second)
 	want := []string{
-		"A: A=65", "after poll", "inventory: 1 rows, GME available 300", // 0 s
+		"rows: A=65", "after poll", "inventory: 1 rows, GME available 300", // 0 s
 		"inventory: 1 rows, GME available 300", // 5 s
 		"after poll",                           // 8 s: nothing changed, AfterPoll still runs
 		"inventory: 1 rows, GME available 300", // 10 s
@@ -957,5 +880,35 @@ func TestFailingSinceFirstFailedRead(t *testing.T) {
 	b.stepUntil(t, func(hist, _ []time.Duration) bool { return len(hist) >= 3 })
 	if since, err := p.Failing(); !since.IsZero() || err != nil {
 		t.Errorf("Failing() = %v, %v after a read succeeded, want nothing", since, err)
+	}
+}
+
+// Issue 27 item 4: an account with nothing open (SetQuiet) reads history
+// and inventory every 30 s, not every 8 s and 5 s: only another program
+// on the account could change them. Leaving quiet brings each read to the
+// idle cadence from then (a request opened at 95 s: inventory at 100 s,
+// history at 103 s).
+func TestQuietAccountReadsEvery30s(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	p.SetQuiet(true)
+	b.start(t, p)
+	b.advanceTo(t, 95*time.Second)
+	hist, inv := b.calls()
+	if diff := cmp.Diff(secs(0, 30, 60, 90), hist); diff != "" {
+		t.Errorf("quiet History calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0, 30, 60, 90), inv); diff != "" {
+		t.Errorf("quiet Inventory calls (-want +got):\n%s", diff)
+	}
+	b.kick(t, func() { p.SetQuiet(false) })
+	b.advanceTo(t, 112*time.Second)
+	hist, inv = b.calls()
+	if diff := cmp.Diff(secs(0, 30, 60, 90, 103, 111), hist); diff != "" {
+		t.Errorf("History calls after quiet (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0, 30, 60, 90, 100, 105, 110), inv); diff != "" {
+		t.Errorf("Inventory calls after quiet (-want +got):\n%s", diff)
 	}
 }

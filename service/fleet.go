@@ -26,6 +26,10 @@ import (
 // some of them waits for it to own the rest, and follows.
 type Fleet struct {
 	handles []*Handle
+	// stop ends the announcements (see announce); done is closed when
+	// they ended.
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // OpenFleet opens every account of cfgs as a daemon, in order (see
@@ -39,10 +43,25 @@ type Fleet struct {
 // it too.
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
+	beat := newRenewals() // one statement renews every lease the fleet holds
 	for _, cfg := range cfgs {
 		cfg.Role = RoleDaemon
-		h := newHandle(cfg)
-		f.handles = append(f.handles, h)
+		cfg.renewals = beat
+		f.handles = append(f.handles, newHandle(cfg))
+	}
+	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	f.stop, f.done = stop, make(chan struct{})
+	announced := map[*Handle]bool{}
+	f.announce(actx, announced) // before the first is opened: commands for the others wait from now on
+	go func() {
+		defer close(f.done)
+		for clock.Sleep(actx, clock.Real{}, RenewEvery) == nil {
+			f.announce(actx, announced)
+		}
+		f.announce(context.WithoutCancel(actx), nil)
+	}()
+	for _, h := range f.handles {
+		cfg := h.cfg
 		_, err := h.current(ctx)
 		switch {
 		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
@@ -136,8 +155,43 @@ func (f *Fleet) ByAccount() map[string]account.Account {
 
 // Close gives every account up.
 func (f *Fleet) Close() {
+	f.stop()
+	<-f.done
 	for _, h := range f.handles {
 		h.Close()
+	}
+}
+
+// announce records this process as standing by for each of its accounts
+// that it neither owns nor follows yet (one statement per store,
+// renewed every RenewEvery while the fleet lives, in real time as leases
+// are), and takes the record of one it owns off (announced: those it
+// recorded; nil: every account, as the fleet closes). A command for such
+// an account waits for this process to own it and follows it (see
+// Owner.leaveToStandby), rather than own it, or be refused it because this
+// process owns another account of its key pair: a daemon of many
+// accounts on one key pair opens them one after another.
+func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
+	host, _ := os.Hostname()
+	byStore := map[*store.Store][]locator.Standby{}
+	for _, h := range f.handles {
+		st, sb := h.cfg.Engine.Store, locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+		switch {
+		case announced == nil || h.Owner() != nil && announced[h]:
+			if err := st.LeaveStandby(ctx, sb.Account, sb.Process); err != nil {
+				h.cfg.Engine.Logger.Warn("the announcement of this process as the account's next owner was not taken off", "account", sb.Account, "err", err)
+				continue
+			}
+			delete(announced, h)
+		case h.Owner() == nil && h.follower() == nil:
+			byStore[st] = append(byStore[st], sb)
+			announced[h] = true
+		}
+	}
+	for st, sbs := range byStore {
+		if err := st.StandByAll(ctx, sbs, LeaseTTL); err != nil && ctx.Err() == nil {
+			f.handles[0].cfg.Engine.Logger.Warn("cannot announce this process as its accounts' next owner", "err", err)
+		}
 	}
 }
 

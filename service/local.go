@@ -31,6 +31,14 @@ import (
 // away.
 const askerGrace = 2 * time.Second
 
+// leftKept is how long a caller's departure is remembered: its requests
+// still open then are declined at once when they ask. A departure older
+// than that is forgotten, so a daemon's memory of callers is the last
+// hour's, not every follower it ever served; a question for a caller
+// forgotten waits for it to listen again, to the question's deadline, like
+// one for a caller not yet listening.
+const leftKept = time.Hour
+
 // Local is the account API's one implementation, on the engine of the
 // process that owns the account: input validation, the live/paper guard,
 // the cost policy, the questions put to callers, and the errors' kinds all
@@ -54,7 +62,7 @@ type Local struct {
 	// askers answer the questions of each caller's requests, by caller id;
 	// changed is closed (and replaced) whenever one comes or goes.
 	askers  map[string]*asker
-	left    map[string]time.Time // when a caller's asker went away
+	left    map[string]time.Time // when a caller's asker went away, for leftKept
 	changed chan struct{}
 	// asking holds the cancel of the question waiting on each workflow,
 	// so that an answer given elsewhere withdraws it.
@@ -148,7 +156,13 @@ func (l *Local) Listen(id string, ask func(context.Context, account.Question) bo
 		defer l.mu.Unlock()
 		if l.askers[id] == slot {
 			delete(l.askers, id)
-			l.left[id] = l.clk.Now()
+			now := l.clk.Now()
+			for gone, at := range l.left {
+				if now.Sub(at) > leftKept {
+					delete(l.left, gone)
+				}
+			}
+			l.left[id] = now
 			l.changedLocked()
 		}
 	}

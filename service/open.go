@@ -150,6 +150,12 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 		if err == nil || !retry {
 			return a, err
 		}
+		if errors.Is(err, errStandby) {
+			// A live daemon is to own the account (it stands by, or is
+			// starting and owns its accounts one after another): waited
+			// for as long as it says so.
+			deadline = clk.Now().Add(ownerWait)
+		}
 		if clk.Now().After(deadline) {
 			if errors.Is(err, store.ErrKeyPairHeld) {
 				return nil, err

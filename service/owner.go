@@ -86,6 +86,9 @@ type OwnerConfig struct {
 	// person (see Local.NotifyOffers), by every owner this config makes:
 	// a daemon that steps down and owns again keeps telling.
 	Offers func(account.Question)
+	// renewals is the lease heartbeat the owners of this config join (a
+	// fleet's one, shared by its accounts); nil: each owner its own.
+	renewals *renewals
 }
 
 // Owner is the live owner of one account: it holds the account's lease in
@@ -116,7 +119,7 @@ type Owner struct {
 	// trustUntil is when this owner stops trusting itself to own the
 	// account (unix nanoseconds, real time): see LeaseTTL.
 	trustUntil atomic.Int64
-	renewNow   chan struct{} // asks the heartbeat for a renewal now
+	renewals   *renewals // the process's lease heartbeat this owner is on
 	trustMu    sync.Mutex
 	renewed    chan struct{} // closed at the next successful renewal
 	lostWhy    error
@@ -156,7 +159,10 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 		return nil, err
 	}
 	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{}),
-		renewNow: make(chan struct{}, 1)}
+		renewals: cfg.renewals}
+	if o.renewals == nil {
+		o.renewals = newRenewals()
+	}
 	if err := o.start(ctx, sockPath); err != nil {
 		lock.unlock()
 		return nil, err
@@ -190,11 +196,11 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	// The lease is kept from now on, whatever the start below waits for:
 	// its reads queue on the key pair's pacer behind the other accounts'
 	// (see brokerclient's priorities), and trust must not run out meanwhile.
-	o.wg.Add(1)
-	go o.heartbeat()
+	o.renewals.join(o)
 	if err := o.open(ctx, ec, sockPath, want.Pin, takenOver); err != nil {
 		close(o.stop)
 		o.wg.Wait()
+		o.renewals.leave(o)
 		o.release()
 		return err
 	}
@@ -497,10 +503,7 @@ func (o *Owner) awaitRenewal(d time.Duration) bool {
 	}
 	renewed := o.renewed
 	o.trustMu.Unlock()
-	select {
-	case o.renewNow <- struct{}{}:
-	default: // one is asked for already
-	}
+	o.renewals.now()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -577,44 +580,6 @@ func (o *Owner) Fatal() <-chan error {
 	return ch
 }
 
-// heartbeat renews the lease every RenewEvery, and steps down when
-// another process took it, or when renewals failed until this owner's
-// trust ran out (the database is unreachable: a standby may take the
-// account as soon as the lease lapses).
-func (o *Owner) heartbeat() {
-	defer o.wg.Done()
-	for {
-		t := time.NewTimer(RenewEvery)
-		select {
-		case <-o.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		case <-o.renewNow:
-			t.Stop()
-		}
-		attempt := time.Now()
-		err := o.st.RenewLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term, LeaseTTL)
-		switch {
-		case !o.Held():
-			return // stepped down meanwhile
-		case err == nil:
-			o.trust(attempt)
-			continue
-		case errors.Is(err, store.ErrLeaseLost):
-			o.stepDown(fmt.Errorf("account %s: the lease was lost (this process stalled past it): another process owns it now", o.lease.Account))
-		case o.trusted() > 0 || !o.st.Postgres():
-			// On SQLite the machine lock keeps the account this process's
-			// whatever the database says meanwhile.
-			o.log.Error("lease not renewed; retrying", "account", o.lease.Account, "err", err)
-			continue
-		default:
-			o.stepDown(fmt.Errorf("account %s: the lease could not be renewed for %s: %w", o.lease.Account, LeaseTTL-TrustMargin, err))
-		}
-		return
-	}
-}
-
 // Close stops taking requests and the engine, and releases the lease and
 // the machine lock; the workflows stay in the store for the next owner.
 // Closing again does nothing.
@@ -629,6 +594,7 @@ func (o *Owner) Close() {
 			o.net.Close()
 		}
 		o.wg.Wait()
+		o.renewals.leave(o)
 		o.release()
 	})
 }

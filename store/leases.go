@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/locatorhq/locator"
@@ -182,6 +184,63 @@ func (s *Store) RenewLease(ctx context.Context, account, owner string, term int6
 		_, err = tx.ExecContext(ctx, q, args...)
 		return err
 	})
+}
+
+// Term names one owner's term of an account: what RenewLeases renews.
+type Term struct {
+	Account string
+	Owner   string
+	Term    int64
+}
+
+// renewBatch is the most terms one renewal statement names (three
+// parameters each, well under either database's limit).
+const renewBatch = 1000
+
+// RenewLeases extends, by ttl from the database's now, every lease of
+// terms that is still live and still in its term, in one statement (per
+// renewBatch terms): one process renews all the leases it holds at once,
+// not one statement per account. It returns the terms it renewed; one it
+// did not has lapsed or moved on, and its owner asks RenewLease, which
+// says which (and renews a lapsed lease nobody took).
+func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (map[Term]bool, error) {
+	renewed := make(map[Term]bool, len(terms))
+	for batch := range slices.Chunk(terms, renewBatch) {
+		err := s.inTx(ctx, func(tx *Tx) error {
+			now, err := s.leaseNow(ctx, tx)
+			if err != nil {
+				return err
+			}
+			var q strings.Builder
+			q.WriteString(`UPDATE leases SET heartbeat = ?, expires = ? WHERE expires > ? AND (`)
+			args := []any{formatTime(now), formatTime(now.Add(ttl)), formatTime(now)}
+			for i, t := range batch {
+				if i > 0 {
+					q.WriteString(` OR `)
+				}
+				q.WriteString(`(account = ? AND owner = ? AND term = ?)`)
+				args = append(args, t.Account, t.Owner, t.Term)
+			}
+			q.WriteString(`) RETURNING account, owner, term`)
+			rows, err := tx.QueryContext(ctx, q.String(), args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var t Term
+				if err := rows.Scan(&t.Account, &t.Owner, &t.Term); err != nil {
+					return err
+				}
+				renewed[t] = true
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return renewed, nil
 }
 
 // ReleaseLease gives the account up, if owner still holds it in term: the

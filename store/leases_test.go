@@ -185,6 +185,17 @@ func TestStandbys(t *testing.T) {
 		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
 			t.Fatalf("standbys after leaving: %+v, %v", got, err)
 		}
+		// A daemon announces all the accounts it is about to own in one
+		// statement (a second time renews them); c's lapsed one lives again.
+		all := []locator.Standby{sb, {Account: "LV100002", Process: "daemon:b", PID: 2, Host: "h2"}, {Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}}
+		for range 2 {
+			if err := b.store.StandByAll(ctx, all, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 3 {
+			t.Fatalf("standbys after StandByAll: %+v, %v; want 3", got, err)
+		}
 	})
 }
 
@@ -271,6 +282,58 @@ func TestKeyPairOneProcess(t *testing.T) {
 		wg.Wait()
 		if len(won) != 1 {
 			t.Fatalf("processes owning accounts of one key pair: %v; want one", won)
+		}
+	})
+}
+
+// Issue 27: one process renews every lease it holds in one statement:
+// the live leases of the terms named are extended, a lapsed one and one
+// another owner took are not (their owners learn which from RenewLease).
+func TestRenewLeasesAtOnce(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		var terms []store.Term
+		for i := range 6 {
+			acct := fmt.Sprintf("LV%06d", i)
+			l, err := b.store.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", PacingKey: "K", Process: "p1"}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+		}
+		before, err := b.store.LiveLease(ctx, terms[0].Account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The second lapses; the third lapses and another owner takes it.
+		lapsed, moved := terms[1], terms[2]
+		for _, x := range []store.Term{lapsed, moved} {
+			if err := b.store.RenewLease(ctx, x.Account, x.Owner, x.Term, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: moved.Account, Owner: "p2", PID: 2, Host: "h", Endpoint: "e2", Process: "p2"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		renewed, err := b.store.RenewLeases(ctx, terms, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(renewed) != len(terms)-2 || renewed[lapsed] || renewed[moved] || !renewed[terms[0]] || !renewed[terms[len(terms)-1]] {
+			t.Fatalf("renewed %d of %d (lapsed %v, moved %v); want all but the lapsed and the moved", len(renewed), len(terms), renewed[lapsed], renewed[moved])
+		}
+		after, err := b.store.LiveLease(ctx, terms[0].Account)
+		if err != nil || !after.Expires.After(before.Expires) || after.Term != before.Term {
+			t.Fatalf("a renewed lease: %+v, %v; want its term %d, expiring after %v", after, err, before.Term, before.Expires)
+		}
+		if _, err := b.store.LiveLease(ctx, lapsed.Account); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the lapsed lease renewed: %v", err)
+		}
+		if l, err := b.store.LiveLease(ctx, moved.Account); err != nil || l.Owner != "p2" || l.Term != moved.Term+1 {
+			t.Fatalf("the moved lease: %+v, %v; want p2's term %d", l, err, moved.Term+1)
+		}
+		if err := b.store.RenewLease(ctx, moved.Account, moved.Owner, moved.Term, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("the moved lease's old owner: %v, want ErrLeaseLost", err)
 		}
 	})
 }

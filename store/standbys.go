@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/locatorhq/locator"
@@ -18,6 +19,34 @@ func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Durati
 		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires) VALUES (?,?,?,?,?,?)
 			ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires`,
 			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)))
+		return err
+	})
+}
+
+// StandByAll records (or renews) each of sbs standing by for its account,
+// for ttl from now by the database's clock, in one statement: a daemon
+// announces at once every account it is about to own.
+func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.Duration) error {
+	if len(sbs) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *Tx) error {
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var q strings.Builder
+		q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires) VALUES `)
+		var args []any
+		for i, sb := range sbs {
+			if i > 0 {
+				q.WriteString(`, `)
+			}
+			q.WriteString(`(?,?,?,?,?,?)`)
+			args = append(args, sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)))
+		}
+		q.WriteString(` ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires`)
+		_, err = tx.ExecContext(ctx, q.String(), args...)
 		return err
 	})
 }

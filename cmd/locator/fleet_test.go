@@ -87,3 +87,41 @@ func TestDeskOnOneKeyPair(t *testing.T) {
 		})
 	}
 }
+
+// Issue 27 item 3: commands meet a starting owner. A `locator serve` of 12
+// accounts on one key pair opens them one after another; a `locator
+// locate` on every account, started with the serve (before it owns
+// them), waits for the serve to own its account and follows it: every
+// locate fills, the serve ends owning all 12 (no command became the owner
+// of one account of the pair, which would have kept the serve from the
+// rest: spec "Rate limits", one process per key pair), no 429, no quote
+// twice, and the serve never ends by itself. On SQLite, and on Postgres
+// too when the test cluster is there.
+func TestCommandsMeetAStartingServe(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary and runs processes")
+	}
+	exe := buildBinary(t, t.TempDir())
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			server := ""
+			if db == "postgres" {
+				server = storetest.Postgres(t)
+			}
+			o := bench.FleetOptions{Exe: exe, DB: server, Accounts: 12, KeyPairs: 1, Processes: 1, Parallel: 12, AtStart: true, Logf: t.Logf}
+			run, err := bench.Fleet(t.Context(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", *run)
+			if run.Processes[0].Owned != 12 || run.Exited != 0 {
+				t.Errorf("the serve owned %d of 12 accounts, %d serve processes ended by themselves; want 12, 0", run.Processes[0].Owned, run.Exited)
+			}
+			if run.Filled != 12 || run.Status429 != 0 || run.Duplicates != 0 {
+				t.Errorf("%d of 12 filled, %d responses 429, %d quotes twice; want 12, 0, 0", run.Filled, run.Status429, run.Duplicates)
+			}
+		})
+	}
+}
