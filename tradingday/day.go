@@ -151,6 +151,7 @@ func Generate(seed uint64, n int) Day {
 	for len(d.Ops) < n {
 		d.Ops = append(d.Ops, op(rng))
 	}
+	faults(&d, rand.New(rand.NewPCG(seed^0xfa17, seed)))
 	return d
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -36,6 +37,9 @@ type Env struct {
 	// them.
 	CanAsk bool
 	Rules  Rules
+	// Skew is how far the broker's clock runs ahead of Now (behind when
+	// negative), as far as it is known.
+	Skew time.Duration
 	// Budget is the account's locate budget for the day; Spent, when the
 	// budget is set, says what the day's locates spent (of the workflow's
 	// symbol too).
@@ -506,6 +510,9 @@ func decline(w *Workflow, reason string, by Cause) Step {
 // sell, fails and is never re-sent; an offer, pending quote or refusal past
 // its window with no final row ends.
 func tick(w *Workflow, env Env) Step {
+	if s := dayEnded(w, env); s.Next != nil {
+		return s
+	}
 	switch w.State {
 	case states.Quoting, states.Submitted:
 		if len(w.Legs) == 0 && !w.SentAt.IsZero() && env.Now.Sub(w.SentAt) > env.Rules.SettleGrace {
@@ -541,6 +548,32 @@ func tick(w *Workflow, env Env) Step {
 		}
 	}
 	return Step{}
+}
+
+// dayEnded gives up on a quote or sell still under way once the broker's
+// trading day it was sent in has ended and an offer made by then has run
+// out: the broker's history serves the trading day's rows only (spec
+// "Short locates": history "for the trading day"), so the final row of a
+// quote, offer or sell the 8 PM rollover overtook never shows, and nothing
+// else would end it. By then an offer made up to SettleGrace after the
+// rollover has expired unanswered (nobody saw it); the cancel sent, as for
+// any workflow given up on, settles whatever else is left. The day it was
+// sent in is taken on the broker's clock, a second early (a skew below a
+// second is not known), so a quote sent just before the rollover is never
+// waited on a day long.
+func dayEnded(w *Workflow, env Env) Step {
+	if w.SentAt.IsZero() || states.Terminal(w.State) {
+		return Step{}
+	}
+	end := market.SessionEnd(w.SentAt.Add(env.Skew - time.Second))
+	if env.Now.Add(env.Skew).Before(end.Add(env.Rules.SettleGrace + env.Rules.OfferWindow)) {
+		return Step{}
+	}
+	s := move(w, states.Fail, fmt.Sprintf("still under way after the broker's trading day it was sent in ended (%s): its final row will never show", market.DateTime(end)), nil, leaveNothingOpen(w)...)
+	if s.Err != nil {
+		return Step{}
+	}
+	return s
 }
 
 // resume re-drives a recovered workflow from its persisted state.
