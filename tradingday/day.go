@@ -121,6 +121,9 @@ type Day struct {
 	// Skew is how far the broker's clock runs ahead of the desk's
 	// (behind when negative).
 	Skew time.Duration
+	// PushLoss is the fraction of the broker's portfolio stream pushes
+	// lost, the connection kept (brokersim.Faults.RatePushLoss).
+	PushLoss float64
 	Ops  []Op
 }
 

@@ -127,8 +127,12 @@ func (r *runner) crash(ctx context.Context, op Op) (string, error) {
 
 // faults draws, from a stream of the seed's own (so the operations op
 // drew stay what they were), how each evening operation times its locate
-// before 8 PM.
+// before 8 PM, and whether the broker loses stream pushes (a day in three
+// loses one in three).
 func faults(d *Day, rng *rand.Rand) {
+	if rng.IntN(3) == 0 {
+		d.PushLoss = 1.0 / 3
+	}
 	for i := range d.Ops {
 		switch d.Ops[i].Kind {
 		case OpEvening:

@@ -115,7 +115,7 @@ type runner struct {
 
 func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	clk := clock.NewFake(Start)
-	sim, err := brokersim.New(day.Scenario, brokersim.WithClock(clk), brokersim.WithClockSkew(day.Skew))
+	sim, err := brokersim.New(day.Scenario, brokersim.WithClock(clk), brokersim.WithClockSkew(day.Skew), brokersim.WithFaults(brokersim.Faults{RatePushLoss: day.PushLoss}))
 	if err != nil {
 		return nil, err
 	}
