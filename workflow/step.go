@@ -492,6 +492,12 @@ func acceptSide(w *Workflow, env Env, side string) Step {
 		// Too late for anyone's answer: the window, not a choice, ends it.
 		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)), "")
 	}
+	if now := env.Now.Add(env.Skew); market.SessionEnd(now).Sub(now) < env.Rules.SettleGrace {
+		// The fill could land after the 8 PM rollover, when the history
+		// no longer shows the day's rows: it would be paid and never
+		// confirmed, for shares that end with the day.
+		return decline(w, fmt.Sprintf("the broker's trading day ends at %s, before an accept's fill could show", market.DateTime(market.SessionEnd(now))), "")
+	}
 	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
 		func(n *Workflow) {
 			n.AcceptedID, n.Price, n.LocateType = o.QuoteReqID, o.Price, string(brokercode.LocateTypeForCode(o.LocateType))

@@ -1018,6 +1018,8 @@ func TestTick(t *testing.T) {
 // branch: RSHO quoted at 7:59:57 PM, offered after 8 PM) left the locate
 // Quoting for ever and its follower waiting. The day is the broker's: a
 // quote sent at 7:59:30 PM here is the next day's on a broker 40 s ahead.
+// An offer answered less than SettleGrace before 8 PM is declined, not
+// accepted.
 func TestTickAfterTheRollover(t *testing.T) {
 	t.Parallel()
 	eightPM := time.Date(2026, time.November, 25, 20, 0, 0, 0, market.NewYork)
@@ -1046,6 +1048,18 @@ func TestTickAfterTheRollover(t *testing.T) {
 		{name: "sent 8:00:30 PM here, 7:59:50 PM on a broker 40 s behind: Failed", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()}), sentAt(eightPM.Add(30*time.Second))),
 			now: giveUp.Add(40 * time.Second), skew: -40 * time.Second, want: failed},
 		{name: "terminal: nothing", w: locate(states.Filled, sentAt(eightPM.Add(-3*time.Second))), now: giveUp.Add(time.Hour), want: result{}},
+	}
+	// An accept that could fill after the rollover is not sent: nothing
+	// would confirm it (seeds 48 and 74: filled at the broker, failed here).
+	late := offered(withWindow(eightPM.Add(-15 * time.Second)))
+	for _, in := range []workflow.Input{workflow.Decide{}, workflow.Answer{Accept: true}} {
+		s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace+time.Millisecond), false))
+		if want := (result{State: states.Declining, Event: states.Decline, Effects: []workflow.Effect{workflow.SendCancel{}}}); !cmp.Equal(want, summary(s), equateEmpty) || !strings.Contains(s.Next.Reason, "trading day ends") {
+			t.Errorf("%T %s before 8 PM: %+v (%v), want declined as the day ends", in, rules.SettleGrace, summary(s), s.Next)
+		}
+		if s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace), false)); summary(s).Event != states.Accept {
+			t.Errorf("%T %s before 8 PM: %+v, want accepted", in, rules.SettleGrace, summary(s))
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
