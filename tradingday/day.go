@@ -124,7 +124,7 @@ type Day struct {
 	// PushLoss is the fraction of the broker's portfolio stream pushes
 	// lost, the connection kept (brokersim.Faults.RatePushLoss).
 	PushLoss float64
-	Ops  []Op
+	Ops      []Op
 }
 
 // The symbols a day trades: HTBX and HTBY are hard to borrow (Locate and
