@@ -127,8 +127,9 @@ func (r *runner) crash(ctx context.Context, op Op) (string, error) {
 
 // faults draws, from a stream of the seed's own (so the operations op
 // drew stay what they were), how each evening operation times its locate
-// before 8 PM, and whether the broker loses stream pushes (a day in three
-// loses one in three).
+// before 8 PM, whether the broker loses stream pushes (a day in three
+// loses one in three), and which waits become an owner handover or a
+// locate of followers in other processes (one wait in four each).
 func faults(d *Day, rng *rand.Rand) {
 	if rng.IntN(3) == 0 {
 		d.PushLoss = 1.0 / 3
@@ -137,6 +138,17 @@ func faults(d *Day, rng *rand.Rand) {
 		switch d.Ops[i].Kind {
 		case OpEvening:
 			d.Ops[i].Wait = time.Duration(2000+rng.IntN(40000)) * time.Millisecond
+		case OpWait:
+			sym, qty := symbols[rng.IntN(len(symbols))], int64(100*(1+rng.IntN(10)))
+			switch rng.IntN(4) {
+			case 0:
+				d.Ops[i] = Op{Kind: OpHandover, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
+					Wait: time.Duration(rng.IntN(6000)) * time.Millisecond}
+			case 1:
+				answers := []Answer{AnswerPromptYes, AnswerPromptYes, AnswerPromptNo, AnswerNone}
+				d.Ops[i] = Op{Kind: OpFollower, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
+					Answer: answers[rng.IntN(len(answers))]}
+			}
 		}
 	}
 }
