@@ -24,7 +24,7 @@ import (
 // inventory equal to the model) hold across it.
 const OpCrash Kind = "crash"
 
-// OpEvening takes the desk to Wait before 8 PM New York time (its owner
+// OpEvening takes the desk to Wait before the next 8 PM rollover (its owner
 // stopped and started again around the jump, as a desk's evening session
 // starts), locates there, a locate that may still be under way at 8 PM,
 // and lets the simulator's 8 PM rollover pass under the running owner:
@@ -49,8 +49,9 @@ func sessionDay(t time.Time) time.Time {
 
 // evening runs op (see OpEvening).
 func (r *runner) evening(ctx context.Context, op Op) (string, error) {
-	day := market.On(r.clk.Now()).Date
-	late := time.Date(day.Year(), day.Month(), day.Day(), rolloverHour, 0, 0, 0, market.NewYork).Add(-op.Wait)
+	// The rollover ahead: today's, or, once it passed (an evening before
+	// this one), the next trading day's.
+	late := market.SessionEnd(r.clk.Now()).Add(-op.Wait)
 	if d := late.Sub(r.clk.Now()); d > 0 {
 		r.stopOwner()
 		r.sim.Advance(d)
