@@ -144,7 +144,7 @@ func faults(d *Day, rng *rand.Rand) {
 			switch rng.IntN(4) {
 			case 0:
 				d.Ops[i] = Op{Kind: OpHandover, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
-					Wait: time.Duration(rng.IntN(6000)) * time.Millisecond}
+					Wait: time.Duration(rng.IntN(6000)) * time.Millisecond, Answer: []Answer{AnswerPolicy, AnswerPromptYes}[rng.IntN(2)]}
 			case 1:
 				answers := []Answer{AnswerPromptYes, AnswerPromptYes, AnswerPromptNo, AnswerNone}
 				d.Ops[i] = Op{Kind: OpFollower, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,

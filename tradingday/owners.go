@@ -26,7 +26,9 @@ import (
 // account on the same database (the lease's next term, its writes fenced
 // by it) and resumes every workflow. The follower follows the locate
 // across the handover, dialling the socket again when its stream is cut,
-// as the command does. The checker's invariants hold across it (one quote
+// as the command does; the locate auto-accepts under a cap, or (Answer
+// prompt-yes) waits on the shell's prompt, which the owner of the moment
+// puts the offer to. The checker's invariants hold across it (one quote
 // per quoteReqID, nothing left open, the follower ends).
 const OpHandover Kind = "handover"
 
@@ -107,14 +109,22 @@ func (r *runner) handover(ctx context.Context, op Op) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sh, err := r.shell(first, "locate in another shell", nil)
+	// The locate auto-accepts under a cap, or its shell's prompt says yes
+	// to the offer, put to it by whichever owner holds the account then.
+	pol := workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.10"), AllowSingleUse: op.SingleUse}
+	var ask func(context.Context, account.Question) bool
+	if op.Answer == AnswerPromptYes {
+		pol = workflow.Policy{AllowSingleUse: op.SingleUse}
+		ask = func(context.Context, account.Question) bool { return true }
+	}
+	sh, err := r.shell(first, "locate in another shell", ask)
 	if err != nil {
 		first.close()
 		return "", err
 	}
 	defer sh.Close()
-	res, err := sh.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity,
-		Policy: workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.10"), AllowSingleUse: op.SingleUse}}}})
+	res, err := sh.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity, Policy: pol}},
+		Ask: ask != nil})
 	if err != nil {
 		first.close()
 		return "", err
