@@ -88,6 +88,9 @@ type Op struct {
 	Wait time.Duration
 	// Order is the order of the order operations (orders.go).
 	Order *Order
+	// CreditBack, on OpEvening, credits the symbol's unused shares back
+	// as soon as its locate ends, moments before 8 PM.
+	CreditBack bool
 }
 
 func (o Op) String() string {
@@ -113,6 +116,9 @@ func (o Op) String() string {
 	}
 	if o.Wait > 0 {
 		fmt.Fprintf(&b, " after %s", o.Wait)
+	}
+	if o.CreditBack {
+		b.WriteString(", then credit-back")
 	}
 	return b.String()
 }

@@ -27,6 +27,7 @@ const OpCrash Kind = "crash"
 // OpEvening takes the desk to Wait before the next 8 PM rollover (its owner
 // stopped and started again around the jump, as a desk's evening session
 // starts), locates there, a locate that may still be under way at 8 PM,
+// credits the symbol's unused shares back at once when CreditBack is set,
 // and lets the simulator's 8 PM rollover pass under the running owner:
 // the day's inventory and history are then the next trading day's, and
 // the operations after it run in that day (see brokersim's rollover.go;
@@ -68,6 +69,18 @@ func (r *runner) evening(ctx context.Context, op Op) (string, error) {
 	words, err := r.followAll(ctx, a, res.Started, nil)
 	if err != nil {
 		return words, err
+	}
+	if op.CreditBack {
+		cb := r.as("evening credit-back", nil)
+		res, err := cb.CreditBack(ctx, account.CreditBackRequest{Symbol: op.Symbols[0], Unused: true})
+		if err != nil {
+			return words, err
+		}
+		more, err := r.followAll(ctx, cb, res.Workflows(), nil)
+		words += "; credit-back " + more
+		if err != nil {
+			return words, err
+		}
 	}
 	// The owner stays up across 8 PM: the broker's day rolls over under it.
 	if err := r.sleep(ctx, 2*time.Minute); err != nil {
@@ -139,6 +152,7 @@ func faults(d *Day, rng *rand.Rand) {
 		switch d.Ops[i].Kind {
 		case OpEvening:
 			d.Ops[i].Wait = time.Duration(2000+rng.IntN(40000)) * time.Millisecond
+			d.Ops[i].CreditBack = rng.IntN(2) == 0
 		case OpWait:
 			sym, qty := symbols[rng.IntN(len(symbols))], int64(100*(1+rng.IntN(10)))
 			switch rng.IntN(4) {
