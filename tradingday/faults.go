@@ -151,7 +151,7 @@ func faults(d *Day, rng *rand.Rand) {
 	for i := range d.Ops {
 		switch d.Ops[i].Kind {
 		case OpEvening:
-			d.Ops[i].Wait = time.Duration(2000+rng.IntN(40000)) * time.Millisecond
+			d.Ops[i].Wait = time.Duration(2000+rng.IntN(90000)) * time.Millisecond
 			d.Ops[i].CreditBack = rng.IntN(2) == 0
 		case OpWait:
 			sym, qty := symbols[rng.IntN(len(symbols))], int64(100*(1+rng.IntN(10)))

@@ -266,6 +266,9 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 		if w.State != states.Requested {
 			return Step{}
 		}
+		if end, soon := dayEndsSoon(env); soon {
+			return move(w, states.Fail, fmt.Sprintf("not sent: the broker's trading day ends at %s, before its credit could show (the shares end with the day)", market.DateTime(end)), nil)
+		}
 		return move(w, states.Send, "credit-back sent", func(n *Workflow) { n.SentAt = env.Now }, SendSell{})
 	case Rows:
 		return rows(w, in, env)
@@ -492,11 +495,11 @@ func acceptSide(w *Workflow, env Env, side string) Step {
 		// Too late for anyone's answer: the window, not a choice, ends it.
 		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)), "")
 	}
-	if now := env.Now.Add(env.Skew); market.SessionEnd(now).Sub(now) < env.Rules.SettleGrace {
+	if end, soon := dayEndsSoon(env); soon {
 		// The fill could land after the 8 PM rollover, when the history
 		// no longer shows the day's rows: it would be paid and never
 		// confirmed, for shares that end with the day.
-		return decline(w, fmt.Sprintf("the broker's trading day ends at %s, before an accept's fill could show", market.DateTime(market.SessionEnd(now))), "")
+		return decline(w, fmt.Sprintf("the broker's trading day ends at %s, before an accept's fill could show", market.DateTime(end)), "")
 	}
 	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
 		func(n *Workflow) {
@@ -554,6 +557,18 @@ func tick(w *Workflow, env Env) Step {
 		}
 	}
 	return Step{}
+}
+
+// dayEndsSoon reports whether the broker's trading day ends (its 8 PM
+// rollover, end) within SettleGrace and OfferWindow, the longest this
+// engine waits for a row: an accept or a sell sent now could settle, or
+// be seen settled, only after it, when the history no longer shows the
+// day's rows (an owner stalled for seconds, as under load, sees its rows
+// late).
+func dayEndsSoon(env Env) (end time.Time, soon bool) {
+	now := env.Now.Add(env.Skew)
+	end = market.SessionEnd(now)
+	return end, end.Sub(now) < env.Rules.SettleGrace+env.Rules.OfferWindow
 }
 
 // dayEnded gives up on a quote or sell still under way once the broker's

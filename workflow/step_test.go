@@ -1018,8 +1018,9 @@ func TestTick(t *testing.T) {
 // branch: RSHO quoted at 7:59:57 PM, offered after 8 PM) left the locate
 // Quoting for ever and its follower waiting. The day is the broker's: a
 // quote sent at 7:59:30 PM here is the next day's on a broker 40 s ahead.
-// An offer answered less than SettleGrace before 8 PM is declined, not
-// accepted.
+// An offer answered less than SettleGrace plus OfferWindow before 8 PM is declined, not
+// accepted, nor is a credit-back sent then (nor within the offer window
+// before that: an owner stalled for seconds would see the row too late).
 func TestTickAfterTheRollover(t *testing.T) {
 	t.Parallel()
 	eightPM := time.Date(2026, time.November, 25, 20, 0, 0, 0, market.NewYork)
@@ -1051,15 +1052,23 @@ func TestTickAfterTheRollover(t *testing.T) {
 	}
 	// An accept that could fill after the rollover is not sent: nothing
 	// would confirm it (seeds 48 and 74: filled at the broker, failed here).
-	late := offered(withWindow(eightPM.Add(-15 * time.Second)))
+	late := offered(withWindow(eightPM.Add(-55 * time.Second)))
 	for _, in := range []workflow.Input{workflow.Decide{}, workflow.Answer{Accept: true}} {
-		s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace+time.Millisecond), false))
+		s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow+time.Millisecond), false))
 		if want := (result{State: states.Declining, Event: states.Decline, Effects: []workflow.Effect{workflow.SendCancel{}}}); !cmp.Equal(want, summary(s), equateEmpty) || !strings.Contains(s.Next.Reason, "trading day ends") {
 			t.Errorf("%T %s before 8 PM: %+v (%v), want declined as the day ends", in, rules.SettleGrace, summary(s), s.Next)
 		}
-		if s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace), false)); summary(s).Event != states.Accept {
+		if s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow), false)); summary(s).Event != states.Accept {
 			t.Errorf("%T %s before 8 PM: %+v, want accepted", in, rules.SettleGrace, summary(s))
 		}
+	}
+	// Nor a credit-back (seed 275: sent at 7:59:5x PM, credited after 8
+	// PM, failed here).
+	if s := workflow.StepWorkflow(creditBack(states.Requested), workflow.SellTurn{}, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow+time.Millisecond), false)); summary(s).State != states.Failed || len(s.Effects) != 0 {
+		t.Errorf("credit-back %s before 8 PM: %+v, want failed, nothing sent", rules.SettleGrace, summary(s))
+	}
+	if s := workflow.StepWorkflow(creditBack(states.Requested), workflow.SellTurn{}, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow), false)); summary(s).Event != states.Send {
+		t.Errorf("credit-back %s before 8 PM: %+v, want sent", rules.SettleGrace, summary(s))
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
