@@ -52,7 +52,8 @@ func sessionDay(t time.Time) time.Time {
 func (r *runner) evening(ctx context.Context, op Op) (string, error) {
 	// The rollover ahead: today's, or, once it passed (an evening before
 	// this one), the next trading day's.
-	late := market.SessionEnd(r.clk.Now()).Add(-op.Wait)
+	rollover := market.SessionEnd(r.clk.Now())
+	late := rollover.Add(-op.Wait)
 	if d := late.Sub(r.clk.Now()); d > 0 {
 		r.stopOwner()
 		r.sim.Advance(d)
@@ -82,9 +83,12 @@ func (r *runner) evening(ctx context.Context, op Op) (string, error) {
 			return words, err
 		}
 	}
-	// The owner stays up across 8 PM: the broker's day rolls over under it.
-	if err := r.sleep(ctx, 2*time.Minute); err != nil {
-		return words, err
+	// The owner stays up across 8 PM: the broker's day rolls over under
+	// it, by the broker's clock (skewed from the desk's), a minute past.
+	if d := rollover.Add(time.Minute + max(r.day.Skew, -r.day.Skew)).Sub(r.clk.Now()); d > 0 {
+		if err := r.sleep(ctx, d); err != nil {
+			return words, err
+		}
 	}
 	return words + "; now " + market.DateTime(r.clk.Now()), nil
 }
