@@ -26,6 +26,12 @@ type Faults struct {
 	Delay Duration `json:"delay,omitempty"`
 	// Script forces the next Count matching requests to get Kind.
 	Script []FaultStep `json:"script,omitempty"`
+	// RatePushLoss is the fraction, between 0 and 1, of the portfolio
+	// stream's pushes (order and position updates) never sent, while the
+	// connection stays up, as a broker or a network losing messages
+	// would: the spec promises no delivery, so a client must still learn
+	// an order's fate by reading it. Drawn from a stream of the seed's own.
+	RatePushLoss float64 `json:"ratePushLoss,omitempty"`
 }
 
 // FaultStep forces a fault on the next Count requests matching Match.
@@ -64,6 +70,9 @@ func (f Faults) validate() error {
 		}
 		sum += r
 	}
+	if f.RatePushLoss < 0 || f.RatePushLoss > 1 {
+		return fmt.Errorf("the push loss rate must be between 0 and 1")
+	}
 	if sum > 1 {
 		return fmt.Errorf("fault rates add up to %.2f, above 1", sum)
 	}
@@ -79,8 +88,22 @@ func (f Faults) validate() error {
 }
 
 type faultState struct {
-	cfg Faults
-	rng *rand.Rand
+	cfg     Faults
+	rng     *rand.Rand
+	pushRng *rand.Rand // RatePushLoss's draws
+}
+
+// pushLost draws whether one stream push is lost (Faults.RatePushLoss);
+// under the simulator's lock.
+func (s *Sim) pushLost() bool {
+	f := &s.faults
+	if f.cfg.RatePushLoss == 0 {
+		return false
+	}
+	if f.pushRng == nil {
+		f.pushRng = rand.New(rand.NewPCG(s.sc.Seed, 0x9054))
+	}
+	return f.pushRng.Float64() < f.cfg.RatePushLoss
 }
 
 // drawFault decides the fault, if any, for one broker request.

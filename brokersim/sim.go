@@ -6,7 +6,10 @@
 // locator's but the clock, so it cannot agree with brokerclient by accident.
 // docs/broker.md summarizes the interface it implements; the README's "The
 // simulator" lists its admin routes and the choices it made where the
-// broker's specification shows nothing.
+// broker's specification shows nothing. Faults injects failures: answers
+// of 500, 503 and 429, connections reset before or after a request is
+// processed, delays, and portfolio stream pushes lost while the
+// connection stays up (RatePushLoss), each drawn from the seed.
 package brokersim
 
 import (

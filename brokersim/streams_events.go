@@ -237,9 +237,12 @@ func (s *Sim) pushPositions(account, symbol string) {
 }
 
 // send queues m on each connection, twice when the admin route asked for
-// duplicates.
+// duplicates, and not at all when the push is lost (Faults.RatePushLoss).
 func (s *Sim) send(cs []*streamConn, m any) {
 	for _, c := range cs {
+		if s.pushLost() {
+			continue
+		}
 		c.queue(m)
 		if s.str.duplicate {
 			c.queue(m)

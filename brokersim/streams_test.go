@@ -519,3 +519,29 @@ func TestStreamAdminControls(t *testing.T) {
 		t.Errorf("unknown action: %d", r.StatusCode)
 	}
 }
+
+// Faults.RatePushLoss loses the portfolio stream's pushes while the
+// connection stays up (the spec promises no delivery): at rate 1 no order
+// or position update of a filled order arrives, the next message on the
+// connection is the answer to a later subscribe, and a read of the order
+// still tells its fate; a rate outside [0, 1] is refused.
+func TestStreamPushLoss(t *testing.T) {
+	t.Parallel()
+	b := streamSim(t, simtest.WithSimOption(brokersim.WithFaults(brokersim.Faults{RatePushLoss: 1})))
+	c := wsAuth(t, b, "portfolio", b.Live)
+	c.send(map[string]any{"account": "LV100001"})
+	c.want(action("subscribed", "portfolio"))
+	ordPlace(t, b, b.Live, "LV100001", ordBody(map[string]any{"clientOrderId": "m1", "orderType": "Market", "limitPrice": nil}))
+	b.Advance(50 * time.Millisecond)
+	c.send(map[string]any{"account": "LV100002"})
+	if m := c.next(); m.str("action") != "subscribed" || m.str("account") != "LV100002" {
+		t.Fatalf("after a fill with every push lost, got %v, want the second subscribe's answer", m)
+	}
+	r := b.Do(t, b.Live, "GET", "/v1/api/accounts/LV100001/order/m1", nil)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"Filled"`) {
+		t.Errorf("read of the order: %d %s, want it Filled", r.Status, r.Body)
+	}
+	if _, err := brokersim.New(brokersim.DefaultScenario(), brokersim.WithFaults(brokersim.Faults{RatePushLoss: 1.5})); err == nil {
+		t.Error("a push loss rate of 1.5 was taken")
+	}
+}

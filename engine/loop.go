@@ -340,7 +340,7 @@ func (l *loop) touch(symbol string) {
 
 // env is what the step may know of workflow id's surroundings.
 func (l *loop) env(id string) workflow.Env {
-	env := workflow.Env{Now: l.e.clock.Now(), CanAsk: l.askerOf(id) != nil, Rules: l.e.cfg.Rules, Budget: l.e.cfg.Budget}
+	env := workflow.Env{Now: l.e.clock.Now(), CanAsk: l.askerOf(id) != nil, Rules: l.e.cfg.Rules, Skew: l.e.client.ClockSkew(), Budget: l.e.cfg.Budget}
 	if env.Budget.Set() {
 		env.Spent = func(symbol string) workflow.Spent {
 			var pending map[string]*Workflow

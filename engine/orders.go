@@ -565,23 +565,38 @@ func (b *orderBook) follow(l *loop, o *Order) {
 		if watch != nil {
 			if connected, _ := e.stream.Connected(); connected {
 				// The stream tells the order's fate in milliseconds; a
-				// quiet spell is waited out, not polled.
+				// quiet spell is waited out, then the order read once:
+				// a push may be lost with the connection up (the spec
+				// promises no delivery), and the fate with it.
 				wctx, cancel := clock.WithDeadline(ctx, e.clock, e.clock.Now().Add(4*followEvery))
 				got, err := watch.Next(wctx)
 				cancel()
 				if err == nil {
-					return orderSeenEv{id: id, in: seenOf(settle(ctx, e.clock, watch, got))}
+					got = settle(ctx, e.clock, watch, got)
+					if !got.IsTerminal() && got.OrderStatus != brokercode.OrderStatusPendingNew {
+						// Working, as far as the stream told: the fill
+						// that follows an acceptance may have been pushed
+						// and lost. One read settles it.
+						if read, _, err := e.client.Orders.ResolveOrder(ctx, account, lookup); err == nil {
+							watch.Observe(read)
+							got = read
+						}
+					}
+					return orderSeenEv{id: id, in: seenOf(got)}
 				}
-				if still, _ := e.stream.Connected(); still || ctx.Err() != nil {
+				if ctx.Err() != nil {
 					return orderSeenEv{id: id, in: workflow.OrderUnseen{}}
 				}
 			}
 		}
-		// No stream, or it is down: look the order up.
+		// No stream, it is down, or it stayed quiet: look the order up.
 		if err := clock.Sleep(ctx, e.clock, followEvery); err != nil {
 			return nil
 		}
 		got, _, err := e.client.Orders.ResolveOrder(ctx, account, lookup)
+		if err == nil && watch != nil {
+			watch.Observe(got) // what the read told, no push will tell again
+		}
 		switch {
 		case errors.Is(err, brokerclient.ErrNeverRegistered):
 			return orderSeenEv{id: id, in: workflow.OrderNotFound{}}

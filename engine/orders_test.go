@@ -222,3 +222,32 @@ func TestRoutesReadOnceATradingDay(t *testing.T) {
 		t.Errorf("the next trading day: routes read %d times in all, want 3", n)
 	}
 }
+
+// Spec "Portfolio stream" promises no delivery: with every push lost
+// (brokersim Faults.RatePushLoss 1) and the connection up, an order's fate
+// is read once the stream stays quiet, so marketable orders placed end
+// Filled, not left pending or working (the generated days, seeds 4, 7 and
+// 23 of the faults branch: locator said working, the broker had filled).
+func TestOrderFateReadWhenPushesAreLost(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithSimOption(brokersim.WithFaults(brokersim.Faults{RatePushLoss: 1}))}})
+	for i := range 3 {
+		o := &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
+			Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
+			LimitPrice: decimal.NewFromInt(200), Route: "SMART"}
+		if _, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{}); err != nil {
+			t.Fatal(err)
+		}
+		// Whatever the placement saw in its follow window, waiting on
+		// the order ends with the broker's fill.
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		got, err := b.engine.WaitOrder(ctx, o.ClientOrderID, false)
+		cancel()
+		if err != nil {
+			t.Fatalf("order %d: waiting for its fate with every push lost: %v", i, err)
+		}
+		if got.State != states.Filled {
+			t.Errorf("order %d is %s (%s); the broker filled it", i, got.State, got.OrderStatus)
+		}
+	}
+}

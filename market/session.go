@@ -26,6 +26,17 @@ func SessionStart(t time.Time) time.Time {
 	}
 }
 
+// SessionEnd is when the broker's trading day t belongs to ends: its 8 PM
+// rollover, after which the broker's locate history no longer serves
+// that day's rows.
+func SessionEnd(t time.Time) time.Time {
+	day := On(t)
+	if !day.Trading() || !t.Before(rolloverOf(day.Date)) {
+		day = Next(t)
+	}
+	return rolloverOf(day.Date)
+}
+
 // rolloverOf is the rollover of the New York date of midnight.
 func rolloverOf(midnight time.Time) time.Time {
 	y, m, d := midnight.In(NewYork).Date()

@@ -9,7 +9,11 @@
 // Reg SHO with and without SingleUse, price checks, answers from the
 // prompt, from another caller or none, credit-backs of a symbol and of
 // everything, the EOD job, restarts of the owner, waits, the next trading
-// day across a holiday). Run drives locator through its account API
+// day across a holiday; from faults.go and owners.go, drawn from a stream
+// of the seed's own: owner crashes, evenings across the 8 PM rollover
+// under a running owner, handovers to a second owner, locates of follower
+// processes over the owner's socket answered from another one, and days
+// whose broker loses stream pushes). Run drives locator through its account API
 // (service.Local on a real engine and store) against the simulator on a
 // fake clock shared by both; the checker reads only the simulator's state
 // (Sim.Locates, Sim.Inventory, Sim.Requests; Sim.Orders and Sim.Cash for
@@ -84,6 +88,9 @@ type Op struct {
 	Wait time.Duration
 	// Order is the order of the order operations (orders.go).
 	Order *Order
+	// CreditBack, on OpEvening, credits the symbol's unused shares back
+	// as soon as its locate ends, moments before 8 PM.
+	CreditBack bool
 }
 
 func (o Op) String() string {
@@ -110,6 +117,9 @@ func (o Op) String() string {
 	if o.Wait > 0 {
 		fmt.Fprintf(&b, " after %s", o.Wait)
 	}
+	if o.CreditBack {
+		b.WriteString(", then credit-back")
+	}
 	return b.String()
 }
 
@@ -121,7 +131,10 @@ type Day struct {
 	// Skew is how far the broker's clock runs ahead of the desk's
 	// (behind when negative).
 	Skew time.Duration
-	Ops  []Op
+	// PushLoss is the fraction of the broker's portfolio stream pushes
+	// lost, the connection kept (brokersim.Faults.RatePushLoss).
+	PushLoss float64
+	Ops      []Op
 }
 
 // The symbols a day trades: HTBX and HTBY are hard to borrow (Locate and
@@ -151,6 +164,7 @@ func Generate(seed uint64, n int) Day {
 	for len(d.Ops) < n {
 		d.Ops = append(d.Ops, op(rng))
 	}
+	faults(&d, rand.New(rand.NewPCG(seed^0xfa17, seed)))
 	return d
 }
 

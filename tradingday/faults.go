@@ -24,14 +24,14 @@ import (
 // inventory equal to the model) hold across it.
 const OpCrash Kind = "crash"
 
-// OpEvening takes the desk to 7:59:30 PM New York time (its owner
+// OpEvening takes the desk to Wait before the next 8 PM rollover (its owner
 // stopped and started again around the jump, as a desk's evening session
-// starts), fills a locate there, and lets the simulator's 8 PM rollover
-// pass with the owner stopped across it (an owner running across the
-// rollover still fails: see the issue 26 notes, seed 17 before this): the
-// day's inventory and history are then the next trading day's, and the
-// operations after it run in that day (see brokersim's rollover.go; the
-// checker's model rolls over at the same hour).
+// starts), locates there, a locate that may still be under way at 8 PM,
+// credits the symbol's unused shares back at once when CreditBack is set,
+// and lets the simulator's 8 PM rollover pass under the running owner:
+// the day's inventory and history are then the next trading day's, and
+// the operations after it run in that day (see brokersim's rollover.go;
+// the checker's model rolls over at the same hour).
 const OpEvening Kind = "evening"
 
 // rolloverHour is the New York hour the broker's trading day ends at.
@@ -50,8 +50,10 @@ func sessionDay(t time.Time) time.Time {
 
 // evening runs op (see OpEvening).
 func (r *runner) evening(ctx context.Context, op Op) (string, error) {
-	day := market.On(r.clk.Now()).Date
-	late := time.Date(day.Year(), day.Month(), day.Day(), rolloverHour-1, 59, 30, 0, market.NewYork)
+	// The rollover ahead: today's, or, once it passed (an evening before
+	// this one), the next trading day's.
+	rollover := market.SessionEnd(r.clk.Now())
+	late := rollover.Add(-op.Wait)
 	if d := late.Sub(r.clk.Now()); d > 0 {
 		r.stopOwner()
 		r.sim.Advance(d)
@@ -69,10 +71,24 @@ func (r *runner) evening(ctx context.Context, op Op) (string, error) {
 	if err != nil {
 		return words, err
 	}
-	r.stopOwner()
-	r.sim.Advance(2 * time.Minute)
-	if err := r.startOwner(ctx, false); err != nil {
-		return words, err
+	if op.CreditBack {
+		cb := r.as("evening credit-back", nil)
+		res, err := cb.CreditBack(ctx, account.CreditBackRequest{Symbol: op.Symbols[0], Unused: true})
+		if err != nil {
+			return words, err
+		}
+		more, err := r.followAll(ctx, cb, res.Workflows(), nil)
+		words += "; credit-back " + more
+		if err != nil {
+			return words, err
+		}
+	}
+	// The owner stays up across 8 PM: the broker's day rolls over under
+	// it, by the broker's clock (skewed from the desk's), a minute past.
+	if d := rollover.Add(time.Minute + max(r.day.Skew, -r.day.Skew)).Sub(r.clk.Now()); d > 0 {
+		if err := r.sleep(ctx, d); err != nil {
+			return words, err
+		}
 	}
 	return words + "; now " + market.DateTime(r.clk.Now()), nil
 }
@@ -125,4 +141,33 @@ func (r *runner) crash(ctx context.Context, op Op) (string, error) {
 		return "", fmt.Errorf("resume after the crash: %w", err)
 	}
 	return r.followAll(ctx, r.as("after the crash", nil), res.Started, nil)
+}
+
+// faults draws, from a stream of the seed's own (so the operations op
+// drew stay what they were), how each evening operation times its locate
+// before 8 PM, whether the broker loses stream pushes (a day in three
+// loses one in three), and which waits become an owner handover or a
+// locate of followers in other processes (one wait in four each).
+func faults(d *Day, rng *rand.Rand) {
+	if rng.IntN(3) == 0 {
+		d.PushLoss = 1.0 / 3
+	}
+	for i := range d.Ops {
+		switch d.Ops[i].Kind {
+		case OpEvening:
+			d.Ops[i].Wait = time.Duration(2000+rng.IntN(90000)) * time.Millisecond
+			d.Ops[i].CreditBack = rng.IntN(2) == 0
+		case OpWait:
+			sym, qty := symbols[rng.IntN(len(symbols))], int64(100*(1+rng.IntN(10)))
+			switch rng.IntN(4) {
+			case 0:
+				d.Ops[i] = Op{Kind: OpHandover, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
+					Wait: time.Duration(rng.IntN(6000)) * time.Millisecond, Answer: []Answer{AnswerPolicy, AnswerPromptYes}[rng.IntN(2)]}
+			case 1:
+				answers := []Answer{AnswerPromptYes, AnswerPromptYes, AnswerPromptNo, AnswerNone}
+				d.Ops[i] = Op{Kind: OpFollower, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
+					Answer: answers[rng.IntN(len(answers))]}
+			}
+		}
+	}
 }

@@ -334,7 +334,13 @@ func (r *runner) nothingSent(id, words string) error {
 // outcome gives (0 filled or working, 3 rejected, cancelled or expired)
 // agrees with the broker's status.
 func (r *runner) orderAgrees(ctx context.Context, a account.Account, id string, first *workflow.Order, o account.Outcome) error {
-	if err := r.sleep(ctx, time.Second); err != nil {
+	settle := time.Second
+	if r.day.PushLoss > 0 {
+		// A lost push is made up by a read after a quiet spell of the
+		// stream (engine/orders.go follow: 2 s, then the read).
+		settle = 3 * time.Second
+	}
+	if err := r.sleep(ctx, settle); err != nil {
 		return err
 	}
 	fctx, cancel := context.WithTimeout(ctx, followWait)

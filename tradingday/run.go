@@ -115,7 +115,7 @@ type runner struct {
 
 func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	clk := clock.NewFake(Start)
-	sim, err := brokersim.New(day.Scenario, brokersim.WithClock(clk), brokersim.WithClockSkew(day.Skew))
+	sim, err := brokersim.New(day.Scenario, brokersim.WithClock(clk), brokersim.WithClockSkew(day.Skew), brokersim.WithFaults(brokersim.Faults{RatePushLoss: day.PushLoss}))
 	if err != nil {
 		return nil, err
 	}
@@ -149,15 +149,7 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 func (r *runner) startOwner(ctx context.Context, resume bool) error {
 	r.starting.Store(true)
 	defer r.starting.Store(false)
-	key := r.day.Scenario.Keys[0]
-	r.link = &link{base: simtest.InFlight(r.srv.Client().Transport, &r.inflight)}
-	client, err := brokerclient.NewClient(
-		brokerclient.WithBaseURL(r.srv.URL),
-		brokerclient.WithCredentials(key.KeyID, key.Secret),
-		brokerclient.WithHTTPClient(&http.Client{Transport: r.link}),
-		brokerclient.WithClock(r.clk),
-		brokerclient.WithRandSeed(r.day.Seed),
-	)
+	client, err := r.brokerClient()
 	if err != nil {
 		return err
 	}
@@ -188,6 +180,20 @@ func (r *runner) startOwner(ctx context.Context, resume bool) error {
 	}
 	r.st, r.eng, r.local, r.cancel = st, e, l, cancel
 	return nil
+}
+
+// brokerClient is a new owner's client of the broker, on a link of its
+// own (r.link).
+func (r *runner) brokerClient() (*brokerclient.Client, error) {
+	key := r.day.Scenario.Keys[0]
+	r.link = &link{base: simtest.InFlight(r.srv.Client().Transport, &r.inflight)}
+	return brokerclient.NewClient(
+		brokerclient.WithBaseURL(r.srv.URL),
+		brokerclient.WithCredentials(key.KeyID, key.Secret),
+		brokerclient.WithHTTPClient(&http.Client{Transport: r.link}),
+		brokerclient.WithClock(r.clk),
+		brokerclient.WithRandSeed(r.day.Seed),
+	)
 }
 
 // stopOwner stops the owner without finishing its workflows: they stay
@@ -257,6 +263,10 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 		return r.restart(ctx, op)
 	case OpCrash:
 		return r.crash(ctx, op)
+	case OpHandover:
+		return r.handover(ctx, op)
+	case OpFollower:
+		return r.follower(ctx, op)
 	case OpEvening:
 		return r.evening(ctx, op)
 	case OpWait:

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -36,6 +37,9 @@ type Env struct {
 	// them.
 	CanAsk bool
 	Rules  Rules
+	// Skew is how far the broker's clock runs ahead of Now (behind when
+	// negative), as far as it is known.
+	Skew time.Duration
 	// Budget is the account's locate budget for the day; Spent, when the
 	// budget is set, says what the day's locates spent (of the workflow's
 	// symbol too).
@@ -261,6 +265,9 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 		}
 		if w.State != states.Requested {
 			return Step{}
+		}
+		if end, soon := dayEndsSoon(env); soon {
+			return move(w, states.Fail, fmt.Sprintf("not sent: the broker's trading day ends at %s, before its credit could show (the shares end with the day)", market.DateTime(end)), nil)
 		}
 		return move(w, states.Send, "credit-back sent", func(n *Workflow) { n.SentAt = env.Now }, SendSell{})
 	case Rows:
@@ -488,6 +495,12 @@ func acceptSide(w *Workflow, env Env, side string) Step {
 		// Too late for anyone's answer: the window, not a choice, ends it.
 		return decline(w, fmt.Sprintf("only %s left in the offer window; an accept could not land", left.Round(time.Millisecond)), "")
 	}
+	if end, soon := dayEndsSoon(env); soon {
+		// The fill could land after the 8 PM rollover, when the history
+		// no longer shows the day's rows: it would be paid and never
+		// confirmed, for shares that end with the day.
+		return decline(w, fmt.Sprintf("the broker's trading day ends at %s, before an accept's fill could show", market.DateTime(end)), "")
+	}
 	return move(w, states.Accept, fmt.Sprintf("accept %s at %s × %d = %s", o.QuoteReqID, o.Price, o.Shares, o.Total.StringFixed(2)),
 		func(n *Workflow) {
 			n.AcceptedID, n.Price, n.LocateType = o.QuoteReqID, o.Price, string(brokercode.LocateTypeForCode(o.LocateType))
@@ -506,6 +519,9 @@ func decline(w *Workflow, reason string, by Cause) Step {
 // sell, fails and is never re-sent; an offer, pending quote or refusal past
 // its window with no final row ends.
 func tick(w *Workflow, env Env) Step {
+	if s := dayEnded(w, env); s.Next != nil {
+		return s
+	}
 	switch w.State {
 	case states.Quoting, states.Submitted:
 		if len(w.Legs) == 0 && !w.SentAt.IsZero() && env.Now.Sub(w.SentAt) > env.Rules.SettleGrace {
@@ -541,6 +557,44 @@ func tick(w *Workflow, env Env) Step {
 		}
 	}
 	return Step{}
+}
+
+// dayEndsSoon reports whether the broker's trading day ends (its 8 PM
+// rollover, end) within SettleGrace and OfferWindow, the longest this
+// engine waits for a row: an accept or a sell sent now could settle, or
+// be seen settled, only after it, when the history no longer shows the
+// day's rows (an owner stalled for seconds, as under load, sees its rows
+// late).
+func dayEndsSoon(env Env) (end time.Time, soon bool) {
+	now := env.Now.Add(env.Skew)
+	end = market.SessionEnd(now)
+	return end, end.Sub(now) < env.Rules.SettleGrace+env.Rules.OfferWindow
+}
+
+// dayEnded gives up on a quote or sell still under way once the broker's
+// trading day it was sent in has ended and an offer made by then has run
+// out: the broker's history serves the trading day's rows only (spec
+// "Short locates": history "for the trading day"), so the final row of a
+// quote, offer or sell the 8 PM rollover overtook never shows, and nothing
+// else would end it. By then an offer made up to SettleGrace after the
+// rollover has expired unanswered (nobody saw it); the cancel sent, as for
+// any workflow given up on, settles whatever else is left. The day it was
+// sent in is taken on the broker's clock, a second early (a skew below a
+// second is not known), so a quote sent just before the rollover is never
+// waited on a day long.
+func dayEnded(w *Workflow, env Env) Step {
+	if w.SentAt.IsZero() || states.Terminal(w.State) {
+		return Step{}
+	}
+	end := market.SessionEnd(w.SentAt.Add(env.Skew - time.Second))
+	if env.Now.Add(env.Skew).Before(end.Add(env.Rules.SettleGrace + env.Rules.OfferWindow)) {
+		return Step{}
+	}
+	s := move(w, states.Fail, fmt.Sprintf("still under way after the broker's trading day it was sent in ended (%s): its final row will never show", market.DateTime(end)), nil, leaveNothingOpen(w)...)
+	if s.Err != nil {
+		return Step{}
+	}
+	return s
 }
 
 // resume re-drives a recovered workflow from its persisted state.

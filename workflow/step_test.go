@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -1004,6 +1005,82 @@ func TestTick(t *testing.T) {
 			}
 			if c.reason != "" && (s.Next == nil || !strings.Contains(s.Next.Reason, c.reason)) {
 				t.Errorf("reason: %+v, want it to contain %q", s.Next, c.reason)
+			}
+		})
+	}
+}
+
+// A quote, offer or sell the broker's 8 PM rollover overtook is given up
+// on (and cancelled) once an offer made by then has run out: the broker's
+// history serves the trading day's rows only (spec "Short locates":
+// history "for the trading day"), so its final row never shows. Before
+// this, the generated days' evening operation (seed 16 of the faults
+// branch: RSHO quoted at 7:59:57 PM, offered after 8 PM) left the locate
+// Quoting for ever and its follower waiting. The day is the broker's: a
+// quote sent at 7:59:30 PM here is the next day's on a broker 40 s ahead.
+// An offer answered less than SettleGrace plus OfferWindow before 8 PM is declined, not
+// accepted, nor is a credit-back sent then (nor within the offer window
+// before that: an owner stalled for seconds would see the row too late).
+func TestTickAfterTheRollover(t *testing.T) {
+	t.Parallel()
+	eightPM := time.Date(2026, time.November, 25, 20, 0, 0, 0, market.NewYork)
+	giveUp := eightPM.Add(rules.SettleGrace + rules.OfferWindow)
+	sentAt := func(at time.Time) wfMod { return func(w *workflow.Workflow) { w.SentAt = at } }
+	failed := result{State: states.Failed, Event: states.Fail, Effects: []workflow.Effect{workflow.SendCancel{}}}
+	cases := []struct {
+		name string
+		w    *workflow.Workflow
+		now  time.Time
+		skew time.Duration
+		want result
+	}{
+		{name: "Quoting with a leg seen, sent 7:59:57 PM, just before: nothing", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()}), sentAt(eightPM.Add(-3*time.Second))),
+			now: giveUp.Add(-time.Millisecond), want: result{}},
+		{name: "Quoting with a leg seen, sent 7:59:57 PM, at the end: Failed, cancelled", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()}), sentAt(eightPM.Add(-3*time.Second))),
+			now: giveUp, want: failed},
+		{name: "Pending sent before 8 PM, the next morning: Failed, cancelled", w: locate(states.Pending, withLegs(legs{"Q1": pendingLeg(1)}), sentAt(eightPM.Add(-time.Minute))),
+			now: eightPM.Add(14 * time.Hour), want: failed},
+		{name: "credit-back New sent before 8 PM: Failed, cancelled", w: creditBack(states.New, withLegs(legs{"S1": sellLeg(brokercode.LocateStatusNew)}), sentAt(eightPM.Add(-time.Second))),
+			now: giveUp, want: failed},
+		{name: "Quoting sent 8:00:05 PM (the next day's): nothing", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()}), sentAt(eightPM.Add(5*time.Second))),
+			now: giveUp.Add(time.Hour), want: result{}},
+		{name: "sent 7:59:30 PM here, 8:00:10 PM on a broker 40 s ahead: nothing", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()}), sentAt(eightPM.Add(-30*time.Second))),
+			now: giveUp.Add(time.Hour), skew: 40 * time.Second, want: result{}},
+		{name: "sent 8:00:30 PM here, 7:59:50 PM on a broker 40 s behind: Failed", w: locate(states.Quoting, withLegs(legs{"Q1": quotingLeg()}), sentAt(eightPM.Add(30*time.Second))),
+			now: giveUp.Add(40 * time.Second), skew: -40 * time.Second, want: failed},
+		{name: "terminal: nothing", w: locate(states.Filled, sentAt(eightPM.Add(-3*time.Second))), now: giveUp.Add(time.Hour), want: result{}},
+	}
+	// An accept that could fill after the rollover is not sent: nothing
+	// would confirm it (seeds 48 and 74: filled at the broker, failed here).
+	late := offered(withWindow(eightPM.Add(-55 * time.Second)))
+	for _, in := range []workflow.Input{workflow.Decide{}, workflow.Answer{Accept: true}} {
+		s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow+time.Millisecond), false))
+		if want := (result{State: states.Declining, Event: states.Decline, Effects: []workflow.Effect{workflow.SendCancel{}}}); !cmp.Equal(want, summary(s), equateEmpty) || !strings.Contains(s.Next.Reason, "trading day ends") {
+			t.Errorf("%T %s before 8 PM: %+v (%v), want declined as the day ends", in, rules.SettleGrace, summary(s), s.Next)
+		}
+		if s := workflow.StepWorkflow(late, in, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow), false)); summary(s).Event != states.Accept {
+			t.Errorf("%T %s before 8 PM: %+v, want accepted", in, rules.SettleGrace, summary(s))
+		}
+	}
+	// Nor a credit-back (seed 275: sent at 7:59:5x PM, credited after 8
+	// PM, failed here).
+	if s := workflow.StepWorkflow(creditBack(states.Requested), workflow.SellTurn{}, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow+time.Millisecond), false)); summary(s).State != states.Failed || len(s.Effects) != 0 {
+		t.Errorf("credit-back %s before 8 PM: %+v, want failed, nothing sent", rules.SettleGrace, summary(s))
+	}
+	if s := workflow.StepWorkflow(creditBack(states.Requested), workflow.SellTurn{}, envAt(eightPM.Add(-rules.SettleGrace-rules.OfferWindow), false)); summary(s).Event != states.Send {
+		t.Errorf("credit-back %s before 8 PM: %+v, want sent", rules.SettleGrace, summary(s))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := envAt(c.now, false)
+			env.Skew = c.skew
+			s := workflow.StepWorkflow(c.w, workflow.Tick{}, env)
+			if diff := cmp.Diff(c.want, summary(s), equateEmpty); diff != "" {
+				t.Errorf("tick (-want +got):\n%s", diff)
+			}
+			if c.want.State != "" && !strings.Contains(s.Next.Reason, "trading day") {
+				t.Errorf("reason %q does not name the trading day's end", s.Next.Reason)
 			}
 		})
 	}

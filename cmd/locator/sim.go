@@ -43,6 +43,7 @@ func (c *simCommand) flags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.faults.RateReset, "fault-reset", 0, "fraction of connections reset before processing")
 	fs.Float64Var(&c.faults.RateResetAfter, "fault-reset-after", 0, "fraction of connections reset after processing")
 	fs.Float64Var(&c.faults.RateDelay, "fault-delay", 0, "fraction of requests delayed")
+	fs.Float64Var(&c.faults.RatePushLoss, "fault-push-loss", 0, "fraction of portfolio stream pushes lost, the connection kept")
 	fs.DurationVar(&c.faultDelay, "fault-delay-time", 2*time.Second, "how long a delayed request waits (wall time)")
 }
 
