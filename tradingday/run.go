@@ -128,8 +128,8 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 		db: filepath.Join(sub, "locator.db")}
 	// Virtual time: jump to the next timer while no request is in flight,
 	// every goroutine the clock woke has taken its wake-up (on a busy
-	// machine it may not have run yet: time moving on before it did broke
-	// seeds 52, 107, 279, 300, 374, 458 and 574 under load only) and the
+	// machine it may not have run for longer than RunWhen's quiet spell,
+	// and time moved on under it) and the
 	// engine's poller and dispatcher sleep (2 timers), or, while an owner
 	// starts, its client paces a read (1).
 	go func() {
