@@ -65,6 +65,7 @@ func (f *Fake) Set(t time.Time) {
 
 func (f *Fake) setLocked(t time.Time) {
 	f.now = t
+	f.pruneFiredLocked()
 	sort.SliceStable(f.timers, func(i, j int) bool { return f.timers[i].at.Before(f.timers[j].at) })
 	kept := f.timers[:0]
 	for _, tm := range f.timers {
@@ -96,8 +97,13 @@ func (f *Fake) Timers() int {
 func (f *Fake) Unreceived() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.fired = slices.DeleteFunc(f.fired, func(t *fakeTimer) bool { return len(t.ch) == 0 })
+	f.pruneFiredLocked()
 	return len(f.fired)
+}
+
+// pruneFiredLocked forgets the fired timers whose value was received.
+func (f *Fake) pruneFiredLocked() {
+	f.fired = slices.DeleteFunc(f.fired, func(t *fakeTimer) bool { return len(t.ch) == 0 })
 }
 
 // BlockUntil returns a channel closed once at least n timers are pending.
