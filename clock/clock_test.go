@@ -577,3 +577,37 @@ func TestScaledTimerSendsScaledTime(t *testing.T) {
 		t.Errorf("timer sent %v, want a scaled time within [%v, %v]", v, start.Add(time.Second), now)
 	}
 }
+
+// TestFakeUnreceived: a fired timer counts as a wake-up not yet taken until
+// its value is received or the timer is stopped, so a virtual-time driver
+// can wait for a goroutine the clock woke (and the machine has not yet run)
+// instead of a wall-clock pause.
+func TestFakeUnreceived(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	a, b, c := clk.NewTimer(time.Second), clk.NewTimer(time.Second), clk.NewTimer(time.Hour)
+	if n := clk.Unreceived(); n != 0 {
+		t.Fatalf("Unreceived() = %d before any fired, want 0", n)
+	}
+	clk.Advance(time.Second)
+	if n := clk.Unreceived(); n != 2 {
+		t.Fatalf("Unreceived() = %d after two fired, want 2", n)
+	}
+	<-a.C()
+	if n := clk.Unreceived(); n != 1 {
+		t.Fatalf("Unreceived() = %d after one was received, want 1", n)
+	}
+	b.Stop() // fired, abandoned: no one's wake-up
+	if n := clk.Unreceived(); n != 0 {
+		t.Fatalf("Unreceived() = %d after the other was stopped, want 0", n)
+	}
+	now := clk.NewTimer(0) // fires at once, into its creator's hands
+	if n := clk.Unreceived(); n != 1 {
+		t.Fatalf("Unreceived() = %d with a zero timer unread, want 1", n)
+	}
+	<-now.C()
+	c.Stop()
+	if n := clk.Unreceived(); n != 0 {
+		t.Fatalf("Unreceived() = %d at the end, want 0", n)
+	}
+}

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -12,7 +13,8 @@ type Fake struct {
 	mu      sync.Mutex
 	now     time.Time
 	timers  []*fakeTimer
-	waiters []waiter // callers of BlockUntil
+	fired   []*fakeTimer // fired timers whose value may not have been taken yet (Unreceived)
+	waiters []waiter     // callers of BlockUntil
 }
 
 type waiter struct {
@@ -38,6 +40,7 @@ func (f *Fake) NewTimer(d time.Duration) Timer {
 	if d <= 0 {
 		t.ch <- f.now
 		t.fired = true
+		f.fired = append(f.fired, t)
 		return t
 	}
 	f.timers = append(f.timers, t)
@@ -62,12 +65,14 @@ func (f *Fake) Set(t time.Time) {
 
 func (f *Fake) setLocked(t time.Time) {
 	f.now = t
+	f.pruneFiredLocked()
 	sort.SliceStable(f.timers, func(i, j int) bool { return f.timers[i].at.Before(f.timers[j].at) })
 	kept := f.timers[:0]
 	for _, tm := range f.timers {
 		if !tm.at.After(t) {
 			tm.fired = true
 			tm.ch <- t
+			f.fired = append(f.fired, tm)
 			continue
 		}
 		kept = append(kept, tm)
@@ -82,6 +87,23 @@ func (f *Fake) Timers() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.timers)
+}
+
+// Unreceived reports how many fired timers still hold their value: a
+// goroutine the clock woke has not yet taken its wake-up (not yet run, on a
+// busy machine), so a driver of virtual time waits for it before moving
+// time again. A timer stopped after it fired is no one's wake-up: it is
+// not counted.
+func (f *Fake) Unreceived() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pruneFiredLocked()
+	return len(f.fired)
+}
+
+// pruneFiredLocked forgets the fired timers whose value was received.
+func (f *Fake) pruneFiredLocked() {
+	f.fired = slices.DeleteFunc(f.fired, func(t *fakeTimer) bool { return len(t.ch) == 0 })
 }
 
 // BlockUntil returns a channel closed once at least n timers are pending.
@@ -119,6 +141,8 @@ func (t *fakeTimer) Stop() bool {
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
 	if t.fired {
+		// Its value is no one's wake-up any more (Unreceived).
+		t.f.fired = slices.DeleteFunc(t.f.fired, func(x *fakeTimer) bool { return x == t })
 		return false
 	}
 	for i, x := range t.f.timers {

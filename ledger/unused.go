@@ -31,7 +31,9 @@ func (f UnusedFilter) keeps(symbol string, typ brokercode.LocateType) bool {
 //
 //   - Locate and PreBorrow rows: available, less the shares working
 //     Sell/Open orders on the symbol will need (workflow.Available: shares
-//     already sold short are out of `available`), rounded down to whole
+//     already sold short are out of `available`) beyond the available
+//     shares of a used SingleUse row of the symbol, which the broker fills
+//     them from once the reusable ones are gone, rounded down to whole
 //     lots of 100 (the sell's quantity step);
 //   - SingleUse rows (the .SU side of a Reg SHO pair): the same, but only
 //     if no share of the row was used to open a short (singleUseUsed: none
@@ -71,7 +73,7 @@ func Unused(ctx context.Context, c *brokerclient.Client, st *store.Store, accoun
 		u.covers = coverTimes(book)
 	}
 	// Shorts draw on reusable rows before SingleUse ones: hold back from
-	// those first.
+	// those first (after a used SingleUse row, see plan).
 	sort.SliceStable(rows, func(i, k int) bool {
 		if rows[i].Symbol != rows[k].Symbol {
 			return rows[i].Symbol < rows[k].Symbol
@@ -132,7 +134,11 @@ func usesOf(ctx context.Context, st *store.Store, account string, dayStart time.
 
 // plan goes through rows in order: the whole lots no use keeps are
 // credits, the rows a use keeps are skips (both only where filter keeps
-// them).
+// them). Working short sells are held back first on the available shares
+// of a SingleUse row already used to open a short, which may not be
+// credited back whatever is done (spec "Short locates" rule 5): once the
+// reusable rows are credited back the broker fills the short from them,
+// so holding reusable shares for it as well would leave them unsold.
 func (u *inventoryUses) plan(rows []brokerclient.InventoryRow, filter UnusedFilter) ([]locator.Credit, []locator.Skip) {
 	var plan []locator.Credit
 	var skipped []locator.Skip
@@ -141,15 +147,24 @@ func (u *inventoryUses) plan(rows []brokerclient.InventoryRow, filter UnusedFilt
 			skipped = append(skipped, locator.Skip{Symbol: row.Symbol, Type: row.Type(), Reason: why})
 		}
 	}
-	hold, busy, wanted, suDay := u.hold, u.busy, u.wanted, u.suDay
-	for _, row := range rows {
+	hold, busy, wanted := u.hold, u.busy, u.wanted
+	used := make([]string, len(rows)) // how a SingleUse row was used, "" when it was not
+	for i, row := range rows {
+		if row.Type() == brokercode.LocateTypeSingleUse && row.ToBeSold == 0 {
+			used[i] = u.singleUseUsed(row)
+		}
+		if used[i] != "" {
+			hold[row.Symbol] -= min(hold[row.Symbol], row.Available)
+		}
+	}
+	for i, row := range rows {
 		typ := row.Type()
 		if typ != brokercode.LocateTypeLocate && typ != brokercode.LocateTypePreBorrow && typ != brokercode.LocateTypeSingleUse {
 			skip(row, fmt.Sprintf("locate type %d cannot be credited back", row.LocateType))
 			continue
 		}
 		avail := row.Available
-		if h := min(hold[row.Symbol], avail); h > 0 {
+		if h := min(hold[row.Symbol], avail); h > 0 && used[i] == "" {
 			hold[row.Symbol] -= h
 			avail -= h
 			if avail < brokercode.LocateLot {
@@ -170,12 +185,9 @@ func (u *inventoryUses) plan(rows []brokerclient.InventoryRow, filter UnusedFilt
 			continue
 		case shares < brokercode.LocateLot:
 			continue // nothing, or less than a lot: not worth a line
-		}
-		if typ == brokercode.LocateTypeSingleUse {
-			if why := singleUseUsed(row, suDay[row.Symbol]); why != "" && !u.emptiedSince(row) {
-				skip(row, "SingleUse already used ("+why+")")
-				continue
-			}
+		case used[i] != "":
+			skip(row, "SingleUse already used ("+used[i]+")")
+			continue
 		}
 		if filter.keeps(row.Symbol, typ) {
 			plan = append(plan, locator.Credit{Symbol: row.Symbol, Type: typ, Shares: shares})
@@ -241,6 +253,15 @@ func singleUseUsed(row brokerclient.InventoryRow, day singleUseDay) string {
 		why = append(why, fmt.Sprintf("%d filled today, %d sold back, %d available: %d opened shorts", day.filled, credited, row.Available, used))
 	}
 	return strings.Join(why, ", ")
+}
+
+// singleUseUsed says how the SingleUse row was used to open a short, or ""
+// when it was not or has been emptied since (emptiedSince).
+func (u *inventoryUses) singleUseUsed(row brokerclient.InventoryRow) string {
+	if why := singleUseUsed(row, u.suDay[row.Symbol]); why != "" && !u.emptiedSince(row) {
+		return why
+	}
+	return ""
 }
 
 // needsHistory reports whether a SingleUse row with shares and none tied

@@ -175,3 +175,49 @@ func (b *testBundle) inventoryRow(t *testing.T, symbol string, typ brokercode.Lo
 	t.Fatalf("no %s %s row in %+v", symbol, typ, rows)
 	return brokerclient.InventoryRow{}
 }
+
+// Spec "Short locates" rule 5 and "Locate types" (tradingday seed 289): a
+// SingleUse row that opened a short may not be credited back, but its
+// available shares still cover a short; a PreBorrow row may be credited
+// back in full unless tied to an open short, and a working short sell,
+// not yet filled, ties nothing. So the shares a working short will need
+// are held on the used SingleUse row first, and the whole PreBorrow row is
+// credited back: the broker then fills the short from the SingleUse row.
+// Before, Unused held the working short's 100 shares on the PreBorrow row
+// and left them unsold.
+func TestUnusedWorkingShortOnUsedSingleUse(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fillSide(t, "RSHO", 700, ".SU")
+	b.short(t, "RSHO", 400, "") // the SingleUse row opens a short: 300 left, used
+	b.sim.Advance(quoteSpacing)
+	b.fillSide(t, "RSHO", 600, "") // the PreBorrow side
+	working := b.short(t, "RSHO", 100, "20.00")
+	dayStart := market.On(b.sim.Clock.Now()).Date
+	plan, skipped, err := ledger.Unused(t.Context(), b.client, b.store, account, dayStart, ledger.UnusedFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(plan, skipped)
+	want := fmt.Sprint([]locator.Credit{{Symbol: "RSHO", Type: brokercode.LocateTypePreBorrow, Shares: 600}},
+		[]locator.Skip{{Symbol: "RSHO", Type: brokercode.LocateTypeSingleUse,
+			Reason: "SingleUse already used (400 unavailable, 700 filled today, 0 sold back, 300 available: 400 opened shorts)"}})
+	if got != want {
+		t.Fatalf("plan and skips %s, want %s", got, want)
+	}
+	// The broker's word: the planned credit-back clears, and the working
+	// short then fills on the SingleUse row's shares.
+	b.creditBackType(t, "RSHO", 600, brokercode.LocateTypePreBorrow)
+	b.sim.Sim.SetPrice("RSHO", dec("20.50"))
+	b.sim.Advance(time.Second)
+	o, _, err := b.client.Orders.Get(t.Context(), account, working.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.OrderStatus != brokercode.OrderStatusFilled {
+		t.Fatalf("the working short after the credit-back: %s (%v), want Filled", o.OrderStatus, o.Rejection())
+	}
+	if row := b.inventoryRow(t, "RSHO", brokercode.LocateTypeSingleUse); row.Available != 200 || row.Unavailable != 500 {
+		t.Errorf("SingleUse row after the short filled: %+v, want 200 available, 500 unavailable", row)
+	}
+}

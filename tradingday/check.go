@@ -1,9 +1,11 @@
 package tradingday
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,14 +103,31 @@ func abs(n int64) int64 {
 // opened a short ("Locate types"; "Short locates" rule 5: a Locate or
 // PreBorrow share is creditable again once the short it was tied to is
 // covered). Shares tied to open shorts are not available; those working
-// short sales will need are kept for them (ledger.Unused).
+// short sales will need are kept for them (ledger.Unused), first on the
+// available shares of a SingleUse row that opened a short, which may not
+// be credited back anyway and which the broker fills a short from once
+// the reusable rows are gone (seed 289), then on the other rows.
 func (r *runner) creditedBack(ctx context.Context, symbol, by string) error {
 	if err := r.sleep(ctx, time.Duration(r.day.Scenario.Timing.CreditClear)+time.Second); err != nil {
 		return err
 	}
 	working := r.workingShorts()
-	for _, inv := range r.sim.Inventory() {
-		if inv.Account != Account || (symbol != "" && inv.Symbol != symbol) {
+	rows := r.sim.Inventory()
+	// The broker fills a short from reusable rows before SingleUse ones.
+	last := func(r brokersim.InventoryRecord) int {
+		if r.Type == typeSingleUse {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(rows, func(a, b brokersim.InventoryRecord) int { return cmp.Compare(last(a), last(b)) })
+	for _, inv := range rows {
+		if inv.Account == Account && inv.Type == typeSingleUse && inv.UsedForShort {
+			working[inv.Symbol] -= min(inv.Available, working[inv.Symbol])
+		}
+	}
+	for _, inv := range rows {
+		if inv.Account != Account || (symbol != "" && inv.Symbol != symbol) || (inv.Type == typeSingleUse && inv.UsedForShort) {
 			continue
 		}
 		// Shares a working short sale of the symbol will need when it
@@ -117,9 +136,6 @@ func (r *runner) creditedBack(ctx context.Context, symbol, by string) error {
 		keep := min(inv.Available, working[inv.Symbol])
 		working[inv.Symbol] -= keep
 		if inv.Available-keep >= 100 || (keep == 0 && inv.Available > 0) {
-			if inv.Type == typeSingleUse && inv.UsedForShort {
-				continue
-			}
 			return &Violation{Invariant: "credited-back-all",
 				Detail: fmt.Sprintf("after %s the broker still shows %d %s shares of type %d available (sold %d today; %d kept for working short sales)", by, inv.Available, inv.Symbol, inv.Type, inv.Sold, keep)}
 		}

@@ -126,13 +126,16 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	}
 	r := &runner{day: day, sim: sim, clk: clk, srv: httptest.NewServer(sim), stop: make(chan struct{}), driven: make(chan struct{}),
 		db: filepath.Join(sub, "locator.db")}
-	// Virtual time: jump to the next timer while no request is in flight
-	// and the engine's poller and dispatcher sleep (2 timers), or, while an
-	// owner starts, its client paces a read (1).
+	// Virtual time: jump to the next timer while no request is in flight,
+	// every goroutine the clock woke has taken its wake-up (on a busy
+	// machine it may not have run for longer than RunWhen's quiet spell,
+	// and time moved on under it) and the
+	// engine's poller and dispatcher sleep (2 timers), or, while an owner
+	// starts, its client paces a read (1).
 	go func() {
 		defer close(r.driven)
 		clk.RunWhen(r.stop, 1, func() bool {
-			return r.inflight.Load() == 0 && (r.starting.Load() || clk.Timers() >= 2)
+			return r.inflight.Load() == 0 && clk.Unreceived() == 0 && (r.starting.Load() || clk.Timers() >= 2)
 		})
 	}()
 	if err := r.startOwner(ctx, false); err != nil {
