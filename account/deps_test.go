@@ -18,8 +18,8 @@ func TestAccountLinksNoDriver(t *testing.T) {
 	forbidden := []string{
 		"github.com/jackc/pgx",
 		"modernc.org/sqlite",
-		"github.com/locatorhq/locator/store",
-		"github.com/locatorhq/locator/ledger",
+		"github.com/locatorhq/locator/internal/store",
+		"github.com/locatorhq/locator/internal/ledger",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 2 {

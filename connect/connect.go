@@ -19,8 +19,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // Options say which account to open and as whom. The connection settings

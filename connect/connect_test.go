@@ -12,7 +12,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/connect"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"

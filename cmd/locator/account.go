@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // session is a command's account: the account API (service.Handle, the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/report"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/report"
 )
 
 // auditCommand prints the Reg SHO audit trail (report.RunAudit): every

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/bench"
+	"github.com/locatorhq/locator/internal/bench"
 )
 
 // benchCommand measures the engine against the naive loop on the

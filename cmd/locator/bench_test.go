@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/bench"
+	"github.com/locatorhq/locator/internal/bench"
 )
 
 // locator bench runs both runners on a small watchlist on the sped-up

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/internal/config"
 )
 
 // Issue 30, the locate budget per account per trading day, kept by the

@@ -18,11 +18,11 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/fileperm"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/fileperm"
+	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/market"
-	"github.com/locatorhq/locator/service"
 )
 
 // Main is the program, separated from os so tests can drive it.

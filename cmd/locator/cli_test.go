@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // runBare runs the CLI with an empty environment: for what is decided

@@ -8,8 +8,8 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/workflow"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/jobs"
-	"github.com/locatorhq/locator/notify"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/jobs"
+	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // runCommand is `locator run`: the daemon with schedules by its older

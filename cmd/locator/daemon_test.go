@@ -16,8 +16,8 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // daemonConfig is a config with one job of each kind plus two that cannot

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/demo"
+	"github.com/locatorhq/locator/internal/demo"
 )
 
 // demoCommand runs the demo (package demo) with its narration on stdout.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/store"
-	"github.com/locatorhq/locator/store/storetest"
+	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/store/storetest"
 )
 
 // daemon is a `locator serve --standby` process of a failover test.

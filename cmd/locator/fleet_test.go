@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/locatorhq/locator/bench"
-	"github.com/locatorhq/locator/store/storetest"
+	"github.com/locatorhq/locator/internal/bench"
+	"github.com/locatorhq/locator/internal/store/storetest"
 )
 
 // Issue 18: a desk's accounts on one Postgres served by two `locator serve

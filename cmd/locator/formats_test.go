@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 19 item 4, every command × every format (-o table|json|csv): a

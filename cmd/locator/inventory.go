@@ -10,10 +10,10 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // inventoryCommand prints the account's located inventory.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/market"
-	"github.com/locatorhq/locator/store"
 )
 
 // jobsCommand lists the job runs the daemon recorded (local, sends

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/notify"
+	"github.com/locatorhq/locator/internal/notify"
 )
 
 // Issue 19 item 2, end to end, for both daemons: `locator run` (its jobs

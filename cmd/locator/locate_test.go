@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // A batch prints one outcome object per symbol at the end and exits with

@@ -11,10 +11,10 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/vault"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/vault"
 )
 
 // loginCommand signs a user in through the partner OAuth program (spec:

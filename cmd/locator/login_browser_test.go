@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/browsertest"
+	"github.com/locatorhq/locator/internal/browsertest"
 )
 
 // The whole login in a real browser: the CLI prints the authorize address,

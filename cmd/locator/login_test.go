@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/internal/vault"
 	"github.com/locatorhq/locator/simtest"
-	"github.com/locatorhq/locator/vault"
 )
 
 // partnerCLI is a simulator whose partner program redirects to a free

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/locatorhq/locator/proc"
+	"github.com/locatorhq/locator/internal/proc"
 )
 
 func main() {

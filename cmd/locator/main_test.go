@@ -14,10 +14,10 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 )
 
 func TestMain(m *testing.M) {

@@ -8,9 +8,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/mcpserver"
-	"github.com/locatorhq/locator/release"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/mcpserver"
+	"github.com/locatorhq/locator/internal/release"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // mcpCommand serves the account to an agent over the Model Context

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // offersCommand lists the offers waiting on a person, as the account's

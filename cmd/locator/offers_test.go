@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 30: `locator offers -o json`, from another shell, lists an offer

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/workflow"
 )
 

@@ -22,9 +22,9 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 )
 
 // ownerBundle is a `locator sim` subprocess and the environment of the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // ownerCredentialCommand prints the credential of one follower host, made

@@ -7,10 +7,10 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/ledger"
-	"github.com/locatorhq/locator/report"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/workflow"
 )
 

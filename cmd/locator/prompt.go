@@ -7,7 +7,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // interactive reports whether a person can answer a prompt: stdin is a

@@ -8,8 +8,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // quoteCommand prices located shares without taking them: a price check

@@ -11,9 +11,9 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 )
 
 // Issue 19 ("Price checks"): `locator quote` on five symbols, one a Reg

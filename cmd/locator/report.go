@@ -10,10 +10,10 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/ledger"
-	"github.com/locatorhq/locator/report"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // reportCommand prints what locates cost and what they were used for, per

@@ -8,7 +8,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // Issue 31 (one daemon): `run` is serve with schedules, so an owner that

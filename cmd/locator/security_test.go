@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // nonLoopbackIP is an address of this machine beyond loopback, or the test

@@ -9,15 +9,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/answerlink"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/dashboard"
-	"github.com/locatorhq/locator/jobs"
-	"github.com/locatorhq/locator/notify"
-	"github.com/locatorhq/locator/service"
-	"github.com/locatorhq/locator/store"
+	"github.com/locatorhq/locator/internal/answerlink"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/dashboard"
+	"github.com/locatorhq/locator/internal/jobs"
+	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // serveCommand is the long-running owner of one or more accounts: every

@@ -14,8 +14,8 @@ import (
 
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 )
 
 // Issue 26 (done when): `locator locate` of a 300-symbol batch, run while

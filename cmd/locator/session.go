@@ -7,12 +7,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/answerlink"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/notify"
-	"github.com/locatorhq/locator/service"
+	"github.com/locatorhq/locator/internal/answerlink"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // connFlags are the connection settings every broker command shares. The

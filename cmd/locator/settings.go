@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/config"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // configCommand shows the effective settings and where each came from, so

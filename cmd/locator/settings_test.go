@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/config"
+	"github.com/locatorhq/locator/internal/config"
 )
 
 // settingsFixture is a settings file with a default named account, and a

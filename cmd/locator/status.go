@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
-	"github.com/locatorhq/locator/store"
 )
 
 // statusCommand shows workflows from the local database; it sends nothing.

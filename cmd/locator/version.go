@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/console"
-	"github.com/locatorhq/locator/release"
+	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/release"
 )
 
 // version is the release this binary was built as, and buildTime when it

@@ -8,7 +8,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/console"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // watchCommand follows one of the broker's push streams until interrupted:

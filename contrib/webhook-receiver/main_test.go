@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/notify"
+	"github.com/locatorhq/locator/internal/notify"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef-receiver"

@@ -1,0 +1,276 @@
+package answerlink_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/answerlink"
+	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/states"
+)
+
+const acct = "LV100001"
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testBundle is the simulator, a store on a temp file, this process owning
+// LV100001 (live), a notifier whose one webhook asks for offers, and the
+// links served on an httptest server (the dashboard's part) answering
+// through an account the case chooses.
+type testBundle struct {
+	sim   *simtest.Bundle
+	st    *store.Store
+	cfg   service.OwnerConfig
+	owner atomic.Pointer[service.Owner]
+	hold  atomic.Bool // holds the fake clock still while a person acts
+	// starting lets it run while an owner starts (its pacer may wait).
+	starting atomic.Bool
+	logs     *syncBuffer
+	log      *slog.Logger
+	events   chan notify.Event
+	n        *notify.Notifier
+	links    *answerlink.Links
+	// serve is what the links server answers with (set per case).
+	serve atomic.Pointer[http.Handler]
+	srv   *httptest.Server
+}
+
+func (b *testBundle) get(k string) string {
+	return map[string]string{"LINK_SECRET": secret}[k]
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	b := &testBundle{sim: simtest.New(t), logs: &syncBuffer{}, events: make(chan notify.Event, 8)}
+	b.log = slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	db := filepath.Join(t.TempDir(), "locator.db")
+	st, err := store.Open(t.Context(), db, b.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b.st = st
+	run, err := os.MkdirTemp("", "lr") // a socket's path is at most 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(run) })
+	// Virtual time runs while the engine's poller and dispatcher wait on
+	// it (the owner's heartbeat keeps real time), and stands still while a
+	// question waits on a person or the case holds it.
+	b.sim.RunClockWhile(t, 2, func() bool {
+		o := b.owner.Load()
+		return !b.hold.Load() && (o == nil || o.Local().Asking() == 0)
+	})
+	b.cfg = service.OwnerConfig{
+		Engine: engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: acct, Env: brokerclient.EnvLive, Logger: b.log},
+		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleCommand,
+	}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev notify.Event
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Errorf("webhook body %q: %v", body, err)
+		}
+		b.events <- ev
+	}))
+	t.Cleanup(hook.Close)
+	b.n, err = notify.New(notify.Config{
+		Webhooks:  []notify.Webhook{{URLEnv: "OFFERS", Format: notify.FormatJSON, Events: []notify.Kind{notify.OfferWaiting}}},
+		LookupEnv: func(k string) (string, bool) { return hook.URL, k == "OFFERS" },
+		Clock:     b.sim.Clock, Logger: b.log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.n.Close(t.Context()) })
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*b.serve.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(b.srv.Close)
+	b.links, err = answerlink.Open(&answerlink.Config{BaseURL: b.srv.URL, SecretEnv: "LINK_SECRET"}, b.get, b.sim.Clock, b.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.own(t)
+	return b
+}
+
+// own makes this process the owner (again), its offers notified with
+// links.
+func (b *testBundle) own(t *testing.T) *service.Owner {
+	t.Helper()
+	if b.owner.Load() != nil {
+		// A next owner's pacer waits out the buckets its predecessor drew
+		// on, while nothing else waits on the clock: the restart takes a
+		// second.
+		b.sim.Clock.Advance(time.Second)
+	}
+	o, err := service.Own(t.Context(), b.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	o.Local().NotifyOffers(b.links.Notifier(acct, b.n))
+	b.owner.Store(o)
+	return o
+}
+
+// answerWith serves the links through a, as the case's process holds the
+// account.
+func (b *testBundle) answerWith(a account.Account) {
+	h := b.links.Handler(map[string]account.Account{acct: a})
+	b.serve.Store(&h)
+}
+
+// account is the account as a process holding it sees it: the owner's
+// own implementation, or a follower's through the socket.
+func (b *testBundle) account(t *testing.T, follower bool, name string) account.Account {
+	t.Helper()
+	c := account.Caller{ID: uuid.NewString(), Name: name, Env: brokerclient.EnvLive}
+	if follower {
+		cl := service.Dial(b.owner.Load().Lease().Endpoint, c, b.sim.Client(t, b.sim.Live), b.sim.URL)
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	return b.owner.Load().Local().As(c)
+}
+
+// offerWaiting starts a locate of 200 HTBX whose offer waits on a person
+// at a prompt (who never answers there), and returns its workflow id and
+// the offer's notification.
+func (b *testBundle) offerWaiting(t *testing.T) (string, notify.Event) {
+	t.Helper()
+	asked := make(chan struct{}, 1)
+	c := account.Caller{ID: uuid.NewString(), Name: "test prompt", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { asked <- struct{}{}; <-ctx.Done(); return false }}
+	o := b.owner.Load()
+	t.Cleanup(o.Local().Listen(c.ID, c.Ask))
+	res, err := o.Local().As(c).Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 200}}, Ask: true})
+	if err != nil || len(res.Started) != 1 || res.Started[0].ID == "" {
+		t.Fatalf("locate: %+v, %v", res, err)
+	}
+	ev := b.event(t)
+	<-asked
+	if ev.Kind != notify.OfferWaiting || ev.Offer == nil || ev.Offer.WorkflowID != res.Started[0].ID || ev.Account != acct {
+		t.Fatalf("notification %+v, want the offer of %s", ev, res.Started[0].ID)
+	}
+	return res.Started[0].ID, ev
+}
+
+// event waits for the webhook's next notification (a wall-clock bound as a
+// safety net for a broken hand-off; nothing waits out a window on it).
+func (b *testBundle) event(t *testing.T) notify.Event {
+	t.Helper()
+	select {
+	case ev := <-b.events:
+		return ev
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notification reached the webhook")
+		panic("unreachable")
+	}
+}
+
+// writes counts the requests that changed something at the broker.
+func (b *testBundle) writes() int {
+	n := 0
+	for _, r := range b.sim.Sim.Requests() {
+		if r.Method != http.MethodGet && !strings.HasPrefix(r.Path, "/_sim/") {
+			n++
+		}
+	}
+	return n
+}
+
+// accepts counts the accepts the broker received.
+func (b *testBundle) accepts() int {
+	n := 0
+	for _, r := range b.sim.Sim.Requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/locates/accept") {
+			n++
+		}
+	}
+	return n
+}
+
+// visit sends method to link and returns the status and the page.
+func visit(t *testing.T, method, link string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, link, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// token is a link's token.
+func token(t *testing.T, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil || !strings.HasPrefix(u.Path, answerlink.Prefix) {
+		t.Fatalf("link %q: not under %s", link, answerlink.Prefix)
+	}
+	return strings.TrimPrefix(u.Path, answerlink.Prefix)
+}
+
+// state is workflow id's state as the owner sees it.
+func (b *testBundle) state(t *testing.T, a account.Account, id string) states.State {
+	t.Helper()
+	st, err := a.Status(t.Context(), account.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range st.Open {
+		if w.ID == id {
+			return w.State
+		}
+	}
+	w, err := b.st.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.State
+}

@@ -1,0 +1,761 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/store"
+)
+
+// FleetOptions are a fleet run's settings: a desk's accounts on one
+// Postgres database, owned by several `locator serve --standby` processes
+// (issue 18).
+type FleetOptions struct {
+	Exe string // the locator binary
+	// DB is a postgres:// URL of the server: the run makes a database of
+	// its own there, which the serve processes share, and drops it after.
+	DB        string
+	Accounts  int // accounts, spread evenly over KeyPairs
+	KeyPairs  int
+	Processes int           // serve processes, each standing by for what the others own
+	Idle      time.Duration // how long the owned accounts are watched doing nothing
+	Parallel  int           // locate commands at once
+	// Locating is how many accounts locate (the first ones), the others
+	// staying idle meanwhile; 0: every account.
+	Locating int
+	// Failover kills the first process (SIGKILL) after the locates, and
+	// locates again on the accounts it owned once the others own them.
+	Failover bool
+	// AtStart starts the locates with the serve processes, before they own
+	// their accounts (no idle phase, no failover): each command waits for
+	// the process that is to own its account and follows it, and none
+	// becomes an owner itself.
+	AtStart bool
+	// LogDir, when set, keeps each serve process's log there
+	// (serve-P.log), and the simulator's request log (requests.json);
+	// without it the logs are dropped.
+	LogDir string
+	Logf   func(format string, args ...any)
+}
+
+// Check refuses options that cannot run, before anything runs.
+func (o FleetOptions) Check() error {
+	switch {
+	case !store.IsPostgres(o.DB) && (o.DB != "" || o.Processes != 1):
+		return errors.New("the fleet run needs LOCATOR_DB set to a postgres:// URL (it makes a database of its own on that server, and drops it after), or unset with --processes 1 (a SQLite file of its own)")
+	case o.KeyPairs < 1 || o.Accounts < o.KeyPairs || o.Accounts > 9999:
+		return fmt.Errorf("--accounts %d over --key-pairs %d: want 1 to 9999 accounts, at least one per key pair", o.Accounts, o.KeyPairs)
+	case o.Processes < 1 || o.Processes > 16:
+		return fmt.Errorf("--processes %d: want 1 to 16", o.Processes)
+	case o.Parallel < 1 || o.Idle < 0:
+		return errors.New("--parallel must be positive and --idle not negative")
+	case o.Locating < 0 || o.Locating > o.Accounts:
+		return fmt.Errorf("--locating %d: want 0 (every account) to --accounts", o.Locating)
+	}
+	return nil
+}
+
+// FleetRun is what a fleet run measured. CPU and memory come from
+// /proc of each serve process: CPU as user + system time, memory as the
+// resident set.
+type FleetRun struct {
+	Command   string          `json:"command"`
+	Database  string          `json:"database"` // postgres or sqlite
+	Date      string          `json:"date"`
+	Host      Host            `json:"host"`
+	Accounts  int             `json:"accounts"`
+	KeyPairs  int             `json:"keyPairs"`
+	Processes []*FleetProcess `json:"processes"`
+	// StartSeconds: from the serve processes' start until every account
+	// has a live owner.
+	StartSeconds float64 `json:"startSeconds"`
+	// SplitKeyPairs counts key pairs whose accounts more than one process
+	// owned at the end (0: the rule holds).
+	SplitKeyPairs int `json:"splitKeyPairs"`
+	// Exited counts the serve processes that ended by themselves before
+	// the run stopped them (the one killed for the failover aside).
+	Exited      int     `json:"exited"`
+	IdleSeconds float64 `json:"idleSeconds"`
+	// Locates one per account, through the account's owner (a `locator
+	// locate` command following it); Filled of them exited 0.
+	Locates       int     `json:"locates"`
+	Filled        int     `json:"filled"`
+	LocateSeconds float64 `json:"locateSeconds"`
+	// With Failover: the accounts the killed process owned, the seconds
+	// from its kill until the others owned them all, and how many of the
+	// locates then made on them (one each, through their new owner) filled.
+	Moved           int     `json:"moved,omitempty"`
+	FailoverSeconds float64 `json:"failoverSeconds,omitempty"`
+	MovedFilled     int     `json:"movedFilled,omitempty"`
+	// AfterRSSMB is the resident set of the processes left, owning every
+	// account, after those locates.
+	AfterRSSMB float64 `json:"afterRSSMB,omitempty"`
+	// From the simulator's request log, over the whole run.
+	Requests   int `json:"requests"`
+	Status429  int `json:"status429"`
+	Quotes     int `json:"quotes"`
+	Duplicates int `json:"duplicateQuotes"` // quotes beyond the first of a symbol
+	// From each quote to its first accept, and from the history read
+	// that showed the offer (the account's last before the accept) to
+	// the accept, by the simulator's clock: how long an open offer waits
+	// on the key pair's other accounts.
+	QuoteToAcceptP50     float64 `json:"quoteToAcceptP50Seconds"`
+	QuoteToAcceptP99     float64 `json:"quoteToAcceptP99Seconds"`
+	OfferSeenToAcceptP50 float64 `json:"offerSeenToAcceptP50Seconds"`
+	OfferSeenToAcceptP99 float64 `json:"offerSeenToAcceptP99Seconds"`
+	// Quote → accept taken apart (the simulator's record of when each
+	// quote settled as Offered besides its request log): the quote
+	// settling (the broker's own 1.5 to 3 s), then the offer until the
+	// account's first history read after it.
+	QuoteToOfferP50 float64 `json:"quoteToOfferP50Seconds"`
+	QuoteToOfferP99 float64 `json:"quoteToOfferP99Seconds"`
+	OfferToReadP50  float64 `json:"offerToReadP50Seconds"`
+	OfferToReadP99  float64 `json:"offerToReadP99Seconds"`
+	// Per account of the fleet (all processes' figures over all accounts).
+	RSSMBPerAccount           float64 `json:"rssMBPerAccount"`
+	IdleCPUmsPerAccountMinute float64 `json:"idleCPUmsPerAccountMinute"`
+	// IdleRequestsPerAccountMinute: the broker requests the simulator saw
+	// while every account was owned and idle, per account and minute.
+	IdleRequestsPerAccountMinute float64 `json:"idleRequestsPerAccountMinute"`
+	CPUmsPerLocate               float64 `json:"cpuMsPerLocate"`
+}
+
+// FleetProcess is one serve process's share and cost.
+type FleetProcess struct {
+	PID   int `json:"pid"`
+	Owned int `json:"owned"` // accounts it owned at the end
+	// RSSMB is its resident set after the locates, PeakRSSMB its high-water
+	// mark; CPU seconds spent starting, idle and during the locates.
+	RSSMB     float64 `json:"rssMB"`
+	PeakRSSMB float64 `json:"peakRSSMB"`
+	StartCPU  float64 `json:"startCPUSeconds"`
+	IdleCPU   float64 `json:"idleCPUSeconds"`
+	LocateCPU float64 `json:"locateCPUSeconds"`
+	cmd       *exec.Cmd
+	lastCPU   float64 // CPU seconds at the end of the last phase
+}
+
+// FleetAccount names account i of a fleet run.
+func FleetAccount(i int) string { return fmt.Sprintf("FL%05d", i) }
+
+// dialect names the database of a run's LOCATOR_DB (empty: a SQLite
+// file of the run's own).
+func dialect(db string) string {
+	if store.IsPostgres(db) {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+func fleetKey(k int) (id, secret string) {
+	return fmt.Sprintf("FLEETKEY%04d", k), fmt.Sprintf("fleet-secret-%04d", k)
+}
+
+// fleetSymbol is account i's symbol of round r (the locates, and those
+// after the failover): one each, so every quote of a symbol beyond the
+// first is a duplicate.
+func fleetSymbol(i, r int) string { return fmt.Sprintf("ZF%c%05d", 'A'+r, i) }
+
+// FleetScenario is the default scenario with o's key pairs, each owning
+// its share of the accounts (account i belongs to key pair i mod
+// KeyPairs), and a Locate pool per account.
+func FleetScenario(accounts, keyPairs int) brokersim.Scenario {
+	sc := brokersim.DefaultScenario()
+	keys := make([]brokersim.ScenarioKey, keyPairs)
+	for k := range keys {
+		id, secret := fleetKey(k)
+		keys[k] = brokersim.ScenarioKey{KeyID: id, Secret: secret, Env: "live"}
+	}
+	for i := range accounts {
+		acct := FleetAccount(i)
+		keys[i%keyPairs].Accounts = append(keys[i%keyPairs].Accounts, acct)
+		sc.Accounts = append(sc.Accounts, brokersim.ScenarioAccount{ID: acct, Type: "Margin", Status: "Active",
+			Cash: brokersim.Dec(decimal.NewFromInt(100000)), SODEquity: brokersim.Dec(decimal.NewFromInt(100000)),
+			Leverage: brokersim.Dec(decimal.NewFromInt(4)), OptLevel: 2})
+		for r := range 2 {
+			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: fleetSymbol(i, r), LocateType: 1, Shares: 1_000_000,
+				Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
+		}
+	}
+	sc.Keys = append(sc.Keys, keys...)
+	return sc
+}
+
+// Fleet runs a desk's day in small: a `locator sim` in real time with
+// o.Accounts accounts over o.KeyPairs key pairs; o.Processes `locator
+// serve --standby` processes on the database o.DB, each listing every
+// account, process p first the p-th share of the key pairs (what it owns;
+// it stands by for the rest); o.Idle of owned accounts doing nothing; then
+// one `locator locate` per account, o.Parallel at a time, each through the
+// account's owner; with o.Failover, the first process killed and one more
+// locate on each account it owned, through the process that took it over.
+// It reports what the simulator saw (429s, quotes) and what each process
+// cost.
+func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "locator-fleet-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	o.Logf("starting locator sim: %d accounts over %d key pairs", o.Accounts, o.KeyPairs)
+	sim, err := Spawn(ctx, o.Exe, dir, FleetScenario(o.Accounts, o.KeyPairs))
+	if err != nil {
+		return nil, err
+	}
+	defer sim.Close()
+	env, db, drop, err := o.environment(ctx, dir, sim.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if drop != nil {
+		defer drop(context.WithoutCancel(ctx)) // after the serve processes have stopped
+	}
+	st, err := store.Open(ctx, db, clock.Real{})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+
+	run := &FleetRun{Command: fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --locating %d --failover=%t --locate-at-start=%t",
+		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Locating, o.Failover, o.AtStart), Database: dialect(o.DB), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
+		Accounts: o.Accounts, KeyPairs: o.KeyPairs}
+	start := time.Now()
+	for p := range o.Processes {
+		proc, err := o.startServe(dir, env, p)
+		if err != nil {
+			return nil, err
+		}
+		defer proc.stop()
+		run.Processes = append(run.Processes, proc)
+	}
+	if o.AtStart {
+		o.Logf("%d serve processes started; locating on every account at once, %d at a time", len(run.Processes), o.Parallel)
+		run.Locates, run.Filled = o.Accounts, o.locateAll(ctx, env, o.first(o.Accounts), 0)
+		run.LocateSeconds = time.Since(start).Seconds()
+	} else {
+		o.Logf("%d serve processes started; waiting for every account to be owned", len(run.Processes))
+	}
+	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute); err != nil {
+		return nil, err
+	}
+	run.StartSeconds = time.Since(start).Seconds()
+	var idleFrom, idleTo time.Time
+	if o.AtStart {
+		if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
+			return nil, err
+		}
+		err = run.cost(ctx, st, run.Processes)
+	} else {
+		idleFrom, idleTo, err = o.idleThenLocate(ctx, run, st, env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Failover && !o.AtStart && len(run.Processes) > 1 {
+		if err := o.failover(ctx, run, st, env); err != nil {
+			return nil, err
+		}
+	}
+	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
+		return nil, err
+	}
+	for i, p := range run.Processes {
+		if (i > 0 || !o.Failover || len(run.Processes) == 1) && !p.alive() {
+			run.Exited++
+		}
+	}
+	return run, nil
+}
+
+// environment is what the serve processes and commands of a run share:
+// the simulator at baseURL, the run's own folders under dir, every key
+// pair's keys, and the database (LOCATOR_DB: a SQLite file in dir, or a
+// database of its own on o.DB's server, which drop removes).
+func (o FleetOptions) environment(ctx context.Context, dir, baseURL string) (env []string, db string, drop func(context.Context) error, err error) {
+	env = append(os.Environ(), "LOCATOR_BASE_URL="+baseURL, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	for k := range o.KeyPairs {
+		id, secret := fleetKey(k)
+		env = append(env, fmt.Sprintf("FLEET_KEY_%04d=%s", k, id), fmt.Sprintf("FLEET_SECRET_%04d=%s", k, secret))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "run"), 0o700); err != nil {
+		return nil, "", nil, err
+	}
+	db = filepath.Join(dir, "locator.db")
+	if o.DB != "" {
+		if db, drop, err = store.NewPostgresDatabase(ctx, o.DB, "locator_bench_"); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	return append(env, "LOCATOR_DB="+db), db, drop, nil
+}
+
+// idleThenLocate measures the owned accounts o.Idle doing nothing, then
+// one locate on each of the first o.Locating (0: all) at once, and each
+// process's CPU over start-up, the idle phase and the locates; it returns
+// when the idle phase began and ended.
+func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *store.Store, env []string) (idleFrom, idleTo time.Time, err error) {
+	if err := run.phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
+		return idleFrom, idleTo, err
+	}
+	o.Logf("every account owned after %.1f s; idle for %s", run.StartSeconds, o.Idle)
+	idleFrom = time.Now()
+	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
+		return idleFrom, idleTo, err
+	}
+	idleTo = time.Now()
+	run.IdleSeconds = idleTo.Sub(idleFrom).Seconds()
+	if err := run.phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
+		return idleFrom, idleTo, err
+	}
+	o.Logf("locating: one locate per account, %d at a time", o.Parallel)
+	locFrom := time.Now()
+	locating := o.Locating
+	if locating == 0 {
+		locating = o.Accounts
+	}
+	run.Locates, run.Filled = locating, o.locateAll(ctx, env, o.first(locating), 0)
+	run.LocateSeconds = time.Since(locFrom).Seconds()
+	if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
+		return idleFrom, idleTo, err
+	}
+	return idleFrom, idleTo, run.cost(ctx, st, run.Processes)
+}
+
+// phase hands set each process's CPU seconds since the last phase.
+func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
+	for _, p := range r.Processes {
+		cpu, err := p.cpu()
+		if err != nil {
+			return err
+		}
+		set(p, cpu-p.lastCPU)
+		p.lastCPU = cpu
+	}
+	return nil
+}
+
+// failover kills the first process, waits for the others to own every
+// account, and locates once more on each account that moved.
+func (o FleetOptions) failover(ctx context.Context, run *FleetRun, st *store.Store, env []string) error {
+	victim := run.Processes[0]
+	owned, err := ownedBy(ctx, st)
+	if err != nil {
+		return err
+	}
+	var moved []int
+	for _, l := range owned[victim.PID] {
+		i, err := strconv.Atoi(strings.TrimPrefix(l.Account, "FL"))
+		if err != nil {
+			return fmt.Errorf("lease of %s: not an account of the run", l.Account)
+		}
+		moved = append(moved, i)
+	}
+	o.Logf("failover: SIGKILL of pid %d, which owns %d accounts", victim.PID, len(moved))
+	killed := time.Now()
+	victim.cmd.Process.Kill()
+	victim.cmd.Wait()
+	if err := awaitOwned(ctx, st, run.Processes[1:], o.Accounts, 2*time.Minute); err != nil {
+		return err
+	}
+	run.Moved, run.FailoverSeconds = len(moved), time.Since(killed).Seconds()
+	o.Logf("failover: every account owned again after %.1f s; locating on those that moved", run.FailoverSeconds)
+	run.MovedFilled = o.locateAll(ctx, env, moved, 1)
+	for _, p := range run.Processes[1:] {
+		rss, _, err := p.memory()
+		if err != nil {
+			return err
+		}
+		run.AfterRSSMB += rss
+	}
+	return nil
+}
+
+// startServe starts serve process p with its accounts file: every account,
+// p's share of the key pairs first.
+func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess, error) {
+	type entry struct {
+		Account   string `json:"account"`
+		KeyIDEnv  string `json:"keyIdEnv"`
+		SecretEnv string `json:"secretEnv"`
+	}
+	var mine, others []entry
+	for i := range o.Accounts {
+		k := i % o.KeyPairs
+		e := entry{FleetAccount(i), fmt.Sprintf("FLEET_KEY_%04d", k), fmt.Sprintf("FLEET_SECRET_%04d", k)}
+		if k*o.Processes/o.KeyPairs == p {
+			mine = append(mine, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	b, err := json.Marshal(map[string]any{"accounts": append(mine, others...)})
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("serve-%d.json", p))
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.Exe, "serve", "--standby", "--listen", "", "--config", path)
+	cmd.Env = env
+	if o.LogDir != "" {
+		f, err := os.Create(filepath.Join(o.LogDir, fmt.Sprintf("serve-%d.log", p)))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the process has its own copy once started
+		cmd.Stderr = f
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd}
+	return proc, nil
+}
+
+// stop ends the serve process as a user would (SIGTERM), and kills it
+// when it has not ended in 30 s.
+func (p *FleetProcess) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// alive reports whether the process still runs (from /proc/PID/stat: not
+// gone, not a zombie).
+func (p *FleetProcess) alive() bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// cpu is the process's user + system time so far, in seconds (from
+// /proc/PID/stat, in clock ticks of 1/100 s, Linux's USER_HZ).
+func (p *FleetProcess) cpu() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	if err != nil {
+		return 0, fmt.Errorf("serve process %d: %w (the fleet run reads /proc: Linux only)", p.PID, err)
+	}
+	// The fields after the command's name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("serve process %d: /proc stat %q", p.PID, b)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return (utime + stime) / 100, nil
+}
+
+// memory is the process's resident set and its high-water mark, in MB
+// (from /proc/PID/status).
+func (p *FleetProcess) memory() (rss, peak float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		if name == "VmRSS" {
+			rss = kb / 1024
+		} else {
+			peak = kb / 1024
+		}
+	}
+	return rss, peak, nil
+}
+
+// awaitOwned polls the database until n accounts have a live owner among
+// procs, or the bound passes.
+func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for {
+		owned, err := ownedBy(ctx, st)
+		if err != nil {
+			return err
+		}
+		total := 0
+		for _, p := range procs {
+			total += len(owned[p.PID])
+		}
+		if total >= n {
+			return nil
+		}
+		for _, p := range procs {
+			if p.cmd.ProcessState != nil {
+				return fmt.Errorf("serve process %d ended: %v", p.PID, p.cmd.ProcessState)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d accounts owned after %s", total, n, bound)
+		}
+		if err := clock.Sleep(ctx, clock.Real{}, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// ownedBy is the live leases by owning pid.
+func ownedBy(ctx context.Context, st *store.Store) (map[int][]locator.Lease, error) {
+	ls, err := st.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now, err := st.LeaseNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int][]locator.Lease{}
+	for _, l := range ls {
+		if l.Expires.After(now) {
+			out[l.PID] = append(out[l.PID], l)
+		}
+	}
+	return out, nil
+}
+
+// first is the first n accounts' indexes.
+func (o FleetOptions) first(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// locateAll runs one `locator locate` per account of accounts on its
+// symbol of round r, o.Parallel at a time, and counts those that exit 0
+// (filled).
+func (o FleetOptions) locateAll(ctx context.Context, env []string, accounts []int, r int) int {
+	var mu sync.Mutex
+	filled := 0
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for _, i := range accounts {
+		k := i % o.KeyPairs
+		id, secret := fleetKey(k)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cmd := exec.CommandContext(ctx, o.Exe, "locate", fleetSymbol(i, r), "100", "--max-price", "0.02", "--yes")
+			cmd.Env = slices.Concat(env, []string{"LOCATOR_ACCOUNT=" + FleetAccount(i), "LOCATOR_KEY_ID=" + id, "LOCATOR_SECRET=" + secret})
+			out, err := cmd.CombinedOutput()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				o.Logf("locate on %s: %v: %s", FleetAccount(i), err, strings.TrimSpace(string(out)))
+				return
+			}
+			filled++
+		}()
+	}
+	wg.Wait()
+	return filled
+}
+
+// cost fills each process's share (from the database) and memory (from
+// /proc), and the figures per account.
+func (r *FleetRun) cost(ctx context.Context, st *store.Store, procs []*FleetProcess) error {
+	owned, err := ownedBy(ctx, st)
+	if err != nil {
+		return err
+	}
+	keyPairOwners := map[string]map[int]bool{}
+	var rss, idle, locate float64
+	for _, p := range procs {
+		p.Owned = len(owned[p.PID])
+		for _, l := range owned[p.PID] {
+			if keyPairOwners[l.PacingKey] == nil {
+				keyPairOwners[l.PacingKey] = map[int]bool{}
+			}
+			keyPairOwners[l.PacingKey][p.PID] = true
+		}
+		if p.RSSMB, p.PeakRSSMB, err = p.memory(); err != nil {
+			return err
+		}
+		rss += p.RSSMB
+		idle += p.IdleCPU
+		locate += p.LocateCPU
+	}
+	for _, owners := range keyPairOwners {
+		if len(owners) > 1 {
+			r.SplitKeyPairs++
+		}
+	}
+	n := float64(r.Accounts)
+	r.RSSMBPerAccount = rss / n
+	if r.IdleSeconds > 0 {
+		r.IdleCPUmsPerAccountMinute = idle * 1000 / n / (r.IdleSeconds / 60)
+	}
+	if r.Filled > 0 {
+		r.CPUmsPerLocate = locate * 1000 / float64(r.Filled)
+	}
+	return nil
+}
+
+// requests fills the figures of the simulator's request log.
+// The requests between idleFrom and idleTo are the idle phase's.
+func (r *FleetRun) requests(ctx context.Context, sim *Target, logf func(string, ...any), logDir string, idleFrom, idleTo time.Time) error {
+	log, err := sim.Requests(ctx)
+	if err != nil {
+		return err
+	}
+	if logDir != "" {
+		if err := writeJSON(logDir, "requests.json", log); err != nil {
+			return err
+		}
+	}
+	rows, err := sim.Locates(ctx)
+	if err != nil {
+		return err
+	}
+	t := newRequestTally(rows)
+	for _, q := range log {
+		r.Requests++
+		if !q.Time.Before(idleFrom) && q.Time.Before(idleTo) {
+			t.idle++
+		}
+		if q.Status == 429 {
+			r.Status429++
+			logf("429: %s %s %s (key %s, %s)", q.Time.Format("15:04:05.000"), q.Method, q.Path, q.KeyID, q.UserAgent)
+		}
+		if q.Status == 200 {
+			t.add(q)
+		}
+	}
+	t.fill(r)
+	return nil
+}
+
+// requestTally gathers, request by request in the order the simulator
+// logged them, the latencies and counts a FleetRun reports.
+type requestTally struct {
+	offered  map[string]time.Time   // when the simulator offered, by quoteReqID
+	quotes   map[string]int         // quotes sent, by symbol
+	quoted   map[string]time.Time   // quote sent, by quoteReqID
+	lastRead map[string]time.Time   // the account's last history read answered
+	reads    map[string][]time.Time // the account's history reads answered, in order
+	accepted map[string]bool        // quoteReqIDs accepted (the first accept counts)
+	sent     int                    // quotes sent
+
+	toOffer, offerToRead   []time.Duration
+	toAccept, seenToAccept []time.Duration
+	idle                   int // requests of the idle phase
+}
+
+// newRequestTally starts a tally that knows when each locate was offered
+// (rows is the simulator's locate log).
+func newRequestTally(rows []brokersim.LocateRecord) *requestTally {
+	t := &requestTally{
+		offered:  map[string]time.Time{},
+		quotes:   map[string]int{},
+		quoted:   map[string]time.Time{},
+		lastRead: map[string]time.Time{},
+		reads:    map[string][]time.Time{},
+		accepted: map[string]bool{},
+	}
+	for _, row := range rows {
+		if !row.Offered.IsZero() {
+			t.offered[row.QuoteReqID] = row.Offered
+		}
+	}
+	return t
+}
+
+// add counts one answered (200) request: a history read, a quote or an
+// accept.
+func (t *requestTally) add(q brokersim.RequestRecord) {
+	var body struct {
+		Symbol     string `json:"symbol"`
+		QuoteReqID string `json:"quoteReqID"`
+		AccountID  string `json:"accountId"`
+	}
+	switch route := routeOf(q); {
+	case route == "history":
+		account := strings.TrimSuffix(strings.TrimPrefix(q.Path, "/v1/api/accounts/"), "/locates/history")
+		t.lastRead[account] = q.Time
+		t.reads[account] = append(t.reads[account], q.Time)
+	case route == "quote" && json.Unmarshal([]byte(q.Body), &body) == nil:
+		t.quotes[body.Symbol]++
+		t.quoted[body.QuoteReqID] = q.Time
+		t.sent++
+	case route == "accept" && json.Unmarshal([]byte(q.Body), &body) == nil && !t.accepted[body.QuoteReqID]:
+		t.accepted[body.QuoteReqID] = true
+		if at, ok := t.quoted[strings.TrimSuffix(body.QuoteReqID, ".SU")]; ok {
+			t.toAccept = append(t.toAccept, q.Time.Sub(at))
+		}
+		if at, ok := t.lastRead[body.AccountID]; ok {
+			t.seenToAccept = append(t.seenToAccept, q.Time.Sub(at))
+		}
+		id := strings.TrimSuffix(body.QuoteReqID, ".SU")
+		if at, ok := t.offered[body.QuoteReqID]; ok && !t.quoted[id].IsZero() {
+			t.toOffer = append(t.toOffer, at.Sub(t.quoted[id]))
+			if seen, ok := firstFrom(t.reads[body.AccountID], at); ok {
+				t.offerToRead = append(t.offerToRead, seen.Sub(at))
+			}
+		}
+	}
+}
+
+// fill sets r's figures from the tally.
+func (t *requestTally) fill(r *FleetRun) {
+	r.Quotes += t.sent
+	r.QuoteToAcceptP50, r.QuoteToAcceptP99 = percentile(t.toAccept, 0.50), percentile(t.toAccept, 0.99)
+	r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99 = percentile(t.seenToAccept, 0.50), percentile(t.seenToAccept, 0.99)
+	if r.IdleSeconds > 0 {
+		r.IdleRequestsPerAccountMinute = float64(t.idle) / float64(r.Accounts) / (r.IdleSeconds / 60)
+	}
+	r.QuoteToOfferP50, r.QuoteToOfferP99 = percentile(t.toOffer, 0.50), percentile(t.toOffer, 0.99)
+	r.OfferToReadP50, r.OfferToReadP99 = percentile(t.offerToRead, 0.50), percentile(t.offerToRead, 0.99)
+	for _, n := range t.quotes {
+		r.Duplicates += n - 1
+	}
+}
+
+// firstFrom is the first of the sorted times at or after t.
+func firstFrom(times []time.Time, t time.Time) (time.Time, bool) {
+	i, _ := slices.BinarySearchFunc(times, t, func(a, b time.Time) int { return a.Compare(b) })
+	if i == len(times) {
+		return time.Time{}, false
+	}
+	return times[i], true
+}

@@ -1,0 +1,620 @@
+package dashboard
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/browsertest"
+	"github.com/locatorhq/locator/simtest"
+)
+
+// accounts is what a server of b's shows: its owner's account.
+func (b *testBundle) accounts() []account.Account {
+	return []account.Account{b.owner.Local().As(account.Caller{Name: "access test"})}
+}
+
+// start serves b's server on a loopback port and returns its base address
+// and its address.
+func (b *testBundle) start(t *testing.T) (string, net.Addr) {
+	t.Helper()
+	ln, err := Listen("127.0.0.1:0", b.server.access)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := b.server.Start(ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr.String(), addr
+}
+
+// Issue 21: by default each start makes a random token, printed once in
+// the login address; a request without it gets 401, and the address logs
+// in.
+func TestRandomTokenPerStart(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "set-below"})
+	b.server.Close()
+	var logins []string
+	for range 2 {
+		srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		b.server = srv
+		base, addr := b.start(t)
+		login := srv.LoginAddress(addr)
+		if !strings.HasPrefix(login, base+"/?token=") || len(login) < len(base)+len("/?token=")+20 {
+			t.Fatalf("login address %q", login)
+		}
+		logins = append(logins, login)
+		if resp, err := http.Get(base + "/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("no token: %v %v, want 401", resp.Status, err)
+		}
+		jar, _ := cookiejar.New(nil)
+		if resp, err := (&http.Client{Jar: jar}).Get(login); err != nil || resp.StatusCode != http.StatusOK || resp.Request.URL.RawQuery != "" {
+			t.Errorf("the login address: %v %v, want the page without the token in its address", resp, err)
+		}
+	}
+	if logins[0] == logins[1] {
+		t.Error("two starts made the same token")
+	}
+	b.server.access.Token = ""
+	b.server.tokenMade = false
+	if got := b.server.LoginAddress(&net.TCPAddr{}); !strings.HasSuffix(got, "/?token=$"+TokenEnv) {
+		t.Errorf("a token from the environment is printed: %q", got)
+	}
+}
+
+// Issue 21: another local user (uid 65534 here, as curl) gets 401 from
+// the default dashboard for the page, the event stream, the metrics and
+// an answer carrying a matching Origin (before, the loopback dashboard
+// served them), and from /healthz only the verdict, no account.
+func TestOtherLocalUserGets401(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("running a request as another user needs root")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("no curl")
+	}
+	b := setup(t, setupOpt{token: "x"})
+	b.server.Close()
+	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	b.server = srv
+	base, _ := b.start(t)
+	asNobody := func(args ...string) string {
+		cmd := exec.Command(curl, append([]string{"-s", "-w", " %{http_code}"}, args...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("curl as uid 65534: %v", err)
+		}
+		return string(out)
+	}
+	for _, args := range [][]string{
+		{base + "/"},
+		{base + "/events"},
+		{base + "/metrics"},
+		{"-X", "POST", "-H", "Origin: " + base, "-d", "account=LV100001&id=wf-1&answer=approve", base + "/answer"},
+	} {
+		if out := asNobody(args...); !strings.HasSuffix(out, " 401") {
+			t.Errorf("uid 65534: %v: %q, want 401", args, out)
+		}
+	}
+	if out := asNobody(base + "/healthz"); strings.Contains(out, "LV100001") || !strings.HasPrefix(out, `{"healthy":`) {
+		t.Errorf("uid 65534: /healthz: %q, want the verdict alone", out)
+	}
+}
+
+// Issue 21: a request trickling its body (or its header) is cut off by the
+// read timeouts, before it is even looked at; before, one byte every 5 s
+// held a connection open for good.
+func TestTricklingRequestCutOff(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok"})
+	b.server.timeouts.header, b.server.timeouts.read = 300*time.Millisecond, 300*time.Millisecond
+	base, _ := b.start(t)
+	for name, head := range map[string]string{
+		"body":   "POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n",
+		"header": "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			io.Copy(io.Discard, conn) // until the server closes it
+		}()
+	trickle:
+		for {
+			select {
+			case <-closed:
+				break trickle
+			case <-time.After(50 * time.Millisecond):
+				if time.Since(start) > 10*time.Second {
+					t.Fatalf("%s: a trickling request still open after %v", name, time.Since(start))
+				}
+				if _, err := io.WriteString(conn, "x"); err != nil {
+					<-closed
+					break trickle
+				}
+			}
+		}
+		conn.Close()
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: cut off after %v, want about the 300ms timeout", name, d)
+		}
+	}
+}
+
+// The event stream lifts the read and write timeouts, which would cut it:
+// it goes on delivering well past them.
+func TestEventStreamOutlivesTimeouts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok"})
+	b.server.timeouts.read, b.server.timeouts.write = 200*time.Millisecond, 200*time.Millisecond
+	base, _ := b.start(t)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/events", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatalf("the stream ended after the timeouts: %v", err)
+		}
+	}
+	if _, err := r.ReadString('\n'); err != nil {
+		t.Fatalf("the stream ended: %v", err)
+	}
+}
+
+// An answer's body is bounded: a large one is refused with 413 unread.
+func TestAnswerBodyLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok"})
+	body := "account=LV100001&id=wf-none&answer=decline&pad=" + strings.Repeat("x", 1<<20)
+	req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if rec := b.serve(t, req, func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") }); rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 1 MB answer: %d, want 413", rec.Code)
+	}
+	if code := b.answer(t, "decline", func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") }); code != http.StatusConflict {
+		t.Errorf("a small answer to no open workflow: %d, want 409", code)
+	}
+}
+
+// Issue 28: connections held open and silent, 70 of them from one client
+// (more than the server's 64 in all), keep nobody waiting: a request on a
+// fresh connection, from the same client or another address (127.0.0.2: on
+// TCP a client is told apart by its address, and on loopback by its user,
+// TestClientOfLoopbackUser), is answered within a second, each newcomer
+// closing the oldest silent connection of the client it counts against.
+// Before, the 65th connection waited for one of them to close.
+func TestIdleConnectionsKeepNobodyWaiting(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok"})
+	base, addr := b.start(t)
+	for range 70 {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	for name, local := range map[string]string{"the same client": "127.0.0.1", "another address": "127.0.0.2"} {
+		client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
+			DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}).DialContext}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: /healthz beside 70 idle connections: %v after %v", name, err, time.Since(start))
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "LV100001") {
+			t.Errorf("%s: /healthz: %d %s, want 200 with the accounts", name, resp.StatusCode, body)
+		}
+	}
+}
+
+// Issue 28: 70 connections held open and silent by a process running as
+// another user (nobody, 65534) keep this user waiting no longer: on
+// loopback that user is a client of its own, so /healthz from here, with
+// the token, is answered within a second. The holder is this test binary
+// run again as that user (TestMain, holdConnsEnv).
+func TestIdleConnectionsOfAnotherUserKeepNobodyWaiting(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a process as another user")
+	}
+	b := setup(t, setupOpt{token: "tok"})
+	base, addr := b.start(t)
+	// The build's folder is its user's alone: another user runs a copy.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	holder := filepath.Join(dir, "dashboard.test")
+	if err := os.WriteFile(holder, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(holder)
+	cmd.Env = append(os.Environ(), holdConnsEnv+"="+addr.String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	release, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer release.Close() // the holder closes its connections and exits
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the holder of another user: %q %v: %s", line, err, stderr.String())
+	}
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("/healthz beside 70 idle connections of another user: %v after %v", err, time.Since(start))
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "LV100001") {
+		t.Errorf("/healthz: %d %s, want 200 with the accounts", resp.StatusCode, body)
+	}
+}
+
+// holdConnsEnv, set to an address, makes this test binary hold 70 silent
+// connections to it, say "ready" and keep them until its stdin closes.
+const holdConnsEnv = "LOCATOR_TEST_HOLD_CONNS"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(holdConnsEnv); addr != "" {
+		for range 70 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			defer c.Close()
+		}
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// A connection inside a request (the page's event stream) is never closed
+// to make room: past a client's bound with every connection busy, the
+// newcomer is the one closed, and the streams go on.
+func TestBusyConnectionsKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok"})
+	b.server.maxClientConns = 2
+	base, addr := b.start(t)
+	var streams []*bufio.Reader
+	for range 2 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/events", nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		r := bufio.NewReader(resp.Body)
+		if _, err := r.ReadString('\n'); err != nil { // the stream is served
+			t.Fatal(err)
+		}
+		streams = append(streams, r)
+	}
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a third connection beside two streams: %v, want closed at once", err)
+	}
+	for i, r := range streams {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Errorf("stream %d after the newcomer: %v", i, err)
+		}
+	}
+}
+
+// On loopback, where every local user shares 127.0.0.1, a client is also
+// its user: the owner of the peer's socket, from the kernel's table.
+func TestClientOfLoopbackUser(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	accepted, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accepted.Close()
+	if got, want := clientOf(accepted), fmt.Sprintf("127.0.0.1 uid %d", os.Getuid()); got != want {
+		t.Errorf("clientOf a loopback peer = %q, want %q", got, want)
+	}
+}
+
+// Issue 21: the login cookie expires and rotates: past rotateAfter a
+// request gets a new one, the old one lasts rotateGrace more, and a
+// session ends after sessionTTL.
+func TestSessionsRotateAndExpire(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle) {}})
+	clk := b.sim.Clock
+	login := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
+	with := func(c *http.Cookie) func(*http.Request) { return func(r *http.Request) { r.AddCookie(c) } }
+	if rec := b.get(t, "/metrics", with(login)); rec.Code == http.StatusUnauthorized || len(rec.Result().Cookies()) != 0 {
+		t.Fatalf("a fresh session: %d, cookies %v", rec.Code, rec.Result().Cookies())
+	}
+	clk.Advance(rotateAfter)
+	rec := b.get(t, "/metrics", with(login))
+	if rec.Code == http.StatusUnauthorized || len(rec.Result().Cookies()) != 1 {
+		t.Fatalf("a session due for rotation: %d, cookies %v", rec.Code, rec.Result().Cookies())
+	}
+	rotated := rec.Result().Cookies()[0]
+	if rotated.Value == login.Value || rotated.MaxAge != int(sessionTTL.Seconds()) {
+		t.Errorf("rotated cookie %v", rotated)
+	}
+	if rec := b.get(t, "/metrics", with(login)); len(rec.Result().Cookies()) != 0 {
+		t.Errorf("a session already replaced was replaced again: %v", rec.Result().Cookies())
+	}
+	clk.Advance(rotateGrace - time.Second)
+	if rec := b.get(t, "/metrics", with(login)); rec.Code == http.StatusUnauthorized {
+		t.Error("the old cookie failed within the grace")
+	}
+	clk.Advance(time.Second)
+	if rec := b.get(t, "/metrics", with(login)); rec.Code != http.StatusUnauthorized {
+		t.Errorf("the old cookie after the grace: %d, want 401", rec.Code)
+	}
+	// A session used often still rotates; one left alone expires.
+	clk.Advance(sessionTTL)
+	if rec := b.get(t, "/metrics", with(rotated)); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a session past its lifetime: %d, want 401", rec.Code)
+	}
+}
+
+// Issue 21: wrong tokens are rate limited: past the burst every token of
+// that client, even the right one, is answered 429 unread, until the
+// budget refills. Issue 28: another client's right token goes on working.
+func TestWrongTokensRateLimited(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "right", clock: func(*simtest.Bundle) {}})
+	bearer := func(t string) func(*http.Request) {
+		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+t) }
+	}
+	for i := range tokenBurst {
+		if rec := b.get(t, fmt.Sprintf("/?token=guess%d", i), nil); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, rec.Code)
+		}
+	}
+	for _, edit := range []func(*http.Request){bearer("guess"), bearer("right")} {
+		if rec := b.get(t, "/metrics", edit); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("after %d wrong tokens: %d, want 429 with Retry-After", tokenBurst, rec.Code)
+		}
+	}
+	other := func(r *http.Request) { bearer("right")(r); r.RemoteAddr = "127.0.0.2:50124" }
+	if rec := b.get(t, "/metrics", other); rec.Code != http.StatusOK {
+		t.Errorf("another client's right token beside the locked-out one: %d, want 200", rec.Code)
+	}
+	b.sim.Clock.Advance(tokenEvery)
+	if rec := b.get(t, "/metrics", bearer("right")); rec.Code == http.StatusUnauthorized || rec.Code == http.StatusTooManyRequests {
+		t.Errorf("the right token once the budget refilled: %d", rec.Code)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
+// their files and a pool that trusts it.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "locator test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// Issue 21: beyond loopback the dashboard needs TLS or a TLS proxy in
+// front; with a certificate it serves https, and its login cookie is
+// Secure; behind a trusted proxy, a request the proxy forwards as https
+// gets a Secure cookie, and plain http from elsewhere is refused.
+func TestTLSBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	certFile, keyFile, pool := selfSigned(t)
+	proxy := netip.MustParsePrefix("192.0.2.7/32")
+	for _, tc := range []struct {
+		a    Access
+		want error
+	}{
+		{Access{Token: "tok"}, ErrTLSRequired},
+		{Access{Token: "tok", CertFile: certFile, KeyFile: keyFile}, nil},
+		{Access{Token: "tok", TrustedProxies: []netip.Prefix{proxy}}, nil},
+		{Access{NoToken: true, CertFile: certFile, KeyFile: keyFile}, ErrTokenRequired},
+	} {
+		if err := CheckListen("192.0.2.1:8790", tc.a); !errors.Is(err, tc.want) {
+			t.Errorf("%+v: %v, want %v", tc.a, err, tc.want)
+		}
+	}
+	if err := CheckListen("127.0.0.1:8790", Access{CertFile: certFile}); err == nil {
+		t.Error("a certificate without its key was accepted")
+	}
+
+	b := setup(t, setupOpt{token: "tok"})
+	b.server.Close()
+	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock,
+		Access: Access{Token: "tok", CertFile: certFile, KeyFile: keyFile}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	b.server = srv
+	plain, addr := b.start(t)
+	base := strings.Replace(plain, "http://", "https://", 1)
+	if got := srv.LoginAddress(addr); !strings.HasPrefix(got, base+"/?token=") {
+		t.Errorf("login address %q, want it on %s", got, base)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(base + "/?token=tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if c := resp.Cookies(); len(c) != 1 || !c[0].Secure {
+		t.Errorf("login over TLS: cookies %v, want one Secure", c)
+	}
+
+	pb := setup(t, setupOpt{token: "tok"})
+	pb.server.access.TrustedProxies = []netip.Prefix{proxy}
+	viaProxy := func(proto string) func(*http.Request) {
+		return func(r *http.Request) { r.RemoteAddr = "192.0.2.7:40000"; r.Header.Set("X-Forwarded-Proto", proto) }
+	}
+	if c := pb.get(t, "/?token=tok", viaProxy("https")).Result().Cookies(); len(c) != 1 || !c[0].Secure {
+		t.Errorf("login through the proxy's https: cookies %v, want one Secure", c)
+	}
+	if rec := pb.get(t, "/?token=tok", viaProxy("http")); rec.Code != http.StatusForbidden {
+		t.Errorf("plain http through the proxy: %d, want 403", rec.Code)
+	}
+	if rec := pb.get(t, "/?token=tok", func(r *http.Request) { r.RemoteAddr = "192.0.2.9:40000" }); rec.Code != http.StatusForbidden {
+		t.Errorf("plain http from a peer beyond loopback: %d, want 403", rec.Code)
+	}
+	if c := pb.get(t, "/?token=tok", nil).Result().Cookies(); len(c) != 1 || c[0].Secure {
+		t.Errorf("plain http on loopback: cookies %v, want one, not Secure", c)
+	}
+}
+
+// In a real browser the token login holds: the login address leaves the
+// token out of the address bar, the cookie carries the event stream (the
+// page goes live) and a same-origin answer from the page's script (refused
+// 409 here, as no offer waits, not 401 or 403).
+func TestBrowserTokenLogin(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.New(t)
+	b := setup(t, setupOpt{token: "tok-browser"})
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.server.Close) // first: it ends the page's event stream
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?token=tok-browser"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "broker up"`),
+	); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	location, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/answer", {method: "POST", headers: {"Accept": "application/json"},
+		body: new URLSearchParams({account: "LV100001", id: "wf-none", answer: "decline"})}).then(r => r.status)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if location != srv.URL+"/" {
+		t.Errorf("address bar %q after the login, want %s/ without the token", location, srv.URL)
+	}
+	if status != http.StatusConflict {
+		t.Errorf("an answer from the page: %d, want 409", status)
+	}
+}

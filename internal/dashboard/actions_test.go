@@ -1,0 +1,328 @@
+package dashboard
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/states"
+)
+
+// act posts one of the page's forms as its script does (same origin,
+// answered in JSON) and returns the answer.
+func (b *testBundle) act(t *testing.T, path string, form url.Values) *httptest.ResponseRecorder {
+	t.Helper()
+	form.Set("account", "LV100001")
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return b.serve(t, req, nil)
+}
+
+// sent counts the simulator's requests that changed something at the
+// broker.
+func (b *testBundle) sent() int {
+	n := 0
+	for _, r := range b.sim.Sim.Requests() {
+		if r.Method != http.MethodGet && !strings.HasPrefix(r.Path, "/_sim/") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestActionsBothWays takes every action of the page (locate, credit back
+// a row and all unused, cancel an order, decline an offer) through a
+// dashboard in the process that owns the account and through one that
+// follows it over the owner's socket: each is one call on the account
+// API, with the same outcome both ways (spec "Short locates", "Orders").
+// Bad input is refused with a clear error and nothing sent.
+func TestActionsBothWays(t *testing.T) {
+	t.Parallel()
+	for _, follower := range []bool{false, true} {
+		name := "owner"
+		if follower {
+			name = "follower"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			actions(t, follower)
+		})
+	}
+}
+
+func actions(t *testing.T, follower bool) {
+	var hold atomic.Bool // the clock stands still while an offer waits on a person
+	offered := make(chan string, 1)
+	b := setup(t, setupOpt{follower: follower,
+		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
+		onUpdate: func(u engine.Update) {
+			if w := u.Workflow; w != nil && w.Symbol == askSymbol && w.State == states.Offered {
+				hold.Store(true)
+				select {
+				case offered <- w.ID:
+				default:
+				}
+			}
+		}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+
+	// Bad input: a clear error, nothing sent.
+	before := b.sent()
+	for _, c := range []struct {
+		path string
+		form url.Values
+		want string
+	}{
+		{"/locate", url.Values{"symbols": {"DASH"}, "quantity": {"500"}}, "cap: want the most to pay per share"},
+		{"/locate", url.Values{"symbols": {"DASH"}, "quantity": {"five"}, "cap": {"0.05"}}, "quantity: want a whole number"},
+		{"/locate", url.Values{"symbols": {" , "}, "quantity": {"500"}, "cap": {"0.05"}}, "symbols: want one or more"},
+		{"/locate", url.Values{"symbols": {"DA$H"}, "quantity": {"500"}, "cap": {"0.05"}}, "DA$H"},
+		{"/locate", url.Values{"symbols": {"DASH"}, "quantity": {"150"}, "cap": {"0.05"}}, "150"},
+		{"/credit-back", url.Values{"symbol": {"DASH"}, "type": {"Locate"}, "quantity": {"lots"}}, "quantity: want a whole number"},
+		{"/cancel-order", url.Values{"clientOrderId": {""}}, ""},
+		{"/answer", url.Values{"id": {"wf-none"}, "answer": {"maybe"}}, "answer: want approve or decline"},
+	} {
+		rec := b.act(t, c.path, c.form)
+		if rec.Code != http.StatusBadRequest && rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("%s %v: %d %q, want a refusal saying %q", c.path, c.form, rec.Code, rec.Body.String(), c.want)
+		}
+	}
+	if n := b.sent() - before; n != 0 {
+		t.Errorf("bad input sent %d writes to the broker, want 0", n)
+	}
+
+	// Locate from the form, under its cap.
+	if rec := b.act(t, "/locate", url.Values{"symbols": {"dash"}, "quantity": {"500"}, "cap": {"0.05"}}); rec.Code != http.StatusOK {
+		t.Fatalf("locate: %d %s", rec.Code, rec.Body.String())
+	}
+	ws, err := b.store.List(ctx, store.Filter{Account: "LV100001", Symbol: testSymbol, Kind: states.Locate})
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("locates of %s in the store: %d %v, want 1", testSymbol, len(ws), err)
+	}
+	if w, err := b.owner.Engine().Wait(ctx, ws[0].ID); err != nil || w.State != states.Filled {
+		t.Fatalf("the form's locate: %+v %v, want filled", w, err)
+	}
+
+	// Credit back part of the row, then all that is unused.
+	if rec := b.act(t, "/credit-back", url.Values{"symbol": {testSymbol}, "type": {"Locate"}, "quantity": {"9900"}}); rec.Code != http.StatusBadRequest {
+		t.Errorf("credit back more than held: %d %s, want 400", rec.Code, rec.Body.String())
+	}
+	if rec := b.act(t, "/credit-back", url.Values{"symbol": {testSymbol}, "type": {"Locate"}, "quantity": {"200"}}); rec.Code != http.StatusOK {
+		t.Fatalf("credit back: %d %s", rec.Code, rec.Body.String())
+	}
+	cbs, err := b.store.List(ctx, store.Filter{Account: "LV100001", Kind: states.CreditBack})
+	if err != nil || len(cbs) != 1 || cbs[0].Quantity != 200 {
+		t.Fatalf("credit-backs: %+v %v, want one of 200", cbs, err)
+	}
+	if w, err := b.owner.Engine().Wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
+		t.Fatalf("the credit-back: %+v %v, want credited", w, err)
+	}
+	// The answer names what was credited back (issue 30: it was a bare
+	// 303 to nothing).
+	if rec := b.act(t, "/credit-back-all", url.Values{}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"done":"crediting back 300 DASH Locate"`) {
+		t.Fatalf("credit back all: %d %s, want it to name the 300 DASH credited back", rec.Code, rec.Body.String())
+	}
+	if cbs, err = b.store.List(ctx, store.Filter{Account: "LV100001", Kind: states.CreditBack}); err != nil || len(cbs) != 2 || cbs[1].Quantity != 300 {
+		t.Fatalf("credit-backs after all: %+v %v, want a second one of the 300 left", cbs, err)
+	}
+	if w, err := b.owner.Engine().Wait(ctx, cbs[1].ID); err != nil || w.State != states.Credited {
+		t.Errorf("the credit-back of all unused: %+v %v, want credited", w, err)
+	}
+	// Without the page's script, the form's post is answered with a page
+	// of what was done: here, nothing left unused.
+	form := url.Values{"account": {"LV100001"}}
+	req := httptest.NewRequest(http.MethodPost, "/credit-back-all", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if rec := b.serve(t, req, nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "credit back all unused: nothing unused to credit back") ||
+		!strings.Contains(rec.Body.String(), `href="/"`) {
+		t.Errorf("credit back all without a script: %d %s, want a result page saying nothing was unused, with a way back", rec.Code, rec.Body.String())
+	}
+
+	// Cancel a working order.
+	order := b.workingOrder(t, b.owner.Local().As(account.Caller{Name: "earlier"}))
+	if rec := b.act(t, "/cancel-order", url.Values{"clientOrderId": {"no-such-order"}}); rec.Code != http.StatusConflict {
+		t.Errorf("cancel an unknown order: %d %s, want 409", rec.Code, rec.Body.String())
+	}
+	if rec := b.act(t, "/cancel-order", url.Values{"clientOrderId": {order}}); rec.Code != http.StatusOK {
+		t.Fatalf("cancel order: %d %s", rec.Code, rec.Body.String())
+	}
+	if o, err := b.store.GetOrder(ctx, order); err != nil || o.State != states.Canceled {
+		t.Errorf("the order after cancel: %+v %v, want canceled", o, err)
+	}
+
+	// Decline an offer another process's person was asked.
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	res, err := remote.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 400}}, Ask: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Started[0].ID
+	select {
+	case <-offered:
+	case <-ctx.Done():
+		t.Fatal("no offer")
+	}
+	if rec := b.act(t, "/answer", url.Values{"id": {id}, "answer": {"decline"}, "price": {"0.0500"}}); rec.Code != http.StatusConflict {
+		t.Errorf("decline at another price: %d %s, want 409", rec.Code, rec.Body.String())
+	}
+	if rec := b.act(t, "/answer", url.Values{"id": {id}, "answer": {"decline"}, "price": {"0.0400"}}); rec.Code != http.StatusOK {
+		t.Fatalf("decline: %d %s", rec.Code, rec.Body.String())
+	}
+	hold.Store(false)
+	w, err := b.owner.Engine().Wait(ctx, id)
+	if err != nil || w.State != states.Declined || !strings.Contains(w.Reason, "the dashboard") {
+		t.Errorf("the declined offer: %+v %v, want declined with the dashboard", w, err)
+	}
+	for _, r := range b.sim.Sim.Requests() {
+		if r.Path == "/v1/api/accounts/locates/accept" && strings.Contains(r.Body, w.QuoteReqID) {
+			t.Errorf("a declined offer was accepted: %s", r.Body)
+		}
+	}
+
+	// Issue 30: the form's box allows the SingleUse side of a Reg SHO
+	// pair: RSHO's SingleUse 0.04 is under the 0.05 cap, its PreBorrow
+	// 0.09 is not.
+	if rec := b.act(t, "/locate", url.Values{"symbols": {"RSHO"}, "quantity": {"300"}, "cap": {"0.05"}, "allowSingleUse": {"1"}}); rec.Code != http.StatusOK {
+		t.Fatalf("locate RSHO: %d %s", rec.Code, rec.Body.String())
+	}
+	rs, err := b.store.List(ctx, store.Filter{Account: "LV100001", Symbol: "RSHO", Kind: states.Locate})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("locates of RSHO in the store: %d %v, want 1", len(rs), err)
+	}
+	if w, err := b.owner.Engine().Wait(ctx, rs[0].ID); err != nil || w.State != states.Filled || w.LocateType != "SingleUse" {
+		t.Fatalf("the form's RSHO locate: %+v %v, want filled on its SingleUse side", w, err)
+	}
+}
+
+// The fees panel is current under serve with nothing run by hand: the
+// owner syncs today's ledger on its schedule (service.LedgerSyncEvery), so
+// a fill's charge shows beside its expected fee once the next sync has
+// read it (spec "Cash ledger").
+func TestFeesPanelSyncedByOwner(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	if w := b.locate(t, 300); w.State != states.Filled {
+		t.Fatalf("locate ended %s: %s", w.State, w.Reason)
+	}
+	// Virtual time runs on to the owner's next sync; the page is read
+	// until it shows the ledger's charge, within a real-time bound.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		page := b.get(t, "/", nil).Body.String()
+		if strings.Contains(page, "charged in the ledger 6.00") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fees panel never showed the ledger's charge:\n%s", page)
+		}
+		time.Sleep(20 * time.Millisecond) // the owner's sync runs on its own goroutine
+	}
+	if since := b.sim.Clock.Now().Sub(simtest.Start); since > 2*service.LedgerSyncEvery {
+		t.Errorf("the charge showed %v after the start, want within two syncs", since)
+	}
+}
+
+// TestAnswerOfferAtFloatPrice answers, through a dashboard that follows the
+// owner over its socket, an offer whose price the broker sent as a float
+// (0.013 as 0.013000000000000001, spec "Short locates": locatePrice is a
+// JSON number): the page shows it at 4 decimals, and its form's answer is
+// taken as the answer of that offer, while an answer of another price or
+// another leg is refused with nothing sent (issue 26).
+func TestAnswerOfferAtFloatPrice(t *testing.T) {
+	t.Parallel()
+	var hold atomic.Bool // the clock stands still while the offer waits on a person
+	offered := make(chan string, 1)
+	b := setup(t, setupOpt{follower: true,
+		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
+		onUpdate: func(u engine.Update) {
+			if w := u.Workflow; w != nil && w.Symbol == floatSymbol && w.State == states.Offered {
+				hold.Store(true)
+				select {
+				case offered <- w.ID:
+				default:
+				}
+			}
+		}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	res, err := remote.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: floatSymbol, Quantity: 1000}}, Ask: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Started[0].ID
+	select {
+	case <-offered:
+	case <-ctx.Done():
+		t.Fatal("no offer")
+	}
+
+	// The page's offer: its price shown, and the fields its form posts.
+	page := b.get(t, "/", nil).Body.String()
+	start := strings.Index(page, `id="offer-`+id+`"`)
+	if start < 0 {
+		t.Fatalf("no offer %s on the page:\n%s", id, page)
+	}
+	banner := page[start:]
+	banner = banner[:strings.Index(banner, "</section>")]
+	if !strings.Contains(banner, `<dd class="price">0.0130</dd>`) {
+		t.Errorf("the banner does not show the price at 4 decimals:\n%s", banner)
+	}
+	form := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="(\w+)" value="([^"]*)">`).FindAllStringSubmatch(banner, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if form.Get("id") != id || form.Get("offer") == "" || form.Get("price") == "" {
+		t.Fatalf("the banner's form posts %v", form)
+	}
+
+	// Another price, or another leg: refused, nothing sent.
+	before := b.sent()
+	for _, other := range []url.Values{{"price": {"0.0131"}}, {"price": {"0.013"}, "offer": {"q-another"}}} {
+		f := url.Values{"answer": {"approve"}}
+		for k := range form {
+			f.Set(k, form.Get(k))
+		}
+		for k := range other {
+			f.Set(k, other.Get(k))
+		}
+		if rec := b.act(t, "/answer", f); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "nothing was sent") {
+			t.Errorf("approve %v: %d %s, want 409: not the offer waiting", other, rec.Code, rec.Body.String())
+		}
+	}
+	if n := b.sent() - before; n != 0 {
+		t.Errorf("%d requests sent for refused answers", n)
+	}
+
+	// The offer shown: taken.
+	form.Set("answer", "approve")
+	if rec := b.act(t, "/answer", form); rec.Code != http.StatusOK {
+		t.Fatalf("approve the offer shown: %d %s", rec.Code, rec.Body.String())
+	}
+	hold.Store(false)
+	w, err := b.owner.Engine().Wait(ctx, id)
+	if err != nil || w.State != states.Filled || !w.Price.Equal(floatPrice()) {
+		t.Fatalf("the approved offer: %+v %v, want filled at %s", w, err, floatPrice())
+	}
+}

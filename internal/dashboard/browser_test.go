@@ -1,0 +1,451 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/internal/browsertest"
+	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// overflowJS lists, as "what: why" lines, every element of the offer
+// banner, the tables and the forms whose box leaves its container's (the
+// banner or the panel it is in), and a page wider than the window.
+const overflowJS = `(() => {
+  const out = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > window.innerWidth) out.push("page: " + root.scrollWidth + " px wide in a " + window.innerWidth + " px window");
+  const name = el => el.tagName.toLowerCase() + (el.className && typeof el.className === "string" ? "." + el.className.split(" ").join(".") : "") + " " + JSON.stringify((el.textContent || "").trim().slice(0, 30));
+  for (const box of document.querySelectorAll(".offer, article")) {
+    const b = box.getBoundingClientRect();
+    if (b.left < -0.5 || b.right > window.innerWidth + 0.5) out.push(name(box) + ": leaves the window");
+    for (const el of box.querySelectorAll("table, thead, tbody, tr, th, td, form, input, button, label, dl, dt, dd, span, svg, p")) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5) {
+        out.push(name(el) + ": [" + Math.round(r.left) + "," + Math.round(r.right) + "] leaves " + name(box) + " [" + Math.round(b.left) + "," + Math.round(b.right) + "]");
+      }
+    }
+  }
+  return out;
+})()`
+
+// TestBrowserTradingScreen drives the page in a real Chromium at a desk's
+// width (1400 px) and a phone's (390 px): an offer that waits on a person
+// is a banner with the shares offered, nothing of the banner, the tables
+// or the forms leaves its container, the key Y approves the offer (the
+// simulator's log shows one accept, spec "Short locates"), the positions
+// and P&L on the page equal the P&L stream's snapshot after a price moves
+// (spec "P&L stream"), and stopping the simulator turns the connection
+// state red within 5 s. With LOCATOR_SCREENSHOT=DIR it writes
+// DIR/dashboard-1400.png and DIR/dashboard-390.png (docs/).
+func TestBrowserTradingScreen(t *testing.T) {
+	t.Parallel()
+	for _, width := range []int64{1400, 390} {
+		t.Run(strconv.FormatInt(width, 10), func(t *testing.T) {
+			t.Parallel()
+			tradingScreen(t, width)
+		})
+	}
+}
+
+func tradingScreen(t *testing.T, width int64) {
+	ctx := browsertest.New(t)
+	var hold atomic.Bool // the clock stands still while the offer is on the page
+	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
+	// A budget of long numbers, shown under the account.
+	budget, err := workflow.ParseBudget("1234567.89,DASH=987654.32,HTBX=123456.78")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, setupOpt{budget: budget,
+		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
+		onUpdate: func(u engine.Update) {
+			switch w := u.Workflow; {
+			case w == nil || w.Symbol != askSymbol:
+			case w.State == states.Offered:
+				hold.Store(true)
+				select {
+				case offered <- w.ID:
+				default:
+				}
+			case w.State == states.Accepting:
+				select {
+				case accepting <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	// Earlier in the day: a locate the policy took and part of it credited
+	// back, one it declined over its cap, a job run, the fees synced, and
+	// a working order.
+	a := b.owner.Local().As(account.Caller{Name: "earlier", Env: brokerclient.EnvLive})
+	b.locate(t, 500)
+	b.await(t, a, b.creditBack(t, a, 200))
+	declined := b.locateCapped(t, a, "HTBX", 300, "0.01")
+	if declined.State != states.Declined {
+		t.Fatalf("capped locate ended %s: %s", declined.State, declined.Reason)
+	}
+	b.syncLedger(t)
+	b.jobRun(t, "pre-market", locator.JobOK, "DASH filled 500 at 0.02")
+	// Many runs, with long words and numbers (issue 30: the page at both
+	// widths with long numbers and many job runs).
+	for i := range 30 {
+		b.jobRun(t, fmt.Sprintf("watchlist-%02d-end-of-day-credit-back", i), locator.JobOK,
+			fmt.Sprintf("credited back 1234567 DASH (Locate) = 24691.34; skipped 9876543 RSHO (SingleUse): it cannot be credited back once used; run %d", i))
+	}
+	order := b.workingOrder(t, a)
+
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.server.Close) // first: it ends the page's event stream
+
+	// The terminal: it asks, follows, and is put the offer, which its
+	// person answers on the page instead.
+	asked := make(chan struct{}, 1)
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			<-ctx.Done() // answered on the page instead
+			return false
+		}}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 1000}}, Ask: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Started[0].ID
+	followCtx, stopFollowing := context.WithCancel(t.Context())
+	t.Cleanup(stopFollowing)
+	go remote.Follow(followCtx, account.FollowRequest{ID: id}, nil)
+	select {
+	case got := <-offered:
+		if got != id {
+			t.Fatalf("offer for %s, want %s", got, id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no offer")
+	}
+	awaitSignal(t, "question put to the terminal", asked)
+
+	banner := `#offer-` + id
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(width, 900),
+		chromedp.Navigate(srv.URL),
+		chromedp.WaitVisible(chromedp.CSS(banner+` .countdown`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "broker up"`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-order="`+order+`"]') !== null`),
+		chromedp.Poll[chromedp.Void](`(document.querySelector('[data-field="budget"]')?.textContent ?? "").includes("987654.32")`),
+		chromedp.Poll[chromedp.Void](`document.body.textContent.includes("watchlist-29-end-of-day-credit-back")`),
+	); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	// Read in the page (the banner is drawn again every second, so a node
+	// found by one call may be gone by the next).
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(document.querySelector("`+banner+` .shares")?.textContent ?? "").startsWith("1000")`,
+		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("banner's shares are not the 1000 offered: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.title.includes("OFFER `+askSymbol+` 1000 @ 0.0400")`,
+		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("browser: the title does not flash the offer: %v", err)
+	}
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflowJS))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	for _, b := range bad {
+		t.Errorf("at %d px: %s", width, b)
+	}
+	// Issue 30: no number or time is split across lines ("130" over "0").
+	split, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.num, td.when, th.num, .budget b")].filter(el => {
+		const r = document.createRange(); r.selectNodeContents(el);
+		// Text on two lines: one piece lies wholly below another (a smaller
+		// word on the same line, such as a price's type, overlaps it).
+		const rs = [...r.getClientRects()].filter(x => x.height > 0);
+		return el.textContent.trim() !== "" && rs.some(a => rs.some(b => b.top >= a.bottom - 1));
+	}).map(el => el.textContent.trim())`))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if len(split) > 0 {
+		t.Errorf("at %d px: split across lines: %q", width, split)
+	}
+	if dir := os.Getenv("LOCATOR_SCREENSHOT"); dir != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("dashboard-%d.png", width))
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("dashboard screenshot: %s", path)
+	}
+
+	// Y approves the banner's offer.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("y")); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	awaitSignal(t, "accept after Y", accepting)
+	hold.Store(false)
+	wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	w, err := b.owner.Engine().Wait(wctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.State != states.Filled {
+		t.Fatalf("workflow ended %s: %s", w.State, w.Reason)
+	}
+	var accepts int
+	for _, r := range b.sim.Sim.Requests() {
+		if r.Method == "POST" && r.Path == "/v1/api/accounts/locates/accept" && strings.Contains(r.Body, w.QuoteReqID) {
+			accepts++
+		}
+	}
+	if accepts != 1 {
+		t.Errorf("%d accepts of %s in the simulator's log, want 1", accepts, w.QuoteReqID)
+	}
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".offer") === null && document.title === "locator"`)); err != nil {
+		t.Errorf("browser: the answered offer stays on the page: %v", err)
+	}
+
+	// The price of the position moves: the page follows the stream.
+	pw, err := b.sim.Client(t, b.sim.Live).Streams.WatchPnL(t.Context(), []string{"LV100001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pw.Close)
+	if err := pw.Wait(wctx); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := pw.Snapshot("LV100001")
+	changed := pw.Changed()
+	b.sim.Sim.SetPrice("MSFT", decimal.RequireFromString("431.25"))
+	var snap brokerclient.PnLSnapshot
+	for {
+		select {
+		case <-changed:
+		case <-wctx.Done():
+			t.Fatal("the stream did not move with the price")
+		}
+		changed = pw.Changed()
+		if snap, _ = pw.Snapshot("LV100001"); !snap.TotalUnrealized.Equal(before.TotalUnrealized) && len(snap.Positions) == 1 &&
+			!snap.Positions[0].PnLCalc.UnrealizedPnL.Equal(before.Positions[0].PnLCalc.UnrealizedPnL) {
+			break
+		}
+	}
+	pnl := snap.Positions[0]
+	want := map[string]decimal.Decimal{
+		`.pnl .figures [data-field="dayPnl"]`:                                           snap.DayPnl,
+		`.pnl .figures [data-field="totalUnrealized"]`:                                  snap.TotalUnrealized,
+		`.pnl .figures [data-field="dayUnrealized"]`:                                    snap.DayUnrealized,
+		`[data-position="` + string(pnl.PositionID) + `"] [data-field="unrealizedPnL"]`: pnl.PnLCalc.UnrealizedPnL,
+		`[data-position="` + string(pnl.PositionID) + `"] [data-field="dayPnl"]`:        pnl.PnLCalc.DayRealizedPnl.Add(pnl.PnLCalc.DayUnrealizedPnL),
+	}
+	for sel, v := range want {
+		js := `(() => { const el = document.querySelector('` + sel + `'); return el !== null && el.dataset.value === "` + v.String() +
+			`" && el.textContent === "` + v.StringFixed(2) + `"; })()`
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('`+sel+`') || {}).textContent || "none"`))
+			t.Errorf("%s on the page: %s, want the stream's %s", sel, got, v.StringFixed(2))
+		}
+	}
+
+	// The broker goes away: the owner's next read fails, and the page
+	// says so within 5 s.
+	b.sim.Server.CloseClientConnections()
+	b.sim.Server.Close()
+	stopped := time.Now()
+	// Red from the owner's state, not from the page losing its own stream.
+	red := `document.getElementById("status").classList.contains("bad") &&
+		[...document.querySelectorAll(".conn.bad")].some(e => e.textContent.includes("broker unreachable"))`
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](red, chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Fatalf("browser: the connection state does not say the broker is unreachable 5 s after it went away: %v", err)
+	}
+	t.Logf("red after %v", time.Since(stopped).Round(time.Millisecond))
+}
+
+// awaitSignal waits for ch.
+func awaitSignal(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s", what)
+	}
+}
+
+// creditBack starts a credit-back of qty Locate shares of testSymbol.
+func (b *testBundle) creditBack(t *testing.T, a account.Account, qty int64) string {
+	t.Helper()
+	s, err := a.CreditBack(t.Context(), account.CreditBackRequest{Symbol: testSymbol, Quantity: qty, Type: brokercode.LocateTypeLocate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Started[0].ID
+}
+
+// await follows workflow id to its end.
+func (b *testBundle) await(t *testing.T, a account.Account, id string) *workflow.Workflow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	w, err := a.Follow(ctx, account.FollowRequest{ID: id}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// locateCapped locates qty of symbol under a cap and waits for its end.
+func (b *testBundle) locateCapped(t *testing.T, a account.Account, symbol string, qty int64, capPrice string) *workflow.Workflow {
+	t.Helper()
+	res, err := a.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: symbol, Quantity: qty,
+		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString(capPrice)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.await(t, a, res.Started[0].ID)
+}
+
+// workingOrder places a buy of MSFT far under the market, which stays
+// working, and returns its clientOrderId.
+func (b *testBundle) workingOrder(t *testing.T, a account.Account) string {
+	t.Helper()
+	o, err := a.PlaceOrder(t.Context(), account.PlaceOrderRequest{Order: workflow.Order{Symbol: "MSFT", Side: "Buy", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Terminal() {
+		t.Fatalf("order %s: %s", o.State, o.Reason)
+	}
+	return o.ClientOrderID
+}
+
+// TestBrowserApprovesFloatPrice answers in a real Chromium two offers the
+// broker priced 0.013 and sent as the float 0.013000000000000001 (spec
+// "Short locates": locatePrice is a JSON number): the banner shows 0.0130,
+// and the key Y takes the first, the Approve button the second, each with
+// one accept in the simulator's log (issue 26: both were refused as "not
+// the one answered").
+func TestBrowserApprovesFloatPrice(t *testing.T) {
+	t.Parallel()
+	ctx := browsertest.New(t)
+	var hold atomic.Bool // the clock stands still while an offer is on the page
+	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
+	b := setup(t, setupOpt{
+		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
+		onUpdate: func(u engine.Update) {
+			switch w := u.Workflow; {
+			case w == nil || w.Symbol != floatSymbol:
+			case w.State == states.Offered:
+				hold.Store(true)
+				select {
+				case offered <- w.ID:
+				default:
+				}
+			case w.State == states.Accepting:
+				select {
+				case accepting <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	srv := httptest.NewServer(b.server.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.server.Close) // first: it ends the page's event stream
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+
+	for _, by := range []struct {
+		name   string
+		answer chromedp.Action[chromedp.Void]
+		shares int64 // more than the inventory holds: quoted
+	}{
+		{"the key Y", chromedp.KeyEvent("y"), 1000},
+		// One call in the page: the banner is drawn again every second.
+		{"the Approve button", chromedp.Evaluate[chromedp.Void](`document.querySelector(".offer button.approve").click()`), 3000},
+	} {
+		res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: floatSymbol, Quantity: by.shares}}, Ask: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Started[0].ID
+		select {
+		case got := <-offered:
+			if got != id {
+				t.Fatalf("offer for %s, want %s", got, id)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no offer")
+		}
+		// The page opened on the offer: the clock stands still, so no
+		// tick draws the page again.
+		banner := `#offer-` + id
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL),
+			chromedp.Poll[chromedp.Void](`(document.querySelector("`+banner+` .price")?.textContent ?? "") === "0.0130"`,
+				chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("browser: the banner does not show the offer at 0.0130: %v", err)
+		}
+		if err := chromedp.Do(ctx, by.answer); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		awaitSignal(t, "accept after "+by.name, accepting)
+		hold.Store(false)
+		wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		w, err := b.owner.Engine().Wait(wctx, id)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.State != states.Filled || !w.Price.Equal(floatPrice()) {
+			t.Fatalf("approved by %s: %s at %s (%s), want filled at %s", by.name, w.State, w.Price, w.Reason, floatPrice())
+		}
+		accepts := 0
+		for _, r := range b.sim.Sim.Requests() {
+			if r.Method == "POST" && r.Path == "/v1/api/accounts/locates/accept" && strings.Contains(r.Body, w.QuoteReqID) {
+				accepts++
+			}
+		}
+		if accepts != 1 {
+			t.Errorf("%d accepts of %s in the simulator's log, want 1", accepts, w.QuoteReqID)
+		}
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".offer") === null`)); err != nil {
+			t.Errorf("browser: the answered offer stays on the page: %v", err)
+		}
+	}
+}

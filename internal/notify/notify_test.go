@@ -1,0 +1,326 @@
+package notify_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/notify"
+)
+
+// received is one request a receiver got.
+type received struct {
+	path        string
+	contentType string
+	body        []byte
+}
+
+// receiver is an httptest webhook receiver answering with the statuses
+// given, in turn (the last one repeats), and reporting each request.
+type receiver struct {
+	srv *httptest.Server
+	got chan received
+
+	mu       sync.Mutex
+	statuses []int
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	t.Helper()
+	r := &receiver{got: make(chan received, 16), statuses: statuses}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		status := http.StatusOK
+		if len(r.statuses) > 0 {
+			status = r.statuses[0]
+			if len(r.statuses) > 1 {
+				r.statuses = r.statuses[1:]
+			}
+		}
+		r.mu.Unlock()
+		r.got <- received{path: req.URL.Path, contentType: req.Header.Get("Content-Type"), body: body}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// recv waits for a request, with a wall-clock bound as a safety net for a
+// broken hand-off (never to wait out a backoff: those run on the fake clock).
+func recv(t *testing.T, ch <-chan received) received {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request reached the receiver")
+		panic("unreachable")
+	}
+}
+
+// env is a fake environment.
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+var event = notify.Event{
+	Kind: notify.JobFailed, Job: "premarket", JobKind: "locate", Account: "LV100001",
+	Time:        time.Date(2026, 11, 25, 14, 0, 5, 0, time.UTC),
+	RunID:       12,
+	Detail:      "HTBX filled 100 @ 0.0150 [w1]; HTBY declined (price 0.03 > max 0.02) [w2]",
+	WorkflowIDs: []string{"w2"},
+}
+
+// syncBuffer is a log sink safe for the workers' goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// One event reaches a json and a slack webhook once each: the JSON body
+// carries every field, the Slack one a text naming job, account, run,
+// detail and workflows.
+func TestNotifyJSONAndSlack(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	n, err := notify.New(notify.Config{
+		Webhooks:  []notify.Webhook{{URLEnv: "HOOK_JSON", Format: notify.FormatJSON}, {URLEnv: "HOOK_SLACK", Format: notify.FormatSlack}},
+		LookupEnv: env(map[string]string{"HOOK_JSON": rcv.srv.URL + "/json", "HOOK_SLACK": rcv.srv.URL + "/services/T0/B0/secret"}),
+		Clock:     clock.NewFake(event.Time),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Notify(event)
+	n.Close(t.Context())
+	byPath := map[string]received{}
+	for range 2 {
+		r := recv(t, rcv.got)
+		byPath[r.path] = r
+	}
+	select {
+	case r := <-rcv.got:
+		t.Fatalf("a third request: %s %s", r.path, r.body)
+	default:
+	}
+	var got map[string]any
+	if err := json.Unmarshal(byPath["/json"].body, &got); err != nil {
+		t.Fatalf("json body %q: %v", byPath["/json"].body, err)
+	}
+	want := map[string]any{
+		"event": "job_failed", "job": "premarket", "jobKind": "locate", "account": "LV100001",
+		"time": "2026-11-25T14:00:05Z", "run": float64(12), "detail": event.Detail, "workflowIds": []any{"w2"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("json body (-want +got):\n%s", diff)
+	}
+	var slack struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(byPath["/services/T0/B0/secret"].body, &slack); err != nil {
+		t.Fatal(err)
+	}
+	wantText := ":warning: locator: job premarket (locate) failed on account LV100001 at 2026-11-25 09:00:05 EST (run 12)\n" +
+		"HTBX filled 100 @ 0.0150 [w1]; HTBY declined (price 0.03 &gt; max 0.02) [w2]\nworkflows: w2"
+	if slack.Text != wantText {
+		t.Errorf("slack text\n%q\nwant\n%q", slack.Text, wantText)
+	}
+	for p, r := range byPath {
+		if r.contentType != "application/json" {
+			t.Errorf("%s: content type %q", p, r.contentType)
+		}
+	}
+}
+
+// A 500 is retried after the backoff, on the injected clock; the 200 that
+// follows ends the delivery: two requests in all.
+func TestNotifyRetries500Once(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
+	clk := clock.NewFake(event.Time)
+	n, err := notify.New(notify.Config{
+		Webhooks:  []notify.Webhook{{URLEnv: "HOOK", Format: notify.FormatJSON}},
+		LookupEnv: env(map[string]string{"HOOK": rcv.srv.URL}),
+		Clock:     clk,
+		Backoff:   5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Notify(event)
+	recv(t, rcv.got)
+	<-clk.BlockUntil(1) // the worker waits out the backoff
+	clk.Advance(4 * time.Second)
+	select {
+	case r := <-rcv.got:
+		t.Fatalf("retried before the backoff ended: %s", r.body)
+	default:
+	}
+	clk.Advance(time.Second)
+	recv(t, rcv.got)
+	n.Close(t.Context())
+	select {
+	case r := <-rcv.got:
+		t.Fatalf("a third request after the 200: %s", r.body)
+	default:
+	}
+}
+
+// Neither the URL nor its host reaches the log, whether the receiver
+// answers 200, keeps failing with 503, refuses with 404, or is not there at
+// all; the log names the variable instead.
+func TestNotifyNeverLogsURL(t *testing.T) {
+	t.Parallel()
+	ok, failing, refusing := newReceiver(t), newReceiver(t, http.StatusServiceUnavailable), newReceiver(t, http.StatusNotFound)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	urls := map[string]string{
+		"HOOK_OK": ok.srv.URL + "/ok/s3cret-ok", "HOOK_FAILING": failing.srv.URL + "/failing/s3cret-failing",
+		"HOOK_REFUSING": refusing.srv.URL + "/refusing/s3cret-refusing", "HOOK_GONE": gone.URL + "/gone/s3cret-gone",
+	}
+	var hooks []notify.Webhook
+	for name := range urls {
+		hooks = append(hooks, notify.Webhook{URLEnv: name, Format: notify.FormatSlack})
+	}
+	logs := &syncBuffer{}
+	clk := clock.NewFake(event.Time)
+	stop := make(chan struct{})
+	go clk.RunWhen(stop, 1, nil) // jump over every backoff
+	defer close(stop)
+	n, err := notify.New(notify.Config{
+		Webhooks: hooks, LookupEnv: env(urls), Clock: clk,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Notify(event)
+	n.Close(t.Context())
+	out := logs.String()
+	t.Logf("log:\n%s", out)
+	for name, u := range urls {
+		host := strings.SplitN(u, "/", 4)[2] // 127.0.0.1:PORT
+		for _, secret := range []string{u, "s3cret", host} {
+			if strings.Contains(out, secret) {
+				t.Errorf("the log holds %q (of %s)", secret, name)
+			}
+		}
+	}
+	for _, want := range []string{"webhook=HOOK_FAILING", "reason=\"HTTP 503\"", "attempts=3", "webhook=HOOK_REFUSING", "reason=\"HTTP 404\"", "attempts=1", "webhook=HOOK_GONE", "HOOK_GONE host", "webhook=HOOK_OK"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+}
+
+// A configuration mistake names the variable, never its value.
+func TestNewRefusesBadWebhooks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		hook notify.Webhook
+		env  map[string]string
+		want string
+	}{
+		{notify.Webhook{URLEnv: "UNSET", Format: notify.FormatJSON}, nil, "webhook UNSET: the environment variable is not set"},
+		{notify.Webhook{URLEnv: "NOT_URL", Format: notify.FormatJSON}, map[string]string{"NOT_URL": "s3cret"}, "webhook NOT_URL: webhook address refused: want https://"},
+		// Issue 21: an event names accounts and workflows; it crosses a
+		// network only encrypted.
+		{notify.Webhook{URLEnv: "PLAIN", Format: notify.FormatJSON}, map[string]string{"PLAIN": "http://hooks.example/s3cret"}, "webhook PLAIN: webhook address refused: http:// beyond this machine's loopback"},
+		{notify.Webhook{URLEnv: "USER", Format: notify.FormatJSON}, map[string]string{"USER": "https://me:s3cret@hooks.example/x"}, "webhook USER: webhook address refused: it carries a user name or password"},
+		{notify.Webhook{URLEnv: "https://hooks.example/s3cret", Format: notify.FormatJSON}, nil, "urlEnv must name an environment variable"},
+		{notify.Webhook{URLEnv: "H", Format: "xml"}, map[string]string{"H": "https://x.example/s3cret"}, `format "xml": want json, slack or ntfy`},
+		{notify.Webhook{URLEnv: "H", Format: notify.FormatNtfy, Events: []notify.Kind{"offer"}}, map[string]string{"H": "https://x.example/s3cret"}, `event "offer": want one of job_failed, fee_problem, offer_waiting`},
+	} {
+		_, err := notify.New(notify.Config{Webhooks: []notify.Webhook{c.hook}, LookupEnv: env(c.env)})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.hook, err, c.want)
+		}
+		if err != nil && strings.Contains(strings.TrimPrefix(err.Error(), "webhook https://hooks.example/s3cret"), "s3cret") {
+			t.Errorf("%+v: error %q quotes the secret", c.hook, err)
+		}
+	}
+}
+
+// Notify never waits for a receiver: with one that hangs, a burst larger
+// than the queue returns at once, the excess dropped and logged; Close
+// gives up on the hung delivery when its context ends.
+func TestNotifyNeverBlocks(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hung.Close()
+	defer close(release)
+	logs := &syncBuffer{}
+	n, err := notify.New(notify.Config{
+		Webhooks:  []notify.Webhook{{URLEnv: "HOOK", Format: notify.FormatJSON}},
+		LookupEnv: env(map[string]string{"HOOK": hung.URL}),
+		Clock:     clock.NewFake(event.Time),
+		Logger:    slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for range 200 {
+			n.Notify(event)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Notify blocked on a hung receiver")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	n.Close(ctx)
+	if !strings.Contains(logs.String(), "queue is full") {
+		t.Errorf("no drop logged:\n%s", logs.String())
+	}
+	var nilNotifier *notify.Notifier
+	nilNotifier.Notify(event) // notifies nobody, and does not panic
+}
+
+// Issue 28: a signing secret shorter than MinSecret is refused at start,
+// naming its variable and never quoting it.
+func TestShortSigningSecretRefused(t *testing.T) {
+	t.Parallel()
+	const short = "too-short-secret"
+	_, err := notify.New(notify.Config{Secret: []byte(short)})
+	if err == nil || !strings.Contains(err.Error(), notify.SecretEnv) || strings.Contains(err.Error(), short) {
+		t.Errorf("err = %v, want a refusal naming %s without the secret", err, notify.SecretEnv)
+	}
+}

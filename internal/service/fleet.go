@@ -1,0 +1,317 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/store"
+)
+
+// Fleet is the accounts one process keeps as a daemon (`locator serve`
+// with several): each owned with its own engine and lease, those sharing a
+// key pair sharing its client, and so its pacer; with Config.Standby, an
+// account another daemon owns is followed, and taken over when its owner
+// goes. The accounts of one key pair are owned by one process (see
+// store.KeyPairHeldError): a standby that finds another process owning
+// some of them waits for it to own the rest, and follows.
+type Fleet struct {
+	handles []*Handle
+	// stop ends the announcements (see announce); done is closed when
+	// they ended.
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// OpenFleet opens every account of cfgs as a daemon, in order (see
+// Open), so two standbys listing the same accounts in different orders
+// each own the key pairs it lists first. An account refused (another
+// daemon owns it, its keys do not reach it, ...) gives up those opened
+// and says why; one that cannot be opened yet for any other reason (the
+// broker or the database out of reach, its owner starting) is logged and
+// left to Wait, which tries it again, as it does a standby's account
+// whose key pair another process owns, followed once that process owns
+// it too.
+func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
+	f := &Fleet{}
+	beat := newRenewals() // one statement renews every lease the fleet holds
+	for _, cfg := range cfgs {
+		cfg.Role = RoleDaemon
+		cfg.renewals = beat
+		f.handles = append(f.handles, newHandle(cfg))
+	}
+	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	f.stop, f.done = stop, make(chan struct{})
+	announced := map[*Handle]bool{}
+	f.announce(actx, announced) // before the first is opened: commands for the others wait from now on
+	go func() {
+		defer close(f.done)
+		for clock.Sleep(actx, clock.Real{}, RenewEvery) == nil {
+			f.announce(actx, announced)
+		}
+		f.announce(context.WithoutCancel(actx), nil)
+	}()
+	for _, h := range f.handles {
+		cfg := h.cfg
+		_, err := h.current(ctx)
+		switch {
+		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
+		case ctx.Err() != nil || !notYet(err):
+			f.Close()
+			return nil, err
+		default:
+			cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
+			h.setNotYet(err)
+		}
+	}
+	return f, nil
+}
+
+// notYet reports whether err, which kept an account from being opened, may
+// pass by itself (a failure of the broker or the database, an owner going
+// or starting): not a refusal, bad input or keys the broker rejects.
+func notYet(err error) bool {
+	k := account.KindOf(err)
+	return (k == account.KindFailed || k == account.KindOwnerGone) && !errors.Is(err, brokerclient.ErrUnauthorized)
+}
+
+// Accounts are the fleet's accounts as the account API (the dashboard's).
+func (f *Fleet) Accounts() []account.Account {
+	out := make([]account.Account, len(f.handles))
+	for i, h := range f.handles {
+		out[i] = h
+	}
+	return out
+}
+
+// Wait keeps the fleet's accounts until ctx ends (its error), or until an
+// owner's engine stops on an error (that error). An owner that steps down
+// (its lease lost, or the database out of reach for longer than its trust
+// in it) gives its account up, and the fleet opens it again: it owns it
+// once it can, or follows the process that took it over and stands by.
+// A standby takes over as soon as the lease it waits on lapses or is
+// released.
+func (f *Fleet) Wait(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fatal := make(chan error, len(f.handles))
+	var wg sync.WaitGroup
+	for _, h := range f.handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.keep(ctx); err != nil {
+				fatal <- err
+			}
+		}()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+		err = ctx.Err()
+	case err = <-fatal:
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// Say tells w, a line each, what the fleet holds: the accounts this
+// process owns (its term, and where other processes hand it requests)
+// and those it stands by for.
+func (f *Fleet) Say(ctx context.Context, w io.Writer) {
+	for _, h := range f.handles {
+		if o := h.Owner(); o != nil {
+			l := o.Lease()
+			fmt.Fprintf(w, "serving %s (pid %d, term %d); other processes hand their requests to %s\n", l.Account, os.Getpid(), l.Term,
+				strings.TrimSpace(l.Endpoint+" "+l.Address))
+		} else if err := h.notYet(); err != nil {
+			fmt.Fprintf(w, "not serving %s yet (pid %d), trying again: %v\n", h.cfg.Engine.Account, os.Getpid(), err)
+		} else if h.follower() == nil {
+			fmt.Fprintf(w, "waiting for %s (pid %d): the process owning its key pair's other accounts is to own it\n", h.cfg.Engine.Account, os.Getpid())
+		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
+			fmt.Fprintf(w, "standing by for %s (pid %d): %s\n", hello.Account, os.Getpid(), hello.Lease)
+		}
+	}
+}
+
+// ByAccount is Accounts by account id (the answer links').
+func (f *Fleet) ByAccount() map[string]account.Account {
+	out := make(map[string]account.Account, len(f.handles))
+	for _, h := range f.handles {
+		out[h.cfg.Engine.Account] = h
+	}
+	return out
+}
+
+// Close gives every account up.
+func (f *Fleet) Close() {
+	f.stop()
+	<-f.done
+	for _, h := range f.handles {
+		h.Close()
+	}
+}
+
+// announce records this process as standing by for each of its accounts
+// that it neither owns nor follows yet (one statement per store,
+// renewed every RenewEvery while the fleet lives, in real time as leases
+// are), and takes the record of one it owns off (announced: those it
+// recorded; nil: every account, as the fleet closes). A command for such
+// an account waits for this process to own it and follows it (see
+// Owner.leaveToStandby), rather than own it, or be refused it because this
+// process owns another account of its key pair: a daemon of many
+// accounts on one key pair opens them one after another.
+func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
+	host, _ := os.Hostname()
+	byStore := map[*store.Store][]locator.Standby{}
+	for _, h := range f.handles {
+		st, sb := h.cfg.Engine.Store, locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+		switch {
+		case announced == nil || h.Owner() != nil && announced[h]:
+			if err := st.LeaveStandby(ctx, sb.Account, sb.Process); err != nil {
+				h.cfg.Engine.Logger.Warn("the announcement of this process as the account's next owner was not taken off", "account", sb.Account, "err", err)
+				continue
+			}
+			delete(announced, h)
+		case h.Owner() == nil && h.follower() == nil:
+			byStore[st] = append(byStore[st], sb)
+			announced[h] = true
+		}
+	}
+	for st, sbs := range byStore {
+		if err := st.StandByAll(ctx, sbs, LeaseTTL); err != nil && ctx.Err() == nil {
+			f.handles[0].cfg.Engine.Logger.Warn("cannot announce this process as its accounts' next owner", "err", err)
+		}
+	}
+}
+
+// reopenWait is how long a daemon waits before opening an account again
+// when it could neither own nor follow it (the database or the owner is
+// out of reach).
+const reopenWait = time.Second
+
+// keep holds the account for a daemon until ctx ends; see Fleet.Wait.
+func (h *Handle) keep(ctx context.Context) error {
+	log := h.cfg.Engine.Logger
+	clk := h.cfg.Engine.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	for ctx.Err() == nil {
+		if o := h.Owner(); o != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-o.Fatal():
+				if !errors.Is(err, ErrSteppedDown) {
+					return err
+				}
+				log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
+			}
+		} else if c := h.follower(); c != nil {
+			h.standBy(ctx, c, clk)
+		}
+		h.drop(nil)
+		said := ""
+		for ctx.Err() == nil {
+			_, err := h.current(ctx)
+			h.setNotYet(err)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			if err.Error() != said { // once, not every second
+				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
+				said = err.Error()
+			}
+			clock.Sleep(ctx, clk, reopenWait)
+		}
+	}
+	return nil
+}
+
+// setNotYet records why the account could not be opened the last time
+// (nil: it was).
+func (h *Handle) setNotYet(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.notOpened = err
+}
+
+// notYet is why the account could not be opened the last time it was
+// tried, or nil.
+func (h *Handle) notYet() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.notOpened
+}
+
+// follower is the client of the owner this handle follows, or nil.
+func (h *Handle) follower() *Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.client
+}
+
+// standBy waits, as a standby listed in the database, until the account
+// may be free: the lease it follows lapsed or was released (see
+// store.WaitLease), or the connection to its owner ended (an owner of
+// this host that died: its lease is then taken over at once).
+func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
+	// The registration lapses in real time, as leases do.
+	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
+	hello, err := c.Hello(ctx)
+	if err != nil {
+		clock.Sleep(ctx, clk, reopenWait) // the owner followed is gone or unreachable
+		return
+	}
+	updates, err := c.Subscribe(ctx)
+	if err != nil {
+		clock.Sleep(ctx, clk, reopenWait)
+		return
+	}
+	host, _ := os.Hostname()
+	sb := locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+	defer st.LeaveStandby(context.WithoutCancel(ctx), sb.Account, sb.Process)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	freed := make(chan error, 1)
+	go func() { freed <- st.WaitLease(wctx, hello.Lease) }()
+	for {
+		if err := st.StandBy(ctx, sb, LeaseTTL); err != nil && ctx.Err() == nil {
+			log.Warn("cannot record this process as the account's standby", "account", sb.Account, "err", err)
+		}
+		t := time.NewTimer(RenewEvery)
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case err := <-freed:
+				t.Stop()
+				if err != nil && ctx.Err() == nil {
+					log.Warn("cannot read the account's lease; trying again", "account", sb.Account, "err", err)
+					clock.Sleep(ctx, clk, reopenWait)
+				}
+				return
+			case _, ok := <-updates:
+				if !ok {
+					t.Stop()
+					return // the owner's connection ended
+				}
+			case <-t.C:
+				break wait
+			}
+		}
+	}
+}

@@ -1,0 +1,519 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/workflow"
+)
+
+// ownerWait bounds how long a process looks for an owner that holds the
+// account's lock but does not answer yet (it is starting, or stopping).
+const ownerWait = 30 * time.Second
+
+// Config opens an account for one process.
+type Config struct {
+	OwnerConfig
+	// Caller is this process, as the owner records and asks it.
+	Caller account.Caller
+	// OwnerToken is what this process presents to an owner of another
+	// host (its OwnerTokenEnv): see Network.
+	OwnerToken string
+	// NoDump, when set, is called each time this process becomes the
+	// account's owner, before it serves anything: an owner may run for
+	// hours with the key pair's work, so it is made non-dumpable
+	// (proc.NoDump) as the daemons are.
+	NoDump func() error
+	// Standby makes a daemon that finds another daemon owning the account
+	// follow it and stand by to take over (see Fleet), rather than be
+	// refused.
+	Standby bool
+}
+
+// Handle is the account as one process holds it: the account API of the
+// owner, which is this process (its engine runs here) or another one,
+// followed over its socket (of this host) or over TLS (of another host,
+// found in the lease). When the owner of the moment
+// goes away, the handle follows the next one or becomes it, and carries
+// the request in flight over to it intact: requests carry ids made up
+// here, so nothing is started twice.
+type Handle struct {
+	cfg Config
+
+	mu      sync.Mutex
+	closed  bool
+	owner   *Owner          // while this process owns the account
+	client  *Client         // while it follows another
+	cur     account.Account // the one of the two in use
+	release func()          // stops putting the owner's questions to Caller.Ask
+	// notOpened is why a daemon's fleet could not open the account the
+	// last time it tried (nil: it could), told by Fleet.Say.
+	notOpened error
+}
+
+var _ account.Account = (*Handle)(nil)
+
+// Open opens the account: as its owner when no live process owns it
+// (of this host or, through the lease, of another), else as a follower of
+// the owner. A daemon (Config.Role RoleDaemon)
+// always owns: it waits out a command that owns the account for its run,
+// and is refused when another daemon owns it.
+func Open(ctx context.Context, cfg Config) (*Handle, error) {
+	h := newHandle(cfg)
+	if _, err := h.current(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHandle is cfg's handle, not connected yet (see Open).
+func newHandle(cfg Config) *Handle {
+	if cfg.Caller.ID == "" {
+		cfg.Caller.ID = uuid.NewString()
+	}
+	if cfg.Caller.Env == "" {
+		cfg.Caller.Env = cfg.Engine.Env
+	}
+	if cfg.Engine.Logger == nil {
+		cfg.Engine.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handle{cfg: cfg}
+}
+
+// Owner is this process's ownership of the account, nil while it follows
+// another.
+func (h *Handle) Owner() *Owner {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.owner
+}
+
+// Caller is this process as the owner knows it.
+func (h *Handle) Caller() account.Caller { return h.cfg.Caller }
+
+// Followed is the hello of the owner this process follows, nil while it
+// owns the account.
+func (h *Handle) Followed(ctx context.Context) (*Hello, error) {
+	h.mu.Lock()
+	c := h.client
+	h.mu.Unlock()
+	if c == nil {
+		return nil, nil
+	}
+	return c.Hello(ctx)
+}
+
+// Close gives the account up: as its owner, it stops the engine and
+// releases the account for the next; as a follower, it stops listening.
+func (h *Handle) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.drop(nil)
+}
+
+// current is the account API in use, connecting first when there is none.
+func (h *Handle) current(ctx context.Context) (account.Account, error) {
+	h.mu.Lock()
+	cur, closed := h.cur, h.closed
+	h.mu.Unlock()
+	switch {
+	case closed:
+		return nil, errClosed
+	case cur != nil:
+		return cur, nil
+	}
+	return h.connect(ctx)
+}
+
+// connect owns the account, or follows its owner.
+func (h *Handle) connect(ctx context.Context) (account.Account, error) {
+	clk := h.cfg.Engine.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	deadline := clk.Now().Add(ownerWait)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		a, retry, err := h.try(ctx)
+		if err == nil || !retry {
+			return a, err
+		}
+		if errors.Is(err, errStandby) {
+			// A live daemon is to own the account (it stands by, or is
+			// starting and owns its accounts one after another): waited
+			// for as long as it says so.
+			deadline = clk.Now().Add(ownerWait)
+		}
+		if clk.Now().After(deadline) {
+			if errors.Is(err, store.ErrKeyPairHeld) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("account %s: another process holds it but does not answer: %w", h.cfg.Engine.Account, err)
+		}
+		if err := clock.Sleep(ctx, clk, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// try makes one attempt to own or follow; retry says whether to look
+// again (the owner is starting or stopping, or a command owns what a
+// daemon waits for).
+func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
+	o, err := Own(ctx, h.cfg.OwnerConfig)
+	if err == nil {
+		a, err := h.takeOwnership(o)
+		return a, false, err
+	}
+	c, retry, err := h.dialOwner(err)
+	if err != nil {
+		return nil, retry, err
+	}
+	return h.followOwner(ctx, c)
+}
+
+// takeOwnership makes the handle use o, the account's ownership this
+// process just took, unless the handle was closed meanwhile or the process
+// cannot be made non-dumpable (then o is given up).
+func (h *Handle) takeOwnership(o *Owner) (account.Account, error) {
+	if h.cfg.NoDump != nil {
+		if err := h.cfg.NoDump(); err != nil {
+			go o.Close()
+			return nil, err
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		go o.Close()
+		return nil, errClosed
+	}
+	h.owner, h.cur = o, o.Local().As(h.cfg.Caller)
+	if h.cfg.Caller.Ask != nil {
+		h.release = o.Local().Listen(h.cfg.Caller.ID, h.cfg.Caller.Ask)
+	}
+	return h.cur, nil
+}
+
+// dialOwner reads why Own failed (ownErr) and dials the process that owns
+// the account, when there is one to follow; otherwise it returns an error
+// and whether to look again.
+func (h *Handle) dialOwner(ownErr error) (*Client, bool, error) {
+	var held *store.LeaseHeldError
+	var pair *store.KeyPairHeldError
+	switch {
+	case errors.Is(ownErr, errStandby):
+		return nil, true, ownErr
+	case errors.As(ownErr, &pair):
+		// A command waits out another command's run on the key pair; a
+		// daemon's accounts are its own until it stops (a Fleet looks
+		// again by itself).
+		if h.cfg.Role == RoleDaemon || roleOf(pair.Holder) == RoleDaemon {
+			return nil, false, account.Wrap(account.KindRefused, ownErr.Error()+
+				fmt.Sprintf(": serve %s in that process (add it to its accounts), or stop it; nothing was sent", pair.Account), ownErr)
+		}
+		return nil, true, account.Wrap(account.KindRefused, ownErr.Error()+"; nothing was sent", ownErr)
+	case errors.Is(ownErr, errLocked):
+		_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
+		return Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), false, nil
+	case errors.As(ownErr, &held):
+		c, err := h.dialHolder(held.Holder)
+		return c, false, err
+	}
+	return nil, false, ownError(h.cfg.Engine.Account, ownErr)
+}
+
+// followOwner makes the handle use c, the dialed owner, once it answers,
+// may be followed, and accepts this process's credentials; a daemon
+// follows only another daemon it stands by for. c is closed when it is
+// not used.
+func (h *Handle) followOwner(ctx context.Context, c *Client) (account.Account, bool, error) {
+	hello, err := c.Hello(ctx)
+	if err != nil {
+		// An owner that does not answer yet is looked for again; one that
+		// refuses this process (another host's owner, without its token)
+		// is not.
+		c.Close()
+		return nil, account.KindOf(err) != account.KindRefused, err
+	}
+	if err := h.followable(hello); err != nil {
+		c.Close()
+		return nil, false, err
+	}
+	// The owner serves only a process holding its credentials (issue 21):
+	// proven now, so a refusal ends the command before it does anything.
+	if _, err := c.authenticate(ctx); err != nil {
+		c.Close()
+		return nil, errors.Is(err, account.ErrOwnerGone), err
+	}
+	if h.cfg.Role == RoleDaemon && !(h.cfg.Standby && hello.Role == RoleDaemon) {
+		c.Close()
+		if hello.Role == RoleDaemon {
+			return nil, false, account.Errorf(account.KindRefused, hello.Lease.String()+" (another daemon): stop it first, or stand by with serve --standby")
+		}
+		h.cfg.Engine.Logger.Info("waiting for a command's run to give the account up", "account", hello.Account, "pid", hello.Lease.PID)
+		return nil, true, errLocked
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		c.Close()
+		return nil, false, errClosed
+	}
+	h.client, h.cur = c, c
+	return c, false, nil
+}
+
+// dialHolder reaches the live owner a lease names: over its socket when
+// it is of this host (in this user's runtime folder, served by a process
+// of this user), else over the network, with the owner's token.
+func (h *Handle) dialHolder(l locator.Lease) (*Client, error) {
+	host, _ := os.Hostname()
+	switch {
+	case l.Host == host && l.Endpoint != "":
+		if err := checkSocketPath(h.cfg.RuntimeDir, l.Endpoint); err != nil {
+			return nil, err
+		}
+		return Dial(l.Endpoint, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), nil
+	case l.Address == "":
+		return nil, account.Errorf(account.KindRefused, l.String()+", which serves no other host (start it with --owner-listen); nothing was sent")
+	}
+	return DialRemote(l.Account, l.Address, l.Pin, h.cfg.OwnerToken, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
+}
+
+// ownError is why this process could not own the account, with the kind
+// its callers branch on: the start-up checks of the account (its
+// environment, its status, the keys reaching it) refuse before anything
+// is sent.
+func ownError(acct string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, brokerclient.ErrNotFound):
+		return account.Errorf(account.KindRefused, fmt.Sprintf("account %s not found for these keys (or the keys are invalid); nothing was sent", acct))
+	}
+	return classify(err)
+}
+
+// followable refuses an owner that opened another database than this
+// process: two databases would give the account two records. A Postgres
+// database is the same when its address, user and name are (the owner
+// tells them without the password).
+func (h *Handle) followable(hello *Hello) error {
+	if store.IsPostgres(h.cfg.DB) && store.Redact(h.cfg.DB) == hello.DB {
+		return nil
+	}
+	mine, err1 := os.Stat(h.cfg.DB)
+	theirs, err2 := os.Stat(hello.DB)
+	if err1 == nil && err2 == nil && os.SameFile(mine, theirs) {
+		return nil
+	}
+	return account.Errorf(account.KindRefused, fmt.Sprintf("%s through the database %s, not %s: use --db %s (one owner per account on a machine)",
+		hello.Lease, hello.DB, store.Redact(h.cfg.DB), hello.DB))
+}
+
+// drop forgets the account API in use (gone is it, or nil for any): the
+// next call connects again.
+func (h *Handle) drop(gone account.Account) {
+	h.mu.Lock()
+	if gone != nil && h.cur != gone {
+		h.mu.Unlock()
+		return
+	}
+	owner, client, release := h.owner, h.client, h.release
+	h.owner, h.client, h.cur, h.release = nil, nil, nil, nil
+	h.mu.Unlock()
+	if release != nil {
+		release()
+	}
+	if owner != nil {
+		owner.Close()
+	}
+	if client != nil {
+		client.Close()
+	}
+}
+
+// do runs op on the owner of the moment, and again on the next one when
+// that owner went away.
+func (h *Handle) do(ctx context.Context, op func(account.Account) error) error {
+	for {
+		a, err := h.current(ctx)
+		if err != nil {
+			return err
+		}
+		err = op(a)
+		if !errors.Is(err, account.ErrOwnerGone) || ctx.Err() != nil {
+			return err
+		}
+		h.drop(a)
+	}
+}
+
+// Locate: see account.Account. Items without an id get one here, so the
+// request carried to the next owner is not started twice.
+func (h *Handle) Locate(ctx context.Context, req account.LocateRequest) (res *account.LocateResult, err error) {
+	req.Items = append([]account.LocateItem(nil), req.Items...)
+	for i := range req.Items {
+		if req.Items[i].ID == "" {
+			req.Items[i].ID = workflow.NewID()
+		}
+	}
+	err = h.do(ctx, func(a account.Account) error { res, err = a.Locate(ctx, req); return err })
+	return res, err
+}
+
+// Quote: see account.Account (ids are made up here, as for Locate).
+func (h *Handle) Quote(ctx context.Context, req account.QuoteRequest) (res *account.LocateResult, err error) {
+	req.Items = append([]account.QuoteItem(nil), req.Items...)
+	for i := range req.Items {
+		if req.Items[i].ID == "" {
+			req.Items[i].ID = workflow.NewID()
+		}
+	}
+	err = h.do(ctx, func(a account.Account) error { res, err = a.Quote(ctx, req); return err })
+	return res, err
+}
+
+// CreditBack: see account.Account (an id is made up here, as for Locate,
+// but for the unused shares: the owner starts one credit-back a row).
+func (h *Handle) CreditBack(ctx context.Context, req account.CreditBackRequest) (s *account.CreditBackResult, err error) {
+	if req.ID == "" && !req.Unused {
+		req.ID = workflow.NewID()
+	}
+	err = h.do(ctx, func(a account.Account) error { s, err = a.CreditBack(ctx, req); return err })
+	return s, err
+}
+
+// Short: see account.Account (the ids are made up here, as for Locate).
+func (h *Handle) Short(ctx context.Context, req account.ShortRequest) (res *account.ShortResult, err error) {
+	if req.LocateID == "" {
+		req.LocateID = workflow.NewID()
+	}
+	if req.ClientOrderID == "" {
+		req.ClientOrderID = workflow.NewOrderID()
+	}
+	err = h.do(ctx, func(a account.Account) error { res, err = a.Short(ctx, req); return err })
+	return res, err
+}
+
+// PlaceOrder: see account.Account (the clientOrderId is made up here when
+// empty).
+func (h *Handle) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (o *workflow.Order, err error) {
+	if req.Order.ClientOrderID == "" {
+		req.Order.ClientOrderID = workflow.NewOrderID()
+	}
+	err = h.do(ctx, func(a account.Account) error { o, err = a.PlaceOrder(ctx, req); return err })
+	return o, err
+}
+
+// CancelOrder: see account.Account.
+func (h *Handle) CancelOrder(ctx context.Context, req account.CancelOrderRequest) (o *workflow.Order, err error) {
+	err = h.do(ctx, func(a account.Account) error { o, err = a.CancelOrder(ctx, req); return err })
+	return o, err
+}
+
+// Answer: see account.Account.
+func (h *Handle) Answer(ctx context.Context, req account.AnswerRequest) error {
+	return h.do(ctx, func(a account.Account) error { return a.Answer(ctx, req) })
+}
+
+// Cancel: see account.Account.
+func (h *Handle) Cancel(ctx context.Context, req account.CancelRequest) error {
+	return h.do(ctx, func(a account.Account) error { return a.Cancel(ctx, req) })
+}
+
+// Follow: see account.Account. When the owner goes away, it follows the
+// workflow on the next owner (this process, perhaps).
+func (h *Handle) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (w *workflow.Workflow, err error) {
+	err = h.do(ctx, func(a account.Account) error {
+		w, err = a.Follow(ctx, req, on)
+		req.FromStart = false // shown already, if the next owner is followed
+		return err
+	})
+	return w, err
+}
+
+// Subscribe: see account.Account. The channel outlives a change of owner:
+// it is fed by each owner in turn until ctx ends.
+func (h *Handle) Subscribe(ctx context.Context) (<-chan account.Update, error) {
+	out := make(chan account.Update, 256)
+	first := make(chan error, 1)
+	go func() {
+		defer close(out)
+		subscribed := false
+		for ctx.Err() == nil {
+			var in <-chan account.Update
+			err := h.do(ctx, func(a account.Account) error {
+				var err error
+				in, err = a.Subscribe(ctx)
+				return err
+			})
+			if !subscribed {
+				subscribed = true
+				first <- err
+			}
+			if err != nil {
+				return
+			}
+			for u := range in { // closed when ctx ends
+				select {
+				case out <- u:
+				case <-ctx.Done():
+				}
+			}
+			// The owner stopped: on to the next.
+			h.mu.Lock()
+			cur := h.cur
+			h.mu.Unlock()
+			if cur != nil && ctx.Err() == nil {
+				h.drop(cur)
+			}
+		}
+	}()
+	return out, <-first
+}
+
+// RunJob: see account.Account. When the owner goes away mid-run, the run
+// is made again on the next owner: a job adopts what an earlier run left
+// open.
+func (h *Handle) RunJob(ctx context.Context, req account.JobRequest) (res *account.JobResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { res, err = a.RunJob(ctx, req); return err })
+	return res, err
+}
+
+// Status: see account.Account.
+func (h *Handle) Status(ctx context.Context, req account.StatusRequest) (st *account.Status, err error) {
+	err = h.do(ctx, func(a account.Account) error { st, err = a.Status(ctx, req); return err })
+	return st, err
+}
+
+// Fees: see account.Account.
+func (h *Handle) Fees(ctx context.Context, req account.FeesRequest) (r *account.FeesResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { r, err = a.Fees(ctx, req); return err })
+	return r, err
+}
+
+// Today: see account.Account.
+func (h *Handle) Today(ctx context.Context, req account.TodayRequest) (t *account.Today, err error) {
+	err = h.do(ctx, func(a account.Account) error { t, err = a.Today(ctx, req); return err })
+	return t, err
+}
+
+// Read: see account.Account.
+func (h *Handle) Read(ctx context.Context, req account.ReadRequest) (r *account.ReadResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { r, err = a.Read(ctx, req); return err })
+	return r, err
+}

@@ -1,0 +1,624 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/internal/store"
+)
+
+// Ownership's timing, in real time whatever clock the engine runs on
+// (a process stalls in real time; tests run the broker's world on virtual
+// time). A lease lasts LeaseTTL from each renewal, by the database's
+// clock; the owner renews it every RenewEvery. It trusts itself to own
+// the account only until the start of its last successful renewal attempt
+// plus LeaseTTL less TrustMargin, by its own monotonic clock (the margin
+// covers the two clocks' drift over a TTL): past that it sends nothing,
+// and it steps down when renewals keep failing. A dead owner's account is free LeaseTTL after its last
+// renewal, so the standby can take it by then, and no write of the old
+// one can still be leaving.
+const (
+	LeaseTTL    = 5 * time.Second
+	RenewEvery  = 1500 * time.Millisecond
+	TrustMargin = time.Second
+	// AcceptBudget is the trust an accept needs left to start: its
+	// answer must come back while this owner still owns the account, or
+	// the offer's outcome lands on the next owner unannounced.
+	AcceptBudget = 2 * time.Second
+)
+
+// Role says what kind of process owns an account: a daemon owns it until
+// stopped; a command only for its run.
+type Role string
+
+// Roles.
+const (
+	RoleDaemon  Role = "daemon"
+	RoleCommand Role = "command"
+)
+
+// roleOf is the role of the process holding l: its owner id starts with
+// it (see Owner.start).
+func roleOf(l locator.Lease) Role {
+	r, _, _ := strings.Cut(l.Owner, ":")
+	return Role(r)
+}
+
+// process is this run's id in the leases it takes: the accounts of one key
+// pair are owned by one process at a time (see store.KeyPairHeldError),
+// and a process is known by it across its accounts and hosts.
+var process = uuid.NewString()
+
+// OwnerConfig says how a process owns an account.
+type OwnerConfig struct {
+	// Engine is the engine the owner runs (Client, Store, Account and Env
+	// set).
+	Engine engine.Config
+	// DB is the database's path, as followers compare it with theirs.
+	DB string
+	// BaseURL is the broker address: with the account, what the owner's
+	// lock and socket are named for.
+	BaseURL string
+	// RuntimeDir holds the lock and the socket (see RuntimeDir).
+	RuntimeDir string
+	Role       Role
+	// Network, when set, serves the account API to other hosts too.
+	Network *Network
+	// Offers, when set, is told of each offer that starts waiting on a
+	// person (see Local.NotifyOffers), by every owner this config makes:
+	// a daemon that steps down and owns again keeps telling.
+	Offers func(account.Question)
+	// renewals is the lease heartbeat the owners of this config join (a
+	// fleet's one, shared by its accounts); nil: each owner its own.
+	renewals *renewals
+}
+
+// Owner is the live owner of one account: it holds the account's lease in
+// the database and, on SQLite, its machine lock (one owner per account per
+// machine; on Postgres the lease alone decides, see Own), runs its engine,
+// and serves the account API to other processes on its socket (and, with
+// a Network, over TLS to other hosts).
+type Owner struct {
+	cfg   OwnerConfig
+	eng   *engine.Engine
+	local *Local
+	st    *store.Store
+	// fenced is st fenced by this owner's term: every write of the owner
+	// (its engine's, its pacing row) goes through it.
+	fenced *store.Store
+	lock   *machineLock
+	lease  locator.Lease
+	clk    clock.Clock
+	log    *slog.Logger
+	ln     net.Listener
+	api    *server // the account API it serves
+	srv    *http.Server
+	net    *http.Server  // serving other hosts (Network), or nil
+	lost   chan struct{} // closed when the lease was lost, after lostWhy is set
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	// trustUntil is when this owner stops trusting itself to own the
+	// account (unix nanoseconds, real time): see LeaseTTL.
+	trustUntil atomic.Int64
+	renewals   *renewals // the process's lease heartbeat this owner is on
+	trustMu    sync.Mutex
+	renewed    chan struct{} // closed at the next successful renewal
+	lostWhy    error
+	lostOnce   sync.Once
+
+	closeOnce sync.Once
+}
+
+// Own makes this process the account's owner: errLocked when another
+// process of this machine owns it (dial it), a refusal when the database
+// names a live owner of the account at another broker address, and a
+// *store.LeaseHeldError when another live process holds its lease (of
+// another host, or of this one on Postgres: follow it). On Postgres the
+// lease alone decides, without the machine lock: a stopped process
+// would hold that lock for ever, and the lease lets its standby take
+// over once it lapses. The engine it starts recovers what an earlier
+// owner left.
+func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
+	ec := &cfg.Engine
+	if ec.Clock == nil {
+		ec.Clock = clock.Real{}
+	}
+	if ec.Logger == nil {
+		ec.Logger = slog.New(slog.DiscardHandler)
+	}
+	lockPath, sockPath, err := paths(cfg.RuntimeDir, ec.Account, cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	var lock *machineLock
+	if ec.Store.Postgres() {
+		// Owners of the account follow one another on this host without
+		// a lock: each has a socket of its own, named in its lease, so one
+		// that stepped down never removes its successor's.
+		sockPath = strings.TrimSuffix(sockPath, ".sock") + fmt.Sprintf("-%x.sock", os.Getpid())
+	} else if lock, err = tryLock(lockPath); err != nil {
+		return nil, err
+	}
+	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{}),
+		renewals: cfg.renewals}
+	if o.renewals == nil {
+		o.renewals = newRenewals()
+	}
+	if err := o.start(ctx, sockPath); err != nil {
+		lock.unlock()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *Owner) start(ctx context.Context, sockPath string) error {
+	ec := o.cfg.Engine
+	host, _ := os.Hostname()
+	want := locator.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath,
+		PacingKey: ec.Client.PacingKey(), Process: process}
+	var remote net.Listener
+	if n := o.cfg.Network; n != nil {
+		var err error
+		if remote, want.Pin, err = n.listen(ec.Account); err != nil {
+			return err
+		}
+		want.Address = n.Address()
+	}
+	attempt := time.Now()
+	lease, takenOver, err := o.acquire(ctx, want)
+	if err != nil {
+		if remote != nil {
+			remote.Close()
+		}
+		return err
+	}
+	o.lease = lease
+	o.trust(attempt)
+	// The lease is kept from now on, whatever the start below waits for:
+	// its reads queue on the key pair's pacer behind the other accounts'
+	// (see brokerclient's priorities), and trust must not run out meanwhile.
+	o.renewals.join(o)
+	if err := o.open(ctx, ec, sockPath, want.Pin, takenOver); err != nil {
+		close(o.stop)
+		o.wg.Wait()
+		o.renewals.leave(o)
+		o.release()
+		return err
+	}
+	o.serve(remote)
+	if o.cfg.Role == RoleDaemon {
+		o.wg.Add(1)
+		go o.syncLedger()
+	}
+	if ec.Client.Partner.Signed() {
+		o.wg.Add(1)
+		go o.keepRenewed()
+	}
+	return nil
+}
+
+// open starts what the owner serves once it holds the lease: the pacer
+// from where the key pair's last owner left it, the socket, the engine
+// and the account API over them. On an error nothing of it is left open.
+func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string, takenOver bool) error {
+	lease := o.lease
+	// Every write of this owner carries its term, and no broker request
+	// leaves without trust in it (see LeaseTTL).
+	o.fenced = o.st.Fenced(store.Fence{Account: lease.Account, Owner: lease.Owner, Term: lease.Term})
+	ec.Store = o.fenced
+	var gate brokerclient.Gate
+	if o.st.Postgres() {
+		gate = o.maySend
+		ctx = brokerclient.WithGate(ctx, gate)
+	}
+	// The broker's buckets are per key pair and may still hold the requests
+	// of the previous owner of this key pair: start the pacer as if emptied
+	// when that owner sent its last, or now when it died (it may have sent
+	// until then).
+	last, err := o.st.LastRequest(ctx, ec.Client.PacingKey())
+	if err != nil {
+		return err
+	}
+	if takenOver {
+		last = o.clk.Now()
+	}
+	if !last.IsZero() {
+		ec.Client.PaceAfter(last)
+	}
+	// The machine lock (or on Postgres the lease) is ours: a socket there
+	// was left by a dead or stopped owner.
+	os.Remove(sockPath)
+	ln, err := net.Listen("unix", sockPath)
+	if err != nil {
+		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
+	}
+	o.ln = peerListener{ln}
+	if err := os.Chmod(sockPath, 0o600); err != nil {
+		o.ln.Close()
+		return err
+	}
+	if o.eng, err = engine.New(ec); err != nil {
+		o.ln.Close()
+		return err
+	}
+	if err := o.eng.Start(ctx); err != nil {
+		o.ln.Close()
+		return err
+	}
+	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
+		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held, Gate: gate}); err != nil {
+		o.eng.Close()
+		o.ln.Close()
+		return err
+	}
+	o.local.NotifyOffers(o.cfg.Offers)
+	o.api = newServer(o.local, o.hello, ec.Client, o.clk, pin)
+	return nil
+}
+
+// serve serves the account API on the owner's socket, and to other hosts
+// on remote (nil: none).
+func (o *Owner) serve(remote net.Listener) {
+	routes := o.api.routes()
+	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		if err := o.srv.Serve(o.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.log.Error("owner socket stopped", "err", err)
+		}
+	}()
+	if remote != nil {
+		// A request the server cannot read is not the owner's error:
+		// logged at debug level (handshakes and tokens are the
+		// Network's, which admits only connections that proved the
+		// token).
+		o.net = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.cfg.Network.limits.IdleWait,
+			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			if err := o.net.Serve(remote); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				o.log.Error("owner's network listener stopped", "err", err)
+			}
+		}()
+	}
+}
+
+// keepRenewed renews partner tokens on their own schedule while the owner
+// lives: an owner may idle for longer than a refresh token lives, and no
+// call should wait for a renewal.
+func (o *Owner) keepRenewed() {
+	defer o.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-o.stop; cancel() }()
+	if err := o.cfg.Engine.Client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
+		o.log.Error("partner token renewal stopped; run 'locator login --partner' again", "account", o.lease.Account, "err", err)
+	}
+}
+
+// helloWait bounds the hello that tells a live owner of this host from a
+// dead (or stopped) one: a live one answers in milliseconds.
+const helloWait = 2 * time.Second
+
+// LedgerSyncEvery is how often a daemon owner syncs today's cash ledger
+// into its database: what reads the store alone (the dashboard's fees
+// panel, its spend and recovery) is then never more than this behind the
+// broker's ledger, with no command run.
+const LedgerSyncEvery = 2 * time.Minute
+
+// syncLedger syncs and reconciles today's ledger through the account API
+// (the Fees operation, as `locator fees` and the reconcile job do) at
+// start and every LedgerSyncEvery while the owner lives.
+func (o *Owner) syncLedger() {
+	defer o.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-o.stop; cancel() }()
+	a := o.local.As(account.Caller{Name: "ledger sync"})
+	for {
+		if _, err := a.Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: ledger.FeeGrace}); err != nil && ctx.Err() == nil {
+			o.log.Warn("ledger not synced", "account", o.lease.Account, "err", err)
+		}
+		if clock.Sleep(ctx, o.clk, LedgerSyncEvery) != nil {
+			return
+		}
+	}
+}
+
+// acquire takes the account's lease in the database. A lease held by a
+// process of this host that does not answer is a dead owner's (or a
+// stopped one's, whose trust in its lease is running out): taken over at
+// once. One that answers serves the account at another broker address
+// (refused), or, on Postgres, is the owner to follow (its
+// *store.LeaseHeldError is returned).
+func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease, bool, error) {
+	if _, err := o.st.LiveLease(ctx, want.Account); errors.Is(err, store.ErrNotFound) {
+		if err := o.leaveToStandby(ctx); err != nil {
+			return locator.Lease{}, false, err
+		}
+	}
+	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
+	var held *store.LeaseHeldError
+	if !errors.As(err, &held) {
+		return lease, false, err
+	}
+	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
+		// A socket outside the runtime folder is never dialled nor
+		// removed: following the lease then says why.
+		return lease, false, err
+	}
+	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
+	hctx, cancel := context.WithTimeout(ctx, helloWait)
+	hello, herr := c.Hello(hctx)
+	cancel()
+	c.Close()
+	if herr == nil {
+		if o.st.Postgres() && hello.BaseURL == o.cfg.BaseURL {
+			return lease, false, err
+		}
+		return lease, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
+	}
+	if o.st.Postgres() && !refused(held.Holder.Endpoint) {
+		// Without a machine lock, a holder that does not answer may be one
+		// that has just taken the lease and listens a moment later (its
+		// socket is not there yet), or one stopped: it is taken for dead
+		// once it has missed two renewals. A socket that refuses
+		// connections is a dead process's: taken over at once.
+		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
+			return lease, false, err
+		}
+	}
+	if err := o.leaveToStandby(ctx); err != nil {
+		return locator.Lease{}, false, err
+	}
+	lease, err = o.st.TakeOverLease(ctx, want, held.Holder.Owner, LeaseTTL)
+	if err == nil && held.Holder.Endpoint != want.Endpoint {
+		os.Remove(held.Holder.Endpoint) // the dead owner's
+	}
+	return lease, err == nil, err
+}
+
+// processLives reports whether the process holding l renews another lease
+// of its key pair: it lives (l's account is starting there, or its
+// renewal is late), and its accounts are not taken from it one by one.
+func (o *Owner) processLives(ctx context.Context, l locator.Lease, now time.Time) bool {
+	if l.Process == "" {
+		return false
+	}
+	ls, err := o.st.Leases(ctx)
+	if err != nil {
+		return true // unknown: not taken for dead
+	}
+	for _, x := range ls {
+		if x.Process == l.Process && x.Account != l.Account && x.PacingKey == l.PacingKey && now.Sub(x.Heartbeat) < 2*RenewEvery {
+			return true
+		}
+	}
+	return false
+}
+
+// refused reports whether the unix socket at path refuses connections: it
+// is there, but no process listens on it any more.
+func refused(path string) bool {
+	c, err := net.DialTimeout("unix", path, helloWait)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	c.Close()
+	return false
+}
+
+// errStandby: a daemon stands by to take the account over; a command
+// waits for it rather than taking the account for its run.
+var errStandby = errors.New("service: a standby daemon takes the account over")
+
+// leaveToStandby is errStandby for a command about to take an account
+// whose owner is gone, when a live standby daemon waits for it: the
+// account goes to the daemon meant to carry it, and the command follows
+// it once it owns.
+func (o *Owner) leaveToStandby(ctx context.Context) error {
+	if o.cfg.Role != RoleCommand {
+		return nil
+	}
+	sbs, err := o.st.Standbys(ctx, o.cfg.Engine.Account)
+	if err != nil {
+		return err
+	}
+	if len(sbs) > 0 {
+		return errStandby
+	}
+	return nil
+}
+
+func (o *Owner) hello() Hello {
+	return Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: store.Redact(o.cfg.DB), Role: o.cfg.Role, Lease: o.lease}
+}
+
+// Engine is the account's engine.
+func (o *Owner) Engine() *engine.Engine { return o.eng }
+
+// Local is the account API on this owner's engine.
+func (o *Owner) Local() *Local { return o.local }
+
+// Lease is the lease this owner holds.
+func (o *Owner) Lease() locator.Lease { return o.lease }
+
+// Held reports whether this owner still holds its lease: it was neither
+// lost to another process nor given up with Close.
+func (o *Owner) Held() bool {
+	select {
+	case <-o.lost:
+		return false
+	case <-o.stop:
+		return false
+	default:
+		return true
+	}
+}
+
+// Lost is closed when the lease was lost (this process stalled past its
+// expiry and another took the account, or it could not renew it in time):
+// the owner must stop.
+func (o *Owner) Lost() <-chan struct{} { return o.lost }
+
+// trust extends this owner's trust from a successful renewal attempt
+// that started at attempt (time.Now: see LeaseTTL), and wakes whoever
+// waits for it (see maySend).
+func (o *Owner) trust(attempt time.Time) {
+	o.trustUntil.Store(attempt.Add(LeaseTTL - TrustMargin).UnixNano())
+	o.trustMu.Lock()
+	defer o.trustMu.Unlock()
+	if o.renewed != nil {
+		close(o.renewed)
+		o.renewed = nil
+	}
+}
+
+// awaitRenewal asks the heartbeat to renew now and waits at most d for a
+// successful renewal; it reports whether one came.
+func (o *Owner) awaitRenewal(d time.Duration) bool {
+	o.trustMu.Lock()
+	if o.renewed == nil {
+		o.renewed = make(chan struct{})
+	}
+	renewed := o.renewed
+	o.trustMu.Unlock()
+	o.renewals.now()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-renewed:
+		return true
+	case <-t.C:
+	case <-o.stop:
+	}
+	return false
+}
+
+// trusted is how much longer this owner trusts itself to own the account.
+func (o *Owner) trusted() time.Duration {
+	return time.Until(time.Unix(0, o.trustUntil.Load()))
+}
+
+// maySend is the owner's brokerclient.Gate on Postgres: a request of its
+// engine leaves only while the owner trusts its lease, an accept only with
+// AcceptBudget of trust left, waiting for a renewal asked for at once when
+// less is left. (On SQLite the machine lock alone makes the owner: no
+// other process can take the account while it lives.)
+func (o *Owner) maySend(accept bool) error {
+	need := time.Duration(0)
+	if accept {
+		need = AcceptBudget
+	}
+	if left := o.trusted(); left <= need && o.Held() {
+		// Trust runs out with the time since the last renewal, not with
+		// the requests' wait for the key pair's pacer: a renewal is asked
+		// for at once, and waited for while trust lasts, or for one
+		// renewal's spacing when none is left (the lease may live on in
+		// the database: an owner just started, whose taking of the lease
+		// waited for the database, has none).
+		o.awaitRenewal(max(left, RenewEvery))
+	}
+	if left := o.trusted(); left <= need || !o.Held() {
+		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
+		// A request held back is work this owner cannot finish: it steps
+		// down, and the next owner takes the workflow up from the store.
+		o.stepDown(fmt.Errorf("%w: a request to the broker was held back", err))
+		return err
+	}
+	return nil
+}
+
+// ErrSteppedDown is matched by the error Fatal delivers when the owner
+// stepped down (its lease lost, or not sure of it any more), as opposed to
+// its engine stopping on an error.
+var ErrSteppedDown = errors.New("stepped down")
+
+// stepDown gives the account up for why: Lost is closed and Fatal says
+// why. Only the first reason counts.
+func (o *Owner) stepDown(why error) {
+	o.lostOnce.Do(func() {
+		o.lostWhy = fmt.Errorf("%w: %w", ErrSteppedDown, why)
+		close(o.lost)
+	})
+}
+
+// Fatal delivers why this owner can no longer drive the account: its
+// lease was lost, or its engine stopped on an error. Nothing comes when
+// it is closed.
+func (o *Owner) Fatal() <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		select {
+		case <-o.lost:
+			ch <- o.lostWhy
+		case err := <-o.eng.Err():
+			ch <- fmt.Errorf("account %s: the engine stopped: %w", o.lease.Account, err)
+		case <-o.stop:
+		}
+	}()
+	return ch
+}
+
+// Close stops taking requests and the engine, and releases the lease and
+// the machine lock; the workflows stay in the store for the next owner.
+// Closing again does nothing.
+func (o *Owner) Close() {
+	o.closeOnce.Do(func() {
+		close(o.stop)
+		// The engine first: a follower's stream cut below is the owner
+		// going, not the asker, and must decline nothing.
+		o.eng.Close()
+		o.srv.Close()
+		if o.net != nil {
+			o.net.Close()
+		}
+		o.wg.Wait()
+		o.renewals.leave(o)
+		o.release()
+	})
+}
+
+// release records the pacing, gives the lease up, removes the socket and
+// drops the machine lock, in that order: the next owner finds all of it
+// done when it gets the lock.
+func (o *Owner) release() {
+	client := o.cfg.Engine.Client
+	if last := client.LastRequest(); !last.IsZero() && o.fenced != nil {
+		// Under this owner's term: one that stepped down leaves the row
+		// to the owner that followed it.
+		switch err := o.fenced.SetLastRequest(context.Background(), client.PacingKey(), last); {
+		case errors.Is(err, store.ErrLeaseLost):
+			o.log.Info("last request time not recorded: another owner holds the account", "err", err)
+		case err != nil:
+			o.log.Warn("last request time not recorded; the next owner may draw a 429", "err", err)
+		}
+	}
+	if o.lease.Owner != "" {
+		if err := o.st.ReleaseLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term); err != nil {
+			o.log.Warn("lease not released; it lapses by itself", "err", err)
+		}
+		os.Remove(o.lease.Endpoint)
+	}
+	o.lock.unlock()
+}

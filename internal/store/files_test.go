@@ -1,0 +1,60 @@
+package store_test
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/store"
+)
+
+// Issue 21: in a folder open to every user (0755) and under the common
+// umask 022, the database, its WAL and its shared memory were created
+// 0644, and another user read workflow records from the WAL. Now every
+// file of the database is 0600, and one left 0644 by an older version is
+// made private when opened. Not parallel: it sets the process's umask.
+func TestDatabaseFilesPrivate(t *testing.T) {
+	defer syscall.Umask(syscall.Umask(0o022))
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "locator.db")
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	check := func(when string) {
+		t.Helper()
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %s is %v, want -rw-------", when, filepath.Base(p), fi.Mode().Perm())
+			}
+		}
+	}
+
+	s, err := store.Open(t.Context(), path, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(t.Context(), newLocate("wf-1")); err != nil {
+		t.Fatal(err)
+	}
+	check("created")
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2, err := store.Open(t.Context(), path, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("reopened after an older version left them 0644")
+	s2.Close()
+	s.Close()
+}

@@ -1,0 +1,339 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/internal/store"
+)
+
+// One leader row per account: a second owner is refused while the lease
+// lives, takes it with the next term once it lapsed (a zero TTL lapses at
+// once, whatever clock the database keeps), and the old owner can then
+// neither renew nor write under its term.
+func TestLeaseTermsAndFencing(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		a := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		got, err := b.store.AcquireLease(ctx, a, time.Hour)
+		if err != nil || got.Term != 1 {
+			t.Fatalf("first acquire: term %d, %v", got.Term, err)
+		}
+		again, err := b.store.AcquireLease(ctx, a, time.Hour)
+		if err != nil || again.Term != 1 || !again.Since.Equal(got.Since) {
+			t.Fatalf("the owner again: term %d since %v, %v; want term 1 since %v", again.Term, again.Since, err, got.Since)
+		}
+		other := locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}
+		var held *store.LeaseHeldError
+		if _, err := b.store.AcquireLease(ctx, other, time.Hour); !errors.As(err, &held) || held.Holder.Owner != "a" {
+			t.Fatalf("acquire of a live lease: %v", err)
+		}
+		fenced := b.store.Fenced(store.Fence{Account: "LV100001", Owner: "a", Term: 1})
+		if err := fenced.Create(ctx, newLocate("w1")); err != nil {
+			t.Fatalf("write under the current term: %v", err)
+		}
+		// a stalls: its lease lapses and b takes term 2.
+		if err := b.store.RenewLease(ctx, "LV100001", "a", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		took, err := b.store.AcquireLease(ctx, other, time.Hour)
+		if err != nil || took.Term != 2 {
+			t.Fatalf("acquire of a lapsed lease: term %d, %v", took.Term, err)
+		}
+		if err := b.store.RenewLease(ctx, "LV100001", "a", 1, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("renewal of an ended term: %v", err)
+		}
+		if err := fenced.Create(ctx, newLocate("w2")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("write under an ended term: %v", err)
+		}
+		if _, err := b.store.Get(ctx, "w2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the fenced write was stored: %v", err)
+		}
+		// A release lapses the lease and keeps the row: the next owner's
+		// term is 3, never 1 again.
+		if err := b.store.ReleaseLease(ctx, "LV100001", "b", 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.LiveLease(ctx, "LV100001"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("live lease after release: %v", err)
+		}
+		if ls, err := b.store.Leases(ctx); err != nil || len(ls) != 0 {
+			t.Fatalf("leases after release: %+v, %v; want none", ls, err)
+		}
+		c := locator.Lease{Account: "LV100001", Owner: "c", PID: 3, Host: "h3", Endpoint: "e3"}
+		if got, err := b.store.AcquireLease(ctx, c, time.Hour); err != nil || got.Term != 3 {
+			t.Fatalf("acquire after release: term %d, %v", got.Term, err)
+		}
+		live, err := b.store.LiveLease(ctx, "LV100001")
+		if err != nil || live.Owner != "c" || live.Endpoint != "e3" || live.Term != 3 {
+			t.Fatalf("live lease: %+v, %v", live, err)
+		}
+		// Taking over from a dead owner starts a term too, and is refused
+		// when the lease has meanwhile moved to someone else.
+		d := locator.Lease{Account: "LV100001", Owner: "d", PID: 4, Host: "h3", Endpoint: "e4"}
+		if _, err := b.store.TakeOverLease(ctx, d, "someone-else", time.Hour); !errors.As(err, &held) {
+			t.Fatalf("take over from an owner that is not the holder: %v", err)
+		}
+		if got, err := b.store.TakeOverLease(ctx, d, "c", time.Hour); err != nil || got.Term != 4 {
+			t.Fatalf("take over from c: term %d, %v", got.Term, err)
+		}
+	})
+}
+
+// Processes racing for a free account: exactly one wins, the others are
+// told who did.
+func TestLeaseRace(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		stores := []*store.Store{b.store, mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock)}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, refused := 0, 0
+		for i, s := range stores {
+			for j := range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l := locator.Lease{Account: "LV100001", Owner: string(rune('a'+i)) + string(rune('0'+j)), PID: i, Host: "h", Endpoint: "e"}
+					_, err := s.AcquireLease(ctx, l, time.Hour)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						won++
+					case errors.Is(err, store.ErrLeaseHeld):
+						refused++
+					default:
+						t.Errorf("acquire: %v", err)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if won != 1 || refused != len(stores)*3-1 {
+			t.Fatalf("%d won, %d refused; want 1 and %d", won, refused, len(stores)*3-1)
+		}
+	})
+}
+
+// A standby waiting on a held lease is woken when it may be free: at once
+// for a lease released or passed on, and while it waits by the release's
+// notification on Postgres (LISTEN/NOTIFY), by its next look (a quarter
+// of a second) on SQLite, long before the lease would have lapsed.
+func TestWaitLease(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		a := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+		held, err := b.store.AcquireLease(ctx, a, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		standby := mustOpen(t, b.dsn, b.clock)
+		woken := make(chan error, 1)
+		go func() { woken <- standby.WaitLease(ctx, held) }()
+		select {
+		case err := <-woken:
+			t.Fatalf("woken while the lease is held: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if err := b.store.ReleaseLease(ctx, "LV100001", "a", held.Term); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-woken:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the standby was not woken by the release")
+		}
+		// Passed on to another owner: no wait at all.
+		next, err := b.store.AcquireLease(ctx, locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := standby.WaitLease(ctx, held); err != nil {
+			t.Fatal(err)
+		}
+		_ = next
+	})
+}
+
+// Standbys are listed while they renew, and no more once they leave or
+// lapse.
+func TestStandbys(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		sb := locator.Standby{Account: "LV100001", Process: "daemon:b", PID: 2, Host: "h2"}
+		if err := b.store.StandBy(ctx, sb, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.store.StandBy(ctx, locator.Standby{Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.store.Standbys(ctx, "")
+		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" {
+			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed)", got, err)
+		}
+		if err := b.store.LeaveStandby(ctx, "LV100001", "daemon:b"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
+			t.Fatalf("standbys after leaving: %+v, %v", got, err)
+		}
+		// A daemon announces all the accounts it is about to own in one
+		// statement (a second time renews them); c's lapsed one lives again.
+		all := []locator.Standby{sb, {Account: "LV100002", Process: "daemon:b", PID: 2, Host: "h2"}, {Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}}
+		for range 2 {
+			if err := b.store.StandByAll(ctx, all, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 3 {
+			t.Fatalf("standbys after StandByAll: %+v, %v; want 3", got, err)
+		}
+	})
+}
+
+// The broker's rate limits are per key pair (spec "Rate limits": several
+// processes sharing one key pair share the buckets), so the accounts of
+// one key pair are owned by one process at a time: another process is
+// refused any of them while a lease of one lives, may take them once they
+// lapsed or their process is found dead, and an owner whose lapsed lease
+// lost its key pair to another process cannot renew it.
+func TestKeyPairOneProcess(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		lease := func(acct, owner, process, key string) locator.Lease {
+			return locator.Lease{Account: acct, Owner: owner, PID: 1, Host: "h", Endpoint: "e-" + owner, PacingKey: key, Process: process}
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("A", "p1-a", "p1", "K"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		var pair *store.KeyPairHeldError
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p2-b", "p2", "K"), time.Hour); !errors.As(err, &pair) || pair.Holder.Account != "A" || pair.Account != "B" {
+			t.Fatalf("another process on the key pair: %v; want a KeyPairHeldError naming A", err)
+		}
+		if _, err := b.store.LiveLease(ctx, "B"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("B was written: %v", err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p1-b", "p1", "K"), time.Hour); err != nil {
+			t.Fatalf("the same process, another account of the pair: %v", err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("C", "p2-c", "p2", "K2"), time.Hour); err != nil {
+			t.Fatalf("another key pair: %v", err)
+		}
+		// p1 stalls: A's lease lapses (B's lives) and p2 is still refused;
+		// then B's lapses too, and p2 takes A.
+		if err := b.store.RenewLease(ctx, "A", "p1-a", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("A", "p2-a", "p2", "K"), time.Hour); !errors.As(err, &pair) || pair.Holder.Account != "B" {
+			t.Fatalf("A lapsed, B live: %v; want a KeyPairHeldError naming B", err)
+		}
+		if err := b.store.RenewLease(ctx, "B", "p1-b", 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.store.AcquireLease(ctx, lease("A", "p2-a", "p2", "K"), time.Hour); err != nil || got.Term != 2 {
+			t.Fatalf("both lapsed: term %d, %v; want A's term 2", got.Term, err)
+		}
+		// p1 resumes: B's lease is still its term, but lapsed, and its key
+		// pair is p2's now.
+		if err := b.store.RenewLease(ctx, "B", "p1-b", 1, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("renewal of a lapsed lease whose key pair moved: %v", err)
+		}
+		// p2 takes B; p3 finds p2 dead and takes A over at once, and then B,
+		// though p2's lease of B has not lapsed.
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p2-b", "p2", "K"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.TakeOverLease(ctx, lease("A", "p3-a", "p3", "K"), "p2-a", time.Hour); err != nil {
+			t.Fatalf("take over from a dead process: %v", err)
+		}
+		if _, err := b.store.TakeOverLease(ctx, lease("B", "p3-b", "p3", "K"), "p2-b", time.Hour); err != nil {
+			t.Fatalf("take over the dead process's other account: %v", err)
+		}
+		// Processes racing for the accounts of one free key pair: exactly
+		// one wins.
+		stores := []*store.Store{b.store, mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock)}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := map[string]bool{}
+		for i, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := fmt.Sprintf("q%d", i)
+				_, err := s.AcquireLease(ctx, lease(fmt.Sprintf("R%d", i), p, p, "K3"), time.Hour)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won[p] = true
+				case !errors.Is(err, store.ErrKeyPairHeld):
+					t.Errorf("acquire: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("processes owning accounts of one key pair: %v; want one", won)
+		}
+	})
+}
+
+// Issue 27: one process renews every lease it holds in one statement:
+// the live leases of the terms named are extended, a lapsed one and one
+// another owner took are not (their owners learn which from RenewLease).
+func TestRenewLeasesAtOnce(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		var terms []store.Term
+		for i := range 6 {
+			acct := fmt.Sprintf("LV%06d", i)
+			l, err := b.store.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", PacingKey: "K", Process: "p1"}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+		}
+		before, err := b.store.LiveLease(ctx, terms[0].Account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The second lapses; the third lapses and another owner takes it.
+		lapsed, moved := terms[1], terms[2]
+		for _, x := range []store.Term{lapsed, moved} {
+			if err := b.store.RenewLease(ctx, x.Account, x.Owner, x.Term, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: moved.Account, Owner: "p2", PID: 2, Host: "h", Endpoint: "e2", Process: "p2"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		renewed, err := b.store.RenewLeases(ctx, terms, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(renewed) != len(terms)-2 || renewed[lapsed] || renewed[moved] || !renewed[terms[0]] || !renewed[terms[len(terms)-1]] {
+			t.Fatalf("renewed %d of %d (lapsed %v, moved %v); want all but the lapsed and the moved", len(renewed), len(terms), renewed[lapsed], renewed[moved])
+		}
+		after, err := b.store.LiveLease(ctx, terms[0].Account)
+		if err != nil || !after.Expires.After(before.Expires) || after.Term != before.Term {
+			t.Fatalf("a renewed lease: %+v, %v; want its term %d, expiring after %v", after, err, before.Term, before.Expires)
+		}
+		if _, err := b.store.LiveLease(ctx, lapsed.Account); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the lapsed lease renewed: %v", err)
+		}
+		if l, err := b.store.LiveLease(ctx, moved.Account); err != nil || l.Owner != "p2" || l.Term != moved.Term+1 {
+			t.Fatalf("the moved lease: %+v, %v; want p2's term %d", l, err, moved.Term+1)
+		}
+		if err := b.store.RenewLease(ctx, moved.Account, moved.Owner, moved.Term, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("the moved lease's old owner: %v, want ErrLeaseLost", err)
+		}
+	})
+}
