@@ -25,7 +25,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite api/openapi.yaml from the route table")
 
-const openAPIPath = "../api/openapi.yaml"
+const openAPIPath = "../../api/openapi.yaml"
 
 // TestOpenAPI proves api/openapi.yaml is the account API the transport
 // serves: the document generated from the route table (server.table) and

@@ -30,7 +30,7 @@ type checkedRoute struct{}
 // describe fails t. It returns the socket's path.
 func wireChecked(t *testing.T, endpoint string) string {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromFile("../api/openapi.yaml")
+	doc, err := openapi3.NewLoader().LoadFromFile("../../api/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
