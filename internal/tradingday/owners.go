@@ -209,20 +209,11 @@ func (r *runner) follower(ctx context.Context, op Op) (string, error) {
 
 // fromShells is the follower operation on daemon d.
 func (r *runner) fromShells(ctx context.Context, d *daemon, op Op) (string, error) {
-	// Its prompt is left open: the answer comes from the other shell, or
-	// never.
-	locating, err := r.shell(d, "locate in another shell", func(qctx context.Context, _ account.Question) bool {
-		<-qctx.Done()
-		return false
-	})
+	locating, other, err := r.twoShells(d)
 	if err != nil {
 		return "", err
 	}
 	defer locating.Close()
-	other, err := r.shell(d, "another shell", nil)
-	if err != nil {
-		return "", err
-	}
 	defer other.Close()
 	res, err := locating.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity,
 		Policy: workflow.Policy{AllowSingleUse: op.SingleUse}}}, Ask: true})
@@ -290,6 +281,24 @@ func (r *runner) fromShells(ctx context.Context, d *daemon, op Op) (string, erro
 			Detail: fmt.Sprintf("%s: approved from another shell at %s as shown and the answer taken, but it ended %s (%s)", st.ID, shown, w.State, o.Words)}
 	}
 	return words, nil
+}
+
+// twoShells opens two followers of daemon d: the shell that locates, its
+// prompt left open (the answer comes from the other shell, or never), and
+// the other shell.
+func (r *runner) twoShells(d *daemon) (locating, other *service.Client, err error) {
+	locating, err = r.shell(d, "locate in another shell", func(qctx context.Context, _ account.Question) bool {
+		<-qctx.Done()
+		return false
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if other, err = r.shell(d, "another shell", nil); err != nil {
+		locating.Close()
+		return nil, nil, err
+	}
+	return locating, other, nil
 }
 
 // answerElsewhere has another shell read the offer waiting on workflow id
