@@ -34,7 +34,7 @@ const openAPIPath = "../../api/openapi.yaml"
 // without the document fails here (go test ./internal/service -run TestOpenAPI
 // -update rewrites it). It also proves every route is under /v1.
 func TestOpenAPI(t *testing.T) {
-	s := newServer(nil, nil, nil, nil, "")
+	s := newServer(nil, nil, nil, "")
 	doc := openAPI(s.table())
 	out, err := yaml.Marshal(doc)
 	if err != nil {
@@ -77,7 +77,7 @@ func TestOpenAPI(t *testing.T) {
 // TestOpenAPIDescribesErrorKinds proves the published error schema names
 // every kind an error crosses the transport with.
 func TestOpenAPIDescribesErrorKinds(t *testing.T) {
-	doc := openAPI(newServer(nil, nil, nil, nil, "").table())
+	doc := openAPI(newServer(nil, nil, nil, "").table())
 	kind := doc["components"].(obj)["schemas"].(obj)["Error"].(obj)["properties"].(obj)["kind"].(obj)
 	got := fmt.Sprint(kind["enum"])
 	want := fmt.Sprint(errorKinds)

@@ -271,7 +271,7 @@ func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string
 		return err
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
-	o.api = newServer(o.local, o.hello, ec.Client, o.clk, pin)
+	o.api = newServer(o.local, o.hello, ec.Client, pin)
 	return nil
 }
 
