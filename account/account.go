@@ -1,6 +1,6 @@
 // Package account is what can be done with a broker account, whoever owns
 // it: one interface, Account, with one request type per operation and one
-// update type, and the outcomes of its workflows in words and exit codes.
+// update type, and the outcomes of its workflows in words and as ends.
 //
 // Exactly one implementation holds the semantics (input validation, the
 // live/paper guard, the cost policy, outcomes): service.Local, on the
@@ -367,8 +367,8 @@ type JobResult struct {
 
 // JobFailure is a run that did not reach its goal. Detail says what each
 // part of the run came to; Worst is the worst end among its workflows
-// (empty when no workflow caused the failure), from which the exit code
-// of a command that ran it comes.
+// (empty when no workflow caused the failure), from which the End of a
+// command that ran it comes.
 type JobFailure struct {
 	// Detail is the run's account, part by part.
 	Detail string `json:"detail"`
@@ -389,22 +389,22 @@ type JobFailure struct {
 
 func (f *JobFailure) Error() string { return f.Detail }
 
-// Exit is the exit code of a command whose run failed so: 4 when the
-// worst end was a policy decline, 3 when the broker rejected, expired or
-// cancelled, and for a reconciliation with fee problems (as `locator
-// fees` exits on the same check), 130 when interrupted, 1 otherwise.
-func (f *JobFailure) Exit() int {
+// End is what ended a run that failed so: declined when the worst end was
+// a policy decline, the broker when it rejected, expired or cancelled,
+// and for a reconciliation with fee problems (as `locator fees` ends on
+// the same check), interrupted when interrupted, failed otherwise.
+func (f *JobFailure) End() End {
 	switch {
 	case f.Interrupted:
-		return ExitInterrupted
+		return EndInterrupted
 	case len(f.FeeProblems) > 0:
-		return ExitBroker
+		return EndBroker
 	case f.Worst == states.Declined:
-		return ExitDeclined
+		return EndDeclined
 	case f.Worst == states.Rejected, f.Worst == states.Expired, f.Worst == states.Canceled:
-		return ExitBroker
+		return EndBroker
 	}
-	return ExitFailure
+	return EndFailed
 }
 
 // FeesRequest asks for the fee check of a window of trade dates.

@@ -7,9 +7,9 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Kind says what an error of the account API means to its caller, and so
-// the exit code of a command that ends with it. Kinds cross a transport
-// unchanged; code branches on them, never on messages.
+// Kind says what an error of the account API means to its caller (the CLI
+// maps it to the exit code of a command that ends with it). Kinds cross a
+// transport unchanged; code branches on them, never on messages.
 type Kind string
 
 // Kinds of errors.

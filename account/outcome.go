@@ -1,8 +1,6 @@
 package account
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,51 +9,54 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Exit codes (docs/design.md contract): what a command that ends with an
-// outcome or an error exits with.
+// End is what ended a workflow, a short or a job run, as a command that
+// ends with it reports it: the CLI maps each to its exit code
+// (internal/console.Exit, the docs/design.md contract).
+type End int
+
+// Ends. The zero End is done.
 const (
-	ExitOK          = 0   // done, including a person's own decline or cancel
-	ExitFailure     = 1   // unexpected failure
-	ExitUsage       = 2   // bad usage or input, or refused before sending
-	ExitBroker      = 3   // the broker rejected, expired or cancelled it
-	ExitDeclined    = 4   // declined by the cost policy or the locate budget
-	ExitInterrupted = 130 // interrupted
+	EndDone        End = iota // done, including a person's own decline or cancel
+	EndFailed                 // an unexpected failure, or not finished
+	EndBroker                 // the broker rejected, expired or cancelled it
+	EndDeclined               // declined by the cost policy or the locate budget
+	EndInterrupted            // interrupted
 )
 
-// Outcome is how a workflow ended: in words for a person, and as an exit
-// code. It is computed from the final record alone, so every process that
-// sees the record says the same.
+// Outcome is how a workflow ended: in words for a person, and as an End.
+// It is computed from the final record alone, so every process that sees
+// the record says the same.
 type Outcome struct {
 	// Words say how it ended, starting with its state: "declined at the
 	// prompt", "canceled at the broker (locate status 52 Canceled)".
 	Words string
-	// Exit is the exit code of a command that ends with it.
-	Exit int
+	// End is what ended it.
+	End End
 }
 
-// OutcomeOf is w's outcome. A workflow still open has none (Exit 1).
+// OutcomeOf is w's outcome. A workflow still open has none (EndFailed).
 func OutcomeOf(w *workflow.Workflow) Outcome {
 	switch w.State {
 	case states.Filled:
-		return Outcome{Words: fmt.Sprintf("filled — %d shares at %s (%s) = %s", w.Quantity, w.Price.StringFixed(4), w.LocateType, w.Total().StringFixed(2)), Exit: ExitOK}
+		return Outcome{Words: fmt.Sprintf("filled — %d shares at %s (%s) = %s", w.Quantity, w.Price.StringFixed(4), w.LocateType, w.Total().StringFixed(2)), End: EndDone}
 	case states.Covered:
-		return Outcome{Words: "covered — located inventory already holds the shares; nothing was quoted", Exit: ExitOK}
+		return Outcome{Words: "covered — located inventory already holds the shares; nothing was quoted", End: EndDone}
 	case states.NotNeeded:
-		return Outcome{Words: "not_needed — easy to borrow; nothing was quoted", Exit: ExitOK}
+		return Outcome{Words: "not_needed — easy to borrow; nothing was quoted", End: EndDone}
 	case states.Priced:
-		return Outcome{Words: "priced — " + prices(w) + "; cancelled at the broker, nothing accepted", Exit: ExitOK}
+		return Outcome{Words: "priced — " + prices(w) + "; cancelled at the broker, nothing accepted", End: EndDone}
 	case states.Credited:
-		return Outcome{Words: fmt.Sprintf("credited — %d %s shares credited back", w.Quantity, w.LocateType), Exit: ExitOK}
+		return Outcome{Words: fmt.Sprintf("credited — %d %s shares credited back", w.Quantity, w.LocateType), End: EndDone}
 	case states.Declined, states.Canceled:
 		return ended(w)
 	case states.Expired:
-		return Outcome{Words: "expired at the broker" + broker(w), Exit: ExitBroker}
+		return Outcome{Words: "expired at the broker" + broker(w), End: EndBroker}
 	case states.Rejected:
-		return Outcome{Words: "rejected by the broker" + broker(w), Exit: ExitBroker}
+		return Outcome{Words: "rejected by the broker" + broker(w), End: EndBroker}
 	case states.Failed:
-		return Outcome{Words: "failed" + because(w.Reason), Exit: ExitFailure}
+		return Outcome{Words: "failed" + because(w.Reason), End: EndFailed}
 	}
-	return Outcome{Words: string(w.State) + ", not finished" + because(w.Reason), Exit: ExitFailure}
+	return Outcome{Words: string(w.State) + ", not finished" + because(w.Reason), End: EndFailed}
 }
 
 // prices names the offers a price check saw: "300 shares: Locate 0.0150
@@ -74,24 +75,24 @@ func ended(w *workflow.Workflow) Outcome {
 	st := string(w.State)
 	switch w.Cause {
 	case workflow.CausePolicy:
-		return Outcome{Words: "declined by the cost policy" + because(w.Reason), Exit: ExitDeclined}
+		return Outcome{Words: "declined by the cost policy" + because(w.Reason), End: EndDeclined}
 	case workflow.CauseBudget:
-		return Outcome{Words: "declined by the locate budget" + because(w.Reason), Exit: ExitDeclined}
+		return Outcome{Words: "declined by the locate budget" + because(w.Reason), End: EndDeclined}
 	case workflow.CausePrompt:
-		return Outcome{Words: "declined at the prompt", Exit: ExitOK}
+		return Outcome{Words: "declined at the prompt", End: EndDone}
 	case workflow.CausePerson:
-		return Outcome{Words: st + " by a person " + w.Reason, Exit: ExitOK}
+		return Outcome{Words: st + " by a person " + w.Reason, End: EndDone}
 	case workflow.CauseNoAnswer:
-		return Outcome{Words: "declined: no answer in time; the offer was cancelled while it could be", Exit: ExitBroker}
+		return Outcome{Words: "declined: no answer in time; the offer was cancelled while it could be", End: EndBroker}
 	case workflow.CauseAskerGone:
-		return Outcome{Words: "declined: the process that was to answer went away", Exit: ExitBroker}
+		return Outcome{Words: "declined: the process that was to answer went away", End: EndBroker}
 	case workflow.CauseInterrupt:
-		return Outcome{Words: st + ": interrupted, withdrawn", Exit: ExitInterrupted}
+		return Outcome{Words: st + ": interrupted, withdrawn", End: EndInterrupted}
 	}
 	if w.State == states.Canceled {
-		return Outcome{Words: "canceled at the broker" + broker(w), Exit: ExitBroker}
+		return Outcome{Words: "canceled at the broker" + broker(w), End: EndBroker}
 	}
-	return Outcome{Words: st + because(w.Reason), Exit: ExitBroker}
+	return Outcome{Words: st + because(w.Reason), End: EndBroker}
 }
 
 // broker is what the broker said of w: the status of its last row, named,
@@ -122,38 +123,23 @@ func because(reason string) string {
 	return ": " + reason
 }
 
-// ExitOf is the exit code of a command that ends with err (0 for nil).
-func ExitOf(err error) int {
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
-	}
-	switch KindOf(err) {
-	case KindInput, KindRefused, KindNotOpen, KindSizing, KindChanged, KindUsed:
-		return ExitUsage
-	}
-	return ExitFailure
-}
-
 // ShortOutcome is how a short ended: the locate's outcome when it did not
 // locate, the order's otherwise; a person's no at the order's
-// confirmation is done (exit 0), nothing sent.
+// confirmation is done, nothing sent.
 func ShortOutcome(res *ShortResult) Outcome {
 	if res.Order == nil {
 		switch {
 		case res.Locate != nil && !res.Locate.Located():
 			return OutcomeOf(res.Locate)
 		case res.Declined:
-			return Outcome{Words: "declined at the confirmation: no order was sent", Exit: ExitOK}
+			return Outcome{Words: "declined at the confirmation: no order was sent", End: EndDone}
 		}
-		return Outcome{Words: "declined: no order was sent (" + res.Reason + ")", Exit: ExitDeclined}
+		return Outcome{Words: "declined: no order was sent (" + res.Reason + ")", End: EndDeclined}
 	}
 	o := res.Order
 	switch o.State {
 	case states.Filled, states.OrderWorking:
-		return Outcome{Words: fmt.Sprintf("order %s %s", o.LookupID(), o.State), Exit: ExitOK}
+		return Outcome{Words: fmt.Sprintf("order %s %s", o.LookupID(), o.State), End: EndDone}
 	case states.Rejected, states.Canceled, states.Expired, states.Failed:
 		words := fmt.Sprintf("order %s %s", o.LookupID(), o.State)
 		if o.Code != "" {
@@ -164,19 +150,19 @@ func ShortOutcome(res *ShortResult) Outcome {
 		} else if o.Reason != "" {
 			words += ": " + o.Reason
 		}
-		return Outcome{Words: words, Exit: ExitBroker}
+		return Outcome{Words: words, End: EndBroker}
 	case states.OrderUnregistered:
-		return Outcome{Words: fmt.Sprintf("order %s never reached the broker; nothing is working under it. Run the command again to place a new one", o.ClientOrderID), Exit: ExitFailure}
+		return Outcome{Words: fmt.Sprintf("order %s never reached the broker; nothing is working under it. Run the command again to place a new one", o.ClientOrderID), End: EndFailed}
 	}
 	status := o.OrderStatus
 	if status == "" {
 		status = string(o.State)
 	}
-	return Outcome{Words: fmt.Sprintf("order %s is still %s: see 'locator orders'", o.LookupID(), status), Exit: ExitFailure}
+	return Outcome{Words: fmt.Sprintf("order %s is still %s: see 'locator orders'", o.LookupID(), status), End: EndFailed}
 }
 
 // Severity orders the unsuccessful ends of workflows, for a job run's
-// worst end and for the exit code of any batch: a failure beats a broker
+// worst end and for the End of any batch: a failure beats a broker
 // refusal, which beats a policy decline.
 func Severity(s states.State) int {
 	switch s {
@@ -189,17 +175,17 @@ func Severity(s states.State) int {
 }
 
 // Worst is the outcome of a batch: that of its worst workflow by Severity
-// among those whose outcome does not exit 0 (nil entries skipped), or
+// among those whose outcome is not done (nil entries skipped), or
 // done when none.
 func Worst(ws []*workflow.Workflow) Outcome {
 	var worst *workflow.Workflow
 	for _, w := range ws {
-		if w != nil && OutcomeOf(w).Exit != ExitOK && (worst == nil || Severity(w.State) > Severity(worst.State)) {
+		if w != nil && OutcomeOf(w).End != EndDone && (worst == nil || Severity(w.State) > Severity(worst.State)) {
 			worst = w
 		}
 	}
 	if worst == nil {
-		return Outcome{Exit: ExitOK}
+		return Outcome{End: EndDone}
 	}
 	return OutcomeOf(worst)
 }

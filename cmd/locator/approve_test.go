@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 26 item 3, spec "Short locates" rule 2: while `locate RSHO 1000
@@ -65,7 +65,7 @@ func TestWaitingOfferFromAnotherShell(t *testing.T) {
 	}
 	select {
 	case code := <-approved:
-		if code != account.ExitOK || !strings.Contains(approveErr.String(), "not approved: the offer still waits on "+id+"; nothing was sent") {
+		if code != console.ExitOK || !strings.Contains(approveErr.String(), "not approved: the offer still waits on "+id+"; nothing was sent") {
 			t.Errorf("approve, no at its terminal: exit %d\n%s\n%s", code, approveOut.String(), approveErr.String())
 		}
 	case <-ctx.Done():
@@ -77,13 +77,13 @@ func TestWaitingOfferFromAnotherShell(t *testing.T) {
 
 	code, text := b.run(t, nil, "approve", id[:12])
 	for _, want := range []string{"approving RSHO " + id + ": 1000 shares at 0.0400 (SingleUse, offer ", ".SU) = 40.00", "filled — 1000 shares at 0.0400 (SingleUse) = 40.00"} {
-		if code != account.ExitOK || !strings.Contains(text, want) {
+		if code != console.ExitOK || !strings.Contains(text, want) {
 			t.Errorf("approve: exit %d, want 0 with %q\n%s", code, want, text)
 		}
 	}
 	select {
 	case code := <-done:
-		if code != account.ExitOK || !strings.Contains(stderr.String(), "answered elsewhere") {
+		if code != console.ExitOK || !strings.Contains(stderr.String(), "answered elsewhere") {
 			t.Errorf("the asking shell: exit %d, want 0 with its prompt withdrawn\n%s\n%s", code, stdout.String(), stderr.String())
 		}
 	case <-ctx.Done():

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/bench"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // locator bench runs both runners on a small watchlist on the sped-up
@@ -50,8 +50,8 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	for _, args := range [][]string{{"bench", "--mode", "fast"}, {"bench", "--n", "0"}, {"bench", "--speed", "0"}} {
-		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, account.ExitUsage, errOut)
+		if code, _, errOut := b.MustRunMain(t, nil, args...); code != console.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, console.ExitUsage, errOut)
 		}
 	}
 }
@@ -68,15 +68,15 @@ func TestBenchDays(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	broke := strings.Contains(out, "invariant")
-	if broke != (code == account.ExitFailure) || (!broke && code != 0) {
+	if broke != (code == console.ExitFailure) || (!broke && code != 0) {
 		t.Errorf("exit %d with a violation printed: %v\n%s", code, broke, out)
 	}
 	if broke && !strings.Contains(out, "locator bench --mode days --days 1 --seed") {
 		t.Errorf("a failed day without its rerun command:\n%s", out)
 	}
 	for _, args := range [][]string{{"bench", "--mode", "days", "--days", "0"}, {"bench", "--mode", "days", "--seed", "0"}} {
-		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, account.ExitUsage, errOut)
+		if code, _, errOut := b.MustRunMain(t, nil, args...); code != console.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, console.ExitUsage, errOut)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 28: a rejection text carrying a line break and U+202E forged a row
@@ -49,11 +49,11 @@ func TestStatusBrokerTextCannotForgeARow(t *testing.T) {
 	t.Cleanup(srv.Close)
 	env := map[string]string{"LOCATOR_BASE_URL": srv.URL}
 
-	if code, out, errOut := b.MustRunMain(t, env, "locate", "RSTR", "100", "--yes"); code != account.ExitBroker {
+	if code, out, errOut := b.MustRunMain(t, env, "locate", "RSTR", "100", "--yes"); code != console.ExitBroker {
 		t.Fatalf("locate RSTR: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut := b.MustRunMain(t, env, "status")
-	if code != account.ExitOK {
+	if code != console.ExitOK {
 		t.Fatalf("status: exit %d\n%s", code, errOut)
 	}
 	if !strings.Contains(out, "FORGED") {
@@ -68,7 +68,7 @@ func TestStatusBrokerTextCannotForgeARow(t *testing.T) {
 		}
 	}
 	code, out, errOut = b.MustRunMain(t, env, "status", "-o", "json")
-	if code != account.ExitOK {
+	if code != console.ExitOK {
 		t.Fatalf("status -o json: exit %d\n%s", code, errOut)
 	}
 	if strings.Contains(out, "\u202e") || strings.Contains(out, `\u202e`) || strings.Contains(out, `\n`) {

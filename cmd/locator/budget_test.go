@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 30, the locate budget per account per trading day, kept by the
@@ -39,13 +39,13 @@ func budgetAcrossShells(t *testing.T, b *cliBundle) {
 	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
 
 	// HTBX at 0.0150 × 1000 = 15.00.
-	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "1000", "--max-price", "0.02"); code != account.ExitOK {
+	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "1000", "--max-price", "0.02"); code != console.ExitOK {
 		t.Fatalf("first locate: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// HTBY at 0.0300 × 500 = 15.00: 30.00 would pass the 20.00.
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBY", "500", "--max-price", "0.05")
 	want := "declined by the locate budget: the offer's 15.00 with 15.00 spent today would pass the day's locate budget of 20.00 (5.00 left)"
-	if code != account.ExitDeclined || !strings.Contains(out+errOut, want) {
+	if code != console.ExitDeclined || !strings.Contains(out+errOut, want) {
 		t.Errorf("second locate: exit %d, want 4 saying %q\n%s\n%s", code, want, out, errOut)
 	}
 	accepts := 0

@@ -369,7 +369,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	var ce *commandError
 	switch {
 	case err == nil:
-		return account.ExitOK
+		return console.ExitOK
 	case errors.As(err, &ce):
 		return m.exitCode(ctx, ce)
 	}
@@ -383,7 +383,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		}
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
-	return account.ExitUsage
+	return console.ExitUsage
 }
 
 // exitCode prints the error a command ended with and maps it to the
@@ -392,29 +392,29 @@ func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	err := ce.err
 	var ue *usageError
 	var ee *exitError
-	code, msg := account.ExitFailure, err.Error()
+	code, msg := console.ExitFailure, err.Error()
 	var ae *account.Error
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
 	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
-		code = account.ExitUsage
+		code = console.ExitUsage
 	case errors.As(err, &ae) && !errors.Is(err, brokercode.ErrInput):
-		code = account.ExitOf(ae)
+		code = console.ExitOf(ae)
 	case errors.Is(err, brokercode.ErrInput):
-		code = account.ExitUsage
+		code = console.ExitUsage
 		if !strings.Contains(msg, "nothing was sent") {
 			msg += "; nothing was sent"
 		}
 	case errors.Is(err, brokerclient.ErrLoginRequired):
 		msg += "\nrun 'locator login --partner' to sign in again"
 	case errors.Is(err, context.Canceled):
-		code, msg = account.ExitInterrupted, "interrupted"
+		code, msg = console.ExitInterrupted, "interrupted"
 	}
 	// Interrupted (Ctrl-C, SIGTERM), a command that did not finish exits
 	// 130 whatever error its cut-off work returned.
-	if ctx.Err() != nil && code != account.ExitInterrupted {
-		code = account.ExitInterrupted
+	if ctx.Err() != nil && code != console.ExitInterrupted {
+		code = console.ExitInterrupted
 	}
 	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, msg)
 	return code

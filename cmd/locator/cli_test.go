@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
 )
 
@@ -47,7 +47,7 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		{[]string{"short", "HTBX", "-5.5", "--limit-price", "12"}, "-5.5: a quantity, a price or a cap is a positive number", "Run 'locator short --help' for usage."},
 	} {
 		code, out, errOut := runBare(t, tc.args...)
-		if code != account.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
+		if code != console.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q and %q", tc.args, code, out, errOut, tc.want, tc.hint)
 		}
 		if strings.Contains(errOut, "shorthand") || strings.Contains(errOut, "--db") {
@@ -61,16 +61,16 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 func TestUnknownCommandAndNoArgs(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := runBare(t, "locat", "HTBX", "100")
-	if code != account.ExitUsage || out != "" || !strings.Contains(errOut, `unknown command "locat"`) || !strings.Contains(errOut, "Did you mean this?\n\tlocate") {
+	if code != console.ExitUsage || out != "" || !strings.Contains(errOut, `unknown command "locat"`) || !strings.Contains(errOut, "Did you mean this?\n\tlocate") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	for typed, want := range map[string]string{"staus": "status", "lcoate": "locate", "credit-bak": "credit-back"} {
-		if code, _, errOut := runBare(t, typed); code != account.ExitUsage || !strings.Contains(errOut, "Did you mean this?") || !strings.Contains(errOut, "\t"+want+"\n") {
+		if code, _, errOut := runBare(t, typed); code != console.ExitUsage || !strings.Contains(errOut, "Did you mean this?") || !strings.Contains(errOut, "\t"+want+"\n") {
 			t.Errorf("%s: exit %d, stderr %q, want the suggestion %s", typed, code, errOut, want)
 		}
 	}
 	code, out, errOut = runBare(t)
-	if code != account.ExitUsage || !strings.Contains(out, "Usage:") || !strings.Contains(out, "locate") || !strings.Contains(errOut, "no command") {
+	if code != console.ExitUsage || !strings.Contains(out, "Usage:") || !strings.Contains(out, "locate") || !strings.Contains(errOut, "no command") {
 		t.Errorf("no args: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
@@ -84,7 +84,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 		synopsis := sp.short
 		for _, args := range [][]string{{"help", sp.name}, {sp.name, "--help"}, {sp.name, "-h"}} {
 			code, out, errOut := runBare(t, args...)
-			if code != account.ExitOK || errOut != "" {
+			if code != console.ExitOK || errOut != "" {
 				t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 				continue
 			}
@@ -100,7 +100,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--help"}, {"help"}, {"completion", "--help"}, {"completion", "bash", "--help"}, {"help", "help"}} {
 		code, out, _ := runBare(t, args...)
-		if code != account.ExitOK || !strings.Contains(out, "Usage:") || strings.Contains(out, "[=true|false]") {
+		if code != console.ExitOK || !strings.Contains(out, "Usage:") || strings.Contains(out, "[=true|false]") {
 			t.Errorf("%v: exit %d\n%s", args, code, out)
 		}
 	}
@@ -112,14 +112,14 @@ func TestHelpForEveryCommand(t *testing.T) {
 // version prints the module version Go recorded, or the -X one.
 func TestVersion(t *testing.T) {
 	code, out, _ := runBare(t, "version")
-	if code != account.ExitOK || !strings.HasPrefix(out, "locator ") || !strings.Contains(out, runtime.Version()) {
+	if code != console.ExitOK || !strings.HasPrefix(out, "locator ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("exit %d %q", code, out)
 	}
 	version = "v1.2.3" // as -ldflags "-X main.version=v1.2.3" sets it
 	t.Cleanup(func() { version = "" })
 	code, out, _ = runBare(t, "version", "--json")
 	var v map[string]any
-	if err := json.Unmarshal([]byte(out), &v); code != account.ExitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
+	if err := json.Unmarshal([]byte(out), &v); code != console.ExitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
 	}
 	// Issue 19 item 4: a build without a build time (go test, go run)
@@ -130,7 +130,7 @@ func TestVersion(t *testing.T) {
 	}
 	buildTime = "2026-11-26T14:00:00Z" // as -ldflags "-X main.buildTime=..." sets it
 	t.Cleanup(func() { buildTime = "" })
-	if code, out, _ = runBare(t, "version"); code != account.ExitOK || !strings.Contains(out, "built 2026-11-26 09:00:00 ET") {
+	if code, out, _ = runBare(t, "version"); code != console.ExitOK || !strings.Contains(out, "built 2026-11-26 09:00:00 ET") {
 		t.Errorf("with a build time: exit %d %q", code, out)
 	}
 }
@@ -140,7 +140,7 @@ func TestCompletion(t *testing.T) {
 	t.Parallel()
 	for shell, want := range map[string]string{"bash": "__start_locator", "zsh": "#compdef locator", "fish": "complete -c locator"} {
 		code, out, errOut := runBare(t, "completion", shell)
-		if code != account.ExitOK || !strings.Contains(out, want) {
+		if code != console.ExitOK || !strings.Contains(out, want) {
 			t.Errorf("%s: exit %d, stderr %q, script lacks %q", shell, code, errOut, want)
 		}
 	}
@@ -166,11 +166,11 @@ func TestLogLevels(t *testing.T) {
 	}
 	b := setupCLI(t)
 	code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02")
-	if code != account.ExitOK || strings.Contains(errOut, "level=") {
+	if code != console.ExitOK || strings.Contains(errOut, "level=") {
 		t.Errorf("exit %d; a log line without -v:\n%s", code, errOut)
 	}
 	code, _, errOut = b.MustRunMain(t, nil, "-v", "credit-back", "HTBX", "100")
-	if code != account.ExitOK || !strings.Contains(errOut, "level=INFO msg=workflow") {
+	if code != console.ExitOK || !strings.Contains(errOut, "level=INFO msg=workflow") {
 		t.Errorf("-v: exit %d; no log of the engine's steps:\n%s", code, errOut)
 	}
 }
@@ -197,7 +197,7 @@ func TestOutputFormats(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02", "-o", "csv")
-	if code != account.ExitOK {
+	if code != console.ExitOK {
 		t.Fatalf("locate: exit %d\n%s", code, errOut)
 	}
 	if rows := csvRows(t, out, "ID", "SYMBOL", "STATE"); len(rows) != 1 || rows[0][1] != "HTBX" || rows[0][2] != "filled" {
@@ -219,27 +219,27 @@ func TestOutputFormats(t *testing.T) {
 		{[]string{"fees"}, []string{"date", "type", "symbol"}},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, append(tc.args, "-o", "csv")...)
-		if code != account.ExitOK {
+		if code != console.ExitOK {
 			t.Errorf("%v -o csv: exit %d\n%s", tc.args, code, errOut)
 			continue
 		}
 		csvRows(t, out, tc.header...)
 		code, out, _ = b.MustRunMain(t, nil, append(tc.args, "-o", "json")...)
-		if code != account.ExitOK {
+		if code != console.ExitOK {
 			t.Errorf("%v -o json: exit %d", tc.args, code)
 		}
 		jsonLines(t, out)
 		code, table, _ := b.MustRunMain(t, nil, tc.args...)
-		if code != account.ExitOK || table == out {
+		if code != console.ExitOK || table == out {
 			t.Errorf("%v: exit %d, the table is the JSON", tc.args, code)
 		}
 	}
 	code, out, _ = b.MustRunMain(t, nil, "inventory", "--json")
-	if objs := jsonLines(t, out); code != account.ExitOK || len(objs) == 0 || objs[0]["symbol"] != "HTBX" {
+	if objs := jsonLines(t, out); code != console.ExitOK || len(objs) == 0 || objs[0]["symbol"] != "HTBX" {
 		t.Errorf("inventory --json: exit %d %v", code, objs)
 	}
 	code, out, errOut = b.MustRunMain(t, nil, "fees", "--csv")
-	if code != account.ExitOK || !strings.Contains(errOut, "deprecated") {
+	if code != console.ExitOK || !strings.Contains(errOut, "deprecated") {
 		t.Errorf("fees --csv: exit %d, stderr %q", code, errOut)
 	}
 	csvRows(t, out, "date", "type")
@@ -251,7 +251,7 @@ func TestShortLimitPriceAlias(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes", "--max-price", "0.02")
-	if code != account.ExitOK || o.LimitPrice != "12.00" || !strings.Contains(errOut, "--limit has been deprecated, use --limit-price") {
+	if code != console.ExitOK || o.LimitPrice != "12.00" || !strings.Contains(errOut, "--limit has been deprecated, use --limit-price") {
 		t.Errorf("exit %d, %+v\n%s", code, o, errOut)
 	}
 	_, out, _ := runBare(t, "short", "--help")
@@ -265,7 +265,7 @@ func TestShortLimitPriceAlias(t *testing.T) {
 func TestJobsCommand(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	if code, _, errOut := b.MustRunMain(t, nil, "jobs"); code != account.ExitUsage || !strings.Contains(errOut, "no database") {
+	if code, _, errOut := b.MustRunMain(t, nil, "jobs"); code != console.ExitUsage || !strings.Contains(errOut, "no database") {
 		t.Errorf("before any database: exit %d %q", code, errOut)
 	}
 	st, err := store.Open(t.Context(), b.env["LOCATOR_DB"], clock.Real{})
@@ -287,20 +287,20 @@ func TestJobsCommand(t *testing.T) {
 	st.Close()
 
 	code, out, errOut := b.MustRunMain(t, nil, "jobs")
-	if code != account.ExitOK {
+	if code != console.ExitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	wantLines(t, "jobs", out, "RUN  JOB", "4    eod", "3    premarket", "HTBX covered", "1    premarket")
 	code, out, _ = b.MustRunMain(t, nil, "jobs", "--job", "premarket", "--limit", "1", "-o", "json")
 	objs := jsonLines(t, out)
-	if code != account.ExitOK || len(objs) != 1 || objs[0]["job"] != "premarket" || objs[0]["detail"] != "HTBX covered" || objs[0]["outcome"] != "ok" {
+	if code != console.ExitOK || len(objs) != 1 || objs[0]["job"] != "premarket" || objs[0]["detail"] != "HTBX covered" || objs[0]["outcome"] != "ok" {
 		t.Errorf("--job premarket --limit 1: exit %d %v", code, objs)
 	}
 	code, out, _ = b.MustRunMain(t, nil, "jobs", "-o", "csv")
-	if rows := csvRows(t, out, "RUN", "JOB", "KIND"); code != account.ExitOK || len(rows) != 4 || rows[0][6] != "running" {
+	if rows := csvRows(t, out, "RUN", "JOB", "KIND"); code != console.ExitOK || len(rows) != 4 || rows[0][6] != "running" {
 		t.Errorf("-o csv: exit %d %v", code, rows)
 	}
-	if code, _, _ := b.MustRunMain(t, nil, "jobs", "--limit", "0"); code != account.ExitUsage {
+	if code, _, _ := b.MustRunMain(t, nil, "jobs", "--limit", "0"); code != console.ExitUsage {
 		t.Errorf("--limit 0: exit %d", code)
 	}
 }
@@ -317,7 +317,7 @@ func TestInterruptExits130(t *testing.T) {
 	for _, args := range [][]string{{"inventory"}, {"accounts"}, {"fees"}, {"history"}, {"pnl"}, {"positions"}, {"orders"}, {"routes"},
 		{"size", "HTBX", "--price", "12.50"}, {"locate", "HTBX", "100", "--yes"}, {"credit-back", "HTBX", "100"},
 		{"short", "HTBX", "100", "--limit-price", "12.00", "--yes"}, {"resume"}, {"watch", "pnl"}, {"demo"}} {
-		if code := m.Run(ctx, args); code != account.ExitInterrupted {
+		if code := m.Run(ctx, args); code != console.ExitInterrupted {
 			t.Errorf("%v: exit %d, want 130\n%s", args, code, stderr.String())
 		}
 	}
@@ -334,7 +334,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	owner := b.startMain(t, "serve")
 	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
 	// HTBX has unused shares to confirm; HTBY has none.
-	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02"); code != account.ExitOK {
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02"); code != console.ExitOK {
 		t.Fatalf("locate: exit %d\n%s", code, errOut)
 	}
 	for _, args := range [][]string{
@@ -347,7 +347,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	} {
 		before, recorded := len(b.writes()), b.workflowCount(t)
 		code, out, errOut := b.MustRunMain(t, nil, args...)
-		if code != account.ExitUsage || out != "" || !strings.Contains(errOut, "nothing") {
+		if code != console.ExitUsage || out != "" || !strings.Contains(errOut, "nothing") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing sent", args, code, out, errOut)
 		}
 		if w := b.writes(); len(w) != before {
@@ -360,13 +360,13 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	// Issue 30: with nothing unused there is nothing to confirm: done, exit
 	// 0, nothing sent (the README's "nothing unused to credit back").
 	before := len(b.writes())
-	if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBY"); code != account.ExitOK {
+	if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBY"); code != console.ExitOK {
 		t.Errorf("credit-back HTBY with nothing unused: exit %d, want 0\n%s", code, errOut)
 	}
 	if w := b.writes(); len(w) != before {
 		t.Errorf("credit-back HTBY: writes sent: %v", w[before:])
 	}
-	if code := owner.stop(t); code != account.ExitOK {
+	if code := owner.stop(t); code != console.ExitOK {
 		t.Errorf("serve: exit %d after SIGTERM, want 0 (a daemon's stop is its normal end)\n%s", code, owner.stderr)
 	}
 }
@@ -378,7 +378,7 @@ func TestUnknownWorkflowInPlainWords(t *testing.T) {
 	b := setupCLI(t)
 	for _, cmd := range []string{"approve", "decline", "cancel"} {
 		code, _, errOut := b.MustRunMain(t, nil, cmd, "wf-none")
-		if code != account.ExitUsage || !strings.Contains(errOut, "no such workflow: wf-none") || strings.Contains(errOut, "store:") {
+		if code != console.ExitUsage || !strings.Contains(errOut, "no such workflow: wf-none") || strings.Contains(errOut, "store:") {
 			t.Errorf("%s wf-none: exit %d, stderr %q; want 2 saying no such workflow", cmd, code, errOut)
 		}
 	}
@@ -391,14 +391,14 @@ func TestStatusLimitBoundsRows(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	for range 2 { // each a locate (or its cover) and an order
-		if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes", "--max-price", "0.02"); code != account.ExitOK {
+		if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes", "--max-price", "0.02"); code != console.ExitOK {
 			t.Fatalf("short: exit %d %+v\n%s", code, o, errOut)
 		}
 	}
 	records := func(args ...string) []map[string]any {
 		t.Helper()
 		code, out, errOut := b.MustRunMain(t, nil, append([]string{"status", "-o", "json"}, args...)...)
-		if code != account.ExitOK {
+		if code != console.ExitOK {
 			t.Fatalf("status %v: exit %d\n%s", args, code, errOut)
 		}
 		var rows []map[string]any
@@ -429,7 +429,7 @@ func TestStatusLimitBoundsRows(t *testing.T) {
 			table = append(table, l)
 		}
 	}
-	if code != account.ExitOK || len(table) != 3 {
+	if code != console.ExitOK || len(table) != 3 {
 		t.Errorf("status --limit 3: exit %d, %d rows, want 3:\n%s", code, len(table), out)
 	}
 }

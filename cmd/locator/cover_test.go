@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 30, spec "Orders" rule 3 (intent is side plus openClose): `cover`
@@ -60,7 +60,7 @@ func TestCoverClosesTheShort(t *testing.T) {
 func (b *cliBundle) openShares(t *testing.T, symbol string) int64 {
 	t.Helper()
 	code, out, errOut := b.MustRunMain(t, nil, "positions", "-o", "json")
-	if code != account.ExitOK {
+	if code != console.ExitOK {
 		t.Fatalf("positions: exit %d\n%s", code, errOut)
 	}
 	var n int64
@@ -151,7 +151,7 @@ func TestFatFingerGuard(t *testing.T) {
 			} {
 				before := len(b.writes())
 				code, _, errOut := b.MustRunMain(t, nil, tc.args...)
-				if code != account.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
+				if code != console.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
 					t.Errorf("%v: exit %d, stderr %q; want 2 saying %q", tc.args, code, errOut, tc.want)
 				}
 				if w := b.writes(); len(w) != before {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // sells lists the credit-backs the simulator received, as "SYMBOL
@@ -45,7 +45,7 @@ func TestCreditBackUnused(t *testing.T) {
 		{"locate", "HTBY", "300", "--max-price", "0.05"},
 		{"short", "HTBX", "200", "--limit-price", "12.00", "--max-price", "0.02", "--yes"},
 	} {
-		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitOK {
+		if code, _, errOut := b.MustRunMain(t, nil, args...); code != console.ExitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, errOut)
 		}
 	}
@@ -60,7 +60,7 @@ func TestCreditBackUnused(t *testing.T) {
 		{[]string{"credit-back", "--all"}, "pass --yes"},
 	} {
 		before := len(b.writes())
-		if code, _, errOut := b.MustRunMain(t, nil, tc.args...); code != account.ExitUsage || !strings.Contains(errOut, tc.want) {
+		if code, _, errOut := b.MustRunMain(t, nil, tc.args...); code != console.ExitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", tc.args, code, errOut, tc.want)
 		}
 		if w := b.writes(); len(w) != before {
@@ -68,12 +68,12 @@ func TestCreditBackUnused(t *testing.T) {
 		}
 	}
 	code, out, errOut := b.MustRunMain(t, nil, "credit-back", "htbx", "--yes")
-	if code != account.ExitOK || !strings.Contains(out, "credited — 300 Locate shares credited back") || strings.Contains(out, "HTBY") {
+	if code != console.ExitOK || !strings.Contains(out, "credited — 300 Locate shares credited back") || strings.Contains(out, "HTBY") {
 		t.Errorf("credit-back htbx: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	code, out, errOut = b.MustRunMain(t, nil, "credit-back", "--all", "--yes", "--json")
 	// The outcome ends the JSON lines, after the progress events.
-	if objs := jsonLines(t, out); code != account.ExitOK || len(objs) == 0 || objs[len(objs)-1]["symbol"] != "HTBY" || objs[len(objs)-1]["state"] != "credited" {
+	if objs := jsonLines(t, out); code != console.ExitOK || len(objs) == 0 || objs[len(objs)-1]["symbol"] != "HTBY" || objs[len(objs)-1]["state"] != "credited" {
 		t.Errorf("credit-back --all: exit %d, %v\n%s", code, objs, errOut)
 	}
 	if want := []string{"HTBX 300 Locate", "HTBY 300 Locate"}; !slices.Equal(b.sells(t), want) {
@@ -81,7 +81,7 @@ func TestCreditBackUnused(t *testing.T) {
 	}
 	before := len(b.writes())
 	code, out, errOut = b.MustRunMain(t, nil, "credit-back", "--all", "--yes")
-	if code != account.ExitOK || out != "" || !strings.Contains(errOut, "nothing to credit back: no unused located shares; nothing was sent") {
+	if code != console.ExitOK || out != "" || !strings.Contains(errOut, "nothing to credit back: no unused located shares; nothing was sent") {
 		t.Errorf("credit-back --all, nothing left: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if w := b.writes(); len(w) != before {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/service"
@@ -86,5 +87,5 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 	}
 	// This process's config names the webhooks, whichever process ran it.
 	(&jobs.Runner{AccountID: sess.settings.Account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
-	return &exitError{code: res.Failure.Exit(), msg: res.Failure.Detail}
+	return &exitError{code: console.Exit(res.Failure.End()), msg: res.Failure.Detail}
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
@@ -103,7 +102,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(b.sim.Requests())
 			code, _, errOut := b.MustRunMain(t, nil, tc.args...)
-			if code != account.ExitUsage || !strings.Contains(errOut, tc.want) {
+			if code != console.ExitUsage || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
 			}
 			if n := len(b.sim.Requests()) - before; n != 0 {
@@ -126,13 +125,13 @@ func TestRunOnce(t *testing.T) {
 		code int
 		want string
 	}{
-		{"watch", account.ExitOK, "HTBX filled 300 @ 0.0150"},
-		{"fees", account.ExitOK, "1 pending"}, // the fee lands 5 s after the fill
-		{"watch", account.ExitOK, "HTBX covered"},
-		{"pricey", account.ExitDeclined, "HTBY declined"},
-		{"restricted", account.ExitBroker, "RSTR rejected"},
-		{"ledger", account.ExitOK, "rows read"},
-		{"eod", account.ExitOK, "HTBX Locate credited 300"},
+		{"watch", console.ExitOK, "HTBX filled 300 @ 0.0150"},
+		{"fees", console.ExitOK, "1 pending"}, // the fee lands 5 s after the fill
+		{"watch", console.ExitOK, "HTBX covered"},
+		{"pricey", console.ExitDeclined, "HTBY declined"},
+		{"restricted", console.ExitBroker, "RSTR rejected"},
+		{"ledger", console.ExitOK, "rows read"},
+		{"eod", console.ExitOK, "HTBX Locate credited 300"},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, "run", "--config", cfg, "--once", tc.job)
 		if code != tc.code || !strings.Contains(out, tc.want) {
@@ -255,7 +254,7 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 		return n
 	}
 	waitFor(t, "two scheduled runs", func() bool { return ok() >= 2 })
-	if code := r.stop(t); code != account.ExitOK {
+	if code := r.stop(t); code != console.ExitOK {
 		t.Fatalf("exit %d after SIGTERM\nstderr %s", code, r.stderr)
 	}
 	runs := b.jobRuns(t)
@@ -294,8 +293,8 @@ func TestRunOnceSIGTERM(t *testing.T) {
 		code  int
 		runs  string
 	}{
-		{"30s", account.ExitOK, "ok"},
-		{"0s", account.ExitInterrupted, "failed,ok"},
+		{"30s", console.ExitOK, "ok"},
+		{"0s", console.ExitInterrupted, "failed,ok"},
 	} {
 		t.Run("grace "+tc.grace, func(t *testing.T) {
 			t.Parallel()
@@ -306,12 +305,12 @@ func TestRunOnceSIGTERM(t *testing.T) {
 			if code := r.stop(t); code != tc.code {
 				t.Fatalf("exit %d after SIGTERM, want %d\nstderr %s", code, tc.code, r.stderr)
 			}
-			if tc.code != account.ExitOK {
+			if tc.code != console.ExitOK {
 				if !strings.Contains(r.stdout.String(), "interrupted") {
 					t.Errorf("stdout %q: want the interrupted run", r.stdout)
 				}
 				code, out, errOut := b.MustRunMain(t, nil, "run", "--config", path, "--once", "watch")
-				if code != account.ExitOK || !strings.Contains(out, "covered") {
+				if code != console.ExitOK || !strings.Contains(out, "covered") {
 					t.Errorf("after restart: exit %d %q\nstderr %s", code, out, errOut)
 				}
 			}
@@ -348,8 +347,8 @@ func TestRunOnceNotifiesWebhook(t *testing.T) {
 	cfg := writeFile(t, "locator.json", strings.Replace(daemonConfig, "\n  ]\n}",
 		"\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"LOCATOR_TEST_HOOK\", \"format\": \"json\"}]}\n}", 1))
 	code, out, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_TEST_HOOK": url}, "run", "--config", cfg, "--once", "pricey", "-v")
-	if code != account.ExitDeclined {
-		t.Fatalf("exit %d, want %d\nstderr %s", code, account.ExitDeclined, errOut)
+	if code != console.ExitDeclined {
+		t.Fatalf("exit %d, want %d\nstderr %s", code, console.ExitDeclined, errOut)
 	}
 	close(got)
 	var bodies []map[string]any

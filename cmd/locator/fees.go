@@ -60,7 +60,7 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	r := res.Report
 	console.FeeReport(c.conn.out(), r, res.Synced, c.grace)
 	if n := r.Problems(); n > 0 {
-		return &exitError{code: account.ExitBroker, msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
+		return &exitError{code: console.ExitBroker, msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
 	}
 	return nil
 }

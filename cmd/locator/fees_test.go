@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
@@ -220,10 +219,10 @@ func TestFeesAndReconcileJobAgreeOnBrokerDate(t *testing.T) {
 			t.Errorf("run --once fees: exit %d, want %d with %q\n%s\n%s", code, wantCode, wantSummary, out, errOut)
 		}
 	}
-	check(account.ExitOK, "1 matched, 0 pending, 0 missing, 0 wrong amount, 0 unexplained")
+	check(console.ExitOK, "1 matched, 0 pending, 0 missing, 0 wrong amount, 0 unexplained")
 	if err := b.sim.AddCashRows([]brokersim.ScenarioCashRow{{Account: "LV100001", Date: brokerToday, CashType: "Locate Fees",
 		Withdraw: brokersim.Dec(decimal.RequireFromString("7.77")), Note: "Locate fee ZZZZ 500 shares"}}); err != nil {
 		t.Fatal(err)
 	}
-	check(account.ExitBroker, "1 matched, 0 pending, 0 missing, 0 wrong amount, 1 unexplained")
+	check(console.ExitBroker, "1 matched, 0 pending, 0 missing, 0 wrong amount, 1 unexplained")
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
 )
 
@@ -20,7 +19,7 @@ import (
 func TestEveryCommandEveryFormat(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != account.ExitOK {
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != console.ExitOK {
 		t.Fatalf("locate: exit %d\n%s", code, errOut)
 	}
 	// How each command runs here, and the exit it ends with once its format
@@ -39,9 +38,9 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"offers":           {args: []string{"offers"}},
 		"cover":            {args: []string{"cover", "HTBX", "100", "--limit-price", "13.00", "--yes"}},
 		"credit-back":      {args: []string{"credit-back", "--all", "--yes"}},
-		"approve":          {args: []string{"approve", "wf-none"}, code: account.ExitUsage},
-		"decline":          {args: []string{"decline", "wf-none"}, code: account.ExitUsage},
-		"cancel":           {args: []string{"cancel", "wf-none"}, code: account.ExitUsage},
+		"approve":          {args: []string{"approve", "wf-none"}, code: console.ExitUsage},
+		"decline":          {args: []string{"decline", "wf-none"}, code: console.ExitUsage},
+		"cancel":           {args: []string{"cancel", "wf-none"}, code: console.ExitUsage},
 		"mcp":              {args: []string{"mcp"}},
 		"resume":           {args: []string{"resume"}},
 		"status":           {args: []string{"status"}},
@@ -58,10 +57,10 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"positions":        {args: []string{"positions"}},
 		"orders":           {args: []string{"orders"}},
 		"routes":           {args: []string{"routes"}},
-		"watch":            {args: []string{"watch", "orders"}, code: account.ExitInterrupted, long: "{"},
+		"watch":            {args: []string{"watch", "orders"}, code: console.ExitInterrupted, long: "{"},
 		"run":              {args: []string{"run", "--config", "../../testdata/jobs.json", "--once", "eod-credit-back"}},
 		"serve":            {args: []string{"serve", "--listen", ""}, long: "serving LV100001"},
-		"login":            {args: []string{"login", "--partner"}, code: account.ExitUsage},
+		"login":            {args: []string{"login", "--partner"}, code: console.ExitUsage},
 		"owner-credential": {args: []string{"owner-credential", "desk-2", "--until", "2099-01-01T00:00:00Z"}},
 		"logout":           {args: []string{"logout"}},
 		"config":           {args: []string{"config"}},
@@ -86,7 +85,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 				if sp.formats == nil {
 					want = "unknown shorthand flag: 'o'" // no -o at all: it prints no records
 				}
-				if code != account.ExitUsage || out != "" || !strings.Contains(errOut, want) {
+				if code != console.ExitUsage || out != "" || !strings.Contains(errOut, want) {
 					t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q", args, code, out, errOut, want)
 				}
 				if n := len(b.sim.Requests()) - before; n != 0 {
@@ -120,7 +119,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 	}
 	// orders' cancel prints how one order ended: a line or JSON, no CSV.
 	before := len(b.writes())
-	if code, out, errOut := b.MustRunMain(t, nil, "orders", "cancel", "co-1", "-o", "csv"); code != account.ExitUsage || out != "" || !strings.Contains(errOut, "-o csv: 'orders cancel' prints") {
+	if code, out, errOut := b.MustRunMain(t, nil, "orders", "cancel", "co-1", "-o", "csv"); code != console.ExitUsage || out != "" || !strings.Contains(errOut, "-o csv: 'orders cancel' prints") {
 		t.Errorf("orders cancel -o csv: exit %d, stdout %q, stderr %q; want 2", code, out, errOut)
 	}
 	if w := b.writes(); len(w) != before {

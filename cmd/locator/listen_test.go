@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // A --listen address that cannot be bound is found before anything is
@@ -30,7 +30,7 @@ func TestListenTakenRefusedBeforeSending(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(b.sim.Requests())
 			code, _, errOut := b.MustRunMain(t, nil, tc.args...)
-			if code != account.ExitUsage || !strings.Contains(errOut, "--listen "+addr) || strings.Contains(errOut, "serving") {
+			if code != console.ExitUsage || !strings.Contains(errOut, "--listen "+addr) || strings.Contains(errOut, "serving") {
 				t.Errorf("exit %d, stderr %q; want 2 naming --listen %s", code, errOut, addr)
 			}
 			if n := len(b.sim.Requests()) - before; n != 0 {

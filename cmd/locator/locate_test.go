@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
 )
 
@@ -19,8 +18,8 @@ func TestLocateManySymbolsJSON(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "AAPL", "100", "HTBY", "1000", "--max-price", "0.02", "--json")
-	if code != account.ExitDeclined {
-		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, account.ExitDeclined, out, errOut)
+	if code != console.ExitDeclined {
+		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, console.ExitDeclined, out, errOut)
 	}
 	got := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -56,8 +55,8 @@ func TestLocateWatchlist(t *testing.T) {
 	os.WriteFile(bad, []byte("HTBX,200\nHTBY,150\n"), 0o600)
 	before := len(b.writes())
 	code, _, errOut = b.MustRunMain(t, nil, "locate", "--watchlist", bad, "--yes")
-	if code != account.ExitUsage || !strings.Contains(errOut, "line 2") {
-		t.Errorf("bad watchlist: exit %d, want %d naming line 2\nstderr %s", code, account.ExitUsage, errOut)
+	if code != console.ExitUsage || !strings.Contains(errOut, "line 2") {
+		t.Errorf("bad watchlist: exit %d, want %d naming line 2\nstderr %s", code, console.ExitUsage, errOut)
 	}
 	if after := len(b.writes()); after != before {
 		t.Errorf("%d writes sent for a bad watchlist", after-before)
@@ -90,7 +89,7 @@ func TestSymbolsInAnyCase(t *testing.T) {
 		}
 	}
 	before := len(b.writes())
-	if code, _, errOut := b.MustRunMain(t, nil, "locate", "ht bx", "300", "--yes"); code != account.ExitUsage || !strings.Contains(errOut, "not a ticker") {
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "ht bx", "300", "--yes"); code != console.ExitUsage || !strings.Contains(errOut, "not a ticker") {
 		t.Errorf("locate 'ht bx': exit %d, stderr %q; want 2, not a ticker", code, errOut)
 	}
 	if n := len(b.writes()) - before; n != 0 {
@@ -114,7 +113,7 @@ func TestBatchProgressShowsEveryChange(t *testing.T) {
 				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
 			}
 			code, out, errOut := b.MustRunMain(t, nil, "locate", "AAPL", "100", "HTBX", "300", "HTBY", "1000", "--max-price", "0.05")
-			if code != account.ExitOK {
+			if code != console.ExitOK {
 				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 			}
 			line := regexp.MustCompile(`(?m)^([A-Z]+) wf-[0-9a-f-]+: ([a-z_]+) → ([a-z_]+)`)

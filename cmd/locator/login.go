@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
@@ -95,7 +94,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("no sign-in within %s", c.timeout)
 	case errors.As(err, &te):
-		return &exitError{code: account.ExitBroker, msg: err.Error()}
+		return &exitError{code: console.ExitBroker, msg: err.Error()}
 	case err != nil:
 		return err
 	}

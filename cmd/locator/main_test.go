@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
@@ -154,7 +153,7 @@ func TestLocateJSON(t *testing.T) {
 			t.Errorf("status %s: exit %d\n%s\n%s", ref, code, out, errOut)
 		}
 	}
-	if code, _, errOut := b.MustRunMain(t, nil, "status", "wf-nothing"); code != account.ExitUsage || !strings.Contains(errOut, "no workflow") {
+	if code, _, errOut := b.MustRunMain(t, nil, "status", "wf-nothing"); code != console.ExitUsage || !strings.Contains(errOut, "no workflow") {
 		t.Errorf("status wf-nothing: exit %d %q", code, errOut)
 	}
 	if strings.Contains(out+errOut, "sim-live-secret-01") {
@@ -283,7 +282,7 @@ func TestDeclinedKeepsItsOffer(t *testing.T) {
 	code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBY", "1000", "--max-price", "0.02", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var o console.OutcomeRecord
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil || code != account.ExitDeclined {
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &o); err != nil || code != console.ExitDeclined {
 		t.Fatalf("exit %d, last line %q: %v\n%s", code, lines[len(lines)-1], err, errOut)
 	}
 	if o.State != "declined" || o.PricePerShare == "" || o.Total != "" || o.LocateType == "" {

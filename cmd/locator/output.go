@@ -7,15 +7,17 @@ import (
 )
 
 // exitFor is a workflow's end as the exit-code contract says (nil for 0),
-// in the words of its outcome (package account holds both).
+// in the words of its outcome (package account says how it ended,
+// console.Exit its code).
 func exitFor(w *workflow.Workflow) error { return exitOf(account.OutcomeOf(w)) }
 
 // exitOf is an outcome as the command's end: nil for 0.
 func exitOf(o account.Outcome) error {
-	if o.Exit == account.ExitOK {
+	code := console.Exit(o.End)
+	if code == console.ExitOK {
 		return nil
 	}
-	return &exitError{code: o.Exit, msg: o.Words}
+	return &exitError{code: code, msg: o.Words}
 }
 
 // exitError ends the command with a specific exit code.

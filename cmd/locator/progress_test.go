@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // The engine says when a locate is queued behind the same-symbol spacing,
@@ -22,13 +22,13 @@ func TestQueuedQuoteIsShown(t *testing.T) {
 				owner := b.startMain(t, "serve")
 				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
 			}
-			if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != account.ExitOK {
+			if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != console.ExitOK {
 				t.Fatalf("first locate: exit %d\n%s\n%s", code, out, errOut)
 			}
 			quotes := b.quotes()
 			r := b.startMain(t, "locate", "HTBX", "600", "--max-price", "0.02", "--json")
 			waitFor(t, "the queued event", func() bool { return strings.Contains(r.stdout.String(), `"event":"queued"`) })
-			if code := r.stop(t); code != account.ExitInterrupted {
+			if code := r.stop(t); code != console.ExitInterrupted {
 				t.Errorf("exit %d after the interrupt, want 130\n%s", code, r.stderr)
 			}
 			for _, o := range jsonLines(t, r.stdout.String()) {

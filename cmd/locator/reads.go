@@ -161,7 +161,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	out.Event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
 		fmt.Sprintf("order %s %s: %s (%s), %d executed", o.LookupID(), o.Symbol, o.State, o.OrderStatus, o.Executed))
 	if o.State != states.Canceled {
-		return &exitError{code: account.ExitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
+		return &exitError{code: console.ExitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
 	}
 	return nil
 }

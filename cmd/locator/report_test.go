@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // Issue 20 items 1 to 3 through the CLI: after a short through locator,
@@ -54,7 +54,7 @@ func TestReportAuditPlanCommands(t *testing.T) {
 	}
 	b.placeLimit(t, brokerclient.SideSell, brokerclient.OpenCloseOpen, "SPY", 10, "1.00") // no easy-to-borrow check
 	code, out, errOut = b.MustRunMain(t, nil, "audit", "-o", "csv")
-	if code != account.ExitBroker || !strings.Contains(out, ",SPY,10,") || !strings.Contains(out, "had no locate") || !strings.Contains(errOut, "1 of 2 short sale(s) sent without cover") {
+	if code != console.ExitBroker || !strings.Contains(out, ",SPY,10,") || !strings.Contains(out, "had no locate") || !strings.Contains(errOut, "1 of 2 short sale(s) sent without cover") {
 		t.Errorf("audit after an uncovered short: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -74,7 +74,7 @@ func TestReportAuditPlanCommands(t *testing.T) {
 		{"plan"},
 		{"plan", "--watchlist", watch, "--days", "0"},
 	} {
-		if code, _, errOut := b.MustRunMain(t, nil, args...); code != account.ExitUsage || errOut == "" {
+		if code, _, errOut := b.MustRunMain(t, nil, args...); code != console.ExitUsage || errOut == "" {
 			t.Errorf("%v: exit %d (%q), want 2", args, code, errOut)
 		}
 	}

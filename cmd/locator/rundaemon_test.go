@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
 )
 
@@ -63,7 +63,7 @@ func TestRunKeepsItsScheduleAcrossAStepDown(t *testing.T) {
 		return err == nil && l.Term > theirs.Term && l.PID == mine.PID
 	})
 	waitFor(t, "a scheduled run after the step-down", func() bool { return okSince(stepped) >= 1 })
-	if code := r.stop(t); code != account.ExitOK {
+	if code := r.stop(t); code != console.ExitOK {
 		t.Fatalf("exit %d after SIGTERM\nstderr %s", code, r.stderr)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 )
 
@@ -56,14 +56,14 @@ func TestPlainBrokerAddressBeyondLoopbackRefused(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, args := range [][]string{{"locate", "HTBX", "100", "--yes"}, {"inventory"}, {"serve", "--listen", ""}, {"config"}} {
 		code, _, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_BASE_URL": srv.URL}, args...)
-		if code != account.ExitUsage || !strings.Contains(errOut, "http:// beyond this machine's loopback") || !strings.Contains(errOut, "env LOCATOR_BASE_URL") {
+		if code != console.ExitUsage || !strings.Contains(errOut, "http:// beyond this machine's loopback") || !strings.Contains(errOut, "env LOCATOR_BASE_URL") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming the rule and where the address came from", args, code, errOut)
 		}
 	}
 	// A webhook too: an event names accounts and workflows.
 	hooked := writeFile(t, "c.json", strings.Replace(daemonConfig, "\n  ]\n}", "\n  ],\n  \"notify\": {\"webhooks\": [{\"urlEnv\": \"PLAIN_HOOK\", \"format\": \"json\"}]}\n}", 1))
 	code, _, errOut := b.MustRunMain(t, map[string]string{"PLAIN_HOOK": srv.URL + "/hook"}, "run", "--config", hooked, "--once", "watch", "--listen", "")
-	if code != account.ExitUsage || !strings.Contains(errOut, "webhook PLAIN_HOOK: webhook address refused: http:// beyond this machine's loopback") || strings.Contains(errOut, srv.URL) {
+	if code != console.ExitUsage || !strings.Contains(errOut, "webhook PLAIN_HOOK: webhook address refused: http:// beyond this machine's loopback") || strings.Contains(errOut, srv.URL) {
 		t.Errorf("plain-http webhook: exit %d, stderr %q; want 2 naming the variable, not the address", code, errOut)
 	}
 	if len(b.sim.Requests()) != 0 {
@@ -83,7 +83,7 @@ func TestBaseURLWithCredentialsRefused(t *testing.T) {
 	for _, raw := range []string{"http://me:hunter2@" + host, "http://" + host + "/?key=hunter2"} {
 		for _, args := range [][]string{{"locate", "HTBX", "100", "--yes"}, {"config"}} {
 			code, out, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_BASE_URL": raw}, args...)
-			if code != account.ExitUsage || strings.Contains(out+errOut, "hunter2") {
+			if code != console.ExitUsage || strings.Contains(out+errOut, "hunter2") {
 				t.Errorf("%v with a secret in the address: exit %d, stdout %q, stderr %q; want 2, the address unprinted", args, code, out, errOut)
 			}
 		}
@@ -109,7 +109,7 @@ func TestRedirectingBrokerAddress(t *testing.T) {
 	t.Cleanup(front.Close)
 	code, _, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_BASE_URL": front.URL}, "locate", "HTBX", "100", "--yes")
 	simHost := strings.TrimPrefix(b.env["LOCATOR_BASE_URL"], "http://")
-	if code == account.ExitOK || !strings.Contains(errOut, "a redirect to "+simHost) {
+	if code == console.ExitOK || !strings.Contains(errOut, "a redirect to "+simHost) {
 		t.Errorf("exit %d, stderr %q; want a failure naming the redirect's host", code, errOut)
 	}
 	if n := keys.Load(); n != 1 {
@@ -154,7 +154,7 @@ func TestFilesOthersCanWriteRefused(t *testing.T) {
 		{[]string{"serve", "--config", accounts, "--listen", ""}, nil, accounts, "chmod go-w " + accounts},
 	} {
 		code, _, errOut := b.MustRunMain(t, tc.env, tc.args...)
-		if code != account.ExitUsage || !strings.Contains(errOut, tc.file+" is not trusted") || !strings.Contains(errOut, tc.fix) {
+		if code != console.ExitUsage || !strings.Contains(errOut, tc.file+" is not trusted") || !strings.Contains(errOut, tc.fix) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s and %q", tc.args, code, errOut, tc.file, tc.fix)
 		}
 	}
@@ -218,7 +218,7 @@ func TestDashboardAccessFlagsRefused(t *testing.T) {
 		{[]string{"--trusted-proxy", "proxy.example"}, "want an IP address or a CIDR prefix"},
 	} {
 		code, _, errOut := b.MustRunMain(t, nil, append([]string{"serve"}, tc.args...)...)
-		if code != account.ExitUsage || !strings.Contains(errOut, tc.want) {
+		if code != console.ExitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", tc.args, code, errOut, tc.want)
 		}
 	}
@@ -299,7 +299,7 @@ func TestSimBeyondLoopbackWarns(t *testing.T) {
 	for addr, warn := range map[string]bool{"0.0.0.0:0": true, "127.0.0.1:0": false} {
 		var out, errOut strings.Builder
 		m := NewMain(&out, &errOut, func(string) string { return "" })
-		if code := m.Run(ctx, []string{"sim", "--addr", addr}); code != account.ExitOK {
+		if code := m.Run(ctx, []string{"sim", "--addr", addr}); code != console.ExitOK {
 			t.Fatalf("sim --addr %s: exit %d, %s", addr, code, errOut.String())
 		}
 		if !strings.Contains(out.String(), `"baseURL"`) {
@@ -327,7 +327,7 @@ func TestOwnerCredentialCommand(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, out, errOut := run(env, "owner-credential", "desk-2", "--until", until)
-	if code != account.ExitOK || out != service.FollowerCredential(token, "desk-2", until)+"\n" || !strings.Contains(errOut, "desk-2 "+until+"\n") {
+	if code != console.ExitOK || out != service.FollowerCredential(token, "desk-2", until)+"\n" || !strings.Contains(errOut, "desk-2 "+until+"\n") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if strings.Contains(out+errOut, token) {
@@ -342,7 +342,7 @@ func TestOwnerCredentialCommand(t *testing.T) {
 		"no token":      {nil, []string{"owner-credential", "desk-2", "--until", until}},
 		"no host named": {env, []string{"owner-credential", "--until", until}},
 	} {
-		if code, out, _ := run(c.env, c.args...); code != account.ExitUsage || out != "" {
+		if code, out, _ := run(c.env, c.args...); code != console.ExitUsage || out != "" {
 			t.Errorf("%s: exit %d, stdout %q; want 2 and nothing", name, code, out)
 		}
 	}

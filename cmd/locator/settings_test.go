@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // settingsFixture is a settings file with a default named account, and a
@@ -104,7 +104,7 @@ func TestSettingsFileRefused(t *testing.T) {
 			path := writeFile(t, "config.json", tc.body)
 			before := len(b.writes())
 			code, out, errOut := b.MustRunMain(t, map[string]string{"LOCATOR_CONFIG": path}, "locate", "HTBX", "100", "--yes")
-			if code != account.ExitUsage || out != "" || !strings.Contains(errOut, path) {
+			if code != console.ExitUsage || out != "" || !strings.Contains(errOut, path) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 naming %s", code, out, errOut, path)
 			}
 			for _, w := range tc.want {
@@ -123,7 +123,7 @@ func TestSettingsFileRefused(t *testing.T) {
 	// A file named on the command line must be there.
 	missing := filepath.Join(t.TempDir(), "nope.json")
 	code, _, errOut := b.MustRunMain(t, nil, "--config-file", missing, "inventory")
-	if code != account.ExitUsage || !strings.Contains(errOut, missing) {
+	if code != console.ExitUsage || !strings.Contains(errOut, missing) {
 		t.Errorf("missing --config-file: exit %d %q", code, errOut)
 	}
 }
@@ -145,11 +145,11 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 	env := map[string]string{"XDG_CONFIG_HOME": dir, "LOCATOR_BASE_URL": "", "LOCATOR_ACCOUNT": "", "LOCATOR_KEY_ID": "", "LOCATOR_SECRET": "",
 		"MAIN_KEY": b.env["LOCATOR_KEY_ID"], "MAIN_SECRET": b.env["LOCATOR_SECRET"]}
 	code, out, errOut := b.MustRunMain(t, env, "locate", "HTBX", "300", "--max-price", "0.02")
-	if code != account.ExitOK || !strings.Contains(out, "filled") {
+	if code != console.ExitOK || !strings.Contains(out, "filled") {
 		t.Fatalf("locate from the settings file: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = b.MustRunMain(t, env, "config", "--json")
-	if code != account.ExitOK {
+	if code != console.ExitOK {
 		t.Fatalf("config: exit %d %s", code, errOut)
 	}
 	got := map[string]map[string]any{}
@@ -221,7 +221,7 @@ func TestServeConfigRefused(t *testing.T) {
 			path := writeFile(t, "serve.json", tc.body)
 			before := len(b.sim.Requests())
 			code, _, errOut := b.MustRunMain(t, tc.env, "serve", "--config", path, "--listen", "")
-			if code != account.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
+			if code != console.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
 				t.Errorf("exit %d, stderr %q; want 2 with %q", code, errOut, tc.want)
 			}
 			if n := len(b.sim.Requests()); n != before {

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
@@ -256,7 +255,7 @@ func TestShortNeedsConfirmation(t *testing.T) {
 		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--json"},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, args...)
-		if code != account.ExitUsage || !strings.Contains(errOut, "--yes") || out != "" {
+		if code != console.ExitUsage || !strings.Contains(errOut, "--yes") || out != "" {
 			t.Errorf("%v: exit %d, want 2\nstdout %s\nstderr %s", args, code, out, errOut)
 		}
 	}

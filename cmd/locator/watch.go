@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/console"
 )
@@ -53,7 +52,7 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{code: account.ExitInterrupted, msg: "interrupted"}
+		return &exitError{code: console.ExitInterrupted, msg: "interrupted"}
 	case errors.Is(err, brokerclient.ErrStreamAuth):
 		return usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	case errors.Is(err, brokerclient.ErrStreamSubscribe):

@@ -11,9 +11,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // watching runs `locator args...` until the test cancels it, handing each
@@ -102,7 +102,7 @@ func TestWatchPnL(t *testing.T) {
 		pnl, _ := m["pnl"].(map[string]any)
 		return pnl["totalUnrealized"] == "5000" // 100 shares from 400 to 450
 	})
-	if code := w.interrupt(t); code != account.ExitInterrupted {
+	if code := w.interrupt(t); code != console.ExitInterrupted {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
 }
@@ -119,16 +119,16 @@ func TestWatchOrders(t *testing.T) {
 	w.next(t, func(m map[string]any) bool {
 		return m["clientOrderId"] == after.ClientOrderID && m["orderStatus"] == "Filled"
 	})
-	if code := w.interrupt(t); code != account.ExitInterrupted {
+	if code := w.interrupt(t); code != console.ExitInterrupted {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
-	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != account.ExitUsage {
+	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != console.ExitUsage {
 		t.Errorf("watch positions: exit %d (%s), want 2", code, errOut)
 	}
 	// Issue 19 item 4: a format watch cannot print is refused, not
 	// answered with another one; nothing is opened.
 	sent := len(b.sim.Requests())
-	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != account.ExitUsage || out != "" || !strings.Contains(errOut, "this command prints table or json, not csv") {
+	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != console.ExitUsage || out != "" || !strings.Contains(errOut, "this command prints table or json, not csv") {
 		t.Errorf("watch pnl -o csv: exit %d, stdout %q, stderr %q; want 2, nothing printed", code, out, errOut)
 	}
 	if n := len(b.sim.Requests()) - sent; n != 0 {
@@ -155,7 +155,7 @@ func TestWatchShowsTheStreamsState(t *testing.T) {
 		}
 		state("reconnecting")
 		state("live")
-		if code := w.interrupt(t); code != account.ExitInterrupted {
+		if code := w.interrupt(t); code != console.ExitInterrupted {
 			t.Errorf("watch %s: exit %d after Ctrl-C, want 130", what, code)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -22,7 +23,7 @@ func creditBack(t *testing.T, e *Env) {
 	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 200, Type: brokercode.LocateTypeLocate})
 	ok(t, err)
 	w, _ := follow(t, a, s.Started[0].ID)
-	wantOutcome(t, w, states.Credited, "credited — 200 Locate shares credited back", account.ExitOK)
+	wantOutcome(t, w, states.Credited, "credited — 200 Locate shares credited back", console.ExitOK)
 	if _, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 900, Type: brokercode.LocateTypeLocate}); account.KindOf(err) != account.KindInput {
 		t.Errorf("credit back more than held: %v, want an input error", err)
 	}
@@ -72,7 +73,7 @@ func creditBackUnused(t *testing.T, e *Env) {
 		var got []locator.Credit
 		for _, s := range res.Started {
 			w, _ := follow(t, a, s.ID)
-			wantOutcome(t, w, states.Credited, "credited", account.ExitOK)
+			wantOutcome(t, w, states.Credited, "credited", console.ExitOK)
 			got = append(got, s.Credit)
 		}
 		if !slices.Equal(got, want) {
@@ -101,7 +102,7 @@ func creditBackSingleUseAgain(t *testing.T, e *Env) {
 	lot := locator.Credit{Symbol: "RSHO", Type: brokercode.LocateTypeSingleUse, Shares: 1000}
 	for round := range 2 {
 		w, _ := follow(t, a, locateOne(t, a, item, false))
-		wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
+		wantOutcome(t, w, states.Filled, "filled", console.ExitOK)
 		if w.LocateType != string(lot.Type) {
 			t.Fatalf("round %d: located %s shares, want the SingleUse side", round, w.LocateType)
 		}
@@ -111,7 +112,7 @@ func creditBackSingleUseAgain(t *testing.T, e *Env) {
 			t.Fatalf("round %d: credit-back of the unused shares started %+v, skipped %+v; want %+v", round, res.Started, res.Skipped, lot)
 		}
 		w, _ = follow(t, a, res.Started[0].ID)
-		wantOutcome(t, w, states.Credited, "credited", account.ExitOK)
+		wantOutcome(t, w, states.Credited, "credited", console.ExitOK)
 	}
 	if n := count(e, "POST", "/locates/sell"); n != 2 {
 		t.Errorf("%d sells, want 2", n)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -88,8 +89,8 @@ func follow(t *testing.T, a account.Account, id string) (*workflow.Workflow, []s
 func wantOutcome(t *testing.T, w *workflow.Workflow, st states.State, words string, exit int) {
 	t.Helper()
 	o := account.OutcomeOf(w)
-	if w.State != st || !strings.Contains(o.Words, words) || o.Exit != exit {
-		t.Errorf("outcome %s %q exit %d, want %s with %q, exit %d", w.State, o.Words, o.Exit, st, words, exit)
+	if w.State != st || !strings.Contains(o.Words, words) || console.Exit(o.End) != exit {
+		t.Errorf("outcome %s %q exit %d, want %s with %q, exit %d", w.State, o.Words, console.Exit(o.End), st, words, exit)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -39,7 +40,7 @@ func locateFilled(t *testing.T, e *Env) {
 		}
 	}
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", console.ExitOK)
 	if want := []states.State{states.Quoting, states.Offered, states.Accepting, states.Filled}; !slices.Equal(dedupe(seen), want) {
 		t.Errorf("states %v, want %v", seen, want)
 	}
@@ -66,7 +67,7 @@ func envGuard(t *testing.T, e *Env) {
 	checks["cancel"] = a.Cancel(c, account.CancelRequest{ID: "x"})
 	_, checks["job"] = a.RunJob(c, account.JobRequest{Config: []byte(`{"jobs":[]}`), Job: "x"})
 	for op, err := range checks {
-		if account.KindOf(err) != account.KindRefused || account.ExitOf(err) != account.ExitUsage || !strings.Contains(err.Error(), "nothing was sent") {
+		if account.KindOf(err) != account.KindRefused || console.ExitOf(err) != console.ExitUsage || !strings.Contains(err.Error(), "nothing was sent") {
 			t.Errorf("%s: %v (kind %s), want refused, exit 2, saying nothing was sent", op, err, account.KindOf(err))
 		}
 	}
@@ -89,7 +90,7 @@ func inputRefused(t *testing.T, e *Env) {
 		"empty":         {},
 	}
 	for name, req := range bad {
-		if _, err := a.Locate(c, req); account.KindOf(err) != account.KindInput || account.ExitOf(err) != account.ExitUsage {
+		if _, err := a.Locate(c, req); account.KindOf(err) != account.KindInput || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("%s: %v, want an input error (exit 2)", name, err)
 		}
 	}
@@ -110,7 +111,7 @@ func inputRefused(t *testing.T, e *Env) {
 		"stop-limit without limit": {OrderType: "StopLimit", Stop: decimal.RequireFromString("11")},
 	} {
 		req.Symbol, req.Quantity, req.Policy = "HTBX", 100, capped("0.05")
-		if _, err := a.Short(c, req); account.KindOf(err) != account.KindInput || account.ExitOf(err) != account.ExitUsage {
+		if _, err := a.Short(c, req); account.KindOf(err) != account.KindInput || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("short, %s: %v, want an input error (exit 2)", name, err)
 		}
 	}
@@ -140,13 +141,13 @@ func notOpen(t *testing.T, e *Env) {
 		}(),
 		"follow": func() error { _, err := a.Follow(c, account.FollowRequest{ID: "wf-nosuch"}, nil); return err }(),
 	} {
-		if account.KindOf(err) != account.KindNotOpen || account.ExitOf(err) != account.ExitUsage {
+		if account.KindOf(err) != account.KindNotOpen || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("%s: %v, want not open (exit 2)", name, err)
 		}
 	}
 	id := locateOne(t, a, account.LocateItem{Symbol: "AAPL", Quantity: 100, Policy: capped("0.05")}, false)
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.NotNeeded, "not_needed — easy to borrow", account.ExitOK)
+	wantOutcome(t, w, states.NotNeeded, "not_needed — easy to borrow", console.ExitOK)
 	if err := a.Cancel(c, account.CancelRequest{ID: id}); account.KindOf(err) != account.KindNotOpen {
 		t.Errorf("cancel of an ended workflow: %v, want not open", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -25,7 +26,7 @@ func promptNo(t *testing.T, e *Env) {
 	if q := k.question(t); q.Offer == nil || q.Offer.WorkflowID != id || q.Deadline.IsZero() {
 		t.Errorf("question %+v, want the offer of %s with a deadline", q, id)
 	}
-	wantOutcome(t, w, states.Declined, "declined at the prompt", account.ExitOK)
+	wantOutcome(t, w, states.Declined, "declined at the prompt", console.ExitOK)
 	if a, c := count(e, "POST", "/locates/accept"), count(e, "DELETE", "/locates/cancel/"); a != 0 || c == 0 {
 		t.Errorf("%d accepts and %d cancels sent, want none and at least one", a, c)
 	}
@@ -51,7 +52,7 @@ func declineByAPerson(t *testing.T, e *Env) {
 		t.Fatal("the asker's question was not withdrawn")
 	}
 	w := <-done
-	wantOutcome(t, w, states.Declined, "declined by a person with 'locator decline'", account.ExitOK)
+	wantOutcome(t, w, states.Declined, "declined by a person with 'locator decline'", console.ExitOK)
 	if n := count(e, "POST", "/locates/accept"); n != 0 {
 		t.Errorf("%d accepts sent, want 0", n)
 	}
@@ -70,7 +71,7 @@ func approveElsewhere(t *testing.T, e *Env) {
 	}
 	<-k.withdrawn
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
+	wantOutcome(t, w, states.Filled, "filled", console.ExitOK)
 	if n := count(e, "POST", "/locates/accept"); n != 1 {
 		t.Errorf("%d accepts sent, want 1", n)
 	}
@@ -87,7 +88,7 @@ func changedOffer(t *testing.T, e *Env) {
 		"another leg":   {ID: id, Accept: true, Offer: "another-leg"},
 		"another price": {ID: id, Accept: true, Offer: q.Offer.QuoteReqID, Price: q.Offer.Price.Add(decimal.RequireFromString("0.0001"))},
 	} {
-		if err := a.Answer(ctx(t), req); account.KindOf(err) != account.KindChanged || account.ExitOf(err) != account.ExitUsage {
+		if err := a.Answer(ctx(t), req); account.KindOf(err) != account.KindChanged || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("answer for %s: %v, want kind changed (exit 2)", name, err)
 		}
 	}
@@ -131,7 +132,7 @@ func waitingOfferSeenElsewhere(t *testing.T, e *Env) {
 	ok(t, other.Answer(ctx(t), account.AnswerRequest{ID: id, Accept: true, Offer: seen.QuoteReqID, Price: seen.Price, Via: "'locator approve'"}))
 	<-k.withdrawn
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Filled, "filled — 1000 shares at 0.0400 (SingleUse) = 40.00", account.ExitOK)
+	wantOutcome(t, w, states.Filled, "filled — 1000 shares at 0.0400 (SingleUse) = 40.00", console.ExitOK)
 	if n := count(e, "POST", "/locates/accept"); n != 1 || w.AcceptedID != q.Offer.QuoteReqID {
 		t.Errorf("%d accepts sent, accepted %s; want one, of %s", n, w.AcceptedID, q.Offer.QuoteReqID)
 	}
@@ -154,11 +155,11 @@ func answerByLink(t *testing.T, e *Env) {
 	ok(t, link.Answer(ctx(t), req))
 	<-k.withdrawn
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Filled, "filled", account.ExitOK)
+	wantOutcome(t, w, states.Filled, "filled", console.ExitOK)
 	before := writes(e)
 	for _, accept := range []bool{true, false} {
 		req.Accept = accept
-		if err := link.Answer(ctx(t), req); account.KindOf(err) != account.KindUsed || account.ExitOf(err) != account.ExitUsage {
+		if err := link.Answer(ctx(t), req); account.KindOf(err) != account.KindUsed || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("second use of the offer's links (accept %v): %v, want kind used (exit 2)", accept, err)
 		}
 	}
@@ -179,7 +180,7 @@ func linkAfterElsewhere(t *testing.T, e *Env) {
 	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 200}, true)
 	q := k.question(t)
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Declined, "declined", account.ExitOK)
+	wantOutcome(t, w, states.Declined, "declined", console.ExitOK)
 	before := writes(e)
 	link := e.Open(caller("test link", nil))
 	req := account.AnswerRequest{ID: id, Accept: true, Offer: q.Offer.QuoteReqID, Price: q.Offer.Price, Via: "a signed link", ByLink: true}
@@ -199,7 +200,7 @@ func policyDecline(t *testing.T, e *Env) {
 	a := e.Open(caller("test policy", nil))
 	id := locateOne(t, a, account.LocateItem{Symbol: "HTBY", Quantity: 200, Policy: capped("0.01")}, false)
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Declined, "declined by the cost policy", account.ExitDeclined)
+	wantOutcome(t, w, states.Declined, "declined by the cost policy", console.ExitDeclined)
 }
 
 // A person's cancel (locator cancel) of an offer waiting on the asker:
@@ -212,7 +213,7 @@ func cancelByAPerson(t *testing.T, e *Env) {
 	other := e.Open(caller("test cancel", nil))
 	ok(t, other.Cancel(ctx(t), account.CancelRequest{ID: id, Via: "'locator cancel'"}))
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Canceled, "canceled by a person with 'locator cancel'", account.ExitOK)
+	wantOutcome(t, w, states.Canceled, "canceled by a person with 'locator cancel'", console.ExitOK)
 }
 
 // The asker interrupted (Ctrl-C) withdraws its own request: exit 130, and
@@ -224,5 +225,5 @@ func interrupt(t *testing.T, e *Env) {
 	k.question(t)
 	ok(t, a.Cancel(ctx(t), account.CancelRequest{ID: id, Interrupt: true}))
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Canceled, "canceled: interrupted", account.ExitInterrupted)
+	wantOutcome(t, w, states.Canceled, "canceled: interrupted", console.ExitInterrupted)
 }

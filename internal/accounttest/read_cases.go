@@ -17,6 +17,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -35,7 +36,7 @@ func runJob(t *testing.T, e *Env) {
 	}
 	res, err = a.RunJob(ctx(t), account.JobRequest{Config: config, Job: "cheap", Grace: time.Second})
 	ok(t, err)
-	if res.Run == nil || res.Run.Outcome != locator.JobFailed || res.Failure == nil || res.Failure.Exit() != account.ExitDeclined {
+	if res.Run == nil || res.Run.Outcome != locator.JobFailed || res.Failure == nil || console.Exit(res.Failure.End()) != console.ExitDeclined {
 		t.Errorf("run %+v, failure %+v, want failed with exit 4", res.Run, res.Failure)
 	}
 	if _, err := a.RunJob(ctx(t), account.JobRequest{Config: []byte(`{"jobs": [`), Job: "loc"}); account.KindOf(err) != account.KindInput {
@@ -121,7 +122,7 @@ func quotePrices(t *testing.T, e *Env) {
 			t.Fatalf("%s refused: %v", s.Symbol, s.Refused)
 		}
 		w, _ := follow(t, a, s.ID)
-		if w.Kind != states.PriceCheck || w.State != want[i].st || account.OutcomeOf(w).Exit != account.ExitOK {
+		if w.Kind != states.PriceCheck || w.State != want[i].st || account.OutcomeOf(w).End != account.EndDone {
 			t.Errorf("%s: %s %s (%s), want a price check ending %s, exit 0", s.Symbol, w.Kind, w.State, account.OutcomeOf(w).Words, want[i].st)
 		}
 		var got []price
@@ -159,7 +160,7 @@ func quoteRefused(t *testing.T, e *Env) {
 		"quantity": {Items: []account.QuoteItem{{Symbol: "HTBX", Quantity: 300}, {Symbol: "RSHO", Quantity: 250}}},
 		"symbol":   {Items: []account.QuoteItem{{Symbol: "not a symbol", Quantity: 100}}},
 	} {
-		if _, err := a.Quote(ctx(t), req); account.KindOf(err) != account.KindInput || account.ExitOf(err) != account.ExitUsage {
+		if _, err := a.Quote(ctx(t), req); account.KindOf(err) != account.KindInput || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("%s: %v, want an input error (exit 2)", name, err)
 		}
 	}
@@ -227,7 +228,7 @@ func feesReconciled(t *testing.T, e *Env) {
 	}
 	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false)
 	w, _ := follow(t, a, id)
-	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", console.ExitOK)
 	e.Sim.Clock.Advance(10 * time.Second)
 	res, err := a.Fees(ctx(t), account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: time.Hour})
 	ok(t, err)
@@ -257,11 +258,11 @@ func feesReconciled(t *testing.T, e *Env) {
 func today(t *testing.T, e *Env) {
 	a := e.Open(caller("test today", nil))
 	w, _ := follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
-	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", account.ExitOK)
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", console.ExitOK)
 	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 100, Type: brokercode.LocateTypeLocate})
 	ok(t, err)
 	cb, _ := follow(t, a, s.Started[0].ID)
-	wantOutcome(t, cb, states.Credited, "credited — 100 Locate shares credited back", account.ExitOK)
+	wantOutcome(t, cb, states.Credited, "credited — 100 Locate shares credited back", console.ExitOK)
 	o, err := a.PlaceOrder(ctx(t), account.PlaceOrderRequest{Order: workflow.Order{Symbol: "MSFT", Side: "Buy", OpenClose: "Open",
 		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}})
 	ok(t, err)

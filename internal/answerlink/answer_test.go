@@ -10,6 +10,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/answerlink"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -127,8 +128,8 @@ func TestDeclineLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := account.OutcomeOf(w); w.State != states.Declined || !strings.Contains(o.Words, "declined by a person with a signed link") || o.Exit != account.ExitOK {
-		t.Errorf("outcome %s %q exit %d, want declined by a person with a signed link, exit 0", w.State, o.Words, o.Exit)
+	if o := account.OutcomeOf(w); w.State != states.Declined || !strings.Contains(o.Words, "declined by a person with a signed link") || console.Exit(o.End) != console.ExitOK {
+		t.Errorf("outcome %s %q exit %d, want declined by a person with a signed link, exit 0", w.State, o.Words, console.Exit(o.End))
 	}
 	if status, _ := visit(t, http.MethodPost, ev.Offer.ApproveURL); status != http.StatusGone {
 		t.Errorf("approve after decline: %d, want 410", status)

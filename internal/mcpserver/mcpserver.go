@@ -170,7 +170,7 @@ type Workflow struct {
 
 func workflowOf(w *workflow.Workflow) Workflow {
 	o := account.OutcomeOf(w)
-	return Workflow{OutcomeRecord: console.OutcomeRecordOf(w), Outcome: o.Words, Exit: o.Exit}
+	return Workflow{OutcomeRecord: console.OutcomeRecordOf(w), Outcome: o.Words, Exit: console.Exit(o.End)}
 }
 
 // LocateOutput is the locate's outcome.

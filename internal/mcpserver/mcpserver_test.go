@@ -15,6 +15,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/mcpserver"
 	"github.com/locatorhq/locator/internal/service"
@@ -243,7 +244,7 @@ func TestLocateUnderCapFills(t *testing.T) {
 	if isErr, text := a.call(t, "locate", map[string]any{"symbol": "HTBX", "shares": 300, "max_price": "0.02"}, &out); isErr {
 		t.Fatalf("locate failed: %s", text)
 	}
-	if w := out.Locate; w.State != "filled" || w.Shares != 300 || w.PricePerShare != "0.0150" || w.Total != "4.50" || w.Exit != account.ExitOK {
+	if w := out.Locate; w.State != "filled" || w.Shares != 300 || w.PricePerShare != "0.0150" || w.Total != "4.50" || w.Exit != console.ExitOK {
 		t.Errorf("locate %+v, want filled, 300 at 0.0150 = 4.50, exit 0", w)
 	}
 	if q, acc := a.count("POST", quotes), a.count("POST", accepts); q != 1 || acc != 1 {
@@ -264,7 +265,7 @@ func TestLocateAboveCapDeclined(t *testing.T) {
 	if isErr, text := a.call(t, "locate", map[string]any{"symbol": "HTBY", "shares": 200, "max_price": "0.01"}, &out); isErr {
 		t.Fatalf("locate failed: %s", text)
 	}
-	if w := out.Locate; w.State != "declined" || w.Exit != account.ExitDeclined || !strings.Contains(w.Outcome, "declined by the cost policy") {
+	if w := out.Locate; w.State != "declined" || w.Exit != console.ExitDeclined || !strings.Contains(w.Outcome, "declined by the cost policy") {
 		t.Errorf("locate %+v, want declined by the cost policy, exit 4", w)
 	}
 	if q, c, acc := a.count("POST", quotes), a.count("DELETE", cancels), a.count("POST", accepts); q != 1 || c != 1 || acc != 0 {

@@ -194,14 +194,11 @@ const MinSecret = 32
 // SignatureHeader carries a post's signature, as Stripe's does:
 // "t=UNIX,v1=HEX", where HEX is the HMAC-SHA256, keyed by the secret, of
 // the decimal UNIX time, a dot and the body. A receiver recomputes it,
-// compares in constant time, and refuses a time further than
-// SignatureTolerance from its own clock (a replay of an old post).
+// compares in constant time, and refuses a time further than five
+// minutes from its own clock (a replay of an old post;
+// contrib/webhook-receiver): each attempt is signed anew, so a receiver
+// that refuses older posts refuses only replays.
 const SignatureHeader = "Locator-Signature"
-
-// SignatureTolerance is how far from a receiver's clock a signature's time
-// may be: each attempt is signed anew, so a receiver that refuses older
-// posts refuses only replays.
-const SignatureTolerance = 5 * time.Minute
 
 // Sign is the SignatureHeader value of body signed with secret at t.
 func Sign(secret, body []byte, t time.Time) string {

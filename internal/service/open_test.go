@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
@@ -108,7 +109,7 @@ func TestOpenRefusals(t *testing.T) {
 	}
 	defer owner.Close()
 	other := filepath.Join(t.TempDir(), "other.db")
-	if _, err := o.open(t, other, service.RoleCommand, "other"); account.KindOf(err) != account.KindRefused || account.ExitOf(err) != account.ExitUsage {
+	if _, err := o.open(t, other, service.RoleCommand, "other"); account.KindOf(err) != account.KindRefused || console.ExitOf(err) != console.ExitUsage {
 		t.Errorf("another database: %v, want refused (exit 2)", err)
 	}
 	if _, err := o.open(t, o.db, service.RoleDaemon, "second serve"); account.KindOf(err) != account.KindRefused {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store/storetest"
 	"github.com/locatorhq/locator/states"
@@ -48,7 +49,7 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 		t.Cleanup(cl.Close)
 		before := writes(o)
 		_, err := cl.Locate(t.Context(), locate)
-		if account.KindOf(err) != account.KindRefused || account.ExitOf(err) != account.ExitUsage || !strings.Contains(err.Error(), "nothing was sent") {
+		if account.KindOf(err) != account.KindRefused || console.ExitOf(err) != console.ExitUsage || !strings.Contains(err.Error(), "nothing was sent") {
 			t.Errorf("%s: %v, want refused (exit 2), nothing sent", name, err)
 		}
 		if n := writes(o) - before; n != 0 {

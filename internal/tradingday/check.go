@@ -11,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
@@ -69,7 +70,7 @@ func (r *runner) checkWorkflow(w *workflow.Workflow, o account.Outcome) *Violati
 	for _, l := range rows {
 		if open(l.Status) {
 			return &Violation{Invariant: "final-at-broker",
-				Detail: fmt.Sprintf("%s (%s) is %s (exit %d) but the broker's row %s is still %d", w.ID, w.Symbol, w.State, o.Exit, l.QuoteReqID, l.Status)}
+				Detail: fmt.Sprintf("%s (%s) is %s (exit %d) but the broker's row %s is still %d", w.ID, w.Symbol, w.State, console.Exit(o.End), l.QuoteReqID, l.Status)}
 		}
 		if l.Status == statusFilled {
 			filled = append(filled, l)
@@ -78,11 +79,11 @@ func (r *runner) checkWorkflow(w *workflow.Workflow, o account.Outcome) *Violati
 	success := w.State == states.Filled || w.State == states.Credited
 	switch {
 	case success && len(filled) != 1:
-		return &Violation{Invariant: "outcome-agrees", Detail: fmt.Sprintf("%s (%s) is %s (exit %d) but the broker filled %d rows of %s", w.ID, w.Symbol, w.State, o.Exit, len(filled), w.QuoteReqID)}
+		return &Violation{Invariant: "outcome-agrees", Detail: fmt.Sprintf("%s (%s) is %s (exit %d) but the broker filled %d rows of %s", w.ID, w.Symbol, w.State, console.Exit(o.End), len(filled), w.QuoteReqID)}
 	case !success && len(filled) > 0:
-		return &Violation{Invariant: "outcome-agrees", Detail: fmt.Sprintf("%s (%s) ends %s (%q, exit %d) but the broker filled %s", w.ID, w.Symbol, w.State, o.Words, o.Exit, filled[0].QuoteReqID)}
-	case success && (o.Exit != account.ExitOK || abs(filled[0].Shares) != w.Quantity):
-		return &Violation{Invariant: "outcome-agrees", Detail: fmt.Sprintf("%s (%s) is %s (exit %d, %d shares) but the broker's row %s holds %d", w.ID, w.Symbol, w.State, o.Exit, w.Quantity, filled[0].QuoteReqID, filled[0].Shares)}
+		return &Violation{Invariant: "outcome-agrees", Detail: fmt.Sprintf("%s (%s) ends %s (%q, exit %d) but the broker filled %s", w.ID, w.Symbol, w.State, o.Words, console.Exit(o.End), filled[0].QuoteReqID)}
+	case success && (o.End != account.EndDone || abs(filled[0].Shares) != w.Quantity):
+		return &Violation{Invariant: "outcome-agrees", Detail: fmt.Sprintf("%s (%s) is %s (exit %d, %d shares) but the broker's row %s holds %d", w.ID, w.Symbol, w.State, console.Exit(o.End), w.Quantity, filled[0].QuoteReqID, filled[0].Shares)}
 	case w.State == states.Filled && !w.Price.Round(10).Equal(filled[0].Price.Round(10)):
 		return &Violation{Invariant: "price-as-charged", Detail: fmt.Sprintf("%s (%s) filled at %s; the broker charged %s (wrote %s)", w.ID, w.Symbol, w.Price, filled[0].Price, filled[0].Wire)}
 	}

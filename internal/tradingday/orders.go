@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -183,14 +184,11 @@ func (r *runner) short(ctx context.Context, op Op) (string, error) {
 	// the order's asynchronous fill reserves the shares), or, once it
 	// filled, from the broker's reservation of them for the fill.
 	coveredAtReturn := r.coveredNow(req.Symbol, req.Quantity)
-	o := account.ShortOutcome(orEmpty(res))
-	if err != nil {
-		o = account.Outcome{Words: err.Error(), Exit: account.ExitOf(err)}
-	}
-	words := fmt.Sprintf("%s (exit %d)", o.Words, o.Exit)
+	said, exit := ended(account.ShortOutcome(orEmpty(res)), err)
+	words := fmt.Sprintf("%s (exit %d)", said, exit)
 	if res != nil && res.Locate != nil {
 		lo := account.OutcomeOf(res.Locate)
-		words = fmt.Sprintf("locate %s (exit %d); ", lo.Words, lo.Exit) + words
+		words = fmt.Sprintf("locate %s (exit %d); ", lo.Words, console.Exit(lo.End)) + words
 		if v := r.checkWorkflow(res.Locate, lo); v != nil {
 			return words, v
 		}
@@ -199,7 +197,7 @@ func (r *runner) short(ctx context.Context, op Op) (string, error) {
 		return words, r.nothingSent(req.ClientOrderID, words)
 	}
 	r.desk().mine[req.ClientOrderID] = true
-	if v := r.orderAgrees(ctx, a, req.ClientOrderID, res.Order, o); v != nil {
+	if v := r.orderAgrees(ctx, a, req.ClientOrderID, res.Order, exit); v != nil {
 		return words, v
 	}
 	rec := r.simOrder(req.ClientOrderID)
@@ -252,16 +250,22 @@ func (r *runner) cover(ctx context.Context, op Op) (string, error) {
 	got, err := a.PlaceOrder(ctx, account.PlaceOrderRequest{Order: workflow.Order{ClientOrderID: id, Symbol: sym,
 		Side: string(brokerclient.SideBuy), OpenClose: string(brokerclient.OpenCloseClose), OrderType: string(brokerclient.OrderTypeLimit),
 		TimeInForce: string(brokerclient.TimeInForceDay), Quantity: qty, LimitPrice: limit}})
-	o := account.ShortOutcome(&account.ShortResult{Order: got})
-	if err != nil {
-		o = account.Outcome{Words: err.Error(), Exit: account.ExitOf(err)}
-	}
-	words := fmt.Sprintf("cover %d: %s (exit %d)", qty, o.Words, o.Exit)
+	said, exit := ended(account.ShortOutcome(&account.ShortResult{Order: got}), err)
+	words := fmt.Sprintf("cover %d: %s (exit %d)", qty, said, exit)
 	if got == nil {
 		return words, r.nothingSent(id, words)
 	}
 	r.desk().mine[id] = true
-	return words, r.orderAgrees(ctx, a, id, got, o)
+	return words, r.orderAgrees(ctx, a, id, got, exit)
+}
+
+// ended is how a command that got o or err would end: its words and its
+// exit code (err's when there is one).
+func ended(o account.Outcome, err error) (string, int) {
+	if err != nil {
+		return err.Error(), console.ExitOf(err)
+	}
+	return o.Words, console.Exit(o.End)
 }
 
 // tick moves the market price of a symbol; working orders it crosses fill.
@@ -333,7 +337,7 @@ func (r *runner) nothingSent(id, words string) error {
 // shares and average price are the broker's, and the exit code the
 // outcome gives (0 filled or working, 3 rejected, cancelled or expired)
 // agrees with the broker's status.
-func (r *runner) orderAgrees(ctx context.Context, a account.Account, id string, first *workflow.Order, o account.Outcome) error {
+func (r *runner) orderAgrees(ctx context.Context, a account.Account, id string, first *workflow.Order, exit int) error {
 	settle := time.Second
 	if r.day.PushLoss > 0 {
 		// A lost push is made up by a read after a quiet spell of the
@@ -372,12 +376,12 @@ func (r *runner) orderAgrees(ctx context.Context, a account.Account, id string, 
 	// The exit code of the answer first given agrees with the broker's
 	// status when that answer was already final.
 	if first.Terminal() {
-		wantExit := account.ExitOK
+		wantExit := console.ExitOK
 		if rec.Status != "Filled" {
-			wantExit = account.ExitBroker
+			wantExit = console.ExitBroker
 		}
-		if o.Exit != wantExit || first.State != want {
-			return &Violation{Invariant: "order-agrees", Detail: fmt.Sprintf("order %s answered %s (exit %d); the broker's is %s", id, first.State, o.Exit, rec.Status)}
+		if exit != wantExit || first.State != want {
+			return &Violation{Invariant: "order-agrees", Detail: fmt.Sprintf("order %s answered %s (exit %d); the broker's is %s", id, first.State, exit, rec.Status)}
 		}
 	}
 	return nil
@@ -392,7 +396,7 @@ func (r *runner) cancelWorking(ctx context.Context, a account.Account, id, words
 	}
 	words += "; cancelled: " + string(got.State)
 	o := account.ShortOutcome(&account.ShortResult{Order: got})
-	return words, r.orderAgrees(ctx, a, id, got, o)
+	return words, r.orderAgrees(ctx, a, id, got, console.Exit(o.End))
 }
 
 func orEmpty(res *account.ShortResult) *account.ShortResult {

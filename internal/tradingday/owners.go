@@ -11,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
@@ -177,7 +178,7 @@ func (r *runner) handover(ctx context.Context, op Op) (string, error) {
 		return "", fmt.Errorf("following %s across the handover: %w", st.ID, e.err)
 	}
 	o := account.OutcomeOf(e.w)
-	return fmt.Sprintf("[%s %s exit %d] ", e.w.Symbol, o.Words, o.Exit), r.checkWorkflowErr(e.w, o)
+	return fmt.Sprintf("[%s %s exit %d] ", e.w.Symbol, o.Words, console.Exit(o.End)), r.checkWorkflowErr(e.w, o)
 }
 
 // checkWorkflowErr is checkWorkflow as an error (nil when it holds).
@@ -272,7 +273,7 @@ func (r *runner) fromShells(ctx context.Context, d *daemon, op Op) (string, erro
 		}
 	}
 	o := account.OutcomeOf(w)
-	words := fmt.Sprintf("[%s %s exit %d] ", w.Symbol, o.Words, o.Exit)
+	words := fmt.Sprintf("[%s %s exit %d] ", w.Symbol, o.Words, console.Exit(o.End))
 	if err := r.checkWorkflowErr(w, o); err != nil {
 		return words, err
 	}

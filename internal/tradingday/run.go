@@ -19,6 +19,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
@@ -537,7 +538,7 @@ func (r *runner) followAll(ctx context.Context, a account.Account, started []acc
 			return words, err
 		}
 		o := account.OutcomeOf(w)
-		words += fmt.Sprintf("[%s %s exit %d] ", w.Symbol, o.Words, o.Exit)
+		words += fmt.Sprintf("[%s %s exit %d] ", w.Symbol, o.Words, console.Exit(o.End))
 		if v := r.checkWorkflow(w, o); v != nil {
 			return words, v
 		}

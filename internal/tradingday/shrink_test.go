@@ -10,7 +10,9 @@ import (
 // last, keeping each drop after which a run of the day (same seed, same
 // scenario) still breaks the same invariant. It runs the day at most
 // budget times and returns the smallest day found and its result (day
-// and res themselves when nothing smaller breaks it).
+// and res themselves when nothing smaller breaks it). TestGeneratedDays
+// shrinks the one day asked for with -seed; it is built with the tests
+// alone (the bench reports a day's seed and rerun command instead).
 func Shrink(ctx context.Context, day Day, res *Result, dir string, budget int) (Day, *Result) {
 	if res == nil || res.Violation == nil {
 		return day, res
