@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
@@ -61,17 +64,39 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		}
 		f.announce(context.WithoutCancel(actx), nil)
 	}()
-	for _, h := range f.handles {
-		cfg := h.cfg
-		_, err := h.current(ctx)
-		switch {
-		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
-		case ctx.Err() != nil:
-			f.Close()
-			return nil, err
-		default:
-			cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
-			h.setNotYet(err)
+	// The accounts of one key pair are taken at once and opened at once:
+	// each account's start-up (its reads of the broker) is queued work on
+	// the key pair's pacer, not a prerequisite of owning the next. Key
+	// pairs are opened one after another, in the order listed.
+	for _, pair := range f.pairs() {
+		reserved := reserve(ctx, pair)
+		errs := make([]error, len(pair))
+		var wg sync.WaitGroup
+		for i, h := range pair {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = h.current(ctx)
+			}()
+		}
+		wg.Wait()
+		for i, h := range pair {
+			cfg, err := h.cfg, errs[i]
+			if t, ok := reserved[h]; ok && h.Owner() == nil {
+				// The lease taken for it and not owned: given back.
+				if rerr := cfg.Engine.Store.ReleaseLease(context.WithoutCancel(ctx), t.Account, t.Owner, t.Term); rerr != nil {
+					cfg.Engine.Logger.Warn("the lease taken for the account was not given back; it lapses", "account", t.Account, "err", rerr)
+				}
+			}
+			switch {
+			case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
+			case ctx.Err() != nil:
+				f.Close()
+				return nil, ctx.Err()
+			default:
+				cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
+				h.setNotYet(err)
+			}
 		}
 	}
 	if err := f.refused(); err != nil {
@@ -79,6 +104,68 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// pairs are the fleet's handles by key pair (and store), in the order
+// the fleet lists them.
+func (f *Fleet) pairs() [][]*Handle {
+	type key struct {
+		st   *store.Store
+		pair string
+	}
+	at := map[key]int{}
+	var out [][]*Handle
+	for _, h := range f.handles {
+		k := key{h.cfg.Engine.Store, h.cfg.Engine.Client.PacingKey()}
+		i, ok := at[k]
+		if !ok || k.pair == "" {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], h)
+	}
+	return out
+}
+
+// reserve takes, in one statement, the leases of those of pair's accounts
+// (one key pair's, of one store) that are free or lapsed
+// (store.AcquireLeases: a key pair another process holds is left to it),
+// each under the owner id its handle then owns it with, keeping the term
+// and fenced as any other take: a process owns all of a key pair's
+// accounts at once. It returns the terms taken; an account not taken is
+// opened as a single take would.
+func reserve(ctx context.Context, pair []*Handle) map[*Handle]store.Term {
+	host, _ := os.Hostname()
+	var leases []locator.Lease
+	var handles []*Handle
+	for _, h := range pair {
+		ec := h.cfg.Engine
+		_, sock, err := ownerPaths(h.cfg.OwnerConfig)
+		if err != nil {
+			continue // Own says why
+		}
+		handles = append(handles, h)
+		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
+			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
+	}
+	out := map[*Handle]store.Term{}
+	if len(leases) < 2 {
+		return out // one account: the single take
+	}
+	taken, _, err := pair[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
+	if err != nil {
+		pair[0].cfg.Engine.Logger.Warn("cannot take the key pair's accounts at once; taking them one by one", "err", err)
+		return out
+	}
+	for _, l := range taken {
+		h := handles[slices.IndexFunc(leases, func(x locator.Lease) bool { return x.Account == l.Account })]
+		h.mu.Lock()
+		h.reserved = l.Owner
+		h.mu.Unlock()
+		out[h] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+	}
+	return out
 }
 
 // refused is the first account's refusal when every account of the fleet
@@ -195,7 +282,8 @@ func (f *Fleet) Close() {
 // an account waits for this process to own it and follows it (see
 // Owner.leaveToStandby), rather than own it, or be refused it because this
 // process owns another account of its key pair: a daemon of many
-// accounts on one key pair opens them one after another.
+// key pairs opens them one after another, and each account's start-up
+// takes a while.
 func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 	host, _ := os.Hostname()
 	byStore := map[*store.Store][]locator.Standby{}
