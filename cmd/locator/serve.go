@@ -231,7 +231,7 @@ func (c *serveCommand) configs(base config.Settings, accounts []config.NamedAcco
 }
 
 // runJobs runs the jobs file's schedules on the fleet's one account until
-// ctx ends, or until its owner's engine stops on an error. The runner
+// ctx ends, or until that account is refused (see service.Fleet.Wait). The runner
 // holds the account as the fleet does (a service.Handle), so an owner that
 // steps down and owns again, or that another process replaced, keeps the
 // schedules running through whichever owner there is.

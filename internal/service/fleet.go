@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
@@ -34,13 +37,14 @@ type Fleet struct {
 
 // OpenFleet opens every account of cfgs as a daemon, in order (see
 // Open), so two standbys listing the same accounts in different orders
-// each own the key pairs it lists first. An account refused (another
-// daemon owns it, its keys do not reach it, ...) gives up those opened
-// and says why; one that cannot be opened yet for any other reason (the
-// broker or the database out of reach, its owner starting) is logged and
-// left to Wait, which tries it again, as it does a standby's account
-// whose key pair another process owns, followed once that process owns
-// it too.
+// each own the key pairs it lists first. An account that cannot be opened
+// (refused: another daemon owns it, its keys do not reach it, ...; or not
+// yet: the broker or the database out of reach, its owner starting) is
+// logged, told by Say, and left to Wait, which tries it again while the
+// others are served, as it does a standby's account whose key pair
+// another process owns, followed once that process owns it too. Only
+// when every account is refused does OpenFleet give up and say why (the
+// first refusal).
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
 	beat := newRenewals() // one statement renews every lease the fleet holds
@@ -60,20 +64,120 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		}
 		f.announce(context.WithoutCancel(actx), nil)
 	}()
-	for _, h := range f.handles {
-		cfg := h.cfg
-		_, err := h.current(ctx)
-		switch {
-		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
-		case ctx.Err() != nil || !notYet(err):
-			f.Close()
-			return nil, err
-		default:
-			cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
-			h.setNotYet(err)
+	// The accounts of one key pair are taken at once and opened at once:
+	// each account's start-up (its reads of the broker) is queued work on
+	// the key pair's pacer, not a prerequisite of owning the next. Key
+	// pairs are opened one after another, in the order listed.
+	for _, pair := range f.pairs() {
+		reserved := reserve(ctx, pair)
+		errs := make([]error, len(pair))
+		var wg sync.WaitGroup
+		for i, h := range pair {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = h.current(ctx)
+			}()
+		}
+		wg.Wait()
+		for i, h := range pair {
+			cfg, err := h.cfg, errs[i]
+			if t, ok := reserved[h]; ok && h.Owner() == nil {
+				// The lease taken for it and not owned: given back.
+				if rerr := cfg.Engine.Store.ReleaseLease(context.WithoutCancel(ctx), t.Account, t.Owner, t.Term); rerr != nil {
+					cfg.Engine.Logger.Warn("the lease taken for the account was not given back; it lapses", "account", t.Account, "err", rerr)
+				}
+			}
+			switch {
+			case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
+			case ctx.Err() != nil:
+				f.Close()
+				return nil, ctx.Err()
+			default:
+				cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
+				h.setNotYet(err)
+			}
 		}
 	}
+	if err := f.refused(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return f, nil
+}
+
+// pairs are the fleet's handles by key pair (and store), in the order
+// the fleet lists them.
+func (f *Fleet) pairs() [][]*Handle {
+	type key struct {
+		st   *store.Store
+		pair string
+	}
+	at := map[key]int{}
+	var out [][]*Handle
+	for _, h := range f.handles {
+		k := key{h.cfg.Engine.Store, h.cfg.Engine.Client.PacingKey()}
+		i, ok := at[k]
+		if !ok || k.pair == "" {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], h)
+	}
+	return out
+}
+
+// reserve takes, in one statement, the leases of those of pair's accounts
+// (one key pair's, of one store) that are free or lapsed
+// (store.AcquireLeases: a key pair another process holds is left to it),
+// each under the owner id its handle then owns it with, keeping the term
+// and fenced as any other take: a process owns all of a key pair's
+// accounts at once. It returns the terms taken; an account not taken is
+// opened as a single take would.
+func reserve(ctx context.Context, pair []*Handle) map[*Handle]store.Term {
+	host, _ := os.Hostname()
+	var leases []locator.Lease
+	var handles []*Handle
+	for _, h := range pair {
+		ec := h.cfg.Engine
+		_, sock, err := ownerPaths(h.cfg.OwnerConfig)
+		if err != nil {
+			continue // Own says why
+		}
+		handles = append(handles, h)
+		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
+			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
+	}
+	out := map[*Handle]store.Term{}
+	if len(leases) < 2 {
+		return out // one account: the single take
+	}
+	taken, _, err := pair[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
+	if err != nil {
+		pair[0].cfg.Engine.Logger.Warn("cannot take the key pair's accounts at once; taking them one by one", "err", err)
+		return out
+	}
+	for _, l := range taken {
+		h := handles[slices.IndexFunc(leases, func(x locator.Lease) bool { return x.Account == l.Account })]
+		h.mu.Lock()
+		h.reserved = l.Owner
+		h.mu.Unlock()
+		out[h] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+	}
+	return out
+}
+
+// refused is the first account's refusal when every account of the fleet
+// was refused the last time it was opened (nothing left to serve), else
+// nil.
+func (f *Fleet) refused() error {
+	for _, h := range f.handles {
+		if err := h.notYet(); err == nil || notYet(err) {
+			return nil
+		}
+	}
+	return f.handles[0].notYet()
 }
 
 // notYet reports whether err, which kept an account from being opened, may
@@ -93,32 +197,40 @@ func (f *Fleet) Accounts() []account.Account {
 	return out
 }
 
-// Wait keeps the fleet's accounts until ctx ends (its error), or until an
-// owner's engine stops on an error (that error). An owner that steps down
-// (its lease lost, or the database out of reach for longer than its trust
-// in it) gives its account up, and the fleet opens it again: it owns it
-// once it can, or follows the process that took it over and stands by.
-// A standby takes over as soon as the lease it waits on lapses or is
-// released.
+// Wait keeps the fleet's accounts until ctx ends (its error), or until
+// every account is refused at once (the first one's refusal): one account
+// that cannot be served (refused, out of reach, its engine stopped on an
+// error) is logged, told by Say, and opened again (see keep) while the
+// others are served. An owner that steps down (its lease lost, or the
+// database out of reach for longer than its trust in it) gives its
+// account up, and the fleet opens it again: it owns it once it can, or
+// follows the process that took it over and stands by. A standby takes
+// over as soon as the lease it waits on lapses or is released.
 func (f *Fleet) Wait(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	fatal := make(chan error, len(f.handles))
+	tried := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	for _, h := range f.handles {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := h.keep(ctx); err != nil {
-				fatal <- err
-			}
+			h.keep(ctx, func() {
+				select {
+				case tried <- struct{}{}:
+				default:
+				}
+			})
 		}()
 	}
 	var err error
-	select {
-	case <-ctx.Done():
-		err = ctx.Err()
-	case err = <-fatal:
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-tried:
+			err = f.refused()
+		}
 	}
 	cancel()
 	wg.Wait()
@@ -170,7 +282,8 @@ func (f *Fleet) Close() {
 // an account waits for this process to own it and follows it (see
 // Owner.leaveToStandby), rather than own it, or be refused it because this
 // process owns another account of its key pair: a daemon of many
-// accounts on one key pair opens them one after another.
+// key pairs opens them one after another, and each account's start-up
+// takes a while.
 func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 	host, _ := os.Hostname()
 	byStore := map[*store.Store][]locator.Standby{}
@@ -197,11 +310,19 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 
 // reopenWait is how long a daemon waits before opening an account again
 // when it could neither own nor follow it (the database or the owner is
-// out of reach).
+// out of reach), or after its engine stopped on an error.
 const reopenWait = time.Second
 
-// keep holds the account for a daemon until ctx ends; see Fleet.Wait.
-func (h *Handle) keep(ctx context.Context) error {
+// refusedWait is how long a daemon waits before opening an account again
+// that was refused (its keys rejected, another daemon owning it or its
+// key pair): such a refusal passes only when something outside this
+// process changes.
+const refusedWait = 30 * time.Second
+
+// keep holds the account for a daemon until ctx ends, opening it again
+// whenever it is lost, and calling tried after each attempt to open it;
+// see Fleet.Wait.
+func (h *Handle) keep(ctx context.Context, tried func()) {
 	log := h.cfg.Engine.Logger
 	clk := h.cfg.Engine.Clock
 	if clk == nil {
@@ -211,32 +332,45 @@ func (h *Handle) keep(ctx context.Context) error {
 		if o := h.Owner(); o != nil {
 			select {
 			case <-ctx.Done():
-				return nil
+				return
 			case err := <-o.Fatal():
-				if !errors.Is(err, ErrSteppedDown) {
-					return err
+				if errors.Is(err, ErrSteppedDown) {
+					log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
+					break
 				}
-				log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
+				log.Error("the account's engine stopped; it will be owned again", "account", h.cfg.Engine.Account, "err", err)
+				h.drop(nil)
+				h.setNotYet(err)
+				clock.Sleep(ctx, clk, reopenWait)
 			}
 		} else if c := h.follower(); c != nil {
 			h.standBy(ctx, c, clk)
+		} else if err := h.notYet(); err != nil && !notYet(err) {
+			clock.Sleep(ctx, clk, refusedWait) // refused as the fleet opened
 		}
 		h.drop(nil)
 		said := ""
 		for ctx.Err() == nil {
 			_, err := h.current(ctx)
+			if ctx.Err() != nil {
+				return
+			}
 			h.setNotYet(err)
-			if err == nil || ctx.Err() != nil {
+			tried()
+			if err == nil {
 				break
 			}
 			if err.Error() != said { // once, not every second
 				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
 				said = err.Error()
 			}
-			clock.Sleep(ctx, clk, reopenWait)
+			wait := reopenWait
+			if !notYet(err) {
+				wait = refusedWait
+			}
+			clock.Sleep(ctx, clk, wait)
 		}
 	}
-	return nil
 }
 
 // setNotYet records why the account could not be opened the last time

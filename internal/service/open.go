@@ -61,6 +61,9 @@ type Handle struct {
 	// notOpened is why a daemon's fleet could not open the account the
 	// last time it tried (nil: it could), told by Fleet.Say.
 	notOpened error
+	// reserved is the owner id of the lease a fleet took for the
+	// account (see Fleet.reserve), until the next attempt to own it.
+	reserved string
 }
 
 var _ account.Account = (*Handle)(nil)
@@ -152,7 +155,7 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 		}
 		if errors.Is(err, errStandby) {
 			// A live daemon is to own the account (it stands by, or is
-			// starting and owns its accounts one after another): waited
+			// starting, its accounts' start-up under way): waited
 			// for as long as it says so.
 			deadline = clk.Now().Add(ownerWait)
 		}
@@ -172,7 +175,11 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 // again (the owner is starting or stopping, or a command owns what a
 // daemon waits for).
 func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
-	o, err := Own(ctx, h.cfg.OwnerConfig)
+	cfg := h.cfg.OwnerConfig
+	h.mu.Lock()
+	cfg.owner, h.reserved = h.reserved, ""
+	h.mu.Unlock()
+	o, err := Own(ctx, cfg)
 	if err == nil {
 		a, err := h.takeOwnership(o)
 		return a, false, err

@@ -89,6 +89,10 @@ type OwnerConfig struct {
 	// renewals is the lease heartbeat the owners of this config join (a
 	// fleet's one, shared by its accounts); nil: each owner its own.
 	renewals *renewals
+	// owner, when set, is the owner id of the lease the fleet took for
+	// this account with its key pair's others (see Fleet.reserve): the
+	// owner takes it on as its own term. Empty: a new id.
+	owner string
 }
 
 // Owner is the live owner of one account: it holds the account's lease in
@@ -145,18 +149,15 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 	if ec.Logger == nil {
 		ec.Logger = slog.New(slog.DiscardHandler)
 	}
-	lockPath, sockPath, err := paths(cfg.RuntimeDir, ec.Account, cfg.BaseURL)
+	lockPath, sockPath, err := ownerPaths(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var lock *machineLock
-	if ec.Store.Postgres() {
-		// Owners of the account follow one another on this host without
-		// a lock: each has a socket of its own, named in its lease, so one
-		// that stepped down never removes its successor's.
-		sockPath = strings.TrimSuffix(sockPath, ".sock") + fmt.Sprintf("-%x.sock", os.Getpid())
-	} else if lock, err = tryLock(lockPath); err != nil {
-		return nil, err
+	if !ec.Store.Postgres() {
+		if lock, err = tryLock(lockPath); err != nil {
+			return nil, err
+		}
 	}
 	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{}),
 		renewals: cfg.renewals}
@@ -170,11 +171,26 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 	return o, nil
 }
 
+// ownerPaths are the machine lock and the socket of an owner of cfg's
+// account. On Postgres owners of the account follow one another on this
+// host without a lock: each has a socket of its own, named in its lease,
+// so one that stepped down never removes its successor's.
+func ownerPaths(cfg OwnerConfig) (lockPath, sockPath string, err error) {
+	lockPath, sockPath, err = paths(cfg.RuntimeDir, cfg.Engine.Account, cfg.BaseURL)
+	if err == nil && cfg.Engine.Store.Postgres() {
+		sockPath = strings.TrimSuffix(sockPath, ".sock") + fmt.Sprintf("-%x.sock", os.Getpid())
+	}
+	return lockPath, sockPath, err
+}
+
 func (o *Owner) start(ctx context.Context, sockPath string) error {
 	ec := o.cfg.Engine
 	host, _ := os.Hostname()
-	want := locator.Lease{Account: ec.Account, Owner: string(o.cfg.Role) + ":" + uuid.NewString(), PID: os.Getpid(), Host: host, Endpoint: sockPath,
+	want := locator.Lease{Account: ec.Account, Owner: o.cfg.owner, PID: os.Getpid(), Host: host, Endpoint: sockPath,
 		PacingKey: ec.Client.PacingKey(), Process: process}
+	if want.Owner == "" {
+		want.Owner = string(o.cfg.Role) + ":" + uuid.NewString()
+	}
 	var remote net.Listener
 	if n := o.cfg.Network; n != nil {
 		var err error

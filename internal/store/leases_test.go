@@ -337,3 +337,98 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// Issue 27: a process takes all of a key pair's accounts at once, one
+// transaction and one write, by the rules a single take keeps: a free
+// account starts term 1, a lapsed one the next term, one the owner holds
+// keeps its term; another process is refused an account whose lease
+// lives (a LeaseHeldError) and every other account of that key pair (a
+// KeyPairHeldError), nothing written for them; the accounts of another
+// key pair in the same call are taken. Processes racing for one free key
+// pair's accounts: one owns them all, the others none (spec "Rate
+// limits": the buckets are per key pair).
+func TestAcquireLeasesAtOnce(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		lease := func(acct, owner, process, key string) locator.Lease {
+			return locator.Lease{Account: acct, Owner: owner, PID: 1, Host: "h", Endpoint: "e-" + owner, PacingKey: key, Process: process}
+		}
+		// B: p0's lease, lapsed; C: p1's already.
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p0-b", "p0", "K"), 0); err != nil {
+			t.Fatal(err)
+		}
+		c, err := b.store.AcquireLease(ctx, lease("C", "p1-c", "p1", "K"), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken, refused, err := b.store.AcquireLeases(ctx, []locator.Lease{lease("A", "p1-a", "p1", "K"), lease("B", "p1-b", "p1", "K"), lease("C", "p1-c", "p1", "K")}, time.Hour)
+		if err != nil || len(refused) != 0 || len(taken) != 3 {
+			t.Fatalf("p1 takes A, B, C: %d taken, refused %v, %v; want all three", len(taken), refused, err)
+		}
+		terms := map[string]int64{}
+		for _, l := range taken {
+			got, err := b.store.LiveLease(ctx, l.Account)
+			if err != nil || got.Owner != l.Owner || got.Term != l.Term || got.Endpoint != l.Endpoint || !got.Expires.Equal(l.Expires) {
+				t.Fatalf("%s: stored %+v, %v; want %+v", l.Account, got, err, l)
+			}
+			terms[l.Account] = l.Term
+		}
+		if terms["A"] != 1 || terms["B"] != 2 || terms["C"] != c.Term {
+			t.Fatalf("terms %v; want A 1 (free), B 2 (lapsed), C %d (its own)", terms, c.Term)
+		}
+		taken, refused, err = b.store.AcquireLeases(ctx, []locator.Lease{lease("A", "p2-a", "p2", "K"), lease("D", "p2-d", "p2", "K"), lease("E", "p2-e", "p2", "K2")}, time.Hour)
+		var held *store.LeaseHeldError
+		var pair *store.KeyPairHeldError
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case !errors.As(refused["A"], &held) || held.Holder.Owner != "p1-a":
+			t.Fatalf("p2 asks for A, p1's: %v; want a LeaseHeldError naming p1-a", refused["A"])
+		case !errors.As(refused["D"], &pair) || pair.Account != "D" || pair.Holder.Process != "p1":
+			t.Fatalf("p2 asks for D of p1's key pair: %v; want a KeyPairHeldError naming p1", refused["D"])
+		case len(taken) != 1 || taken[0].Account != "E" || taken[0].Term != 1:
+			t.Fatalf("p2 took %+v; want E (another key pair), term 1", taken)
+		}
+		if _, err := b.store.LiveLease(ctx, "D"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("D was written: %v", err)
+		}
+		stores := []*store.Store{b.store, mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock), mustOpen(t, b.dsn, b.clock)}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := map[string]int{}
+		for i, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := fmt.Sprintf("q%d", i)
+				var ls []locator.Lease
+				for j := range 5 {
+					ls = append(ls, lease(fmt.Sprintf("R%d", j), p+fmt.Sprint(j), p, "K3"))
+				}
+				taken, refused, err := s.AcquireLeases(ctx, ls, time.Hour)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					t.Errorf("acquire: %v", err)
+				}
+				if len(taken) > 0 {
+					won[p] = len(taken)
+				}
+				for a, err := range refused {
+					if !errors.Is(err, store.ErrKeyPairHeld) && !errors.Is(err, store.ErrLeaseHeld) {
+						t.Errorf("%s refused %s: %v", p, a, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("processes owning accounts of one key pair: %v; want one owning all 5", won)
+		}
+		for _, n := range won {
+			if n != 5 {
+				t.Fatalf("the winner took %d of 5", n)
+			}
+		}
+	})
+}
