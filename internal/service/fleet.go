@@ -197,8 +197,7 @@ func (f *Fleet) Accounts() []account.Account {
 	return out
 }
 
-// Wait keeps the fleet's accounts until ctx ends (its error), or until
-// every account is refused at once (the first one's refusal): one account
+// Wait keeps the fleet's accounts until ctx ends (its error): an account
 // that cannot be served (refused, out of reach, its engine stopped on an
 // error) is logged, told by Say, and opened again (see keep) while the
 // others are served. An owner that steps down (its lease lost, or the
@@ -207,34 +206,12 @@ func (f *Fleet) Accounts() []account.Account {
 // follows the process that took it over and stands by. A standby takes
 // over as soon as the lease it waits on lapses or is released.
 func (f *Fleet) Wait(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	tried := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	for _, h := range f.handles {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.keep(ctx, func() {
-				select {
-				case tried <- struct{}{}:
-				default:
-				}
-			})
-		}()
+		wg.Go(func() { h.keep(ctx) })
 	}
-	var err error
-	for err == nil {
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-tried:
-			err = f.refused()
-		}
-	}
-	cancel()
 	wg.Wait()
-	return err
+	return ctx.Err()
 }
 
 // Say tells w, a line each, what the fleet holds: the accounts this
@@ -314,15 +291,14 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 const reopenWait = time.Second
 
 // refusedWait is how long a daemon waits before opening an account again
-// that was refused (its keys rejected, another daemon owning it or its
-// key pair): such a refusal passes only when something outside this
-// process changes.
+// whose keys the broker rejected, or that was refused as the fleet opened
+// (its keys rejected, another daemon owning it or its key pair): such a
+// refusal passes only when something outside this process changes.
 const refusedWait = 30 * time.Second
 
 // keep holds the account for a daemon until ctx ends, opening it again
-// whenever it is lost, and calling tried after each attempt to open it;
-// see Fleet.Wait.
-func (h *Handle) keep(ctx context.Context, tried func()) {
+// whenever it is lost; see Fleet.Wait.
+func (h *Handle) keep(ctx context.Context) {
 	log := h.cfg.Engine.Logger
 	clk := h.cfg.Engine.Clock
 	if clk == nil {
@@ -356,7 +332,6 @@ func (h *Handle) keep(ctx context.Context, tried func()) {
 				return
 			}
 			h.setNotYet(err)
-			tried()
 			if err == nil {
 				break
 			}
@@ -364,8 +339,11 @@ func (h *Handle) keep(ctx context.Context, tried func()) {
 				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
 				said = err.Error()
 			}
+			// A lease another process holds passes when it lapses (seconds):
+			// tried again soon; keys the broker rejects pass only when they
+			// are changed, so the broker is asked again only now and then.
 			wait := reopenWait
-			if !notYet(err) {
+			if errors.Is(err, brokerclient.ErrUnauthorized) {
 				wait = refusedWait
 			}
 			clock.Sleep(ctx, clk, wait)
