@@ -236,7 +236,10 @@ func newStreamConfig(opts []StreamOption) streamConfig {
 
 // WithPing sets how often an idle connection is pinged and how long a pong
 // may take before the connection is declared dead and replaced (default
-// 15 s and 5 s, on the client's clock). An interval of 0 turns pinging off.
+// 15 s and 5 s). The interval runs on the client's clock; the pong's wait
+// is an I/O timeout on the wall clock, like the handshake's, so a virtual
+// clock that jumps while the pong is on the wire does not kill a live
+// connection. An interval of 0 turns pinging off.
 func WithPing(interval, timeout time.Duration) StreamOption {
 	return func(c *streamConfig) { c.pingInterval, c.pingTimeout = interval, timeout }
 }
@@ -360,7 +363,7 @@ func (s *session) ping(ctx context.Context, conn *StreamConn, kill context.Cance
 		if clock.Sleep(ctx, clk, s.cfg.pingInterval) != nil {
 			return
 		}
-		pctx, cancel := clock.WithDeadline(ctx, clk, clk.Now().Add(s.cfg.pingTimeout))
+		pctx, cancel := context.WithTimeout(ctx, s.cfg.pingTimeout)
 		err := conn.Ping(pctx)
 		cancel()
 		if err != nil {
