@@ -29,3 +29,31 @@ func (s *Store) LatestInventory(ctx context.Context, account string) ([]byte, ti
 	t, err := parseTime(at)
 	return []byte(rows), t, err
 }
+
+// HoldFenced opens a fenced transaction on s and, once its fence is
+// checked, signals held and waits for release before committing: a process
+// stopped in the middle of a write, its transaction open on the server.
+// Unlike inTx it sets no bound of its own (a stopped process runs no
+// timers). It returns the transaction's end.
+func HoldFenced(s *Store, held chan<- struct{}, release <-chan struct{}) error {
+	ctx := context.Background()
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer sqlTx.Rollback()
+	if err := s.fence.check(ctx, &Tx{tx: sqlTx, c: s.db}); err != nil {
+		return err
+	}
+	close(held)
+	<-release
+	if _, err := sqlTx.ExecContext(ctx, `SELECT 1`); err != nil {
+		return err
+	}
+	return sqlTx.Commit()
+}
+
+// QueryRow scans the one row query returns on s's database.
+func QueryRow(ctx context.Context, s *Store, query string, dest ...any) error {
+	return s.db.QueryRowContext(ctx, query).Scan(dest...)
+}

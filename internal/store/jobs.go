@@ -18,7 +18,7 @@ const jobRunColumns = `id, job, kind, account, started_at, ended_at, outcome, de
 // StartJobRun records that a run of job begins now.
 func (s *Store) StartJobRun(ctx context.Context, job, kind, account string) (*locator.JobRun, error) {
 	var out *locator.JobRun
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `INSERT INTO job_runs (job, kind, account, started_at, outcome) VALUES (?, ?, ?, ?, ?) RETURNING id`,
 			job, kind, account, formatTime(tx.now), string(locator.JobRunning)).Scan(&id)
@@ -38,7 +38,7 @@ func (s *Store) EndJobRun(ctx context.Context, id int64, outcome locator.JobOutc
 		return nil, fmt.Errorf("store: job run outcome %q: want ok, failed or skipped", outcome)
 	}
 	var out *locator.JobRun
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_runs SET ended_at = ?, outcome = ?, detail = ? WHERE id = ? AND outcome = ?`,
 			formatTime(tx.now), string(outcome), detail, id, string(locator.JobRunning))
 		if err != nil {
@@ -58,7 +58,7 @@ func (s *Store) EndJobRun(ctx context.Context, id int64, outcome locator.JobOutc
 // flight, so such rows are left over from a process that died.
 func (s *Store) AbandonJobRuns(ctx context.Context, account, detail string) (int, error) {
 	var n int64
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE job_runs SET ended_at = ?, outcome = ?, detail = ? WHERE account = ? AND outcome = ?`,
 			formatTime(tx.now), string(locator.JobFailed), detail, account, string(locator.JobRunning))
 		if err != nil {

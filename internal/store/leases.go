@@ -60,7 +60,7 @@ const LeaseChannel = "locator_leases"
 // starts the next term. Two processes racing for it cannot both win: the
 // write is a compare-and-set on the owner and term read.
 func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Duration) (locator.Lease, error) {
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -87,7 +87,7 @@ func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Dura
 // to another owner. The dead owner's process is gone too: the leases it
 // still holds on the key pair do not keep l from it.
 func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string, ttl time.Duration) (locator.Lease, error) {
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -153,7 +153,7 @@ func (s *Store) putLease(ctx context.Context, tx *Tx, l *locator.Lease, cur *loc
 // database's now; ErrLeaseLost when another process has taken it, or
 // another account of its key pair (this one stalled past its expiry).
 func (s *Store) RenewLease(ctx context.Context, account, owner string, term int64, ttl time.Duration) error {
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -206,7 +206,7 @@ const renewBatch = 1000
 func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (map[Term]bool, error) {
 	renewed := make(map[Term]bool, len(terms))
 	for batch := range slices.Chunk(terms, renewBatch) {
-		err := s.inTx(ctx, func(tx *Tx) error {
+		err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 			now, err := s.leaseNow(ctx, tx)
 			if err != nil {
 				return err
@@ -247,7 +247,7 @@ func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration
 // lease lapses now and has no endpoint (its row stays, so the next term is
 // one more), and on Postgres the standbys are told on LeaseChannel.
 func (s *Store) ReleaseLease(ctx context.Context, account, owner string, term int64) error {
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -423,7 +423,7 @@ func scanLease(sc scanner) (*locator.Lease, error) {
 func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.Duration) ([]locator.Lease, map[string]error, error) {
 	var taken []locator.Lease
 	var refused map[string]error
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		taken, refused = nil, map[string]error{}
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/store/storetest"
 )
 
 // One leader row per account: a second owner is refused while the lease
@@ -431,4 +433,54 @@ func TestAcquireLeasesAtOnce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A process stopped half-way through a fenced write (SIGSTOP, a frozen VM)
+// holds a share lock on its lease row that it cannot give up: the server
+// ends its session once it has sat idle in its transaction for the
+// transaction bound (5 s), so another process takes over the lapsed lease
+// without waiting for the stopped one to run again, and the stopped one's
+// write is lost, not applied late. Postgres only: SQLite's one writer is a
+// process of this machine's.
+func TestTakeoverPastAPausedWrite(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	var setting string
+	if err := store.QueryRow(t.Context(), a, `SHOW idle_in_transaction_session_timeout`, &setting); err != nil || setting != "5s" {
+		t.Fatalf("idle_in_transaction_session_timeout %q, %v; want 5s", setting, err)
+	}
+	ctx := t.Context()
+	mine := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
+	// A zero TTL: the lease has lapsed already, as a paused owner's would.
+	l, err := a.AcquireLease(ctx, mine, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	defer close(release)
+	go func() {
+		ended <- store.HoldFenced(a.Fenced(store.Fence{Account: "LV100001", Owner: "a", Term: l.Term}), held, release)
+	}()
+	<-held
+	other := locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}
+	start := time.Now()
+	var took locator.Lease
+	for {
+		// Each try waits on the row lock for at most the transaction bound.
+		if took, err = b.AcquireLease(ctx, other, time.Hour); err == nil {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the takeover still waits on the paused write after %s: %v", time.Since(start).Round(time.Second), err)
+		}
+	}
+	if took.Term != l.Term+1 {
+		t.Errorf("took term %d, want %d", took.Term, l.Term+1)
+	}
+	release <- struct{}{}
+	if err := <-ended; err == nil {
+		t.Error("the paused write committed after its session was ended")
+	}
 }

@@ -57,7 +57,7 @@ func (s *Store) InsertCashEntries(ctx context.Context, entries []CashEntry) (int
 		}
 	}
 	inserted := 0
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		// Many rows per statement: a year of ledger is thousands of rows,
 		// and one statement per row costs more than the inserts.
 		for len(entries) > 0 {

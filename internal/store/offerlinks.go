@@ -12,7 +12,7 @@ import (
 // time: the notification is raised once per offer, not again by an owner
 // that resumes the workflow after a restart or a handover.
 func (s *Store) NoticeOffer(ctx context.Context, account, workflowID, quoteReqID string) (first bool, err error) {
-	err = s.inTx(ctx, func(tx *Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO offer_links (account, workflow_id, quote_req_id, noticed_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (account, workflow_id, quote_req_id) DO UPDATE SET noticed_at = excluded.noticed_at WHERE offer_links.noticed_at = ''`,
 			account, workflowID, quoteReqID, formatTime(tx.now))
@@ -39,7 +39,7 @@ type LinkUse struct {
 // written. It commits before the answer is given (write-ahead), so an
 // offer's links answer once between them, even across a restart.
 func (s *Store) UseOfferLink(ctx context.Context, account, workflowID, quoteReqID, answer string) (prev LinkUse, first bool, err error) {
-	err = s.inTx(ctx, func(tx *Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		var at string
 		err := tx.QueryRowContext(ctx, `SELECT used_at, used_answer FROM offer_links WHERE account = ? AND workflow_id = ? AND quote_req_id = ?`,
 			account, workflowID, quoteReqID).Scan(&at, &prev.Answer)

@@ -26,7 +26,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *workflow.Order) error {
 		return errors.New("store: an order needs a clientOrderId, an account and a symbol")
 	}
 	o.State = states.OrderIntent
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		o.CreatedAt, o.UpdatedAt, o.Version = tx.now, tx.now, 1
 		_, err := tx.ExecContext(ctx, `INSERT INTO orders (`+orderColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, orderArgs(o)...)
 		if err != nil {
@@ -42,7 +42,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *workflow.Order) error {
 // ErrConflict when the order had moved on.
 func (s *Store) CommitOrder(ctx context.Context, prev, next *workflow.Order, tr *workflow.Transition) (*workflow.Order, error) {
 	o := *next
-	if err := s.inTx(ctx, func(tx *Tx) error { return commitOrderTx(ctx, tx, prev, &o, tr) }); err != nil {
+	if err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error { return commitOrderTx(ctx, tx, prev, &o, tr) }); err != nil {
 		return nil, err
 	}
 	return &o, nil

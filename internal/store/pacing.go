@@ -32,7 +32,7 @@ func (s *Store) SetLastRequest(ctx context.Context, key string, at time.Time) er
 	if s.fence == nil {
 		return errors.New("store: the pacing row is written only by an owner, under its term (Fenced)")
 	}
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO pacing (key, last_request) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET last_request = excluded.last_request WHERE excluded.last_request > pacing.last_request`,
 			key, formatTime(at))

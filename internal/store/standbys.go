@@ -11,7 +11,7 @@ import (
 // StandBy records (or renews) s standing by for its account, for ttl from
 // now by the database's clock.
 func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Duration) error {
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -30,7 +30,7 @@ func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.
 	if len(sbs) == 0 {
 		return nil
 	}
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -53,7 +53,7 @@ func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.
 
 // LeaveStandby says the process stands by for the account no longer.
 func (s *Store) LeaveStandby(ctx context.Context, account, process string) error {
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE account = ? AND process = ?`, account, process)
 		return err
 	})

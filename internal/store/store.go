@@ -160,6 +160,10 @@ func openSQLite(path string) (*conn, error) {
 // could last. (A transaction cut short is rolled back whole.)
 const postgresTimeout = 5 * time.Second
 
+// idleInTx is the Postgres setting, sent at connection start, that bounds
+// how long a session may sit idle inside a transaction (in milliseconds).
+const idleInTx = "idle_in_transaction_session_timeout"
+
 func openPostgres(dsn string) (*conn, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -169,8 +173,15 @@ func openPostgres(dsn string) (*conn, error) {
 	q := u.Query()
 	if q.Get("connect_timeout") == "" {
 		q.Set("connect_timeout", "3")
-		u.RawQuery = q.Encode()
 	}
+	// A process stopped in the middle of a transaction (SIGSTOP, a frozen
+	// VM) cannot enforce postgresTimeout itself, and a fenced write holds a
+	// share lock on its lease row: the server ends such a session, so the
+	// paused owner's lock never stands in the way of a takeover.
+	if q.Get(idleInTx) == "" {
+		q.Set(idleInTx, strconv.FormatInt(postgresTimeout.Milliseconds(), 10))
+	}
+	u.RawQuery = q.Encode()
 	db, err := sql.Open("pgx", u.String())
 	if err != nil {
 		return nil, fmt.Errorf("store: open Postgres at %s: %w", Redact(dsn), err)
@@ -215,7 +226,7 @@ func (s *Store) Postgres() bool { return s.db.dialect == "postgres" }
 // transaction. On Postgres each holds a transaction-scoped advisory lock,
 // so processes starting together migrate one after the other.
 func (s *Store) migrate(ctx context.Context) error {
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		if err := s.lockMigrations(ctx, tx); err != nil {
 			return err
 		}
@@ -241,7 +252,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = s.inTx(ctx, func(tx *Tx) error {
+		err = s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 			if err := s.lockMigrations(ctx, tx); err != nil {
 				return err
 			}
@@ -348,9 +359,11 @@ func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 }
 
 // inTx runs fn in a transaction (immediate on SQLite), committing when it
-// returns nil. A fenced store (see Fenced) first checks that its term is
-// still current, and fails with ErrLeaseLost when it is not.
-func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
+// returns nil. fn's statements run under the context it is handed (the
+// transaction's, not the caller's: see below). A fenced store (see Fenced)
+// first checks that its term is still current, and fails with
+// ErrLeaseLost when it is not.
+func (s *Store) inTx(ctx context.Context, fn func(context.Context, *Tx) error) error {
 	// Commit even when ctx is cancelled mid-way: a decision is applied
 	// whole, late rather than never. Postgres may stop answering, so its
 	// transactions have a bound of their own.
@@ -369,7 +382,7 @@ func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 		err = s.fence.check(ctx, tx)
 	}
 	if err == nil {
-		err = fn(tx)
+		err = fn(ctx, tx)
 	}
 	if err != nil {
 		sqlTx.Rollback()

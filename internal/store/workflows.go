@@ -45,7 +45,7 @@ func (s *Store) Create(ctx context.Context, w *workflow.Workflow) error {
 	if w.State == "" {
 		w.State = states.Initial(w.Kind)
 	}
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		w.CreatedAt, w.UpdatedAt, w.Version = tx.now, tx.now, 1
 		policy, legs, err := encodeJSON(w)
 		if err != nil {
@@ -68,7 +68,7 @@ func (s *Store) Create(ctx context.Context, w *workflow.Workflow) error {
 // ErrConflict when the workflow had moved on (another process moved it).
 func (s *Store) Commit(ctx context.Context, prev, next *workflow.Workflow, tr *workflow.Transition) (*workflow.Workflow, error) {
 	out := *next
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		return commitTx(ctx, tx, prev, &out, tr)
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *Store) CommitAll(ctx context.Context, steps []Step) ([]*workflow.Workfl
 // and transition log; the saved records come back in order, by kind.
 func (s *Store) CommitBatch(ctx context.Context, steps []Step, orders []OrderStep) ([]*workflow.Workflow, []*workflow.Order, error) {
 	out, outOrders := make([]*workflow.Workflow, len(steps)), make([]*workflow.Order, len(orders))
-	err := s.inTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		for i, st := range steps {
 			n := *st.Next
 			if err := commitTx(ctx, tx, st.Prev, &n, st.Transition); err != nil {
@@ -309,7 +309,7 @@ func (s *Store) transitions(ctx context.Context, query, id string) ([]Transition
 // SaveInventory records what the broker reported as the account's locate
 // inventory (the rows as received, JSON).
 func (s *Store) SaveInventory(ctx context.Context, account string, rows []byte) error {
-	return s.inTx(ctx, func(tx *Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO inventory_snapshots (account, taken_at, rows) VALUES (?, ?, ?)`, account, formatTime(tx.now), string(rows))
 		return err
 	})
