@@ -265,7 +265,10 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 		if run.Outcome != locator.JobOK || run.Detail != "nothing to credit back" {
 			t.Errorf("run %d: %+v", i+1, run)
 		}
-		if i > 0 && run.StartedAt.Sub(runs[i].StartedAt) < 900*time.Millisecond {
+		// One run a tick: two of one tick start together; a run the
+		// machine's load started late can start well under a second
+		// before the next tick's.
+		if i > 0 && run.StartedAt.Sub(runs[i].StartedAt) < 500*time.Millisecond {
 			t.Errorf("runs %d and %d started %s apart on an every-second schedule", i, i+1, run.StartedAt.Sub(runs[i].StartedAt))
 		}
 	}
