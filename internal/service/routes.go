@@ -8,13 +8,16 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// op is one route of the account API as both ends know it: its method,
-// path and doc, and by its type parameters what it takes (Req; noBody:
-// nothing, with query: its query parameters) and answers (Resp; with
-// stream: one line of it). Each path is written here once: server.table
-// gives each op its handler, the Client calls it by its op (call), and
-// TestOpenAPI publishes the table.
-type op[Req, Resp any] struct {
+// op is one route of the account API as both ends know it: its spec,
+// and by its type parameters what it takes (Req; noBody: nothing, with
+// query: its query parameters) and answers (Resp; with stream: one line
+// of it). Each path is written here once: server.table gives each op its
+// handler, the Client calls it by its op (call), and TestOpenAPI
+// publishes the table.
+type op[Req, Resp any] struct{ spec }
+
+// spec is a route's method and path, and how it is carried.
+type spec struct {
 	method, path string
 	// doc says what the route does, for the published document.
 	doc           string
@@ -29,19 +32,19 @@ type noBody struct{}
 // post is the op of a call of the API: its request the body of a POST to
 // path, its result the answer.
 func post[Req, Resp any](path, doc string) op[Req, Resp] {
-	return op[Req, Resp]{method: "POST", path: path, doc: doc}
+	return op[Req, Resp]{spec{method: "POST", path: path, doc: doc}}
 }
 
 // streamOf is the op of a stream (GET): its request, if any, in the query.
 func streamOf[Req any](path, doc string) op[Req, message] {
-	return op[Req, message]{method: "GET", path: path, doc: doc, query: reflect.TypeFor[Req]() != reflect.TypeFor[noBody](), stream: true}
+	return op[Req, message]{spec{method: "GET", path: path, doc: doc, query: reflect.TypeFor[Req]() != reflect.TypeFor[noBody](), stream: true}}
 }
 
 var (
-	opHello = op[noBody, Hello]{method: "GET", path: "/v1/hello", open: true,
-		doc: "Who owns the account, through which database, with a fresh challenge (nonce) to prove the key pair on."}
-	opSession = op[proof, earnedSession]{method: "POST", path: "/v1/session", open: true,
-		doc: "Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back."}
+	opHello = op[noBody, Hello]{spec{method: "GET", path: "/v1/hello", open: true,
+		doc: "Who owns the account, through which database, with a fresh challenge (nonce) to prove the key pair on."}}
+	opSession = op[proof, earnedSession]{spec{method: "POST", path: "/v1/session", open: true,
+		doc: "Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back."}}
 
 	opLocate      = post[account.LocateRequest, account.LocateResult]("/v1/locate", "Ensures located shares, quoting only the shortfall; answers the workflows started (follow them).")
 	opQuote       = post[account.QuoteRequest, account.LocateResult]("/v1/quote", "Asks the price of located shares without taking it: a price check per item, its offer cancelled at once.")
@@ -66,7 +69,7 @@ var (
 
 // route is op served by h.
 func (o op[Req, Resp]) route(h func(http.ResponseWriter, *http.Request)) route {
-	r := route{method: o.method, path: o.path, doc: o.doc, out: reflect.TypeFor[Resp](), query: o.query, stream: o.stream, open: o.open, h: h}
+	r := route{spec: o.spec, out: reflect.TypeFor[Resp](), h: h}
 	if in := reflect.TypeFor[Req](); in != reflect.TypeFor[noBody]() {
 		r.in = in
 	}

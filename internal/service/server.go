@@ -118,20 +118,16 @@ func (s *server) earned(h http.Handler) http.Handler {
 	})
 }
 
-// route is one route of the account API served: its op's method, path,
-// doc and types, and its handler. The table of routes (server.table) is
-// the API's one description: routes serves it, and TestOpenAPI generates
+// route is one route of the account API served: its op's spec and types,
+// and its handler. The table of routes (server.table) is the API's one
+// description: routes serves it, and TestOpenAPI generates
 // api/openapi.yaml from it and the JSON shapes of its types, and fails
 // when the published document differs.
 type route struct {
-	method, path string
-	doc          string
+	spec
 	// in is the request's body (nil: none), or with query its query
 	// parameters; out is the answer, or with stream one line of it.
 	in, out reflect.Type
-	query   bool
-	stream  bool
-	open    bool
 	h       http.HandlerFunc
 }
 
