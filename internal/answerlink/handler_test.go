@@ -60,13 +60,14 @@ type testBundle struct {
 	cfg   service.OwnerConfig
 	owner atomic.Pointer[service.Owner]
 	hold  atomic.Bool // holds the fake clock still while a person acts
-	// starting lets it run while an owner starts (its pacer may wait).
-	starting atomic.Bool
-	logs     *syncBuffer
-	log      *slog.Logger
-	events   chan notify.Event
-	n        *notify.Notifier
-	links    *answerlink.Links
+	// prompting counts the questions at the case's prompt (offerWaiting):
+	// the fake clock stands still while one waits on a person.
+	prompting atomic.Int32
+	logs      *syncBuffer
+	log       *slog.Logger
+	events    chan notify.Event
+	n         *notify.Notifier
+	links     *answerlink.Links
 	// serve is what the links server answers with (set per case).
 	serve atomic.Pointer[http.Handler]
 	srv   *httptest.Server
@@ -94,11 +95,8 @@ func setup(t *testing.T) *testBundle {
 	t.Cleanup(func() { os.RemoveAll(run) })
 	// Virtual time runs while the engine's poller and dispatcher wait on
 	// it (the owner's heartbeat keeps real time), and stands still while a
-	// question waits on a person or the case holds it.
-	b.sim.RunClockWhile(t, 2, func() bool {
-		o := b.owner.Load()
-		return !b.hold.Load() && (o == nil || o.Local().Asking() == 0)
-	})
+	// question waits on the case's prompt or the case holds it.
+	b.sim.RunClockWhile(t, 2, func() bool { return !b.hold.Load() && b.prompting.Load() == 0 })
 	b.cfg = service.OwnerConfig{
 		Engine: engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: acct, Env: brokerclient.EnvLive, Logger: b.log},
 		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleCommand,
@@ -180,7 +178,13 @@ func (b *testBundle) offerWaiting(t *testing.T) (string, notify.Event) {
 	t.Helper()
 	asked := make(chan struct{}, 1)
 	c := account.Caller{ID: uuid.NewString(), Name: "test prompt", Env: brokerclient.EnvLive,
-		Ask: func(ctx context.Context, q account.Question) bool { asked <- struct{}{}; <-ctx.Done(); return false }}
+		Ask: func(ctx context.Context, q account.Question) bool {
+			b.prompting.Add(1)
+			defer b.prompting.Add(-1)
+			asked <- struct{}{}
+			<-ctx.Done()
+			return false
+		}}
 	o := b.owner.Load()
 	t.Cleanup(o.Local().Listen(c.ID, c.Ask))
 	res, err := o.Local().As(c).Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 200}}, Ask: true})

@@ -118,14 +118,6 @@ func (l *Local) put(ctx context.Context, fn func(context.Context, account.Questi
 	return fn(ctx, q)
 }
 
-// Asking counts the questions waiting on a person now (offers to take,
-// orders to confirm).
-func (l *Local) Asking() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.waiting
-}
-
 // withdrawAnswered withdraws the question of a workflow that left Offered
 // (answered elsewhere, expired, cancelled), until ctx ends. Behind on its
 // subscription, it subscribes again and asks the store about each

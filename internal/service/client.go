@@ -120,7 +120,7 @@ func (c *Client) authenticate(ctx context.Context) (string, error) {
 	})
 	defer tr.CloseIdleConnections()
 	one := &http.Client{Transport: tr}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/hello", nil)
+	req, err := request(ctx, c.base, opHello, noBody{})
 	if err != nil {
 		return "", err
 	}
@@ -141,12 +141,10 @@ func (c *Client) authenticate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", account.Errorf(account.KindRefused, "this process cannot prove the owner's credentials: "+err.Error()+"; nothing was sent")
 	}
-	b, _ := json.Marshal(proof{Nonce: hello.Nonce, Identity: id, MAC: mac, BaseURL: c.baseURL})
-	req, err = http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/session", bytes.NewReader(b))
+	req, err = request(ctx, c.base, opSession, proof{Nonce: hello.Nonce, Identity: id, MAC: mac, BaseURL: c.baseURL})
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	resp, err = one.Do(req)
 	if err != nil {
 		return "", c.gone(ctx, err)
@@ -175,7 +173,7 @@ func pinShown(cs *tls.ConnectionState) string {
 
 // Hello asks who owns the account, through which database.
 func (c *Client) Hello(ctx context.Context) (*Hello, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/hello", nil)
+	req, err := request(ctx, c.base, opHello, noBody{})
 	if err != nil {
 		return nil, err
 	}
@@ -184,68 +182,60 @@ func (c *Client) Hello(ctx context.Context) (*Hello, error) {
 }
 
 func (c *Client) Locate(ctx context.Context, req account.LocateRequest) (*account.LocateResult, error) {
-	var out account.LocateResult
-	return &out, c.post(ctx, "/v1/locate", req, &out)
+	return call(ctx, c, opLocate, req)
 }
 
 func (c *Client) Quote(ctx context.Context, req account.QuoteRequest) (*account.LocateResult, error) {
-	var out account.LocateResult
-	return &out, c.post(ctx, "/v1/quote", req, &out)
+	return call(ctx, c, opQuote, req)
 }
 
 func (c *Client) CreditBack(ctx context.Context, req account.CreditBackRequest) (*account.CreditBackResult, error) {
-	var out account.CreditBackResult
-	return &out, c.post(ctx, "/v1/credit-back", req, &out)
+	return call(ctx, c, opCreditBack, req)
 }
 
 func (c *Client) Short(ctx context.Context, req account.ShortRequest) (*account.ShortResult, error) {
-	var out account.ShortResult
-	return &out, c.post(ctx, "/v1/short", req, &out)
+	return call(ctx, c, opShort, req)
 }
 
 func (c *Client) PlaceOrder(ctx context.Context, req account.PlaceOrderRequest) (*workflow.Order, error) {
-	var out workflow.Order
-	return &out, c.post(ctx, "/v1/place-order", req, &out)
+	return call(ctx, c, opPlaceOrder, req)
 }
 
 func (c *Client) CancelOrder(ctx context.Context, req account.CancelOrderRequest) (*workflow.Order, error) {
-	var out workflow.Order
-	return &out, c.post(ctx, "/v1/cancel-order", req, &out)
+	return call(ctx, c, opCancelOrder, req)
 }
 
 func (c *Client) Answer(ctx context.Context, req account.AnswerRequest) error {
-	return c.post(ctx, "/v1/answer", req, nil)
+	_, err := call(ctx, c, opAnswer, req)
+	return err
 }
 
 func (c *Client) Cancel(ctx context.Context, req account.CancelRequest) error {
-	return c.post(ctx, "/v1/cancel", req, nil)
+	_, err := call(ctx, c, opCancel, req)
+	return err
 }
 
 func (c *Client) Status(ctx context.Context, req account.StatusRequest) (*account.Status, error) {
-	var out account.Status
-	return &out, c.post(ctx, "/v1/status", req, &out)
+	return call(ctx, c, opStatus, req)
 }
 
 func (c *Client) Fees(ctx context.Context, req account.FeesRequest) (*account.FeesResult, error) {
-	var out account.FeesResult
-	return &out, c.post(ctx, "/v1/fees", req, &out)
+	return call(ctx, c, opFees, req)
 }
 
 func (c *Client) Today(ctx context.Context, req account.TodayRequest) (*account.Today, error) {
-	var out account.Today
-	return &out, c.post(ctx, "/v1/today", req, &out)
+	return call(ctx, c, opToday, req)
 }
 
 func (c *Client) Read(ctx context.Context, req account.ReadRequest) (*account.ReadResult, error) {
-	var out account.ReadResult
-	return &out, c.post(ctx, "/v1/read", req, &out)
+	return call(ctx, c, opRead, req)
 }
 
 // RunJob hands the run to the owner; ctx's end asks the owner to drain it
 // (its grace for the step in flight), and RunJob still waits for its
 // record.
 func (c *Client) RunJob(ctx context.Context, req account.JobRequest) (*account.JobResult, error) {
-	call := jobCall{JobRequest: req, Ref: uuid.NewString()}
+	run := jobCall{JobRequest: req, Ref: uuid.NewString()}
 	finished := make(chan struct{})
 	defer close(finished)
 	go func() {
@@ -253,15 +243,11 @@ func (c *Client) RunJob(ctx context.Context, req account.JobRequest) (*account.J
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			c.post(sctx, "/v1/job/stop", jobStop{Ref: call.Ref}, nil)
+			call(sctx, c, opJobStop, jobStop{Ref: run.Ref})
 		case <-finished:
 		}
 	}()
-	var out account.JobResult
-	if err := c.post(context.WithoutCancel(ctx), "/v1/job", call, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call(context.WithoutCancel(ctx), c, opJob, run)
 }
 
 func (c *Client) Follow(ctx context.Context, req account.FollowRequest, on func(account.Update)) (*workflow.Workflow, error) {
@@ -270,7 +256,7 @@ func (c *Client) Follow(ctx context.Context, req account.FollowRequest, on func(
 	if req.FromStart {
 		q.Set("fromStart", "1")
 	}
-	err := c.lines(ctx, "/v1/follow?"+q.Encode(), nil, func(m message) (bool, error) {
+	err := c.lines(ctx, opFollow.path+"?"+q.Encode(), nil, func(m message) (bool, error) {
 		switch {
 		case m.Error != nil:
 			return true, m.Error
@@ -291,7 +277,7 @@ func (c *Client) Subscribe(ctx context.Context) (<-chan account.Update, error) {
 	go func() {
 		defer close(ch)
 		opened := func() { ready <- nil }
-		err := c.lines(ctx, "/v1/subscribe", opened, func(m message) (bool, error) {
+		err := c.lines(ctx, opSubscribe.path, opened, func(m message) (bool, error) {
 			if m.Update != nil {
 				select {
 				case ch <- *m.Update:
@@ -325,7 +311,7 @@ func (c *Client) answer(ctx context.Context) {
 	var mu sync.Mutex
 	withdraw := map[string]context.CancelCauseFunc{}
 	for ctx.Err() == nil {
-		c.lines(ctx, "/v1/questions", nil, func(m message) (bool, error) {
+		c.lines(ctx, opQuestions.path, nil, func(m message) (bool, error) {
 			switch {
 			case m.Withdrawn != "":
 				mu.Lock()
@@ -354,7 +340,7 @@ func (c *Client) answer(ctx context.Context) {
 					delete(withdraw, q.ID)
 					mu.Unlock()
 					if qctx.Err() == nil {
-						c.post(context.WithoutCancel(ctx), "/v1/reply", reply{Question: q.ID, Accept: ok}, nil)
+						call(context.WithoutCancel(ctx), c, opReply, reply{Question: q.ID, Accept: ok})
 					}
 				}()
 			}
@@ -412,34 +398,54 @@ func (c *Client) lines(ctx context.Context, path string, opened func(), each fun
 	return c.gone(ctx, sc.Err())
 }
 
-func (c *Client) post(ctx context.Context, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
+// call carries req to the owner by o (a POST) and returns its answer,
+// earning a session first when there is none and again, once, when the
+// owner says it expired.
+func call[Req, Resp any](ctx context.Context, c *Client, o op[Req, Resp], req Req) (*Resp, error) {
 	for try := 0; ; try++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+		r, err := request(ctx, c.base, o, req)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(callerHeader, c.header)
-		session, err := c.authorize(ctx, req)
+		r.Header.Set(callerHeader, c.header)
+		session, err := c.authorize(ctx, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		resp, err := c.http.Do(req)
+		resp, err := c.http.Do(r)
 		if err != nil {
-			return c.gone(ctx, err)
+			return nil, c.gone(ctx, err)
 		}
 		if try == 0 && c.expired(resp, session) {
 			continue
 		}
-		if err := readAnswer(resp, out); err != nil {
-			return c.gone(ctx, err)
+		var out Resp
+		if err := readAnswer(resp, &out); err != nil {
+			return nil, c.gone(ctx, err)
 		}
-		return nil
+		return &out, nil
 	}
+}
+
+// request is req as an HTTP request by o to the owner at base: JSON in
+// its body, none for noBody.
+func request[Req, Resp any](ctx context.Context, base string, o op[Req, Resp], req Req) (*http.Request, error) {
+	var body io.Reader
+	if _, none := any(req).(noBody); !none {
+		b, err := json.Marshal(req)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	r, err := http.NewRequestWithContext(ctx, o.method, base+o.path, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r, nil
 }
 
 // expired reports whether resp refused session as expired, forgetting it

@@ -19,6 +19,7 @@
 // The wire is JSON over HTTP: POST /v1/<operation> with the operation's
 // request type, answered by its result or an account.Error; GET
 // /v1/follow, /v1/subscribe and /v1/questions stream newline-delimited
-// messages (see transport.go for the messages, server.go for the routes
-// and client.go for the follower's side).
+// messages (see transport.go for the messages, routes.go for the routes
+// both sides know, server.go for the owner's side and client.go for the
+// follower's).
 package service

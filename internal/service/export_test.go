@@ -14,6 +14,15 @@ var (
 	PinOf        = pinOf
 )
 
+// Asking counts the questions waiting on a person now (offers to take,
+// orders to confirm), for tests that hold virtual time still while one
+// waits (a person takes no virtual time to answer).
+func (l *Local) Asking() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
+}
+
 // ExpireSessions ends every session o's followers earned, as sessionTTL
 // passing would.
 func (o *Owner) ExpireSessions() {

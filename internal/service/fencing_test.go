@@ -56,12 +56,12 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 				t.Fatalf("%d quotes sent by the replaced owner", n)
 			}
 			select {
-			case <-o.owner.Lost():
+			case err := <-o.owner.Fatal():
+				if err == nil || !strings.Contains(err.Error(), "lease was lost") {
+					t.Fatalf("why it stepped down: %v", err)
+				}
 			case <-time.After(30 * time.Second):
 				t.Fatal("the replaced owner never stepped down")
-			}
-			if err := <-o.owner.Fatal(); err == nil || !strings.Contains(err.Error(), "lease was lost") {
-				t.Fatalf("why it stepped down: %v", err)
 			}
 			// Issue 28: closing, the stepped-down owner does not record
 			// its last request in the pacing row either: the account's
@@ -114,12 +114,12 @@ func TestNoBrokerRequestWithoutTrust(t *testing.T) {
 		t.Fatalf("locate without trust: %v", err)
 	}
 	select {
-	case <-o.owner.Lost():
+	case err := <-o.owner.Fatal():
+		if err == nil || !strings.Contains(err.Error(), "stepped down") {
+			t.Fatalf("why it stepped down: %v", err)
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the owner never stepped down")
-	}
-	if err := <-o.owner.Fatal(); err == nil || !strings.Contains(err.Error(), "stepped down") {
-		t.Fatalf("why it stepped down: %v", err)
 	}
 	for _, r := range o.sim.Sim.Requests()[before:] {
 		t.Errorf("%s %s reached the broker without trust in the lease", r.Method, r.Path)

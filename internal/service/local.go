@@ -66,7 +66,8 @@ type Local struct {
 	// asking holds the cancel of the question waiting on each workflow,
 	// so that an answer given elsewhere withdraws it.
 	asking map[string]context.CancelCauseFunc
-	// waiting counts the questions put to callers and not yet answered.
+	// waiting counts the questions put to callers and not yet answered
+	// (tests hold virtual time still on it: Asking in export_test.go).
 	waiting int
 
 	day dayWatch // Today's

@@ -103,9 +103,6 @@ func (h *Handle) Owner() *Owner {
 	return h.owner
 }
 
-// Caller is this process as the owner knows it.
-func (h *Handle) Caller() account.Caller { return h.cfg.Caller }
-
 // Followed is the hello of the owner this process follows, nil while it
 // owns the account.
 func (h *Handle) Followed(ctx context.Context) (*Hello, error) {

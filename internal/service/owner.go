@@ -492,11 +492,6 @@ func (o *Owner) Held() bool {
 	}
 }
 
-// Lost is closed when the lease was lost (this process stalled past its
-// expiry and another took the account, or it could not renew it in time):
-// the owner must stop.
-func (o *Owner) Lost() <-chan struct{} { return o.lost }
-
 // trust extends this owner's trust from a successful renewal attempt
 // that started at attempt (time.Now: see LeaseTTL), and wakes whoever
 // waits for it (see maySend).
@@ -570,8 +565,8 @@ func (o *Owner) maySend(accept bool) error {
 // its engine stopping on an error.
 var ErrSteppedDown = errors.New("stepped down")
 
-// stepDown gives the account up for why: Lost is closed and Fatal says
-// why. Only the first reason counts.
+// stepDown gives the account up for why: Held turns false and Fatal
+// says why. Only the first reason counts.
 func (o *Owner) stepDown(why error) {
 	o.lostOnce.Do(func() {
 		o.lostWhy = fmt.Errorf("%w: %w", ErrSteppedDown, why)

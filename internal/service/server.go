@@ -118,61 +118,46 @@ func (s *server) earned(h http.Handler) http.Handler {
 	})
 }
 
-// route is one route of the account API: its method and path, what it
-// takes and answers, and its handler. The table of routes (server.table)
-// is the API's one description: routes serves it, and TestOpenAPI
-// generates api/openapi.yaml from it and the JSON shapes of its types, and
-// fails when the published document differs.
+// route is one route of the account API served: its op's spec and types,
+// and its handler. The table of routes (server.table) is the API's one
+// description: routes serves it, and TestOpenAPI generates
+// api/openapi.yaml from it and the JSON shapes of its types, and fails
+// when the published document differs.
 type route struct {
-	method, path string
-	// doc says what the route does, for the published document.
-	doc string
+	spec
 	// in is the request's body (nil: none), or with query its query
 	// parameters; out is the answer, or with stream one line of it.
 	in, out reflect.Type
-	query   bool
-	stream  bool
-	// open routes are served without a session (hello and its proof).
-	open bool
-	h    http.HandlerFunc
+	h       http.HandlerFunc
 }
 
-// table is every route of the account API.
+// table is every route of the account API: each op with its handler.
 func (s *server) table() []route {
-	none := reflect.TypeFor[struct{}]()
 	return []route{
-		{method: "GET", path: "/v1/hello", open: true, out: reflect.TypeFor[Hello](), h: s.greet,
-			doc: "Who owns the account, through which database, with a fresh challenge (nonce) to prove the key pair on."},
-		{method: "POST", path: "/v1/session", open: true, in: reflect.TypeFor[proof](), out: reflect.TypeFor[earnedSession](), h: s.prove,
-			doc: "Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back."},
-		call(s, "/v1/locate", "Ensures located shares, quoting only the shortfall; answers the workflows started (follow them).", account.Account.Locate),
-		call(s, "/v1/quote", "Asks the price of located shares without taking it: a price check per item, its offer cancelled at once.", account.Account.Quote),
-		call(s, "/v1/credit-back", "Returns unused located shares to the broker.", account.Account.CreditBack),
-		call(s, "/v1/short", "Ensures the locate, checks the sizing and places one Sell/Open order; answers when it is working or final.", account.Account.Short),
-		call(s, "/v1/place-order", "Places an order under its write-ahead clientOrderId; answers when it is working or final.", account.Account.PlaceOrder),
-		call(s, "/v1/cancel-order", "Cancels a working order locator placed; answers how it ended.", account.Account.CancelOrder),
-		call(s, "/v1/status", "The account as its owner sees it now.", account.Account.Status),
-		call(s, "/v1/fees", "Syncs a window of the cash ledger and reconciles the locate fees in it.", account.Account.Fees),
-		call(s, "/v1/today", "The account's trading day: positions, working orders, today's locates and spend.", account.Account.Today),
-		call(s, "/v1/read", "What the broker says about the account now, one record kind a request (GETs only).", account.Account.Read),
-		call(s, "/v1/answer", "A person's answer to the offer waiting on a workflow.", func(a account.Account, ctx context.Context, req account.AnswerRequest) (struct{}, error) {
-			return struct{}{}, a.Answer(ctx, req)
+		opHello.route(s.greet),
+		opSession.route(s.prove),
+		calls(s, opLocate, account.Account.Locate),
+		calls(s, opQuote, account.Account.Quote),
+		calls(s, opCreditBack, account.Account.CreditBack),
+		calls(s, opShort, account.Account.Short),
+		calls(s, opPlaceOrder, account.Account.PlaceOrder),
+		calls(s, opCancelOrder, account.Account.CancelOrder),
+		calls(s, opStatus, account.Account.Status),
+		calls(s, opFees, account.Account.Fees),
+		calls(s, opToday, account.Account.Today),
+		calls(s, opRead, account.Account.Read),
+		calls(s, opAnswer, func(a account.Account, ctx context.Context, req account.AnswerRequest) (*struct{}, error) {
+			return &struct{}{}, a.Answer(ctx, req)
 		}),
-		call(s, "/v1/cancel", "Withdraws an unfinished workflow.", func(a account.Account, ctx context.Context, req account.CancelRequest) (struct{}, error) {
-			return struct{}{}, a.Cancel(ctx, req)
+		calls(s, opCancel, func(a account.Account, ctx context.Context, req account.CancelRequest) (*struct{}, error) {
+			return &struct{}{}, a.Cancel(ctx, req)
 		}),
-		{method: "POST", path: "/v1/job", in: reflect.TypeFor[jobCall](), out: reflect.TypeFor[account.JobResult](), h: s.job,
-			doc: "Runs one run of a job of a jobs file on the owner's engine; /v1/job/stop with its ref drains it."},
-		{method: "POST", path: "/v1/job/stop", in: reflect.TypeFor[jobStop](), out: none, h: s.jobStop,
-			doc: "Drains the job run of that ref (its grace for the step in flight)."},
-		{method: "GET", path: "/v1/follow", in: reflect.TypeFor[account.FollowRequest](), query: true, stream: true, out: reflect.TypeFor[message](), h: s.follow,
-			doc: "Every change of a workflow (from its start with fromStart=1), one line each ({update}), then its final record ({end}) or {error}."},
-		{method: "GET", path: "/v1/subscribe", stream: true, out: reflect.TypeFor[message](), h: s.subscribe,
-			doc: "Every change of the account's workflows and orders, one line each ({update}), for as long as the stream stays open."},
-		{method: "GET", path: "/v1/questions", stream: true, out: reflect.TypeFor[message](), h: s.questions,
-			doc: "The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply."},
-		{method: "POST", path: "/v1/reply", in: reflect.TypeFor[reply](), out: none, h: s.reply,
-			doc: "Answers a question put on the caller's question stream."},
+		opJob.route(s.job),
+		opJobStop.route(s.jobStop),
+		opFollow.route(s.follow),
+		opSubscribe.route(s.subscribe),
+		opQuestions.route(s.questions),
+		opReply.route(s.reply),
 	}
 }
 
@@ -190,10 +175,10 @@ func (s *server) routes() http.Handler {
 	return open
 }
 
-// call is the route of one call of the API: its request decoded, the
+// calls is the route of one call of the API: its request decoded, the
 // caller's view of the account, its answer encoded.
-func call[Req, Resp any](s *server, path, doc string, f func(account.Account, context.Context, Req) (Resp, error)) route {
-	h := func(w http.ResponseWriter, r *http.Request) {
+func calls[Req, Resp any](s *server, o op[Req, Resp], f func(account.Account, context.Context, Req) (*Resp, error)) route {
+	return o.route(func(w http.ResponseWriter, r *http.Request) {
 		a, ok := s.session(w, r)
 		if !ok {
 			return
@@ -208,8 +193,7 @@ func call[Req, Resp any](s *server, path, doc string, f func(account.Account, co
 			return
 		}
 		send(w, resp)
-	}
-	return route{method: "POST", path: path, doc: doc, in: reflect.TypeFor[Req](), out: reflect.TypeFor[Resp](), h: h}
+	})
 }
 
 // askOverStream stands for a follower's prompt in its session: the

@@ -14,9 +14,10 @@ import (
 
 // The transport carries the account API between a follower and its owner
 // as JSON over HTTP on the owner's socket (and over TLS, see Network). It
-// only carries: every rule is Local's. Its routes, under /v1, are
-// server.table, published as api/openapi.yaml (generated from the table
-// and checked by TestOpenAPI). Each request names its caller in the
+// only carries: every rule is Local's. Its routes, under /v1, are the ops
+// of routes.go, which server.table serves and the Client calls, published
+// as api/openapi.yaml (generated from the table and checked by
+// TestOpenAPI). Each request names its caller in the
 // callerHeader (the caller's id, name, environment and whether it can
 // answer questions); a caller that can answers the questions put to it on
 // its question stream. An error answer is an *account.Error as JSON, with
