@@ -53,7 +53,7 @@ func (c *auditCommand) run(ctx context.Context, args []string) error {
 	}
 	out.Table(report.AuditCSVHeader, rows, objs)
 	if n := trail.Flagged(); n > 0 {
-		return &exitError{code: console.ExitBroker, msg: fmt.Sprintf("%d of %d short sale(s) sent without cover", n, len(trail.Rows))}
+		return &console.CodeError{Code: console.ExitBroker, Msg: fmt.Sprintf("%d of %d short sale(s) sent without cover", n, len(trail.Rows))}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/internal/bench"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // benchCommand measures the engine against the naive loop on the
@@ -56,14 +57,14 @@ func (c *benchCommand) run(ctx context.Context, args []string) error {
 	logf := func(format string, args ...any) { fmt.Fprintf(c.m.Stderr, "bench: "+format+"\n", args...) }
 	if c.mode == "days" {
 		if err := c.days.Check(); err != nil {
-			return usagef("%v", err)
+			return console.Usagef("%v", err)
 		}
 		return bench.Days(ctx, c.days, c.m.Stdout)
 	}
 	if c.mode == "fleet" {
 		c.fleet.Exe, c.fleet.DB, c.fleet.Logf = exe, c.m.Getenv("LOCATOR_DB"), logf
 		if err := c.fleet.Check(); err != nil {
-			return usagef("%v", err)
+			return console.Usagef("%v", err)
 		}
 		run, err := bench.Fleet(ctx, c.fleet)
 		if err != nil {
@@ -74,7 +75,7 @@ func (c *benchCommand) run(ctx context.Context, args []string) error {
 	o := bench.Options{Sizes: c.sizes, Mode: c.mode, Speed: c.speed, SimURL: c.simURL, Out: c.out, Changes: c.changes,
 		Group: c.group, Workflows: c.workflows, Exe: exe, Logf: logf}
 	if err := o.Check(); err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	rep, err := bench.Measure(ctx, o)
 	if err != nil {

@@ -15,12 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/fileperm"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/market"
 )
@@ -230,13 +226,6 @@ func (m *Main) commands() []spec {
 	}
 }
 
-// usageError is bad usage or input: exit 2, nothing was sent.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
 // commandError is what a command's run returned, kept apart from the
 // errors of parsing the command line, which are all usage errors.
 type commandError struct {
@@ -329,7 +318,7 @@ func (m *Main) subcommand(sp spec, examples []string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
-				err = usagef("unexpected argument %q", args[0])
+				err = console.Usagef("unexpected argument %q", args[0])
 			} else {
 				err = c.run(cmd.Context(), args)
 			}
@@ -387,35 +376,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 }
 
 // exitCode prints the error a command ended with and maps it to the
-// exit-code contract (docs/design.md).
+// exit-code contract (docs/design.md, console.Ending).
 func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
-	err := ce.err
-	var ue *usageError
-	var ee *exitError
-	code, msg := console.ExitFailure, err.Error()
-	var ae *account.Error
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
-		code = console.ExitUsage
-	case errors.As(err, &ae) && !errors.Is(err, brokercode.ErrInput):
-		code = console.ExitOf(ae)
-	case errors.Is(err, brokercode.ErrInput):
-		code = console.ExitUsage
-		if !strings.Contains(msg, "nothing was sent") {
-			msg += "; nothing was sent"
-		}
-	case errors.Is(err, brokerclient.ErrLoginRequired):
-		msg += "\nrun 'locator login --partner' to sign in again"
-	case errors.Is(err, context.Canceled):
-		code, msg = console.ExitInterrupted, "interrupted"
-	}
-	// Interrupted (Ctrl-C, SIGTERM), a command that did not finish exits
-	// 130 whatever error its cut-off work returned.
-	if ctx.Err() != nil && code != console.ExitInterrupted {
-		code = console.ExitInterrupted
-	}
+	code, msg := console.Ending(ctx, ce.err)
 	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, msg)
 	return code
 }

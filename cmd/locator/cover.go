@@ -32,7 +32,7 @@ func (c *coverCommand) flags(fs *pflag.FlagSet) {
 func (c *coverCommand) parse(args []string) (workflow.Order, error) {
 	var o workflow.Order
 	if len(args) != 2 {
-		return o, usagef("want SYMBOL SHARES, got %d argument(s)", len(args))
+		return o, console.Usagef("want SYMBOL SHARES, got %d argument(s)", len(args))
 	}
 	var err error
 	if o.Symbol, err = brokercode.Symbol(args[0]); err != nil {
@@ -66,7 +66,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 	var ask func(context.Context, account.Question) bool
 	if !c.yes {
 		if !m.interactive(c.conn.format) {
-			return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
+			return console.Usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 		}
 		ask = m.asker(ctx)
 	}
@@ -90,5 +90,5 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Cover(out, o, got, "")
-	return exitOf(account.ShortOutcome(&account.ShortResult{Order: got}))
+	return console.Ended(account.ShortOutcome(&account.ShortResult{Order: got}))
 }

@@ -39,25 +39,25 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.serve.jobs == "" {
-		return usagef("--config FILE is required")
+		return console.Usagef("--config FILE is required")
 	}
 	if c.serve.grace < 0 {
-		return usagef("--stop-grace %s: want a duration of zero or more", c.serve.grace)
+		return console.Usagef("--stop-grace %s: want a duration of zero or more", c.serve.grace)
 	}
 	// The whole config is checked before anything is sent.
 	cfg, err := jobs.LoadConfig(c.serve.jobs)
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	only, err := cfg.Job(c.once)
 	if err != nil {
-		return usagef("--once: %s: %v", c.serve.jobs, err)
+		return console.Usagef("--once: %s: %v", c.serve.jobs, err)
 	}
 	c.serve.conn.daemon = true
 	log := c.serve.conn.daemonLogger(slog.LevelInfo)
 	notifier, _, err := cfg.Notifications(c.serve.conn.m.secretEnv, clock.Real{}, log)
 	if err != nil {
-		return usagef("config %s: %v", c.serve.jobs, err)
+		return console.Usagef("config %s: %v", c.serve.jobs, err)
 	}
 	defer func() { notifier.Drain(ctx, c.serve.grace) }()
 	return c.runOnce(ctx, only, notifier, log)
@@ -70,7 +70,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.Notifier, log *slog.Logger) error {
 	config, err := os.ReadFile(c.serve.jobs)
 	if err != nil {
-		return usagef("config: %v", err)
+		return console.Usagef("config: %v", err)
 	}
 	sess, err := c.serve.conn.open(ctx, "run --once "+j.Name, nil, service.RoleCommand)
 	if err != nil {
@@ -87,5 +87,5 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 	}
 	// This process's config names the webhooks, whichever process ran it.
 	(&jobs.Runner{AccountID: sess.settings.Account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
-	return &exitError{code: console.Exit(res.Failure.End()), msg: res.Failure.Detail}
+	return &console.CodeError{Code: console.Exit(res.Failure.End()), Msg: res.Failure.Detail}
 }

@@ -58,7 +58,7 @@ func (c *connFlags) read(ctx context.Context, command string, needAccount bool, 
 	}
 	client, err := c.dialer().Shared(s)
 	if err != nil {
-		return nil, s, usagef("%v", err)
+		return nil, s, console.Usagef("%v", err)
 	}
 	if s.Account != "" {
 		owner, err := c.owner(ctx, s, command)
@@ -106,7 +106,7 @@ func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) 
 	}
 	client, err := c.dialer().Client(s)
 	if err != nil {
-		return nil, s, usagef("%v", err)
+		return nil, s, console.Usagef("%v", err)
 	}
 	return client, s, nil
 }

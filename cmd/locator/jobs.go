@@ -27,7 +27,7 @@ func (c *jobsCommand) flags(fs *pflag.FlagSet) {
 
 func (c *jobsCommand) run(ctx context.Context, args []string) error {
 	if c.limit < 1 {
-		return usagef("--limit %d: want 1 or more", c.limit)
+		return console.Usagef("--limit %d: want 1 or more", c.limit)
 	}
 	st, err := c.conn.localStore(ctx)
 	if err != nil {

@@ -38,7 +38,7 @@ func (c *locateCommand) flags(fs *pflag.FlagSet) {
 // nothing is recorded or sent for a bad one).
 func parseSymbolQty(args []string) (string, int64, error) {
 	if len(args) != 2 {
-		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
+		return "", 0, console.Usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
 	symbol, err := brokercode.Symbol(args[0])
 	if err != nil {
@@ -116,16 +116,16 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]account.LocateItem, error) {
 	if c.watchlist != "" {
 		if len(args) != 0 {
-			return nil, usagef("give SYMBOL QTY pairs or --watchlist, not both")
+			return nil, console.Usagef("give SYMBOL QTY pairs or --watchlist, not both")
 		}
 		items, err := config.ReadWatchlist(c.watchlist, policy)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, console.Usagef("%v", err)
 		}
 		return items, nil
 	}
 	if len(args) == 0 || len(args)%2 != 0 {
-		return nil, usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
+		return nil, console.Usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
 	}
 	var reqs []account.LocateItem
 	for i := 0; i < len(args); i += 2 {
@@ -145,7 +145,7 @@ func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) err
 	if startErr != nil {
 		return startErr
 	}
-	return exitOf(account.Worst(ws))
+	return console.Ended(account.Worst(ws))
 }
 
 // finish prints a workflow's outcome and returns its exit status.

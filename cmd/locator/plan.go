@@ -30,14 +30,14 @@ func (c *planCommand) flags(fs *pflag.FlagSet) {
 
 func (c *planCommand) run(ctx context.Context, args []string) error {
 	if c.watchlist == "" {
-		return usagef("--watchlist FILE is required")
+		return console.Usagef("--watchlist FILE is required")
 	}
 	if c.days < 1 {
-		return usagef("--days %d: want 1 or more", c.days)
+		return console.Usagef("--days %d: want 1 or more", c.days)
 	}
 	reqs, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	var symbols []string
 	for _, r := range reqs {

@@ -50,15 +50,15 @@ func parseRange(from, to string) (report.Range, error) {
 		}
 		d, err := time.Parse(time.DateOnly, f.v)
 		if err != nil {
-			return r, usagef("%s %q: want a date YYYY-MM-DD", f.name, f.v)
+			return r, console.Usagef("%s %q: want a date YYYY-MM-DD", f.name, f.v)
 		}
 		*f.t = d
 	}
 	switch {
 	case r.From.IsZero() && !r.To.IsZero():
-		return r, usagef("--to needs --from")
+		return r, console.Usagef("--to needs --from")
 	case !r.To.IsZero() && r.To.Before(r.From):
-		return r, usagef("--to %s is before --from %s", to, from)
+		return r, console.Usagef("--to %s is before --from %s", to, from)
 	}
 	return r, nil
 }

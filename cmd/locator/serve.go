@@ -90,7 +90,7 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if jobsCfg != nil && len(accounts) != 1 {
-		return usagef("--jobs runs the jobs of one account; --config names %d", len(accounts))
+		return console.Usagef("--jobs runs the jobs of one account; --config names %d", len(accounts))
 	}
 	log, notifier, links, err := c.notifications(jobsCfg)
 	if err != nil {
@@ -144,18 +144,18 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 func (c *serveCommand) ownerNetwork() (*service.Network, error) {
 	if c.ownerHost == "" {
 		if c.followers != "" {
-			return nil, usagef("--owner-followers needs --owner-listen")
+			return nil, console.Usagef("--owner-followers needs --owner-listen")
 		}
 		return nil, nil
 	}
 	n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
 	if err != nil {
-		return nil, usagef("--owner-listen: %v", err)
+		return nil, console.Usagef("--owner-listen: %v", err)
 	}
 	if c.followers != "" {
 		if err := n.AllowFollowers(c.followers); err != nil {
 			n.Close()
-			return nil, usagef("--owner-followers: %v", err)
+			return nil, console.Usagef("--owner-followers: %v", err)
 		}
 	}
 	c.conn.network, c.conn.ownerToken = n, n.Token
@@ -175,17 +175,17 @@ func (c *serveCommand) base() (config.Settings, error) {
 // is sent.
 func (c *serveCommand) loadJobs() (*jobs.Config, error) {
 	if c.grace < 0 {
-		return nil, usagef("--stop-grace %s: want a duration of zero or more", c.grace)
+		return nil, console.Usagef("--stop-grace %s: want a duration of zero or more", c.grace)
 	}
 	if c.jobs == "" {
 		return nil, nil
 	}
 	cfg, err := jobs.LoadConfig(c.jobs)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	if c.notify != "" {
-		return nil, usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
+		return nil, console.Usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
 	}
 	return cfg, nil
 }
@@ -199,14 +199,14 @@ func (c *serveCommand) notifications(jobsCfg *jobs.Config) (*slog.Logger, *notif
 		log := c.conn.daemonLogger(slog.LevelInfo)
 		notifier, links, err := jobsCfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
 		if err != nil {
-			return nil, nil, nil, usagef("config %s: %v", c.jobs, err)
+			return nil, nil, nil, console.Usagef("config %s: %v", c.jobs, err)
 		}
 		return log, notifier, links, nil
 	}
 	log := c.conn.logger()
 	notifier, links, err := jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
 	if err != nil {
-		return nil, nil, nil, usagef("%v", err)
+		return nil, nil, nil, console.Usagef("%v", err)
 	}
 	return log, notifier, links, nil
 }
@@ -219,7 +219,7 @@ func (c *serveCommand) configs(base config.Settings, accounts []config.NamedAcco
 	for _, a := range accounts {
 		s, err := base.For(a, c.conn.m.secretEnv)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, console.Usagef("%v", err)
 		}
 		cfg, err := c.conn.dialer().Config(s, st, c.name, nil, service.RoleDaemon, false)
 		if err != nil {
@@ -266,7 +266,7 @@ func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 	}
 	accounts, err := config.LoadServe(c.config)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	return accounts, nil
 }
@@ -276,7 +276,7 @@ func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 func bindListen(l *dashboard.Flags, m *Main, conn *connFlags) (*dashboard.Bound, error) {
 	b, err := l.Bind(m.secretEnv(dashboard.TokenEnv))
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	if b != nil && b.Metrics != nil {
 		conn.observe = b.Metrics.ObserveCall

@@ -68,7 +68,7 @@ func (c *connFlags) picked() (config.Settings, error) {
 	}
 	s, err := config.Pick(c.flags(), file, c.m.env())
 	if err != nil {
-		return s, usagef("%v", err)
+		return s, console.Usagef("%v", err)
 	}
 	return s, nil
 }
@@ -79,7 +79,7 @@ func (c *connFlags) resolve(needAccount bool) (config.Settings, error) {
 	s, err := c.picked()
 	if err == nil {
 		if err = s.Check(needAccount); err != nil {
-			err = usagef("%v", err)
+			err = console.Usagef("%v", err)
 		}
 	}
 	return s, err
@@ -91,7 +91,7 @@ func (c *connFlags) resolveBase() (config.Settings, error) {
 	s, err := c.picked()
 	if err == nil {
 		if err = s.CheckBase(); err != nil {
-			err = usagef("%v", err)
+			err = console.Usagef("%v", err)
 		}
 	}
 	return s, err
@@ -119,9 +119,9 @@ func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
 func accountError(account string, err error) error {
 	switch {
 	case errors.Is(err, brokerclient.ErrEnvMismatch), errors.Is(err, brokerclient.ErrAccountNotActive):
-		return usagef("%v; nothing was sent", err)
+		return console.Usagef("%v; nothing was sent", err)
 	case errors.Is(err, brokerclient.ErrNotFound):
-		return usagef("account %s not found for these keys (or the keys are invalid); nothing was sent", account)
+		return console.Usagef("account %s not found for these keys (or the keys are invalid); nothing was sent", account)
 	}
 	return err
 }

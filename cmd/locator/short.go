@@ -69,7 +69,7 @@ func (f *orderFlags) guard() (workflow.Guard, error) {
 	g := workflow.Guard{Force: f.force}
 	pct, err := decimal.NewFromString(f.maxDistance)
 	if err != nil || !pct.IsPositive() || pct.GreaterThan(decimal.NewFromInt(1000)) {
-		return g, usagef("--max-distance %q: want a percentage above 0 (10 is 10%%)", f.maxDistance)
+		return g, console.Usagef("--max-distance %q: want a percentage above 0 (10 is 10%%)", f.maxDistance)
 	}
 	g.MaxDistance = pct.Shift(-2)
 	if f.maxNotional != "" {
@@ -94,16 +94,16 @@ var (
 func (f *orderFlags) parse() (typ brokerclient.OrderType, tif brokerclient.TimeInForce, limit, stop decimal.Decimal, err error) {
 	typ, ok := orderTypes[strings.ToLower(f.typ)]
 	if !ok {
-		return typ, tif, limit, stop, usagef("--type %q: want market, limit, stop or stop-limit", f.typ)
+		return typ, tif, limit, stop, console.Usagef("--type %q: want market, limit, stop or stop-limit", f.typ)
 	}
 	if tif, ok = timesInForce[strings.ToLower(f.tif)]; !ok {
-		return typ, tif, limit, stop, usagef("--tif %q: want day, day-plus, gtc, gtc-plus, ioc or fok", f.tif)
+		return typ, tif, limit, stop, console.Usagef("--tif %q: want day, day-plus, gtc, gtc-plus, ioc or fok", f.tif)
 	}
 	if (typ == brokerclient.OrderTypeLimit || typ == brokerclient.OrderTypeStopLimit) && f.limit == "" {
-		return typ, tif, limit, stop, usagef("--limit-price is required: the order is a %s order", typ)
+		return typ, tif, limit, stop, console.Usagef("--limit-price is required: the order is a %s order", typ)
 	}
 	if (typ == brokerclient.OrderTypeStop || typ == brokerclient.OrderTypeStopLimit) && f.stop == "" {
-		return typ, tif, limit, stop, usagef("--stop-price is required: the order is a %s order", typ)
+		return typ, tif, limit, stop, console.Usagef("--stop-price is required: the order is a %s order", typ)
 	}
 	if f.limit != "" {
 		if limit, err = workflow.ParsePrice("--limit-price", f.limit); err != nil {
@@ -121,7 +121,7 @@ func (f *orderFlags) parse() (typ brokerclient.OrderType, tif brokerclient.TimeI
 func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
 	var r account.ShortRequest
 	if len(args) != 2 {
-		return r, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
+		return r, console.Usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
 	var err error
 	if r.Symbol, err = brokercode.Symbol(args[0]); err != nil {
@@ -169,7 +169,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	req.Ask, req.Confirm = ask != nil && !req.Policy.AutoAccept, !c.yes
 	if req.Confirm && ask == nil {
-		return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
+		return console.Usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 	}
 	m.warnClosed()
 	sess, err := c.conn.open(ctx, "short", ask, service.RoleCommand)
@@ -188,5 +188,5 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Short(c.conn.out(), sess.settings.Account, req, res)
-	return exitOf(account.ShortOutcome(res))
+	return console.Ended(account.ShortOutcome(res))
 }

@@ -48,11 +48,11 @@ func (c *shortableCommand) run(ctx context.Context, args []string) error {
 func (c *shortableCommand) symbols(args []string) ([]string, error) {
 	if c.watchlist != "" {
 		if len(args) != 0 {
-			return nil, usagef("give SYMBOL arguments or --watchlist, not both")
+			return nil, console.Usagef("give SYMBOL arguments or --watchlist, not both")
 		}
 		items, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, console.Usagef("%v", err)
 		}
 		var out []string
 		for _, it := range items {
@@ -61,7 +61,7 @@ func (c *shortableCommand) symbols(args []string) ([]string, error) {
 		return out, nil
 	}
 	if len(args) == 0 {
-		return nil, usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")
+		return nil, console.Usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")
 	}
 	return brokercode.Symbols(args)
 }

@@ -30,7 +30,7 @@ func (c *statusCommand) flags(fs *pflag.FlagSet) {
 
 func (c *statusCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 1 {
-		return usagef("want at most one workflow ID")
+		return console.Usagef("want at most one workflow ID")
 	}
 	st, err := c.conn.localStore(ctx)
 	if err != nil {
@@ -43,9 +43,9 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		var ambiguous *store.AmbiguousError
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return usagef("no workflow %s", args[0])
+			return console.Usagef("no workflow %s", args[0])
 		case errors.As(err, &ambiguous):
-			return usagef("%v", err)
+			return console.Usagef("%v", err)
 		}
 		if err != nil {
 			return err
@@ -91,7 +91,7 @@ func (c *statusCommand) budgetLeft(ctx context.Context, st *store.Store, out con
 	}
 	b, err := s.LocateBudget()
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	if !b.Set() {
 		return nil
@@ -125,9 +125,9 @@ func (c *connFlags) localStore(ctx context.Context) (*store.Store, error) {
 	st, err := store.OpenReader(ctx, path, clock.Real{})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
+		return nil, console.Usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
 	case errors.Is(err, store.ErrSchemaBehind):
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	return st, err
 }
