@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
@@ -118,23 +119,6 @@ var lines = []console.Format{console.Table, console.JSON}
 //go:embed examples.txt
 var examplesText string
 
-// examples reads examplesText: a command's name and a colon, then its
-// examples indented, one a line.
-func examples() map[string][]string {
-	out := map[string][]string{}
-	name := ""
-	for _, line := range strings.Split(examplesText, "\n") {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-		case strings.HasPrefix(line, "  "):
-			out[name] = append(out[name], strings.TrimSpace(line))
-		default:
-			name = strings.TrimSuffix(line, ":")
-		}
-	}
-	return out
-}
-
 // Help groups, in the order the top-level help lists them.
 const (
 	groupLocate = "locate"
@@ -198,7 +182,9 @@ func (m *Main) commands() []spec {
 		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead, console.Formats,
 			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", func() command { return &ordersCommand{conn: conn} }},
 		{"routes", "", groupRead, console.Formats,
-			"print the order routes available to the account", func() command { return &routesCommand{conn: conn} }},
+			"print the order routes available to the account", func() command {
+				return &readCommand{conn: conn, name: "routes", what: account.ReadRoutes, print: func(o console.Printer, r *account.ReadResult) { console.Routes(o, r.Routes) }}
+			}},
 		{"watch", "pnl|orders", groupRead, lines,
 			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
 		{"run", "", groupRun, lines,
@@ -239,7 +225,7 @@ func (e *commandError) Unwrap() error { return e.err }
 // root builds the command tree for one run.
 func (m *Main) root() *cobra.Command {
 	root := m.top()
-	ex := examples()
+	ex := console.Examples(examplesText)
 	for _, sp := range m.commands() {
 		root.AddCommand(m.subcommand(sp, ex[sp.name]))
 	}

@@ -18,13 +18,13 @@ import (
 // under a write-ahead clientOrderId and sends it once.
 type coverCommand struct {
 	conn  connFlags
-	order orderFlags
+	order console.OrderFlags
 	yes   bool
 }
 
 func (c *coverCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	c.order.register(fs, "buy")
+	c.order.Register(fs, "buy")
 	fs.BoolVarP(&c.yes, "yes", "y", false, "place the order without asking")
 }
 
@@ -38,18 +38,18 @@ func (c *coverCommand) parse(args []string) (workflow.Order, error) {
 	if o.Symbol, err = brokercode.Symbol(args[0]); err != nil {
 		return o, err
 	}
-	if o.Quantity, err = parseCount("quantity", args[1]); err != nil {
+	if o.Quantity, err = console.ParseCount("quantity", args[1]); err != nil {
 		return o, err
 	}
 	if err := workflow.ValidateOrderQuantity(o.Quantity); err != nil {
 		return o, err
 	}
-	typ, tif, limit, stop, err := c.order.parse()
+	typ, tif, limit, stop, err := c.order.Parse()
 	if err != nil {
 		return o, err
 	}
 	o.Side, o.OpenClose = string(brokerclient.SideBuy), string(brokerclient.OpenCloseClose)
-	o.OrderType, o.TimeInForce, o.LimitPrice, o.StopPrice, o.Route = string(typ), string(tif), limit, stop, c.order.route
+	o.OrderType, o.TimeInForce, o.LimitPrice, o.StopPrice, o.Route = string(typ), string(tif), limit, stop, c.order.Route
 	return o, nil
 }
 
@@ -58,7 +58,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	guard, err := c.order.guard()
+	guard, err := c.order.Guard()
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func (c *creditBackCommand) request(args []string) (account.CreditBackRequest, e
 	case !c.all && (len(args) == 0 || len(args) > 2):
 		return req, console.Usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
 	case len(args) == 2:
-		symbol, qty, err := parseSymbolQty(args)
+		symbol, qty, err := console.ParseSymbolQty(args)
 		return account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ}, err
 	}
 	req.Unused = true

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/serve"
 	"github.com/locatorhq/locator/internal/service"
 )
 
@@ -64,7 +64,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 }
 
 // runOnce runs one job now, in this process when it owns the account for
-// the run, else in the owner's (which checks the same config). A signal
+// the run, else in the owner's (serve.RunOnce). A signal
 // drains it: it starts nothing new and has the grace period to finish what
 // is in flight before it is stopped.
 func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.Notifier, log *slog.Logger) error {
@@ -77,15 +77,5 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 		return err
 	}
 	defer sess.Close()
-	res, err := sess.RunJob(ctx, account.JobRequest{Config: config, Job: j.Name, Grace: c.serve.grace})
-	if err != nil {
-		return err // the run could not even be recorded
-	}
-	c.serve.report(res.Run)
-	if res.Failure == nil {
-		return nil
-	}
-	// This process's config names the webhooks, whichever process ran it.
-	(&jobs.Runner{AccountID: sess.settings.Account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
-	return &console.CodeError{Code: console.Exit(res.Failure.End()), Msg: res.Failure.Detail}
+	return serve.RunOnce(ctx, sess, sess.settings.Account, config, j, c.serve.grace, c.serve.report, notifier, log)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // planCommand suggests the quantity to locate before the open for each
@@ -35,13 +34,9 @@ func (c *planCommand) run(ctx context.Context, args []string) error {
 	if c.days < 1 {
 		return console.Usagef("--days %d: want 1 or more", c.days)
 	}
-	reqs, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
+	symbols, err := config.WatchlistSymbols(c.watchlist)
 	if err != nil {
 		return console.Usagef("%v", err)
-	}
-	var symbols []string
-	for _, r := range reqs {
-		symbols = append(symbols, r.Symbol)
 	}
 	// One read of the account tells the broker's clock, whose calendar the
 	// days are counted on.

@@ -201,18 +201,3 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	console.Fills(c.conn.out(), r.Fills)
 	return nil
 }
-
-// routesCommand prints the routes the account may send orders to (spec
-// "Route record": the live set varies by subscription, so always ask).
-type routesCommand struct{ conn connFlags }
-
-func (c *routesCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
-
-func (c *routesCommand) run(ctx context.Context, args []string) error {
-	r, s, err := c.conn.read(ctx, "routes", true, account.ReadRequest{What: account.ReadRoutes})
-	if err != nil {
-		return accountError(s.Account, err)
-	}
-	console.Routes(c.conn.out(), r.Routes)
-	return nil
-}

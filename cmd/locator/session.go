@@ -3,15 +3,12 @@ package main
 import (
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/answerlink"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/service"
 )
 
@@ -26,18 +23,11 @@ type connFlags struct {
 	auth    string
 	format  console.Format
 	daemon  bool // serve and run: see daemonLogger
-	// observe, when set, sees every broker call (a process serving
-	// /metrics).
-	observe func(route string, status int, d time.Duration)
 	// network is how serve's owners take requests from other hosts.
 	network    *service.Network
 	standby    bool
-	ownerToken string // service.OwnerTokenEnv, read once
-	// links and notifier tell of offers waiting on a person (a daemon's
-	// "notify" block): every owner the daemon's configs make.
-	links    *answerlink.Links
-	notifier *notify.Notifier
-	dial     *service.Dialer // see dialer
+	ownerToken string          // service.OwnerTokenEnv, read once
+	dial       *service.Dialer // see dialer
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {

@@ -10,7 +10,6 @@ import (
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // shortableCommand tells, per symbol, whether it is easy to borrow, what
@@ -50,15 +49,11 @@ func (c *shortableCommand) symbols(args []string) ([]string, error) {
 		if len(args) != 0 {
 			return nil, console.Usagef("give SYMBOL arguments or --watchlist, not both")
 		}
-		items, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
+		symbols, err := config.WatchlistSymbols(c.watchlist)
 		if err != nil {
 			return nil, console.Usagef("%v", err)
 		}
-		var out []string
-		for _, it := range items {
-			out = append(out, it.Symbol)
-		}
-		return out, nil
+		return symbols, nil
 	}
 	if len(args) == 0 {
 		return nil, console.Usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")

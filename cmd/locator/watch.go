@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/pflag"
 
@@ -45,18 +44,5 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 		return console.Usagef("%v", err)
 	}
 	live := c.conn.format == console.Table && console.IsTerminalWriter(c.conn.m.Stdout)
-	if args[0] == "pnl" {
-		err = console.WatchPnL(ctx, client, s.Account, c.conn.m.Stdout, live)
-	} else {
-		err = console.WatchOrders(ctx, client, s.Account, c.conn.m.Stdout, live)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return &console.CodeError{Code: console.ExitInterrupted, Msg: "interrupted"}
-	case errors.Is(err, brokerclient.ErrStreamAuth):
-		return console.Usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
-	case errors.Is(err, brokerclient.ErrStreamSubscribe):
-		return console.Usagef("account %s not found for these keys; nothing was sent", s.Account)
-	}
-	return accountError(s.Account, err)
+	return accountError(s.Account, console.Watch(ctx, client, args[0], s.Account, c.conn.m.Stdout, live))
 }
