@@ -156,13 +156,17 @@ func (m *Main) commands() []spec {
 		{"resume", "", groupLocate, lines,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
 		{"status", "[ID]", groupRead, console.Formats,
-			"list recent workflows, or one workflow with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
+			"list recent workflows, or one workflow or order with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
 		{"jobs", "", groupRead, console.Formats,
 			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", func() command { return &jobsCommand{conn: conn} }},
 		{"inventory", "", groupRead, console.Formats,
-			"print the account's located inventory", func() command { return &inventoryCommand{conn: conn} }},
+			"print the account's located inventory", func() command {
+				return &readCommand{conn: conn, name: "inventory", what: account.ReadInventory, print: func(o console.Printer, r *account.ReadResult) { console.Inventory(o, r.Inventory) }}
+			}},
 		{"history", "", groupRead, console.Formats,
-			"print today's locate history at the broker", func() command { return &historyCommand{conn: conn} }},
+			"print today's locate history at the broker", func() command {
+				return &readCommand{conn: conn, name: "history", what: account.ReadLocateHistory, print: func(o console.Printer, r *account.ReadResult) { console.LocateHistory(o, r.History) }}
+			}},
 		{"fees", "", groupRead, console.Formats,
 			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", func() command { return &feesCommand{conn: conn} }},
 		{"report", "", groupRead, console.Formats,

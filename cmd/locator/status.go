@@ -43,7 +43,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		var ambiguous *store.AmbiguousError
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return console.Usagef("no workflow %s", args[0])
+			return c.order(ctx, st, args[0])
 		case errors.As(err, &ambiguous):
 			return console.Usagef("%v", err)
 		}
@@ -78,6 +78,24 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Workflows(out, ws, orders, c.limit)
+	return nil
+}
+
+// order shows the order locator placed under clientOrderID, with its
+// transition log, when no workflow has that id.
+func (c *statusCommand) order(ctx context.Context, st *store.Store, clientOrderID string) error {
+	o, err := st.GetOrder(ctx, clientOrderID)
+	if errors.Is(err, store.ErrOrderNotFound) {
+		return console.Usagef("no workflow or order %s", clientOrderID)
+	}
+	if err != nil {
+		return err
+	}
+	log, err := st.OrderTransitions(ctx, o.ClientOrderID)
+	if err != nil {
+		return err
+	}
+	console.OrderTransitions(c.conn.out(), o, log)
 	return nil
 }
 
