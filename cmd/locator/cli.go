@@ -160,13 +160,9 @@ func (m *Main) commands() []spec {
 		{"jobs", "", groupRead, console.Formats,
 			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", func() command { return &jobsCommand{conn: conn} }},
 		{"inventory", "", groupRead, console.Formats,
-			"print the account's located inventory", func() command {
-				return &readCommand{conn: conn, name: "inventory", what: account.ReadInventory, print: func(o console.Printer, r *account.ReadResult) { console.Inventory(o, r.Inventory) }}
-			}},
+			"print the account's located inventory", reader(conn, "inventory", account.ReadInventory, func(o console.Printer, r *account.ReadResult) { console.Inventory(o, r.Inventory) })},
 		{"history", "", groupRead, console.Formats,
-			"print today's locate history at the broker", func() command {
-				return &readCommand{conn: conn, name: "history", what: account.ReadLocateHistory, print: func(o console.Printer, r *account.ReadResult) { console.LocateHistory(o, r.History) }}
-			}},
+			"print today's locate history at the broker", reader(conn, "history", account.ReadLocateHistory, func(o console.Printer, r *account.ReadResult) { console.LocateHistory(o, r.History) })},
 		{"fees", "", groupRead, console.Formats,
 			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", func() command { return &feesCommand{conn: conn} }},
 		{"report", "", groupRead, console.Formats,
@@ -186,9 +182,7 @@ func (m *Main) commands() []spec {
 		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead, console.Formats,
 			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", func() command { return &ordersCommand{conn: conn} }},
 		{"routes", "", groupRead, console.Formats,
-			"print the order routes available to the account", func() command {
-				return &readCommand{conn: conn, name: "routes", what: account.ReadRoutes, print: func(o console.Printer, r *account.ReadResult) { console.Routes(o, r.Routes) }}
-			}},
+			"print the order routes available to the account", reader(conn, "routes", account.ReadRoutes, func(o console.Printer, r *account.ReadResult) { console.Routes(o, r.Routes) })},
 		{"watch", "pnl|orders", groupRead, lines,
 			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
 		{"run", "", groupRun, lines,

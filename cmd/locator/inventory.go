@@ -20,6 +20,11 @@ type readCommand struct {
 	print func(console.Printer, *account.ReadResult)
 }
 
+// reader makes the readCommand of name for the command table.
+func reader(conn connFlags, name string, what account.ReadKind, print func(console.Printer, *account.ReadResult)) func() command {
+	return func() command { return &readCommand{conn, name, what, print} }
+}
+
 func (c *readCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *readCommand) run(ctx context.Context, args []string) error {

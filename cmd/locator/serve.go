@@ -23,7 +23,8 @@ import (
 // key pair, as the broker's buckets are. With --jobs it also runs the
 // jobs of a jobs file on its account: `locator run --config FILE` is that
 // daemon by its older name, so one owner code path keeps the accounts
-// across a step-down (service.Fleet), with or without schedules.
+// across a step-down (service.Fleet), with or without schedules. Here are
+// its flags and their checks; package serve runs it.
 type serveCommand struct {
 	conn      connFlags
 	config    string
