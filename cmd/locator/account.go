@@ -44,10 +44,7 @@ func (c *connFlags) dialer() *service.Dialer {
 	if c.ownerToken == "" {
 		c.ownerToken = c.m.secretEnv(service.OwnerTokenEnv)
 	}
-	c.dial = &service.Dialer{Getenv: c.m.Getenv, Logger: c.logger(), Observe: c.observe,
+	c.dial = &service.Dialer{Getenv: c.m.Getenv, Logger: c.logger(),
 		OwnerToken: c.ownerToken, NoDump: c.m.NoDump, Standby: c.standby, Network: c.network}
-	if c.links != nil {
-		c.dial.Offers = func(acct string) func(account.Question) { return c.links.Notifier(acct, c.notifier) }
-	}
 	return c.dial
 }

@@ -34,7 +34,7 @@ func (c *answerCommand) flags(fs *pflag.FlagSet) {
 
 func (c *answerCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
-		return usagef("want one workflow ID (see 'locator status')")
+		return console.Usagef("want one workflow ID (see 'locator status')")
 	}
 	out := c.conn.out()
 	sess, err := c.conn.open(ctx, c.name, nil, service.RoleCommand)

@@ -25,9 +25,9 @@ func (c *auditCommand) flags(fs *pflag.FlagSet) {
 }
 
 func (c *auditCommand) run(ctx context.Context, args []string) error {
-	rng, err := parseRange(c.from, c.to)
+	rng, err := report.ParseRange(c.from, c.to)
 	if err != nil {
-		return err
+		return console.Usagef("%v", err)
 	}
 	st, err := c.conn.localStore(ctx)
 	if err != nil {
@@ -42,18 +42,9 @@ func (c *auditCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var rows [][]string
-	var objs []any
-	for _, rec := range trail.Records() {
-		rows, objs = append(rows, rec.CSV()), append(objs, rec)
-	}
-	out := c.conn.out()
-	if out.Format == console.Table {
-		fmt.Fprintf(c.conn.m.Stdout, "Short sales of %s, %s (times UTC on the broker's clock, New York trade dates)\n\n", trail.Account, trail.Range)
-	}
-	out.Table(report.AuditCSVHeader, rows, objs)
+	console.Audit(c.conn.out(), trail)
 	if n := trail.Flagged(); n > 0 {
-		return &exitError{code: console.ExitBroker, msg: fmt.Sprintf("%d of %d short sale(s) sent without cover", n, len(trail.Rows))}
+		return &console.CodeError{Code: console.ExitBroker, Msg: fmt.Sprintf("%d of %d short sale(s) sent without cover", n, len(trail.Rows))}
 	}
 	return nil
 }

@@ -16,11 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/fileperm"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/market"
 )
@@ -122,23 +119,6 @@ var lines = []console.Format{console.Table, console.JSON}
 //go:embed examples.txt
 var examplesText string
 
-// examples reads examplesText: a command's name and a colon, then its
-// examples indented, one a line.
-func examples() map[string][]string {
-	out := map[string][]string{}
-	name := ""
-	for _, line := range strings.Split(examplesText, "\n") {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-		case strings.HasPrefix(line, "  "):
-			out[name] = append(out[name], strings.TrimSpace(line))
-		default:
-			name = strings.TrimSuffix(line, ":")
-		}
-	}
-	return out
-}
-
 // Help groups, in the order the top-level help lists them.
 const (
 	groupLocate = "locate"
@@ -176,13 +156,13 @@ func (m *Main) commands() []spec {
 		{"resume", "", groupLocate, lines,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
 		{"status", "[ID]", groupRead, console.Formats,
-			"list recent workflows, or one workflow with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
+			"list recent workflows, or one workflow or order with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
 		{"jobs", "", groupRead, console.Formats,
 			"list the recorded runs of scheduled jobs, newest first (local, sends nothing)", func() command { return &jobsCommand{conn: conn} }},
 		{"inventory", "", groupRead, console.Formats,
-			"print the account's located inventory", func() command { return &inventoryCommand{conn: conn} }},
+			"print the account's located inventory", reader(conn, "inventory", account.ReadInventory, func(o console.Printer, r *account.ReadResult) { console.Inventory(o, r.Inventory) })},
 		{"history", "", groupRead, console.Formats,
-			"print today's locate history at the broker", func() command { return &historyCommand{conn: conn} }},
+			"print today's locate history at the broker", reader(conn, "history", account.ReadLocateHistory, func(o console.Printer, r *account.ReadResult) { console.LocateHistory(o, r.History) })},
 		{"fees", "", groupRead, console.Formats,
 			"sync the cash ledger and reconcile locate fees and credits; exit 3 when one is missing, wrong or unexplained", func() command { return &feesCommand{conn: conn} }},
 		{"report", "", groupRead, console.Formats,
@@ -202,7 +182,7 @@ func (m *Main) commands() []spec {
 		{"orders", "[cancel CLIENT_ORDER_ID]", groupRead, console.Formats,
 			"print today's orders, or the fills since --history DATE; 'orders cancel' cancels one locator placed", func() command { return &ordersCommand{conn: conn} }},
 		{"routes", "", groupRead, console.Formats,
-			"print the order routes available to the account", func() command { return &routesCommand{conn: conn} }},
+			"print the order routes available to the account", reader(conn, "routes", account.ReadRoutes, func(o console.Printer, r *account.ReadResult) { console.Routes(o, r.Routes) })},
 		{"watch", "pnl|orders", groupRead, lines,
 			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
 		{"run", "", groupRun, lines,
@@ -230,13 +210,6 @@ func (m *Main) commands() []spec {
 	}
 }
 
-// usageError is bad usage or input: exit 2, nothing was sent.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
 // commandError is what a command's run returned, kept apart from the
 // errors of parsing the command line, which are all usage errors.
 type commandError struct {
@@ -250,7 +223,7 @@ func (e *commandError) Unwrap() error { return e.err }
 // root builds the command tree for one run.
 func (m *Main) root() *cobra.Command {
 	root := m.top()
-	ex := examples()
+	ex := console.Examples(examplesText)
 	for _, sp := range m.commands() {
 		root.AddCommand(m.subcommand(sp, ex[sp.name]))
 	}
@@ -329,7 +302,7 @@ func (m *Main) subcommand(sp spec, examples []string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if len(args) > 0 && sp.args == "" { // this command takes none: refused before it runs
-				err = usagef("unexpected argument %q", args[0])
+				err = console.Usagef("unexpected argument %q", args[0])
 			} else {
 				err = c.run(cmd.Context(), args)
 			}
@@ -387,35 +360,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 }
 
 // exitCode prints the error a command ended with and maps it to the
-// exit-code contract (docs/design.md).
+// exit-code contract (docs/design.md, console.Ending).
 func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
-	err := ce.err
-	var ue *usageError
-	var ee *exitError
-	code, msg := console.ExitFailure, err.Error()
-	var ae *account.Error
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case errors.As(err, &ue), errors.Is(err, fileperm.ErrUnsafe):
-		code = console.ExitUsage
-	case errors.As(err, &ae) && !errors.Is(err, brokercode.ErrInput):
-		code = console.ExitOf(ae)
-	case errors.Is(err, brokercode.ErrInput):
-		code = console.ExitUsage
-		if !strings.Contains(msg, "nothing was sent") {
-			msg += "; nothing was sent"
-		}
-	case errors.Is(err, brokerclient.ErrLoginRequired):
-		msg += "\nrun 'locator login --partner' to sign in again"
-	case errors.Is(err, context.Canceled):
-		code, msg = console.ExitInterrupted, "interrupted"
-	}
-	// Interrupted (Ctrl-C, SIGTERM), a command that did not finish exits
-	// 130 whatever error its cut-off work returned.
-	if ctx.Err() != nil && code != console.ExitInterrupted {
-		code = console.ExitInterrupted
-	}
+	code, msg := console.Ending(ctx, ce.err)
 	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, msg)
 	return code
 }

@@ -18,13 +18,13 @@ import (
 // under a write-ahead clientOrderId and sends it once.
 type coverCommand struct {
 	conn  connFlags
-	order orderFlags
+	order console.OrderFlags
 	yes   bool
 }
 
 func (c *coverCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	c.order.register(fs, "buy")
+	c.order.Register(fs, "buy")
 	fs.BoolVarP(&c.yes, "yes", "y", false, "place the order without asking")
 }
 
@@ -32,24 +32,24 @@ func (c *coverCommand) flags(fs *pflag.FlagSet) {
 func (c *coverCommand) parse(args []string) (workflow.Order, error) {
 	var o workflow.Order
 	if len(args) != 2 {
-		return o, usagef("want SYMBOL SHARES, got %d argument(s)", len(args))
+		return o, console.Usagef("want SYMBOL SHARES, got %d argument(s)", len(args))
 	}
 	var err error
 	if o.Symbol, err = brokercode.Symbol(args[0]); err != nil {
 		return o, err
 	}
-	if o.Quantity, err = parseCount("quantity", args[1]); err != nil {
+	if o.Quantity, err = console.ParseCount("quantity", args[1]); err != nil {
 		return o, err
 	}
 	if err := workflow.ValidateOrderQuantity(o.Quantity); err != nil {
 		return o, err
 	}
-	typ, tif, limit, stop, err := c.order.parse()
+	typ, tif, limit, stop, err := c.order.Parse()
 	if err != nil {
 		return o, err
 	}
 	o.Side, o.OpenClose = string(brokerclient.SideBuy), string(brokerclient.OpenCloseClose)
-	o.OrderType, o.TimeInForce, o.LimitPrice, o.StopPrice, o.Route = string(typ), string(tif), limit, stop, c.order.route
+	o.OrderType, o.TimeInForce, o.LimitPrice, o.StopPrice, o.Route = string(typ), string(tif), limit, stop, c.order.Route
 	return o, nil
 }
 
@@ -58,7 +58,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	guard, err := c.order.guard()
+	guard, err := c.order.Guard()
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 	var ask func(context.Context, account.Question) bool
 	if !c.yes {
 		if !m.interactive(c.conn.format) {
-			return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
+			return console.Usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 		}
 		ask = m.asker(ctx)
 	}
@@ -90,5 +90,5 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Cover(out, o, got, "")
-	return exitOf(account.ShortOutcome(&account.ShortResult{Order: got}))
+	return console.Ended(account.ShortOutcome(&account.ShortResult{Order: got}))
 }

@@ -39,15 +39,15 @@ func (c *creditBackCommand) request(args []string) (account.CreditBackRequest, e
 	switch typ {
 	case brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
 	default:
-		return req, usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
+		return req, console.Usagef("--type %q: want Locate, PreBorrow or SingleUse (case-sensitive)", c.typ)
 	}
 	switch {
 	case c.all && len(args) > 0:
-		return req, usagef("give SYMBOL [QTY] or --all, not both")
+		return req, console.Usagef("give SYMBOL [QTY] or --all, not both")
 	case !c.all && (len(args) == 0 || len(args) > 2):
-		return req, usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
+		return req, console.Usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
 	case len(args) == 2:
-		symbol, qty, err := parseSymbolQty(args)
+		symbol, qty, err := console.ParseSymbolQty(args)
 		return account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ}, err
 	}
 	req.Unused = true

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/serve"
 	"github.com/locatorhq/locator/internal/service"
 )
 
@@ -39,53 +39,43 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.serve.jobs == "" {
-		return usagef("--config FILE is required")
+		return console.Usagef("--config FILE is required")
 	}
 	if c.serve.grace < 0 {
-		return usagef("--stop-grace %s: want a duration of zero or more", c.serve.grace)
+		return console.Usagef("--stop-grace %s: want a duration of zero or more", c.serve.grace)
 	}
 	// The whole config is checked before anything is sent.
 	cfg, err := jobs.LoadConfig(c.serve.jobs)
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	only, err := cfg.Job(c.once)
 	if err != nil {
-		return usagef("--once: %s: %v", c.serve.jobs, err)
+		return console.Usagef("--once: %s: %v", c.serve.jobs, err)
 	}
 	c.serve.conn.daemon = true
 	log := c.serve.conn.daemonLogger(slog.LevelInfo)
 	notifier, _, err := cfg.Notifications(c.serve.conn.m.secretEnv, clock.Real{}, log)
 	if err != nil {
-		return usagef("config %s: %v", c.serve.jobs, err)
+		return console.Usagef("config %s: %v", c.serve.jobs, err)
 	}
 	defer func() { notifier.Drain(ctx, c.serve.grace) }()
 	return c.runOnce(ctx, only, notifier, log)
 }
 
 // runOnce runs one job now, in this process when it owns the account for
-// the run, else in the owner's (which checks the same config). A signal
+// the run, else in the owner's (serve.RunOnce). A signal
 // drains it: it starts nothing new and has the grace period to finish what
 // is in flight before it is stopped.
 func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.Notifier, log *slog.Logger) error {
 	config, err := os.ReadFile(c.serve.jobs)
 	if err != nil {
-		return usagef("config: %v", err)
+		return console.Usagef("config: %v", err)
 	}
 	sess, err := c.serve.conn.open(ctx, "run --once "+j.Name, nil, service.RoleCommand)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	res, err := sess.RunJob(ctx, account.JobRequest{Config: config, Job: j.Name, Grace: c.serve.grace})
-	if err != nil {
-		return err // the run could not even be recorded
-	}
-	c.serve.report(res.Run)
-	if res.Failure == nil {
-		return nil
-	}
-	// This process's config names the webhooks, whichever process ran it.
-	(&jobs.Runner{AccountID: sess.settings.Account, Logger: log, Notifier: notifier}).NotifyFailure(ctx, j, res.Run, res.Failure)
-	return &exitError{code: console.Exit(res.Failure.End()), msg: res.Failure.Detail}
+	return serve.RunOnce(ctx, sess, sess.settings.Account, config, j, c.serve.grace, c.serve.report, notifier, log)
 }

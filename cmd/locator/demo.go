@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/demo"
 )
 
@@ -22,7 +23,7 @@ func (c *demoCommand) flags(fs *pflag.FlagSet) {
 
 func (c *demoCommand) run(ctx context.Context, args []string) error {
 	if c.speed <= 0 || c.speed > 100 {
-		return usagef("--speed must be in (0, 100]")
+		return console.Usagef("--speed must be in (0, 100]")
 	}
 	return demo.Run(ctx, demo.Config{Out: c.m.Stdout, Speed: c.speed, DB: c.keep})
 }

@@ -38,13 +38,13 @@ func (c *feesCommand) flags(fs *pflag.FlagSet) {
 
 func (c *feesCommand) run(ctx context.Context, args []string) error {
 	if c.grace < 0 {
-		return usagef("--grace %s: want a duration of zero or more", c.grace)
+		return console.Usagef("--grace %s: want a duration of zero or more", c.grace)
 	}
 	win := locator.FeeWindow{Days: 31}
 	if c.since != "" {
 		d, err := time.Parse(time.DateOnly, c.since)
 		if err != nil {
-			return usagef("--since %q: want a date YYYY-MM-DD", c.since)
+			return console.Usagef("--since %q: want a date YYYY-MM-DD", c.since)
 		}
 		win = locator.FeeWindow{Since: d}
 	}
@@ -60,7 +60,7 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 	r := res.Report
 	console.FeeReport(c.conn.out(), r, res.Synced, c.grace)
 	if n := r.Problems(); n > 0 {
-		return &exitError{code: console.ExitBroker, msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
+		return &console.CodeError{Code: console.ExitBroker, Msg: fmt.Sprintf("%d problem(s) in the ledger: %s", n, r)}
 	}
 	return nil
 }
@@ -80,21 +80,21 @@ func (c *sizeCommand) flags(fs *pflag.FlagSet) {
 
 func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
-		return usagef("want SYMBOL, got %d argument(s)", len(args))
+		return console.Usagef("want SYMBOL, got %d argument(s)", len(args))
 	}
 	symbol, err := brokercode.Symbol(args[0])
 	if err != nil {
 		return err
 	}
 	if c.price == "" {
-		return usagef("--price is required")
+		return console.Usagef("--price is required")
 	}
 	price, err := workflow.ParsePrice("--price", c.price)
 	if err != nil {
 		return err
 	}
 	if c.target < 0 {
-		return usagef("--target %d: want zero or more shares", c.target)
+		return console.Usagef("--target %d: want zero or more shares", c.target)
 	}
 	client, s, err := c.conn.readClient()
 	if err != nil {
@@ -113,7 +113,7 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	}
 	z, err := ledger.Size(ctx, client, st, s.Account, symbol, price, c.target)
 	if errors.Is(err, brokercode.ErrInput) {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	if err != nil {
 		return accountError(s.Account, err)

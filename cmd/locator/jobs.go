@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
-	"github.com/locatorhq/locator/market"
 )
 
 // jobsCommand lists the job runs the daemon recorded (local, sends
@@ -27,7 +25,7 @@ func (c *jobsCommand) flags(fs *pflag.FlagSet) {
 
 func (c *jobsCommand) run(ctx context.Context, args []string) error {
 	if c.limit < 1 {
-		return usagef("--limit %d: want 1 or more", c.limit)
+		return console.Usagef("--limit %d: want 1 or more", c.limit)
 	}
 	st, err := c.conn.localStore(ctx)
 	if err != nil {
@@ -38,17 +36,6 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var rows [][]string
-	var objs []any
-	for _, r := range runs {
-		took := ""
-		if !r.EndedAt.IsZero() {
-			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
-		}
-		rows = append(rows, []string{console.Int(r.ID), r.Job, r.Kind, r.Account, market.DateTime(r.StartedAt),
-			took, string(r.Outcome), r.Detail})
-		objs = append(objs, console.RunJSONOf(r))
-	}
-	c.conn.out().Table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
+	console.JobRuns(c.conn.out(), runs)
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
@@ -34,37 +33,8 @@ func (c *locateCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.watchlist, "watchlist", "", "CSV file of symbol, quantity[, max price] rows to locate (instead of SYMBOL QTY arguments)")
 }
 
-// parseSymbolQty reads and checks one SYMBOL QTY pair (the domain's rules:
-// nothing is recorded or sent for a bad one).
-func parseSymbolQty(args []string) (string, int64, error) {
-	if len(args) != 2 {
-		return "", 0, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
-	}
-	symbol, err := brokercode.Symbol(args[0])
-	if err != nil {
-		return "", 0, err
-	}
-	qty, err := workflow.ParseQuantity(args[1])
-	return symbol, qty, err
-}
-
-// parsePolicy reads the cost-policy flags; --yes or a cap lets the policy
-// decide alone, otherwise a person at the terminal is asked.
-func parsePolicy(maxPrice, maxCost string, allowSingleUse, yes bool) (workflow.Policy, error) {
-	p := workflow.Policy{AllowSingleUse: allowSingleUse, AutoAccept: yes}
-	var err error
-	if p.MaxPrice, err = workflow.ParsePrice("--max-price", maxPrice); err != nil {
-		return p, err
-	}
-	if p.MaxCost, err = workflow.ParseCost("--max-cost", maxCost); err != nil {
-		return p, err
-	}
-	p.AutoAccept = p.AutoAccept || p.Capped()
-	return p, nil
-}
-
 func (c *locateCommand) run(ctx context.Context, args []string) error {
-	policy, err := parsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
+	policy, err := console.ParsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
 	if err != nil {
 		return err
 	}
@@ -116,20 +86,20 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 func (c *locateCommand) requests(args []string, policy workflow.Policy) ([]account.LocateItem, error) {
 	if c.watchlist != "" {
 		if len(args) != 0 {
-			return nil, usagef("give SYMBOL QTY pairs or --watchlist, not both")
+			return nil, console.Usagef("give SYMBOL QTY pairs or --watchlist, not both")
 		}
 		items, err := config.ReadWatchlist(c.watchlist, policy)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, console.Usagef("%v", err)
 		}
 		return items, nil
 	}
 	if len(args) == 0 || len(args)%2 != 0 {
-		return nil, usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
+		return nil, console.Usagef("want SYMBOL QTY [SYMBOL QTY ...], got %d argument(s)", len(args))
 	}
 	var reqs []account.LocateItem
 	for i := 0; i < len(args); i += 2 {
-		symbol, qty, err := parseSymbolQty(args[i : i+2])
+		symbol, qty, err := console.ParseSymbolQty(args[i : i+2])
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +115,7 @@ func finishAll(out console.Printer, ws []*workflow.Workflow, startErr error) err
 	if startErr != nil {
 		return startErr
 	}
-	return exitOf(account.Worst(ws))
+	return console.Ended(account.Worst(ws))
 }
 
 // finish prints a workflow's outcome and returns its exit status.

@@ -50,7 +50,7 @@ type loginSettings struct {
 
 func (c *loginCommand) resolve() (loginSettings, error) {
 	if !c.partner {
-		return loginSettings{}, usagef("pass --partner: the partner OAuth login is the only one (API keys are read from LOCATOR_KEY_ID and LOCATOR_SECRET)")
+		return loginSettings{}, console.Usagef("pass --partner: the partner OAuth login is the only one (API keys are read from LOCATOR_KEY_ID and LOCATOR_SECRET)")
 	}
 	c.conn.auth = config.AuthPartner
 	s, err := c.conn.resolve(false)
@@ -61,11 +61,11 @@ func (c *loginCommand) resolve() (loginSettings, error) {
 	cfg, redirect, err := config.PartnerProgram(pick(c.clientID, "LOCATOR_CLIENT_ID"), s.ClientSecret,
 		pick(c.loginURL, "LOCATOR_LOGIN_URL"), pick(c.redirectURI, "LOCATOR_REDIRECT_URI"))
 	if err != nil {
-		return loginSettings{}, usagef("%v", err)
+		return loginSettings{}, console.Usagef("%v", err)
 	}
 	l := loginSettings{Settings: s, cfg: cfg, redirect: redirect}
 	if c.timeout <= 0 {
-		return l, usagef("--timeout must be positive")
+		return l, console.Usagef("--timeout must be positive")
 	}
 	return l, nil
 }
@@ -80,7 +80,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 		brokerclient.WithLogger(c.conn.logger()), brokerclient.WithUserAgent(service.UserAgent),
 	)
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -94,7 +94,7 @@ func (c *loginCommand) run(ctx context.Context, args []string) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("no sign-in within %s", c.timeout)
 	case errors.As(err, &te):
-		return &exitError{code: console.ExitBroker, msg: err.Error()}
+		return &console.CodeError{Code: console.ExitBroker, Msg: err.Error()}
 	case err != nil:
 		return err
 	}

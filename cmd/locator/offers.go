@@ -24,7 +24,7 @@ func (c *offersCommand) flags(fs *pflag.FlagSet) {
 
 func (c *offersCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
-		return usagef("want no arguments")
+		return console.Usagef("want no arguments")
 	}
 	sess, err := c.conn.open(ctx, "offers", nil, service.RoleCommand)
 	if err != nil {

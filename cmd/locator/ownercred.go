@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 )
 
@@ -26,11 +27,11 @@ func (c *ownerCredentialCommand) flags(fs *pflag.FlagSet) {
 
 func (c *ownerCredentialCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
-		return usagef("want one follower host name")
+		return console.Usagef("want one follower host name")
 	}
 	cred, err := service.IssueFollowerCredential(c.m.secretEnv(service.OwnerTokenEnv), args[0], c.until, time.Now())
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	fmt.Fprintln(c.m.Stdout, cred)
 	fmt.Fprintf(c.m.Stderr, "add this line to the file serve --owner-followers names:\n%s %s\n", args[0], c.until)

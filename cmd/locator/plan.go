@@ -11,7 +11,6 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // planCommand suggests the quantity to locate before the open for each
@@ -30,18 +29,14 @@ func (c *planCommand) flags(fs *pflag.FlagSet) {
 
 func (c *planCommand) run(ctx context.Context, args []string) error {
 	if c.watchlist == "" {
-		return usagef("--watchlist FILE is required")
+		return console.Usagef("--watchlist FILE is required")
 	}
 	if c.days < 1 {
-		return usagef("--days %d: want 1 or more", c.days)
+		return console.Usagef("--days %d: want 1 or more", c.days)
 	}
-	reqs, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
+	symbols, err := config.WatchlistSymbols(c.watchlist)
 	if err != nil {
-		return usagef("%v", err)
-	}
-	var symbols []string
-	for _, r := range reqs {
-		symbols = append(symbols, r.Symbol)
+		return console.Usagef("%v", err)
 	}
 	// One read of the account tells the broker's clock, whose calendar the
 	// days are counted on.

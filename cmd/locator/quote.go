@@ -53,14 +53,14 @@ func (c *quoteCommand) run(ctx context.Context, args []string) error {
 	if err := errors.Join(res.Err(), followErr); err != nil {
 		return err
 	}
-	return exitOf(account.Worst(ws))
+	return console.Ended(account.Worst(ws))
 }
 
 // items checks the symbols and the quantity before anything is opened or
 // sent.
 func (c *quoteCommand) items(args []string) ([]account.QuoteItem, error) {
 	if len(args) == 0 {
-		return nil, usagef("want SYMBOL [SYMBOL ...]")
+		return nil, console.Usagef("want SYMBOL [SYMBOL ...]")
 	}
 	if err := brokercode.ValidateLocateQuantity(c.quantity); err != nil {
 		return nil, err

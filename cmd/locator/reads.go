@@ -38,9 +38,9 @@ func (c *accountsCommand) run(ctx context.Context, args []string) error {
 	if errors.Is(err, brokerclient.ErrNotFound) {
 		// Spec: the list doubles as a credential check (404 invalid).
 		if s.Auth == config.AuthPartner {
-			return usagef("the broker refused the partner token (404): run 'locator login --partner' again")
+			return console.Usagef("the broker refused the partner token (404): run 'locator login --partner' again")
 		}
-		return usagef("the broker refused these keys (404): check LOCATOR_KEY_ID and LOCATOR_SECRET")
+		return console.Usagef("the broker refused these keys (404): check LOCATOR_KEY_ID and LOCATOR_SECRET")
 	}
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func (c *positionsCommand) flags(fs *pflag.FlagSet) {
 
 func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	if c.closed && c.historical != "" {
-		return usagef("--closed and --historical: choose one")
+		return console.Usagef("--closed and --historical: choose one")
 	}
 	var date time.Time
 	if c.historical != "" {
@@ -141,9 +141,9 @@ func (c *ordersCommand) flags(fs *pflag.FlagSet) {
 func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	switch {
 	case len(args) != 1 || strings.ContainsAny(args[0], "/?#% \t"):
-		return usagef("want 'orders cancel CLIENT_ORDER_ID'")
+		return console.Usagef("want 'orders cancel CLIENT_ORDER_ID'")
 	case c.conn.format == console.CSV:
-		return usagef("-o csv: 'orders cancel' prints how the order ended, as a line or JSON (-o json); nothing was sent")
+		return console.Usagef("-o csv: 'orders cancel' prints how the order ended, as a line or JSON (-o json); nothing was sent")
 	}
 	out := c.conn.out()
 	sess, err := c.conn.open(ctx, "orders cancel", nil, service.RoleCommand)
@@ -153,7 +153,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	defer sess.Close()
 	o, err := sess.CancelOrder(ctx, account.CancelOrderRequest{ClientOrderID: args[0]})
 	if account.KindOf(err) == account.KindNotOpen {
-		return usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
+		return console.Usagef("%v (only orders locator placed and still working can be cancelled here); nothing was sent", err)
 	}
 	if err != nil {
 		return err
@@ -161,7 +161,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 	out.Event(map[string]any{"clientOrderId": o.LookupID(), "symbol": o.Symbol, "state": o.State, "orderStatus": o.OrderStatus, "executed": o.Executed},
 		fmt.Sprintf("order %s %s: %s (%s), %d executed", o.LookupID(), o.Symbol, o.State, o.OrderStatus, o.Executed))
 	if o.State != states.Canceled {
-		return &exitError{code: console.ExitBroker, msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
+		return &console.CodeError{Code: console.ExitBroker, Msg: fmt.Sprintf("order %s ended %s, not canceled", o.LookupID(), o.State)}
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 		return c.cancel(ctx, args[1:])
 	}
 	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
+		return console.Usagef("unexpected argument %q", args[0])
 	}
 	var since time.Time
 	if c.history != "" {
@@ -192,27 +192,12 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	var in *brokercode.InputError
 	switch {
 	case errors.As(err, &in):
-		return usagef("--history %s", in.Message)
+		return console.Usagef("--history %s", in.Message)
 	case account.KindOf(err) == account.KindInput:
-		return usagef("--history: %v", err)
+		return console.Usagef("--history: %v", err)
 	case err != nil:
 		return accountError(s.Account, err)
 	}
 	console.Fills(c.conn.out(), r.Fills)
-	return nil
-}
-
-// routesCommand prints the routes the account may send orders to (spec
-// "Route record": the live set varies by subscription, so always ask).
-type routesCommand struct{ conn connFlags }
-
-func (c *routesCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
-
-func (c *routesCommand) run(ctx context.Context, args []string) error {
-	r, s, err := c.conn.read(ctx, "routes", true, account.ReadRequest{What: account.ReadRoutes})
-	if err != nil {
-		return accountError(s.Account, err)
-	}
-	console.Routes(c.conn.out(), r.Routes)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -37,36 +36,10 @@ func registerRange(fs *pflag.FlagSet, from, to *string) {
 	fs.StringVar(to, "to", "", "last trade date, YYYY-MM-DD (default: the broker's today)")
 }
 
-// parseRange reads --from and --to; zero dates are left to the library's
-// defaults, which need the broker's today.
-func parseRange(from, to string) (report.Range, error) {
-	var r report.Range
-	for _, f := range []struct {
-		name, v string
-		t       *time.Time
-	}{{"--from", from, &r.From}, {"--to", to, &r.To}} {
-		if f.v == "" {
-			continue
-		}
-		d, err := time.Parse(time.DateOnly, f.v)
-		if err != nil {
-			return r, usagef("%s %q: want a date YYYY-MM-DD", f.name, f.v)
-		}
-		*f.t = d
-	}
-	switch {
-	case r.From.IsZero() && !r.To.IsZero():
-		return r, usagef("--to needs --from")
-	case !r.To.IsZero() && r.To.Before(r.From):
-		return r, usagef("--to %s is before --from %s", to, from)
-	}
-	return r, nil
-}
-
 func (c *reportCommand) run(ctx context.Context, args []string) error {
-	rng, err := parseRange(c.from, c.to)
+	rng, err := report.ParseRange(c.from, c.to)
 	if err != nil {
-		return err
+		return console.Usagef("%v", err)
 	}
 	sess, err := c.conn.open(ctx, "report", nil, service.RoleCommand)
 	if err != nil {

@@ -9,15 +9,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/answerlink"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/dashboard"
 	"github.com/locatorhq/locator/internal/jobs"
-	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/serve"
 	"github.com/locatorhq/locator/internal/service"
-	"github.com/locatorhq/locator/internal/store"
 )
 
 // serveCommand is the long-running owner of one or more accounts: every
@@ -26,7 +23,8 @@ import (
 // key pair, as the broker's buckets are. With --jobs it also runs the
 // jobs of a jobs file on its account: `locator run --config FILE` is that
 // daemon by its older name, so one owner code path keeps the accounts
-// across a step-down (service.Fleet), with or without schedules.
+// across a step-down (service.Fleet), with or without schedules. Here are
+// its flags and their checks; package serve runs it.
 type serveCommand struct {
 	conn      connFlags
 	config    string
@@ -90,52 +88,21 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if jobsCfg != nil && len(accounts) != 1 {
-		return usagef("--jobs runs the jobs of one account; --config names %d", len(accounts))
+		return console.Usagef("--jobs runs the jobs of one account; --config names %d", len(accounts))
 	}
-	log, notifier, links, err := c.notifications(jobsCfg)
-	if err != nil {
-		return err
-	}
-	defer func() { notifier.Drain(ctx, notify.DrainBound) }()
-	c.conn.links, c.conn.notifier = links, notifier
-	bound, err := bindListen(&c.listen, c.conn.m, &c.conn)
-	if err != nil {
-		return err
-	}
-	defer bound.Close()
-	st, err := service.OpenStore(ctx, base.DB, clock.Real{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	cfgs, err := c.configs(base, accounts, st)
-	if err != nil {
-		return err
-	}
-	fleet, err := service.OpenFleet(ctx, cfgs)
-	if err != nil {
-		return err
-	}
-	defer fleet.Close()
-	fleet.Say(ctx, c.conn.m.Stderr)
-	web, err := bound.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clock.Real{}, Logger: log,
-		Links: links.Handler(fleet.ByAccount())}, log, c.conn.m.Stderr)
-	if err != nil {
-		return err
-	}
-	if web != nil {
-		defer web.Close()
-	}
-	// A daemon's stop (SIGTERM from systemd or docker, or Ctrl-C) is its
-	// normal end: exit 0, not 130.
+	// With jobs the log says what each run does (info), as run's always has.
+	log := c.conn.logger()
 	if jobsCfg != nil {
-		return c.runJobs(ctx, fleet, jobsCfg, &jobs.Runner{Account: fleet.Accounts()[0], Client: cfgs[0].Engine.Client,
-			Store: st, Clock: clock.Real{}, AccountID: cfgs[0].Engine.Account, Logger: log, Notifier: notifier})
+		log = c.conn.daemonLogger(slog.LevelInfo)
 	}
-	if err := fleet.Wait(ctx); err != nil && ctx.Err() == nil {
-		return err
+	page, err := c.listen.Bind(c.conn.m.secretEnv(dashboard.TokenEnv))
+	if err != nil {
+		return console.Usagef("%v", err)
 	}
-	return nil
+	defer page.Close()
+	return serve.Run(ctx, serve.Config{Dialer: c.conn.dialer(), Base: base, Accounts: accounts, Secret: c.conn.m.secretEnv,
+		Command: c.name, Jobs: jobsCfg, JobsFile: c.jobs, Grace: c.grace, Report: c.report, Notify: c.notify,
+		Page: page, Log: log, Say: c.conn.m.Stderr})
 }
 
 // ownerNetwork opens the listener processes of other hosts follow this
@@ -144,18 +111,18 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 func (c *serveCommand) ownerNetwork() (*service.Network, error) {
 	if c.ownerHost == "" {
 		if c.followers != "" {
-			return nil, usagef("--owner-followers needs --owner-listen")
+			return nil, console.Usagef("--owner-followers needs --owner-listen")
 		}
 		return nil, nil
 	}
 	n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
 	if err != nil {
-		return nil, usagef("--owner-listen: %v", err)
+		return nil, console.Usagef("--owner-listen: %v", err)
 	}
 	if c.followers != "" {
 		if err := n.AllowFollowers(c.followers); err != nil {
 			n.Close()
-			return nil, usagef("--owner-followers: %v", err)
+			return nil, console.Usagef("--owner-followers: %v", err)
 		}
 	}
 	c.conn.network, c.conn.ownerToken = n, n.Token
@@ -175,77 +142,19 @@ func (c *serveCommand) base() (config.Settings, error) {
 // is sent.
 func (c *serveCommand) loadJobs() (*jobs.Config, error) {
 	if c.grace < 0 {
-		return nil, usagef("--stop-grace %s: want a duration of zero or more", c.grace)
+		return nil, console.Usagef("--stop-grace %s: want a duration of zero or more", c.grace)
 	}
 	if c.jobs == "" {
 		return nil, nil
 	}
 	cfg, err := jobs.LoadConfig(c.jobs)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	if c.notify != "" {
-		return nil, usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
+		return nil, console.Usagef("--notify: the jobs file's notify block is the daemon's; nothing was sent")
 	}
 	return cfg, nil
-}
-
-// notifications are the daemon's log and who it tells of offers waiting
-// on a person (and, with jobs, of failed runs and fee problems): the jobs
-// file's notify block, else --notify's file. With jobs the log says what
-// each run does (info), as run's always has.
-func (c *serveCommand) notifications(jobsCfg *jobs.Config) (*slog.Logger, *notify.Notifier, *answerlink.Links, error) {
-	if jobsCfg != nil {
-		log := c.conn.daemonLogger(slog.LevelInfo)
-		notifier, links, err := jobsCfg.Notifications(c.conn.m.secretEnv, clock.Real{}, log)
-		if err != nil {
-			return nil, nil, nil, usagef("config %s: %v", c.jobs, err)
-		}
-		return log, notifier, links, nil
-	}
-	log := c.conn.logger()
-	notifier, links, err := jobs.OpenNotify(c.notify, c.conn.m.secretEnv, clock.Real{}, log)
-	if err != nil {
-		return nil, nil, nil, usagef("%v", err)
-	}
-	return log, notifier, links, nil
-}
-
-// configs is how this process opens each account on st, as a daemon:
-// accounts sharing a key pair (at one address) share one client, and so
-// one pacer.
-func (c *serveCommand) configs(base config.Settings, accounts []config.NamedAccount, st *store.Store) ([]service.Config, error) {
-	var cfgs []service.Config
-	for _, a := range accounts {
-		s, err := base.For(a, c.conn.m.secretEnv)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		cfg, err := c.conn.dialer().Config(s, st, c.name, nil, service.RoleDaemon, false)
-		if err != nil {
-			return nil, err
-		}
-		cfgs = append(cfgs, cfg)
-	}
-	return cfgs, nil
-}
-
-// runJobs runs the jobs file's schedules on the fleet's one account until
-// ctx ends, or until that account is refused (see service.Fleet.Wait). The runner
-// holds the account as the fleet does (a service.Handle), so an owner that
-// steps down and owns again, or that another process replaced, keeps the
-// schedules running through whichever owner there is.
-func (c *serveCommand) runJobs(ctx context.Context, fleet *service.Fleet, cfg *jobs.Config, runner *jobs.Runner) error {
-	waitCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	fatal := make(chan error, 1)
-	go func() {
-		if err := fleet.Wait(waitCtx); err != nil && waitCtx.Err() == nil {
-			fatal <- err
-		}
-	}()
-	d := jobs.Daemon{Runner: runner, Config: cfg, Grace: c.grace, Report: c.report}
-	return d.Run(ctx, fatal)
 }
 
 // report prints a finished run on stdout: one line, or one JSON object.
@@ -266,20 +175,7 @@ func (c *serveCommand) accounts() ([]config.NamedAccount, error) {
 	}
 	accounts, err := config.LoadServe(c.config)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	return accounts, nil
-}
-
-// bindListen binds the dashboard's flags (exit 2 on a bad one, nothing
-// sent) and has the broker clients report to its metrics.
-func bindListen(l *dashboard.Flags, m *Main, conn *connFlags) (*dashboard.Bound, error) {
-	b, err := l.Bind(m.secretEnv(dashboard.TokenEnv))
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	if b != nil && b.Metrics != nil {
-		conn.observe = b.Metrics.ObserveCall
-	}
-	return b, nil
 }

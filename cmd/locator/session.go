@@ -3,15 +3,12 @@ package main
 import (
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/answerlink"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/service"
 )
 
@@ -26,18 +23,11 @@ type connFlags struct {
 	auth    string
 	format  console.Format
 	daemon  bool // serve and run: see daemonLogger
-	// observe, when set, sees every broker call (a process serving
-	// /metrics).
-	observe func(route string, status int, d time.Duration)
 	// network is how serve's owners take requests from other hosts.
 	network    *service.Network
 	standby    bool
-	ownerToken string // service.OwnerTokenEnv, read once
-	// links and notifier tell of offers waiting on a person (a daemon's
-	// "notify" block): every owner the daemon's configs make.
-	links    *answerlink.Links
-	notifier *notify.Notifier
-	dial     *service.Dialer // see dialer
+	ownerToken string          // service.OwnerTokenEnv, read once
+	dial       *service.Dialer // see dialer
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -68,7 +58,7 @@ func (c *connFlags) picked() (config.Settings, error) {
 	}
 	s, err := config.Pick(c.flags(), file, c.m.env())
 	if err != nil {
-		return s, usagef("%v", err)
+		return s, console.Usagef("%v", err)
 	}
 	return s, nil
 }
@@ -79,7 +69,7 @@ func (c *connFlags) resolve(needAccount bool) (config.Settings, error) {
 	s, err := c.picked()
 	if err == nil {
 		if err = s.Check(needAccount); err != nil {
-			err = usagef("%v", err)
+			err = console.Usagef("%v", err)
 		}
 	}
 	return s, err
@@ -91,7 +81,7 @@ func (c *connFlags) resolveBase() (config.Settings, error) {
 	s, err := c.picked()
 	if err == nil {
 		if err = s.CheckBase(); err != nil {
-			err = usagef("%v", err)
+			err = console.Usagef("%v", err)
 		}
 	}
 	return s, err
@@ -119,9 +109,9 @@ func (c *connFlags) daemonLogger(level slog.Level) *slog.Logger {
 func accountError(account string, err error) error {
 	switch {
 	case errors.Is(err, brokerclient.ErrEnvMismatch), errors.Is(err, brokerclient.ErrAccountNotActive):
-		return usagef("%v; nothing was sent", err)
+		return console.Usagef("%v; nothing was sent", err)
 	case errors.Is(err, brokerclient.ErrNotFound):
-		return usagef("account %s not found for these keys (or the keys are invalid); nothing was sent", account)
+		return console.Usagef("account %s not found for these keys (or the keys are invalid); nothing was sent", account)
 	}
 	return err
 }

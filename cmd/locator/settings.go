@@ -25,7 +25,7 @@ func (c *configCommand) run(ctx context.Context, args []string) error {
 	if s.BaseURL != "" {
 		// Never printed when refused: it may carry a password.
 		if err := s.CheckBaseURL(); err != nil {
-			return usagef("%v", err)
+			return console.Usagef("%v", err)
 		}
 	}
 	path, _ := config.PathOf(c.conn.m.settingsFlag, c.conn.m.Getenv)
@@ -39,7 +39,7 @@ func (m *Main) loadSettings() (*config.File, error) {
 	m.settingsOnce.Do(func() {
 		m.settings, m.settingsErr = config.Load(config.PathOf(m.settingsFlag, m.Getenv))
 		if m.settingsErr != nil {
-			m.settingsErr = usagef("%v", m.settingsErr)
+			m.settingsErr = console.Usagef("%v", m.settingsErr)
 		}
 	})
 	return m.settings, m.settingsErr

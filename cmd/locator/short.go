@@ -3,18 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // shortCommand is the locate-then-short helper: flags, the prompts and the
@@ -22,7 +17,7 @@ import (
 // places one Sell/Open order under a write-ahead clientOrderId.
 type shortCommand struct {
 	conn           connFlags
-	order          orderFlags
+	order          console.OrderFlags
 	maxPrice       string
 	maxCost        string
 	allowSingleUse bool
@@ -31,10 +26,10 @@ type shortCommand struct {
 
 func (c *shortCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
-	c.order.register(fs, "sell")
+	c.order.Register(fs, "sell")
 	// --limit was this flag's first name; elsewhere (status, jobs) it
 	// counts rows, so the price got its own name and the old one stays.
-	fs.StringVar(&c.order.limit, "limit", "", "limit price of the sell")
+	fs.StringVar(&c.order.Limit, "limit", "", "limit price of the sell")
 	fs.MarkDeprecated("limit", "use --limit-price")
 	fs.StringVar(&c.maxPrice, "max-price", "", "highest locate price per share to accept")
 	fs.StringVar(&c.maxCost, "max-cost", "", "highest total locate cost to accept")
@@ -42,116 +37,33 @@ func (c *shortCommand) flags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.yes, "yes", "y", false, "take a locate offer within policy and place the order without asking")
 }
 
-// orderFlags are an order's type, time in force, prices and route, as
-// short and cover take them.
-type orderFlags struct {
-	typ, tif    string
-	limit, stop string
-	route       string
-	// The fat-finger guard (workflow.Guard).
-	maxDistance, maxNotional string
-	force                    bool
-}
-
-func (f *orderFlags) register(fs *pflag.FlagSet, what string) {
-	fs.StringVar(&f.typ, "type", "limit", "order type: market, limit, stop or stop-limit")
-	fs.StringVar(&f.tif, "tif", "day", "time in force: day, day-plus, gtc, gtc-plus (extended hours: limit orders only), ioc or fok (on routes that take them)")
-	fs.StringVar(&f.limit, "limit-price", "", "limit price of the "+what+" (limit and stop-limit; up to 4 decimals, whole cents from $1.00)")
-	fs.StringVar(&f.stop, "stop-price", "", "stop price of the "+what+" (stop and stop-limit)")
-	fs.StringVar(&f.route, "route", "", "order route (see 'locator routes'); live accounts default to SMART")
-	fs.StringVar(&f.maxDistance, "max-distance", "10", "fat-finger guard: refuse a limit or stop price further than this percentage from the symbol's last fill today")
-	fs.StringVar(&f.maxNotional, "max-notional", "", "fat-finger guard: refuse an order whose shares × price is over this many dollars")
-	fs.BoolVar(&f.force, "force", false, "send the order past the fat-finger guard")
-}
-
-// guard reads the fat-finger guard's flags.
-func (f *orderFlags) guard() (workflow.Guard, error) {
-	g := workflow.Guard{Force: f.force}
-	pct, err := decimal.NewFromString(f.maxDistance)
-	if err != nil || !pct.IsPositive() || pct.GreaterThan(decimal.NewFromInt(1000)) {
-		return g, usagef("--max-distance %q: want a percentage above 0 (10 is 10%%)", f.maxDistance)
-	}
-	g.MaxDistance = pct.Shift(-2)
-	if f.maxNotional != "" {
-		if g.MaxNotional, err = workflow.ParseCost("--max-notional", f.maxNotional); err != nil {
-			return g, err
-		}
-	}
-	return g, nil
-}
-
-// orderTypes and timesInForce map the flags' words to the spec's names.
-var (
-	orderTypes = map[string]brokerclient.OrderType{"market": brokerclient.OrderTypeMarket, "limit": brokerclient.OrderTypeLimit,
-		"stop": brokerclient.OrderTypeStop, "stop-limit": brokerclient.OrderTypeStopLimit}
-	timesInForce = map[string]brokerclient.TimeInForce{"day": brokerclient.TimeInForceDay, "day-plus": brokerclient.TimeInForceDayPlus,
-		"gtc": brokerclient.TimeInForceGoodTillCancel, "gtc-plus": brokerclient.TimeInForceGTCPlus,
-		"ioc": brokerclient.TimeInForceIOC, "fok": brokerclient.TimeInForceFOK}
-)
-
-// parse reads the flags; the account's owner checks the combination
-// (engine's order rules) before anything is sent.
-func (f *orderFlags) parse() (typ brokerclient.OrderType, tif brokerclient.TimeInForce, limit, stop decimal.Decimal, err error) {
-	typ, ok := orderTypes[strings.ToLower(f.typ)]
-	if !ok {
-		return typ, tif, limit, stop, usagef("--type %q: want market, limit, stop or stop-limit", f.typ)
-	}
-	if tif, ok = timesInForce[strings.ToLower(f.tif)]; !ok {
-		return typ, tif, limit, stop, usagef("--tif %q: want day, day-plus, gtc, gtc-plus, ioc or fok", f.tif)
-	}
-	if (typ == brokerclient.OrderTypeLimit || typ == brokerclient.OrderTypeStopLimit) && f.limit == "" {
-		return typ, tif, limit, stop, usagef("--limit-price is required: the order is a %s order", typ)
-	}
-	if (typ == brokerclient.OrderTypeStop || typ == brokerclient.OrderTypeStopLimit) && f.stop == "" {
-		return typ, tif, limit, stop, usagef("--stop-price is required: the order is a %s order", typ)
-	}
-	if f.limit != "" {
-		if limit, err = workflow.ParsePrice("--limit-price", f.limit); err != nil {
-			return typ, tif, limit, stop, err
-		}
-	}
-	if f.stop != "" {
-		stop, err = workflow.ParsePrice("--stop-price", f.stop)
-	}
-	return typ, tif, limit, stop, err
-}
-
 // parse reads the command line into the request (the account API checks
 // it before anything is sent).
 func (c *shortCommand) parse(args []string) (account.ShortRequest, error) {
 	var r account.ShortRequest
 	if len(args) != 2 {
-		return r, usagef("want SYMBOL QTY, got %d argument(s)", len(args))
+		return r, console.Usagef("want SYMBOL QTY, got %d argument(s)", len(args))
 	}
 	var err error
 	if r.Symbol, err = brokercode.Symbol(args[0]); err != nil {
 		return r, err
 	}
-	qty, err := parseCount("quantity", args[1])
+	qty, err := console.ParseCount("quantity", args[1])
 	if err != nil {
 		return r, err
 	}
 	r.Quantity = qty
-	typ, tif, limit, stop, err := c.order.parse()
+	typ, tif, limit, stop, err := c.order.Parse()
 	if err != nil {
 		return r, err
 	}
 	r.OrderType, r.TimeInForce, r.Limit, r.Stop = string(typ), string(tif), limit, stop
-	r.Route = c.order.route
-	if r.Guard, err = c.order.guard(); err != nil {
+	r.Route = c.order.Route
+	if r.Guard, err = c.order.Guard(); err != nil {
 		return r, err
 	}
-	r.Policy, err = parsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
+	r.Policy, err = console.ParsePolicy(c.maxPrice, c.maxCost, c.allowSingleUse, c.yes)
 	return r, err
-}
-
-// parseCount reads a whole number of shares, refusing what does not parse.
-func parseCount(field, s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, brokercode.Invalid(field, "%q: want a whole number of shares from 1 to %d", s, workflow.MaxOrderQuantity)
-	}
-	return n, nil
 }
 
 func (c *shortCommand) run(ctx context.Context, args []string) error {
@@ -169,7 +81,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 	}
 	req.Ask, req.Confirm = ask != nil && !req.Policy.AutoAccept, !c.yes
 	if req.Confirm && ask == nil {
-		return usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
+		return console.Usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 	}
 	m.warnClosed()
 	sess, err := c.conn.open(ctx, "short", ask, service.RoleCommand)
@@ -188,5 +100,5 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Short(c.conn.out(), sess.settings.Account, req, res)
-	return exitOf(account.ShortOutcome(res))
+	return console.Ended(account.ShortOutcome(res))
 }

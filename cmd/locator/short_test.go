@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -500,5 +501,24 @@ func TestStatusListsShortOrders(t *testing.T) {
 	}
 	if code != 0 || types["workflow"] != 1 || types["order"] != 1 || len(types) != 2 {
 		t.Errorf("status --json: exit %d, record types %v, want one workflow and one order\n%s", code, types, out)
+	}
+	// status CLIENT_ORDER_ID shows the order and its transition log, as
+	// status ID does a workflow's: created at intent, then sent, ending
+	// in the state the short reported.
+	code, out, errOut = b.MustRunMain(t, nil, "status", "-o", "json", o.ClientOrderID)
+	recs := jsonLines(t, out)
+	if code != 0 || len(recs) < 3 {
+		t.Fatalf("status %s: exit %d, want the order and its log\n%s\n%s", o.ClientOrderID, code, out, errOut)
+	}
+	var path []string
+	for _, r := range recs[1:] {
+		path = append(path, fmt.Sprint(r["to"]))
+	}
+	if recs[0]["type"] != "order" || recs[0]["clientOrderId"] != o.ClientOrderID ||
+		!strings.HasPrefix(strings.Join(path, ">"), "intent>sent>") || path[len(path)-1] != o.State {
+		t.Errorf("status %s: exit %d, want the order then its log from intent, sent, to %s\n%s\n%s", o.ClientOrderID, code, o.State, out, errOut)
+	}
+	if code, _, errOut = b.MustRunMain(t, nil, "status", "LOC-none"); code != console.ExitUsage || !strings.Contains(errOut, "no workflow or order LOC-none") {
+		t.Errorf("status LOC-none: exit %d, want 2 saying no workflow or order\n%s", code, errOut)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
-	"github.com/locatorhq/locator/workflow"
 )
 
 // shortableCommand tells, per symbol, whether it is easy to borrow, what
@@ -48,20 +47,16 @@ func (c *shortableCommand) run(ctx context.Context, args []string) error {
 func (c *shortableCommand) symbols(args []string) ([]string, error) {
 	if c.watchlist != "" {
 		if len(args) != 0 {
-			return nil, usagef("give SYMBOL arguments or --watchlist, not both")
+			return nil, console.Usagef("give SYMBOL arguments or --watchlist, not both")
 		}
-		items, err := config.ReadWatchlist(c.watchlist, workflow.Policy{})
+		symbols, err := config.WatchlistSymbols(c.watchlist)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, console.Usagef("%v", err)
 		}
-		var out []string
-		for _, it := range items {
-			out = append(out, it.Symbol)
-		}
-		return out, nil
+		return symbols, nil
 	}
 	if len(args) == 0 {
-		return nil, usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")
+		return nil, console.Usagef("want SYMBOL [SYMBOL ...] or --watchlist FILE")
 	}
 	return brokercode.Symbols(args)
 }

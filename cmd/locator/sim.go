@@ -12,6 +12,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // simCommand serves the broker simulator until interrupted.
@@ -52,7 +53,7 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	if c.scenario != "" {
 		var err error
 		if sc, err = brokersim.LoadScenario(c.scenario); err != nil {
-			return usagef("%v", err)
+			return console.Usagef("%v", err)
 		}
 	}
 	if c.noRateLimits {
@@ -64,7 +65,7 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 		return enc.Encode(sc)
 	}
 	if c.speed <= 0 {
-		return usagef("--speed must be positive")
+		return console.Usagef("--speed must be positive")
 	}
 	var clk clock.Clock = clock.Real{}
 	if c.start != "" || c.speed != 1 {
@@ -72,7 +73,7 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 		if c.start != "" {
 			t, err := time.Parse(time.RFC3339, c.start)
 			if err != nil {
-				return usagef("--start %q: want RFC 3339, like 2026-11-25T15:00:00Z", c.start)
+				return console.Usagef("--start %q: want RFC 3339, like 2026-11-25T15:00:00Z", c.start)
 			}
 			start = t
 		}
@@ -86,11 +87,11 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	}
 	sim, err := brokersim.New(sc, opts...)
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return usagef("--addr %s: %v", c.addr, err)
+		return console.Usagef("--addr %s: %v", c.addr, err)
 	}
 	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil && !brokerclient.Loopback(host) {
 		fmt.Fprintf(c.m.Stderr, "warning: locator sim listens on %s, beyond this machine's loopback: its /_sim/ admin routes (request log, clock, faults) take no credentials, so whoever reaches this address can read every request and change the simulator's clock and faults\n", ln.Addr())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -29,11 +30,11 @@ func (c *statesCommand) run(ctx context.Context, args []string) error {
 	case "dot":
 		render = states.Dot
 	default:
-		return usagef("--format %q: want mermaid or dot", c.format)
+		return console.Usagef("--format %q: want mermaid or dot", c.format)
 	}
 	k := states.Kind(c.kind)
 	if states.Events(k) == nil {
-		return usagef("--kind %q: want locate, credit_back, order or price_check (one diagram a run)", c.kind)
+		return console.Usagef("--kind %q: want locate, credit_back, order or price_check (one diagram a run)", c.kind)
 	}
 	fmt.Fprint(c.m.Stdout, render(k))
 	return nil

@@ -30,7 +30,7 @@ func (c *statusCommand) flags(fs *pflag.FlagSet) {
 
 func (c *statusCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 1 {
-		return usagef("want at most one workflow ID")
+		return console.Usagef("want at most one workflow ID")
 	}
 	st, err := c.conn.localStore(ctx)
 	if err != nil {
@@ -43,9 +43,9 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		var ambiguous *store.AmbiguousError
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return usagef("no workflow %s", args[0])
+			return c.order(ctx, st, args[0])
 		case errors.As(err, &ambiguous):
-			return usagef("%v", err)
+			return console.Usagef("%v", err)
 		}
 		if err != nil {
 			return err
@@ -81,6 +81,24 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// order shows the order locator placed under clientOrderID, with its
+// transition log, when no workflow has that id.
+func (c *statusCommand) order(ctx context.Context, st *store.Store, clientOrderID string) error {
+	o, err := st.GetOrder(ctx, clientOrderID)
+	if errors.Is(err, store.ErrOrderNotFound) {
+		return console.Usagef("no workflow or order %s", clientOrderID)
+	}
+	if err != nil {
+		return err
+	}
+	log, err := st.OrderTransitions(ctx, o.ClientOrderID)
+	if err != nil {
+		return err
+	}
+	console.OrderTransitions(c.conn.out(), o, log)
+	return nil
+}
+
 // budgetLeft shows what the locate budget of the settings' account leaves
 // of today, from that account's records (the owner keeps the budget; this
 // reads the same day's records): nothing when it has no budget.
@@ -91,7 +109,7 @@ func (c *statusCommand) budgetLeft(ctx context.Context, st *store.Store, out con
 	}
 	b, err := s.LocateBudget()
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	if !b.Set() {
 		return nil
@@ -125,9 +143,9 @@ func (c *connFlags) localStore(ctx context.Context) (*store.Store, error) {
 	st, err := store.OpenReader(ctx, path, clock.Real{})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
+		return nil, console.Usagef("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(path))
 	case errors.Is(err, store.ErrSchemaBehind):
-		return nil, usagef("%v", err)
+		return nil, console.Usagef("%v", err)
 	}
 	return st, err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/pflag"
 
@@ -26,7 +25,7 @@ func (c *watchCommand) flags(fs *pflag.FlagSet) {
 
 func (c *watchCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 || (args[0] != "pnl" && args[0] != "orders") {
-		return usagef("want one of: watch pnl, watch orders")
+		return console.Usagef("want one of: watch pnl, watch orders")
 	}
 	// A watch runs until interrupted, holding the key pair.
 	if err := c.conn.m.noDump(); err != nil {
@@ -42,21 +41,8 @@ func (c *watchCommand) run(ctx context.Context, args []string) error {
 	}
 	client, err := c.conn.dialer().Client(s, opts...)
 	if err != nil {
-		return usagef("%v", err)
+		return console.Usagef("%v", err)
 	}
 	live := c.conn.format == console.Table && console.IsTerminalWriter(c.conn.m.Stdout)
-	if args[0] == "pnl" {
-		err = console.WatchPnL(ctx, client, s.Account, c.conn.m.Stdout, live)
-	} else {
-		err = console.WatchOrders(ctx, client, s.Account, c.conn.m.Stdout, live)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{code: console.ExitInterrupted, msg: "interrupted"}
-	case errors.Is(err, brokerclient.ErrStreamAuth):
-		return usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
-	case errors.Is(err, brokerclient.ErrStreamSubscribe):
-		return usagef("account %s not found for these keys; nothing was sent", s.Account)
-	}
-	return accountError(s.Account, err)
+	return accountError(s.Account, console.Watch(ctx, client, args[0], s.Account, c.conn.m.Stdout, live))
 }

@@ -1,7 +1,6 @@
 package answerlink_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/locatorhq/locator/internal/answerlink"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/notifytest"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/simtest"
@@ -31,24 +30,6 @@ import (
 )
 
 const acct = "LV100001"
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testBundle is the simulator, a store on a temp file, this process owning
 // LV100001 (live), a notifier whose one webhook asks for offers, and the
@@ -63,9 +44,9 @@ type testBundle struct {
 	// prompting counts the questions at the case's prompt (offerWaiting):
 	// the fake clock stands still while one waits on a person.
 	prompting atomic.Int32
-	logs      *syncBuffer
+	logs      *notifytest.Log
 	log       *slog.Logger
-	events    chan notify.Event
+	hook      *notifytest.Receiver // the webhook told of offers
 	n         *notify.Notifier
 	links     *answerlink.Links
 	// serve is what the links server answers with (set per case).
@@ -79,7 +60,7 @@ func (b *testBundle) get(k string) string {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	b := &testBundle{sim: simtest.New(t), logs: &syncBuffer{}, events: make(chan notify.Event, 8)}
+	b := &testBundle{sim: simtest.New(t), logs: &notifytest.Log{}}
 	b.log = slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	db := filepath.Join(t.TempDir(), "locator.db")
 	st, err := store.Open(t.Context(), db, b.sim.Clock)
@@ -101,18 +82,10 @@ func setup(t *testing.T) *testBundle {
 		Engine: engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: acct, Env: brokerclient.EnvLive, Logger: b.log},
 		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleCommand,
 	}
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var ev notify.Event
-		body, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(body, &ev); err != nil {
-			t.Errorf("webhook body %q: %v", body, err)
-		}
-		b.events <- ev
-	}))
-	t.Cleanup(hook.Close)
+	b.hook = notifytest.NewReceiver(t)
 	b.n, err = notify.New(notify.Config{
 		Webhooks:  []notify.Webhook{{URLEnv: "OFFERS", Format: notify.FormatJSON, Events: []notify.Kind{notify.OfferWaiting}}},
-		LookupEnv: func(k string) (string, bool) { return hook.URL, k == "OFFERS" },
+		LookupEnv: func(k string) (string, bool) { return b.hook.URL, k == "OFFERS" },
 		Clock:     b.sim.Clock, Logger: b.log,
 	})
 	if err != nil {
@@ -203,13 +176,11 @@ func (b *testBundle) offerWaiting(t *testing.T) (string, notify.Event) {
 // safety net for a broken hand-off; nothing waits out a window on it).
 func (b *testBundle) event(t *testing.T) notify.Event {
 	t.Helper()
-	select {
-	case ev := <-b.events:
-		return ev
-	case <-time.After(20 * time.Second):
-		t.Fatal("no notification reached the webhook")
-		panic("unreachable")
+	var ev notify.Event
+	if p := b.hook.Next(t); json.Unmarshal(p.Body, &ev) != nil {
+		t.Fatalf("webhook body %q: want a JSON event", p.Body)
 	}
+	return ev
 }
 
 // writes counts the requests that changed something at the broker.

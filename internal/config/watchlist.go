@@ -58,3 +58,17 @@ func ReadWatchlist(path string, policy workflow.Policy) ([]account.LocateItem, e
 }
 
 func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
+
+// WatchlistSymbols is the symbols of the watchlist at path, in its order
+// (ReadWatchlist's rows: what plan and shortable read of it).
+func WatchlistSymbols(path string) ([]string, error) {
+	items, err := ReadWatchlist(path, workflow.Policy{})
+	if err != nil {
+		return nil, err
+	}
+	symbols := make([]string, len(items))
+	for i, it := range items {
+		symbols[i] = it.Symbol
+	}
+	return symbols, nil
+}

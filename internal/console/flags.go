@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/spf13/pflag"
@@ -58,4 +59,21 @@ func NegativeNumber(err error) string {
 		return ""
 	}
 	return n
+}
+
+// Examples reads a file of commands' examples: a command's name and a
+// colon, then its examples indented, one a line; # starts a comment.
+func Examples(text string) map[string][]string {
+	out := map[string][]string{}
+	name := ""
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
+		case strings.HasPrefix(line, "  "):
+			out[name] = append(out[name], strings.TrimSpace(line))
+		default:
+			name = strings.TrimSuffix(line, ":")
+		}
+	}
+	return out
 }

@@ -35,3 +35,19 @@ func JobRun(out Printer, r *locator.JobRun) {
 	out.Event(RunJSONOf(*r), fmt.Sprintf("%s %s (run %d, %s, %s): %s", r.Job, r.Outcome, r.ID,
 		market.DateTime(r.StartedAt), r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Detail))
 }
+
+// JobRuns prints recorded runs, one a row (in JSON, RunJSONOf each).
+func JobRuns(out Printer, runs []locator.JobRun) {
+	var rows [][]string
+	var objs []any
+	for _, r := range runs {
+		took := ""
+		if !r.EndedAt.IsZero() {
+			took = r.EndedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+		}
+		rows = append(rows, []string{Int(r.ID), r.Job, r.Kind, r.Account, market.DateTime(r.StartedAt),
+			took, string(r.Outcome), r.Detail})
+		objs = append(objs, RunJSONOf(r))
+	}
+	out.Table([]string{"RUN", "JOB", "KIND", "ACCOUNT", "STARTED", "TOOK", "OUTCOME", "DETAIL"}, rows, objs)
+}

@@ -115,3 +115,17 @@ func Plan(out Printer, plan []report.Suggestion) {
 	}
 	out.Table([]string{"SYMBOL", "LOCATE", "MOST IN A DAY", "SHORTED", "DAYS SHORTED", "OFFERS", "MIN PRICE", "MAX PRICE"}, rows, objs)
 }
+
+// Audit prints an audit trail (report.AuditBook): a record a short sale,
+// after a line naming the account and the range for people.
+func Audit(out Printer, trail *report.Trail) {
+	var rows [][]string
+	var objs []any
+	for _, rec := range trail.Records() {
+		rows, objs = append(rows, rec.CSV()), append(objs, rec)
+	}
+	if out.Format == Table {
+		fmt.Fprintf(out.W, "Short sales of %s, %s (times UTC on the broker's clock, New York trade dates)\n\n", trail.Account, trail.Range)
+	}
+	out.Table(report.AuditCSVHeader, rows, objs)
+}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -75,11 +76,11 @@ type pnlLine struct {
 	PnL       brokerclient.PnLSnapshot `json:"pnl"`
 }
 
-// WatchPnL follows the account's P&L on the broker's stream until ctx ends:
+// watchPnL follows the account's P&L on the broker's stream until ctx ends:
 // on a terminal (live) a table redrawn in place under the stream's state
 // (connecting, live, reconnecting), otherwise one JSON line per change
 // while connected and one per change of the stream's state.
-func WatchPnL(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
+func watchPnL(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
 	show := streamShow{w: w, live: live, account: account, stream: "pnl"}
 	show.begin()
 	pw, err := client.Streams.WatchPnL(ctx, []string{account})
@@ -112,12 +113,12 @@ func WatchPnL(ctx context.Context, client *brokerclient.Client, account string, 
 	}
 }
 
-// WatchOrders follows the account's orders on the broker's portfolio
+// watchOrders follows the account's orders on the broker's portfolio
 // stream until ctx ends: on a terminal (live) the orders seen redrawn in
 // place under the stream's state, otherwise one JSON line per order change
 // and one per change of the stream's state (while it is down the orders
 // come from the order book).
-func WatchOrders(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
+func watchOrders(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
 	show := streamShow{w: w, live: live, account: account, stream: "orders"}
 	show.begin()
 	f, err := client.Streams.FollowOrders(ctx, account)
@@ -171,4 +172,26 @@ func WatchOrders(ctx context.Context, client *brokerclient.Client, account strin
 			redraw(w, streamStatus(state), func(p Printer) { OrderBook(p, orders) })
 		}
 	}
+}
+
+// Watch follows stream what ("pnl" or "orders") of account on client
+// until ctx ends (exit 130), printing to w, redrawn in place when live.
+// The broker's refusal of the keys or of the account on the stream is a
+// usage error (exit 2): nothing was sent.
+func Watch(ctx context.Context, client *brokerclient.Client, what, account string, w io.Writer, live bool) error {
+	var err error
+	if what == "pnl" {
+		err = watchPnL(ctx, client, account, w, live)
+	} else {
+		err = watchOrders(ctx, client, account, w, live)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return &CodeError{Code: ExitInterrupted, Msg: "interrupted"}
+	case errors.Is(err, brokerclient.ErrStreamAuth):
+		return Usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
+	case errors.Is(err, brokerclient.ErrStreamSubscribe):
+		return Usagef("account %s not found for these keys; nothing was sent", account)
+	}
+	return err
 }

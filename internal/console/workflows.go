@@ -104,6 +104,18 @@ func OrderRecordOf(o *workflow.Order) OrderRecord {
 // that caused it.
 func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
 	out.Event(OutcomeRecordOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
+	transitions(out, log)
+}
+
+// OrderTransitions prints order o's line (in JSON its status record),
+// then its transition log as Transitions does (orders keep no broker rows).
+func OrderTransitions(out Printer, o *workflow.Order, log []store.Transition) {
+	out.Event(OrderRecordOf(o), strings.TrimSpace(fmt.Sprintf("%s  order: %s  %s %s  %d executed  %s", o.LookupID(), OrderWords(o), o.State, o.OrderStatus, o.Executed, o.Reason)))
+	transitions(out, log)
+}
+
+// transitions prints a log one transition a row.
+func transitions(out Printer, log []store.Transition) {
 	var rows [][]string
 	var objs []any
 	for _, t := range log {

@@ -604,7 +604,7 @@ func TestBrowserTokenLogin(t *testing.T) {
 	t.Parallel()
 	ctx := browsertest.New(t)
 	b := setup(t, setupOpt{token: "tok-browser"})
-	srv := httptest.NewServer(b.server.Handler())
+	srv := httptest.NewServer(b.server.handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(b.server.Close) // first: it ends the page's event stream
 	if err := chromedp.Do(ctx,

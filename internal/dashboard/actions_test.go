@@ -9,16 +9,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
-	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -67,19 +63,9 @@ func TestActionsBothWays(t *testing.T) {
 }
 
 func actions(t *testing.T, follower bool) {
-	var hold atomic.Bool // the clock stands still while an offer waits on a person
-	offered := make(chan string, 1)
-	b := setup(t, setupOpt{follower: follower,
-		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
-		onUpdate: func(u engine.Update) {
-			if w := u.Workflow; w != nil && w.Symbol == askSymbol && w.State == states.Offered {
-				hold.Store(true)
-				select {
-				case offered <- w.ID:
-				default:
-				}
-			}
-		}})
+	opt := setupOpt{follower: follower}
+	held := holdOffer(t, &opt, askSymbol) // the clock stands still while an offer waits on a person
+	b := setup(t, opt)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 
@@ -169,26 +155,14 @@ func actions(t *testing.T, follower bool) {
 	}
 
 	// Decline an offer another process's person was asked.
-	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
-		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
-	t.Cleanup(remote.Close)
-	res, err := remote.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: askSymbol, Quantity: 400}}, Ask: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := res.Started[0].ID
-	select {
-	case <-offered:
-	case <-ctx.Done():
-		t.Fatal("no offer")
-	}
+	id := b.askElsewhere(t, held, account.LocateItem{Symbol: askSymbol, Quantity: 400})
 	if rec := b.act(t, "/answer", url.Values{"id": {id}, "answer": {"decline"}, "price": {"0.0500"}}); rec.Code != http.StatusConflict {
 		t.Errorf("decline at another price: %d %s, want 409", rec.Code, rec.Body.String())
 	}
 	if rec := b.act(t, "/answer", url.Values{"id": {id}, "answer": {"decline"}, "price": {"0.0400"}}); rec.Code != http.StatusOK {
 		t.Fatalf("decline: %d %s", rec.Code, rec.Body.String())
 	}
-	hold.Store(false)
+	held.release()
 	w, err := b.owner.Engine().Wait(ctx, id)
 	if err != nil || w.State != states.Declined || !strings.Contains(w.Reason, "the dashboard") {
 		t.Errorf("the declined offer: %+v %v, want declined with the dashboard", w, err)
@@ -264,34 +238,12 @@ func TestFeesPanelSyncedByOwner(t *testing.T) {
 // another leg is refused with nothing sent (issue 26).
 func TestAnswerOfferAtFloatPrice(t *testing.T) {
 	t.Parallel()
-	var hold atomic.Bool // the clock stands still while the offer waits on a person
-	offered := make(chan string, 1)
-	b := setup(t, setupOpt{follower: true,
-		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
-		onUpdate: func(u engine.Update) {
-			if w := u.Workflow; w != nil && w.Symbol == floatSymbol && w.State == states.Offered {
-				hold.Store(true)
-				select {
-				case offered <- w.ID:
-				default:
-				}
-			}
-		}})
+	opt := setupOpt{follower: true}
+	held := holdOffer(t, &opt, floatSymbol) // the clock stands still while the offer waits on a person
+	b := setup(t, opt)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
-		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
-	t.Cleanup(remote.Close)
-	res, err := remote.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: floatSymbol, Quantity: 1000}}, Ask: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := res.Started[0].ID
-	select {
-	case <-offered:
-	case <-ctx.Done():
-		t.Fatal("no offer")
-	}
+	id := b.askElsewhere(t, held, account.LocateItem{Symbol: floatSymbol, Quantity: 1000})
 
 	// The page's offer: its price shown, and the fields its form posts.
 	page := b.get(t, "/", nil).Body.String()
@@ -335,7 +287,7 @@ func TestAnswerOfferAtFloatPrice(t *testing.T) {
 	if rec := b.act(t, "/answer", form); rec.Code != http.StatusOK {
 		t.Fatalf("approve the offer shown: %d %s", rec.Code, rec.Body.String())
 	}
-	hold.Store(false)
+	held.release()
 	w, err := b.owner.Engine().Wait(ctx, id)
 	if err != nil || w.State != states.Filled || !w.Price.Equal(floatPrice()) {
 		t.Fatalf("the approved offer: %+v %v, want filled at %s", w, err, floatPrice())

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,9 +19,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/browsertest"
-	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
-	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -70,32 +67,14 @@ func TestBrowserTradingScreen(t *testing.T) {
 
 func tradingScreen(t *testing.T, width int64) {
 	ctx := browsertest.New(t)
-	var hold atomic.Bool // the clock stands still while the offer is on the page
-	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
 	// A budget of long numbers, shown under the account.
 	budget, err := workflow.ParseBudget("1234567.89,DASH=987654.32,HTBX=123456.78")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := setup(t, setupOpt{budget: budget,
-		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
-		onUpdate: func(u engine.Update) {
-			switch w := u.Workflow; {
-			case w == nil || w.Symbol != askSymbol:
-			case w.State == states.Offered:
-				hold.Store(true)
-				select {
-				case offered <- w.ID:
-				default:
-				}
-			case w.State == states.Accepting:
-				select {
-				case accepting <- struct{}{}:
-				default:
-				}
-			}
-		},
-	})
+	opt := setupOpt{budget: budget}
+	held := holdOffer(t, &opt, askSymbol) // the clock stands still while the offer is on the page
+	b := setup(t, opt)
 	// Earlier in the day: a locate the policy took and part of it credited
 	// back, one it declined over its cap, a job run, the fees synced, and
 	// a working order.
@@ -116,7 +95,7 @@ func tradingScreen(t *testing.T, width int64) {
 	}
 	order := b.workingOrder(t, a)
 
-	srv := httptest.NewServer(b.server.Handler())
+	srv := httptest.NewServer(b.server.handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(b.server.Close) // first: it ends the page's event stream
 
@@ -141,14 +120,7 @@ func tradingScreen(t *testing.T, width int64) {
 	followCtx, stopFollowing := context.WithCancel(t.Context())
 	t.Cleanup(stopFollowing)
 	go remote.Follow(followCtx, account.FollowRequest{ID: id}, nil)
-	select {
-	case got := <-offered:
-		if got != id {
-			t.Fatalf("offer for %s, want %s", got, id)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no offer")
-	}
+	held.await(t, id)
 	awaitSignal(t, "question put to the terminal", asked)
 
 	banner := `#offer-` + id
@@ -210,8 +182,8 @@ func tradingScreen(t *testing.T, width int64) {
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("y")); err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	awaitSignal(t, "accept after Y", accepting)
-	hold.Store(false)
+	awaitSignal(t, "accept after Y", held.accepting)
+	held.release()
 	wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	w, err := b.owner.Engine().Wait(wctx, id)
@@ -360,28 +332,10 @@ func (b *testBundle) workingOrder(t *testing.T, a account.Account) string {
 func TestBrowserApprovesFloatPrice(t *testing.T) {
 	t.Parallel()
 	ctx := browsertest.New(t)
-	var hold atomic.Bool // the clock stands still while an offer is on the page
-	offered, accepting := make(chan string, 1), make(chan struct{}, 1)
-	b := setup(t, setupOpt{
-		clock: func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !hold.Load() }) },
-		onUpdate: func(u engine.Update) {
-			switch w := u.Workflow; {
-			case w == nil || w.Symbol != floatSymbol:
-			case w.State == states.Offered:
-				hold.Store(true)
-				select {
-				case offered <- w.ID:
-				default:
-				}
-			case w.State == states.Accepting:
-				select {
-				case accepting <- struct{}{}:
-				default:
-				}
-			}
-		},
-	})
-	srv := httptest.NewServer(b.server.Handler())
+	var opt setupOpt
+	held := holdOffer(t, &opt, floatSymbol) // the clock stands still while an offer is on the page
+	b := setup(t, opt)
+	srv := httptest.NewServer(b.server.handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(b.server.Close) // first: it ends the page's event stream
 	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
@@ -405,14 +359,7 @@ func TestBrowserApprovesFloatPrice(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := res.Started[0].ID
-		select {
-		case got := <-offered:
-			if got != id {
-				t.Fatalf("offer for %s, want %s", got, id)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("no offer")
-		}
+		held.await(t, id)
 		// The page opened on the offer: the clock stands still, so no
 		// tick draws the page again.
 		banner := `#offer-` + id
@@ -424,8 +371,8 @@ func TestBrowserApprovesFloatPrice(t *testing.T) {
 		if err := chromedp.Do(ctx, by.answer); err != nil {
 			t.Fatalf("browser: %v", err)
 		}
-		awaitSignal(t, "accept after "+by.name, accepting)
-		hold.Store(false)
+		awaitSignal(t, "accept after "+by.name, held.accepting)
+		held.release()
 		wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		w, err := b.owner.Engine().Wait(wctx, id)
 		cancel()

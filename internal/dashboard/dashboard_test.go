@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,7 +162,7 @@ func (b *testBundle) serve(t *testing.T, req *http.Request, edit func(*http.Requ
 		edit(req)
 	}
 	rec := httptest.NewRecorder()
-	b.server.Handler().ServeHTTP(rec, req)
+	b.server.handler.ServeHTTP(rec, req)
 	return rec
 }
 
@@ -428,7 +429,7 @@ func TestEventsDeliverUpdate(t *testing.T) {
 	t.Parallel()
 	const token = "dash-token-e5"
 	b := setup(t, setupOpt{token: token})
-	srv := httptest.NewServer(b.server.Handler())
+	srv := httptest.NewServer(b.server.handler)
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel) // before srv.Close: the stream ends first
@@ -592,7 +593,7 @@ func TestEventsTickWhileBusy(t *testing.T) {
 	b := setup(t, setupOpt{clock: func(*simtest.Bundle) {}})
 	<-b.sim.Clock.BlockUntil(3) // the ledger sync, the loop and the poller asleep
 	t0 := b.sim.Clock.Now()
-	srv := httptest.NewServer(b.server.Handler())
+	srv := httptest.NewServer(b.server.handler)
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel) // before srv.Close: the stream ends first
@@ -755,4 +756,71 @@ func readSSE(t *testing.T, body io.Reader, raw *strings.Builder) (<-chan [2]stri
 		}
 	}
 	return events, next
+}
+
+// heldOffer stands the simulator's clock still once an offer of its
+// symbol waits on a person, so that the offer's window does not run out
+// while a test answers it: offered gets the offer's workflow id,
+// accepting a signal when an answer of it is being accepted, and release
+// lets the clock run again.
+type heldOffer struct {
+	hold      atomic.Bool
+	offered   chan string
+	accepting chan struct{}
+}
+
+// holdOffer sets opt's clock and its hook of updates to hold the offers
+// of symbol.
+func holdOffer(t *testing.T, opt *setupOpt, symbol string) *heldOffer {
+	h := &heldOffer{offered: make(chan string, 1), accepting: make(chan struct{}, 1)}
+	opt.clock = func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !h.hold.Load() }) }
+	opt.onUpdate = func(u engine.Update) {
+		switch w := u.Workflow; {
+		case w == nil || w.Symbol != symbol:
+		case w.State == states.Offered:
+			h.hold.Store(true)
+			select {
+			case h.offered <- w.ID:
+			default:
+			}
+		case w.State == states.Accepting:
+			select {
+			case h.accepting <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return h
+}
+
+func (h *heldOffer) release() { h.hold.Store(false) }
+
+// await waits for the held offer, which must be workflow id's.
+func (h *heldOffer) await(t *testing.T, id string) {
+	t.Helper()
+	select {
+	case got := <-h.offered:
+		if got != id {
+			t.Fatalf("offer for %s, want %s", got, id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no offer")
+	}
+}
+
+// askElsewhere has a terminal, another process following the owner over
+// its socket whose person never answers, ask for a locate of item, and
+// waits until its offer waits on a person (held): the workflow's id.
+func (b *testBundle) askElsewhere(t *testing.T, held *heldOffer, item account.LocateItem) string {
+	t.Helper()
+	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
+	t.Cleanup(remote.Close)
+	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{item}, Ask: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Started[0].ID
+	held.await(t, id)
+	return id
 }

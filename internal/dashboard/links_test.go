@@ -36,7 +36,7 @@ func TestLinksOutsideTheToken(t *testing.T) {
 		req := httptest.NewRequest(c.method, c.path, nil)
 		req.RemoteAddr = c.peer
 		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, req)
+		srv.handler.ServeHTTP(rec, req)
 		if rec.Code != c.status || served.Load() != c.served {
 			t.Errorf("%s %s from %s: %d (links served %d), want %d (%d)", c.method, c.path, c.peer, rec.Code, served.Load(), c.status, c.served)
 		}

@@ -90,7 +90,7 @@ type Server struct {
 	feeDays        int
 	feeGrace       time.Duration
 	page           *template.Template
-	handler        http.Handler
+	handler        http.Handler // every route behind the transport, token and origin checks (guard)
 	links          http.Handler
 
 	ctx    context.Context // ends at Close
@@ -224,10 +224,6 @@ func (s *Server) statuses(ctx context.Context) []account.Status {
 	}
 	return out
 }
-
-// Handler serves every route behind the transport, token and origin
-// checks (guard).
-func (s *Server) Handler() http.Handler { return s.handler }
 
 // Start serves on ln (from Listen) until Close, which closes it: over TLS
 // when the Access has a certificate, at most maxClientConns connections of

@@ -108,15 +108,6 @@ func (r *Runner) hostNow() time.Time {
 	return time.Now()
 }
 
-// Body returns j's body as a plain func(ctx) error, not recorded in
-// job_runs: what Run wraps and what tests may call directly.
-func (r *Runner) Body(j Job) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := r.do(ctx, j)
-		return err
-	}
-}
-
 // Run runs j once, now, recording the run in job_runs before the body
 // starts and its outcome (ok or failed, with a detail) when it ends, even if
 // ctx was cancelled or the body panicked. The error is the body's (a

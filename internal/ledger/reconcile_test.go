@@ -160,12 +160,7 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "credit-back credited",
-			act: func(t *testing.T, b *testBundle) time.Time {
-				b.fill(t, "HTBX", 300)
-				b.sim.Advance(10 * time.Second)
-				b.creditBack(t, "HTBX", 300)
-				return b.sim.Clock.Now()
-			},
+			act:  creditedBack,
 			want: []want{
 				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
 				{locator.LineCredit, "HTBX", locator.FeeMatched, "4.50", "4.50"},
@@ -178,12 +173,7 @@ func TestReconcile(t *testing.T) {
 			// the broker, so one below the fee is matched, one above it wrong.
 			name:     "credit-back refunded in part",
 			settings: brokersim.Settings{CreditBackRefund: decPtr("0.5")},
-			act: func(t *testing.T, b *testBundle) time.Time {
-				b.fill(t, "HTBX", 300)
-				b.sim.Advance(10 * time.Second)
-				b.creditBack(t, "HTBX", 300)
-				return b.sim.Clock.Now()
-			},
+			act:      creditedBack,
 			want: []want{
 				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
 				{locator.LineCredit, "HTBX", locator.FeeMatched, "4.50", "2.25"},
@@ -193,12 +183,7 @@ func TestReconcile(t *testing.T) {
 		{
 			name:     "credit-back refunded above the fee",
 			settings: brokersim.Settings{CreditBackRefund: decPtr("2")},
-			act: func(t *testing.T, b *testBundle) time.Time {
-				b.fill(t, "HTBX", 300)
-				b.sim.Advance(10 * time.Second)
-				b.creditBack(t, "HTBX", 300)
-				return b.sim.Clock.Now()
-			},
+			act:      creditedBack,
 			want: []want{
 				{locator.LineFee, "HTBX", locator.FeeMatched, "4.50", "4.50"},
 				{locator.LineCredit, "HTBX", locator.FeeWrongAmount, "4.50", "9.00"},
@@ -423,4 +408,13 @@ func TestCheckInTheEvening(t *testing.T) {
 	if !r.Today.Equal(ledger.TradeDate(now)) {
 		t.Errorf("report of %s, want today %s", r.Today.Format(time.DateOnly), ledger.TradeDate(now).Format(time.DateOnly))
 	}
+}
+
+// creditedBack is a refund case's day: 300 HTBX located, then all of
+// them credited back 10 s later.
+func creditedBack(t *testing.T, b *testBundle) time.Time {
+	b.fill(t, "HTBX", 300)
+	b.sim.Advance(10 * time.Second)
+	b.creditBack(t, "HTBX", 300)
+	return b.sim.Clock.Now()
 }

@@ -1,15 +1,12 @@
 package notify_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,58 +14,8 @@ import (
 
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/notifytest"
 )
-
-// received is one request a receiver got.
-type received struct {
-	path        string
-	contentType string
-	body        []byte
-}
-
-// receiver is an httptest webhook receiver answering with the statuses
-// given, in turn (the last one repeats), and reporting each request.
-type receiver struct {
-	srv *httptest.Server
-	got chan received
-
-	mu       sync.Mutex
-	statuses []int
-}
-
-func newReceiver(t *testing.T, statuses ...int) *receiver {
-	t.Helper()
-	r := &receiver{got: make(chan received, 16), statuses: statuses}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		status := http.StatusOK
-		if len(r.statuses) > 0 {
-			status = r.statuses[0]
-			if len(r.statuses) > 1 {
-				r.statuses = r.statuses[1:]
-			}
-		}
-		r.mu.Unlock()
-		r.got <- received{path: req.URL.Path, contentType: req.Header.Get("Content-Type"), body: body}
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-// recv waits for a request, with a wall-clock bound as a safety net for a
-// broken hand-off (never to wait out a backoff: those run on the fake clock).
-func recv(t *testing.T, ch <-chan received) received {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("no request reached the receiver")
-		panic("unreachable")
-	}
-}
 
 // env is a fake environment.
 func env(vars map[string]string) func(string) (string, bool) {
@@ -86,33 +33,15 @@ var event = notify.Event{
 	WorkflowIDs: []string{"w2"},
 }
 
-// syncBuffer is a log sink safe for the workers' goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // One event reaches a json and a slack webhook once each: the JSON body
 // carries every field, the Slack one a text naming job, account, run,
 // detail and workflows.
 func TestNotifyJSONAndSlack(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t)
+	rcv := notifytest.NewReceiver(t)
 	n, err := notify.New(notify.Config{
 		Webhooks:  []notify.Webhook{{URLEnv: "HOOK_JSON", Format: notify.FormatJSON}, {URLEnv: "HOOK_SLACK", Format: notify.FormatSlack}},
-		LookupEnv: env(map[string]string{"HOOK_JSON": rcv.srv.URL + "/json", "HOOK_SLACK": rcv.srv.URL + "/services/T0/B0/secret"}),
+		LookupEnv: env(map[string]string{"HOOK_JSON": rcv.URL + "/json", "HOOK_SLACK": rcv.URL + "/services/T0/B0/secret"}),
 		Clock:     clock.NewFake(event.Time),
 	})
 	if err != nil {
@@ -120,41 +49,26 @@ func TestNotifyJSONAndSlack(t *testing.T) {
 	}
 	n.Notify(event)
 	n.Close(t.Context())
-	byPath := map[string]received{}
+	byPath := map[string]notifytest.Post{}
 	for range 2 {
-		r := recv(t, rcv.got)
-		byPath[r.path] = r
+		r := rcv.Next(t)
+		byPath[r.Path] = r
 	}
 	select {
-	case r := <-rcv.got:
-		t.Fatalf("a third request: %s %s", r.path, r.body)
+	case r := <-rcv.Got:
+		t.Fatalf("a third request: %s %s", r.Path, r.Body)
 	default:
-	}
-	var got map[string]any
-	if err := json.Unmarshal(byPath["/json"].body, &got); err != nil {
-		t.Fatalf("json body %q: %v", byPath["/json"].body, err)
 	}
 	want := map[string]any{
 		"event": "job_failed", "job": "premarket", "jobKind": "locate", "account": "LV100001",
 		"time": "2026-11-25T14:00:05Z", "run": float64(12), "detail": event.Detail, "workflowIds": []any{"w2"},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("json body (-want +got):\n%s", diff)
-	}
-	var slack struct {
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(byPath["/services/T0/B0/secret"].body, &slack); err != nil {
-		t.Fatal(err)
-	}
 	wantText := ":warning: locator: job premarket (locate) failed on account LV100001 at 2026-11-25 09:00:05 EST (run 12)\n" +
 		"HTBX filled 100 @ 0.0150 [w1]; HTBY declined (price 0.03 &gt; max 0.02) [w2]\nworkflows: w2"
-	if slack.Text != wantText {
-		t.Errorf("slack text\n%q\nwant\n%q", slack.Text, wantText)
-	}
+	checkBodies(t, byPath["/json"], byPath["/services/T0/B0/secret"], want, wantText)
 	for p, r := range byPath {
-		if r.contentType != "application/json" {
-			t.Errorf("%s: content type %q", p, r.contentType)
+		if r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: content type %q", p, r.Header.Get("Content-Type"))
 		}
 	}
 }
@@ -163,11 +77,11 @@ func TestNotifyJSONAndSlack(t *testing.T) {
 // follows ends the delivery: two requests in all.
 func TestNotifyRetries500Once(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
+	rcv := notifytest.NewReceiver(t, http.StatusInternalServerError, http.StatusOK)
 	clk := clock.NewFake(event.Time)
 	n, err := notify.New(notify.Config{
 		Webhooks:  []notify.Webhook{{URLEnv: "HOOK", Format: notify.FormatJSON}},
-		LookupEnv: env(map[string]string{"HOOK": rcv.srv.URL}),
+		LookupEnv: env(map[string]string{"HOOK": rcv.URL}),
 		Clock:     clk,
 		Backoff:   5 * time.Second,
 	})
@@ -175,20 +89,20 @@ func TestNotifyRetries500Once(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Notify(event)
-	recv(t, rcv.got)
+	rcv.Next(t)
 	<-clk.BlockUntil(1) // the worker waits out the backoff
 	clk.Advance(4 * time.Second)
 	select {
-	case r := <-rcv.got:
-		t.Fatalf("retried before the backoff ended: %s", r.body)
+	case r := <-rcv.Got:
+		t.Fatalf("retried before the backoff ended: %s", r.Body)
 	default:
 	}
 	clk.Advance(time.Second)
-	recv(t, rcv.got)
+	rcv.Next(t)
 	n.Close(t.Context())
 	select {
-	case r := <-rcv.got:
-		t.Fatalf("a third request after the 200: %s", r.body)
+	case r := <-rcv.Got:
+		t.Fatalf("a third request after the 200: %s", r.Body)
 	default:
 	}
 }
@@ -198,18 +112,18 @@ func TestNotifyRetries500Once(t *testing.T) {
 // all; the log names the variable instead.
 func TestNotifyNeverLogsURL(t *testing.T) {
 	t.Parallel()
-	ok, failing, refusing := newReceiver(t), newReceiver(t, http.StatusServiceUnavailable), newReceiver(t, http.StatusNotFound)
+	ok, failing, refusing := notifytest.NewReceiver(t), notifytest.NewReceiver(t, http.StatusServiceUnavailable), notifytest.NewReceiver(t, http.StatusNotFound)
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
 	urls := map[string]string{
-		"HOOK_OK": ok.srv.URL + "/ok/s3cret-ok", "HOOK_FAILING": failing.srv.URL + "/failing/s3cret-failing",
-		"HOOK_REFUSING": refusing.srv.URL + "/refusing/s3cret-refusing", "HOOK_GONE": gone.URL + "/gone/s3cret-gone",
+		"HOOK_OK": ok.URL + "/ok/s3cret-ok", "HOOK_FAILING": failing.URL + "/failing/s3cret-failing",
+		"HOOK_REFUSING": refusing.URL + "/refusing/s3cret-refusing", "HOOK_GONE": gone.URL + "/gone/s3cret-gone",
 	}
 	var hooks []notify.Webhook
 	for name := range urls {
 		hooks = append(hooks, notify.Webhook{URLEnv: name, Format: notify.FormatSlack})
 	}
-	logs := &syncBuffer{}
+	logs := &notifytest.Log{}
 	clk := clock.NewFake(event.Time)
 	stop := make(chan struct{})
 	go clk.RunWhen(stop, 1, nil) // jump over every backoff
@@ -282,7 +196,7 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	}))
 	defer hung.Close()
 	defer close(release)
-	logs := &syncBuffer{}
+	logs := &notifytest.Log{}
 	n, err := notify.New(notify.Config{
 		Webhooks:  []notify.Webhook{{URLEnv: "HOOK", Format: notify.FormatJSON}},
 		LookupEnv: env(map[string]string{"HOOK": hung.URL}),
@@ -322,5 +236,27 @@ func TestShortSigningSecretRefused(t *testing.T) {
 	_, err := notify.New(notify.Config{Secret: []byte(short)})
 	if err == nil || !strings.Contains(err.Error(), notify.SecretEnv) || strings.Contains(err.Error(), short) {
 		t.Errorf("err = %v, want a refusal naming %s without the secret", err, notify.SecretEnv)
+	}
+}
+
+// checkBodies checks what a JSON webhook got against want, field by
+// field, and the text a Slack one got against wantText.
+func checkBodies(t *testing.T, jsonPost, slackPost notifytest.Post, want map[string]any, wantText string) {
+	t.Helper()
+	var got map[string]any
+	if err := json.Unmarshal(jsonPost.Body, &got); err != nil {
+		t.Fatalf("json body %q: %v", jsonPost.Body, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("json body (-want +got):\n%s", diff)
+	}
+	var slack struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(slackPost.Body, &slack); err != nil {
+		t.Fatalf("slack body %q: %v", slackPost.Body, err)
+	}
+	if slack.Text != wantText {
+		t.Errorf("slack text\n%q\nwant\n%q", slack.Text, wantText)
 	}
 }

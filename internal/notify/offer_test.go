@@ -2,16 +2,12 @@ package notify_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/internal/notifytest"
 )
 
 var offerEvent = notify.Event{
@@ -22,14 +18,6 @@ var offerEvent = notify.Event{
 		ApproveURL: "https://phone.example/link/APPROVE-TOKEN", DeclineURL: "https://phone.example/link/DECLINE-TOKEN"},
 }
 
-// post is one request a webhook received, with its headers (an ntfy-style
-// publish says most in them).
-type post struct {
-	path   string
-	header http.Header
-	body   string
-}
-
 // An offer reaches each webhook that asks for offers, in its format: the
 // JSON event with both links (its figures and type as the CLI gives them:
 // "0.0150", "3.00", "Locate"; issue 30), a Slack text linking both, and an ntfy
@@ -38,12 +26,7 @@ type post struct {
 // told of it, and one told only of offers is not told of a failed job.
 func TestNotifyOfferFormats(t *testing.T) {
 	t.Parallel()
-	got := make(chan post, 8)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- post{r.URL.Path, r.Header.Clone(), string(body)}
-	}))
-	t.Cleanup(srv.Close)
+	rcv := notifytest.NewReceiver(t)
 	offers := []notify.Kind{notify.OfferWaiting}
 	n, err := notify.New(notify.Config{
 		Webhooks: []notify.Webhook{
@@ -52,7 +35,7 @@ func TestNotifyOfferFormats(t *testing.T) {
 			{URLEnv: "NTFY", Format: notify.FormatNtfy, Events: offers},
 			{URLEnv: "JOBS", Format: notify.FormatJSON},
 		},
-		LookupEnv: env(map[string]string{"JSON": srv.URL + "/json", "SLACK": srv.URL + "/slack", "NTFY": srv.URL + "/locator-offers", "JOBS": srv.URL + "/jobs"}),
+		LookupEnv: env(map[string]string{"JSON": rcv.URL + "/json", "SLACK": rcv.URL + "/slack", "NTFY": rcv.URL + "/locator-offers", "JOBS": rcv.URL + "/jobs"}),
 		Clock:     clock.NewFake(offerEvent.Time),
 	})
 	if err != nil {
@@ -61,26 +44,21 @@ func TestNotifyOfferFormats(t *testing.T) {
 	n.Notify(offerEvent)
 	n.Notify(event) // a failed job: only JOBS wants it
 	n.Close(t.Context())
-	close(got)
-	byPath := map[string]post{}
-	for p := range got {
-		if _, dup := byPath[p.path]; dup {
-			t.Fatalf("%s told twice", p.path)
+	byPath := map[string]notifytest.Post{}
+	for _, p := range rcv.Received() {
+		if _, dup := byPath[p.Path]; dup {
+			t.Fatalf("%s told twice", p.Path)
 		}
-		byPath[p.path] = p
+		byPath[p.Path] = p
 	}
 	if len(byPath) != 4 {
 		t.Fatalf("told %d webhooks, want 4: %v", len(byPath), byPath)
 	}
 	var jobs map[string]any
-	if err := json.Unmarshal([]byte(byPath["/jobs"].body), &jobs); err != nil || jobs["event"] != "job_failed" {
-		t.Errorf("the jobs webhook got %s (%v), want the failed job alone", byPath["/jobs"].body, err)
+	if err := json.Unmarshal(byPath["/jobs"].Body, &jobs); err != nil || jobs["event"] != "job_failed" {
+		t.Errorf("the jobs webhook got %s (%v), want the failed job alone", byPath["/jobs"].Body, err)
 	}
 
-	var j map[string]any
-	if err := json.Unmarshal([]byte(byPath["/json"].body), &j); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]any{
 		"event": "offer_waiting", "account": "LV100001", "time": "2026-11-25T14:30:00Z", "detail": "locate offer waits",
 		"workflowIds": []any{"wf-1"},
@@ -88,22 +66,11 @@ func TestNotifyOfferFormats(t *testing.T) {
 			"locateType": "Locate", "deadline": "2026-11-25T14:30:25Z",
 			"approveUrl": "https://phone.example/link/APPROVE-TOKEN", "declineUrl": "https://phone.example/link/DECLINE-TOKEN"},
 	}
-	if diff := cmp.Diff(want, j); diff != "" {
-		t.Errorf("json body (-want +got):\n%s", diff)
-	}
 
-	var slack struct {
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal([]byte(byPath["/slack"].body), &slack); err != nil {
-		t.Fatal(err)
-	}
 	wantText := ":bell: locator: locate offer waits: 200 HTBX at 0.0150 a share (3.00)\n" +
 		"account LV100001, workflow wf-1: answer by 09:30:25 ET\n" +
 		"<https://phone.example/link/APPROVE-TOKEN|Approve> · <https://phone.example/link/DECLINE-TOKEN|Decline>"
-	if slack.Text != wantText {
-		t.Errorf("slack text\n%q\nwant\n%q", slack.Text, wantText)
-	}
+	checkBodies(t, byPath["/json"], byPath["/slack"], want, wantText)
 
 	nt := byPath["/locator-offers"]
 	for k, v := range map[string]string{
@@ -113,11 +80,11 @@ func TestNotifyOfferFormats(t *testing.T) {
 		"Tags":         "bell",
 		"Actions":      "view, Approve, https://phone.example/link/APPROVE-TOKEN; view, Decline, https://phone.example/link/DECLINE-TOKEN",
 	} {
-		if got := nt.header.Get(k); got != v {
+		if got := nt.Header.Get(k); got != v {
 			t.Errorf("ntfy %s: %q, want %q", k, got, v)
 		}
 	}
-	if wantBody := "locate offer waits: 200 HTBX at 0.0150 a share (3.00)\naccount LV100001, workflow wf-1: answer by 09:30:25 ET"; nt.body != wantBody {
-		t.Errorf("ntfy body %q, want %q", nt.body, wantBody)
+	if wantBody := "locate offer waits: 200 HTBX at 0.0150 a share (3.00)\naccount LV100001, workflow wf-1: answer by 09:30:25 ET"; string(nt.Body) != wantBody {
+		t.Errorf("ntfy body %q, want %q", nt.Body, wantBody)
 	}
 }

@@ -56,12 +56,7 @@ func TestAuditShortRightAfterFillUnderSkew(t *testing.T) {
 		id, symbol string
 		qty        int64
 	}{{"direct-HTBY", "HTBY", 300}, {"direct-HTBX", "HTBX", 100}} {
-		if _, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: o.id, Symbol: o.symbol,
-			Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
-			SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: o.qty,
-			Route: "SMART"}); err != nil {
-			t.Fatal(err)
-		}
+		sendShort(t, ctx, client, o.id, o.symbol, o.qty)
 	}
 	var filledAt time.Time // the fill on the broker's clock, from the simulator alone
 	for _, r := range sim.Sim.Locates() {
@@ -75,16 +70,7 @@ func TestAuditShortRightAfterFillUnderSkew(t *testing.T) {
 	est, _ := client.BrokerClockOffset()
 	t.Logf("broker's clock %s ahead, estimated %s (ClockSkew %s)", skew, est, client.ClockSkew())
 
-	book, _, err := client.Orders.Book(ctx, accountID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := ledger.TradeDate(sim.Sim.Now())
-	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := byOrder(trail)
+	trail, rows := auditToday(t, ctx, sim, st, client)
 	covered := rows["direct-HTBY"]
 	if !covered.Covered || len(covered.Covers) != 1 || covered.Covers[0].WorkflowID != wf.ID || covered.CoveredShares() != 300 {
 		t.Errorf("the short sent after the fill: covered=%t by %+v (%s), want covered by locate %s", covered.Covered, covered.Covers, covered.Flag, wf.ID)
@@ -128,12 +114,37 @@ func auditWorld(t *testing.T, skew time.Duration) (context.Context, *simtest.Bun
 	return ctx, sim, st, client, e
 }
 
-func byOrder(trail *report.Trail) map[string]report.AuditRow {
+// sendShort sends a market short sale of qty symbol under id straight at
+// the broker, as a desk's other tool would: locator sees it only in the
+// order book.
+func sendShort(t *testing.T, ctx context.Context, client *brokerclient.Client, id, symbol string, qty int64) {
+	t.Helper()
+	if _, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: id, Symbol: symbol,
+		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
+		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: qty,
+		Route: "SMART"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// auditToday is the audit of the broker's order book on its trade date,
+// and its rows by clientOrderId.
+func auditToday(t *testing.T, ctx context.Context, sim *simtest.Bundle, st *store.Store, client *brokerclient.Client) (*report.Trail, map[string]report.AuditRow) {
+	t.Helper()
+	book, _, err := client.Orders.Book(ctx, accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := ledger.TradeDate(sim.Sim.Now())
+	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rows := map[string]report.AuditRow{}
 	for _, r := range trail.Rows {
 		rows[r.ClientOrderID] = r
 	}
-	return rows
+	return trail, rows
 }
 
 // A SingleUse share used to open a short is used for the day, even once
@@ -175,22 +186,8 @@ func TestAuditSingleUseNotReusedAfterCover(t *testing.T) {
 	if available != 0 {
 		t.Fatalf("the broker holds %d RSHO shares after the SingleUse lot was used; want 0", available)
 	}
-	if _, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: "direct-RSHO", Symbol: "RSHO",
-		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
-		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: 100,
-		Route: "SMART"}); err != nil {
-		t.Fatal(err)
-	}
-	book, _, err := client.Orders.Book(ctx, accountID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := ledger.TradeDate(sim.Sim.Now())
-	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := byOrder(trail)
+	sendShort(t, ctx, client, "direct-RSHO", "RSHO", 100)
+	_, rows := auditToday(t, ctx, sim, st, client)
 	if r := rows[short.ClientOrderID]; !r.Covered || len(r.Covers) != 1 || r.Covers[0].WorkflowID != wf.ID {
 		t.Errorf("locator's short: %+v, want covered by the SingleUse locate %s", r, wf.ID)
 	}
@@ -231,16 +228,7 @@ func TestAuditLocateEndsAtRollover(t *testing.T) {
 		TimeInForce: brokerclient.TimeInForceDayPlus, OrderQuantity: 100, Route: "SMART"}); err != nil {
 		t.Fatal(err)
 	}
-	book, _, err := client.Orders.Book(ctx, accountID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := ledger.TradeDate(sim.Sim.Now())
-	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, ok := byOrder(trail)["direct-evening"]; !ok || r.Covered {
-		t.Errorf("the short sent after the rollover: %+v, want it flagged", r)
+	if _, rows := auditToday(t, ctx, sim, st, client); rows["direct-evening"].ClientOrderID == "" || rows["direct-evening"].Covered {
+		t.Errorf("the short sent after the rollover: %+v, want it flagged", rows["direct-evening"])
 	}
 }

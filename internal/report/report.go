@@ -22,6 +22,32 @@ import (
 // midnight UTC of a New York calendar date (the form of ledger.TradeDate).
 type Range struct{ From, To time.Time }
 
+// ParseRange reads --from and --to; zero dates are left to the library's
+// defaults, which need the broker's today.
+func ParseRange(from, to string) (Range, error) {
+	var r Range
+	for _, f := range []struct {
+		name, v string
+		t       *time.Time
+	}{{"--from", from, &r.From}, {"--to", to, &r.To}} {
+		if f.v == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, f.v)
+		if err != nil {
+			return r, fmt.Errorf("%s %q: want a date YYYY-MM-DD", f.name, f.v)
+		}
+		*f.t = d
+	}
+	switch {
+	case r.From.IsZero() && !r.To.IsZero():
+		return r, fmt.Errorf("--to needs --from")
+	case !r.To.IsZero() && r.To.Before(r.From):
+		return r, fmt.Errorf("--to %s is before --from %s", to, from)
+	}
+	return r, nil
+}
+
 // Contains reports whether the trade date d is in the range.
 func (r Range) Contains(d time.Time) bool { return !d.Before(r.From) && !d.After(r.To) }
 

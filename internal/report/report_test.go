@@ -190,13 +190,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 		covered bool
 	}{{"HTBX", 100, true}, {"HTBY", 1000, false}, {"SPY", 10, false}} {
 		id := "direct-" + o.symbol
-		_, _, err := client.Orders.Place(ctx, accountID, brokerclient.OrderRequest{ClientOrderID: id, Symbol: o.symbol,
-			Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeMarket,
-			SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: o.qty,
-			Route: "SMART"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sendShort(t, ctx, client, id, o.symbol, o.qty)
 		w.direct[id] = true
 		if !o.covered {
 			w.uncovered[id] = true

@@ -429,105 +429,16 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 		if err != nil {
 			return err
 		}
-		var accounts, keys []any
-		for _, l := range ls {
-			accounts = append(accounts, l.Account)
-			if l.PacingKey != "" && !slices.Contains(keys, any(l.PacingKey)) {
-				keys = append(keys, l.PacingKey)
-			}
-		}
-		if s.Postgres() {
-			slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
-			for _, k := range keys { // as checkKeyPair does, in one order
-				if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "locator key pair "+k.(string)); err != nil {
-					return err
-				}
-			}
-		}
-		q := `SELECT ` + leaseColumns + ` FROM leases WHERE account IN (` + marks(len(accounts)) + `)`
-		if len(keys) > 0 {
-			q += ` OR pacing_key IN (` + marks(len(keys)) + `)`
-		}
-		rows, err := tx.QueryContext(ctx, q, append(accounts, keys...)...)
+		cur, live, err := s.leasesOf(ctx, tx, ls, now)
 		if err != nil {
 			return err
 		}
-		cur := map[string]*locator.Lease{}
-		var live []locator.Lease
-		for rows.Next() {
-			l, err := scanLease(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			cur[l.Account] = l
-			if l.Expires.After(now) {
-				live = append(live, *l)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		var write []locator.Lease
-		for _, l := range ls {
-			if c := cur[l.Account]; c != nil && c.Owner != l.Owner && c.Expires.After(now) {
-				refused[l.Account] = &LeaseHeldError{Holder: *c}
-				continue
-			}
-			if i := slices.IndexFunc(live, func(o locator.Lease) bool {
-				return l.PacingKey != "" && o.PacingKey == l.PacingKey && o.Account != l.Account && o.Process != l.Process
-			}); i >= 0 {
-				refused[l.Account] = &KeyPairHeldError{Account: l.Account, Holder: live[i]}
-				continue
-			}
-			l.Term, l.Since = 1, now
-			if c := cur[l.Account]; c != nil {
-				l.Term = c.Term + 1
-				if c.Owner == l.Owner {
-					l.Term, l.Since = c.Term, c.Since
-				}
-			}
-			l.Heartbeat, l.Expires = now, now.Add(ttl)
-			write = append(write, l)
-		}
+		write := leaseTakes(ls, cur, live, now, ttl, refused)
 		if len(write) == 0 {
 			return nil
 		}
-		var w strings.Builder
-		w.WriteString(`INSERT INTO leases (` + leaseColumns + `) VALUES `)
-		var args []any
-		for i, l := range write {
-			if i > 0 {
-				w.WriteString(`, `)
-			}
-			w.WriteString(`(` + marks(13) + `)`)
-			args = append(args, l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.PacingKey, l.Process, l.Term,
-				formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
-		}
-		// A new owner's term is one more than the term read, the same
-		// owner's is that term: a row another process wrote meanwhile has
-		// moved past either, and is left alone.
-		w.WriteString(` ON CONFLICT (account) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
-			endpoint = excluded.endpoint, address = excluded.address, pin = excluded.pin, pacing_key = excluded.pacing_key,
-			process = excluded.process, term = excluded.term, since = excluded.since, heartbeat = excluded.heartbeat, expires = excluded.expires
-			WHERE leases.term = excluded.term - 1 OR (leases.owner = excluded.owner AND leases.term = excluded.term)
-			RETURNING account`)
-		rows, err = tx.QueryContext(ctx, w.String(), args...)
+		won, err := writeLeases(ctx, tx, write)
 		if err != nil {
-			return err
-		}
-		won := map[string]bool{}
-		for rows.Next() {
-			var a string
-			if err := rows.Scan(&a); err != nil {
-				rows.Close()
-				return err
-			}
-			won[a] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, l := range write {
@@ -547,6 +458,118 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 		return nil, nil, err
 	}
 	return taken, refused, nil
+}
+
+// leasesOf reads, in tx, the leases of ls's accounts and of every account
+// on their key pairs (on Postgres under the key pairs' locks, taken in one
+// order as checkKeyPair takes them): by account, and those live at now.
+func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now time.Time) (map[string]*locator.Lease, []locator.Lease, error) {
+	var accounts, keys []any
+	for _, l := range ls {
+		accounts = append(accounts, l.Account)
+		if l.PacingKey != "" && !slices.Contains(keys, any(l.PacingKey)) {
+			keys = append(keys, l.PacingKey)
+		}
+	}
+	if s.Postgres() {
+		slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		for _, k := range keys {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "locator key pair "+k.(string)); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	q := `SELECT ` + leaseColumns + ` FROM leases WHERE account IN (` + marks(len(accounts)) + `)`
+	if len(keys) > 0 {
+		q += ` OR pacing_key IN (` + marks(len(keys)) + `)`
+	}
+	rows, err := tx.QueryContext(ctx, q, append(accounts, keys...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	cur := map[string]*locator.Lease{}
+	var live []locator.Lease
+	for rows.Next() {
+		l, err := scanLease(rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur[l.Account] = l
+		if l.Expires.After(now) {
+			live = append(live, *l)
+		}
+	}
+	return cur, live, rows.Err()
+}
+
+// leaseTakes is the leases of ls to write, by the rules of AcquireLease,
+// given the current leases (cur, by account; live, those live at now): a
+// live lease of another owner refuses its account (LeaseHeldError), a live
+// lease of another process on the key pair refuses it too
+// (KeyPairHeldError), each refusal put in refused.
+func leaseTakes(ls []locator.Lease, cur map[string]*locator.Lease, live []locator.Lease, now time.Time, ttl time.Duration, refused map[string]error) []locator.Lease {
+	var write []locator.Lease
+	for _, l := range ls {
+		if c := cur[l.Account]; c != nil && c.Owner != l.Owner && c.Expires.After(now) {
+			refused[l.Account] = &LeaseHeldError{Holder: *c}
+			continue
+		}
+		if i := slices.IndexFunc(live, func(o locator.Lease) bool {
+			return l.PacingKey != "" && o.PacingKey == l.PacingKey && o.Account != l.Account && o.Process != l.Process
+		}); i >= 0 {
+			refused[l.Account] = &KeyPairHeldError{Account: l.Account, Holder: live[i]}
+			continue
+		}
+		l.Term, l.Since = 1, now
+		if c := cur[l.Account]; c != nil {
+			l.Term = c.Term + 1
+			if c.Owner == l.Owner {
+				l.Term, l.Since = c.Term, c.Since
+			}
+		}
+		l.Heartbeat, l.Expires = now, now.Add(ttl)
+		write = append(write, l)
+	}
+	return write
+}
+
+// writeLeases writes the leases in one statement, each only over the row
+// it was planned from: the accounts written.
+func writeLeases(ctx context.Context, tx *Tx, write []locator.Lease) (map[string]bool, error) {
+	var w strings.Builder
+	w.WriteString(`INSERT INTO leases (` + leaseColumns + `) VALUES `)
+	var args []any
+	for i, l := range write {
+		if i > 0 {
+			w.WriteString(`, `)
+		}
+		w.WriteString(`(` + marks(13) + `)`)
+		args = append(args, l.Account, l.Owner, l.PID, l.Host, l.Endpoint, l.Address, l.Pin, l.PacingKey, l.Process, l.Term,
+			formatTime(l.Since), formatTime(l.Heartbeat), formatTime(l.Expires))
+	}
+	// A new owner's term is one more than the term read, the same
+	// owner's is that term: a row another process wrote meanwhile has
+	// moved past either, and is left alone.
+	w.WriteString(` ON CONFLICT (account) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
+		endpoint = excluded.endpoint, address = excluded.address, pin = excluded.pin, pacing_key = excluded.pacing_key,
+		process = excluded.process, term = excluded.term, since = excluded.since, heartbeat = excluded.heartbeat, expires = excluded.expires
+		WHERE leases.term = excluded.term - 1 OR (leases.owner = excluded.owner AND leases.term = excluded.term)
+		RETURNING account`)
+	rows, err := tx.QueryContext(ctx, w.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	won := map[string]bool{}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		won[a] = true
+	}
+	return won, rows.Err()
 }
 
 // marks is n placeholders, comma-separated.
