@@ -102,7 +102,7 @@ func actions(t *testing.T, follower bool) {
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("locates of %s in the store: %d %v, want 1", testSymbol, len(ws), err)
 	}
-	if w, err := b.owner.Engine().Wait(ctx, ws[0].ID); err != nil || w.State != states.Filled {
+	if w, err := b.wait(ctx, ws[0].ID); err != nil || w.State != states.Filled {
 		t.Fatalf("the form's locate: %+v %v, want filled", w, err)
 	}
 
@@ -117,7 +117,7 @@ func actions(t *testing.T, follower bool) {
 	if err != nil || len(cbs) != 1 || cbs[0].Quantity != 200 {
 		t.Fatalf("credit-backs: %+v %v, want one of 200", cbs, err)
 	}
-	if w, err := b.owner.Engine().Wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
+	if w, err := b.wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
 		t.Fatalf("the credit-back: %+v %v, want credited", w, err)
 	}
 	// The answer names what was credited back (issue 30: it was a bare
@@ -128,7 +128,7 @@ func actions(t *testing.T, follower bool) {
 	if cbs, err = b.store.List(ctx, store.Filter{Account: "LV100001", Kind: states.CreditBack}); err != nil || len(cbs) != 2 || cbs[1].Quantity != 300 {
 		t.Fatalf("credit-backs after all: %+v %v, want a second one of the 300 left", cbs, err)
 	}
-	if w, err := b.owner.Engine().Wait(ctx, cbs[1].ID); err != nil || w.State != states.Credited {
+	if w, err := b.wait(ctx, cbs[1].ID); err != nil || w.State != states.Credited {
 		t.Errorf("the credit-back of all unused: %+v %v, want credited", w, err)
 	}
 	// Without the page's script, the form's post is answered with a page
@@ -163,7 +163,7 @@ func actions(t *testing.T, follower bool) {
 		t.Fatalf("decline: %d %s", rec.Code, rec.Body.String())
 	}
 	held.release()
-	w, err := b.owner.Engine().Wait(ctx, id)
+	w, err := b.wait(ctx, id)
 	if err != nil || w.State != states.Declined || !strings.Contains(w.Reason, "the dashboard") {
 		t.Errorf("the declined offer: %+v %v, want declined with the dashboard", w, err)
 	}
@@ -183,7 +183,7 @@ func actions(t *testing.T, follower bool) {
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("locates of RSHO in the store: %d %v, want 1", len(rs), err)
 	}
-	if w, err := b.owner.Engine().Wait(ctx, rs[0].ID); err != nil || w.State != states.Filled || w.LocateType != "SingleUse" {
+	if w, err := b.wait(ctx, rs[0].ID); err != nil || w.State != states.Filled || w.LocateType != "SingleUse" {
 		t.Fatalf("the form's RSHO locate: %+v %v, want filled on its SingleUse side", w, err)
 	}
 }
@@ -288,7 +288,7 @@ func TestAnswerOfferAtFloatPrice(t *testing.T) {
 		t.Fatalf("approve the offer shown: %d %s", rec.Code, rec.Body.String())
 	}
 	held.release()
-	w, err := b.owner.Engine().Wait(ctx, id)
+	w, err := b.wait(ctx, id)
 	if err != nil || w.State != states.Filled || !w.Price.Equal(floatPrice()) {
 		t.Fatalf("the approved offer: %+v %v, want filled at %s", w, err, floatPrice())
 	}

@@ -186,7 +186,7 @@ func tradingScreen(t *testing.T, width int64) {
 	held.release()
 	wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w, err := b.owner.Engine().Wait(wctx, id)
+	w, err := b.wait(wctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestBrowserApprovesFloatPrice(t *testing.T) {
 		awaitSignal(t, "accept after "+by.name, held.accepting)
 		held.release()
 		wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		w, err := b.owner.Engine().Wait(wctx, id)
+		w, err := b.wait(wctx, id)
 		cancel()
 		if err != nil {
 			t.Fatal(err)

@@ -37,7 +37,7 @@ func TestPageShowsTheBudgetLeft(t *testing.T) {
 			if err != nil || len(ws) != 1 {
 				t.Fatalf("locates: %d %v", len(ws), err)
 			}
-			if w, err := b.owner.Engine().Wait(t.Context(), ws[0].ID); err != nil || w.State != states.Filled {
+			if w, err := b.wait(t.Context(), ws[0].ID); err != nil || w.State != states.Filled {
 				t.Fatalf("locate: %+v %v, want filled", w, err)
 			}
 			body := b.get(t, "/", nil).Body.String()

@@ -202,16 +202,32 @@ func (b *testBundle) locate(t *testing.T, qty int64) *workflow.Workflow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	h, err := b.owner.Engine().Locate(ctx, engine.Request{Symbol: testSymbol, Quantity: qty,
-		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := h.Wait(ctx)
+	id := b.startLocate(t, qty)
+	w, err := b.wait(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// startLocate starts a locate the policy accepts alone, through the
+// owner's account API, and returns its workflow's id.
+func (b *testBundle) startLocate(t *testing.T, qty int64) string {
+	t.Helper()
+	res, err := b.owner.Local().As(account.Caller{Name: "test"}).Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{
+		{Symbol: testSymbol, Quantity: qty, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Started[0].ID
+}
+
+// wait follows workflow id through the owner's account API to its end.
+func (b *testBundle) wait(ctx context.Context, id string) (*workflow.Workflow, error) {
+	return b.owner.Local().As(account.Caller{Name: "test"}).Follow(ctx, account.FollowRequest{ID: id}, nil)
 }
 
 // awaitFed waits until the metrics have counted workflow id's end.
@@ -611,10 +627,7 @@ func TestEventsTickWhileBusy(t *testing.T) {
 	}
 	b.sim.Clock.Advance(600 * time.Millisecond)
 	// A change 0.6 s into the second: the view shows it, and the clock.
-	if _, err := b.owner.Engine().Locate(t.Context(), engine.Request{Symbol: testSymbol, Quantity: 100,
-		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}); err != nil {
-		t.Fatal(err)
-	}
+	b.startLocate(t, 100)
 	changed := next("view of the change", func(name, data string) bool { return name == "view" && strings.Contains(data, testSymbol) })
 	if !strings.Contains(changed, nowAttr(t0.Add(600*time.Millisecond))) {
 		t.Errorf("the view of the change lacks the clock's time %s:\n%s", nowAttr(t0.Add(600*time.Millisecond)), changed)

@@ -39,7 +39,7 @@ func TestDeclinedPairKeepsTheSideOffered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := b.owner.Engine().Wait(ctx, res.Started[0].ID)
+		w, err := b.wait(ctx, res.Started[0].ID)
 		if err != nil || w.State != states.Declined || w.Cause != "prompt" {
 			t.Fatalf("allow SingleUse %v: %+v %v, want declined at the prompt", tc.allowSingleUse, w, err)
 		}

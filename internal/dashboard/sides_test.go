@@ -40,7 +40,7 @@ func TestPagePairOffersBothSides(t *testing.T) {
 		t.Fatalf("approve the PreBorrow side: %d %s", rec.Code, rec.Body.String())
 	}
 	held.release()
-	w, err := b.owner.Engine().Wait(ctx, id)
+	w, err := b.wait(ctx, id)
 	if err != nil || w.State != states.Filled || w.LocateType != "PreBorrow" || w.AcceptedID != offer.QuoteReqID {
 		t.Errorf("the pair after approving its PreBorrow side: %+v %v, want filled on PreBorrow", w, err)
 	}

@@ -66,7 +66,7 @@ func TestFollowerOfBigBatchSeesEveryEnd(t *testing.T) {
 	go func() {
 		defer close(ended)
 		for _, s := range res.Started {
-			if _, err := o.owner.Engine().Wait(ctx, s.ID); err != nil {
+			if _, err := o.owner.Local().As(account.Caller{Name: "wait"}).Follow(ctx, account.FollowRequest{ID: s.ID}, nil); err != nil {
 				t.Errorf("the owner's wait for %s: %v", s.ID, err)
 			}
 		}
@@ -187,7 +187,7 @@ func TestFollowerThatFellBehindResumesFromTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range append(batch.Started, res.Started...) {
-		if _, err := o.owner.Engine().Wait(ctx, s.ID); err != nil {
+		if _, err := o.owner.Local().As(account.Caller{Name: "wait"}).Follow(ctx, account.FollowRequest{ID: s.ID}, nil); err != nil {
 			t.Fatalf("the owner's wait for %s: %v", s.ID, err)
 		}
 	}

@@ -470,9 +470,6 @@ func (o *Owner) hello() Hello {
 	return Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: store.Redact(o.cfg.DB), Role: o.cfg.Role, Lease: o.lease}
 }
 
-// Engine is the account's engine.
-func (o *Owner) Engine() *engine.Engine { return o.eng }
-
 // Local is the account API on this owner's engine.
 func (o *Owner) Local() *Local { return o.local }
 
