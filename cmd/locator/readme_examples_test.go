@@ -26,6 +26,7 @@ var readmeNotRun = map[string]string{
 	"decline wf-1234abcd-5678":              "the id stands for a workflow whose offer waits on a person in another shell: TestAnswerFromAnotherShell runs it",
 	"cancel wf-1234abcd-5678":               "the id stands for an unfinished workflow of another shell: TestAnswerFromAnotherShell runs it",
 	"status wf-1234":                        "the id stands for one of the reader's workflows: TestLocateJSON runs status with a prefix",
+	"status CLIENT_ORDER_ID":                "the id stands for one of the reader's orders: TestStatusListsShortOrders runs status with one",
 	"orders cancel CLIENT_ORDER_ID":         "the id stands for a working order locator placed: TestOrdersCancel runs it",
 	"sim --addr 127.0.0.1:8700":             "serves until Ctrl-C: TestREADMESamples runs it to its ready line",
 	"bench --mode days --days 1000":         "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",

@@ -81,12 +81,13 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// order shows the order locator placed under clientOrderID, with its
-// transition log, when no workflow has that id.
-func (c *statusCommand) order(ctx context.Context, st *store.Store, clientOrderID string) error {
-	o, err := st.GetOrder(ctx, clientOrderID)
+// order shows the order locator placed under id (the clientOrderId it
+// sent, or the one the broker answered with, as the list shows it), with
+// its transition log, when no workflow has that id.
+func (c *statusCommand) order(ctx context.Context, st *store.Store, id string) error {
+	o, err := st.LookUpOrder(ctx, id)
 	if errors.Is(err, store.ErrOrderNotFound) {
-		return console.Usagef("no workflow or order %s", clientOrderID)
+		return console.Usagef("no workflow or order %s", id)
 	}
 	if err != nil {
 		return err

@@ -110,6 +110,18 @@ func (s *Store) GetOrder(ctx context.Context, clientOrderID string) (*workflow.O
 	return getOrder(ctx, s.db, clientOrderID)
 }
 
+// LookUpOrder returns the order a person names by id: the clientOrderId
+// locator sent, or the one the broker answered with in its place (the
+// order's LookupID, which status lists), the id sent first.
+func (s *Store) LookUpOrder(ctx context.Context, id string) (*workflow.Order, error) {
+	o, err := scanOrder(s.db.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM orders WHERE client_order_id = ? OR broker_order_id = ?
+		ORDER BY CASE WHEN client_order_id = ? THEN 0 ELSE 1 END LIMIT 1`, id, id, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrOrderNotFound, id)
+	}
+	return o, err
+}
+
 // OrderFilter selects orders; zero fields match everything.
 type OrderFilter struct {
 	Account string
