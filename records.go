@@ -64,6 +64,14 @@ type Standby struct {
 	Host    string
 	Since   time.Time
 	Expires time.Time
+	// NotServed, when set, is why the daemon lists the account but cannot
+	// serve it now (its keys rejected, another process holding its lease,
+	// its engine stopped on an error): it is tried again at Retry; the
+	// account has not been served since NotServedSince. Empty while the
+	// daemon only waits to own it.
+	NotServed      string
+	NotServedSince time.Time
+	Retry          time.Time
 }
 
 // JobOutcome is how a job run ended.

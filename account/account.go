@@ -457,6 +457,23 @@ type Status struct {
 	// Budget is what the owner's locate budget leaves of today (none
 	// when the account has no budget).
 	Budget *workflow.BudgetLeft `json:"budget,omitempty"`
+	// NotServed, when set, says the account has no owner: a daemon lists
+	// it but cannot serve it now, and why (the other fields are then
+	// empty but Account and Standbys).
+	NotServed *NotServed `json:"notServed,omitempty"`
+}
+
+// NotServed is why a daemon (pid PID on Host) that lists an account cannot
+// serve it now: Reason is the last attempt's error (another process
+// holding its lease, its keys rejected, its engine stopped on an error);
+// the account has not been served since Since, and the daemon tries it
+// again at Retry.
+type NotServed struct {
+	PID    int       `json:"pid"`
+	Host   string    `json:"host"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	Retry  time.Time `json:"retry"`
 }
 
 // Broker is the owner's connection to the broker as its reads and the P&L

@@ -205,9 +205,10 @@ type pacer struct {
 
 // routePace is one route's bucket and the requests waiting for it. Only
 // one request at a time holds a reservation of a token to come (held:
-// when the last one reserved matures); the others wait in queue, highest
-// priority first, then in order of arrival, so a request of a higher
-// priority is let go after at most the one reservation held.
+// when the last one reserved matures), and only an urgent one; the
+// others wait in queue, highest priority first, then in order of
+// arrival, so an urgent request is let go after at most another urgent
+// one's reservation, or the bucket's next token.
 type routePace struct {
 	lim   *rate.Limiter
 	queue []*waiter
@@ -299,10 +300,13 @@ func (p *pacer) routeLocked(route string, now time.Time) *routePace {
 
 // wait blocks on clk until the route's bucket grants a token to this
 // request, ctx's Priority deciding its place among those waiting, or
-// until ctx ends. Every request waiting sleeps on clk (a fake clock sees
-// them all asleep): the head of the queue until the reservation held
-// matures, the others until about when their turn should come, or until
-// told they are the head.
+// until ctx ends. Only an urgent request reserves a token to come; one
+// of a lower priority waits until the bucket holds one, so an urgent
+// request arriving meanwhile waits for the next token only. Every request
+// waiting sleeps on clk (a fake clock sees them all asleep): the head of
+// the queue until the reservation held matures (or the bucket refills),
+// the others until about when their turn should come, or until told they
+// are the head.
 func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	if p.off {
 		return ctx.Err()
@@ -319,7 +323,13 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	for {
 		now := clk.Now() // under the lock: the limiter's time must never go back
 		pos := slices.Index(q.queue, w)
-		if pos == 0 && !q.held.After(now) {
+		var short time.Duration // until the bucket holds a token, for a request not urgent
+		if w.prio < PriorityUrgent {
+			if tokens := q.lim.TokensAt(now); tokens < 1 {
+				short = time.Duration((1 - tokens) / float64(q.lim.Limit()) * float64(time.Second))
+			}
+		}
+		if pos == 0 && !q.held.After(now) && short <= 0 {
 			q.queue = q.queue[1:]
 			r := q.lim.ReserveN(now, 1)
 			d := r.DelayFrom(now)
@@ -340,8 +350,14 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 			}
 			return err
 		}
-		// Not this request's turn yet.
+		// Not this request's turn yet: another's reservation is held, or
+		// this one is not urgent and the bucket is empty (it takes a token
+		// only once one is there, never one to come: an urgent request
+		// arriving meanwhile goes first, waiting for one token, not two).
 		at := later(q.held, now)
+		if pos == 0 && !q.held.After(now) {
+			at = now.Add(short)
+		}
 		if pos > 0 {
 			at = at.Add(time.Duration(float64(pos) * float64(time.Second) / float64(q.lim.Limit())))
 		}

@@ -126,8 +126,8 @@ func transitions(out Printer, log []store.Transition) {
 }
 
 // Owners says which process owns each account (docs/design.md rule 3): live,
-// or lapsed when its lease expired before now; and which daemons stand by
-// to take one over.
+// or lapsed when its lease expired before now; which daemons stand by
+// to take one over; and which list one they cannot serve now, and why.
 func Owners(out Printer, leases []locator.Lease, standbys []locator.Standby, now time.Time) {
 	for _, l := range leases {
 		state := "live"
@@ -139,6 +139,13 @@ func Owners(out Printer, leases []locator.Lease, standbys []locator.Standby, now
 				market.DateTime(l.Since), l.Term, state, market.TimeOfDay(l.Heartbeat)))
 	}
 	for _, sb := range standbys {
+		if sb.NotServed != "" {
+			out.Event(map[string]any{"type": "not-served", "account": sb.Account, "pid": sb.PID, "host": sb.Host, "since": sb.NotServedSince,
+				"reason": sb.NotServed, "retry": sb.Retry},
+				fmt.Sprintf("account %s: not served: pid %d on %s serves it but cannot now: %s (since %s, tried again at %s)", sb.Account, sb.PID, sb.Host,
+					sb.NotServed, market.DateTime(sb.NotServedSince), market.TimeOfDay(sb.Retry)))
+			continue
+		}
 		out.Event(map[string]any{"type": "standby", "account": sb.Account, "pid": sb.PID, "host": sb.Host, "since": sb.Since},
 			fmt.Sprintf("account %s: pid %d on %s stands by to take it over (since %s)", sb.Account, sb.PID, sb.Host, market.DateTime(sb.Since)))
 	}

@@ -96,6 +96,9 @@ type gauges struct {
 	feeProblem *prometheus.Desc
 	waiting    *prometheus.Desc
 	waited     *prometheus.Desc
+	notServed  *prometheus.Desc
+	notSince   *prometheus.Desc
+	retryIn    *prometheus.Desc
 }
 
 func newGauges(s *Server) *gauges {
@@ -120,6 +123,12 @@ func newGauges(s *Server) *gauges {
 			[]string{"account", "route", "priority"}, nil),
 		waited: prometheus.NewDesc("locator_pacing_waited_seconds", "How long the last request of the priority waited for a token of the route's bucket of the owner's key pair: an idle account's history and inventory reads stretch past the spec's idle cadence when many accounts share the key pair.",
 			[]string{"account", "route", "priority"}, nil),
+		notServed: prometheus.NewDesc("locator_account_not_served", "1 while a daemon that lists the account cannot serve it (its lease held by another process, its keys rejected, its engine stopped on an error), with why; it is tried again.",
+			[]string{"account", "pid", "host", "reason"}, nil),
+		notSince: prometheus.NewDesc("locator_account_not_served_seconds", "Seconds since the account a daemon lists was last served (while it is not).",
+			[]string{"account"}, nil),
+		retryIn: prometheus.NewDesc("locator_account_retry_in_seconds", "Seconds until the daemon tries again the account it cannot serve (0 or less: it is trying now).",
+			[]string{"account"}, nil),
 		feeProblem: prometheus.NewDesc("locator_fee_problems", "Locate fees and credits the ledger reconciliation says need a person (missing, wrong amount, unexplained, a day that differs), over the reconciliation window.",
 			[]string{"account"}, nil),
 	}
@@ -136,12 +145,20 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.feeProblem
 	ch <- g.waiting
 	ch <- g.waited
+	ch <- g.notServed
+	ch <- g.notSince
+	ch <- g.retryIn
 }
 
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	now := g.s.clk.Now()
 	for _, st := range g.s.statuses(context.Background()) {
 		acct := st.Account
+		if ns := st.NotServed; ns != nil {
+			ch <- prometheus.MustNewConstMetric(g.notServed, prometheus.GaugeValue, 1, acct, strconv.Itoa(ns.PID), ns.Host, ns.Reason)
+			ch <- prometheus.MustNewConstMetric(g.notSince, prometheus.GaugeValue, now.Sub(ns.Since).Seconds(), acct)
+			ch <- prometheus.MustNewConstMetric(g.retryIn, prometheus.GaugeValue, ns.Retry.Sub(now).Seconds(), acct)
+		}
 		count := map[states.Kind]map[states.State]int{}
 		for _, k := range []states.Kind{states.Locate, states.CreditBack} {
 			count[k] = map[states.State]int{}

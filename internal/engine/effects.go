@@ -134,23 +134,23 @@ func (e *Engine) written(id, symbol string, op workflow.Op, err error) event {
 	return writtenEv{id: id, in: in, sym: symbol}
 }
 
-// work runs jobs from box until the engine stops.
-func (e *Engine) work(box *mailbox[job]) {
+// startWorker starts a goroutine running p's jobs (see pool).
+func (e *Engine) startWorker(p *pool) {
+	e.wg.Add(1)
+	go e.work(p)
+}
+
+// work runs p's jobs until none is left, or until the engine stops (the
+// jobs left are dropped, as the engine's state is).
+func (e *Engine) work(p *pool) {
 	defer e.wg.Done()
 	for {
-		select {
-		case <-e.ctx.Done():
+		j, ok := p.next(e.ctx.Err() != nil)
+		if !ok {
 			return
-		case <-box.ready:
 		}
-		for {
-			j, ok := box.pop()
-			if !ok {
-				break
-			}
-			if ev := j(e.ctx); ev != nil {
-				e.inbox.push(ev)
-			}
+		if ev := j(e.ctx); ev != nil {
+			e.inbox.push(ev)
 		}
 	}
 }

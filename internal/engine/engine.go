@@ -120,8 +120,8 @@ type Engine struct {
 
 	failed atomic.Bool // background work stopped on an error (see Err)
 	inbox  *mailbox[event]
-	writes *mailbox[job]
-	asks   *mailbox[job]
+	writes *pool
+	asks   *pool
 	runErr chan error
 
 	ctx    context.Context
@@ -167,9 +167,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, client: cfg.Client, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
-		inbox: newMailbox[event](), writes: newMailbox[job](), asks: newMailbox[job](),
+		inbox:  newMailbox[event](),
 		runErr: make(chan error, 1), done: make(chan struct{}),
 	}
+	e.writes, e.asks = &pool{limit: cfg.Workers}, &pool{limit: max(cfg.Workers, 4)}
 	e.poll = poller.New(poller.Config{
 		Account: cfg.Account, Source: poller.ClientSource(cfg.Client), Clock: cfg.Clock, Logger: cfg.Logger,
 		Cadence:     cfg.Cadence,
@@ -212,14 +213,8 @@ func (e *Engine) Start(ctx context.Context) error {
 		defer close(e.done)
 		l.run(e.ctx)
 	}()
-	for range e.cfg.Workers {
-		e.wg.Add(1)
-		go e.work(e.writes)
-	}
-	for range max(e.cfg.Workers, 4) {
-		e.wg.Add(1)
-		go e.work(e.asks)
-	}
+	e.writes.begin(e.startWorker)
+	e.asks.begin(e.startWorker)
 	started := make(chan error, 1)
 	e.inbox.push(startEv{book: book, reply: started})
 	select {

@@ -57,7 +57,16 @@ func createLocate(t *testing.T, l *loop, st *store.Store, symbol string) *Workfl
 	return w
 }
 
-func writesQueued(l *loop) int { return len(l.e.writes.take()) }
+// writesQueued counts the writes queued (an engine not started runs
+// none) and forgets them.
+func writesQueued(l *loop) int {
+	p := l.e.writes
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.jobs)
+	p.jobs = nil
+	return n
+}
 
 // The steps of one batch of events commit together, and their effects
 // leave only after the commit.

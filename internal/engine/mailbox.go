@@ -33,22 +33,58 @@ func (m *mailbox[T]) take() []T {
 	return out
 }
 
-// pop returns the oldest item, if any, re-arming ready for the rest.
-func (m *mailbox[T]) pop() (T, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var zero T
-	if len(m.items) == 0 {
-		return zero, false
+// pool runs the jobs pushed to it, in order, on at most limit goroutines
+// (start makes one, which runs them): a goroutine is started when a job
+// comes and none is free, and ends when no job is left, so an idle
+// engine holds none. Until begin, jobs only queue.
+type pool struct {
+	mu      sync.Mutex
+	jobs    []job
+	running int
+	limit   int
+	start   func(*pool)
+}
+
+// begin runs the jobs from now on, each goroutine made by start.
+func (p *pool) begin(start func(*pool)) {
+	p.mu.Lock()
+	p.start = start
+	n := min(len(p.jobs), p.limit-p.running)
+	p.running += n
+	p.mu.Unlock()
+	for range n {
+		start(p)
 	}
-	v := m.items[0]
-	m.items[0] = zero
-	m.items = m.items[1:]
-	if len(m.items) > 0 {
-		select {
-		case m.ready <- struct{}{}:
-		default:
-		}
+}
+
+// push queues j, starting a goroutine for it when fewer than limit run.
+func (p *pool) push(j job) {
+	p.mu.Lock()
+	p.jobs = append(p.jobs, j)
+	start := p.start
+	if start != nil && p.running < p.limit {
+		p.running++
+	} else {
+		start = nil
 	}
-	return v, true
+	p.mu.Unlock()
+	if start != nil {
+		start(p)
+	}
+}
+
+// next is the oldest job, or false when none is left (or stop is set): the
+// goroutine asking then ends, counted off under the lock, so a push
+// after it starts another.
+func (p *pool) next(stop bool) (job, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.jobs) == 0 || stop {
+		p.running--
+		return nil, false
+	}
+	j := p.jobs[0]
+	p.jobs[0] = nil
+	p.jobs = p.jobs[1:]
+	return j, true
 }

@@ -33,6 +33,8 @@ type Fleet struct {
 	// they ended.
 	stop context.CancelFunc
 	done chan struct{}
+	// announcing serializes announce.
+	announcing sync.Mutex
 }
 
 // OpenFleet opens every account of cfgs as a daemon, in order (see
@@ -95,7 +97,11 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 				return nil, ctx.Err()
 			default:
 				cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
-				h.setNotYet(err)
+				wait := time.Duration(0) // Wait tries it again at once
+				if !notYet(err) {
+					wait = refusedWait
+				}
+				h.setNotYet(err, wait)
 			}
 		}
 	}
@@ -103,6 +109,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		f.Close()
 		return nil, err
 	}
+	f.announce(actx, announced) // with why each account it could not open is not served
 	return f, nil
 }
 
@@ -252,7 +259,8 @@ func (f *Fleet) Close() {
 }
 
 // announce records this process as standing by for each of its accounts
-// that it neither owns nor follows yet (one statement per store,
+// that it neither owns nor follows yet, with why it cannot serve one it
+// tried (see Handle.Status) (one statement per store,
 // renewed every RenewEvery while the fleet lives, in real time as leases
 // are), and takes the record of one it owns off (announced: those it
 // recorded; nil: every account, as the fleet closes). A command for such
@@ -262,6 +270,8 @@ func (f *Fleet) Close() {
 // key pairs opens them one after another, and each account's start-up
 // takes a while.
 func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
+	f.announcing.Lock()
+	defer f.announcing.Unlock()
 	host, _ := os.Hostname()
 	byStore := map[*store.Store][]locator.Standby{}
 	for _, h := range f.handles {
@@ -274,6 +284,11 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 			}
 			delete(announced, h)
 		case h.Owner() == nil && h.follower() == nil:
+			h.mu.Lock()
+			if h.notOpened != nil {
+				sb.NotServed, sb.NotServedSince, sb.Retry = h.notOpened.Error(), h.notSince, h.retryAt
+			}
+			h.mu.Unlock()
 			byStore[st] = append(byStore[st], sb)
 			announced[h] = true
 		}
@@ -316,13 +331,13 @@ func (h *Handle) keep(ctx context.Context) {
 				}
 				log.Error("the account's engine stopped; it will be owned again", "account", h.cfg.Engine.Account, "err", err)
 				h.drop(nil)
-				h.setNotYet(err)
+				h.setNotYet(fmt.Errorf("engine stopped: %w", err), reopenWait)
 				clock.Sleep(ctx, clk, reopenWait)
 			}
 		} else if c := h.follower(); c != nil {
 			h.standBy(ctx, c, clk)
-		} else if err := h.notYet(); err != nil && !notYet(err) {
-			clock.Sleep(ctx, clk, refusedWait) // refused as the fleet opened
+		} else if h.notYet() != nil {
+			clock.Sleep(ctx, clk, h.retryIn()) // refused as the fleet opened: refusedWait
 		}
 		h.drop(nil)
 		said := ""
@@ -331,14 +346,6 @@ func (h *Handle) keep(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			h.setNotYet(err)
-			if err == nil {
-				break
-			}
-			if err.Error() != said { // once, not every second
-				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
-				said = err.Error()
-			}
 			// A lease another process holds passes when it lapses (seconds):
 			// tried again soon; keys the broker rejects pass only when they
 			// are changed, so the broker is asked again only now and then.
@@ -346,17 +353,47 @@ func (h *Handle) keep(ctx context.Context) {
 			if errors.Is(err, brokerclient.ErrUnauthorized) {
 				wait = refusedWait
 			}
+			h.setNotYet(err, wait)
+			if err == nil {
+				break
+			}
+			if err.Error() != said { // once, not every second
+				log.Warn("cannot own or follow the account yet; trying again", "account", h.cfg.Engine.Account, "err", err)
+				said = err.Error()
+			}
 			clock.Sleep(ctx, clk, wait)
 		}
 	}
 }
 
 // setNotYet records why the account could not be opened the last time
-// (nil: it was).
-func (h *Handle) setNotYet(err error) {
+// (nil: it was), and that it is tried again after wait.
+func (h *Handle) setNotYet(err error, wait time.Duration) {
+	clk := h.cfg.Engine.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	now := clk.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.notOpened = err
+	if err != nil && h.notOpened == nil {
+		h.notSince = now
+	}
+	h.notOpened, h.retryAt = err, now.Add(wait)
+	if err == nil {
+		h.notSince, h.retryAt = time.Time{}, time.Time{}
+	}
+}
+
+// retryIn is how long until the account not opened is tried again.
+func (h *Handle) retryIn() time.Duration {
+	clk := h.cfg.Engine.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.retryAt.Sub(clk.Now())
 }
 
 // notYet is why the account could not be opened the last time it was

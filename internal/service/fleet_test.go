@@ -3,12 +3,14 @@ package service_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/engine"
@@ -97,5 +99,88 @@ func TestFleetServesPastARefusedAccount(t *testing.T) {
 	cancel()
 	if err := <-waited; !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait after its context ended: %v, want context.Canceled", err)
+	}
+}
+
+// Issue 27 item 2, "an account that cannot start yet is retried and
+// reported": a daemon's fleet of three accounts, one with a secret the
+// broker does not know (spec "Failure behavior": foreign credentials read
+// 404), one whose lease another process holds (taken through another
+// store handle: pid 4242 on another host), one it serves. Its Status of
+// each account it cannot serve answers at once with why, since when and
+// when it is tried again (nothing is tried for it), the served one has
+// none; its standby record says the same, and a command for the refused
+// account is refused with that answer at once rather than waiting for
+// the daemon.
+func TestFleetReportsAccountsItCannotServe(t *testing.T) {
+	t.Parallel()
+	o := newOpener(t)
+	st, err := store.Open(t.Context(), o.db, o.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	other, err := store.Open(t.Context(), o.db, o.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	if _, err := other.AcquireLease(t.Context(), locator.Lease{Account: "PP200001", Owner: "daemon:elsewhere", PID: 4242, Host: "elsewhere",
+		PacingKey: "another-key-pair"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	bad := o.sim.Live2
+	bad.Secret = "not-the-secret"
+	badClient := o.sim.Client(t, bad)
+	cfg := func(c *brokerclient.Client, acct string, env brokerclient.Env) service.Config {
+		return service.Config{
+			OwnerConfig: service.OwnerConfig{
+				Engine: engine.Config{Client: c, Store: st, Clock: o.sim.Clock, Account: acct, Env: env},
+				DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run,
+			},
+			Caller: account.Caller{Name: "serve"},
+		}
+	}
+	f, err := service.OpenFleet(t.Context(), []service.Config{cfg(badClient, "LV300001", brokerclient.EnvLive),
+		cfg(o.sim.Client(t, o.sim.Paper), "PP200001", brokerclient.EnvPaper), cfg(o.sim.Client(t, o.sim.Live), "LV100001", brokerclient.EnvLive)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for acct, why := range map[string]string{"LV300001": "not found for these keys", "PP200001": "owned by pid 4242 on elsewhere"} {
+		s, err := f.ByAccount()[acct].Status(t.Context(), account.StatusRequest{})
+		if err != nil {
+			t.Fatalf("status of %s: %v; want the answer that it is not served", acct, err)
+		}
+		ns := s.NotServed
+		if ns == nil || !strings.Contains(ns.Reason, why) || ns.PID != os.Getpid() || ns.Since.IsZero() || !ns.Retry.After(ns.Since) {
+			t.Errorf("status of %s: not served %+v; want this process, %q, since when and a retry after it", acct, ns, why)
+		}
+	}
+	s, err := f.ByAccount()["LV100001"].Status(t.Context(), account.StatusRequest{})
+	if err != nil || s.NotServed != nil || !s.Held {
+		t.Errorf("status of the served account: %+v, %v; want held, nothing not served", s, err)
+	}
+	sbs, err := st.Standbys(t.Context(), "LV300001")
+	if err != nil || len(sbs) != 1 || !strings.Contains(sbs[0].NotServed, "not found for these keys") || sbs[0].Retry.IsZero() {
+		t.Fatalf("standbys of LV300001: %+v, %v; want the fleet's, saying why it is not served", sbs, err)
+	}
+	cmdStore, err := store.Open(t.Context(), o.db, o.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmdStore.Close() })
+	h, err := service.Open(t.Context(), service.Config{
+		OwnerConfig: service.OwnerConfig{
+			Engine: engine.Config{Client: badClient, Store: cmdStore, Clock: o.sim.Clock, Account: "LV300001", Env: brokerclient.EnvLive},
+			DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run, Role: service.RoleCommand,
+		},
+		Caller: account.Caller{Name: "locate"},
+	})
+	if err == nil {
+		h.Close()
+	}
+	if account.KindOf(err) != account.KindRefused || !strings.Contains(err.Error(), "serves it but cannot now") || !strings.Contains(err.Error(), "not found for these keys") {
+		t.Errorf("a command for LV300001: %v; want it refused at once with the serve's reason", err)
 	}
 }

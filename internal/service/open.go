@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,8 +60,11 @@ type Handle struct {
 	cur     account.Account // the one of the two in use
 	release func()          // stops putting the owner's questions to Caller.Ask
 	// notOpened is why a daemon's fleet could not open the account the
-	// last time it tried (nil: it could), told by Fleet.Say.
-	notOpened error
+	// last time it tried (nil: it could), told by Fleet.Say, Status and
+	// the fleet's standby record; notSince is when it first could not
+	// (since it last could), retryAt when it tries again.
+	notOpened         error
+	notSince, retryAt time.Time
 	// reserved is the owner id of the lease a fleet took for the
 	// account (see Fleet.reserve), until the next attempt to own it.
 	reserved string
@@ -498,10 +502,49 @@ func (h *Handle) RunJob(ctx context.Context, req account.JobRequest) (res *accou
 	return res, err
 }
 
-// Status: see account.Account.
+// Status: see account.Account. An account a daemon lists but cannot
+// serve now is answered at once with why (Status.NotServed), without
+// trying to own it: from this process's fleet when it is that daemon,
+// else from the daemon's standby record (see Fleet.announce).
 func (h *Handle) Status(ctx context.Context, req account.StatusRequest) (st *account.Status, err error) {
+	if st, err := h.notServed(ctx); st != nil || err != nil {
+		return st, err
+	}
 	err = h.do(ctx, func(a account.Account) error { st, err = a.Status(ctx, req); return err })
 	return st, err
+}
+
+// notServed is the account's status when it has no owner this handle uses
+// and a daemon that lists it says it cannot serve it (nil otherwise):
+// this process's fleet (notOpened), or another process's, from its
+// standby record while no live lease names an owner.
+func (h *Handle) notServed(ctx context.Context) (*account.Status, error) {
+	acct := h.cfg.Engine.Account
+	h.mu.Lock()
+	cur, why, since, retry := h.cur, h.notOpened, h.notSince, h.retryAt
+	h.mu.Unlock()
+	switch {
+	case cur != nil:
+		return nil, nil
+	case why != nil:
+		host, _ := os.Hostname()
+		return &account.Status{Account: acct, NotServed: &account.NotServed{PID: os.Getpid(), Host: host, Reason: why.Error(), Since: since, Retry: retry}}, nil
+	}
+	st := h.cfg.Engine.Store
+	sbs, err := st.Standbys(ctx, acct)
+	if err != nil {
+		return nil, classify(err)
+	}
+	i := slices.IndexFunc(sbs, func(sb locator.Standby) bool { return sb.NotServed != "" })
+	if i < 0 {
+		return nil, nil
+	}
+	if _, err := st.LiveLease(ctx, acct); !errors.Is(err, store.ErrNotFound) {
+		return nil, nil // an owner serves it (or the database does not say): asked
+	}
+	sb := sbs[i]
+	return &account.Status{Account: acct, Standbys: sbs,
+		NotServed: &account.NotServed{PID: sb.PID, Host: sb.Host, Reason: sb.NotServed, Since: sb.NotServedSince, Retry: sb.Retry}}, nil
 }
 
 // Fees: see account.Account.

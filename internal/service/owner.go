@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/market"
 )
 
 // Ownership's timing, in real time whatever clock the engine runs on
@@ -451,7 +453,10 @@ var errStandby = errors.New("service: a standby daemon takes the account over")
 // leaveToStandby is errStandby for a command about to take an account
 // whose owner is gone, when a live standby daemon waits for it: the
 // account goes to the daemon meant to carry it, and the command follows
-// it once it owns.
+// it once it owns. A daemon that lists the account but says it cannot
+// serve it (its keys rejected, its engine stopped: see Fleet.announce)
+// is not waited for: when every standby says so, the command is refused
+// with why, at once.
 func (o *Owner) leaveToStandby(ctx context.Context) error {
 	if o.cfg.Role != RoleCommand {
 		return nil
@@ -460,10 +465,15 @@ func (o *Owner) leaveToStandby(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(sbs) > 0 {
-		return errStandby
+	switch {
+	case len(sbs) == 0:
+		return nil
+	case !slices.ContainsFunc(sbs, func(sb locator.Standby) bool { return sb.NotServed == "" }):
+		sb := sbs[0]
+		return account.Errorf(account.KindRefused, fmt.Sprintf("account %s: pid %d on %s serves it but cannot now: %s (not served since %s, tried again at %s); nothing was sent",
+			sb.Account, sb.PID, sb.Host, sb.NotServed, market.DateTime(sb.NotServedSince), market.TimeOfDay(sb.Retry)))
 	}
-	return nil
+	return errStandby
 }
 
 func (o *Owner) hello() Hello {

@@ -8,24 +8,28 @@ import (
 	"github.com/locatorhq/locator"
 )
 
-// StandBy records (or renews) s standing by for its account, for ttl from
-// now by the database's clock.
+// StandBy records (or renews) sb standing by for its account, for ttl from
+// now by the database's clock, with why it cannot serve it (see
+// StandByAll).
 func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Duration) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires) VALUES (?,?,?,?,?,?)
-			ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires`,
-			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)))
+		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at)
+			VALUES (?,?,?,?,?,?,?,?,?)
+			ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
+				not_served_since = excluded.not_served_since, retry_at = excluded.retry_at`,
+			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)), sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry))
 		return err
 	})
 }
 
 // StandByAll records (or renews) each of sbs standing by for its account,
-// for ttl from now by the database's clock, in one statement: a daemon
-// announces at once every account it is about to own.
+// for ttl from now by the database's clock, and why it cannot serve it
+// (NotServed, Retry; empty: it is about to own it), in one statement: a
+// daemon announces at once every account it is about to own.
 func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.Duration) error {
 	if len(sbs) == 0 {
 		return nil
@@ -36,16 +40,18 @@ func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.
 			return err
 		}
 		var q strings.Builder
-		q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires) VALUES `)
+		q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at) VALUES `)
 		var args []any
 		for i, sb := range sbs {
 			if i > 0 {
 				q.WriteString(`, `)
 			}
-			q.WriteString(`(?,?,?,?,?,?)`)
-			args = append(args, sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)))
+			q.WriteString(`(?,?,?,?,?,?,?,?,?)`)
+			args = append(args, sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)),
+				sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry))
 		}
-		q.WriteString(` ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires`)
+		q.WriteString(` ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
+			not_served_since = excluded.not_served_since, retry_at = excluded.retry_at`)
 		_, err = tx.ExecContext(ctx, q.String(), args...)
 		return err
 	})
@@ -66,7 +72,7 @@ func (s *Store) Standbys(ctx context.Context, account string) ([]locator.Standby
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT account, process, pid, host, since, expires FROM standbys
+	rows, err := s.db.QueryContext(ctx, `SELECT account, process, pid, host, since, expires, not_served, not_served_since, retry_at FROM standbys
 		WHERE (? = '' OR account = ?) AND expires > ? ORDER BY account, since`, account, account, formatTime(now))
 	if err != nil {
 		return nil, err
@@ -75,8 +81,14 @@ func (s *Store) Standbys(ctx context.Context, account string) ([]locator.Standby
 	var out []locator.Standby
 	for rows.Next() {
 		var sb locator.Standby
-		var since, exp string
-		if err := rows.Scan(&sb.Account, &sb.Process, &sb.PID, &sb.Host, &since, &exp); err != nil {
+		var since, exp, nsSince, retry string
+		if err := rows.Scan(&sb.Account, &sb.Process, &sb.PID, &sb.Host, &since, &exp, &sb.NotServed, &nsSince, &retry); err != nil {
+			return nil, err
+		}
+		if sb.NotServedSince, err = parseTime(nsSince); err != nil {
+			return nil, err
+		}
+		if sb.Retry, err = parseTime(retry); err != nil {
 			return nil, err
 		}
 		if sb.Since, err = parseTime(since); err != nil {
