@@ -5,6 +5,7 @@ package accounttest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -64,7 +65,13 @@ func creditBackUnused(t *testing.T, e *Env) {
 		t.Errorf("question %+v, want the credits %+v", q, want)
 	}
 	if !res.Declined || len(res.Started) != 0 || writes(e) != before {
-		t.Errorf("declined at the confirmation: %+v, %d writes, want nothing sent", res, writes(e)-before)
+		var sent []string
+		for _, r := range e.Sim.Sim.Requests() {
+			if r.Method != "GET" && !strings.HasPrefix(r.Path, "/_sim/") {
+				sent = append(sent, r.Time.Format("15:04:05.000")+" "+r.Method+" "+r.Path+" "+r.Body)
+			}
+		}
+		t.Errorf("declined at the confirmation: %+v, %d writes, want nothing sent; the writes:\n%s", res, writes(e)-before, strings.Join(sent, "\n"))
 	}
 	credited := func(req account.CreditBackRequest, want ...locator.Credit) {
 		t.Helper()
