@@ -42,7 +42,8 @@ type (
 		rows []brokerclient.InventoryRow
 		at   time.Time
 	}
-	tickEv    struct{}
+	// tickEv follows a history read asked for at read.
+	tickEv    struct{ read time.Time }
 	writtenEv struct {
 		id  string
 		in  workflow.Written
@@ -390,7 +391,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.coverQueued()
 	case tickEv:
 		for _, w := range l.sorted() {
-			l.step(w, workflow.Tick{})
+			l.step(w, workflow.Tick{Read: ev.read})
 		}
 	case writtenEv:
 		l.onWritten(ev)
