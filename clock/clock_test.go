@@ -611,3 +611,34 @@ func TestFakeUnreceived(t *testing.T) {
 		t.Fatalf("Unreceived() = %d at the end, want 0", n)
 	}
 }
+
+// TestBusy: a goroutine at work (here computing, as an event loop handling
+// what a channel handed it does) is seen by Busy, which a driver of virtual
+// time waits on; once every goroutine but the caller is parked, Busy says
+// so (the runtime's counts are approximate, a thread looking for work
+// counts as running for a moment: it is asked again, a millisecond apart,
+// for at most a second). Not parallel: another test's goroutines would be
+// at work too.
+func TestBusy(t *testing.T) {
+	var stop atomic.Bool
+	started, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		close(started)
+		for !stop.Load() {
+		}
+	}()
+	<-started
+	if !clock.Busy() {
+		t.Error("Busy() = false while a goroutine computes")
+	}
+	stop.Store(true)
+	<-done
+	for range 1000 {
+		if !clock.Busy() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Error("Busy() = true for a second with every other goroutine parked")
+}

@@ -130,13 +130,19 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	// Virtual time: jump to the next timer while no request is in flight,
 	// every goroutine the clock woke has taken its wake-up (on a busy
 	// machine it may not have run for longer than RunWhen's quiet spell,
-	// and time moved on under it) and the
+	// and time moved on under it), the
 	// engine's poller and dispatcher sleep (2 timers), or, while an owner
-	// starts, its client paces a read (1).
+	// starts, its client paces a read (1), and no goroutine of the process
+	// is at work (clock.Busy): woken by a channel or a socket, not the
+	// clock, the engine's loop handling a reply or a history read, a
+	// worker taking an accept, a reader taking a stream push would
+	// otherwise see time run past a window it meets in real time (seeds
+	// 259, 445, 459 under load). Days run side by side wait for each
+	// other's work too.
 	go func() {
 		defer close(r.driven)
 		clk.RunWhen(r.stop, 1, func() bool {
-			return r.inflight.Load() == 0 && clk.Unreceived() == 0 && (r.starting.Load() || clk.Timers() >= 2)
+			return r.inflight.Load() == 0 && clk.Unreceived() == 0 && (r.starting.Load() || clk.Timers() >= 2) && !clock.Busy()
 		})
 	}()
 	if err := r.startOwner(ctx, false); err != nil {
