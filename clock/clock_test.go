@@ -3,6 +3,8 @@ package clock_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -612,28 +614,32 @@ func TestFakeUnreceived(t *testing.T) {
 	}
 }
 
-// TestBusy: a goroutine at work (here computing, as an event loop handling
-// what a channel handed it does) is seen by Busy, which a driver of virtual
-// time waits on; once every goroutine but the caller is parked, Busy says
-// so (the runtime's counts are approximate, a thread looking for work
-// counts as running for a moment: it is asked again, a millisecond apart,
+// TestBusy: goroutines ready to run but waiting for a thread (more of them
+// computing than there are threads, as a woken event loop waits on a
+// loaded machine) are seen by Busy, which a driver of virtual time waits
+// on; once every goroutine but the caller is parked, Busy says so (the
+// runtime's count is approximate: it is asked again, a millisecond apart,
 // for at most a second). Not parallel: another test's goroutines would be
 // at work too.
 func TestBusy(t *testing.T) {
 	var stop atomic.Bool
-	started, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		close(started)
-		for !stop.Load() {
-		}
-	}()
-	<-started
+	n := runtime.GOMAXPROCS(0) + 2
+	var started, done sync.WaitGroup
+	started.Add(n)
+	for range n {
+		done.Go(func() {
+			started.Done()
+			for !stop.Load() {
+				runtime.Gosched()
+			}
+		})
+	}
+	started.Wait()
 	if !clock.Busy() {
-		t.Error("Busy() = false while a goroutine computes")
+		t.Errorf("Busy() = false with %d goroutines computing on %d threads", n, runtime.GOMAXPROCS(0))
 	}
 	stop.Store(true)
-	<-done
+	done.Wait()
 	for range 1000 {
 		if !clock.Busy() {
 			return

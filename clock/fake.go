@@ -191,17 +191,16 @@ func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int, idle func() bool) {
 		case <-stop:
 			return
 		case <-tick.C:
-			busyCallers.Add(1)
 			if f.Timers() < minTimers || (idle != nil && !idle()) {
 				quiet = 0
-			} else if quiet++; quiet >= 5 {
-				// Quiet for about a millisecond, so a goroutine that just
-				// woke has had a moment to start its work before time
-				// moves again.
+				continue
+			}
+			// Quiet for about a millisecond, so a goroutine that just woke
+			// has had a moment to start its work before time moves again.
+			if quiet++; quiet >= 5 {
 				quiet = 0
 				f.AdvanceToNext()
 			}
-			busyCallers.Add(-1)
 		}
 	}
 }
