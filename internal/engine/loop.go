@@ -144,7 +144,16 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		if !states.Quotes(w.Kind) {
 			continue
 		}
+		// The broker had its quote by the time this process last
+		// recorded anything of it after sending (its answer, a row): a
+		// workflow ended before its quote's answer was handled keeps the
+		// send's instant as SentAt, before the broker's receipt (seed
+		// 114: the next owner quoted the symbol 30 s after that instant,
+		// and the broker refused it for the spacing).
 		at := w.SentAt
+		if w.UpdatedAt.After(at) {
+			at = w.UpdatedAt
+		}
 		if w.State == states.Quoting {
 			// Its quote, unanswered, may have reached the broker at
 			// any moment up to now (an owner killed mid-send): the
