@@ -3,6 +3,8 @@ package clock_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -610,4 +612,39 @@ func TestFakeUnreceived(t *testing.T) {
 	if n := clk.Unreceived(); n != 0 {
 		t.Fatalf("Unreceived() = %d at the end, want 0", n)
 	}
+}
+
+// TestBusy: goroutines ready to run but waiting for a thread (more of them
+// computing than there are threads, as a woken event loop waits on a
+// loaded machine) are seen by Busy, which a driver of virtual time waits
+// on; once every goroutine but the caller is parked, Busy says so (the
+// runtime's count is approximate: it is asked again, a millisecond apart,
+// for at most a second). Not parallel: another test's goroutines would be
+// at work too.
+func TestBusy(t *testing.T) {
+	var stop atomic.Bool
+	n := runtime.GOMAXPROCS(0) + 2
+	var started, done sync.WaitGroup
+	started.Add(n)
+	for range n {
+		done.Go(func() {
+			started.Done()
+			for !stop.Load() {
+				runtime.Gosched()
+			}
+		})
+	}
+	started.Wait()
+	if !clock.Busy() {
+		t.Errorf("Busy() = false with %d goroutines computing on %d threads", n, runtime.GOMAXPROCS(0))
+	}
+	stop.Store(true)
+	done.Wait()
+	for range 1000 {
+		if !clock.Busy() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Error("Busy() = true for a second with every other goroutine parked")
 }

@@ -145,8 +145,17 @@ type Written struct {
 	At time.Time
 }
 
-// Tick: the timers' check (windows and grace periods).
-type Tick struct{}
+// Tick: the timers' check (windows and grace periods), after a history
+// read.
+type Tick struct {
+	// Read is when the history read behind this check was asked for. A
+	// row it lacks was missing then, not necessarily now: the verdicts of
+	// absence (no row after SettleGrace, no final row after the offer
+	// window or the trading day) count to Read, never to Now, so an owner
+	// that takes the read late (stalled, descheduled) does not give up on
+	// a row a later read shows. Zero counts to Now.
+	Read time.Time
+}
 
 // Resume: re-drive what the persisted state was doing, after a restart.
 type Resume struct{}
@@ -281,7 +290,7 @@ func stepWorkflow(w *Workflow, in Input, env Env) Step {
 	case Written:
 		return written(w, in)
 	case Tick:
-		return tick(w, env)
+		return tick(w, in, env)
 	case Resume:
 		return resume(w, env)
 	case Abandon:
@@ -517,14 +526,18 @@ func decline(w *Workflow, reason string, by Cause) Step {
 // appeared is sent again once, under a new quoteReqID, at its turn (the
 // lost one is cancelled if it turns up late); a second such quote, or a
 // sell, fails and is never re-sent; an offer, pending quote or refusal past
-// its window with no final row ends.
-func tick(w *Workflow, env Env) Step {
-	if s := dayEnded(w, env); s.Next != nil {
+// its window with no final row ends. Each of these counts to in.Read, the
+// read that lacked the row; an offer nobody answered is declined on Now.
+func tick(w *Workflow, in Tick, env Env) Step {
+	if in.Read.IsZero() {
+		in.Read = env.Now
+	}
+	if s := dayEnded(w, in, env); s.Next != nil {
 		return s
 	}
 	switch w.State {
 	case states.Quoting, states.Submitted:
-		if len(w.Legs) == 0 && !w.SentAt.IsZero() && env.Now.Sub(w.SentAt) > env.Rules.SettleGrace {
+		if len(w.Legs) == 0 && !w.SentAt.IsZero() && in.Read.Sub(w.SentAt) > env.Rules.SettleGrace {
 			if w.State == states.Quoting && w.Resends < MaxResends {
 				// The quote lost before this one, if any, is cancelled: only
 				// the latest lost one is watched for late rows.
@@ -546,7 +559,7 @@ func tick(w *Workflow, env Env) Step {
 			// while the cancel can still land.
 			return decline(w, "no answer while an accept could still land", CauseNoAnswer)
 		}
-		if !w.ExpiresAt.IsZero() && env.Now.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
+		if !w.ExpiresAt.IsZero() && in.Read.After(w.ExpiresAt.Add(env.Rules.SettleGrace)) {
 			// Cancelling is safe to repeat and leaves nothing open at the
 			// broker, whatever became of the quote.
 			reason := "offer window closed without a final history row"
@@ -581,13 +594,14 @@ func dayEndsSoon(env Env) (end time.Time, soon bool) {
 // any workflow given up on, settles whatever else is left. The day it was
 // sent in is taken on the broker's clock, a second early (a skew below a
 // second is not known), so a quote sent just before the rollover is never
-// waited on a day long.
-func dayEnded(w *Workflow, env Env) Step {
+// waited on a day long. The end is judged at in.Read, the read that lacked
+// the final row.
+func dayEnded(w *Workflow, in Tick, env Env) Step {
 	if w.SentAt.IsZero() || states.Terminal(w.State) {
 		return Step{}
 	}
 	end := market.SessionEnd(w.SentAt.Add(env.Skew - time.Second))
-	if env.Now.Add(env.Skew).Before(end.Add(env.Rules.SettleGrace + env.Rules.OfferWindow)) {
+	if in.Read.Add(env.Skew).Before(end.Add(env.Rules.SettleGrace + env.Rules.OfferWindow)) {
 		return Step{}
 	}
 	s := move(w, states.Fail, fmt.Sprintf("still under way after the broker's trading day it was sent in ended (%s): its final row will never show", market.DateTime(end)), nil, leaveNothingOpen(w)...)

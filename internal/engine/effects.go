@@ -64,6 +64,7 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 		})
 	case workflow.SendSell:
 		e.poll.Wrote()
+		l.selling[id] = true
 		req := brokerclient.SellRequest{Account: account, Symbol: symbol, Quantity: w.Quantity,
 			LocateType: brokercode.LocateType(w.LocateType), QuoteReqID: w.QuoteReqID}
 		e.writes.push(func(ctx context.Context) event {
@@ -166,6 +167,8 @@ func (l *loop) onWritten(ev writtenEv) {
 		l.noteQuote(ev.sym, ev.in.At)
 		l.e.poll.Wrote()
 		l.updateHot() // the step below may leave the workflow as it is
+	case workflow.OpSell:
+		delete(l.selling, ev.id)
 	case workflow.OpAccept:
 		if ev.in.Outcome == workflow.Done {
 			l.e.poll.Expect()

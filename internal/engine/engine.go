@@ -176,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 		Cadence:     cfg.Cadence,
 		Rows:        func(rows []brokerclient.HistoryRow) { e.inbox.push(rowsEv{rows: rows}) },
 		OnInventory: e.gotInventory,
-		AfterPoll:   func() { e.inbox.push(tickEv{}) },
+		AfterPoll:   func(read time.Time) { e.inbox.push(tickEv{read: read}) },
 	})
 	return e, nil
 }

@@ -42,7 +42,8 @@ type (
 		rows []brokerclient.InventoryRow
 		at   time.Time
 	}
-	tickEv    struct{}
+	// tickEv follows a history read asked for at read.
+	tickEv    struct{ read time.Time }
 	writtenEv struct {
 		id  string
 		in  workflow.Written
@@ -115,6 +116,7 @@ type loop struct {
 	savedInv  []byte               // the last inventory snapshot saved (JSON)
 	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
 	quoting   map[string]bool      // workflows whose quote is with a worker, not yet answered
+	selling   map[string]bool      // workflows whose sell (credit-back) is with a worker, not yet answered
 	group     *group               // steps awaiting one commit while a batch of events is handled
 	retries   []retry
 	subs      []*feed // the Subscribe callers'
@@ -128,7 +130,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		e: e, open: map[string]*Workflow{}, busy: map[string]int{}, byQuote: map[string]string{}, loaded: map[string]int64{},
 		books: map[string][]workflow.BookOrder{}, lastQuote: map[string]time.Time{}, touched: map[string]time.Time{},
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
-		quoting: map[string]bool{},
+		quoting: map[string]bool{}, selling: map[string]bool{},
 	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
 	if err != nil {
@@ -142,7 +144,16 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		if !states.Quotes(w.Kind) {
 			continue
 		}
+		// The broker had its quote by the time this process last
+		// recorded anything of it after sending (its answer, a row): a
+		// workflow ended before its quote's answer was handled keeps the
+		// send's instant as SentAt, before the broker's receipt (seed
+		// 114: the next owner quoted the symbol 30 s after that instant,
+		// and the broker refused it for the spacing).
 		at := w.SentAt
+		if w.UpdatedAt.After(at) {
+			at = w.UpdatedAt
+		}
 		if w.State == states.Quoting {
 			// Its quote, unanswered, may have reached the broker at
 			// any moment up to now (an owner killed mid-send): the
@@ -390,7 +401,14 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.coverQueued()
 	case tickEv:
 		for _, w := range l.sorted() {
-			l.step(w, workflow.Tick{})
+			if l.quoting[w.ID] || l.selling[w.ID] {
+				// Its write has not been answered: when it reached the
+				// broker is not known yet, so no read can show its row
+				// missing (a quote or sell held by the key pair's pacer or
+				// a slow link is not lost).
+				continue
+			}
+			l.step(w, workflow.Tick{Read: ev.read})
 		}
 	case writtenEv:
 		l.onWritten(ev)

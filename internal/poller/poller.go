@@ -104,9 +104,10 @@ type Config struct {
 	Rows func([]brokerclient.HistoryRow)
 	// OnInventory receives every inventory read (optional).
 	OnInventory func([]brokerclient.InventoryRow)
-	// AfterPoll runs after each history poll's rows were delivered (optional);
-	// the engine checks its timers there.
-	AfterPoll func()
+	// AfterPoll runs after each history poll's rows were delivered, with
+	// the instant the read was asked for (optional): a row the read lacked
+	// was missing then. The engine checks its timers there.
+	AfterPoll func(read time.Time)
 }
 
 // Poller polls one account.
@@ -296,14 +297,15 @@ func (p *Poller) kick() {
 // recovered workflows before any of them steps (docs/design.md rule 1);
 // the poller's own ticks call it too.
 func (p *Poller) PollHistory(ctx context.Context) error {
+	read := p.cfg.Clock.Now()
 	p.mu.Lock()
-	p.lastHist = p.cfg.Clock.Now()
+	p.lastHist = read
 	p.mu.Unlock()
 	rows, err := p.cfg.Source.History(ctx, p.cfg.Account)
 	if err != nil {
 		return err
 	}
-	p.deliver(rows)
+	p.deliver(rows, read)
 	p.mu.Lock()
 	p.nextHist = p.cfg.Clock.Now().Add(p.historySpacingLocked())
 	p.mu.Unlock()
@@ -333,9 +335,9 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 	return nil
 }
 
-// deliver hands the new or changed rows to Config.Rows, then runs
-// AfterPoll.
-func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
+// deliver hands the new or changed rows of the read asked for at read to
+// Config.Rows, then runs AfterPoll.
+func (p *Poller) deliver(rows []brokerclient.HistoryRow, read time.Time) {
 	var changed []brokerclient.HistoryRow
 	p.mu.Lock()
 	for _, r := range rows {
@@ -353,7 +355,7 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow) {
 		p.cfg.Rows(changed)
 	}
 	if p.cfg.AfterPoll != nil {
-		p.cfg.AfterPoll()
+		p.cfg.AfterPoll(read)
 	}
 }
 

@@ -297,7 +297,8 @@ func summary(rows []brokerclient.HistoryRow) string {
 
 func (r *recorder) rows(rows []brokerclient.HistoryRow) { r.add("rows: " + summary(rows)) }
 
-func (r *recorder) afterPoll() { r.add("after poll") }
+// afterPoll records AfterPoll with the instant its read was asked for.
+func (r *recorder) afterPoll(read time.Time) { r.add(fmt.Sprintf("after poll of %s", read.Sub(t0))) }
 
 func secs(s ...float64) []time.Duration {
 	d := make([]time.Duration, len(s))
@@ -319,7 +320,8 @@ func upTo(ds []time.Duration, end time.Duration) []time.Duration {
 
 // One history read per tick hands every new or changed row, in the order
 // read, to the one receiver (issue 31: the engine alone knows which
-// workflow a row is for), then runs AfterPoll; an unchanged row is not
+// workflow a row is for), then runs AfterPoll with the instant the read
+// was asked for (a row it lacks was missing then); an unchanged row is not
 // handed again.
 func TestRunHandsOneHistoryReadPerTick(t *testing.T) {
 	t.Parallel()
@@ -335,7 +337,7 @@ func TestRunHandsOneHistoryReadPerTick(t *testing.T) {
 	b.start(t, p)
 	b.settle(t)
 
-	want := []string{"rows: B=54,A=65,C=81,A.SU=65", "after poll"}
+	want := []string{"rows: B=54,A=65,C=81,A.SU=65", "after poll of 0s"}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
 		t.Errorf("first poll (-want +got):\n%s", diff)
 	}
@@ -349,14 +351,14 @@ func TestRunHandsOneHistoryReadPerTick(t *testing.T) {
 		with(row("A.SU", brokercode.LocateStatusExpired), func(r *brokerclient.HistoryRow) { r.LocateType = 4 }),
 	)
 	b.advanceTo(t, 8*time.Second)
-	want = []string{"rows: A=50,A.SU=67", "after poll"}
+	want = []string{"rows: A=50,A.SU=67", "after poll of 8s"}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
 		t.Errorf("second poll (-want +got):\n%s", diff)
 	}
 
 	// Nothing changes: no rows, AfterPoll still runs.
 	b.advanceTo(t, 16*time.Second)
-	want = []string{"after poll"}
+	want = []string{"after poll of 16s"}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
 		t.Errorf("third poll (-want +got):\n%s", diff)
 	}
@@ -649,9 +651,9 @@ func TestRunReportsInventoryAndAfterPoll(t *testing.T) {
 	b.start(t, p)
 	b.advanceTo(t, 10*time.Second)
 	want := []string{
-		"rows: A=65", "after poll", "inventory: 1 rows, GME available 300", // 0 s
+		"rows: A=65", "after poll of 0s", "inventory: 1 rows, GME available 300", // 0 s
 		"inventory: 1 rows, GME available 300", // 5 s
-		"after poll",                           // 8 s: nothing changed, AfterPoll still runs
+		"after poll of 8s",                     // 8 s: nothing changed, AfterPoll still runs
 		"inventory: 1 rows, GME available 300", // 10 s
 	}
 	if diff := cmp.Diff(want, rec.take()); diff != "" {
