@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/workflow"
@@ -40,6 +41,34 @@ func TestFindKeepsToItsAccount(t *testing.T) {
 		w, err := b.store.Find(ctx, mine.Account, "wf-")
 		if err != nil || w.ID != mine.ID {
 			t.Errorf("Find(%s, prefix wf-) = %v, %v; want %s", mine.Account, w, err, mine.ID)
+		}
+	})
+}
+
+// A workflow created long ago that quoted a moment ago (a batch's queue, a
+// quote sent again) is among those updated since, not those created since:
+// the engine rebuilds each symbol's quote spacing from the former at a
+// restart (spec "Limits": 30 s per symbol per account).
+func TestListUpdatedSince(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		if err := b.store.Create(ctx, newLocate("w1")); err != nil {
+			t.Fatal(err)
+		}
+		b.clock.Advance(70 * time.Second)
+		created, err := b.store.Get(ctx, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := commit(t, b.store, created, workflow.QuoteTurn{Available: 0}, b.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		minute := b.clock.Now().Add(-time.Minute)
+		if ws, err := b.store.List(ctx, store.Filter{UpdatedSince: minute}); err != nil || len(ws) != 1 || ws[0].ID != "w1" {
+			t.Errorf("updated in the last minute: %v, %v; want w1", ws, err)
+		}
+		if ws, err := b.store.List(ctx, store.Filter{Since: minute}); err != nil || len(ws) != 0 {
+			t.Errorf("created in the last minute: %v, %v; want none", ws, err)
 		}
 	})
 }

@@ -222,6 +222,10 @@ type Filter struct {
 	Open bool
 	// Since keeps workflows created at or after it.
 	Since time.Time
+	// UpdatedSince keeps workflows last updated at or after it: every
+	// workflow that did anything since then (a quote sent, say), however
+	// long ago it was created.
+	UpdatedSince time.Time
 	// Limit caps the rows (newest first when set); 0 means all, oldest first.
 	Limit int
 }
@@ -241,6 +245,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "created_at >= ?"), append(args, formatTime(f.Since))
+	}
+	if !f.UpdatedSince.IsZero() {
+		where, args = append(where, "updated_at >= ?"), append(args, formatTime(f.UpdatedSince))
 	}
 	if f.Open {
 		var terminal []string
