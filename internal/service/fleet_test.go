@@ -32,11 +32,7 @@ import (
 func TestFleetServesPastARefusedAccount(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t)
-	st, err := store.Open(t.Context(), o.db, o.sim.Clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := o.store(t)
 	bad := o.sim.Live2
 	bad.Secret = "not-the-secret"
 	refusals := make(chan struct{}, 1000)
@@ -115,16 +111,8 @@ func TestFleetServesPastARefusedAccount(t *testing.T) {
 func TestFleetReportsAccountsItCannotServe(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t)
-	st, err := store.Open(t.Context(), o.db, o.sim.Clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	other, err := store.Open(t.Context(), o.db, o.sim.Clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
+	st := o.store(t)
+	other := o.store(t)
 	if _, err := other.AcquireLease(t.Context(), locator.Lease{Account: "PP200001", Owner: "daemon:elsewhere", PID: 4242, Host: "elsewhere",
 		PacingKey: "another-key-pair"}, time.Hour); err != nil {
 		t.Fatal(err)
@@ -165,11 +153,7 @@ func TestFleetReportsAccountsItCannotServe(t *testing.T) {
 	if err != nil || len(sbs) != 1 || !strings.Contains(sbs[0].NotServed, "not found for these keys") || sbs[0].Retry.IsZero() {
 		t.Fatalf("standbys of LV300001: %+v, %v; want the fleet's, saying why it is not served", sbs, err)
 	}
-	cmdStore, err := store.Open(t.Context(), o.db, o.sim.Clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmdStore.Close() })
+	cmdStore := o.store(t)
 	h, err := service.Open(t.Context(), service.Config{
 		OwnerConfig: service.OwnerConfig{
 			Engine: engine.Config{Client: badClient, Store: cmdStore, Clock: o.sim.Clock, Account: "LV300001", Env: brokerclient.EnvLive},
@@ -183,4 +167,15 @@ func TestFleetReportsAccountsItCannotServe(t *testing.T) {
 	if account.KindOf(err) != account.KindRefused || !strings.Contains(err.Error(), "serves it but cannot now") || !strings.Contains(err.Error(), "not found for these keys") {
 		t.Errorf("a command for LV300001: %v; want it refused at once with the serve's reason", err)
 	}
+}
+
+// store opens the opener's database, closed when t ends.
+func (o *opener) store(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), o.db, o.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
