@@ -59,6 +59,9 @@ type testBundle struct {
 	metrics    *Metrics
 	server     *Server
 	fed        chan engine.Update
+	// subscribed is closed when the server's feed subscribes (with
+	// setupOpt.refuseSubscribe).
+	subscribed chan struct{}
 }
 
 type setupOpt struct {
@@ -73,6 +76,28 @@ type setupOpt struct {
 	follower bool
 	// budget is the owner's locate budget.
 	budget workflow.Budget
+	// refuseSubscribe is how many subscriptions the account refuses first,
+	// as one its daemon cannot serve yet does.
+	refuseSubscribe int32
+}
+
+// refusing is an account that refuses its first subscriptions; taken is
+// closed at the first it takes.
+type refusing struct {
+	account.Account
+	left  *atomic.Int32
+	taken chan struct{}
+}
+
+func (r refusing) Subscribe(ctx context.Context) (<-chan account.Update, error) {
+	if r.left.Add(-1) >= 0 {
+		return nil, errors.New("account LV100001 not served here yet")
+	}
+	ch, err := r.Account.Subscribe(ctx)
+	if err == nil {
+		close(r.taken)
+	}
+	return ch, err
 }
 
 // setup starts the simulator (with testSymbol offered at 0.02, askSymbol
@@ -126,6 +151,11 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 			b.sim.Client(t, b.sim.Live), b.sim.URL)
 		t.Cleanup(c.Close)
 		served = c
+	}
+	if o.refuseSubscribe > 0 {
+		r := refusing{Account: served, left: new(atomic.Int32), taken: make(chan struct{})}
+		r.left.Store(o.refuseSubscribe)
+		served, b.subscribed = r, r.taken
 	}
 	b.server, err = newServer(Config{Accounts: []account.Account{served}, Store: st, Metrics: b.metrics, Clock: b.sim.Clock,
 		Logger: log, Access: Access{Token: o.token, NoToken: o.token == ""}, StaleAfter: o.staleAfter}, func(u engine.Update) {
@@ -290,6 +320,27 @@ func TestHealthz(t *testing.T) {
 	body = rec.Body.String()
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, `"leaseHeld":false`) {
 		t.Fatalf("closed owner: %d %s", rec.Code, body)
+	}
+}
+
+// Issue 27 item 2: an account that cannot be subscribed to when the
+// dashboard starts (its daemon does not serve it yet) does not keep the
+// dashboard from serving; its updates are followed once it can be: a
+// locate after two refusals is counted.
+func TestMetricsFollowAnAccountServedLate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{refuseSubscribe: 2})
+	if rec := b.get(t, "/healthz", nil); rec.Code != http.StatusOK {
+		t.Fatalf("/healthz beside an account not followed yet: %d %s", rec.Code, rec.Body.String())
+	}
+	awaitSignal(t, "the feed's third subscription", b.subscribed)
+	w := b.locate(t, 300)
+	if w.State != states.Filled {
+		t.Fatalf("locate ended %s: %s", w.State, w.Reason)
+	}
+	b.awaitFed(t, w.ID)
+	if v := metric(t, b.get(t, "/metrics", nil).Body.String(), `locator_workflows_ended_total{account="LV100001",state="filled"}`); v != 1 {
+		t.Errorf("filled workflows counted: %v, want 1", v)
 	}
 }
 

@@ -134,16 +134,15 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 		timeouts: defaultTimeouts, maxConns: maxConns, maxClientConns: maxClientConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, links: cfg.Links, fed: fed}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	subs, err := s.subscribe(cfg.Accounts)
-	if err != nil {
+	if err := s.name(cfg.Accounts); err != nil {
 		s.cancel()
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
 	s.metrics.reg.MustRegister(newGauges(s))
 	s.handler = s.routes()
-	for id, updates := range subs {
+	for _, id := range s.ids {
 		s.wg.Add(1)
-		go s.feed(id, updates)
+		go s.feed(id)
 	}
 	return s, nil
 }
@@ -170,28 +169,43 @@ func (cfg *Config) setDefaults() {
 	}
 }
 
-// subscribe registers accounts, in the order given, and follows each one's
-// updates for the metrics: the updates of each, by account id.
-func (s *Server) subscribe(accounts []account.Account) (map[string]<-chan account.Update, error) {
-	subs := map[string]<-chan account.Update{}
+// name reads each account's id from its status, which answers even for
+// an account its daemon cannot serve yet (Status.NotServed).
+func (s *Server) name(accounts []account.Account) error {
 	for _, a := range accounts {
 		st, err := a.Status(s.ctx, account.StatusRequest{})
 		if err != nil {
-			return nil, err
-		}
-		if subs[st.Account], err = a.Subscribe(s.ctx); err != nil {
-			return nil, err
+			return err
 		}
 		s.accounts[st.Account] = a
 		s.ids = append(s.ids, st.Account)
 	}
-	return subs, nil
+	return nil
 }
 
+// subscribeRetry is how long the metrics' feed of an account waits before
+// subscribing again to one that refused (its daemon cannot serve it yet).
+const subscribeRetry = 5 * time.Second
+
 // feed counts account id's updates in the metrics until the server closes
-// or the account is given up.
-func (s *Server) feed(id string, updates <-chan account.Update) {
+// or the account is given up. An account that cannot be subscribed to yet
+// (its daemon does not serve it now: its keys refused, its lease held
+// elsewhere) is tried again every subscribeRetry: one account the daemon
+// cannot serve is no reason for the dashboard not to serve the others.
+func (s *Server) feed(id string) {
 	defer s.wg.Done()
+	updates, err := s.accounts[id].Subscribe(s.ctx)
+	if err != nil {
+		s.log.Warn("account updates not followed yet; trying again", "account", id, "err", err, "every", subscribeRetry)
+	}
+	for err != nil {
+		if clock.Sleep(s.ctx, s.clk, subscribeRetry) != nil {
+			return
+		}
+		if updates, err = s.accounts[id].Subscribe(s.ctx); err == nil {
+			s.log.Info("account updates followed", "account", id)
+		}
+	}
 	for {
 		var u account.Update
 		var ok bool
