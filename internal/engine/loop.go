@@ -136,9 +136,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every workflow whose quote can still hold its symbol's spacing: one
-	// sent in that time was updated in it too (its send at least), however
-	// long before it was created (a batch's queue, a quote sent again).
+	// A quote sent in that time was updated in it, however old its workflow.
 	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, UpdatedSince: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
 	if err != nil {
 		return nil, err
