@@ -260,7 +260,10 @@ func (f *Fleet) Close() {
 
 // announce records this process as standing by for each of its accounts
 // that it neither owns nor follows yet, with why it cannot serve one it
-// tried (see Handle.Status) (one statement per store,
+// tried when waiting will not mend it (a refusal: the broker does not know
+// the account under these keys, say; a database that is down or an engine
+// that stopped pass by themselves, and a command waits for them, while
+// Handle.Status and /metrics say every reason) (one statement per store,
 // renewed every RenewEvery while the fleet lives, in real time as leases
 // are), and takes the record of one it owns off (announced: those it
 // recorded; nil: every account, as the fleet closes). A command for such
@@ -285,7 +288,7 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 			delete(announced, h)
 		case h.Owner() == nil && h.follower() == nil:
 			h.mu.Lock()
-			if h.notOpened != nil {
+			if h.notOpened != nil && account.KindOf(h.notOpened) == account.KindRefused {
 				sb.NotServed, sb.NotServedSince, sb.Retry = h.notOpened.Error(), h.notSince, h.retryAt
 			}
 			h.mu.Unlock()

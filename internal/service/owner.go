@@ -453,10 +453,10 @@ var errStandby = errors.New("service: a standby daemon takes the account over")
 // leaveToStandby is errStandby for a command about to take an account
 // whose owner is gone, when a live standby daemon waits for it: the
 // account goes to the daemon meant to carry it, and the command follows
-// it once it owns. A daemon that lists the account but says it cannot
-// serve it (its keys rejected, its engine stopped: see Fleet.announce)
-// is not waited for: when every standby says so, the command is refused
-// with why, at once.
+// it once it owns. A daemon that lists the account but was refused it
+// (its keys rejected: see Fleet.announce) is not waited for: when every
+// standby says so, the command is refused with why, at once. One that
+// cannot serve it for a while (its database down) is waited for.
 func (o *Owner) leaveToStandby(ctx context.Context) error {
 	if o.cfg.Role != RoleCommand {
 		return nil
