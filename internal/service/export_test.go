@@ -32,3 +32,7 @@ func (o *Owner) ExpireSessions() {
 		o.api.sessions[t] = time.Time{}
 	}
 }
+
+// NewHandle is cfg's handle, not connected yet, for tests of what its
+// first calls do at once.
+var NewHandle = newHandle

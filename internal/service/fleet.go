@@ -69,41 +69,29 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	// The accounts of one key pair are taken at once and opened at once:
 	// each account's start-up (its reads of the broker) is queued work on
 	// the key pair's pacer, not a prerequisite of owning the next. Key
-	// pairs are opened one after another, in the order listed.
+	// pairs are opened in the order listed, openWindow of them at once
+	// (their budgets are their own), so a desk of many key pairs starts
+	// in seconds and two standbys listing its pairs in different orders
+	// still each own the pairs it lists first.
+	window := make(chan struct{}, openWindow)
+	var wg sync.WaitGroup
 	for _, pair := range f.pairs() {
-		reserved := reserve(ctx, pair)
-		errs := make([]error, len(pair))
-		var wg sync.WaitGroup
-		for i, h := range pair {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = h.current(ctx)
-			}()
+		select {
+		case window <- struct{}{}:
+		case <-ctx.Done():
 		}
-		wg.Wait()
-		for i, h := range pair {
-			cfg, err := h.cfg, errs[i]
-			if t, ok := reserved[h]; ok && h.Owner() == nil {
-				// The lease taken for it and not owned: given back.
-				if rerr := cfg.Engine.Store.ReleaseLease(context.WithoutCancel(ctx), t.Account, t.Owner, t.Term); rerr != nil {
-					cfg.Engine.Logger.Warn("the lease taken for the account was not given back; it lapses", "account", t.Account, "err", rerr)
-				}
-			}
-			switch {
-			case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld):
-			case ctx.Err() != nil:
-				f.Close()
-				return nil, ctx.Err()
-			default:
-				cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
-				wait := time.Duration(0) // Wait tries it again at once
-				if !notYet(err) {
-					wait = refusedWait
-				}
-				h.setNotYet(err, wait)
-			}
+		if ctx.Err() != nil {
+			break
 		}
+		wg.Go(func() {
+			defer func() { <-window }()
+			f.openPair(ctx, pair)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		f.Close()
+		return nil, ctx.Err()
 	}
 	if err := f.refused(); err != nil {
 		f.Close()
@@ -111,6 +99,41 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	}
 	f.announce(actx, announced) // with why each account it could not open is not served
 	return f, nil
+}
+
+// openWindow is how many key pairs a fleet opens at once.
+const openWindow = 16
+
+// openPair takes the leases of pair's accounts (one key pair's) at once and
+// opens each of them; an account it cannot open yet is recorded for Wait
+// to try again (see OpenFleet).
+func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
+	reserved := reserve(ctx, pair)
+	errs := make([]error, len(pair))
+	var wg sync.WaitGroup
+	for i, h := range pair {
+		wg.Go(func() { _, errs[i] = h.current(ctx) })
+	}
+	wg.Wait()
+	for i, h := range pair {
+		cfg, err := h.cfg, errs[i]
+		if t, ok := reserved[h]; ok && h.Owner() == nil {
+			// The lease taken for it and not owned: given back.
+			if rerr := cfg.Engine.Store.ReleaseLease(context.WithoutCancel(ctx), t.Account, t.Owner, t.Term); rerr != nil {
+				cfg.Engine.Logger.Warn("the lease taken for the account was not given back; it lapses", "account", t.Account, "err", rerr)
+			}
+		}
+		switch {
+		case err == nil, cfg.Standby && errors.Is(err, store.ErrKeyPairHeld), ctx.Err() != nil:
+		default:
+			cfg.Engine.Logger.Warn("cannot own or follow the account yet; trying again", "account", cfg.Engine.Account, "err", err)
+			wait := time.Duration(0) // Wait tries it again at once
+			if !notYet(err) {
+				wait = refusedWait
+			}
+			h.setNotYet(err, wait)
+		}
+	}
 }
 
 // pairs are the fleet's handles by key pair (and store), in the order

@@ -68,6 +68,10 @@ type Handle struct {
 	// reserved is the owner id of the lease a fleet took for the
 	// account (see Fleet.reserve), until the next attempt to own it.
 	reserved string
+	// connecting holds one connect at a time: a fleet's keep and a call
+	// in flight (Status, say) finding no account API at once would
+	// otherwise both own it, or one follow the other's socket.
+	connecting chan struct{}
 }
 
 var _ account.Account = (*Handle)(nil)
@@ -96,7 +100,7 @@ func newHandle(cfg Config) *Handle {
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handle{cfg: cfg}
+	return &Handle{cfg: cfg, connecting: make(chan struct{}, 1)}
 }
 
 // Owner is this process's ownership of the account, nil while it follows
@@ -128,18 +132,33 @@ func (h *Handle) Close() {
 	h.drop(nil)
 }
 
-// current is the account API in use, connecting first when there is none.
+// current is the account API in use, connecting first when there is none
+// (one connect at a time: a call that waited for another's uses what it
+// connected).
 func (h *Handle) current(ctx context.Context) (account.Account, error) {
-	h.mu.Lock()
-	cur, closed := h.cur, h.closed
-	h.mu.Unlock()
-	switch {
-	case closed:
-		return nil, errClosed
-	case cur != nil:
-		return cur, nil
+	if cur, err := h.inUse(); cur != nil || err != nil {
+		return cur, err
+	}
+	select {
+	case h.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-h.connecting }()
+	if cur, err := h.inUse(); cur != nil || err != nil {
+		return cur, err
 	}
 	return h.connect(ctx)
+}
+
+// inUse is the account API in use (nil: none yet), or errClosed.
+func (h *Handle) inUse() (account.Account, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errClosed
+	}
+	return h.cur, nil
 }
 
 // connect owns the account, or follows its owner.

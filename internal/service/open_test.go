@@ -97,6 +97,47 @@ func TestOpenOwnsFollowsAndHandsOver(t *testing.T) {
 	}
 }
 
+// Calls that find a handle not connected yet connect once: a daemon's
+// keep and a status asked meanwhile, say, do not both own the account, nor
+// does one follow the other's socket in this process.
+func TestFirstCallsConnectOnce(t *testing.T) {
+	t.Parallel()
+	o := newOpener(t)
+	st, err := store.Open(t.Context(), o.db, o.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := service.NewHandle(service.Config{
+		OwnerConfig: service.OwnerConfig{
+			Engine: engine.Config{Client: o.sim.Client(t, o.sim.Live), Store: st, Clock: o.sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
+			DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run, Role: service.RoleDaemon,
+		},
+		Caller: account.Caller{Name: "serve"},
+	})
+	defer h.Close()
+	const calls = 8
+	errs := make(chan error, calls)
+	for range calls {
+		go func() {
+			_, err := h.Status(t.Context(), account.StatusRequest{})
+			errs <- err
+		}()
+	}
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if h.Owner() == nil {
+		t.Fatal("the handle does not own the account after its first calls")
+	}
+	hello, err := h.Followed(t.Context())
+	if err != nil || hello != nil {
+		t.Errorf("the handle follows %v (%v) besides owning the account; want it to own it alone", hello, err)
+	}
+}
+
 // One owner per account per machine whatever database a process opens:
 // another database is refused, naming the owner and its database; a
 // daemon is refused while another daemon owns the account.
