@@ -161,11 +161,11 @@ func (l *loop) onWritten(ev writtenEv) {
 	switch ev.in.Op {
 	case workflow.OpQuote:
 		// The broker has the quote now (its settling starts): history
-		// is read after the spec's 2 s, not while the quote still
-		// waited its turn on the key pair's quote bucket.
+		// is read within the settle window (poller.Quoted), not while
+		// the quote still waited its turn on the key pair's quote bucket.
 		delete(l.quoting, ev.id)
 		l.noteQuote(ev.sym, ev.in.At)
-		l.e.poll.Wrote()
+		l.e.poll.Quoted()
 		l.updateHot() // the step below may leave the workflow as it is
 	case workflow.OpSell:
 		delete(l.selling, ev.id)

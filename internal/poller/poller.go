@@ -3,7 +3,8 @@
 // or changed since the last read go to one receiver (Config.Rows), the
 // account's engine, which alone knows which workflow a row belongs to. The cadence follows the broker's polling
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
-// spacing; idle, inventory every 5 s and history every 8 s (both every
+// spacing (after a quote, at the middle and the end of its 1.5 to 3 s
+// settle window, Quoted); idle, inventory every 5 s and history every 8 s (both every
 // 30 s while nothing is open on the account, SetQuiet); about 1 s while
 // an offer is live or a quote is young, which stays under the history
 // route's 2-per-second limit. The accounts of a key pair share its buckets:
@@ -57,6 +58,10 @@ type Cadence struct {
 	Hot           time.Duration // spacing while an offer is live or a quote young (1 s)
 	IdleHistory   time.Duration // idle history spacing (8 s)
 	IdleInventory time.Duration // idle inventory spacing (5 s)
+	// SettleMin and SettleMax bound when the broker settles a quote it
+	// has (1.5 and 3 s: the spec's States table, "settles in about 1.5 to
+	// 3 seconds"); see Quoted.
+	SettleMin, SettleMax time.Duration
 	// Quiet spaces both reads while the account has nothing open
 	// (SetQuiet): nothing locator does can change them then (30 s).
 	Quiet            time.Duration
@@ -67,6 +72,7 @@ type Cadence struct {
 // DefaultCadence is the spec's guidance.
 var DefaultCadence = Cadence{
 	AfterWrite: 2 * time.Second, WriteSpacing: 2 * time.Second, WritePolls: 4,
+	SettleMin: 1500 * time.Millisecond, SettleMax: 3 * time.Second,
 	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second, Quiet: 30 * time.Second,
 	MaxBackoff: 60 * time.Second, InventoryOnWrite: time.Second,
 }
@@ -77,12 +83,16 @@ func (c Cadence) withDefaults() Cadence {
 	d := DefaultCadence
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&c.AfterWrite, &d.AfterWrite}, {&c.WriteSpacing, &d.WriteSpacing}, {&c.Hot, &d.Hot},
+		{&c.SettleMin, &d.SettleMin}, {&c.SettleMax, &d.SettleMax},
 		{&c.IdleHistory, &d.IdleHistory}, {&c.IdleInventory, &d.IdleInventory}, {&c.Quiet, &d.Quiet},
 		{&c.MaxBackoff, &d.MaxBackoff}, {&c.InventoryOnWrite, &d.InventoryOnWrite},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
 		}
+	}
+	if c.SettleMax < c.SettleMin {
+		c.SettleMax = c.SettleMin
 	}
 	if c.WritePolls <= 0 {
 		c.WritePolls = d.WritePolls
@@ -122,10 +132,13 @@ type Poller struct {
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
 	writePoll int       // follow-up polls left after a write
 	writeDue  time.Time // the first history read after the last write (AfterWrite)
-	nextHist  time.Time // when history is due
-	lastHist  time.Time // when the last history read began
-	nextInv   time.Time // when inventory is due
-	invAsked  bool      // an inventory read was asked for (RefreshInventory)
+	// settles are the ends of the settle windows of the quotes answered
+	// (Quoted) that no history read has begun after yet, soonest first.
+	settles  []time.Time
+	nextHist time.Time // when history is due
+	lastHist time.Time // when the last history read began
+	nextInv  time.Time // when inventory is due
+	invAsked bool      // an inventory read was asked for (RefreshInventory)
 	// preemptIdle gives up the idle read in flight (nil: none).
 	preemptIdle context.CancelFunc
 	quietUntil  time.Time // after a failed read, nothing is pulled in before this
@@ -166,6 +179,30 @@ func (p *Poller) Wrote() {
 	}
 	p.writeDue = due
 	p.writePoll = p.cfg.Cadence.WritePolls
+	p.preemptLocked()
+	p.mu.Unlock()
+	p.kick()
+}
+
+// Quoted tells the poller a quote was answered: the broker has it and
+// settles it 1.5 to 3 s from now (Cadence.SettleMin, SettleMax). History
+// is read at the middle of that window and again at its end, rather than
+// 2 s after and then every second: an offer waits at most a quarter of
+// the window for the read that shows it, a quote is never seen later
+// than its settle's end by more than that read takes, and a quote needs
+// 1.5 reads on average rather than 1.67, on a history bucket that one
+// key pair's accounts share. The follow-up polls of a write follow.
+func (p *Poller) Quoted() {
+	c := p.cfg.Cadence
+	p.mu.Lock()
+	now := p.cfg.Clock.Now()
+	due := later(now.Add((c.SettleMin+c.SettleMax)/2), p.quietUntil)
+	if due.Before(p.nextHist) {
+		p.nextHist = due
+	}
+	p.writeDue = due
+	p.writePoll = c.WritePolls
+	p.settles = append(p.settles, now.Add(c.SettleMax))
 	p.preemptLocked()
 	p.mu.Unlock()
 	p.kick()
@@ -308,6 +345,16 @@ func (p *Poller) PollHistory(ctx context.Context) error {
 	p.deliver(rows, read)
 	p.mu.Lock()
 	p.nextHist = p.cfg.Clock.Now().Add(p.historySpacingLocked())
+	// A quote's settle window ends before then: read at its end (see
+	// Quoted), no sooner than the route's pace allows.
+	i := 0
+	for i < len(p.settles) && !p.settles[i].After(read) {
+		i++
+	}
+	p.settles = p.settles[i:]
+	if len(p.settles) > 0 && p.settles[0].Before(p.nextHist) {
+		p.nextHist = later(p.settles[0], read.Add(historyGap))
+	}
 	p.mu.Unlock()
 	return nil
 }

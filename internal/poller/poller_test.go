@@ -491,6 +491,7 @@ func TestRunCadence(t *testing.T) {
 	cold := func(p *poller.Poller) { p.SetHot(false) }
 	refresh := func(p *poller.Poller) { p.RefreshInventory() }
 	expect := func(p *poller.Poller) { p.Expect() }
+	quoted := func(p *poller.Poller) { p.Quoted() }
 	tests := []struct {
 		name     string
 		actions  []action
@@ -556,6 +557,42 @@ func TestRunCadence(t *testing.T) {
 			until: 10 * time.Second,
 			hist:  secs(0, 7, 8, 9, 10),
 			inv:   secs(0, 5, 10),
+		},
+		{
+			// "Locate status": an Offered quote settles in 1.5 to 3 s.
+			// A quote answered is read at the middle of that window and
+			// at its end, then every second while hot.
+			name: "a quote: read at its settle window's middle and end, then 1 s",
+			actions: []action{
+				{at: 5 * time.Second, do: quoted, kicks: true},
+				{at: 5 * time.Second, do: hot, kicks: true},
+			},
+			until:    10 * time.Second,
+			hist:     secs(0, 7.25, 8, 9, 10),
+			inv:      secs(0, 5, 10),
+			minSpace: 750 * time.Millisecond,
+		},
+		{
+			name: "quotes a second apart: each window's end is read",
+			actions: []action{
+				{at: 5 * time.Second, do: quoted, kicks: true},
+				{at: 5 * time.Second, do: hot, kicks: true},
+				{at: 6 * time.Second, do: quoted, kicks: true},
+			},
+			until:    11 * time.Second,
+			hist:     secs(0, 7.25, 8, 9, 10, 11),
+			inv:      secs(0, 5, 10),
+			minSpace: 750 * time.Millisecond,
+		},
+		{
+			name: "a quote while idle: its two reads, then the write's follow-ups",
+			actions: []action{
+				{at: 1 * time.Second, do: quoted, kicks: true},
+			},
+			until:    20 * time.Second,
+			hist:     secs(0, 3.25, 4, 6, 8, 16),
+			inv:      secs(0, 5, 10, 15, 20),
+			minSpace: 750 * time.Millisecond,
 		},
 		{
 			name: "Expect brings history to half a second after the last read; hot counts on from it",
