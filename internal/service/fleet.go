@@ -301,7 +301,7 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 	host, _ := os.Hostname()
 	byStore := map[*store.Store][]locator.Standby{}
 	for _, h := range f.handles {
-		st, sb := h.cfg.Engine.Store, locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+		st, sb := h.cfg.Engine.Store, h.standby(host)
 		switch {
 		case announced == nil || h.Owner() != nil && announced[h]:
 			if err := st.LeaveStandby(ctx, sb.Account, sb.Process); err != nil {
@@ -337,6 +337,12 @@ const reopenWait = time.Second
 // refusal passes only when something outside this process changes.
 const refusedWait = 30 * time.Second
 
+// standby is the record of this daemon standing by for the account, on
+// host.
+func (h *Handle) standby(host string) locator.Standby {
+	return locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+}
+
 // keep holds the account for a daemon until ctx ends, opening it again
 // whenever it is lost; see Fleet.Wait.
 func (h *Handle) keep(ctx context.Context) {
@@ -351,6 +357,15 @@ func (h *Handle) keep(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case err := <-o.Fatal():
+				// Recorded as the account's next owner before its lease
+				// goes: a command meanwhile waits for this process to own
+				// it again rather than being refused it, this process
+				// owning other accounts of its key pair (Fleet.announce
+				// keeps the record from its next round on).
+				host, _ := os.Hostname()
+				if err := h.cfg.Engine.Store.StandBy(ctx, h.standby(host), LeaseTTL); err != nil && ctx.Err() == nil {
+					log.Warn("cannot record this process as the account's next owner", "account", h.cfg.Engine.Account, "err", err)
+				}
 				if errors.Is(err, ErrSteppedDown) {
 					log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
 					break
@@ -455,7 +470,7 @@ func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
 		return
 	}
 	host, _ := os.Hostname()
-	sb := locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+	sb := h.standby(host)
 	defer st.LeaveStandby(context.WithoutCancel(ctx), sb.Account, sb.Process)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()

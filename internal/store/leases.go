@@ -153,7 +153,7 @@ func (s *Store) putLease(ctx context.Context, tx *Tx, l *locator.Lease, cur *loc
 // database's now; ErrLeaseLost when another process has taken it, or
 // another account of its key pair (this one stalled past its expiry).
 func (s *Store) RenewLease(ctx context.Context, account, owner string, term int64, ttl time.Duration) error {
-	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+	return s.renewTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -206,7 +206,7 @@ const renewBatch = 1000
 func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (map[Term]bool, error) {
 	renewed := make(map[Term]bool, len(terms))
 	for batch := range slices.Chunk(terms, renewBatch) {
-		err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+		err := s.renewTx(ctx, func(ctx context.Context, tx *Tx) error {
 			now, err := s.leaseNow(ctx, tx)
 			if err != nil {
 				return err

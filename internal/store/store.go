@@ -152,7 +152,7 @@ func openSQLite(path string) (*conn, error) {
 	// One connection: SQLite has one writer anyway, and this keeps every
 	// transaction of this process strictly ordered.
 	db.SetMaxOpenConns(1)
-	return &conn{DB: db, dialect: "sqlite"}, nil
+	return &conn{DB: db, beat: db, dialect: "sqlite"}, nil
 }
 
 // postgresTimeout bounds a Postgres transaction: a database that stops
@@ -188,7 +188,13 @@ func openPostgres(dsn string) (*conn, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
-	return &conn{DB: db, dialect: "postgres", dsn: u.String()}, nil
+	beat, err := sql.Open("pgx", u.String())
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open Postgres at %s: %w", Redact(dsn), err)
+	}
+	beat.SetMaxOpenConns(1)
+	return &conn{DB: db, beat: beat, dialect: "postgres", dsn: u.String()}, nil
 }
 
 // Redact is dsn as it may be shown: a Postgres URL without its password, a
@@ -290,6 +296,12 @@ func (s *Store) lockMigrations(ctx context.Context, tx *Tx) error {
 // placeholders; on Postgres they are bound as $1, $2, ...
 type conn struct {
 	*sql.DB
+	// beat is the lease heartbeat's own pool (renewTx): on Postgres one
+	// connection besides DB's, so that a renewal never waits for a
+	// connection behind the engines' transactions (a daemon of many
+	// accounts shares DB's few); on SQLite, whose one connection orders
+	// every transaction, DB itself.
+	beat *sql.DB
 	dialect string // "sqlite" or "postgres": also the migrations' folder
 	dsn     string // Postgres: the URL, for the LISTEN connection
 	notices notices
@@ -298,6 +310,9 @@ type conn struct {
 // Close stops the lease listener and closes the database.
 func (c *conn) Close() error {
 	c.notices.close()
+	if c.beat != c.DB {
+		c.beat.Close()
+	}
 	return c.DB.Close()
 }
 
@@ -364,6 +379,16 @@ func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 // first checks that its term is still current, and fails with
 // ErrLeaseLost when it is not.
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *Tx) error) error {
+	return s.inTxOn(ctx, s.db.DB, fn)
+}
+
+// renewTx is inTx on the lease heartbeat's own connection (conn.beat).
+func (s *Store) renewTx(ctx context.Context, fn func(context.Context, *Tx) error) error {
+	return s.inTxOn(ctx, s.db.beat, fn)
+}
+
+// inTxOn is inTx on db, one of the store's pools.
+func (s *Store) inTxOn(ctx context.Context, db *sql.DB, fn func(context.Context, *Tx) error) error {
 	// Commit even when ctx is cancelled mid-way: a decision is applied
 	// whole, late rather than never. Postgres may stop answering, so its
 	// transactions have a bound of their own.
@@ -373,7 +398,7 @@ func (s *Store) inTx(ctx context.Context, fn func(context.Context, *Tx) error) e
 		ctx, cancel = context.WithTimeout(ctx, postgresTimeout)
 		defer cancel()
 	}
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
