@@ -282,7 +282,8 @@ func (f *Fleet) Close() {
 }
 
 // announce records this process as standing by for each of its accounts
-// that it neither owns nor follows yet, with why it cannot serve one it
+// that it does not own (following another daemon that owns it, or not
+// yet), with why it cannot serve one it
 // tried when waiting will not mend it (a refusal: the broker does not know
 // the account under these keys, say; a database that is down or an engine
 // that stopped pass by themselves, and a command waits for them, while
@@ -309,7 +310,7 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 				continue
 			}
 			delete(announced, h)
-		case h.Owner() == nil && h.follower() == nil:
+		case h.Owner() == nil:
 			h.mu.Lock()
 			if h.notOpened != nil && account.KindOf(h.notOpened) == account.KindRefused {
 				sb.NotServed, sb.NotServedSince, sb.Retry = h.notOpened.Error(), h.notSince, h.retryAt
@@ -452,12 +453,12 @@ func (h *Handle) follower() *Client {
 	return h.client
 }
 
-// standBy waits, as a standby listed in the database, until the account
-// may be free: the lease it follows lapsed or was released (see
-// store.WaitLease), or the connection to its owner ended (an owner of
-// this host that died: its lease is then taken over at once).
+// standBy waits, as a standby listed in the database (Fleet.announce
+// records it), until the account may be free: the lease it follows
+// lapsed or was released (see store.WaitLease), or the connection to its
+// owner ended (an owner of this host that died: its lease is then taken
+// over at once).
 func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
-	// The registration lapses in real time, as leases do.
 	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
 	hello, err := c.Hello(ctx)
 	if err != nil {
@@ -469,38 +470,23 @@ func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
 		clock.Sleep(ctx, clk, reopenWait)
 		return
 	}
-	host, _ := os.Hostname()
-	sb := h.standby(host)
-	defer st.LeaveStandby(context.WithoutCancel(ctx), sb.Account, sb.Process)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	freed := make(chan error, 1)
 	go func() { freed <- st.WaitLease(wctx, hello.Lease) }()
 	for {
-		if err := st.StandBy(ctx, sb, LeaseTTL); err != nil && ctx.Err() == nil {
-			log.Warn("cannot record this process as the account's standby", "account", sb.Account, "err", err)
-		}
-		t := time.NewTimer(RenewEvery)
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case err := <-freed:
-				t.Stop()
-				if err != nil && ctx.Err() == nil {
-					log.Warn("cannot read the account's lease; trying again", "account", sb.Account, "err", err)
-					clock.Sleep(ctx, clk, reopenWait)
-				}
-				return
-			case _, ok := <-updates:
-				if !ok {
-					t.Stop()
-					return // the owner's connection ended
-				}
-			case <-t.C:
-				break wait
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-freed:
+			if err != nil && ctx.Err() == nil {
+				log.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
+				clock.Sleep(ctx, clk, reopenWait)
+			}
+			return
+		case _, ok := <-updates:
+			if !ok {
+				return // the owner's connection ended
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -162,6 +163,62 @@ func TestWaitLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = next
+	})
+}
+
+// Many standbys of one store wait at once (one look at their leases
+// serves them all): a release wakes its own standby alone, one whose
+// caller gives up ends with its context's error, and the others wait on.
+func TestWaitLeases(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		standby := mustOpen(t, b.dsn, b.clock)
+		const n = 5
+		woken := make([]chan error, n)
+		held := make([]locator.Lease, n)
+		cancels := make([]context.CancelFunc, n)
+		for i := range n {
+			l, err := b.store.AcquireLease(ctx, locator.Lease{Account: fmt.Sprintf("LV10000%d", i+1), Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held[i], woken[i] = l, make(chan error, 1)
+			wctx, cancel := context.WithCancel(ctx)
+			cancels[i] = cancel
+			go func() { woken[i] <- standby.WaitLease(wctx, l) }()
+		}
+		defer func() {
+			for _, c := range cancels {
+				c()
+			}
+		}()
+		quiet := func(which ...int) {
+			t.Helper()
+			for _, i := range which {
+				select {
+				case err := <-woken[i]:
+					t.Fatalf("standby %d woken while its lease is held: %v", i, err)
+				case <-time.After(300 * time.Millisecond):
+				}
+			}
+		}
+		quiet(0, 1, 2, 3, 4)
+		if err := b.store.ReleaseLease(ctx, held[2].Account, "a", held[2].Term); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-woken[2]:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the standby of the lease released was not woken")
+		}
+		cancels[4]()
+		if err := <-woken[4]; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a standby given up: %v, want context.Canceled", err)
+		}
+		quiet(0, 1, 3)
 	})
 }
 

@@ -186,7 +186,12 @@ func openPostgres(dsn string) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open Postgres at %s: %w", Redact(dsn), err)
 	}
+	// As many kept idle as may be open (database/sql keeps 2 by
+	// default): a daemon's engines come in bursts of 8, and a connection
+	// closed after each burst is made again at the next (a connection's
+	// start-up is a round of authentication on the server).
 	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(time.Minute)
 	beat, err := sql.Open("pgx", u.String())
 	if err != nil {
@@ -301,10 +306,11 @@ type conn struct {
 	// connection behind the engines' transactions (a daemon of many
 	// accounts shares DB's few); on SQLite, whose one connection orders
 	// every transaction, DB itself.
-	beat *sql.DB
+	beat    *sql.DB
 	dialect string // "sqlite" or "postgres": also the migrations' folder
 	dsn     string // Postgres: the URL, for the LISTEN connection
 	notices notices
+	waits   leaseWaits
 }
 
 // Close stops the lease listener and closes the database.

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,41 +25,154 @@ const (
 
 // WaitLease returns when held, a lease seen held by another process, may
 // be free: it lapsed, was released, or passed to another owner or term.
-// It looks again at the lease's expiry, at a release notified on
-// Postgres (LISTEN on LeaseChannel), and every poll interval. An error
-// reading the lease is returned (the database may be unreachable: the
-// caller waits and tries again).
+// The leases waited on are looked at again at the soonest expiry among
+// them, at a release notified on Postgres (LISTEN on LeaseChannel), and
+// every poll interval, in one query for all the standbys of the store (a
+// daemon standing by for hundreds of accounts reads their leases once a
+// poll, not once per account). An error reading the leases is returned
+// (the database may be unreachable: the caller waits and tries again).
 func (s *Store) WaitLease(ctx context.Context, held locator.Lease) error {
+	w := &leaseWait{held: held, done: make(chan error, 1)}
+	s.db.waits.add(s, w)
+	select {
+	case <-ctx.Done():
+		s.db.waits.remove(w)
+		return ctx.Err()
+	case err := <-w.done:
+		return err
+	}
+}
+
+// leaseWait is one WaitLease: the lease held, and where its end is told.
+type leaseWait struct {
+	held locator.Lease
+	done chan error // one value
+}
+
+// leaseWaits is the one look at the leases a store's standbys wait on: a
+// goroutine that runs while any wait.
+type leaseWaits struct {
+	mu      sync.Mutex
+	waits   map[*leaseWait]bool
+	running bool
+	kick    chan struct{}
+}
+
+// add starts w, looked at in the next round, at once.
+func (lw *leaseWaits) add(s *Store, w *leaseWait) {
+	lw.mu.Lock()
+	if lw.waits == nil {
+		lw.waits, lw.kick = map[*leaseWait]bool{}, make(chan struct{}, 1)
+	}
+	lw.waits[w] = true
+	if !lw.running {
+		lw.running = true
+		go lw.loop(s)
+	}
+	lw.mu.Unlock()
+	select {
+	case lw.kick <- struct{}{}:
+	default:
+	}
+}
+
+// remove ends w, its caller gone.
+func (lw *leaseWaits) remove(w *leaseWait) {
+	lw.mu.Lock()
+	delete(lw.waits, w)
+	lw.mu.Unlock()
+}
+
+// finish tells w how its wait ended, and forgets it.
+func (lw *leaseWaits) finish(w *leaseWait, err error) {
+	lw.mu.Lock()
+	delete(lw.waits, w)
+	lw.mu.Unlock()
+	w.done <- err
+}
+
+// loop looks at the leases waited on, round after round, until none is.
+func (lw *leaseWaits) loop(s *Store) {
 	clk, poll := clock.Real{}, leasePollSQLite // lease times are real (see leaseNow)
 	if s.Postgres() {
 		poll = leasePollPostgres
 	}
 	for {
 		released := s.db.notices.next(s.db)
-		cur, err := getLease(ctx, s.db, held.Account)
-		if errors.Is(err, ErrNotFound) {
-			return nil
+		lw.mu.Lock()
+		if len(lw.waits) == 0 {
+			lw.running = false
+			lw.mu.Unlock()
+			return
 		}
-		if err != nil {
-			return err
+		waits := make([]*leaseWait, 0, len(lw.waits))
+		for w := range lw.waits {
+			waits = append(waits, w)
 		}
-		now, err := s.leaseNow(ctx, s.db)
-		if err != nil {
-			return err
-		}
-		if cur.Owner != held.Owner || cur.Term != held.Term || !cur.Expires.After(now) {
-			return nil
-		}
-		t := clk.NewTimer(min(cur.Expires.Sub(now)+time.Millisecond, poll))
+		lw.mu.Unlock()
+		t := clk.NewTimer(min(lw.look(s, waits), poll))
 		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
 		case <-released:
+		case <-lw.kick:
 		case <-t.C():
 		}
 		t.Stop()
 	}
+}
+
+// look reads the leases of waits in one query and ends the waits whose
+// lease may be free (or all of them, on an error). It returns how long
+// until the soonest expiry of the leases still held.
+func (lw *leaseWaits) look(s *Store, waits []*leaseWait) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), postgresTimeout)
+	defer cancel()
+	cur, now, err := s.waitedLeases(ctx, waits)
+	soonest := time.Duration(math.MaxInt64)
+	for _, w := range waits {
+		l, ok := cur[w.held.Account]
+		switch {
+		case err != nil:
+			lw.finish(w, err)
+		case !ok || l.Owner != w.held.Owner || l.Term != w.held.Term || !l.Expires.After(now):
+			lw.finish(w, nil)
+		default:
+			soonest = min(soonest, l.Expires.Sub(now)+time.Millisecond)
+		}
+	}
+	return soonest
+}
+
+// waitedLeases reads the current leases of the accounts waits wait on, by
+// account, and the database's now.
+func (s *Store) waitedLeases(ctx context.Context, waits []*leaseWait) (map[string]*locator.Lease, time.Time, error) {
+	accounts := map[string]bool{}
+	for _, w := range waits {
+		accounts[w.held.Account] = true
+	}
+	out := make(map[string]*locator.Lease, len(accounts))
+	for batch := range slices.Chunk(slices.Sorted(maps.Keys(accounts)), renewBatch) {
+		args := make([]any, len(batch))
+		for i, a := range batch {
+			args[i] = a
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE account IN (?`+strings.Repeat(", ?", len(batch)-1)+`)`, args...)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		for rows.Next() {
+			l, err := scanLease(rows)
+			if err != nil {
+				rows.Close()
+				return nil, time.Time{}, err
+			}
+			out[l.Account] = l
+		}
+		if err := rows.Close(); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
+	now, err := s.leaseNow(ctx, s.db)
+	return out, now, err
 }
 
 // notices wakes the standbys of a Postgres store when a lease is
