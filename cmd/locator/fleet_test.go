@@ -1,8 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/internal/bench"
 	"github.com/locatorhq/locator/internal/store/storetest"
 )
@@ -123,5 +134,105 @@ func TestCommandsMeetAStartingServe(t *testing.T) {
 				t.Errorf("%d of 12 filled, %d responses 429, %d quotes twice; want 12, 0, 0", run.Filled, run.Status429, run.Duplicates)
 			}
 		})
+	}
+}
+
+// Issue 27 item 2, as a user sees it: a `locator serve --listen` of two
+// accounts, one of them (LV300001) under a secret the broker does not know
+// (spec "Failure behavior": foreign credentials read 404), serves the other
+// and says on its /metrics which account it cannot serve, with why, since
+// when and when it tries again; `locator status` of that account answers at
+// once with the same refusal.
+func TestServeMetricsSayWhatItCannotServe(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 0)
+	var bad brokersim.ReadyKey
+	for _, k := range b.ready.Keys {
+		if slices.Contains(k.Accounts, "LV300001") {
+			bad = k
+		}
+	}
+	b.env = append(b.env, "BAD_KEY_ID="+bad.KeyID, "BAD_SECRET=not-the-secret")
+	cfg := writeFile(t, "serve.json", `{"accounts": [{"account": "LV100001", "keyIdEnv": "LOCATOR_KEY_ID", "secretEnv": "LOCATOR_SECRET"},
+  {"account": "LV300001", "keyIdEnv": "BAD_KEY_ID", "secretEnv": "BAD_SECRET"}]}`)
+	serve := b.command(context.Background(), "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+	stderr, _ := serve.StderrPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	login := ""
+	var said strings.Builder
+	for lines := bufio.NewScanner(stderr); login == "" && lines.Scan(); {
+		said.WriteString(lines.Text() + "\n")
+		if _, addr, ok := strings.Cut(lines.Text(), "dashboard: open "); ok {
+			login, _, _ = strings.Cut(addr, " ")
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	u, err := url.Parse(login)
+	if err != nil || login == "" {
+		t.Fatalf("no login address in serve's start lines (%v):\n%s", err, said.String())
+	}
+	metrics := func() string {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, u.Scheme+"://"+u.Host+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+u.Query().Get("token"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics: %s %s", resp.Status, body)
+		}
+		return string(body)
+	}
+	// series is the value of the first series named name of account, or
+	// "" when there is none.
+	series := func(page, name, account string) string {
+		for line := range strings.Lines(page) {
+			if strings.HasPrefix(line, name+"{") && strings.Contains(line, `account="`+account+`"`) {
+				return strings.TrimSpace(line[strings.LastIndexByte(line, ' ')+1:])
+			}
+		}
+		return ""
+	}
+	var page string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		page = metrics()
+		if series(page, "locator_account_not_served", "LV300001") == "1" && series(page, "locator_lease_held", "LV100001") == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no refusal of LV300001 beside LV100001 served in 30 s; serve said:\n%s\n/metrics:\n%s", said.String(), page)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	line := ""
+	for l := range strings.Lines(page) {
+		if strings.HasPrefix(l, "locator_account_not_served{") && strings.Contains(l, `account="LV300001"`) {
+			line = l
+		}
+	}
+	if !strings.Contains(line, `reason="account LV300001 not found for these keys`) || !strings.Contains(line, fmt.Sprintf(`pid="%d"`, serve.Process.Pid)) {
+		t.Errorf("the refusal's series does not say why and which process: %s", line)
+	}
+	for _, name := range []string{"locator_account_not_served_seconds", "locator_account_retry_in_seconds"} {
+		if v, err := strconv.ParseFloat(series(page, name, "LV300001"), 64); err != nil || v < 0 || v > 60 {
+			t.Errorf("%s of LV300001 = %q (%v), want seconds between 0 and 60", name, series(page, name, "LV300001"), err)
+		}
+	}
+	if v := series(page, "locator_account_not_served", "LV100001"); v == "1" {
+		t.Errorf("LV100001, served, is said not served:\n%s", page)
+	}
+	if strings.Contains(page, "not-the-secret") || strings.Contains(page, bad.KeyID) {
+		t.Errorf("/metrics shows a key or a secret:\n%s", page)
+	}
+	status := b.command(t.Context(), "status")
+	status.Env = append(slices.Clone(b.env), "LOCATOR_ACCOUNT=LV300001", "LOCATOR_KEY_ID="+bad.KeyID, "LOCATOR_SECRET=not-the-secret")
+	out, _ := status.CombinedOutput()
+	if !strings.Contains(string(out), "not served: pid "+strconv.Itoa(serve.Process.Pid)) {
+		t.Errorf("locator status of LV300001:\n%s\nwant it not served by pid %d", out, serve.Process.Pid)
 	}
 }

@@ -50,9 +50,10 @@ type Fleet struct {
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f := &Fleet{}
 	beat := newRenewals() // one statement renews every lease the fleet holds
+	syncs := make(chan struct{}, ledgerSyncsAtOnce)
 	for _, cfg := range cfgs {
 		cfg.Role = RoleDaemon
-		cfg.renewals = beat
+		cfg.renewals, cfg.ledgerSyncs = beat, syncs
 		f.handles = append(f.handles, newHandle(cfg))
 	}
 	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -103,6 +104,10 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 
 // openWindow is how many key pairs a fleet opens at once.
 const openWindow = 16
+
+// ledgerSyncsAtOnce is how many of a fleet's accounts sync their ledger at
+// once (see OwnerConfig.ledgerSyncs).
+const ledgerSyncsAtOnce = 2
 
 // openPair takes the leases of pair's accounts (one key pair's) at once and
 // opens each of them; an account it cannot open yet is recorded for Wait

@@ -91,6 +91,12 @@ type OwnerConfig struct {
 	// renewals is the lease heartbeat the owners of this config join (a
 	// fleet's one, shared by its accounts); nil: each owner its own.
 	renewals *renewals
+	// ledgerSyncs, when set, is the gate the ledger syncs of this
+	// config's owners pass one at a time per slot (a fleet's, shared by
+	// its accounts): the owners a daemon takes over together would
+	// otherwise sync hundreds of ledgers at once and crowd their engines'
+	// records out of the database's connections. nil: no gate.
+	ledgerSyncs chan struct{}
 	// owner, when set, is the owner id of the lease the fleet took for
 	// this account with its key pair's others (see Fleet.reserve): the
 	// owner takes it on as its own term. Empty: a new id.
@@ -354,8 +360,18 @@ func (o *Owner) syncLedger() {
 	go func() { <-o.stop; cancel() }()
 	a := o.local.As(account.Caller{Name: "ledger sync"})
 	for {
+		if o.cfg.ledgerSyncs != nil {
+			select {
+			case o.cfg.ledgerSyncs <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if _, err := a.Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: ledger.FeeGrace}); err != nil && ctx.Err() == nil {
 			o.log.Warn("ledger not synced", "account", o.lease.Account, "err", err)
+		}
+		if o.cfg.ledgerSyncs != nil {
+			<-o.cfg.ledgerSyncs
 		}
 		if clock.Sleep(ctx, o.clk, LedgerSyncEvery) != nil {
 			return
