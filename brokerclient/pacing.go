@@ -201,6 +201,10 @@ type pacer struct {
 	quote    chan struct{}
 	answered time.Time
 	seq      uint64
+	// holds counts the holds of idle requests (HoldIdle); unheld is
+	// closed, and made anew, when the last one is released.
+	holds  int
+	unheld chan struct{}
 }
 
 // routePace is one route's bucket and the requests waiting for it. Only
@@ -237,7 +241,33 @@ func (q *routePace) wakeHeadLocked() {
 }
 
 func newPacer() *pacer {
-	return &pacer{routes: map[string]*routePace{}, quote: make(chan struct{}, 1)}
+	return &pacer{routes: map[string]*routePace{}, quote: make(chan struct{}, 1), unheld: make(chan struct{})}
+}
+
+// HoldIdle holds the key pair's idle requests (PriorityIdle) until
+// release is called (once; later calls do nothing). An account whose
+// sent quote waits for its offer holds them: its urgent reads, due at
+// instants it knows, then find their token in the bucket, where an idle
+// account's read would have taken it a moment before (the client keeps
+// one token of history's burst: one idle read empties it for half a
+// second). The idle cadence stretches meanwhile, as it does under any
+// load (a ceiling, not a promise).
+func (c *Client) HoldIdle() (release func()) {
+	p := c.pacer
+	p.mu.Lock()
+	p.holds++
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.holds--; p.holds == 0 {
+				close(p.unheld)
+				p.unheld = make(chan struct{})
+			}
+		})
+	}
 }
 
 // turn waits until a request of route may leave after its bucket's token:
@@ -322,6 +352,31 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	q.queue = slices.Insert(q.queue, i, w)
 	for {
 		now := clk.Now() // under the lock: the limiter's time must never go back
+		if w.prio == PriorityIdle && p.holds > 0 {
+			// Held (see HoldIdle): out of the queue until released, so
+			// that the requests behind it are not held too.
+			i := slices.Index(q.queue, w)
+			q.queue = slices.Delete(q.queue, i, i+1)
+			if i == 0 {
+				q.wakeHeadLocked()
+			}
+			// Asleep on clk too, looking again every second, as every
+			// request waiting is (a fake clock must see it asleep).
+			unheld := p.unheld
+			p.mu.Unlock()
+			t := clk.NewTimer(time.Second)
+			select {
+			case <-unheld:
+			case <-t.C():
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+			t.Stop()
+			p.mu.Lock()
+			q.queue = append(q.queue, w) // idle: the lowest priority, last
+			continue
+		}
 		pos := slices.Index(q.queue, w)
 		var short time.Duration // until the bucket holds a token, for a request not urgent
 		if w.prio < PriorityUrgent {

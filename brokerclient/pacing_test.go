@@ -269,3 +269,52 @@ func TestPacingUrgentReadPassesIdleOnes(t *testing.T) {
 		t.Errorf("history load %+v: want the urgent read's wait within 0.55 s, the last idle one's over 10 s", load)
 	}
 }
+
+// Issue 27 item 1: while an account of the key pair holds its idle
+// requests (a sent quote awaiting its offer), an idle account's read waits
+// however full the bucket is, and an urgent read leaves at once; the idle
+// read leaves once the hold is released (and not before, whatever time
+// passes meanwhile).
+func TestPacingHoldIdle(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.Client(t, b.Live)
+	release := c.HoldIdle()
+	idleDone := make(chan error, 1)
+	go func() {
+		_, _, err := c.Locates.History(brokerclient.WithPriority(t.Context(), brokerclient.PriorityIdle), "LV100001")
+		idleDone <- err
+	}()
+	for range 5 { // five seconds of the fake clock, the idle read asleep
+		<-b.Clock.BlockUntil(1)
+		b.Clock.Advance(time.Second)
+	}
+	select {
+	case err := <-idleDone:
+		t.Fatalf("an idle read left while held: %v", err)
+	default:
+	}
+	at := b.Clock.Now()
+	if _, _, err := c.Locates.History(brokerclient.WithPriority(t.Context(), brokerclient.PriorityUrgent), "LV100001"); err != nil {
+		t.Fatal(err)
+	}
+	if waited := b.Clock.Now().Sub(at); waited != 0 {
+		t.Errorf("the urgent read waited %v beside a held idle one, want no wait (the bucket full)", waited)
+	}
+	release()
+	release() // a second release does nothing
+	for done := false; !done; {
+		select {
+		case err := <-idleDone:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = true
+		case <-b.Clock.BlockUntil(1): // the idle read waits for its token
+			b.Clock.AdvanceToNext()
+		}
+	}
+	if n := len(loggedRequests(b, "GET", "/locates/history")); n != 2 {
+		t.Errorf("%d history reads logged, want 2", n)
+	}
+}

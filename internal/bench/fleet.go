@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,7 +85,8 @@ type FleetRun struct {
 	KeyPairs  int             `json:"keyPairs"`
 	Processes []*FleetProcess `json:"processes"`
 	// StartSeconds: from the serve processes' start until every account
-	// has a live owner.
+	// has a live owner and every process has started its engines (said
+	// what it serves).
 	StartSeconds float64 `json:"startSeconds"`
 	// SplitKeyPairs counts key pairs whose accounts more than one process
 	// owned at the end (0: the rule holds).
@@ -149,6 +152,10 @@ type FleetProcess struct {
 	LocateCPU float64 `json:"locateCPUSeconds"`
 	cmd       *exec.Cmd
 	lastCPU   float64 // CPU seconds at the end of the last phase
+	// serving is closed once the process said what it serves (its
+	// first line of service.Fleet.Say): every account it lists opened,
+	// each engine's start-up reads done, or its failure told.
+	serving chan struct{}
 }
 
 // FleetAccount names account i of a fleet run.
@@ -257,6 +264,15 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute); err != nil {
 		return nil, err
 	}
+	for _, p := range run.Processes { // and every engine started
+		select {
+		case <-p.serving:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Until(start.Add(5 * time.Minute))):
+			return nil, fmt.Errorf("serve process %d did not say what it serves within 5 minutes of its start", p.PID)
+		}
+	}
 	run.StartSeconds = time.Since(start).Seconds()
 	var idleFrom, idleTo time.Time
 	if o.AtStart {
@@ -317,7 +333,7 @@ func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *sto
 	if err := run.phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
 		return idleFrom, idleTo, err
 	}
-	o.Logf("every account owned after %.1f s; idle for %s", run.StartSeconds, o.Idle)
+	o.Logf("every account owned and served after %.1f s; idle for %s", run.StartSeconds, o.Idle)
 	idleFrom = time.Now()
 	if err := clock.Sleep(ctx, clock.Real{}, o.Idle); err != nil {
 		return idleFrom, idleTo, err
@@ -418,18 +434,35 @@ func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess
 	}
 	cmd := exec.Command(o.Exe, "serve", "--standby", "--listen", "", "--config", path)
 	cmd.Env = env
+	log := io.Discard
 	if o.LogDir != "" {
 		f, err := os.Create(filepath.Join(o.LogDir, fmt.Sprintf("serve-%d.log", p)))
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close() // the process has its own copy once started
-		cmd.Stderr = f
+		log = f
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd}
+	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd, serving: make(chan struct{})}
+	go func() {
+		if f, ok := log.(io.Closer); ok {
+			defer f.Close()
+		}
+		said := false
+		for lines := bufio.NewScanner(stderr); lines.Scan(); {
+			fmt.Fprintln(log, lines.Text())
+			if !said && slices.ContainsFunc([]string{"serving ", "standing by for ", "waiting for ", "not serving "}, func(p string) bool { return strings.HasPrefix(lines.Text(), p) }) {
+				said = true
+				close(proc.serving)
+			}
+		}
+	}()
 	return proc, nil
 }
 

@@ -60,7 +60,7 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 		objs = append(objs, p)
 	}
 	console.Printer{W: w}.Table([]string{"PID", "OWNED", "RSS MB", "PEAK MB", "START CPU s", "IDLE CPU s", "LOCATE CPU s"}, rows, objs)
-	fmt.Fprintf(w, "\n%d accounts over %d key pairs, %d processes on %s: every account owned in %.1f s; key pairs owned by two processes: %d; serve processes that ended by themselves: %d\n",
+	fmt.Fprintf(w, "\n%d accounts over %d key pairs, %d processes on %s: every account owned and served in %.1f s; key pairs owned by two processes: %d; serve processes that ended by themselves: %d\n",
 		r.Accounts, r.KeyPairs, len(r.Processes), r.Database, r.StartSeconds, r.SplitKeyPairs, r.Exited)
 	fmt.Fprintf(w, "locates: %d of %d filled in %.1f s; over the run the simulator saw %d requests, %d responses 429, %d quotes, %d quoted twice\n",
 		r.Filled, r.Locates, r.LocateSeconds, r.Requests, r.Status429, r.Quotes, r.Duplicates)

@@ -37,6 +37,7 @@ func TestHistoryFollowsTheQuoteFromItsAnswer(t *testing.T) {
 			reads = append(reads, r.Time.Sub(quoted))
 		}
 	}
+	t.Logf("reads after the quote: %v; offered %v after it", reads, offered.Sub(quoted))
 	if len(reads) == 0 || reads[0] < 2*time.Second {
 		t.Fatalf("history reads after the quote, from it: %v; want the first 2 s after it", reads)
 	}

@@ -50,6 +50,13 @@ func (s clientSource) Inventory(ctx context.Context, account string) ([]brokercl
 	return rows, err
 }
 
+func (s clientSource) HoldIdle() func() { return s.c.HoldIdle() }
+
+// idleHolder is a Source that can hold its key pair's idle reads while
+// this account awaits an outcome (ClientSource: brokerclient's
+// Client.HoldIdle); see SetAwaiting.
+type idleHolder interface{ HoldIdle() (release func()) }
+
 // Cadence is the poller's spacing, from the spec's "Short locates" rule 7.
 type Cadence struct {
 	AfterWrite    time.Duration // first history poll after a write (2 s)
@@ -130,6 +137,8 @@ type Poller struct {
 	hot       bool
 	quiet     bool      // nothing is open on the account (SetQuiet)
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
+	release   func()    // ends the hold of the key pair's idle reads while awaiting (nil: none)
+	ran       bool      // Run has returned: no hold is taken any more
 	writePoll int       // follow-up polls left after a write
 	writeDue  time.Time // the first history read after the last write (AfterWrite)
 	// settles are the ends of the settle windows of the quotes answered
@@ -197,7 +206,11 @@ func (p *Poller) Quoted() {
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
 	due := later(now.Add((c.SettleMin+c.SettleMax)/2), p.quietUntil)
-	if due.Before(p.nextHist) {
+	// A read due sooner on the idle or quiet cadence alone would show
+	// nothing of the quote (it settles SettleMin from now at the soonest)
+	// and take a turn of the key pair's bucket: it moves to the window's
+	// middle. One due for another write's or quote's sake stays.
+	if due.Before(p.nextHist) || (!p.writeDue.After(now) && len(p.settles) == 0) {
 		p.nextHist = due
 	}
 	p.writeDue = due
@@ -234,11 +247,21 @@ func (p *Poller) SetHot(hot bool) {
 // go first on the key pair's history bucket, before an account's reads
 // for anything else (a fill after an accept, an offer a person is asked
 // about) and before the idle accounts'. It changes the reads' priority,
-// not their cadence (SetHot, Wrote).
+// not their cadence (SetHot, Wrote). Meanwhile the key pair's idle reads
+// are held (a Source that can, idleHolder): this account's reads come at
+// instants it knows (Quoted), and each finds its token in the bucket.
 func (p *Poller) SetAwaiting(awaiting bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.awaiting = awaiting
-	p.mu.Unlock()
+	h, ok := p.cfg.Source.(idleHolder)
+	switch {
+	case awaiting && ok && p.release == nil && !p.ran:
+		p.release = h.HoldIdle()
+	case !awaiting && p.release != nil:
+		p.release()
+		p.release = nil
+	}
 }
 
 // SetQuiet says whether the account has nothing open (no workflow, sent
@@ -436,6 +459,12 @@ func sameRow(a, b brokerclient.HistoryRow) bool {
 // Run polls until ctx ends or an error that retrying cannot fix (bad
 // credentials, an account the keys do not own).
 func (p *Poller) Run(ctx context.Context) error {
+	defer func() { // no hold outlives the poller
+		p.mu.Lock()
+		p.ran = true
+		p.mu.Unlock()
+		p.SetAwaiting(false)
+	}()
 	failures := 0
 	for {
 		p.mu.Lock()
@@ -509,12 +538,12 @@ func (p *Poller) tick(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	if histDue {
-		if err := p.idleRead(ctx, histPrio, p.PollHistory); err != nil {
+		if err := p.idleRead(ctx, histPrio, p.PollHistory, &p.nextHist); err != nil {
 			return err
 		}
 	}
 	if invDue {
-		if err := p.idleRead(ctx, invPrio, p.PollInventory); err != nil {
+		if err := p.idleRead(ctx, invPrio, p.PollInventory, &p.nextInv); err != nil {
 			return err
 		}
 	}
@@ -538,9 +567,10 @@ func (p *Poller) priorityLocked() brokerclient.Priority {
 
 // idleRead runs read at prio. An idle read waiting for the key pair's
 // bucket is given up when the account turns urgent meanwhile (a quote or
-// sell-back sent, see preempt): the poller's next tick reads again at
-// the urgent priority rather than waiting behind the idle accounts.
-func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read func(context.Context) error) error {
+// sell-back sent, see preempt): the poller's next tick reads again (next,
+// the read's due time, p.mu held to change it) at the urgent priority
+// rather than waiting behind the idle accounts.
+func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read func(context.Context) error, next *time.Time) error {
 	if prio != brokerclient.PriorityIdle {
 		return read(brokerclient.WithPriority(ctx, prio))
 	}
@@ -554,11 +584,11 @@ func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read 
 	p.preemptIdle = nil
 	p.mu.Unlock()
 	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
-		// Preempted: read again, urgent, but history not before the
-		// broker can show the write that made it urgent (a read at once
-		// would show nothing new).
+		// Preempted: read again, urgent, but not before the broker can
+		// show the write that made it urgent (a read at once would show
+		// nothing new; history's next read is already set for it).
 		p.mu.Lock()
-		p.nextHist = later(p.nextHist, p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot))
+		*next = later(*next, p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot))
 		p.mu.Unlock()
 		return nil
 	}
