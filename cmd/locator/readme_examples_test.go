@@ -17,21 +17,23 @@ import (
 // each with why and what runs it instead. An entry the README no longer
 // holds fails the test, so the list stays true.
 var readmeNotRun = map[string]string{
-	"serve":                                 "owns the account until stopped: TestWriteNeedingAPersonRefusedWithoutATerminal and the owner tests run it",
-	"watch pnl":                             "follows the P&L stream until Ctrl-C: TestWatchPnL runs it",
-	"watch orders":                          "follows the portfolio stream until Ctrl-C: TestWatchOrders runs it",
-	"login --partner":                       "waits for a person to sign in in a browser: TestLoginPartnerOverHTTP and TestBrowserPartnerLogin run it",
-	"LOCATOR_AUTH=partner accounts":         "needs the tokens of login --partner: TestLoginPartnerOverHTTP runs it with them",
-	"approve wf-1234abcd-5678":              "the id stands for a workflow whose offer waits on a person in another shell: accounttest's ApproveElsewhereWithdrawsQuestion answers the same way",
-	"decline wf-1234abcd-5678":              "the id stands for a workflow whose offer waits on a person in another shell: TestAnswerFromAnotherShell runs it",
-	"cancel wf-1234abcd-5678":               "the id stands for an unfinished workflow of another shell: TestAnswerFromAnotherShell runs it",
-	"status wf-1234":                        "the id stands for one of the reader's workflows: TestLocateJSON runs status with a prefix",
-	"status CLIENT_ORDER_ID":                "the id stands for one of the reader's orders: TestStatusListsShortOrders runs status with one",
-	"orders cancel CLIENT_ORDER_ID":         "the id stands for a working order locator placed: TestOrdersCancel runs it",
-	"sim --addr 127.0.0.1:8700":             "serves until Ctrl-C: TestREADMESamples runs it to its ready line",
-	"bench --mode days --days 1000":         "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",
-	"LOCATOR_DB=$SERVER bench --mode fleet": "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
-	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --idle 60s --parallel 10 --locating 10 --failover=false": "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
+	"serve":                         "owns the account until stopped: TestWriteNeedingAPersonRefusedWithoutATerminal and the owner tests run it",
+	"watch pnl":                     "follows the P&L stream until Ctrl-C: TestWatchPnL runs it",
+	"watch orders":                  "follows the portfolio stream until Ctrl-C: TestWatchOrders runs it",
+	"login --partner":               "waits for a person to sign in in a browser: TestLoginPartnerOverHTTP and TestBrowserPartnerLogin run it",
+	"LOCATOR_AUTH=partner accounts": "needs the tokens of login --partner: TestLoginPartnerOverHTTP runs it with them",
+	"approve wf-1234abcd-5678":      "the id stands for a workflow whose offer waits on a person in another shell: accounttest's ApproveElsewhereWithdrawsQuestion answers the same way",
+	"decline wf-1234abcd-5678":      "the id stands for a workflow whose offer waits on a person in another shell: TestAnswerFromAnotherShell runs it",
+	"cancel wf-1234abcd-5678":       "the id stands for an unfinished workflow of another shell: TestAnswerFromAnotherShell runs it",
+	"status wf-1234":                "the id stands for one of the reader's workflows: TestLocateJSON runs status with a prefix",
+	"status CLIENT_ORDER_ID":        "the id stands for one of the reader's orders: TestStatusListsShortOrders runs status with one",
+	"orders cancel CLIENT_ORDER_ID": "the id stands for a working order locator placed: TestOrdersCancel runs it",
+	"sim --addr 127.0.0.1:8700":     "serves until Ctrl-C: TestREADMESamples runs it to its ready line",
+	"bench --mode days --days 1000": "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",
+	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 1000 --key-pairs 500":                                                "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 60s --parallel 50":               "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 10 --locating 10": "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 1 --locating 20":  "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
 }
 
 // readmeShell are the other commands of the README's shell blocks, by

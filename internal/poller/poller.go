@@ -137,7 +137,7 @@ type Poller struct {
 	hot       bool
 	quiet     bool      // nothing is open on the account (SetQuiet)
 	awaiting  bool      // a sent quote or sell-back waits for its outcome (SetAwaiting)
-	release   func()    // ends the hold of the key pair's idle reads while awaiting (nil: none)
+	release   func()    // ends the hold of the key pair's idle reads (holdLocked; nil: none)
 	ran       bool      // Run has returned: no hold is taken any more
 	writePoll int       // follow-up polls left after a write
 	writeDue  time.Time // the first history read after the last write (AfterWrite)
@@ -216,6 +216,7 @@ func (p *Poller) Quoted() {
 	p.writeDue = due
 	p.writePoll = c.WritePolls
 	p.settles = append(p.settles, now.Add(c.SettleMax))
+	p.holdLocked()
 	p.preemptLocked()
 	p.mu.Unlock()
 	p.kick()
@@ -247,18 +248,27 @@ func (p *Poller) SetHot(hot bool) {
 // go first on the key pair's history bucket, before an account's reads
 // for anything else (a fill after an accept, an offer a person is asked
 // about) and before the idle accounts'. It changes the reads' priority,
-// not their cadence (SetHot, Wrote). Meanwhile the key pair's idle reads
-// are held (a Source that can, idleHolder): this account's reads come at
-// instants it knows (Quoted), and each finds its token in the bucket.
+// not their cadence (SetHot, Wrote). See holdLocked.
 func (p *Poller) SetAwaiting(awaiting bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.awaiting = awaiting
+	p.holdLocked()
+}
+
+// holdLocked holds the key pair's idle reads (a Source that can,
+// idleHolder) while a quote this account awaits is in its settle window
+// (Quoted, until the read at the window's end): this account's reads then
+// come at instants it knows, and each finds its token in the bucket. A
+// quote left unsettled past its window (pending at the broker) holds them
+// no longer. p.mu is held.
+func (p *Poller) holdLocked() {
 	h, ok := p.cfg.Source.(idleHolder)
+	want := ok && p.awaiting && len(p.settles) > 0 && !p.ran
 	switch {
-	case awaiting && ok && p.release == nil && !p.ran:
+	case want && p.release == nil:
 		p.release = h.HoldIdle()
-	case !awaiting && p.release != nil:
+	case !want && p.release != nil:
 		p.release()
 		p.release = nil
 	}
@@ -378,6 +388,7 @@ func (p *Poller) PollHistory(ctx context.Context) error {
 	if len(p.settles) > 0 && p.settles[0].Before(p.nextHist) {
 		p.nextHist = later(p.settles[0], read.Add(historyGap))
 	}
+	p.holdLocked()
 	p.mu.Unlock()
 	return nil
 }
@@ -462,8 +473,8 @@ func (p *Poller) Run(ctx context.Context) error {
 	defer func() { // no hold outlives the poller
 		p.mu.Lock()
 		p.ran = true
+		p.holdLocked()
 		p.mu.Unlock()
-		p.SetAwaiting(false)
 	}()
 	failures := 0
 	for {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,15 @@ var t0 = time.Date(2025, 3, 10, 14, 30, 0, 0, time.UTC)
 type fakeSource struct {
 	HistoryFunc   func(ctx context.Context, account string) ([]brokerclient.HistoryRow, error)
 	InventoryFunc func(ctx context.Context, account string) ([]brokerclient.InventoryRow, error)
+	holds         atomic.Int32 // idle holds taken and not released (HoldIdle)
+}
+
+// HoldIdle counts the holds of the key pair's idle reads, as
+// brokerclient.Client.HoldIdle takes them.
+func (s *fakeSource) HoldIdle() func() {
+	s.holds.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { s.holds.Add(-1) }) }
 }
 
 var _ poller.Source = (*fakeSource)(nil)
@@ -949,5 +959,47 @@ func TestQuietAccountReadsEvery30s(t *testing.T) {
 	}
 	if diff := cmp.Diff(secs(0, 30, 60, 90, 100, 105, 110), inv); diff != "" {
 		t.Errorf("Inventory calls after quiet (-want +got):\n%s", diff)
+	}
+}
+
+// Issue 27 item 1: an account awaiting its quote's offer holds its key
+// pair's idle reads while the quote is in its settle window ("Locate
+// status": 1.5 to 3 s), so its reads at the window's middle and end find
+// their token; the hold ends with the read at the window's end (a quote
+// left pending at the broker holds nobody's reads), and with the poller.
+func TestAwaitingHoldsIdleReadsThroughTheSettleWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	r := b.start(t, p)
+	b.advanceTo(t, 5*time.Second)
+	p.SetAwaiting(true)
+	if n := b.src.holds.Load(); n != 0 {
+		t.Fatalf("%d holds while awaiting with no quote in its settle window, want 0", n)
+	}
+	b.kick(t, p.Quoted)
+	if n := b.src.holds.Load(); n != 1 {
+		t.Fatalf("%d holds once the quote was answered, want 1", n)
+	}
+	b.advanceTo(t, 7500*time.Millisecond) // the window's middle read
+	if n := b.src.holds.Load(); n != 1 {
+		t.Fatalf("%d holds after the middle read, want 1", n)
+	}
+	b.advanceTo(t, 8100*time.Millisecond) // the window's end read
+	if n := b.src.holds.Load(); n != 0 {
+		t.Fatalf("%d holds after the read at the window's end, want 0", n)
+	}
+	b.kick(t, p.Quoted) // a second quote
+	if n := b.src.holds.Load(); n != 1 {
+		t.Fatalf("%d holds for a second quote, want 1", n)
+	}
+	r.stop(t)
+	if n := b.src.holds.Load(); n != 0 {
+		t.Fatalf("%d holds after the poller ended, want 0", n)
+	}
+	p.SetAwaiting(true)
+	p.Quoted()
+	if n := b.src.holds.Load(); n != 0 {
+		t.Fatalf("%d holds taken after the poller ended, want 0", n)
 	}
 }
