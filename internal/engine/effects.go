@@ -98,6 +98,13 @@ func (l *loop) effect(w *Workflow, eff workflow.Effect) {
 			ctx, cancel := clock.WithDeadline(ctx, e.clock, deadline)
 			defer cancel()
 			ok := ask(ctx, offer)
+			if e.ctx.Err() != nil {
+				// The engine stops (its owner closing or stepping down): the
+				// question was withdrawn, not answered, and the next owner
+				// asks again within the offer's window. Taken as an answer,
+				// it would decline the offer for the person.
+				return nil
+			}
 			return answerEv{id: id, in: workflow.Answer{Accept: ok, Late: ctx.Err() != nil}}
 		})
 	case workflow.RefreshInventory:

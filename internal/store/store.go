@@ -132,11 +132,14 @@ func openSQLite(path string) (*conn, error) {
 		return nil, err
 	}
 	q := url.Values{}
+	// busy_timeout: wait for another process's write lock instead of
+	// failing; first, since the pragmas run in order and journal_mode
+	// takes a lock too (set after it, a second process opening the file
+	// while the owner wrote failed at once with SQLITE_BUSY).
+	q.Add("_pragma", "busy_timeout(5000)")
 	// WAL: readers do not block the writer, and a crash mid-write leaves the
 	// last committed transaction intact.
 	q.Add("_pragma", "journal_mode(WAL)")
-	// busy_timeout: wait for another process's write lock instead of failing.
-	q.Add("_pragma", "busy_timeout(5000)")
 	// foreign_keys: transitions must point at a workflow.
 	q.Add("_pragma", "foreign_keys(1)")
 	// synchronous(FULL): a committed transition survives power loss, which is
