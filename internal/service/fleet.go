@@ -70,29 +70,15 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	// The accounts of one key pair are taken at once and opened at once:
 	// each account's start-up (its reads of the broker) is queued work on
 	// the key pair's pacer, not a prerequisite of owning the next. Key
-	// pairs are opened in the order listed, openWindow of them at once
-	// (their budgets are their own), so a desk of many key pairs starts
-	// in seconds and two standbys listing its pairs in different orders
-	// still each own the pairs it lists first.
-	window := make(chan struct{}, openWindow)
-	var wg sync.WaitGroup
+	// pairs are opened one after another, in the order listed, so two
+	// standbys listing a desk's pairs in different orders each own the
+	// pairs it lists first.
 	for _, pair := range f.pairs() {
-		select {
-		case window <- struct{}{}:
-		case <-ctx.Done():
-		}
+		f.openPair(ctx, pair)
 		if ctx.Err() != nil {
-			break
+			f.Close()
+			return nil, ctx.Err()
 		}
-		wg.Go(func() {
-			defer func() { <-window }()
-			f.openPair(ctx, pair)
-		})
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		f.Close()
-		return nil, ctx.Err()
 	}
 	if err := f.refused(); err != nil {
 		f.Close()
@@ -101,9 +87,6 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f.announce(actx, announced) // with why each account it could not open is not served
 	return f, nil
 }
-
-// openWindow is how many key pairs a fleet opens at once.
-const openWindow = 16
 
 // ledgerSyncsAtOnce is how many of a fleet's accounts sync their ledger at
 // once (see OwnerConfig.ledgerSyncs).
