@@ -244,6 +244,12 @@ func newPacer() *pacer {
 	return &pacer{routes: map[string]*routePace{}, quote: make(chan struct{}, 1), unheld: make(chan struct{})}
 }
 
+// maxIdleHold bounds how long HoldIdle keeps an idle request waiting: a
+// quote's settle window and its read (3 s and the read's own wait), with
+// room; an idle account's read is late by that much at most, whatever
+// holds come one after another.
+const maxIdleHold = 5 * time.Second
+
 // HoldIdle holds the key pair's idle requests (PriorityIdle) until
 // release is called (once; later calls do nothing). An account whose
 // sent quote waits for its offer holds them: its urgent reads, due at
@@ -352,7 +358,7 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	q.queue = slices.Insert(q.queue, i, w)
 	for {
 		now := clk.Now() // under the lock: the limiter's time must never go back
-		if w.prio == PriorityIdle && p.holds > 0 {
+		if w.prio == PriorityIdle && p.holds > 0 && now.Before(arrived.Add(maxIdleHold)) {
 			// Held (see HoldIdle): out of the queue until released, so
 			// that the requests behind it are not held too.
 			i := slices.Index(q.queue, w)
@@ -360,11 +366,11 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 			if i == 0 {
 				q.wakeHeadLocked()
 			}
-			// Asleep on clk too, looking again every second, as every
-			// request waiting is (a fake clock must see it asleep).
+			// Asleep on clk too, as every request waiting is (a fake
+			// clock must see it asleep), until the hold's bound.
 			unheld := p.unheld
 			p.mu.Unlock()
-			t := clk.NewTimer(time.Second)
+			t := clk.NewTimer(arrived.Add(maxIdleHold).Sub(now))
 			select {
 			case <-unheld:
 			case <-t.C():
