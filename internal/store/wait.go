@@ -85,9 +85,7 @@ func (lw *leaseWaits) remove(w *leaseWait) {
 
 // finish tells w how its wait ended, and forgets it.
 func (lw *leaseWaits) finish(w *leaseWait, err error) {
-	lw.mu.Lock()
-	delete(lw.waits, w)
-	lw.mu.Unlock()
+	lw.remove(w)
 	w.done <- err
 }
 
