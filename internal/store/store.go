@@ -29,7 +29,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
-	_ "modernc.org/sqlite"             // driver "sqlite", pure Go
+	"modernc.org/sqlite"               // driver "sqlite", pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/locatorhq/locator/clock"
 )
@@ -133,13 +134,8 @@ func openSQLite(path string) (*conn, error) {
 	}
 	q := url.Values{}
 	// busy_timeout: wait for another process's write lock instead of
-	// failing; first, since the pragmas run in order and journal_mode
-	// takes a lock too (set after it, a second process opening the file
-	// while the owner wrote failed at once with SQLITE_BUSY).
+	// failing.
 	q.Add("_pragma", "busy_timeout(5000)")
-	// WAL: readers do not block the writer, and a crash mid-write leaves the
-	// last committed transaction intact.
-	q.Add("_pragma", "journal_mode(WAL)")
 	// foreign_keys: transitions must point at a workflow.
 	q.Add("_pragma", "foreign_keys(1)")
 	// synchronous(FULL): a committed transition survives power loss, which is
@@ -155,7 +151,41 @@ func openSQLite(path string) (*conn, error) {
 	// One connection: SQLite has one writer anyway, and this keeps every
 	// transaction of this process strictly ordered.
 	db.SetMaxOpenConns(1)
+	if err := walMode(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	return &conn{DB: db, beat: db, dialect: "sqlite"}, nil
+}
+
+// walOpenWait bounds how long an opener retries the switch to WAL while
+// another process makes the same switch (busy_timeout's 5 s).
+const walOpenWait = 5 * time.Second
+
+// walMode puts the database in WAL mode: readers do not block the writer,
+// and a crash mid-write leaves the last committed transaction intact. The
+// mode is the file's, kept across connections, so it is set once here and
+// not in each connection's pragmas. SQLite answers SQLITE_BUSY at once,
+// without waiting out busy_timeout, to a connection that asks for WAL while
+// another converts the new file (a daemon and a status command started
+// together on a fresh database failed 1 time in 20 that way), so a busy
+// answer is tried again, for as long as busy_timeout would have waited.
+func walMode(db *sql.DB) error {
+	deadline := time.Now().Add(walOpenWait)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		var mode string
+		err := db.QueryRow(`PRAGMA journal_mode=WAL`).Scan(&mode)
+		var se *sqlite.Error
+		switch {
+		case err == nil && mode == "wal":
+			return nil
+		case err == nil:
+			return fmt.Errorf("journal mode %q where WAL was asked for", mode)
+		case !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline):
+			return fmt.Errorf("WAL mode: %w", err)
+		}
+		time.Sleep(wait)
+	}
 }
 
 // postgresTimeout bounds a Postgres transaction: a database that stops
