@@ -172,7 +172,7 @@ func (l *loop) onWritten(ev writtenEv) {
 		// the quote still waited its turn on the key pair's quote bucket.
 		delete(l.quoting, ev.id)
 		l.noteQuote(ev.sym, ev.in.At)
-		l.e.poll.Quoted()
+		l.e.poll.Quoted(ev.in.At)
 		l.updateHot() // the step below may leave the workflow as it is
 	case workflow.OpSell:
 		delete(l.selling, ev.id)

@@ -193,21 +193,23 @@ func (p *Poller) Wrote() {
 	p.kick()
 }
 
-// Quoted tells the poller a quote was answered: the broker has it and
-// settles it 1.5 to 3 s from now (Cadence.SettleMin, SettleMax). History
+// Quoted tells the poller a quote was answered at answered: the broker
+// has it and settles it 1.5 to 3 s from then (Cadence.SettleMin,
+// SettleMax), however long the answer took to reach the poller (the
+// engine's loop writes other workflows' records first). History
 // is read at the middle of that window and again at its end, rather than
 // 2 s after and then every second: an offer waits at most a quarter of
 // the window for the read that shows it, a quote is never seen later
 // than its settle's end by more than that read takes, and a quote needs
 // 1.5 reads on average rather than 1.67, on a history bucket that one
 // key pair's accounts share. The follow-up polls of a write follow.
-func (p *Poller) Quoted() {
+func (p *Poller) Quoted(answered time.Time) {
 	c := p.cfg.Cadence
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
-	due := later(now.Add((c.SettleMin+c.SettleMax)/2), p.quietUntil)
+	due := later(answered.Add((c.SettleMin+c.SettleMax)/2), p.quietUntil)
 	// A read due sooner on the idle or quiet cadence alone would show
-	// nothing of the quote (it settles SettleMin from now at the soonest)
+	// nothing of the quote (it settles SettleMin after its answer at the soonest)
 	// and take a turn of the key pair's bucket: it moves to the window's
 	// middle. One due for another write's or quote's sake stays.
 	if due.Before(p.nextHist) || (!p.writeDue.After(now) && len(p.settles) == 0) {
@@ -215,7 +217,7 @@ func (p *Poller) Quoted() {
 	}
 	p.writeDue = due
 	p.writePoll = c.WritePolls
-	p.settles = append(p.settles, now.Add(c.SettleMax))
+	p.settles = append(p.settles, answered.Add(c.SettleMax))
 	p.holdLocked()
 	p.preemptLocked()
 	p.mu.Unlock()

@@ -490,18 +490,18 @@ func TestPollHistoryError(t *testing.T) {
 // action is something the test does to a sleeping poller at a fake instant.
 type action struct {
 	at    time.Duration
-	do    func(*poller.Poller)
+	do    func(p *poller.Poller, now time.Time)
 	kicks bool // the call wakes the poller (it changes what it waits for)
 }
 
 func TestRunCadence(t *testing.T) {
 	t.Parallel()
-	wrote := func(p *poller.Poller) { p.Wrote() }
-	hot := func(p *poller.Poller) { p.SetHot(true) }
-	cold := func(p *poller.Poller) { p.SetHot(false) }
-	refresh := func(p *poller.Poller) { p.RefreshInventory() }
-	expect := func(p *poller.Poller) { p.Expect() }
-	quoted := func(p *poller.Poller) { p.Quoted() }
+	wrote := func(p *poller.Poller, _ time.Time) { p.Wrote() }
+	hot := func(p *poller.Poller, _ time.Time) { p.SetHot(true) }
+	cold := func(p *poller.Poller, _ time.Time) { p.SetHot(false) }
+	refresh := func(p *poller.Poller, _ time.Time) { p.RefreshInventory() }
+	expect := func(p *poller.Poller, _ time.Time) { p.Expect() }
+	quoted := func(p *poller.Poller, now time.Time) { p.Quoted(now) }
 	tests := []struct {
 		name     string
 		actions  []action
@@ -648,9 +648,9 @@ func TestRunCadence(t *testing.T) {
 			for _, a := range tt.actions {
 				b.advanceTo(t, a.at)
 				if a.kicks {
-					b.kick(t, func() { a.do(p) })
+					b.kick(t, func() { a.do(p, b.clk.Now()) })
 				} else {
-					a.do(p)
+					a.do(p, b.clk.Now())
 				}
 			}
 			b.advanceTo(t, tt.until)
@@ -977,7 +977,7 @@ func TestAwaitingHoldsIdleReadsThroughTheSettleWindow(t *testing.T) {
 	if n := b.src.holds.Load(); n != 0 {
 		t.Fatalf("%d holds while awaiting with no quote in its settle window, want 0", n)
 	}
-	b.kick(t, p.Quoted)
+	b.kick(t, func() { p.Quoted(b.clk.Now()) })
 	if n := b.src.holds.Load(); n != 1 {
 		t.Fatalf("%d holds once the quote was answered, want 1", n)
 	}
@@ -989,7 +989,7 @@ func TestAwaitingHoldsIdleReadsThroughTheSettleWindow(t *testing.T) {
 	if n := b.src.holds.Load(); n != 0 {
 		t.Fatalf("%d holds after the read at the window's end, want 0", n)
 	}
-	b.kick(t, p.Quoted) // a second quote
+	b.kick(t, func() { p.Quoted(b.clk.Now()) }) // a second quote
 	if n := b.src.holds.Load(); n != 1 {
 		t.Fatalf("%d holds for a second quote, want 1", n)
 	}
@@ -998,7 +998,7 @@ func TestAwaitingHoldsIdleReadsThroughTheSettleWindow(t *testing.T) {
 		t.Fatalf("%d holds after the poller ended, want 0", n)
 	}
 	p.SetAwaiting(true)
-	p.Quoted()
+	p.Quoted(b.clk.Now())
 	if n := b.src.holds.Load(); n != 0 {
 		t.Fatalf("%d holds taken after the poller ended, want 0", n)
 	}
