@@ -72,6 +72,11 @@ type Standby struct {
 	NotServed      string
 	NotServedSince time.Time
 	Retry          time.Time
+	// Rank is where the daemon lists the account's key pair among its own
+	// (0: first; -1: a record of a daemon that did not say): of two
+	// daemons starting together, the one that lists a key pair first owns
+	// it (see service.Fleet).
+	Rank int
 }
 
 // JobOutcome is how a job run ended.

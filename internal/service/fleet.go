@@ -37,9 +37,11 @@ type Fleet struct {
 	announcing sync.Mutex
 }
 
-// OpenFleet opens every account of cfgs as a daemon, in order (see
-// Open), so two standbys listing the same accounts in different orders
-// each own the key pairs it lists first. An account that cannot be opened
+// OpenFleet opens every account of cfgs as a daemon (see Open), the
+// accounts of a key pair at once and up to pairsAtOnce key pairs at once,
+// in the order listed: two standbys started together that list the same
+// key pairs in different orders each own the pairs it lists first (see
+// Handle.yieldTo). An account that cannot be opened
 // (refused: another daemon owns it, its keys do not reach it, ...; or not
 // yet: the broker or the database out of reach, its owner starting) is
 // logged, told by Say, and left to Wait, which tries it again while the
@@ -56,10 +58,20 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		cfg.renewals, cfg.ledgerSyncs = beat, syncs
 		f.handles = append(f.handles, newHandle(cfg))
 	}
+	pairs := f.pairs()
+	for rank, pair := range pairs {
+		for _, h := range pair {
+			h.rank = rank
+		}
+	}
 	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	f.stop, f.done = stop, make(chan struct{})
 	announced := map[*Handle]bool{}
-	f.announce(actx, announced) // before the first is opened: commands for the others wait from now on
+	// Before the first is opened: commands for the others wait from now
+	// on, and a daemon starting beside this one sees where it lists each
+	// key pair.
+	f.announce(actx, announced)
+	graceEnds := time.Now().Add(claimGrace)
 	go func() {
 		defer close(f.done)
 		for clock.Sleep(actx, clock.Real{}, RenewEvery) == nil {
@@ -67,18 +79,34 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		}
 		f.announce(context.WithoutCancel(actx), nil)
 	}()
-	// The accounts of one key pair are taken at once and opened at once:
-	// each account's start-up (its reads of the broker) is queued work on
-	// the key pair's pacer, not a prerequisite of owning the next. Key
-	// pairs are opened one after another, in the order listed, so two
-	// standbys listing a desk's pairs in different orders each own the
-	// pairs it lists first.
-	for _, pair := range f.pairs() {
-		f.openPair(ctx, pair)
-		if ctx.Err() != nil {
-			f.Close()
-			return nil, ctx.Err()
+	// The accounts of one key pair are taken at once and opened at once,
+	// and key pairs are opened pairsAtOnce at a time: each account's
+	// start-up (its reads of the broker) is queued work on its key pair's
+	// pacer, and each key pair has a budget of its own. The first listed
+	// is opened at once; the others wait out claimGrace, for a daemon
+	// started beside this one to announce where it lists them.
+	slots := make(chan struct{}, pairsAtOnce)
+	var wg sync.WaitGroup
+	for rank, pair := range pairs {
+		if rank > 0 && clock.Sleep(ctx, clock.Real{}, time.Until(graceEnds)) != nil {
+			break
 		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			f.openPair(ctx, pair)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		f.Close()
+		return nil, ctx.Err()
 	}
 	if err := f.refused(); err != nil {
 		f.Close()
@@ -92,10 +120,36 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 // once (see OwnerConfig.ledgerSyncs).
 const ledgerSyncsAtOnce = 2
 
+// pairsAtOnce is how many key pairs a fleet opens at once: 500 key pairs
+// opened one after another took 283 s to own (each waiting for the
+// start-up reads of the one before), 16 at once 17 s.
+const pairsAtOnce = 16
+
+// claimGrace is how long after announcing its accounts a fleet waits
+// before it takes any key pair but the one it lists first, so that a
+// daemon started at the same time has announced where it lists them (see
+// Handle.yieldTo): two processes a bench or an init system starts
+// together announce within a fraction of a second of each other.
+const claimGrace = time.Second
+
+// yieldAtMost bounds how long a fleet leaves an account's key pair to a
+// daemon that lists it first and has stood by for it without owning it
+// (see listedFirst).
+const yieldAtMost = 30 * time.Second
+
 // openPair takes the leases of pair's accounts (one key pair's) at once and
 // opens each of them; an account it cannot open yet is recorded for Wait
-// to try again (see OpenFleet).
+// to try again (see OpenFleet). A key pair another daemon lists first is
+// left to it (see Handle.yieldTo): Wait follows that daemon once it owns
+// it.
 func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
+	yield := false
+	for _, h := range pair {
+		yield = h.yieldTo(ctx) || yield // each told by Say
+	}
+	if yield {
+		return
+	}
 	reserved := reserve(ctx, pair)
 	errs := make([]error, len(pair))
 	var wg sync.WaitGroup
@@ -243,6 +297,8 @@ func (f *Fleet) Say(ctx context.Context, w io.Writer) {
 				strings.TrimSpace(l.Endpoint+" "+l.Address))
 		} else if err := h.notYet(); err != nil {
 			fmt.Fprintf(w, "not serving %s yet (pid %d), trying again: %v\n", h.cfg.Engine.Account, os.Getpid(), err)
+		} else if sb := h.yieldedTo(); sb != nil {
+			fmt.Fprintf(w, "waiting for %s (pid %d): pid %d on %s lists its key pair first and is to own it\n", h.cfg.Engine.Account, os.Getpid(), sb.PID, sb.Host)
 		} else if h.follower() == nil {
 			fmt.Fprintf(w, "waiting for %s (pid %d): the process owning its key pair's other accounts is to own it\n", h.cfg.Engine.Account, os.Getpid())
 		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
@@ -329,7 +385,44 @@ const refusedWait = 30 * time.Second
 // standby is the record of this daemon standing by for the account, on
 // host.
 func (h *Handle) standby(host string) locator.Standby {
-	return locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host}
+	return locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host, Rank: h.rank}
+}
+
+// yieldTo reports whether the account is left, for now, to another
+// daemon that lists its key pair before this fleet does (see listedFirst),
+// and records which one for Say and for calls meanwhile (see Handle.try):
+// of two daemons started together, each owns the key pairs it lists
+// first. That daemon drops its record once it owns the account, and this
+// one then follows it; one that dies lets its record lapse. A database
+// that cannot say leaves the account to the open that follows (which
+// says why).
+func (h *Handle) yieldTo(ctx context.Context) bool {
+	var first *locator.Standby
+	if h.rank > 0 { // none lists a key pair before first
+		if sbs, err := h.cfg.Engine.Store.Standbys(ctx, h.cfg.Engine.Account); err == nil {
+			first = listedFirst(sbs, h.standby("").Process, h.rank)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.yielded = first
+	return first != nil
+}
+
+// listedFirst is the live standby record, among sbs (an account's), of a
+// daemon other than process that lists the account's key pair before
+// rank and may still own it: nothing on its record against serving it,
+// and standing by for less than yieldAtMost (by the database's clock: its
+// last renewal against its first), so that one that lives but never comes
+// to the account (stuck starting) does not keep it unserved. Nil if none.
+func listedFirst(sbs []locator.Standby, process string, rank int) *locator.Standby {
+	for i, sb := range sbs {
+		if sb.Process != process && sb.NotServed == "" && sb.Rank >= 0 && sb.Rank < rank &&
+			sb.Expires.Sub(sb.Since) < yieldAtMost+LeaseTTL {
+			return &sbs[i]
+		}
+	}
+	return nil
 }
 
 // keep holds the account for a daemon until ctx ends, opening it again
@@ -337,9 +430,6 @@ func (h *Handle) standby(host string) locator.Standby {
 func (h *Handle) keep(ctx context.Context) {
 	log := h.cfg.Engine.Logger
 	clk := h.cfg.Engine.Clock
-	if clk == nil {
-		clk = clock.Real{}
-	}
 	for ctx.Err() == nil {
 		if o := h.Owner(); o != nil {
 			select {
@@ -372,6 +462,10 @@ func (h *Handle) keep(ctx context.Context) {
 		h.drop(nil)
 		said := ""
 		for ctx.Err() == nil {
+			if h.yieldTo(ctx) { // see OpenFleet
+				clock.Sleep(ctx, clk, reopenWait)
+				continue
+			}
 			_, err := h.current(ctx)
 			if ctx.Err() != nil {
 				return
@@ -400,9 +494,6 @@ func (h *Handle) keep(ctx context.Context) {
 // (nil: it was), and that it is tried again after wait.
 func (h *Handle) setNotYet(err error, wait time.Duration) {
 	clk := h.cfg.Engine.Clock
-	if clk == nil {
-		clk = clock.Real{}
-	}
 	now := clk.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -418,9 +509,6 @@ func (h *Handle) setNotYet(err error, wait time.Duration) {
 // retryIn is how long until the account not opened is tried again.
 func (h *Handle) retryIn() time.Duration {
 	clk := h.cfg.Engine.Clock
-	if clk == nil {
-		clk = clock.Real{}
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.retryAt.Sub(clk.Now())
@@ -432,6 +520,14 @@ func (h *Handle) notYet() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.notOpened
+}
+
+// yieldedTo is the daemon the account was last left to (see yieldTo), or
+// nil.
+func (h *Handle) yieldedTo() *locator.Standby {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.yielded
 }
 
 // follower is the client of the owner this handle follows, or nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
@@ -166,6 +168,86 @@ func TestFleetReportsAccountsItCannotServe(t *testing.T) {
 	}
 	if account.KindOf(err) != account.KindRefused || !strings.Contains(err.Error(), "serves it but cannot now") || !strings.Contains(err.Error(), "not found for these keys") {
 		t.Errorf("a command for LV300001: %v; want it refused at once with the serve's reason", err)
+	}
+}
+
+// Issue 27: two daemons started together each own the key pairs it lists
+// first, though each opens many key pairs at once. Another daemon (pid
+// 4242 on elsewhere, announcing every RenewEvery as a starting daemon
+// does) lists LV300001's key pair first; a fleet listing it second, after
+// LV100001's: the fleet owns LV100001, leaves LV300001 (Say tells to
+// whom), and a call for it meanwhile waits rather than taking it. Once
+// that daemon stops standing by for it without owning it, the fleet owns
+// LV300001, the waiting call served.
+func TestFleetLeavesAKeyPairListedFirstElsewhere(t *testing.T) {
+	t.Parallel()
+	o := newOpener(t)
+	st, other := o.store(t), o.store(t)
+	elsewhere := locator.Standby{Account: "LV300001", Process: "daemon:elsewhere", PID: 4242, Host: "elsewhere", Rank: 0}
+	if err := other.StandBy(t.Context(), elsewhere, service.LeaseTTL); err != nil {
+		t.Fatal(err)
+	}
+	actx, stopAnnouncing := context.WithCancel(t.Context())
+	announcing := make(chan error, 1)
+	go func() {
+		for clock.Sleep(actx, clock.Real{}, service.RenewEvery) == nil {
+			if err := other.StandBy(actx, elsewhere, service.LeaseTTL); err != nil {
+				announcing <- err
+				return
+			}
+		}
+		announcing <- nil
+	}()
+	defer stopAnnouncing()
+	cfg := func(c *brokerclient.Client, acct string) service.Config {
+		return service.Config{
+			OwnerConfig: service.OwnerConfig{
+				Engine: engine.Config{Client: c, Store: st, Clock: o.sim.Clock, Account: acct, Env: brokerclient.EnvLive},
+				DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run,
+			},
+			Caller: account.Caller{Name: "serve"}, Standby: true,
+		}
+	}
+	f, err := service.OpenFleet(t.Context(), []service.Config{cfg(o.sim.Client(t, o.sim.Live), "LV100001"), cfg(o.sim.Client(t, o.sim.Live2), "LV300001")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var said strings.Builder
+	f.Say(t.Context(), &said)
+	if !strings.Contains(said.String(), "serving LV100001") || !strings.Contains(said.String(), "waiting for LV300001 (pid "+strconv.Itoa(os.Getpid())+"): pid 4242 on elsewhere lists its key pair first") {
+		t.Errorf("the fleet says %q; want LV100001 served, LV300001 left to pid 4242", said.String())
+	}
+	if l, err := st.LiveLease(t.Context(), "LV300001"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("LV300001's lease %+v, %v; want none, the account left to the daemon that lists it first", l, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	waited := make(chan error, 1)
+	go func() { waited <- f.Wait(ctx) }()
+	defer func() { cancel(); <-waited }()
+	lv3 := f.ByAccount()["LV300001"]
+	wctx, wcancel := clock.WithDeadline(t.Context(), o.sim.Clock, o.sim.Clock.Now().Add(20*time.Second))
+	_, err = lv3.Status(wctx, account.StatusRequest{})
+	wcancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a status of LV300001 while it is left to pid 4242: %v; want it waiting (until its 20 s ran out)", err)
+	}
+	if l, err := st.LiveLease(t.Context(), "LV300001"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("LV300001's lease after a call: %+v, %v; want none", l, err)
+	}
+	stopAnnouncing()
+	if err := <-announcing; err != nil && actx.Err() == nil {
+		t.Fatal(err)
+	}
+	if err := other.LeaveStandby(t.Context(), elsewhere.Account, elsewhere.Process); err != nil {
+		t.Fatal(err)
+	}
+	s, err := lv3.Status(t.Context(), account.StatusRequest{})
+	if err != nil || !s.Held {
+		t.Fatalf("status of LV300001 once pid 4242 stopped standing by: %+v, %v; want it served here", s, err)
+	}
+	if l, err := st.LiveLease(t.Context(), "LV300001"); err != nil || l.PID != os.Getpid() {
+		t.Errorf("LV300001's lease %+v, %v; want this process's", l, err)
 	}
 }
 

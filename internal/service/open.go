@@ -68,6 +68,11 @@ type Handle struct {
 	// reserved is the owner id of the lease a fleet took for the
 	// account (see Fleet.reserve), until the next attempt to own it.
 	reserved string
+	// rank is where the fleet lists the account's key pair (0: first);
+	// yielded is the daemon that lists it before, the account is left to
+	// (see yieldTo).
+	rank    int
+	yielded *locator.Standby
 	// connecting holds one connect at a time: a fleet's keep and a call
 	// in flight (Status, say) finding no account API at once would
 	// otherwise both own it, or one follow the other's socket.
@@ -99,6 +104,9 @@ func newHandle(cfg Config) *Handle {
 	}
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Engine.Clock == nil {
+		cfg.Engine.Clock = clock.Real{}
 	}
 	return &Handle{cfg: cfg, connecting: make(chan struct{}, 1)}
 }
@@ -164,9 +172,6 @@ func (h *Handle) inUse() (account.Account, error) {
 // connect owns the account, or follows its owner.
 func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 	clk := h.cfg.Engine.Clock
-	if clk == nil {
-		clk = clock.Real{}
-	}
 	deadline := clk.Now().Add(ownerWait)
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		a, retry, err := h.try(ctx)
@@ -195,6 +200,12 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 // again (the owner is starting or stopping, or a command owns what a
 // daemon waits for).
 func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
+	if h.yieldedTo() != nil {
+		// The fleet leaves the account to a daemon that lists its key
+		// pair first (see yieldTo): a call meanwhile waits for that
+		// daemon to own it and follows it, as a command would.
+		return nil, true, errStandby
+	}
 	cfg := h.cfg.OwnerConfig
 	h.mu.Lock()
 	cfg.owner, h.reserved = h.reserved, ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -227,7 +228,7 @@ func TestWaitLeases(t *testing.T) {
 func TestStandbys(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		sb := locator.Standby{Account: "LV100001", Process: "daemon:b", PID: 2, Host: "h2"}
+		sb := locator.Standby{Account: "LV100001", Process: "daemon:b", PID: 2, Host: "h2", Rank: 3}
 		if err := b.store.StandBy(ctx, sb, time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +236,8 @@ func TestStandbys(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := b.store.Standbys(ctx, "")
-		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" {
-			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed)", got, err)
+		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" || got[0].Rank != 3 {
+			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed), its key pair listed fourth", got, err)
 		}
 		if err := b.store.LeaveStandby(ctx, "LV100001", "daemon:b"); err != nil {
 			t.Fatal(err)
@@ -246,14 +247,20 @@ func TestStandbys(t *testing.T) {
 		}
 		// A daemon announces all the accounts it is about to own in one
 		// statement (a second time renews them); c's lapsed one lives again.
-		all := []locator.Standby{sb, {Account: "LV100002", Process: "daemon:b", PID: 2, Host: "h2"}, {Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}}
+		all := []locator.Standby{sb, {Account: "LV100002", Process: "daemon:b", PID: 2, Host: "h2", Rank: 1}, {Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}}
 		for range 2 {
 			if err := b.store.StandByAll(ctx, all, time.Hour); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 3 {
+		got, err = b.store.Standbys(ctx, "")
+		if err != nil || len(got) != 3 {
 			t.Fatalf("standbys after StandByAll: %+v, %v; want 3", got, err)
+		}
+		for _, sb := range got {
+			if want := all[slices.IndexFunc(all, func(w locator.Standby) bool { return w.Account == sb.Account && w.Process == sb.Process })].Rank; sb.Rank != want {
+				t.Errorf("%s of %s ranks its key pair %d, want %d", sb.Account, sb.Process, sb.Rank, want)
+			}
 		}
 	})
 }

@@ -17,11 +17,11 @@ func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Durati
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at)
-			VALUES (?,?,?,?,?,?,?,?,?)
+		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank)
+			VALUES (?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
-				not_served_since = excluded.not_served_since, retry_at = excluded.retry_at`,
-			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)), sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry))
+				not_served_since = excluded.not_served_since, retry_at = excluded.retry_at, pair_rank = excluded.pair_rank`,
+			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)), sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry), sb.Rank)
 		return err
 	})
 }
@@ -40,18 +40,18 @@ func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.
 			return err
 		}
 		var q strings.Builder
-		q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at) VALUES `)
+		q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank) VALUES `)
 		var args []any
 		for i, sb := range sbs {
 			if i > 0 {
 				q.WriteString(`, `)
 			}
-			q.WriteString(`(?,?,?,?,?,?,?,?,?)`)
+			q.WriteString(`(?,?,?,?,?,?,?,?,?,?)`)
 			args = append(args, sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)),
-				sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry))
+				sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry), sb.Rank)
 		}
 		q.WriteString(` ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
-			not_served_since = excluded.not_served_since, retry_at = excluded.retry_at`)
+			not_served_since = excluded.not_served_since, retry_at = excluded.retry_at, pair_rank = excluded.pair_rank`)
 		_, err = tx.ExecContext(ctx, q.String(), args...)
 		return err
 	})
@@ -72,7 +72,7 @@ func (s *Store) Standbys(ctx context.Context, account string) ([]locator.Standby
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT account, process, pid, host, since, expires, not_served, not_served_since, retry_at FROM standbys
+	rows, err := s.db.QueryContext(ctx, `SELECT account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank FROM standbys
 		WHERE (? = '' OR account = ?) AND expires > ? ORDER BY account, since`, account, account, formatTime(now))
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func (s *Store) Standbys(ctx context.Context, account string) ([]locator.Standby
 	for rows.Next() {
 		var sb locator.Standby
 		var since, exp, nsSince, retry string
-		if err := rows.Scan(&sb.Account, &sb.Process, &sb.PID, &sb.Host, &since, &exp, &sb.NotServed, &nsSince, &retry); err != nil {
+		if err := rows.Scan(&sb.Account, &sb.Process, &sb.PID, &sb.Host, &since, &exp, &sb.NotServed, &nsSince, &retry, &sb.Rank); err != nil {
 			return nil, err
 		}
 		if sb.NotServedSince, err = parseTime(nsSince); err != nil {
