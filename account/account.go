@@ -428,6 +428,11 @@ type StatusRequest struct {
 	// whether each is easy to borrow, its located inventory and the last
 	// offers seen.
 	Symbols []string `json:"symbols,omitempty"`
+	// SettleOrders has the owner answer once no order waits on its
+	// write-ahead state or on the broker's first answer: orders an
+	// earlier run left unanswered are looked up by their ids (never sent
+	// again) as the owner starts, and `locator resume` waits for them.
+	SettleOrders bool `json:"settleOrders,omitempty"`
 }
 
 // Status is the account as its owner sees it.

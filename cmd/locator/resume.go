@@ -27,10 +27,12 @@ func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	}
 	defer sess.Close()
 	// The owner (this process, or another) resumed them: follow each to
-	// its end. Nobody is asked during a resume: an offer the policy does
-	// not accept by itself waits for its asker until its window nearly
+	// its end, once the orders left unanswered are settled (looked up,
+	// as the owner started: a resume that ended first left them unknown).
+	// Nobody is asked during a resume: an offer the policy does not
+	// accept by itself waits for its asker until its window nearly
 	// closes.
-	st, err := sess.Status(ctx, account.StatusRequest{})
+	st, err := sess.Status(ctx, account.StatusRequest{SettleOrders: true})
 	if err != nil {
 		return err
 	}

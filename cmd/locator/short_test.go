@@ -273,26 +273,7 @@ func TestShortNeedsConfirmation(t *testing.T) {
 func TestShortSettlesLeftovers(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	ctx := t.Context()
-	reached, lost := uuid.NewString(), uuid.NewString()
-	st, err := store.Open(ctx, b.env["LOCATOR_DB"], clock.NewFake(time.Now().Add(-2*time.Minute)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{reached, lost} {
-		if err := st.CreateOrder(ctx, &workflow.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
-			OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("189.00"), Route: "SMART"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st.Close()
-	px := decimal.RequireFromString("189.00")
-	if _, _, err := b.brokerClient(t).Orders.Place(ctx, "LV100001", brokerclient.OrderRequest{ClientOrderID: reached, Symbol: "AAPL",
-		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeLimit,
-		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: 10, LimitPrice: &px, Route: "SMART"}); err != nil {
-		t.Fatal(err)
-	}
-
+	reached, lost := b.leftoverOrders(t)
 	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
 	if code != 0 || o.State != "filled" || o.Locate.State != "not_needed" {
 		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
@@ -314,6 +295,71 @@ func TestShortSettlesLeftovers(t *testing.T) {
 	if count[reached] != 1 || count[lost] != 0 || count[o.ClientOrderID] != 1 || len(count) != 2 {
 		t.Errorf("placements by id: %v", count)
 	}
+}
+
+// docs/design.md rule 1, and what `locator resume` promises: orders an
+// earlier run left unanswered are settled by their clientOrderId before
+// resume ends, never placed again; whether resume owns the account or
+// follows a serve that does. With no workflow open, resume ended at once,
+// its owner's lookups dropped, and the orders were left unknown
+// (TestCrashRecovery, now and then).
+func TestResumeSettlesLeftoverOrders(t *testing.T) {
+	t.Parallel()
+	for _, follower := range []bool{false, true} {
+		t.Run(map[bool]string{false: "owner", true: "follower"}[follower], func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			reached, lost := b.leftoverOrders(t)
+			if follower {
+				owner := b.startMain(t, "serve")
+				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+			}
+			code, out, errOut := b.MustRunMain(t, nil, "resume")
+			if code != 0 || !strings.Contains(out, "resumed 0 workflow(s)") {
+				t.Fatalf("resume: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+			}
+			if r := b.orderRecord(t, reached); r.State != states.Filled || r.OrderStatus != "Filled" {
+				t.Errorf("reached after resume: %+v; want filled", r)
+			}
+			if r := b.orderRecord(t, lost); r.State != states.OrderUnregistered {
+				t.Errorf("lost after resume: %+v; want unregistered", r)
+			}
+			count := map[any]int{}
+			for _, p := range b.orderPosts(t) {
+				count[p["clientOrderId"]]++
+			}
+			if count[reached] != 1 || len(count) != 1 {
+				t.Errorf("placements by id: %v; want the one placed before resume alone", count)
+			}
+		})
+	}
+}
+
+// leftoverOrders records two AAPL short orders as an earlier run left them
+// (intent written, no answer recorded), and places the first at the
+// broker (it reached it); it returns their ids.
+func (b *cliBundle) leftoverOrders(t *testing.T) (reached, lost string) {
+	t.Helper()
+	ctx := t.Context()
+	reached, lost = uuid.NewString(), uuid.NewString()
+	st, err := store.Open(ctx, b.env["LOCATOR_DB"], clock.NewFake(time.Now().Add(-2*time.Minute)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, id := range []string{reached, lost} {
+		if err := st.CreateOrder(ctx, &workflow.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
+			OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("189.00"), Route: "SMART"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	px := decimal.RequireFromString("189.00")
+	if _, _, err := b.brokerClient(t).Orders.Place(ctx, "LV100001", brokerclient.OrderRequest{ClientOrderID: reached, Symbol: "AAPL",
+		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: brokerclient.OrderTypeLimit,
+		SecurityType: brokerclient.SecurityTypeStock, TimeInForce: brokerclient.TimeInForceDay, OrderQuantity: 10, LimitPrice: &px, Route: "SMART"}); err != nil {
+		t.Fatal(err)
+	}
+	return reached, lost
 }
 
 // Spec "Cross-cutting conventions" (clientOrderId is not an idempotency key)

@@ -238,9 +238,10 @@ func (e *Engine) send(ctx context.Context, o *Order) (*Order, error) {
 	return got, err
 }
 
-// ordersSettled waits until no order waits on a write-ahead state or on
-// its first answer.
-func (e *Engine) ordersSettled(ctx context.Context) error {
+// OrdersSettled waits until no order waits on a write-ahead state or on
+// its first answer: those an earlier run left unanswered are looked up by
+// their ids as the engine starts, never sent again.
+func (e *Engine) OrdersSettled(ctx context.Context) error {
 	ch, err := ask(ctx, e, func(r chan chan struct{}) event { return settledEv{reply: r} })
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func (e *Engine) Short(ctx context.Context, req account.ShortRequest, by ShortAn
 	}
 	// Orders an earlier run left unanswered are settled by their ids
 	// before anything new is sent.
-	if err := e.ordersSettled(ctx); err != nil {
+	if err := e.OrdersSettled(ctx); err != nil {
 		return res, err
 	}
 	if by.Confirm != nil && !by.Confirm(ctx, *o) {

@@ -474,6 +474,11 @@ func (s *session) Status(ctx context.Context, req account.StatusRequest) (*accou
 			return nil, kinded(err)
 		}
 	}
+	if req.SettleOrders {
+		if err := s.l.eng.OrdersSettled(ctx); err != nil {
+			return nil, kinded(err)
+		}
+	}
 	st := &account.Status{Account: s.l.account, Env: s.l.env, Owner: s.l.lease(), Held: s.l.held(), Running: s.l.eng.Running(),
 		LastPoll: s.l.eng.LastPoll(), Queued: s.l.eng.Queued(), Open: s.l.eng.Active(), Inventory: s.l.eng.Inventory(),
 		Broker: s.l.broker()}
