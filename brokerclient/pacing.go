@@ -201,9 +201,10 @@ type pacer struct {
 	quote    chan struct{}
 	answered time.Time
 	seq      uint64
-	// holds counts the holds of idle requests (HoldIdle); unheld is
-	// closed, and made anew, when the last one is released.
-	holds  int
+	// holds are the holds of idle requests not released (HoldIdle), by
+	// when each lapses; unheld is closed, and made anew, whenever one is
+	// released (the requests held look again at what is left).
+	holds  map[*time.Time]struct{}
 	unheld chan struct{}
 }
 
@@ -241,43 +242,59 @@ func (q *routePace) wakeHeadLocked() {
 }
 
 func newPacer() *pacer {
-	return &pacer{routes: map[string]*routePace{}, quote: make(chan struct{}, 1), unheld: make(chan struct{})}
+	return &pacer{routes: map[string]*routePace{}, quote: make(chan struct{}, 1), holds: map[*time.Time]struct{}{}, unheld: make(chan struct{})}
 }
 
-// maxIdleHold bounds how long HoldIdle keeps an idle request waiting: a
-// quote's settle window and its read (3 s and the read's own wait), with
-// room; an idle account's read is held that long at most, whatever holds
-// come one after another. It counts from the request's first hold, not
-// from its arrival: under a key pair's full load idle requests queue
-// longer than that before any hold, and a bound from their arrival held
-// none of them (50 accounts on one key pair, one locating: its reads
-// waited behind idle ones, quote → accept p99 3.5 s where it was 3.0).
+// maxIdleHold bounds how long a hold (HoldIdle) keeps idle requests
+// waiting: a quote's settle window and its read (3 s and the read's own
+// wait), with room; a hold its holder never released lapses then. It
+// counts from the hold, not from each request's arrival: under a key
+// pair's full load idle requests queue longer than that before any hold,
+// and a bound from their arrival held none of them (50 accounts on one
+// key pair, one locating: its reads waited behind idle ones, quote →
+// accept p99 3.5 s where it was 3.0). Holds one after another keep idle
+// requests back as long as they come: the idle accounts' cadence
+// stretches, a ceiling and not a promise, and an open offer is not seen
+// late.
 const maxIdleHold = 5 * time.Second
 
 // HoldIdle holds the key pair's idle requests (PriorityIdle) until
-// release is called (once; later calls do nothing). An account whose
-// sent quote waits for its offer holds them: its urgent reads, due at
-// instants it knows, then find their token in the bucket, where an idle
-// account's read would have taken it a moment before (the client keeps
-// one token of history's burst: one idle read empties it for half a
-// second). The idle cadence stretches meanwhile, as it does under any
-// load (a ceiling, not a promise).
+// release is called (once; later calls do nothing), or maxIdleHold has
+// passed. An account whose sent quote waits for its offer holds them: its
+// urgent reads, due at instants it knows, then find their token in the
+// bucket, where an idle account's read would have taken it a moment
+// before (the client keeps one token of history's burst: one idle read
+// empties it for half a second).
 func (c *Client) HoldIdle() (release func()) {
 	p := c.pacer
+	until := c.clock.Now().Add(maxIdleHold)
 	p.mu.Lock()
-	p.holds++
+	p.holds[&until] = struct{}{}
 	p.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			if p.holds--; p.holds == 0 {
-				close(p.unheld)
-				p.unheld = make(chan struct{})
-			}
+			delete(p.holds, &until)
+			close(p.unheld)
+			p.unheld = make(chan struct{})
 		})
 	}
+}
+
+// heldUntilLocked is when a request of priority prio stops being held:
+// for an idle one, when the last hold not released lapses (see HoldIdle);
+// zero for the others. p.mu is held.
+func (p *pacer) heldUntilLocked(prio Priority) time.Time {
+	var until time.Time
+	if prio != PriorityIdle {
+		return until
+	}
+	for h := range p.holds {
+		until = later(until, *h)
+	}
+	return until
 }
 
 // turn waits until a request of route may leave after its bucket's token:
@@ -360,13 +377,9 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 		i = len(q.queue)
 	}
 	q.queue = slices.Insert(q.queue, i, w)
-	var heldFrom time.Time // its first hold (see maxIdleHold)
 	for {
 		now := clk.Now() // under the lock: the limiter's time must never go back
-		if w.prio == PriorityIdle && p.holds > 0 && (heldFrom.IsZero() || now.Before(heldFrom.Add(maxIdleHold))) {
-			if heldFrom.IsZero() {
-				heldFrom = now
-			}
+		if until := p.heldUntilLocked(w.prio); until.After(now) {
 			// Held (see HoldIdle): out of the queue until released, so
 			// that the requests behind it are not held too.
 			i := slices.Index(q.queue, w)
@@ -375,10 +388,10 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 				q.wakeHeadLocked()
 			}
 			// Asleep on clk too, as every request waiting is (a fake
-			// clock must see it asleep), until the hold's bound.
+			// clock must see it asleep), until the holds lapse.
 			unheld := p.unheld
 			p.mu.Unlock()
-			t := clk.NewTimer(heldFrom.Add(maxIdleHold).Sub(now))
+			t := clk.NewTimer(until.Sub(now))
 			select {
 			case <-unheld:
 			case <-t.C():
