@@ -282,17 +282,7 @@ func TestShortSettlesLeftovers(t *testing.T) {
 	// before the command follows the account; how each was settled shows.
 	wantLines(t, "stderr", errOut, "order "+reached+" AAPL: unknown → filled (Filled)",
 		"order "+lost+" AAPL: unknown → unregistered — it never reached the broker")
-	if r := b.orderRecord(t, reached); r.State != states.Filled || r.OrderStatus != "Filled" {
-		t.Errorf("reached: %+v", r)
-	}
-	if r := b.orderRecord(t, lost); r.State != states.OrderUnregistered {
-		t.Errorf("lost: %+v", r)
-	}
-	count := map[any]int{}
-	for _, p := range b.orderPosts(t) {
-		count[p["clientOrderId"]]++
-	}
-	if count[reached] != 1 || count[lost] != 0 || count[o.ClientOrderID] != 1 || len(count) != 2 {
+	if count := b.leftoversSettled(t, reached, lost); count[reached] != 1 || count[lost] != 0 || count[o.ClientOrderID] != 1 || len(count) != 2 {
 		t.Errorf("placements by id: %v", count)
 	}
 }
@@ -318,21 +308,29 @@ func TestResumeSettlesLeftoverOrders(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "resumed 0 workflow(s)") {
 				t.Fatalf("resume: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 			}
-			if r := b.orderRecord(t, reached); r.State != states.Filled || r.OrderStatus != "Filled" {
-				t.Errorf("reached after resume: %+v; want filled", r)
-			}
-			if r := b.orderRecord(t, lost); r.State != states.OrderUnregistered {
-				t.Errorf("lost after resume: %+v; want unregistered", r)
-			}
-			count := map[any]int{}
-			for _, p := range b.orderPosts(t) {
-				count[p["clientOrderId"]]++
-			}
-			if count[reached] != 1 || len(count) != 1 {
+			if count := b.leftoversSettled(t, reached, lost); count[reached] != 1 || len(count) != 1 {
 				t.Errorf("placements by id: %v; want the one placed before resume alone", count)
 			}
 		})
 	}
+}
+
+// leftoversSettled checks that the orders of leftoverOrders were settled
+// by their lookup (reached filled, lost unregistered) and returns the
+// placements the broker received, by clientOrderId.
+func (b *cliBundle) leftoversSettled(t *testing.T, reached, lost string) map[any]int {
+	t.Helper()
+	if r := b.orderRecord(t, reached); r.State != states.Filled || r.OrderStatus != "Filled" {
+		t.Errorf("reached: %+v; want filled", r)
+	}
+	if r := b.orderRecord(t, lost); r.State != states.OrderUnregistered {
+		t.Errorf("lost: %+v; want unregistered", r)
+	}
+	count := map[any]int{}
+	for _, p := range b.orderPosts(t) {
+		count[p["clientOrderId"]]++
+	}
+	return count
 }
 
 // leftoverOrders records two AAPL short orders as an earlier run left them
