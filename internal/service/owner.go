@@ -392,6 +392,16 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 		}
 	}
 	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
+	if errors.Is(err, store.ErrKeyPairHeld) {
+		// A daemon that lists the account may have announced itself and
+		// taken its key pair's accounts since leaveToStandby looked (a
+		// command started with the serve): the command waits for it, as
+		// it would have a moment later, rather than being refused.
+		if serr := o.leaveToStandby(ctx); serr != nil {
+			return locator.Lease{}, false, serr
+		}
+		return lease, false, err
+	}
 	var held *store.LeaseHeldError
 	if !errors.As(err, &held) {
 		return lease, false, err
