@@ -334,26 +334,29 @@ func (f *Fleet) Close() {
 // Handle.Status and /metrics say every reason) (one statement per store,
 // renewed every RenewEvery while the fleet lives, in real time as leases
 // are), and takes the record of one it owns off (announced: those it
-// recorded; nil: every account, as the fleet closes). A command for such
+// recorded; nil: every account, as the fleet closes; one statement per
+// store and process too). A command for such
 // an account waits for this process to own it and follows it (see
 // Owner.leaveToStandby), rather than own it, or be refused it because this
 // process owns another account of its key pair: a daemon of many
-// key pairs opens them one after another, and each account's start-up
-// takes a while.
+// key pairs opens them 16 at a time, and each account's start-up takes a
+// while.
 func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 	f.announcing.Lock()
 	defer f.announcing.Unlock()
 	host, _ := os.Hostname()
 	byStore := map[*store.Store][]locator.Standby{}
+	type records struct {
+		st      *store.Store
+		process string
+	}
+	leaving := map[records][]*Handle{}
 	for _, h := range f.handles {
 		st, sb := h.cfg.Engine.Store, h.standby(host)
 		switch {
 		case announced == nil || h.Owner() != nil && announced[h]:
-			if err := st.LeaveStandby(ctx, sb.Account, sb.Process); err != nil {
-				h.cfg.Engine.Logger.Warn("the announcement of this process as the account's next owner was not taken off", "account", sb.Account, "err", err)
-				continue
-			}
-			delete(announced, h)
+			k := records{st, sb.Process}
+			leaving[k] = append(leaving[k], h)
 		case h.Owner() == nil:
 			h.mu.Lock()
 			if h.notOpened != nil && account.KindOf(h.notOpened) == account.KindRefused {
@@ -367,6 +370,20 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 	for st, sbs := range byStore {
 		if err := st.StandByAll(ctx, sbs, LeaseTTL); err != nil && ctx.Err() == nil {
 			f.handles[0].cfg.Engine.Logger.Warn("cannot announce this process as its accounts' next owner", "err", err)
+		}
+	}
+	for k, hs := range leaving {
+		accounts := make([]string, len(hs))
+		for i, h := range hs {
+			accounts[i] = h.cfg.Engine.Account
+		}
+		if err := k.st.LeaveStandby(ctx, k.process, accounts...); err != nil {
+			// Tried again at the next round; the records lapse meanwhile.
+			hs[0].cfg.Engine.Logger.Warn("the announcement of this process as its accounts' next owner was not taken off", "accounts", len(accounts), "err", err)
+			continue
+		}
+		for _, h := range hs {
+			delete(announced, h)
 		}
 	}
 }

@@ -239,7 +239,7 @@ func TestStandbys(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" || got[0].Rank != 3 {
 			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed), its key pair listed fourth", got, err)
 		}
-		if err := b.store.LeaveStandby(ctx, "LV100001", "daemon:b"); err != nil {
+		if err := b.store.LeaveStandby(ctx, "daemon:b", "LV100001"); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
@@ -261,6 +261,13 @@ func TestStandbys(t *testing.T) {
 			if want := all[slices.IndexFunc(all, func(w locator.Standby) bool { return w.Account == sb.Account && w.Process == sb.Process })].Rank; sb.Rank != want {
 				t.Errorf("%s of %s ranks its key pair %d, want %d", sb.Account, sb.Process, sb.Rank, want)
 			}
+		}
+		// b leaves both its accounts in one statement; c's record stays.
+		if err := b.store.LeaveStandby(ctx, "daemon:b", "LV100001", "LV100002"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 1 || got[0].Process != "daemon:c" {
+			t.Fatalf("standbys after b left both: %+v, %v; want c's alone", got, err)
 		}
 	})
 }

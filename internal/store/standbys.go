@@ -57,10 +57,20 @@ func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.
 	})
 }
 
-// LeaveStandby says the process stands by for the account no longer.
-func (s *Store) LeaveStandby(ctx context.Context, account, process string) error {
+// LeaveStandby says the process stands by for accounts no longer, in one
+// statement: a daemon closing, or owning what it announced, takes its
+// records of many accounts off at once.
+func (s *Store) LeaveStandby(ctx context.Context, process string, accounts ...string) error {
+	if len(accounts) == 0 {
+		return nil
+	}
+	args := []any{process}
+	for _, a := range accounts {
+		args = append(args, a)
+	}
+	q := `DELETE FROM standbys WHERE process = ? AND account IN (?` + strings.Repeat(`,?`, len(accounts)-1) + `)`
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE account = ? AND process = ?`, account, process)
+		_, err := tx.ExecContext(ctx, q, args...)
 		return err
 	})
 }
