@@ -100,7 +100,8 @@ func TestDeskOnOneKeyPair(t *testing.T) {
 }
 
 // Issue 27 item 3: commands meet a starting owner. A `locator serve` of 12
-// accounts on one key pair opens them one after another; a `locator
+// accounts on one key pair takes them at once and starts each (its
+// start-up reads queued on the key pair's pacer); a `locator
 // locate` on every account, started with the serve (before it owns
 // them), waits for the serve to own its account and follows it: every
 // locate fills, the serve ends owning all 12 (no command became the owner
