@@ -10,20 +10,9 @@ import (
 
 // StandBy records (or renews) sb standing by for its account, for ttl from
 // now by the database's clock, with why it cannot serve it (see
-// StandByAll).
+// StandByAll, whose statement it is).
 func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Duration) error {
-	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		now, err := s.leaseNow(ctx, tx)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank)
-			VALUES (?,?,?,?,?,?,?,?,?,?)
-			ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
-				not_served_since = excluded.not_served_since, retry_at = excluded.retry_at, pair_rank = excluded.pair_rank`,
-			sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)), sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry), sb.Rank)
-		return err
-	})
+	return s.StandByAll(ctx, []locator.Standby{sb}, ttl)
 }
 
 // StandByAll records (or renews) each of sbs standing by for its account,
