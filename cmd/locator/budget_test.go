@@ -35,8 +35,7 @@ func TestLocateBudgetAcrossShells(t *testing.T) {
 }
 
 func budgetAcrossShells(t *testing.T, b *cliBundle) {
-	owner := b.startMain(t, "serve")
-	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+	b.startServe(t)
 
 	// HTBX at 0.0150 × 1000 = 15.00.
 	if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "1000", "--max-price", "0.02"); code != console.ExitOK {

@@ -331,8 +331,7 @@ func TestInterruptExits130(t *testing.T) {
 func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	owner := b.startMain(t, "serve")
-	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+	owner := b.startServe(t)
 	// HTBX has unused shares to confirm; HTBY has none.
 	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02"); code != console.ExitOK {
 		t.Fatalf("locate: exit %d\n%s", code, errOut)

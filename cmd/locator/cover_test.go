@@ -24,8 +24,7 @@ func TestCoverClosesTheShort(t *testing.T) {
 			t.Parallel()
 			b := setupCLI(t)
 			if follower {
-				owner := b.startMain(t, "serve")
-				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+				b.startServe(t)
 			}
 			if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 {
 				t.Fatalf("short: exit %d\n%s", code, errOut)
@@ -131,8 +130,7 @@ func TestFatFingerGuard(t *testing.T) {
 			t.Parallel()
 			b := setupCLI(t)
 			if follower {
-				owner := b.startMain(t, "serve")
-				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+				b.startServe(t)
 			}
 			b.sim.SetPrice("HTBX", decimal.RequireFromString("12.10"))
 			if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {

@@ -180,6 +180,16 @@ func (b *cliBundle) startMain(t *testing.T, args ...string) *runningMain {
 	return r
 }
 
+// startServe runs `locator serve` in this process until the test ends and
+// returns it once it serves LV100001: the owner a command under test
+// follows.
+func (b *cliBundle) startServe(t *testing.T) *runningMain {
+	t.Helper()
+	owner := b.startMain(t, "serve")
+	waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+	return owner
+}
+
 // stop signals the process and returns its exit code.
 func (r *runningMain) stop(t *testing.T) int {
 	t.Helper()

@@ -109,8 +109,7 @@ func TestBatchProgressShowsEveryChange(t *testing.T) {
 			t.Parallel()
 			b := setupCLI(t)
 			if follower {
-				owner := b.startMain(t, "serve")
-				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+				b.startServe(t)
 			}
 			code, out, errOut := b.MustRunMain(t, nil, "locate", "AAPL", "100", "HTBX", "300", "HTBY", "1000", "--max-price", "0.05")
 			if code != console.ExitOK {

@@ -19,8 +19,7 @@ func TestQueuedQuoteIsShown(t *testing.T) {
 			t.Parallel()
 			b := setupCLI(t)
 			if follower {
-				owner := b.startMain(t, "serve")
-				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+				b.startServe(t)
 			}
 			if code, out, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != console.ExitOK {
 				t.Fatalf("first locate: exit %d\n%s\n%s", code, out, errOut)

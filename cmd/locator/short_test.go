@@ -301,8 +301,7 @@ func TestResumeSettlesLeftoverOrders(t *testing.T) {
 			b := setupCLI(t)
 			reached, lost := b.leftoverOrders(t)
 			if follower {
-				owner := b.startMain(t, "serve")
-				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+				b.startServe(t)
 			}
 			code, out, errOut := b.MustRunMain(t, nil, "resume")
 			if code != 0 || !strings.Contains(out, "resumed 0 workflow(s)") {
