@@ -648,3 +648,29 @@ func TestBusy(t *testing.T) {
 	}
 	t.Error("Busy() = true for a second with every other goroutine parked")
 }
+
+// A Scaled clock handed to another process as its Setting reads the same
+// time there: the process tests share one virtual clock this way.
+func TestScaledSettingRoundTrips(t *testing.T) {
+	t.Parallel()
+	s := clock.NewScaled(t0, 20)
+	p, err := clock.ParseSetting(s.Setting())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Speed() != 20 {
+		t.Errorf("speed %v, want 20", p.Speed())
+	}
+	// Read p between two readings of s: it falls between them.
+	before := s.Now()
+	got := p.Now()
+	after := s.Now()
+	if got.Before(before) || got.After(after) {
+		t.Errorf("parsed clock reads %v, outside %v .. %v", got, before, after)
+	}
+	for _, bad := range []string{"", "start=x&speed=2&wall=2026-11-25T15:00:00Z", "start=2026-11-25T15:00:00Z&speed=0&wall=2026-11-25T15:00:00Z", "start=2026-11-25T15:00:00Z&speed=2"} {
+		if _, err := clock.ParseSetting(bad); err == nil {
+			t.Errorf("ParseSetting(%q): no error", bad)
+		}
+	}
+}
