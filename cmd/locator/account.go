@@ -44,7 +44,7 @@ func (c *connFlags) dialer() *service.Dialer {
 	if c.ownerToken == "" {
 		c.ownerToken = c.m.secretEnv(service.OwnerTokenEnv)
 	}
-	c.dial = &service.Dialer{Getenv: c.m.Getenv, Logger: c.logger(),
+	c.dial = &service.Dialer{Getenv: c.m.Getenv, Logger: c.logger(), Clock: c.m.Clock,
 		OwnerToken: c.ownerToken, NoDump: c.m.NoDump, Standby: c.standby, Network: c.network}
 	return c.dial
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/states"
@@ -94,7 +95,7 @@ func (c *answerCommand) bind(ctx context.Context, sess *session, req *account.An
 		return true, nil
 	}
 	by := o.ExpiresAt.Add(-workflow.DefaultRules.AcceptMargin)
-	q, cancel := context.WithDeadline(ctx, by)
+	q, cancel := clock.WithDeadline(ctx, m.Clock, by)
 	defer cancel()
 	yes := m.asker(ctx)(q, account.Question{ID: w.ID, Offer: o, Deadline: by})
 	if !yes && errors.Is(q.Err(), context.DeadlineExceeded) {

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/report"
 )
@@ -38,7 +37,7 @@ func (c *auditCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	trail, err := report.AuditBook(ctx, st, s.Account, book.Orders, book.Skew, clock.Real{}.Now(), rng, 0)
+	trail, err := report.AuditBook(ctx, st, s.Account, book.Orders, book.Skew, c.conn.m.Clock.Now(), rng, 0)
 	if err != nil {
 		return err
 	}

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
@@ -35,6 +35,12 @@ type Main struct {
 	// commands (serve, run, watch) call it first, and any command when it
 	// becomes an account's owner (service.Config.NoDump).
 	NoDump func() error
+	// Clock is the broker's world's time for this run: the engine's
+	// pacing and offer windows, the trading day, the simulator's. Nil is
+	// the wall clock, or the clock the test setting names
+	// (clock.SettingEnv), resolved by Run. Ownership stays on the wall
+	// clock whatever it is.
+	Clock clock.Clock
 
 	verbosity    int    // -v count: 0 quiet, 1 info, 2 debug
 	settingsFlag string // --config-file
@@ -70,15 +76,11 @@ func (m *Main) secretEnv(name string) string {
 	return v
 }
 
-// now is this machine's time for warnClosed; the tests fix it, so that
-// what a run prints does not depend on the day the tests run.
-var now = time.Now
-
 // warnClosed tells a person about to locate or short that the exchange has
 // no session left today, when it is a holiday or after an early close
 // (market.ClosedNote); the request still goes.
 func (m *Main) warnClosed() {
-	if note := market.ClosedNote(now()); note != "" {
+	if note := market.ClosedNote(m.Clock.Now()); note != "" {
 		fmt.Fprintf(m.Stderr, "warning: %s\n", note)
 	}
 }
@@ -333,6 +335,14 @@ func plainBools(cmd *cobra.Command) {
 
 // Run parses args, runs the subcommand and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
+	if m.Clock == nil {
+		clk, err := clockSetting(m.Getenv(clock.SettingEnv))
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "locator: %s: %v\n", clock.SettingEnv, err)
+			return console.ExitUsage
+		}
+		m.Clock = clk
+	}
 	root := m.root()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -357,6 +367,15 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(m.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return console.ExitUsage
+}
+
+// clockSetting is the clock a test setting names (clock.SettingEnv), or the
+// wall clock when it is empty.
+func clockSetting(setting string) (clock.Clock, error) {
+	if setting == "" {
+		return clock.Real{}, nil
+	}
+	return clock.ParseSetting(setting)
 }
 
 // exitCode prints the error a command ended with and maps it to the

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/notify"
@@ -55,7 +54,7 @@ func (c *runCommand) run(ctx context.Context, args []string) error {
 	}
 	c.serve.conn.daemon = true
 	log := c.serve.conn.daemonLogger(slog.LevelInfo)
-	notifier, _, err := cfg.Notifications(c.serve.conn.m.secretEnv, clock.Real{}, log)
+	notifier, _, err := cfg.Notifications(c.serve.conn.m.secretEnv, c.serve.conn.m.Clock, log)
 	if err != nil {
 		return console.Usagef("config %s: %v", c.serve.jobs, err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -35,6 +34,6 @@ func (c *offersCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	console.Offers(c.conn.out(), st.Open, time.Now())
+	console.Offers(c.conn.out(), st.Open, c.conn.m.Clock.Now())
 	return nil
 }

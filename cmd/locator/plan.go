@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/ledger"
@@ -51,7 +50,7 @@ func (c *planCommand) run(ctx context.Context, args []string) error {
 	}
 	skew := acct.Skew
 	plan, err := report.Plan(ctx, st, report.PlanOptions{Account: s.Account, Symbols: symbols, Days: c.days,
-		Today: ledger.TradeDate(clock.Real{}.Now().Add(skew)), Skew: skew})
+		Today: ledger.TradeDate(c.conn.m.Clock.Now().Add(skew)), Skew: skew})
 	if err != nil {
 		return err
 	}

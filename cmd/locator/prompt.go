@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 )
 
@@ -24,7 +23,7 @@ func (m *Main) display() *console.Display {
 		if l, ok := w.(*console.SyncWriter); ok {
 			w = l.W // the terminal behind the lock
 		}
-		m.disp = console.NewDisplay(m.Stderr, console.IsTerminalWriter(w), clock.Real{})
+		m.disp = console.NewDisplay(m.Stderr, console.IsTerminalWriter(w), m.Clock)
 	})
 	return m.disp
 }

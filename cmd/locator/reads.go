@@ -95,7 +95,7 @@ func (c *positionsCommand) run(ctx context.Context, args []string) error {
 	var date time.Time
 	if c.historical != "" {
 		var err error
-		if date, err = ledger.PastTradeDate("--historical", c.historical, time.Now()); err != nil {
+		if date, err = ledger.PastTradeDate("--historical", c.historical, c.conn.m.Clock.Now()); err != nil {
 			return err
 		}
 	}
@@ -176,7 +176,7 @@ func (c *ordersCommand) run(ctx context.Context, args []string) error {
 	var since time.Time
 	if c.history != "" {
 		var err error
-		if since, err = ledger.PastTradeDate("--history", c.history, time.Now()); err != nil {
+		if since, err = ledger.PastTradeDate("--history", c.history, c.conn.m.Clock.Now()); err != nil {
 			return err
 		}
 	}

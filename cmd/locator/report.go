@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
@@ -50,7 +49,7 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := report.Run(ctx, sess.Store, sess.settings.Account, fees.Report, clock.Real{}.Now(), rng)
+	r, err := report.Run(ctx, sess.Store, sess.settings.Account, fees.Report, c.conn.m.Clock.Now(), rng)
 	if err != nil {
 		return accountError(sess.settings.Account, err)
 	}

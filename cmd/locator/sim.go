@@ -67,8 +67,12 @@ func (c *simCommand) run(ctx context.Context, args []string) error {
 	if c.speed <= 0 {
 		return console.Usagef("--speed must be positive")
 	}
-	var clk clock.Clock = clock.Real{}
-	if c.start != "" || c.speed != 1 {
+	clk := c.m.Clock
+	_, wall := clk.(clock.Real)
+	switch {
+	case !wall && (c.start != "" || c.speed != 1):
+		return console.Usagef("--start and --speed: the clock is set by %s", clock.SettingEnv)
+	case c.start != "" || c.speed != 1:
 		start := time.Now()
 		if c.start != "" {
 			t, err := time.Parse(time.RFC3339, c.start)

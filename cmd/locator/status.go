@@ -118,7 +118,7 @@ func (c *statusCommand) budgetLeft(ctx context.Context, st *store.Store, out con
 	if s.Account == "" {
 		return nil // a budget is an account's: none named, none shown
 	}
-	today, err := st.List(ctx, store.Filter{Account: s.Account, Kind: states.Locate, Since: market.On(time.Now()).Date})
+	today, err := st.List(ctx, store.Filter{Account: s.Account, Kind: states.Locate, Since: market.On(c.conn.m.Clock.Now()).Date})
 	if err != nil {
 		return err
 	}

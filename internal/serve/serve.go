@@ -60,7 +60,8 @@ type Config struct {
 // normal end: nil), or with Jobs until the account is refused (see
 // service.Fleet.Wait).
 func Run(ctx context.Context, c Config) error {
-	notifier, links, err := c.notifications()
+	clk := c.Dialer.Time()
+	notifier, links, err := c.notifications(clk)
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func Run(ctx context.Context, c Config) error {
 	if c.Page != nil && c.Page.Metrics != nil {
 		c.Dialer.Observe = c.Page.Metrics.ObserveCall
 	}
-	st, err := service.OpenStore(ctx, c.Base.DB, clock.Real{})
+	st, err := service.OpenStore(ctx, c.Base.DB, clk)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	defer fleet.Close()
 	fleet.Say(ctx, c.Say)
-	web, err := c.Page.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clock.Real{}, Logger: c.Log,
+	web, err := c.Page.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clk, Logger: c.Log,
 		Links: links.Handler(fleet.ByAccount())}, c.Log, c.Say)
 	if err != nil {
 		return err
@@ -94,7 +95,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	if c.Jobs != nil {
 		return c.runJobs(ctx, fleet, &jobs.Runner{Account: fleet.Accounts()[0], Client: cfgs[0].Engine.Client,
-			Store: st, Clock: clock.Real{}, AccountID: cfgs[0].Engine.Account, Logger: c.Log, Notifier: notifier})
+			Store: st, Clock: clk, AccountID: cfgs[0].Engine.Account, Logger: c.Log, Notifier: notifier})
 	}
 	if err := fleet.Wait(ctx); err != nil && ctx.Err() == nil {
 		return err
@@ -105,15 +106,15 @@ func Run(ctx context.Context, c Config) error {
 // notifications are who the daemon tells of offers waiting on a person
 // (and, with jobs, of failed runs and fee problems): the jobs file's
 // notify block, else Notify's file; a fault is bad input (exit 2).
-func (c *Config) notifications() (*notify.Notifier, *answerlink.Links, error) {
+func (c *Config) notifications(clk clock.Clock) (*notify.Notifier, *answerlink.Links, error) {
 	if c.Jobs != nil {
-		notifier, links, err := c.Jobs.Notifications(c.Secret, clock.Real{}, c.Log)
+		notifier, links, err := c.Jobs.Notifications(c.Secret, clk, c.Log)
 		if err != nil {
 			return nil, nil, console.Usagef("config %s: %v", c.JobsFile, err)
 		}
 		return notifier, links, nil
 	}
-	notifier, links, err := jobs.OpenNotify(c.Notify, c.Secret, clock.Real{}, c.Log)
+	notifier, links, err := jobs.OpenNotify(c.Notify, c.Secret, clk, c.Log)
 	if err != nil {
 		return nil, nil, console.Usagef("%v", err)
 	}

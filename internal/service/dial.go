@@ -57,8 +57,10 @@ type Dialer struct {
 	clients map[string]*brokerclient.Client // by address and key id
 }
 
-// clock is d's clock.
-func (d *Dialer) clock() clock.Clock {
+// Time is the clock d's clients, stores and engines run on: Clock, or the
+// wall clock when it is nil. What a daemon runs beside them (its page, its
+// jobs, its answer links) keeps the same time.
+func (d *Dialer) Time() clock.Clock {
 	if d.Clock == nil {
 		return clock.Real{}
 	}
@@ -80,7 +82,7 @@ func (d *Dialer) Client(s config.Settings, extra ...brokerclient.Option) (*broke
 	}
 	opts := append(creds,
 		brokerclient.WithBaseURL(s.BaseURL),
-		brokerclient.WithClock(d.clock()),
+		brokerclient.WithClock(d.Time()),
 		brokerclient.WithLogger(logger),
 		brokerclient.WithUserAgent(UserAgent),
 	)
@@ -170,7 +172,7 @@ func (d *Dialer) Config(s config.Settings, st *store.Store, command string, ask 
 	return Config{
 		OwnerToken: d.OwnerToken, Standby: d.Standby, NoDump: d.NoDump,
 		OwnerConfig: OwnerConfig{Network: d.Network, Offers: offers,
-			Engine: engine.Config{Client: client, Store: st, Clock: d.clock(), Account: s.Account, Env: s.Env, Logger: d.Logger, Budget: budget,
+			Engine: engine.Config{Client: client, Store: st, Clock: d.Time(), Account: s.Account, Env: s.Env, Logger: d.Logger, Budget: budget,
 				SettleAllOrders: resume},
 			DB: s.DB, BaseURL: s.BaseURL, RuntimeDir: run, Role: role,
 		},
@@ -195,7 +197,7 @@ func (o *Opened) Close() {
 // Open opens account s for command (see Config): this process becomes its
 // owner, or a follower of the process that owns it, as Open says.
 func (d *Dialer) Open(ctx context.Context, s config.Settings, command string, ask func(context.Context, account.Question) bool, role Role, resume bool) (*Opened, error) {
-	st, err := OpenStore(ctx, s.DB, d.clock())
+	st, err := OpenStore(ctx, s.DB, d.Time())
 	if err != nil {
 		return nil, err
 	}

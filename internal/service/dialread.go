@@ -33,13 +33,13 @@ func (d *Dialer) Read(ctx context.Context, s config.Settings, command string, re
 			return owner.Read(ctx, req)
 		}
 	}
-	return ReadAlone(ctx, client, s.Account, req)
+	return ReadAlone(ctx, client, s.Account, d.Time().Now(), req)
 }
 
 // liveOwner is account s's live owner as a follower reaches it, or nil
 // when no live process owns the account (or there is no database yet).
 func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, command string) (*Client, error) {
-	st, err := store.OpenReader(ctx, s.DB, d.clock())
+	st, err := store.OpenReader(ctx, s.DB, d.Time())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -29,9 +29,9 @@ func (l *Local) read(ctx context.Context, req account.ReadRequest) (*account.Rea
 // (FollowOwner's ErrNoOwner): the same read on its own client, whose
 // requests no owner paces. Its errors are the client's (a refusal of the
 // keys stays a brokerclient.ErrNotFound), or an *account.Error for a bad
-// request, as Read's.
-func ReadAlone(ctx context.Context, c *brokerclient.Client, acct string, req account.ReadRequest) (*account.ReadResult, error) {
-	return readBroker(ctx, c, acct, time.Now(), req)
+// request, as Read's. now is the time on the client's clock.
+func ReadAlone(ctx context.Context, c *brokerclient.Client, acct string, now time.Time, req account.ReadRequest) (*account.ReadResult, error) {
+	return readBroker(ctx, c, acct, now, req)
 }
 
 // readBroker reads req for account acct on c; now is the host's time, of
