@@ -174,7 +174,7 @@ func TestAnswerFromAnotherShell(t *testing.T) {
 		for _, answer := range []string{"decline", "cancel"} {
 			t.Run(fmt.Sprintf("%s serve=%v", answer, withServe), func(t *testing.T) {
 				t.Parallel()
-				b := setupOwners(t, 0)
+				b := setupOwnersAt(t, 0, personSpeed)
 				if withServe {
 					b.serve(t)
 				}

@@ -33,7 +33,7 @@ import (
 func TestCLIOversizedAnswerPeakRSS(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := buildBinary(t, dir)
+	bin := buildBinary(t)
 
 	var chunk bytes.Buffer
 	for i := 0; chunk.Len() < 64<<10; i++ {

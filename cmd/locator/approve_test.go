@@ -20,7 +20,7 @@ import (
 // the .SU leg), exit 0; the asking shell's prompt is withdrawn.
 func TestWaitingOfferFromAnotherShell(t *testing.T) {
 	t.Parallel()
-	b := setupOwners(t, 0)
+	b := setupOwnersAt(t, 0, personSpeed)
 	var stdout, stderr syncBuffer
 	m := b.inProcess(&stdout, &stderr)
 	m.Stdin = openTerminal(t)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,7 +39,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	bin := buildBinary(t, dir)
+	bin := buildBinary(t)
 
 	// A scenario with fresh symbols, so the 30-second same-symbol spacing
 	// never makes an iteration wait, and fast settling.
@@ -57,19 +58,24 @@ func TestCrashRecovery(t *testing.T) {
 			brokersim.ScenarioPool{Symbol: sym, LocateType: 3, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0300"))},
 			brokersim.ScenarioPool{Symbol: sym, LocateType: 4, Shares: 100000, Price: brokersim.Dec(decimal.RequireFromString("0.0200"))})
 	}
-	ready := startSim(t, bin, dir, sc)
+	sim := startSim(t, bin, dir, sc, testSpeed)
+	ready := sim.Ready
 	db := filepath.Join(dir, "locator.db")
-	env := append(os.Environ(),
-		"LOCATOR_BASE_URL="+ready.BaseURL, "LOCATOR_KEY_ID="+ready.Keys[0].KeyID, "LOCATOR_SECRET="+ready.Keys[0].Secret,
-		"LOCATOR_ACCOUNT=LV100001", "LOCATOR_DB="+db)
+	env := append(sim.env, "LOCATOR_DB="+db)
 	run := func(ctx context.Context, args ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = env
 		return cmd
 	}
 
+	// The seed draws the commands and the kill points; the processes'
+	// own pace on the machine still moves what a kill lands in.
+	// LOCATOR_CRASH_SEED=N draws a logged run's again.
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if n, err := strconv.ParseUint(os.Getenv("LOCATOR_CRASH_SEED"), 10, 64); err == nil {
+		seed = n
+	}
+	t.Logf("seed %d (LOCATOR_CRASH_SEED)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	kills, resumed, filledSymbols, shorts := 0, 0, []string{}, 0
 	var runs []window // when each process ran, to count its accepts
@@ -91,7 +97,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := run(ctx, args...)
-		start := time.Now()
+		start, began := time.Now(), sim.clk.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -100,9 +106,11 @@ func TestCrashRecovery(t *testing.T) {
 		// A short reads the sizing before it places: its kill points count
 		// from its first easy-to-borrow read, to land in the placement too
 		// however long the process took to start on a loaded machine.
-		after, within := time.Duration(0), 1800*time.Millisecond
+		// A locate runs about a second here (the process's start, then
+		// its workflow on the test clock): a kill point within that.
+		after, within := time.Duration(0), 1000*time.Millisecond
 		if args[0] == "short" {
-			after = 800 * time.Millisecond // its placement comes 1 to 2 s after that read
+			after = 160 * time.Millisecond // its placement comes 1 to 2 s of the test clock (0.2 to 0.4 s) after that read
 			etb := "GET /v1/api/accounts/LV100001/is-easy-to-borrow/symbol/AAPL"
 		watch:
 			for seen := simRequestCount(t, ready, etb); simRequestCount(t, ready, etb) == seen; {
@@ -124,11 +132,11 @@ func TestCrashRecovery(t *testing.T) {
 			kills++
 		case <-done:
 		}
-		runs = append(runs, window{start, time.Now()})
+		runs = append(runs, window{began, sim.clk.Now()})
 		// Recover before the next run, as a user would after a crash.
-		start = time.Now()
+		began = sim.clk.Now()
 		out, err := run(ctx, "resume").CombinedOutput()
-		runs = append(runs, window{start, time.Now()})
+		runs = append(runs, window{began, sim.clk.Now()})
 		if err != nil {
 			cancel()
 			t.Fatalf("resume after %v: %v\n%s", args, err, out)
@@ -148,7 +156,6 @@ func TestCrashRecovery(t *testing.T) {
 	checkAgainstBroker(t, ready, db, shorts, runs)
 }
 
-// buildBinary builds the locator binary into dir.
 // simRequestLog reads the simulator's request log over HTTP, as
 // docs/design.md's contract serves it (GET /_sim/requests).
 func simRequestLog(t *testing.T, baseURL string) []brokersim.RequestRecord {
@@ -177,25 +184,29 @@ func simRequestCount(t *testing.T, ready brokersim.Ready, match string) int {
 	return n
 }
 
-func buildBinary(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "locator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
+// simProcess is a `locator sim` subprocess of a test: its ready line, its
+// clock (shared with the test's processes through clock.SettingEnv) and
+// the environment a user would export to use it (its first live key
+// pair, account LV100001, the clock's setting).
+type simProcess struct {
+	brokersim.Ready
+	clk *clock.Scaled
+	env []string
 }
 
 // startSim runs `locator sim` on scenario sc as a subprocess until the test
-// ends and returns its ready line.
-func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) brokersim.Ready {
+// ends, on a test clock (testClock, at speed) it shares with every process
+// started with its env.
+func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario, speed float64) simProcess {
 	t.Helper()
 	scPath := filepath.Join(dir, "scenario.json")
 	raw, _ := json.Marshal(sc)
 	if err := os.WriteFile(scPath, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	clk, setting := testClock(testStart, speed)
 	simCmd := exec.Command(bin, "sim", "--scenario", scPath, "--seed", "7")
+	simCmd.Env = append(os.Environ(), clock.SettingEnv+"="+setting)
 	stdout, _ := simCmd.StdoutPipe()
 	simCmd.Stderr = os.Stderr
 	if err := simCmd.Start(); err != nil {
@@ -207,10 +218,11 @@ func startSim(t *testing.T, bin, dir string, sc brokersim.Scenario) brokersim.Re
 	if err != nil || json.Unmarshal([]byte(line), &ready) != nil {
 		t.Fatalf("ready line %q: %v", line, err)
 	}
-	return ready
+	return simProcess{Ready: ready, clk: clk, env: append(simCmd.Env, "LOCATOR_BASE_URL="+ready.BaseURL,
+		"LOCATOR_KEY_ID="+ready.Keys[0].KeyID, "LOCATOR_SECRET="+ready.Keys[0].Secret, "LOCATOR_ACCOUNT=LV100001")}
 }
 
-// window is when one process ran, on the wall clock the simulator keeps.
+// window is when one process ran, on the clock the simulator keeps.
 type window struct{ from, to time.Time }
 
 // checkAgainstBroker compares every workflow in the database with the

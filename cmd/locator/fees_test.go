@@ -94,7 +94,7 @@ func TestFeesProblemsExit3(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	ctx := t.Context()
-	now := time.Now()
+	now := b.clk.Now()
 	today := ledger.TradeDate(now).Format(time.DateOnly)
 	add := func(clk clock.Clock, symbol string, qty int64, price string) *workflow.Workflow {
 		st, err := store.Open(ctx, b.env["LOCATOR_DB"], clk)
@@ -111,8 +111,8 @@ func TestFeesProblemsExit3(t *testing.T) {
 		return w
 	}
 	add(clock.NewFake(now.Add(-5*24*time.Hour)), "HTBX", 200, "0.0150") // missing: its grace has passed
-	wrong := add(clock.Real{}, "HTBX", 300, "0.0150")                   // charged 9.00
-	add(clock.Real{}, "HTBY", 100, "0.0300")                            // pending
+	wrong := add(b.clk, "HTBX", 300, "0.0150")                          // charged 9.00
+	add(b.clk, "HTBY", 100, "0.0300")                                   // pending
 	if err := b.sim.AddCashRows([]brokersim.ScenarioCashRow{
 		{Account: "LV100001", Date: today, CashType: "Locate Fees", Withdraw: brokersim.Dec(decimal.RequireFromString("9.00")), Note: "Locate fee HTBX 300 shares (quoteReqID " + wrong.QuoteReqID + ")"},
 		{Account: "LV100001", Date: today, CashType: "Locate Fees", Withdraw: brokersim.Dec(decimal.RequireFromString("7.77")), Note: "Locate fee ZZZZ 500 shares"},

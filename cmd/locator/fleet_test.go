@@ -33,7 +33,7 @@ func TestFleetOnPostgres(t *testing.T) {
 		t.Skip("builds the binary and runs processes")
 	}
 	server := storetest.Postgres(t) // a database on the test cluster; the run makes one of its own beside it
-	o := bench.FleetOptions{Exe: buildBinary(t, t.TempDir()), DB: server, Accounts: 8, KeyPairs: 4, Processes: 2, Parallel: 8,
+	o := bench.FleetOptions{Exe: buildBinary(t), DB: server, Accounts: 8, KeyPairs: 4, Processes: 2, Parallel: 8,
 		Failover: true, Logf: t.Logf}
 	run, err := bench.Fleet(t.Context(), o)
 	if err != nil {
@@ -75,7 +75,7 @@ func TestDeskOnOneKeyPair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs processes")
 	}
-	exe := buildBinary(t, t.TempDir())
+	exe := buildBinary(t)
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			t.Parallel()
@@ -114,7 +114,7 @@ func TestCommandsMeetAStartingServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs processes")
 	}
-	exe := buildBinary(t, t.TempDir())
+	exe := buildBinary(t)
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			t.Parallel()

@@ -36,7 +36,7 @@ func TestDaemonsSendOfferLinks(t *testing.T) {
 }
 
 func offerLinksEndToEnd(t *testing.T, daemon string) {
-	b := setupOwners(t, 0)
+	b := setupOwnersAt(t, 0, personSpeed)
 	events := make(chan notify.Event, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var ev notify.Event

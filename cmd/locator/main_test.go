@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -20,60 +21,105 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// A Wednesday noon in New York: no run here is warned about the
-	// exchange's calendar, whatever day the tests run (TestClosedWarning
-	// sets its own day).
-	now = func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, market.NewYork) }
-	os.Exit(m.Run())
+	flag.Parse()
+	// This package's tests mostly wait: on the processes they start, on
+	// the shared clock's windows, on the broker's pace. Two at a time
+	// (GOMAXPROCS on two cores) left the machine three quarters idle, so
+	// eight run at once unless -parallel says otherwise.
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", "8")
+	}
+	code := m.Run()
+	removeBinary()
+	os.Exit(code)
+}
+
+// testStart is where the tests' clocks start: a Wednesday noon in New
+// York, so that no run is warned about the exchange's calendar and none
+// meets the broker's 8 PM rollover, whatever day the tests run.
+var testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, market.NewYork)
+
+// The speeds of the tests' shared clocks, against the wall clock.
+const (
+	// testSpeed: the broker's 30-second windows and rate limits pass in
+	// a fifth of the time, and a stall of the machine of up to six
+	// seconds still leaves an offer's window open.
+	testSpeed = 5
+	// personSpeed is for a test that plays a person answering an offer
+	// (at a terminal, from another shell, by link) with commands and
+	// processes between the question and the answer: the offer's 30
+	// seconds are the wall's, as a person has them.
+	personSpeed = 1
+)
+
+// testClock is a clock shared with the processes and Mains of a test
+// through the environment (clock.SettingEnv), starting at start and
+// running speed times faster than the wall clock.
+func testClock(start time.Time, speed float64) (*clock.Scaled, string) {
+	clk := clock.NewScaled(start, speed)
+	return clk, clk.Setting()
 }
 
 // Issue 19 item 4: a locate or a short on a holiday, or after an early
 // close, warns on stderr before it goes (market.ClosedNote), and still
-// goes; on a trading day before the close nothing is said. Not parallel:
-// it sets the day every run sees.
+// goes; on a trading day before the close nothing is said. Each run has a
+// simulator of its own on its day.
 func TestClosedWarning(t *testing.T) {
-	b := setupCLI(t)
-	defer func(keep func() time.Time) { now = keep }(now)
-	now = func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, market.NewYork) } // Thanksgiving Day
-	code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "100", "--max-price", "0.02")
-	if code != 0 || !strings.Contains(errOut, "warning: the exchange is closed today (Thanksgiving Day); its next session opens Fri 2026-11-27 09:30 EST") {
-		t.Errorf("locate on Thanksgiving: exit %d, stderr %q; want 0 with the warning", code, errOut)
-	}
-	now = func() time.Time { return time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork) } // after the early close
-	code, _, errOut = b.MustRunMain(t, nil, "short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes")
-	if code != 0 || !strings.Contains(errOut, "warning: the exchange closed early today, at 13:00 EST") {
-		t.Errorf("short after the early close: exit %d, stderr %q; want 0 with the warning", code, errOut)
-	}
-	now = func() time.Time { return time.Date(2026, 11, 27, 11, 0, 0, 0, market.NewYork) }
-	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBY", "100", "--max-price", "0.05"); code != 0 || strings.Contains(errOut, "warning") {
-		t.Errorf("locate on a trading morning: exit %d, stderr %q; want no warning", code, errOut)
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		args []string
+		want string
+	}{
+		{"Thanksgiving", time.Date(2026, 11, 26, 10, 0, 0, 0, market.NewYork), []string{"locate", "HTBX", "100", "--max-price", "0.02"},
+			"warning: the exchange is closed today (Thanksgiving Day); its next session opens Fri 2026-11-27 09:30 EST"},
+		{"after the early close", time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork), []string{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"},
+			"warning: the exchange closed early today, at 13:00 EST"},
+		{"a trading morning", time.Date(2026, 11, 27, 11, 0, 0, 0, market.NewYork), []string{"locate", "HTBY", "100", "--max-price", "0.05"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, errOut := setupCLIAt(t, tc.at).MustRunMain(t, nil, tc.args...)
+			if code != 0 || (tc.want == "" && strings.Contains(errOut, "warning")) || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 0 and %q", code, errOut, tc.want)
+			}
+		})
 	}
 }
 
-// cliBundle is a simulator on the wall clock (fast settle) and the
-// environment a user would export.
+// cliBundle is a simulator on a clock it shares with every command the
+// test runs (in its environment, clock.SettingEnv) and the environment a
+// user would export.
 type cliBundle struct {
 	sim *brokersim.Sim
+	clk *clock.Scaled
 	env map[string]string
 }
 
 func setupCLI(t *testing.T, opts ...brokersim.Option) *cliBundle {
 	t.Helper()
-	sc := brokersim.DefaultScenario()
-	sc.Timing.SettleMin = brokersim.Duration(100 * time.Millisecond)
-	sc.Timing.SettleMax = brokersim.Duration(200 * time.Millisecond)
-	sc.Timing.CreditClear = brokersim.Duration(500 * time.Millisecond)
-	sim, err := brokersim.New(sc, append([]brokersim.Option{brokersim.WithClock(clock.Real{})}, opts...)...)
+	return setupCLIAt(t, testStart, opts...)
+}
+
+// setupCLIAt is setupCLI with the shared clock starting at start.
+func setupCLIAt(t *testing.T, start time.Time, opts ...brokersim.Option) *cliBundle {
+	t.Helper()
+	clk, setting := testClock(start, testSpeed)
+	sim, err := brokersim.New(brokersim.DefaultScenario(), append([]brokersim.Option{brokersim.WithClock(clk)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
-	return &cliBundle{sim: sim, env: map[string]string{
+	return &cliBundle{sim: sim, clk: clk, env: map[string]string{
 		"LOCATOR_BASE_URL": srv.URL, "LOCATOR_KEY_ID": "SIMLIVEKEY01", "LOCATOR_SECRET": "sim-live-secret-01",
 		"LOCATOR_ACCOUNT": "LV100001", "LOCATOR_DB": filepath.Join(t.TempDir(), "locator.db"),
 		// No settings file unless a test writes one: never the user's own.
 		"XDG_CONFIG_HOME": t.TempDir(),
+		clock.SettingEnv:  setting,
 	}}
 }
 

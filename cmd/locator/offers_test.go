@@ -15,7 +15,7 @@ import (
 // declines it from there.
 func TestOffersListsAWaitingPair(t *testing.T) {
 	t.Parallel()
-	b := setupOwners(t, 0)
+	b := setupOwnersAt(t, 0, personSpeed)
 	b.serve(t)
 	var stdout, stderr syncBuffer
 	m := b.inProcess(&stdout, &stderr)

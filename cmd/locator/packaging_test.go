@@ -5,12 +5,14 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,41 +26,11 @@ import (
 // that needs a Docker daemon and the base images.
 func TestDockerfile(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../Dockerfile")
+	d, err := readDockerfile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs, froms []string
-	directives := map[string][]string{}
-	// Join continuation lines, drop comments.
-	var cur string
-	for l := range strings.SplitSeq(string(raw), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "#") {
-			continue
-		}
-		if s, ok := strings.CutSuffix(l, "\\"); ok {
-			cur += s
-			continue
-		}
-		cur += l
-		if f := strings.Fields(cur); len(f) > 0 {
-			rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cur), f[0]))
-			directives[f[0]] = append(directives[f[0]], rest)
-			switch f[0] {
-			case "RUN":
-				runs = append(runs, rest)
-			case "FROM":
-				froms = append(froms, rest)
-			}
-		}
-		cur = ""
-	}
-	build := ""
-	for _, r := range runs {
-		if strings.Contains(r, "go build") {
-			build = r
-		}
-	}
+	directives, froms, build := d.directives, d.froms, d.build
 	if !strings.HasPrefix(build, "CGO_ENABLED=0 go build ") || !strings.HasSuffix(build, " ./cmd/locator") {
 		t.Fatalf("the build stage's go build is %q; want CGO_ENABLED=0 go build ... ./cmd/locator", build)
 	}
@@ -96,17 +68,10 @@ func TestDockerfile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not building the static binary")
 	}
+	// The package's one binary is built with the Dockerfile's command
+	// (buildBinary): the process tests run what ships.
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "locator")
-	cmdline := strings.Replace(build, "-o /out/locator", "-o "+bin, 1)
-	if cmdline == build {
-		t.Fatalf("go build %q does not write /out/locator", build)
-	}
-	cmd := exec.Command("sh", "-c", cmdline)
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cmdline, err, out)
-	}
+	bin := buildBinary(t)
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +121,96 @@ func TestDockerfile(t *testing.T) {
 	got, err := locate.Output()
 	if err != nil || !strings.Contains(string(got), `"state":"filled"`) {
 		t.Errorf("the static binary's locate: %v\n%s", err, got)
+	}
+}
+
+// dockerfile is what the tests read of the Dockerfile: its directives by
+// name (continuation lines joined, comments dropped), its stages' FROM
+// lines and the build stage's go build command.
+type dockerfile struct {
+	directives map[string][]string
+	froms      []string
+	build      string
+}
+
+func readDockerfile() (dockerfile, error) {
+	raw, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		return dockerfile{}, err
+	}
+	d := dockerfile{directives: map[string][]string{}}
+	var cur string
+	for l := range strings.SplitSeq(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		if s, ok := strings.CutSuffix(l, "\\"); ok {
+			cur += s
+			continue
+		}
+		cur += l
+		if f := strings.Fields(cur); len(f) > 0 {
+			rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cur), f[0]))
+			d.directives[f[0]] = append(d.directives[f[0]], rest)
+			switch {
+			case f[0] == "FROM":
+				d.froms = append(d.froms, rest)
+			case f[0] == "RUN" && strings.Contains(rest, "go build"):
+				d.build = rest
+			}
+		}
+		cur = ""
+	}
+	return d, nil
+}
+
+// binary is the package's locator binary, built once per `go test` run
+// (buildBinary) and removed by TestMain.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildBinary builds locator once for the whole package run, with the
+// Dockerfile's own build command (static, stamped), and returns its path;
+// every process test runs that binary.
+func buildBinary(tb testing.TB) string {
+	tb.Helper()
+	binary.once.Do(func() {
+		d, err := readDockerfile()
+		if err != nil {
+			binary.err = err
+			return
+		}
+		if binary.dir, binary.err = os.MkdirTemp("", "locator-test-bin-"); binary.err != nil {
+			return
+		}
+		bin := filepath.Join(binary.dir, "locator")
+		cmdline := strings.Replace(d.build, "-o /out/locator", "-o "+bin, 1)
+		if cmdline == d.build {
+			binary.err = fmt.Errorf("the Dockerfile's go build %q does not write /out/locator", d.build)
+			return
+		}
+		cmd := exec.Command("sh", "-c", cmdline)
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("%s: %v\n%s", cmdline, err, out)
+			return
+		}
+		binary.path = bin
+	})
+	if binary.err != nil {
+		tb.Fatalf("build: %v", binary.err)
+	}
+	return binary.path
+}
+
+// removeBinary removes what buildBinary built.
+func removeBinary() {
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
 	}
 }
 

@@ -228,7 +228,8 @@ func readmeSession(t *testing.T, s readmeSample, body string) string {
 }
 
 // readmeEnv is what a reader exports after starting `locator sim`: the
-// default scenario on the wall clock, its first live key and account. The
+// default scenario, its first live key and account, on a test clock shared
+// with the commands (testClock, as setupCLI's). The
 // one difference from `locator sim`'s timing: the locate fee is posted to
 // the ledger a millisecond after the fill instead of 5 s (a reader takes longer
 // than that to type the next command), so the session needs no sleep;
@@ -242,7 +243,8 @@ func readmeEnv(t *testing.T, tune ...func(*brokersim.Scenario)) map[string]strin
 	for _, f := range tune {
 		f(&sc)
 	}
-	sim, err := brokersim.New(sc, brokersim.WithClock(clock.Real{}))
+	clk, setting := testClock(testStart, testSpeed)
+	sim, err := brokersim.New(sc, brokersim.WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +253,7 @@ func readmeEnv(t *testing.T, tune ...func(*brokersim.Scenario)) map[string]strin
 	return map[string]string{
 		"LOCATOR_BASE_URL": srv.URL, "LOCATOR_KEY_ID": "SIMLIVEKEY01", "LOCATOR_SECRET": "sim-live-secret-01",
 		"LOCATOR_ACCOUNT": "LV100001", "LOCATOR_DB": filepath.Join(t.TempDir(), "locator.db"),
+		clock.SettingEnv: setting,
 	}
 }
 

@@ -172,7 +172,7 @@ func TestOrdersCommand(t *testing.T) {
 		t.Errorf("orders --json: exit %d\n%s", code, out)
 	}
 
-	today := ledger.TradeDate(time.Now())
+	today := ledger.TradeDate(b.clk.Now())
 	code, out, errOut = b.MustRunMain(t, nil, "orders", "--history", today.Format(time.DateOnly))
 	if code != 0 {
 		t.Fatalf("--history today: exit %d\n%s\n%s", code, out, errOut)
@@ -217,8 +217,8 @@ func TestOrdersCommand(t *testing.T) {
 func TestReadCommandsBadInput(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	tomorrow := ledger.TradeDate(time.Now()).AddDate(0, 0, 1).Format(time.DateOnly)
-	longAgo := ledger.TradeDate(time.Now()).AddDate(-2, 0, 0).Format(time.DateOnly)
+	tomorrow := ledger.TradeDate(b.clk.Now()).AddDate(0, 0, 1).Format(time.DateOnly)
+	longAgo := ledger.TradeDate(b.clk.Now()).AddDate(-2, 0, 0).Format(time.DateOnly)
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -52,7 +52,7 @@ func TestRunKeepsItsScheduleAcrossAStepDown(t *testing.T) {
 		t.Fatalf("takeover: term %d, %v", theirs.Term, err)
 	}
 	waitFor(t, "the step-down", func() bool { return strings.Contains(r.stderr.String(), "stepped down") })
-	stepped := time.Now()
+	stepped := b.clk.Now()
 	select {
 	case code := <-r.done:
 		t.Fatalf("run ended (exit %d) when its owner stepped down\nstderr %s", code, r.stderr)

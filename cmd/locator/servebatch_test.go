@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -35,7 +34,7 @@ func TestBatchOf300FollowedThroughServe(t *testing.T) {
 	t.Parallel()
 	const htb, etb = 20, 280
 	dir := t.TempDir()
-	b := &ownerBundle{dir: dir, bin: buildBinary(t, dir), db: filepath.Join(dir, "locator.db")}
+	b := &ownerBundle{dir: dir, bin: buildBinary(t), db: filepath.Join(dir, "locator.db")}
 	sc := brokersim.DefaultScenario()
 	sc.Timing.SettleMin = brokersim.Duration(150 * time.Millisecond)
 	sc.Timing.SettleMax = brokersim.Duration(400 * time.Millisecond)
@@ -52,9 +51,9 @@ func TestBatchOf300FollowedThroughServe(t *testing.T) {
 		args = append(args, sym, "300")
 	}
 	args = append(args, "--max-price", "0.02")
-	b.ready = startSim(t, b.bin, dir, sc)
-	b.env = append(os.Environ(), "LOCATOR_BASE_URL="+b.ready.BaseURL, "LOCATOR_KEY_ID="+b.ready.Keys[0].KeyID,
-		"LOCATOR_SECRET="+b.ready.Keys[0].Secret, "LOCATOR_ACCOUNT=LV100001", "LOCATOR_DB="+b.db)
+	sim := startSim(t, b.bin, dir, sc, testSpeed)
+	b.ready, b.clk = sim.Ready, sim.clk
+	b.env = append(sim.env, "LOCATOR_DB="+b.db)
 	b.serve(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)

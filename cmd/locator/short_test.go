@@ -339,7 +339,7 @@ func (b *cliBundle) leftoverOrders(t *testing.T) (reached, lost string) {
 	t.Helper()
 	ctx := t.Context()
 	reached, lost = uuid.NewString(), uuid.NewString()
-	st, err := store.Open(ctx, b.env["LOCATOR_DB"], clock.NewFake(time.Now().Add(-2*time.Minute)))
+	st, err := store.Open(ctx, b.env["LOCATOR_DB"], clock.NewFake(b.clk.Now().Add(-2*time.Minute)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestReadCommandsBesideServeSendNothingOfTheirOwn(t *testing.T) {
 	t.Parallel()
 	b := setupOwners(t, 0)
 	serve := b.serve(t)
-	past := time.Now().AddDate(0, 0, -3).Format(time.DateOnly)
+	past := b.clk.Now().AddDate(0, 0, -3).Format(time.DateOnly)
 	from := len(b.requests(t))
 	for _, args := range [][]string{
 		{"accounts"},

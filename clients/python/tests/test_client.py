@@ -66,6 +66,9 @@ def setUpModule():
         "XDG_RUNTIME_DIR": runtime, "LOCATOR_BASE_URL": ready["baseURL"], "LOCATOR_ACCOUNT": ACCOUNT,
         "LOCATOR_KEY_ID": key["keyId"], "LOCATOR_SECRET": key["secret"], "LOCATOR_DB": os.path.join(TMP, "locator.db"),
     })
+    # A test clock the Go test shares with the simulator (a test aid).
+    if os.environ.get("LOCATOR_TEST_CLOCK"):
+        ENV["LOCATOR_TEST_CLOCK"] = os.environ["LOCATOR_TEST_CLOCK"]
     serve = subprocess.Popen([bin_, "serve", "--listen", ""], env=ENV, stderr=subprocess.PIPE, text=True)
     PROCS.append(serve)
     # The daemon's first line says it owns the account and serves it.
