@@ -17,6 +17,9 @@ import (
 // CSV document. Each command runs as its run below says; a command without
 // a run here fails the test, so a new command is audited too.
 func TestEveryCommandEveryFormat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs every command in every format (CI runs it)")
+	}
 	t.Parallel()
 	b := setupCLI(t)
 	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != console.ExitOK {

@@ -90,6 +90,9 @@ var readmeLocator = regexp.MustCompile(`^(?:(\S+=\S+) )?(?:go run \./cmd/locator
 // are listed above with why, and a line of neither list fails the test.
 // Not parallel: the examples' relative paths need the working folder.
 func TestREADMEExamplesRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs every example of the README (CI runs it)")
+	}
 	raw, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,9 @@ import (
 // request log (the figures themselves come from `locator bench`, not from
 // here).
 func TestLocateRunsSideBySide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the engine and the naive loop side by side (CI runs it)")
+	}
 	t.Parallel()
 	const n = 4
 	eng, naive := bench.Symbols('E', n, n), bench.Symbols('N', n, n)

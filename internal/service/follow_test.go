@@ -29,6 +29,9 @@ import (
 // queue rather than drop (the account's stream used to lose what did not
 // fit 256 slots, here most of the 300 ends).
 func TestFollowerOfBigBatchSeesEveryEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: follows a batch of 300 (CI runs it)")
+	}
 	t.Parallel()
 	const n = 300
 	var symbols []string
