@@ -280,7 +280,10 @@ func newNetns(t *testing.T) netns {
 		}
 		t.Skip("a network namespace needs root and iproute2")
 	}
-	n := netns{name: fmt.Sprintf("lt%d", os.Getpid()%100000), hostIP: "10.231.7.1", peerIP: "10.231.7.2"}
+	// Named and addressed for this process, so that two runs of the suite
+	// side by side make two namespaces of their own.
+	pid := os.Getpid()
+	n := netns{name: fmt.Sprintf("lt%d", pid%100000), hostIP: fmt.Sprintf("10.231.%d.1", pid%250), peerIP: fmt.Sprintf("10.231.%d.2", pid%250)}
 	run := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
