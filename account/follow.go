@@ -13,8 +13,10 @@ import (
 // FollowAll follows every workflow started at once, showing their changes
 // from their start one at a time, and returns their ends by index (nil for one not started,
 // or not followed to its end), and why each of those started could not be
-// followed to its end, naming it (nil when all were). A nil show shows
-// nothing, as for Follow.
+// followed to its end, naming it (nil when all were); when ctx ended
+// first (a Ctrl-C, an agent's cancelled call), each was withdrawn
+// (FollowOrWithdraw) and the error is ctx's. A nil show shows nothing, as
+// for Follow.
 func FollowAll(ctx context.Context, a Account, started []Started, show func(Update)) ([]*workflow.Workflow, error) {
 	var mu sync.Mutex // one line at a time
 	var one func(Update)
@@ -40,6 +42,13 @@ func FollowAll(ctx context.Context, a Account, started []Started, show func(Upda
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		for i, st := range started {
+			if st.ID != "" && ws[i] == nil {
+				return ws, err
+			}
+		}
+	}
 	return ws, errors.Join(errs...)
 }
 

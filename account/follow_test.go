@@ -2,6 +2,7 @@ package account
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -39,5 +40,29 @@ func TestFollowAllNamesWhatItCouldNotFollow(t *testing.T) {
 	}
 	if _, err := FollowAll(t.Context(), a, started[:2], nil); err != nil { // nil show: none, as for Follow
 		t.Fatalf("all followed: err %v", err)
+	}
+}
+
+// hangs is an Account whose follows end only with their context, as an
+// owner's do while an offer is open.
+type hangs struct{ Account }
+
+func (hangs) Follow(ctx context.Context, _ FollowRequest, _ func(Update)) (*workflow.Workflow, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (hangs) Cancel(context.Context, CancelRequest) error { return Errorf(KindNotOpen, "nothing open") }
+
+// A follow cut short by its context (an agent's cancelled call, a Ctrl-C)
+// is the context's error, never a nil end with a nil error: `locator mcp`
+// took the nil end for an outcome and died on it (issue 37).
+func TestFollowAllCancelledIsAnError(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	ws, err := FollowAll(ctx, hangs{}, []Started{{ID: "wf-a", Symbol: "AAA"}}, nil)
+	if !errors.Is(err, context.Canceled) || len(ws) != 1 || ws[0] != nil {
+		t.Fatalf("ends %v, err %v; want no end and context.Canceled", ws, err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,23 +23,28 @@ type mcpCommand struct{ conn connFlags }
 
 func (c *mcpCommand) flags(fs *pflag.FlagSet) { c.conn.registerAccount(fs) }
 
+// An account that cannot be opened (no settings, paper asked of a live
+// account, the owner's refusal) is still served: the agent's host
+// initializes and lists the tools, each call says why, and the command
+// ends with that refusal once stdin closes.
 func (c *mcpCommand) run(ctx context.Context, args []string) error {
-	sess, err := c.conn.open(ctx, "mcp", nil, service.RoleCommand)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
 	m := c.conn.m
-	server := mcpserver.New(sess.Handle, release.Read(version, buildTime).Version)
-	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
-	if errors.Is(err, io.EOF) { // the agent closed stdin: done
-		return nil
+	v := release.Read(version, buildTime).Version
+	var server *mcp.Server
+	sess, refused := c.conn.open(ctx, "mcp", nil, service.RoleCommand)
+	switch {
+	case refused != nil && ctx.Err() != nil:
+		return refused
+	case refused != nil:
+		fmt.Fprintf(m.Stderr, "locator mcp: %v (every tool call says so)\n", refused)
+		server = mcpserver.Refused(refused, v)
+	default:
+		defer sess.Close()
+		server = mcpserver.New(sess.Handle, v)
+	}
+	err := server.Run(ctx, mcpserver.Stdio(m.Stdin, m.Stdout))
+	if errors.Is(err, io.EOF) || err == nil { // the agent closed stdin: done
+		return refused
 	}
 	return err
 }
-
-// nopWriteCloser is stdout as the protocol's writer, left open when the
-// session ends.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -170,7 +170,10 @@ func TestMCPOverStdio(t *testing.T) {
 // Spec "Authentication", API keys rule 5, through `locator mcp`: an agent
 // whose settings mean paper against live LV100001 is refused, nothing
 // sent: by the owner with `locator serve` running (a tool error), and at
-// the start without one (exit 2, as any command).
+// the start without one (exit 2 once stdin closes, as any command; issue
+// 37 item 3: meanwhile the agent's client initializes, lists the tools,
+// and each call is a tool error saying why, where it used to see the
+// connection closed).
 func TestMCPPaperAgainstLive(t *testing.T) {
 	t.Parallel()
 	b := setupOwners(t, 1)
@@ -178,10 +181,56 @@ func TestMCPPaperAgainstLive(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "nothing was sent") {
 		t.Errorf("locator mcp --env paper without an owner: exit %d %q, want exit 2 saying nothing was sent", code, out)
 	}
+	refused := b.startMCP(t, "--env", "paper")
+	if tools, err := refused.ListTools(t.Context(), nil); err != nil || len(tools.Tools) != 6 {
+		t.Errorf("tools/list of the refused account: %v %v, want the 6 tools", tools, err)
+	}
+	isErr, text, writes := refused.call(t, b, "inventory", map[string]any{}, nil)
+	if !isErr || !strings.Contains(text, "paper") || !strings.Contains(text, "nothing was sent") || len(writes) != 0 {
+		t.Errorf("inventory of the refused account: error %v %q, sent %v; want refused saying why, nothing sent", isErr, text, writes)
+	}
 	b.serve(t)
 	a := b.startMCP(t, "--env", "paper")
-	isErr, text, writes := a.call(t, b, "locate", map[string]any{"symbol": "OW00", "shares": 300, "max_price": "0.02"}, nil)
+	isErr, text, writes = a.call(t, b, "locate", map[string]any{"symbol": "OW00", "shares": 300, "max_price": "0.02"}, nil)
 	if !isErr || !strings.Contains(text, "nothing was sent") || len(writes) != 0 {
 		t.Errorf("locate meaning paper: error %v %q, sent %v; want refused, nothing sent", isErr, text, writes)
 	}
+}
+
+// Issue 37 item 3: an agent that cancels a locate mid-flight (the SDK's
+// client sends notifications/cancelled when the call's context ends) ends
+// its workflow as Ctrl-C ends a command's: withdrawn, nothing left open
+// at the broker; and `locator mcp`, owning the account, keeps serving: the
+// next calls answer (it used to die on the cancelled call's nil outcome,
+// and the account's owner with it).
+func TestMCPCancelledLocateLeavesTheServerServing(t *testing.T) {
+	t.Parallel()
+	b := setupOwners(t, 1)
+	a := b.startMCP(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "locate", Arguments: map[string]any{"symbol": "OW00", "shares": 100, "max_price": "0.02"}})
+		done <- err
+	}()
+	b.waitFor(t, "quote of OW00", quoteOf("OW00"))
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled call answered as if it ran to its end")
+	}
+	// The same process answers the next calls, and the workflow ends.
+	waitFor(t, "the cancelled locate's end", func() bool {
+		var st struct {
+			Open []any `json:"open"`
+		}
+		if isErr, text, _ := a.call(t, b, "status", map[string]any{}, &st); isErr {
+			t.Fatalf("status after the cancelled call: %s", text)
+		}
+		return len(st.Open) == 0
+	})
+	if isErr, text, _ := a.call(t, b, "inventory", map[string]any{}, nil); isErr {
+		t.Errorf("inventory after the cancelled call: %s", text)
+	}
+	b.workflows(t) // every one final
+	b.noBrokerTrouble(t)
 }

@@ -11,7 +11,10 @@
 // max_price (an uncapped offer is never accepted) and declines an offer
 // above it, as `locator locate --max-price` does; quote is a price check,
 // whose offers are cancelled at once and never accepted. Whatever a tool
-// refuses, it refuses before anything is sent, as a tool error.
+// refuses, it refuses before anything is sent, as a tool error. No client
+// ends the server: Stdio answers a malformed line, Refused serves an
+// account that could not be opened, and a cancelled call withdraws its
+// workflow (account.FollowAll) and leaves the server serving.
 package mcpserver
 
 import (
@@ -33,42 +36,68 @@ import (
 // acct is the account as the server's one caller sees it: opened without
 // an asker, for the environment the agent's settings name.
 func New(acct account.Account, version string) *mcp.Server {
+	return newServer(&tools{acct: acct}, version)
+}
+
+// Refused is the MCP server of an account that could not be opened (no
+// settings, paper asked of a live account, the owner's refusal): an
+// agent's host still initializes and lists the tools, and each call is a
+// tool error saying why, rather than a connection closed before it could
+// ask.
+func Refused(why error, version string) *mcp.Server {
+	return newServer(&tools{refused: why}, version)
+}
+
+func newServer(t *tools, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "locator", Title: "locator: short-sale locates", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
-	t := &tools{acct: acct}
 	// The hints tell a client which tools only read (it may call them
 	// without asking its person) and which may spend: locate is
 	// idempotent, since it quotes only the shortfall of what is located.
 	reads := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	addTool(s, &mcp.Tool{Name: "quote", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
+	addTool(s, t, &mcp.Tool{Name: "quote", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
 		Description: "The broker's locate offer for each symbol, then cancelled: a price check, nothing is accepted or paid. " +
 			"Waits for the prices (a symbol quoted in the last 30 seconds waits its turn)."}, t.quote)
-	addTool(s, &mcp.Tool{Name: "shortable", Annotations: reads,
+	addTool(s, t, &mcp.Tool{Name: "shortable", Annotations: reads,
 		Description: "For each symbol: easy to borrow or not, its located inventory, and the last offers seen. Sends no quote."}, t.shortable)
-	addTool(s, &mcp.Tool{Name: "locate", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
+	addTool(s, t, &mcp.Tool{Name: "locate", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
 		Description: "Ensure located shares of a symbol: quotes only the shortfall, accepts an offer at or under max_price " +
 			"(and max_cost, when given), declines one above; waits for the outcome. max_price is required."}, t.locate)
-	addTool(s, &mcp.Tool{Name: "status", Annotations: reads,
+	addTool(s, t, &mcp.Tool{Name: "status", Annotations: reads,
 		Description: "One workflow by id (or a unique prefix of one), or without an id the account as its owner sees it: " +
 			"the owner, the unfinished workflows, the locate budget left."}, t.status)
-	addTool(s, &mcp.Tool{Name: "credit_back",
+	addTool(s, t, &mcp.Tool{Name: "credit_back",
 		Description: "Return located shares to the broker: shares of one inventory row (type, default Locate), " +
 			"or without shares every unused share of the symbol. Waits for the outcome."}, t.creditBack)
-	addTool(s, &mcp.Tool{Name: "inventory", Annotations: reads,
+	addTool(s, t, &mcp.Tool{Name: "inventory", Annotations: reads,
 		Description: "The account's located inventory at the broker, one row per symbol and locate type."}, t.inventory)
 	return s
 }
 
-// addTool adds a tool whose refusals of bad input say, as the CLI's do,
-// that nothing was sent.
-func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+// addTool adds a tool of t's whose refusals of bad input say, as the
+// CLI's do, that nothing was sent; on a refused account every call is
+// refused so.
+func addTool[In, Out any](s *mcp.Server, t *tools, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if t.refused != nil {
+			var none Out
+			return nil, none, nothingSent(t.refused)
+		}
 		res, out, err := h(ctx, req, in)
-		if errors.Is(err, brokercode.ErrInput) && !strings.Contains(err.Error(), "nothing was sent") {
-			err = fmt.Errorf("%w; nothing was sent", err)
+		if errors.Is(err, brokercode.ErrInput) {
+			err = nothingSent(err)
 		}
 		return res, out, err
 	})
+}
+
+// nothingSent is a refusal that says, as the CLI's do, that nothing was
+// sent.
+func nothingSent(err error) error {
+	if strings.Contains(err.Error(), "nothing was sent") {
+		return err
+	}
+	return fmt.Errorf("%w; nothing was sent", err)
 }
 
 // instructions tell an agent how the tools fit together.
@@ -78,8 +107,12 @@ locate with max_price (a price per share, a decimal string such as "0.02") to ge
 status to read a workflow, credit_back to return unused shares. Money is a decimal string.
 An offer above max_price is declined, never accepted.`
 
-// tools are the handlers over one account.
-type tools struct{ acct account.Account }
+// tools are the handlers over one account, or why it could not be
+// opened.
+type tools struct {
+	acct    account.Account
+	refused error
+}
 
 // QuoteInput asks the price of located shares.
 type QuoteInput struct {
