@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
@@ -119,6 +120,11 @@ func TestRunRefusesBadConfig(t *testing.T) {
 func TestRunOnce(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
+	// The fee lands an hour after the fill, so that the fees job finds it
+	// pending however long the machine takes to start the job's run (5 s,
+	// the scenario's, were one second of the wall under the test clock).
+	hour := brokersim.Duration(time.Hour)
+	b.sim.ApplySettings(brokersim.Settings{FeeDelay: &hour})
 	cfg := writeFile(t, "locator.json", daemonConfig)
 	for _, tc := range []struct {
 		job  string
@@ -126,7 +132,7 @@ func TestRunOnce(t *testing.T) {
 		want string
 	}{
 		{"watch", console.ExitOK, "HTBX filled 300 @ 0.0150"},
-		{"fees", console.ExitOK, "1 pending"}, // the fee lands 5 s after the fill
+		{"fees", console.ExitOK, "1 pending"}, // the fee lands an hour after the fill
 		{"watch", console.ExitOK, "HTBX covered"},
 		{"pricey", console.ExitDeclined, "HTBY declined"},
 		{"restricted", console.ExitBroker, "RSTR rejected"},

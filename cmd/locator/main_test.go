@@ -133,7 +133,10 @@ func (b *cliBundle) MustRunMain(tb testing.TB, env map[string]string, args ...st
 		}
 		return b.env[k]
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A hang guard, past ten times the longest a run takes here (a few
+	// seconds; a bench run of generated days, ten): a loaded machine
+	// (two suites side by side) took a minute for one.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	m := NewMain(&stdout, &stderr, getenv)
 	m.Stdin = strings.NewReader("") // nobody at a terminal

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 const acct = "LV100001"
@@ -75,9 +77,14 @@ func setup(t *testing.T) *testBundle {
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
 	// Virtual time runs while the engine's poller and dispatcher wait on
-	// it (the owner's heartbeat keeps real time), and stands still while a
-	// question waits on the case's prompt or the case holds it.
-	b.sim.RunClockWhile(t, 2, func() bool { return !b.hold.Load() && b.prompting.Load() == 0 })
+	// it (the owner's heartbeat keeps real time), and stands still while
+	// an offer waits on a person: from its Offered record on (its
+	// question is on its way to the case's prompt, or to a link), while
+	// the question waits at the prompt, and while the case holds it. A
+	// person takes no virtual time to answer; with the clock running
+	// between the offer and its prompt, a loaded machine let the offer's
+	// 30 seconds pass before the prompt was up (TestDeclineLink: 410).
+	b.sim.RunClockWhile(t, 2, func() bool { return !b.hold.Load() && b.prompting.Load() == 0 && !b.offered(t) })
 	b.cfg = service.OwnerConfig{
 		Engine: engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: acct, Env: brokerclient.EnvLive, Logger: b.log},
 		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleCommand,
@@ -102,6 +109,13 @@ func setup(t *testing.T) *testBundle {
 	}
 	b.own(t)
 	return b
+}
+
+// offered reports whether a workflow of the account is Offered: its
+// offer waits on a person.
+func (b *testBundle) offered(t *testing.T) bool {
+	ws, err := b.st.List(context.WithoutCancel(t.Context()), store.Filter{Account: acct})
+	return err == nil && slices.ContainsFunc(ws, func(w *workflow.Workflow) bool { return w.State == states.Offered })
 }
 
 // own makes this process the owner (again), its offers notified with
