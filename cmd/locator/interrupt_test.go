@@ -50,7 +50,7 @@ func openTerminalPair(t *testing.T) (term, keyboard *os.File) {
 // on a context that outlives the interrupt, and the command exits 130.
 func TestInterruptAtPromptCancelsOffer(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	b := setupCLIAt(t, testStart, personSpeed) // interrupted inside a window of the broker's
 	var stdout, stderr syncBuffer
 	m := NewMain(&stdout, &stderr, func(k string) string { return b.env[k] })
 	m.Stdin = openTerminal(t)

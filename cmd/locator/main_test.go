@@ -47,10 +47,11 @@ const (
 	// a fifth of the time, and a stall of the machine of up to six
 	// seconds still leaves an offer's window open.
 	testSpeed = 5
-	// personSpeed is for a test that plays a person answering an offer
-	// (at a terminal, from another shell, by link) with commands and
-	// processes between the question and the answer: the offer's 30
-	// seconds are the wall's, as a person has them.
+	// personSpeed is for a test that plays a person inside one of the
+	// broker's windows (answering an offer at a terminal, from another
+	// shell, by link; interrupting a command while its offer or its
+	// same-symbol spacing is open), with commands and processes in
+	// between: the 30 seconds are the wall's, as a person has them.
 	personSpeed = 1
 )
 
@@ -82,7 +83,7 @@ func TestClosedWarning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			code, _, errOut := setupCLIAt(t, tc.at).MustRunMain(t, nil, tc.args...)
+			code, _, errOut := setupCLIAt(t, tc.at, testSpeed).MustRunMain(t, nil, tc.args...)
 			if code != 0 || (tc.want == "" && strings.Contains(errOut, "warning")) || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 0 and %q", code, errOut, tc.want)
 			}
@@ -101,13 +102,14 @@ type cliBundle struct {
 
 func setupCLI(t *testing.T, opts ...brokersim.Option) *cliBundle {
 	t.Helper()
-	return setupCLIAt(t, testStart, opts...)
+	return setupCLIAt(t, testStart, testSpeed, opts...)
 }
 
-// setupCLIAt is setupCLI with the shared clock starting at start.
-func setupCLIAt(t *testing.T, start time.Time, opts ...brokersim.Option) *cliBundle {
+// setupCLIAt is setupCLI with the shared clock starting at start and
+// running speed times faster than the wall clock.
+func setupCLIAt(t *testing.T, start time.Time, speed float64, opts ...brokersim.Option) *cliBundle {
 	t.Helper()
-	clk, setting := testClock(start, testSpeed)
+	clk, setting := testClock(start, speed)
 	sim, err := brokersim.New(brokersim.DefaultScenario(), append([]brokersim.Option{brokersim.WithClock(clk)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ func TestQueuedQuoteIsShown(t *testing.T) {
 	for _, follower := range []bool{false, true} {
 		t.Run(map[bool]string{false: "owner", true: "follower"}[follower], func(t *testing.T) {
 			t.Parallel()
-			b := setupCLI(t)
+			b := setupCLIAt(t, testStart, personSpeed) // interrupted inside a window of the broker's
 			if follower {
 				b.startServe(t)
 			}

@@ -126,7 +126,7 @@ func TestQuoteFiveSymbolsWithAndWithoutServe(t *testing.T) {
 // broker to show it: exit 130, both rows 52, nothing accepted.
 func TestQuoteInterruptedLeavesNothingOpen(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	b := setupCLIAt(t, testStart, personSpeed) // interrupted inside a window of the broker's
 	var stdout, stderr syncBuffer
 	m := NewMain(&stdout, &stderr, func(k string) string { return b.env[k] })
 	ctx, interrupt := context.WithCancel(t.Context())
