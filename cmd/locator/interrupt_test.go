@@ -82,3 +82,56 @@ func TestInterruptAtPromptCancelsOffer(t *testing.T) {
 		t.Errorf("history %+v, want the offer cancelled (52)\n%s", rows, stderr.String())
 	}
 }
+
+// Issue 37 item 5: an answer the prompt does not understand (x at
+// [y/N], 3 at [1-2/N]) is said and the question asked again within the
+// offer's window, never taken for a no (which declined the offer and
+// cancelled it at once); the answer typed next decides: y fills the
+// offer, 1 takes the pair's first side.
+func TestPromptAsksAgainOnATypo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, symbol, flags, question, typo, answer, want string
+	}{
+		{"an offer", "HTBX", "", "Accept HTBX 300 shares", "x", "y", "filled"},
+		{"a Reg SHO pair", "RSHO", "--allow-single-use", "a Reg SHO pair: [1] SingleUse", "3", "1", "filled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCLIAt(t, testStart, personSpeed) // a person inside the offer's window
+			var stdout, stderr syncBuffer
+			m := NewMain(&stdout, &stderr, func(k string) string { return b.env[k] })
+			term, keyboard := openTerminalPair(t)
+			m.Stdin = term
+			args := []string{"locate", tc.symbol, "300"}
+			if tc.flags != "" {
+				args = append(args, tc.flags)
+			}
+			done := make(chan int, 1)
+			go func() { done <- m.Run(t.Context(), args) }()
+			waitFor(t, "the question", func() bool { return strings.Contains(stderr.String(), tc.question) })
+			if _, err := keyboard.WriteString(tc.typo + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the question asked again", func() bool {
+				s := stderr.String()
+				i := strings.Index(s, "is not an answer here")
+				return i >= 0 && strings.Contains(s[i:], tc.question)
+			})
+			if n := len(b.writes()); n != 1 { // the quote alone: nothing declined or cancelled
+				t.Errorf("after the typo: %v sent, want the quote alone", b.writes())
+			}
+			if _, err := keyboard.WriteString(tc.answer + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case code := <-done:
+				if code != 0 || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+					t.Errorf("exit %d, want 0 and %s\n%s\n%s", code, tc.want, stdout.String(), stderr.String())
+				}
+			case <-time.After(60 * time.Second): // a hang guard
+				t.Fatalf("no end after the answer:\n%s", stderr.String())
+			}
+		})
+	}
+}

@@ -41,21 +41,21 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 		case ques.Offer != nil:
 			o := ques.Offer
 			d := p.Display
-			return p.answer(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
-				return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
-					o.Symbol, o.Shares, Price4(o.Price), brokercode.LocateTypeForCode(o.LocateType), Money(o.Total), left)
-			}))
+			return p.yes(cmd, q, func() func() {
+				return countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
+					return fmt.Sprintf("Accept %s %d shares at %s (%s) = %s? %s left [y/N] ",
+						o.Symbol, o.Shares, Price4(o.Price), brokercode.LocateTypeForCode(o.LocateType), Money(o.Total), left)
+				})
+			})
 		case ques.Order != nil:
 			o := ques.Order
 			where := o.Route
 			if where == "" {
 				where = "the default: SMART on live, the broker's on paper"
 			}
-			fmt.Fprintf(p.Err, "%s (route %s)? [y/N] ", OrderWords(o), where)
-			return p.answer(cmd, q, func() {})
+			return p.yes(cmd, q, p.says(fmt.Sprintf("%s (route %s)? [y/N] ", OrderWords(o), where)))
 		case len(ques.Credits) > 0:
-			fmt.Fprintf(p.Err, "Credit back the unused %s? [y/N] ", credits(ques.Credits))
-			return p.answer(cmd, q, func() {})
+			return p.yes(cmd, q, p.says(fmt.Sprintf("Credit back the unused %s? [y/N] ", credits(ques.Credits))))
 		}
 		return false
 	}
@@ -65,7 +65,8 @@ func (p *Prompter) Asker(cmd context.Context) func(context.Context, account.Ques
 // with its price and total, or none (y takes the side asked about, as at
 // any offer): the side asked about (ques.Offer) is taken by the yes
 // returned, another by an answer naming its leg, which
-// the offer's owner acts on first (the yes then finds it decided).
+// the offer's owner acts on first (the yes then finds it decided). An
+// answer that is none of these is asked again.
 func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) bool {
 	o, d := ques.Offer, p.Display
 	var choices []string
@@ -73,15 +74,20 @@ func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) boo
 		choices = append(choices, fmt.Sprintf("[%d] %s at %s = %s", i+1, brokercode.LocateTypeForCode(s.LocateType), Price4(s.Price), Money(s.Total)))
 	}
 	keys := "1-" + strconv.Itoa(len(ques.Sides))
-	line, ok := p.answerLine(cmd, q, countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
-		return fmt.Sprintf("Take %s %d shares, a Reg SHO pair: %s? %s left [%s/N] ", o.Symbol, o.Shares, strings.Join(choices, ", "), left, keys)
-	}))
-	if ok && (line == "y" || line == "yes") {
-		return true // the side asked about: the policy's choice
+	line, ok := p.understood(cmd, q, func() func() {
+		return countdown(d.w, d.live, d.clk, ques.Deadline, func(left time.Duration) string {
+			return fmt.Sprintf("Take %s %d shares, a Reg SHO pair: %s? %s left [%s/N] ", o.Symbol, o.Shares, strings.Join(choices, ", "), left, keys)
+		})
+	}, func(line string) bool {
+		n, err := strconv.Atoi(line)
+		return yesNo(line) || err == nil && n >= 1 && n <= len(ques.Sides)
+	}, "y, n or a side's number ("+keys+")")
+	if !ok || line == "y" || line == "yes" {
+		return ok // the side asked about: the policy's choice
 	}
 	n, err := strconv.Atoi(line)
-	if !ok || err != nil || n < 1 || n > len(ques.Sides) {
-		return false
+	if err != nil {
+		return false // a no
 	}
 	side := ques.Sides[n-1]
 	if side.QuoteReqID == o.QuoteReqID {
@@ -94,11 +100,43 @@ func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) boo
 	return true
 }
 
-// answer waits for the answer line to question q (see answerLine);
-// anything but y or yes is a no.
-func (p *Prompter) answer(cmd, q context.Context, stop func()) bool {
-	a, ok := p.answerLine(cmd, q, stop)
-	return ok && (a == "y" || a == "yes")
+// says is a question printed once, with nothing to count down.
+func (p *Prompter) says(question string) func() func() {
+	return func() func() {
+		fmt.Fprint(p.Err, question)
+		return func() {}
+	}
+}
+
+// yes asks (ask shows the question and returns what stops its countdown)
+// until it gets a yes or a no: y or yes is a yes; n, no or an empty line
+// (the N the question shows) is a no, as is no answer in time.
+func (p *Prompter) yes(cmd, q context.Context, ask func() func()) bool {
+	line, ok := p.understood(cmd, q, ask, yesNo, "y or n")
+	return ok && (line == "y" || line == "yes")
+}
+
+// yesNo reports whether line is a yes or a no.
+func yesNo(line string) bool {
+	switch line {
+	case "y", "yes", "n", "no", "":
+		return true
+	}
+	return false
+}
+
+// understood asks until an answer line is one valid says it can take,
+// within q's time; a typo is said and the question asked again, never
+// taken for a no (which declines the offer at once). It is false when no
+// answer came.
+func (p *Prompter) understood(cmd, q context.Context, ask func() func(), valid func(string) bool, want string) (string, bool) {
+	for {
+		line, ok := p.answerLine(cmd, q, ask())
+		if !ok || valid(line) {
+			return line, ok
+		}
+		fmt.Fprintf(p.Err, "%q is not an answer here: type %s\n", line, want)
+	}
 }
 
 // answerLine waits for the answer line to question q, trimmed and in
