@@ -11,7 +11,8 @@ import (
 
 // Issue 30, spec "Orders" rule 3 (intent is side plus openClose): `cover`
 // buys to close (Buy/Close) a short made by `short`, and the broker's open
-// positions are flat after it. Run in process and from a follower of a
+// positions are flat after it; a cover of no short position, or of more
+// than is short, is refused. Run in process and from a follower of a
 // serve that owns the account: the same account API does it.
 func TestCoverClosesTheShort(t *testing.T) {
 	t.Parallel()
@@ -26,12 +27,28 @@ func TestCoverClosesTheShort(t *testing.T) {
 			if follower {
 				b.startServe(t)
 			}
+			// Issue 37 item 4: the owner refuses a cover its positions
+			// cannot take (none short; more than is short), exit 2,
+			// nothing sent.
+			refused := func(qty, want string) {
+				t.Helper()
+				before := len(b.writes())
+				code, _, errOut := b.MustRunMain(t, nil, "cover", "HTBX", qty, "--limit-price", "13.00", "--yes")
+				if code != console.ExitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, "nothing was sent") {
+					t.Errorf("cover HTBX %s: exit %d, stderr %q; want 2 with %q, nothing sent", qty, code, errOut, want)
+				}
+				if w := b.writes(); len(w) != before {
+					t.Errorf("cover HTBX %s sent %v", qty, w[before:])
+				}
+			}
+			refused("100", "HTBX: the account has no short position to cover")
 			if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 {
 				t.Fatalf("short: exit %d\n%s", code, errOut)
 			}
 			if got := b.openShares(t, "HTBX"); got != -100 {
 				t.Fatalf("after the short: HTBX position %d, want -100", got)
 			}
+			refused("200", "200 HTBX is more than the 100 shares short")
 			code, out, errOut := b.MustRunMain(t, nil, "cover", "HTBX", "100", "--limit-price", "13.00", "--yes", "-o", "json")
 			if code != 0 {
 				t.Fatalf("cover: exit %d\n%s\n%s", code, out, errOut)

@@ -203,6 +203,9 @@ func (e *Engine) PlaceOrder(ctx context.Context, o *Order, g workflow.Guard) (*O
 	if err := orderRules(o, e.brokerNow()); err != nil {
 		return nil, err
 	}
+	if err := e.covers(ctx, o); err != nil {
+		return nil, err
+	}
 	if err := e.guard(ctx, o, g); err != nil {
 		return nil, err
 	}
@@ -676,6 +679,33 @@ func refused(err error) bool {
 	var pd *brokerclient.ProblemDetails
 	var rl *brokerclient.RateLimitError
 	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokercode.ErrInput)
+}
+
+// covers refuses a buy to close (a cover, spec "Orders" rule 3) that the
+// account's open positions at the broker cannot take: no short position
+// of its symbol, or fewer shares short than it buys. Whichever door the
+// order came in by, nothing is sent for it.
+func (e *Engine) covers(ctx context.Context, o *Order) error {
+	if o.Side != string(brokerclient.SideBuy) || o.OpenClose != string(brokerclient.OpenCloseClose) {
+		return nil
+	}
+	positions, _, err := e.client.Positions.Open(ctx, e.cfg.Account)
+	if err != nil {
+		return fmt.Errorf("reading the positions the cover closes: %w", err)
+	}
+	var short int64
+	for _, p := range positions {
+		if p.Symbol == o.Symbol && p.Side == brokerclient.PositionShort {
+			short += p.Shares
+		}
+	}
+	switch {
+	case short == 0:
+		return brokercode.Invalid("symbol", "%s: the account has no short position to cover", o.Symbol)
+	case o.Quantity > short:
+		return brokercode.Invalid("quantity", "%d %s is more than the %d shares short", o.Quantity, o.Symbol, short)
+	}
+	return nil
 }
 
 // guard is the fat-finger guard (workflow.Guard): unless g.Force, an order
