@@ -222,6 +222,11 @@ type CreditBackRequest struct {
 	// is sent (Caller.Ask is set); without it they are sent at once. Only
 	// with Unused: a quantity is what its caller asked for.
 	Confirm bool `json:"confirm,omitempty"`
+	// Force credits back a Quantity above the row's unused shares (those
+	// working short sales need, a SingleUse row's used ones): without it
+	// the owner refuses one, with the numbers, and sends nothing. Not with
+	// Unused.
+	Force bool `json:"force,omitempty"`
 }
 
 // CreditBackResult names the credit-backs a request started, one per

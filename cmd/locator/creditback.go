@@ -16,11 +16,12 @@ import (
 // row, or the unused shares (ledger.Unused) of a symbol or of every symbol,
 // which a person confirms first unless --yes.
 type creditBackCommand struct {
-	conn connFlags
-	fs   *pflag.FlagSet
-	typ  string
-	all  bool
-	yes  bool
+	conn  connFlags
+	fs    *pflag.FlagSet
+	typ   string
+	all   bool
+	yes   bool
+	force bool
 }
 
 func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
@@ -29,6 +30,7 @@ func (c *creditBackCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.typ, "type", "Locate", "inventory row to credit: Locate, PreBorrow or SingleUse (without QTY: only that row's unused shares; every row's when not given)")
 	fs.BoolVar(&c.all, "all", false, "credit back every symbol's unused shares (instead of SYMBOL)")
 	fs.BoolVarP(&c.yes, "yes", "y", false, "credit back the unused shares found without asking")
+	fs.BoolVar(&c.force, "force", false, "credit back QTY even past the unused shares: those working short sales need, a SingleUse row's used ones")
 }
 
 // request reads the command line: SYMBOL QTY, SYMBOL (its unused shares)
@@ -48,7 +50,9 @@ func (c *creditBackCommand) request(args []string) (account.CreditBackRequest, e
 		return req, console.Usagef("want SYMBOL QTY, SYMBOL or --all, got %d argument(s)", len(args))
 	case len(args) == 2:
 		symbol, qty, err := console.ParseSymbolQty(args)
-		return account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ}, err
+		return account.CreditBackRequest{Symbol: symbol, Quantity: qty, Type: typ, Force: c.force}, err
+	case c.force:
+		return req, console.Usagef("--force goes with SYMBOL QTY: the unused shares are never forced")
 	}
 	req.Unused = true
 	if c.fs.Changed("type") {

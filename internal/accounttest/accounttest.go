@@ -63,6 +63,7 @@ var cases = []struct {
 	{"SameIDNotStartedTwice", sameID},
 	{"CreditBack", creditBack},
 	{"CreditBackUnused", creditBackUnused},
+	{"CreditBackKeepsWorkingSellsLocates", creditBackKeepsWorkingSells},
 	{"CreditBackSingleUseAgain", creditBackSingleUseAgain},
 	{"ShortConfirmed", shortConfirmed},
 	{"ShortDeclinedAtConfirmation", shortDeclined},

@@ -4,6 +4,7 @@
 package accounttest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +31,40 @@ func creditBack(t *testing.T, e *Env) {
 	}
 }
 
+// Issue 37 item 2: located shares a working short sale needs are never
+// credited back by a quantity: with 300 HTBX located and a stop short of
+// 100 working, a credit-back of 300 is refused with the numbers, nothing
+// sent; 200 (the unused) goes; with Force the held ones go too.
+func creditBackKeepsWorkingSells(t *testing.T, e *Env) {
+	a := e.Open(caller("test", nil))
+	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
+	// A stop under the market waits: the sell stays working, its 100
+	// located shares held for it.
+	sold, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Stop", Stop: decimal.RequireFromString("11.00"),
+		Policy: capped("0.05")})
+	ok(t, err)
+	shortSent(t, e, sold)
+	before := writes(e)
+	_, err = a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 300, Type: brokercode.LocateTypeLocate})
+	if account.KindOf(err) != account.KindInput || !strings.Contains(fmt.Sprint(err), "200 of them are unused") || !strings.Contains(fmt.Sprint(err), "--force") {
+		t.Errorf("credit back all 300 under a working sell: %v, want refused with the numbers", err)
+	}
+	if writes(e) != before {
+		t.Errorf("the refused credit-back sent %d writes", writes(e)-before)
+	}
+	s, err := a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 200, Type: brokercode.LocateTypeLocate})
+	ok(t, err)
+	w, _ := follow(t, a, s.Started[0].ID)
+	wantOutcome(t, w, states.Credited, "credited — 200 Locate shares credited back", console.ExitOK)
+	s, err = a.CreditBack(ctx(t), account.CreditBackRequest{Symbol: "HTBX", Quantity: 100, Type: brokercode.LocateTypeLocate, Force: true})
+	ok(t, err)
+	w, _ = follow(t, a, s.Started[0].ID)
+	wantOutcome(t, w, states.Credited, "credited — 100 Locate shares credited back", console.ExitOK)
+	if _, err := a.CreditBack(ctx(t), account.CreditBackRequest{Unused: true, Force: true}); account.KindOf(err) != account.KindInput {
+		t.Errorf("the unused, forced: %v, want an input error", err)
+	}
+}
+
 // Spec "Short locates" rule 5 and "Locate inventory row": the unused
 // shares (ledger.Unused) are the located shares available, less those a
 // short took, in whole lots; asked to confirm, the caller sees them first
@@ -40,9 +75,9 @@ func creditBackUnused(t *testing.T, e *Env) {
 	a := e.Open(caller("test", k))
 	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 500, Policy: capped("0.05")}, false))
 	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBY", Quantity: 300, Policy: capped("0.05")}, false))
-	if _, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 200, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05")}); err != nil {
-		t.Fatal(err)
-	}
+	sold, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 200, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05")})
+	ok(t, err)
+	shortSent(t, e, sold)
 	before := writes(e)
 	for _, bad := range []account.CreditBackRequest{
 		{Unused: true, Symbol: "HTBX", Quantity: 100},

@@ -42,6 +42,27 @@ func writes(e *Env) int {
 	return n
 }
 
+// shortSent waits until the broker has the order of a short r started
+// (its placement may still be on its way when Short returns: a caller
+// waits at most followFor for it), so that writes counted after it are
+// another call's. A hang guard bounds it.
+func shortSent(t *testing.T, e *Env, r *account.ShortResult) {
+	t.Helper()
+	if r == nil || r.Order == nil {
+		t.Fatal("the short placed no order")
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		for _, q := range e.Sim.Sim.Requests() {
+			if q.Method == "POST" && strings.HasSuffix(q.Path, "/order") && strings.Contains(q.Body, r.Order.ClientOrderID) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the short's order %s never reached the broker", r.Order.ClientOrderID)
+		}
+	}
+}
+
 // count counts the log's requests of method whose path holds part.
 func count(e *Env, method, part string) int {
 	n := 0

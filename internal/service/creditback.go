@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
@@ -11,6 +12,60 @@ import (
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/market"
 )
+
+// unusedType is the inventory row type a request of the unused shares
+// names ("" for every row).
+func unusedType(typ brokercode.LocateType) (brokercode.LocateType, error) {
+	switch typ {
+	case brokercode.LocateTypeIntraDay:
+		return brokercode.LocateTypeLocate, nil // the spec's deprecated alias
+	case "", brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
+		return typ, nil
+	}
+	return "", kinded(brokercode.Invalid("type", "%q: want Locate, PreBorrow or SingleUse", typ))
+}
+
+// unused are the unused shares of symbol's rows of typ (every symbol's,
+// every type's, when empty): ledger.Unused on the broker's trading day.
+func (s *session) unused(ctx context.Context, symbol string, typ brokercode.LocateType) ([]locator.Credit, []locator.Skip, error) {
+	// "Today" for the SingleUse fills is the broker's trading day, since
+	// its last 8 PM rollover.
+	day := market.SessionStart(s.l.clk.Now().Add(s.l.client.ClockSkew()))
+	credits, skipped, err := ledger.Unused(ctx, s.l.client, s.l.st, s.l.account, day, ledger.UnusedFilter{Symbol: symbol, Type: typ})
+	return credits, skipped, kinded(err)
+}
+
+// withinUnused refuses a credit-back of a quantity above its row's unused
+// shares (ledger.Unused: what working short sales need is not unused, nor
+// a SingleUse row's used shares), with the numbers, before anything is
+// sent: whichever door it came by (the CLI, the page's row, an agent, a
+// job), it cannot strip a working sell of its locate unless forced.
+func (s *session) withinUnused(ctx context.Context, req account.CreditBackRequest) error {
+	if brokercode.ValidateSymbol(req.Symbol) != nil || req.Quantity <= 0 {
+		return nil // the engine refuses it in its own words
+	}
+	typ, err := unusedType(req.Type)
+	if err != nil || typ == "" {
+		return nil // likewise
+	}
+	credits, skipped, err := s.unused(ctx, req.Symbol, typ)
+	if err != nil {
+		return err
+	}
+	var free int64
+	for _, c := range credits {
+		free += c.Shares
+	}
+	if req.Quantity <= free {
+		return nil
+	}
+	why := "the others are held for working short sales, used, or not located"
+	for _, sk := range skipped {
+		why = sk.Reason
+	}
+	return account.Errorf(account.KindInput, fmt.Sprintf("credit back %d %s %s: %d of them are unused (%s); pass --force to credit them back anyway; nothing was sent",
+		req.Quantity, req.Symbol, typ, free, why))
+}
 
 // creditUnused credits back the unused shares (ledger.Unused) a request
 // names: of one symbol, or of every one, one credit-back a row, after the
@@ -24,25 +79,21 @@ func (s *session) creditUnused(ctx context.Context, req account.CreditBackReques
 	case req.ID != "":
 		return nil, account.Errorf(account.KindInput, "the unused shares take no id: the owner starts one credit-back a row")
 	}
+	if req.Force {
+		return nil, account.Errorf(account.KindInput, "the unused shares are never forced: force a quantity")
+	}
 	if req.Symbol != "" {
 		if err := brokercode.ValidateSymbol(req.Symbol); err != nil {
 			return nil, kinded(err)
 		}
 	}
-	typ := req.Type
-	switch typ {
-	case brokercode.LocateTypeIntraDay:
-		typ = brokercode.LocateTypeLocate // the spec's deprecated alias
-	case "", brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
-	default:
-		return nil, kinded(brokercode.Invalid("type", "%q: want Locate, PreBorrow or SingleUse", typ))
-	}
-	// "Today" for the SingleUse fills is the broker's trading day, since
-	// its last 8 PM rollover.
-	day := market.SessionStart(s.l.clk.Now().Add(s.l.client.ClockSkew()))
-	credits, skipped, err := ledger.Unused(ctx, s.l.client, s.l.st, s.l.account, day, ledger.UnusedFilter{Symbol: req.Symbol, Type: typ})
+	typ, err := unusedType(req.Type)
 	if err != nil {
-		return nil, kinded(err)
+		return nil, err
+	}
+	credits, skipped, err := s.unused(ctx, req.Symbol, typ)
+	if err != nil {
+		return nil, err
 	}
 	res := &account.CreditBackResult{Skipped: skipped}
 	if len(credits) == 0 {

@@ -228,8 +228,12 @@ func TestFleetLeavesAKeyPairListedFirstElsewhere(t *testing.T) {
 	lv3 := f.ByAccount()["LV300001"]
 	wctx, wcancel := clock.WithDeadline(t.Context(), o.sim.Clock, o.sim.Clock.Now().Add(20*time.Second))
 	_, err = lv3.Status(wctx, account.StatusRequest{})
+	ended := wctx.Err()
 	wcancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
+	// It waited until its deadline: the error is the deadline's, and on a
+	// loaded machine it can come back through a dial that the deadline cut
+	// (its text, not its value).
+	if err == nil || !errors.Is(ended, context.DeadlineExceeded) {
 		t.Errorf("a status of LV300001 while it is left to pid 4242: %v; want it waiting (until its 20 s ran out)", err)
 	}
 	if l, err := st.LiveLease(t.Context(), "LV300001"); !errors.Is(err, store.ErrNotFound) {
