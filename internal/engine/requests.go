@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -89,11 +91,17 @@ type CreditBackRequest struct {
 	Symbol string
 	Shares int64
 	Type   brokercode.LocateType
+	// Force sends Shares past the row's unused shares (ledger.Unused):
+	// those working short sales need, a SingleUse row's used ones (the
+	// CLI's --force), or shares the caller has just found unused.
+	Force bool
 }
 
 // CreditBack returns shares of an inventory row (spec "Short locates" rule
 // 5). It refuses, sending nothing, when the row does not hold that many
-// available shares.
+// available shares, or (unless Force) that many unused ones: located
+// shares a working short sale needs are never credited back by a
+// quantity, whichever door the request came by.
 func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle, error) {
 	symbol, shares, typ := req.Symbol, req.Shares, req.Type
 	if err := workflow.ValidateID(req.ID); err != nil {
@@ -128,12 +136,41 @@ func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle
 	if have < shares {
 		return nil, brokercode.Invalid("quantity", "%s %s inventory has %d available, fewer than %d", symbol, typ, have, shares)
 	}
+	if !req.Force {
+		if err := e.withinUnused(ctx, symbol, typ, shares); err != nil {
+			return nil, err
+		}
+	}
 	ev := creditEv{w: e.newWorkflow(states.CreditBack, req.ID, symbol, shares)}
 	ev.w.Quantity, ev.w.LocateType = shares, string(typ)
 	if err := e.request(ctx, func(r chan error) event { ev.reply = r; return ev }); err != nil {
 		return nil, err
 	}
 	return &Handle{ID: ev.w.ID, e: e}, nil
+}
+
+// withinUnused refuses a credit-back of shares above the unused shares of
+// symbol's row of typ (ledger.Unused, on the broker's trading day), with
+// the numbers.
+func (e *Engine) withinUnused(ctx context.Context, symbol string, typ brokercode.LocateType, shares int64) error {
+	day := market.SessionStart(e.clock.Now().Add(e.client.ClockSkew()))
+	credits, skipped, err := ledger.Unused(ctx, e.client, e.store, e.cfg.Account, day, ledger.UnusedFilter{Symbol: symbol, Type: typ})
+	if err != nil {
+		return err
+	}
+	var free int64
+	for _, c := range credits {
+		free += c.Shares
+	}
+	if shares <= free {
+		return nil
+	}
+	why := "the others are held for working short sales, or used"
+	for _, sk := range skipped {
+		why = sk.Reason
+	}
+	return brokercode.Invalid("quantity", "credit back %d %s %s: %d of them are unused (%s); pass --force to credit them back anyway",
+		shares, symbol, typ, free, why)
 }
 
 // Cancel cancels an unfinished workflow: one not yet sent ends at once; a

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
@@ -33,38 +32,6 @@ func (s *session) unused(ctx context.Context, symbol string, typ brokercode.Loca
 	day := market.SessionStart(s.l.clk.Now().Add(s.l.client.ClockSkew()))
 	credits, skipped, err := ledger.Unused(ctx, s.l.client, s.l.st, s.l.account, day, ledger.UnusedFilter{Symbol: symbol, Type: typ})
 	return credits, skipped, kinded(err)
-}
-
-// withinUnused refuses a credit-back of a quantity above its row's unused
-// shares (ledger.Unused: what working short sales need is not unused, nor
-// a SingleUse row's used shares), with the numbers, before anything is
-// sent: whichever door it came by (the CLI, the page's row, an agent, a
-// job), it cannot strip a working sell of its locate unless forced.
-func (s *session) withinUnused(ctx context.Context, req account.CreditBackRequest) error {
-	if brokercode.ValidateSymbol(req.Symbol) != nil || req.Quantity <= 0 {
-		return nil // the engine refuses it in its own words
-	}
-	typ, err := unusedType(req.Type)
-	if err != nil || typ == "" {
-		return nil // likewise
-	}
-	credits, skipped, err := s.unused(ctx, req.Symbol, typ)
-	if err != nil {
-		return err
-	}
-	var free int64
-	for _, c := range credits {
-		free += c.Shares
-	}
-	if req.Quantity <= free {
-		return nil
-	}
-	why := "the others are held for working short sales, used, or not located"
-	for _, sk := range skipped {
-		why = sk.Reason
-	}
-	return account.Errorf(account.KindInput, fmt.Sprintf("credit back %d %s %s: %d of them are unused (%s); pass --force to credit them back anyway; nothing was sent",
-		req.Quantity, req.Symbol, typ, free, why))
 }
 
 // creditUnused credits back the unused shares (ledger.Unused) a request
@@ -107,7 +74,8 @@ func (s *session) creditUnused(ctx context.Context, req account.CreditBackReques
 		return res, ctx.Err()
 	}
 	for _, c := range credits {
-		h, err := s.l.eng.CreditBack(ctx, engine.CreditBackRequest{Symbol: c.Symbol, Shares: c.Shares, Type: c.Type})
+		// Found unused just now: the engine need not look again.
+		h, err := s.l.eng.CreditBack(ctx, engine.CreditBackRequest{Symbol: c.Symbol, Shares: c.Shares, Type: c.Type, Force: true})
 		switch {
 		case errors.Is(err, brokercode.ErrInput):
 			// The row changed since it was read (a short took shares):

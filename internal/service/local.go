@@ -260,12 +260,7 @@ func (s *session) CreditBack(ctx context.Context, req account.CreditBackRequest)
 	if req.Confirm {
 		return nil, account.Errorf(account.KindInput, "a credit-back of a quantity is confirmed by its caller: confirm only the unused shares")
 	}
-	if !req.Force {
-		if err := s.withinUnused(ctx, req); err != nil {
-			return nil, err
-		}
-	}
-	h, err := s.l.eng.CreditBack(ctx, engine.CreditBackRequest{ID: req.ID, Symbol: req.Symbol, Shares: req.Quantity, Type: req.Type})
+	h, err := s.l.eng.CreditBack(ctx, engine.CreditBackRequest{ID: req.ID, Symbol: req.Symbol, Shares: req.Quantity, Type: req.Type, Force: req.Force})
 	if err != nil {
 		return nil, kinded(err)
 	}
