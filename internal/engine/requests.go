@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/market"
@@ -149,12 +150,19 @@ func (e *Engine) CreditBack(ctx context.Context, req CreditBackRequest) (*Handle
 	return &Handle{ID: ev.w.ID, e: e}, nil
 }
 
-// withinUnused refuses a credit-back of shares above the unused shares of
-// symbol's row of typ (ledger.Unused, on the broker's trading day), with
-// the numbers.
-func (e *Engine) withinUnused(ctx context.Context, symbol string, typ brokercode.LocateType, shares int64) error {
+// Unused are the account's unused located shares that filter keeps
+// (ledger.Unused, which reads the broker and sends nothing), "today"
+// being the broker's trading day since its last 8 PM rollover (the
+// SingleUse fills).
+func (e *Engine) Unused(ctx context.Context, filter ledger.UnusedFilter) ([]locator.Credit, []locator.Skip, error) {
 	day := market.SessionStart(e.clock.Now().Add(e.client.ClockSkew()))
-	credits, skipped, err := ledger.Unused(ctx, e.client, e.store, e.cfg.Account, day, ledger.UnusedFilter{Symbol: symbol, Type: typ})
+	return ledger.Unused(ctx, e.client, e.store, e.cfg.Account, day, filter)
+}
+
+// withinUnused refuses a credit-back of shares above the unused shares of
+// symbol's row of typ (Unused), with the numbers.
+func (e *Engine) withinUnused(ctx context.Context, symbol string, typ brokercode.LocateType, shares int64) error {
+	credits, skipped, err := e.Unused(ctx, ledger.UnusedFilter{Symbol: symbol, Type: typ})
 	if err != nil {
 		return err
 	}

@@ -9,30 +9,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/ledger"
-	"github.com/locatorhq/locator/market"
 )
-
-// unusedType is the inventory row type a request of the unused shares
-// names ("" for every row).
-func unusedType(typ brokercode.LocateType) (brokercode.LocateType, error) {
-	switch typ {
-	case brokercode.LocateTypeIntraDay:
-		return brokercode.LocateTypeLocate, nil // the spec's deprecated alias
-	case "", brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
-		return typ, nil
-	}
-	return "", kinded(brokercode.Invalid("type", "%q: want Locate, PreBorrow or SingleUse", typ))
-}
-
-// unused are the unused shares of symbol's rows of typ (every symbol's,
-// every type's, when empty): ledger.Unused on the broker's trading day.
-func (s *session) unused(ctx context.Context, symbol string, typ brokercode.LocateType) ([]locator.Credit, []locator.Skip, error) {
-	// "Today" for the SingleUse fills is the broker's trading day, since
-	// its last 8 PM rollover.
-	day := market.SessionStart(s.l.clk.Now().Add(s.l.client.ClockSkew()))
-	credits, skipped, err := ledger.Unused(ctx, s.l.client, s.l.st, s.l.account, day, ledger.UnusedFilter{Symbol: symbol, Type: typ})
-	return credits, skipped, kinded(err)
-}
 
 // creditUnused credits back the unused shares (ledger.Unused) a request
 // names: of one symbol, or of every one, one credit-back a row, after the
@@ -54,13 +31,17 @@ func (s *session) creditUnused(ctx context.Context, req account.CreditBackReques
 			return nil, kinded(err)
 		}
 	}
-	typ, err := unusedType(req.Type)
-	if err != nil {
-		return nil, err
+	typ := req.Type
+	switch typ {
+	case brokercode.LocateTypeIntraDay:
+		typ = brokercode.LocateTypeLocate // the spec's deprecated alias
+	case "", brokercode.LocateTypeLocate, brokercode.LocateTypePreBorrow, brokercode.LocateTypeSingleUse:
+	default:
+		return nil, kinded(brokercode.Invalid("type", "%q: want Locate, PreBorrow or SingleUse", typ))
 	}
-	credits, skipped, err := s.unused(ctx, req.Symbol, typ)
+	credits, skipped, err := s.l.eng.Unused(ctx, ledger.UnusedFilter{Symbol: req.Symbol, Type: typ})
 	if err != nil {
-		return nil, err
+		return nil, kinded(err)
 	}
 	res := &account.CreditBackResult{Skipped: skipped}
 	if len(credits) == 0 {
