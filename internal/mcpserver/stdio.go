@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/locatorhq/locator/internal/console"
 )
 
 // maxLine bounds one message on stdin, as the SDK's own stdio transport
@@ -24,10 +25,12 @@ const maxLine = mcp.DefaultMaxLineLength
 // on such a line, and an agent's host then only sees its server gone.
 // Neither r nor w is closed.
 func Stdio(r io.Reader, w io.Writer) mcp.Transport {
-	out := &lockedWriter{w: w}
+	// One message at a time on w: the SDK's answers and filterLines'
+	// refusals share it.
+	out := &console.SyncWriter{W: w}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(filterLines(r, pw, out)) }()
-	return &mcp.IOTransport{Reader: pr, Writer: out}
+	return &mcp.IOTransport{Reader: pr, Writer: leftOpen{out}}
 }
 
 // filterLines copies r's lines that are JSON-RPC messages to pass, and
@@ -96,19 +99,8 @@ func refusal(line []byte, long bool) []byte {
 	return append(reply, '\n')
 }
 
-// lockedWriter writes one message at a time: the SDK's answers and the
-// refusals of filterLines share stdout.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
+// leftOpen is a writer the transport's Close leaves open (mcp.IOTransport
+// closes its writer when the session ends; stdout stays the process's).
+type leftOpen struct{ io.Writer }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// Close leaves the underlying writer open (mcp.IOTransport closes its
-// writer when the session ends).
-func (l *lockedWriter) Close() error { return nil }
+func (leftOpen) Close() error { return nil }
