@@ -261,9 +261,12 @@ func TestBatchScreenSameWithAndWithoutServe(t *testing.T) {
 		}
 		// The final screen: every row ended, the fills' details drawn (the
 		// board's last redraw, from the final records).
+		// (An earlier frame shows the accepts' details too, on rows still
+		// accepting: the terminal's copy can lag the command's end.)
 		waitFor(t, "the final screen", func() bool {
 			f := lastFrame(seen.String())
-			return strings.Contains(f, "not_needed") && strings.Contains(f, "rejected") && strings.Count(f, "accept ID at") == 2
+			return strings.Contains(f, "not_needed") && strings.Contains(f, "rejected") && strings.Count(f, "accept ID at") == 2 &&
+				strings.Contains(f, "HTBX 4000 filled") && strings.Contains(f, "HTBY 4500 filled")
 		})
 		screens[withServe] = lastFrame(seen.String())
 	}
