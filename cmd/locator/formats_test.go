@@ -22,9 +22,6 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 	}
 	t.Parallel()
 	b := setupCLI(t)
-	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != console.ExitOK {
-		t.Fatalf("locate: exit %d\n%s", code, errOut)
-	}
 	// How each command runs here, and the exit it ends with once its format
 	// is taken. long: it runs until stopped (it is stopped once it has
 	// started, exit 130). A run that ends in 2 is refused for something
@@ -37,7 +34,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"locate":           {args: []string{"locate", "HTBX", "100", "--max-price", "0.02"}},
 		"quote":            {args: []string{"quote", "AAPL"}},
 		"shortable":        {args: []string{"shortable", "HTBX"}},
-		"short":            {args: []string{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"}},
+		"short":            {args: []string{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"}},
 		"offers":           {args: []string{"offers"}},
 		"cover":            {args: []string{"cover", "HTBX", "100", "--limit-price", "13.00", "--yes"}},
 		"credit-back":      {args: []string{"credit-back", "--all", "--yes"}},
@@ -73,7 +70,39 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		"bench":            {args: []string{"bench"}},
 		"states":           {args: []string{"states", "--kind", "locate"}},
 	}
-	for _, sp := range NewMain(io.Discard, io.Discard, func(string) string { return "" }).commands() {
+	commands := NewMain(io.Discard, io.Discard, func(string) string { return "" }).commands()
+	// First every format a command does not print: refused, exit 2, with
+	// no request to the broker. Before anything else runs, so that no
+	// request of a command stopped earlier (a watch cancelled mid-read)
+	// can reach the simulator while a refusal is counted.
+	for _, sp := range commands {
+		r, ok := runs[sp.name]
+		if !ok {
+			continue // reported below
+		}
+		for _, f := range console.Formats {
+			if slices.Contains(sp.formats, f) {
+				continue
+			}
+			args := append(slices.Clone(r.args), "-o", string(f))
+			before := len(b.sim.Requests())
+			code, out, errOut := b.MustRunMain(t, nil, args...)
+			want := "this command prints " + strings.Join(formatNames(sp.formats), " or ") + ", not " + string(f)
+			if sp.formats == nil {
+				want = "unknown shorthand flag: 'o'" // no -o at all: it prints no records
+			}
+			if code != console.ExitUsage || out != "" || !strings.Contains(errOut, want) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q", args, code, out, errOut, want)
+			}
+			if n := len(b.sim.Requests()) - before; n != 0 {
+				t.Errorf("%v: refused, yet %d requests reached the broker", args, n)
+			}
+		}
+	}
+	if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != console.ExitOK {
+		t.Fatalf("locate: exit %d\n%s", code, errOut)
+	}
+	for _, sp := range commands {
 		r, ok := runs[sp.name]
 		if !ok {
 			t.Errorf("%s: no run in this test; add one", sp.name)
@@ -82,19 +111,7 @@ func TestEveryCommandEveryFormat(t *testing.T) {
 		for _, f := range console.Formats {
 			args := append(slices.Clone(r.args), "-o", string(f))
 			if !slices.Contains(sp.formats, f) {
-				before := len(b.sim.Requests())
-				code, out, errOut := b.MustRunMain(t, nil, args...)
-				want := "this command prints " + strings.Join(formatNames(sp.formats), " or ") + ", not " + string(f)
-				if sp.formats == nil {
-					want = "unknown shorthand flag: 'o'" // no -o at all: it prints no records
-				}
-				if code != console.ExitUsage || out != "" || !strings.Contains(errOut, want) {
-					t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 with %q", args, code, out, errOut, want)
-				}
-				if n := len(b.sim.Requests()) - before; n != 0 {
-					t.Errorf("%v: refused, yet %d requests reached the broker", args, n)
-				}
-				continue
+				continue // refused: checked above
 			}
 			var code int
 			var out, errOut string
