@@ -2,25 +2,54 @@ package workflow
 
 import (
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/brokercode"
 )
 
-// DefaultMaxDistance is how far from the last price, as a fraction of it,
+// DefaultMaxDistance is how far from the reference price, as a fraction of it,
 // an order's limit or stop price may be before the fat-finger guard
 // refuses it (Guard.MaxDistance zero).
 var DefaultMaxDistance = decimal.RequireFromString("0.10")
 
 // Guard is the fat-finger guard every order carries: the owner refuses,
 // before anything is sent, an order whose limit or stop price lies more
-// than MaxDistance from the symbol's last price, or whose notional
-// (shares × its price) is over MaxNotional, unless Force.
+// than MaxDistance from the symbol's reference price (the best price the
+// broker shows: the position's, the day's last fill, the last close; else
+// RefPrice), or whose notional (shares × its price) is over MaxNotional,
+// unless Force. A priced order with no reference known is refused too.
 type Guard struct {
 	// MaxDistance is a fraction of the last price (0.10 is 10%); zero:
 	// DefaultMaxDistance.
 	MaxDistance decimal.Decimal `json:"maxDistance,omitzero"`
 	// MaxNotional bounds an order's shares × price in dollars; zero: none.
 	MaxNotional decimal.Decimal `json:"maxNotional,omitzero"`
+	// RefPrice is the symbol's price as the person knows it, the
+	// reference when the broker shows none; zero: none given.
+	RefPrice decimal.Decimal `json:"refPrice,omitzero"`
 	// Force sends the order past the guard (a person said so).
 	Force bool `json:"force,omitempty"`
+}
+
+// Validate refuses a guard no person means: a negative distance, bound or
+// reference price, a distance over 1000%, a bound or reference price the
+// broker could not quote (more than four decimals, over MaxPrice for a
+// price). Zero is unset.
+func (g Guard) Validate() error {
+	if g.MaxDistance.IsNegative() || g.MaxDistance.GreaterThan(decimal.NewFromInt(10)) {
+		return brokercode.Invalid("maxDistance", "%s: want a fraction of the reference price above 0, at most 10 (1000%%)", g.MaxDistance)
+	}
+	for _, f := range []struct {
+		name    string
+		d, most decimal.Decimal
+	}{{"maxNotional", g.MaxNotional, maxCost}, {"refPrice", g.RefPrice, MaxPrice}} {
+		if f.d.IsZero() {
+			continue
+		}
+		if _, err := parseBounded(f.name, f.d.String(), f.most); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Distance is g's distance, its default when unset.

@@ -65,7 +65,7 @@ func TestEnvGuardThroughTheOwner(t *testing.T) {
 		}
 		for _, args := range [][]string{
 			{"locate", "HTBX", "100", "--max-price", "0.02", "--env", "paper"},
-			{"short", "HTBX", "100", "--limit-price", "19.00", "--max-price", "0.02", "--yes", "--env", "paper"},
+			{"short", "HTBX", "100", "--limit-price", "19.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes", "--env", "paper"},
 		} {
 			before := len(b.requests(t))
 			code, out := b.run(t, nil, args...)

@@ -44,7 +44,7 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		{[]string{"--bogus"}, "unknown flag: --bogus", "Run 'locator --help' for usage."},
 		// Issue 30: a negative quantity is not read as shorthand flags.
 		{[]string{"locate", "HTBX", "-500"}, "locator locate: -500: a quantity, a price or a cap is a positive number; nothing was sent", "Run 'locator locate --help' for usage."},
-		{[]string{"short", "HTBX", "-5.5", "--limit-price", "12"}, "-5.5: a quantity, a price or a cap is a positive number", "Run 'locator short --help' for usage."},
+		{[]string{"short", "HTBX", "-5.5", "--limit-price", "12", "--ref-price", "12.50"}, "-5.5: a quantity, a price or a cap is a positive number", "Run 'locator short --help' for usage."},
 	} {
 		code, out, errOut := runBare(t, tc.args...)
 		if code != console.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.hint) {
@@ -250,7 +250,7 @@ func TestOutputFormats(t *testing.T) {
 func TestShortLimitPriceAlias(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--yes", "--max-price", "0.02")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit", "12.00", "--ref-price", "12.50", "--yes", "--max-price", "0.02")
 	if code != console.ExitOK || o.LimitPrice != "12.00" || !strings.Contains(errOut, "--limit has been deprecated, use --limit-price") {
 		t.Errorf("exit %d, %+v\n%s", code, o, errOut)
 	}
@@ -316,7 +316,7 @@ func TestInterruptExits130(t *testing.T) {
 	cancel()
 	for _, args := range [][]string{{"inventory"}, {"accounts"}, {"fees"}, {"history"}, {"pnl"}, {"positions"}, {"orders"}, {"routes"},
 		{"size", "HTBX", "--price", "12.50"}, {"locate", "HTBX", "100", "--yes"}, {"credit-back", "HTBX", "100"},
-		{"short", "HTBX", "100", "--limit-price", "12.00", "--yes"}, {"resume"}, {"watch", "pnl"}, {"demo"}} {
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--yes"}, {"resume"}, {"watch", "pnl"}, {"demo"}} {
 		if code := m.Run(ctx, args); code != console.ExitInterrupted {
 			t.Errorf("%v: exit %d, want 130\n%s", args, code, stderr.String())
 		}
@@ -339,8 +339,8 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	for _, args := range [][]string{
 		{"locate", "HTBY", "9000"},
 		{"locate", "HTBY", "9000", "HTBX", "300"},
-		{"short", "HTBX", "100", "--limit-price", "12.00"},
-		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02"},
 		{"credit-back", "--all"},
 		{"credit-back", "HTBX"},
 	} {
@@ -390,7 +390,7 @@ func TestStatusLimitBoundsRows(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	for range 2 { // each a locate (or its cover) and an order
-		if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes", "--max-price", "0.02"); code != console.ExitOK {
+		if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--yes", "--max-price", "0.02"); code != console.ExitOK {
 			t.Fatalf("short: exit %d %+v\n%s", code, o, errOut)
 		}
 	}

@@ -42,7 +42,7 @@ func TestCoverClosesTheShort(t *testing.T) {
 				}
 			}
 			refused("100", "HTBX: the account has no short position to cover")
-			if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 {
+			if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
 				t.Fatalf("short: exit %d\n%s", code, errOut)
 			}
 			if got := b.openShares(t, "HTBX"); got != -100 {
@@ -110,12 +110,12 @@ func TestOrderTypesPlace(t *testing.T) {
 		{[]string{"--limit-price", "13.00", "--tif", "day-plus"}, map[string]any{"orderType": "Limit", "timeInForce": "Day_Plus", "limitPrice": 13.0}},
 		{[]string{"--limit-price", "13.00", "--tif", "gtc"}, map[string]any{"orderType": "Limit", "timeInForce": "GoodTillCancel"}},
 		{[]string{"--limit-price", "13.00", "--tif", "gtc-plus"}, map[string]any{"orderType": "Limit", "timeInForce": "GTC_Plus"}},
-		{[]string{"--type", "stop", "--stop-price", "11.00"}, map[string]any{"orderType": "Stop", "timeInForce": "Day", "stopPrice": 11.0, "limitPrice": nil}},
-		{[]string{"--type", "stop-limit", "--stop-price", "11.00", "--limit-price", "10.90", "--tif", "gtc"}, map[string]any{"orderType": "StopLimit", "stopPrice": 11.0, "limitPrice": 10.9}},
+		{[]string{"--type", "stop", "--stop-price", "11.50"}, map[string]any{"orderType": "Stop", "timeInForce": "Day", "stopPrice": 11.5, "limitPrice": nil}},
+		{[]string{"--type", "stop-limit", "--stop-price", "11.00", "--limit-price", "10.90", "--tif", "gtc", "--max-distance", "15"}, map[string]any{"orderType": "StopLimit", "stopPrice": 11.0, "limitPrice": 10.9}},
 		{[]string{"--limit-price", "12.00", "--tif", "ioc", "--route", "ARCA"}, map[string]any{"timeInForce": "IOC", "route": "ARCA"}},
 		{[]string{"--limit-price", "12.00", "--tif", "fok", "--route", "ARCA"}, map[string]any{"timeInForce": "FOK", "route": "ARCA"}},
 	} {
-		args := append([]string{"short", "HTBX", "100", "--max-price", "0.02", "--yes"}, tc.args...)
+		args := append([]string{"short", "HTBX", "100", "--max-price", "0.02", "--ref-price", "12.50", "--yes"}, tc.args...)
 		code, out, errOut := b.MustRunMain(t, nil, args...)
 		if code != 0 {
 			t.Errorf("%v: exit %d\n%s\n%s", tc.args, code, out, errOut)
@@ -131,11 +131,15 @@ func TestOrderTypesPlace(t *testing.T) {
 	}
 }
 
-// Issue 30, the fat-finger guard: with HTBX's last fill today at 12.10,
-// `short HTBX 100 --limit-price 0.555` is refused with the numbers, exit 2,
-// nothing sent (no quote, no order); with --force it is sent. A cover whose
-// notional is over --max-notional is refused the same way. In process and
-// from a follower: the owner applies the guard.
+// The fat-finger guard (issue 37 item 1; spec "Orders", "Position
+// records"): on a fresh day, with no position, fill or close of HTBX for
+// a reference, `short HTBX 100 --limit-price 0.555` is refused and says
+// how to go on (--ref-price or --force), exit 2, nothing sent (no quote,
+// no order); with --ref-price 12.50 it is refused against that price.
+// Once a short of HTBX filled at 12.10, the held position's price is the
+// reference, shown with its source. A cover whose notional is over
+// --max-notional is refused the same way, and --force sends the order.
+// In process and from a follower: the owner applies the guard.
 func TestFatFingerGuard(t *testing.T) {
 	t.Parallel()
 	for _, follower := range []bool{false, true} {
@@ -150,29 +154,36 @@ func TestFatFingerGuard(t *testing.T) {
 				b.startServe(t)
 			}
 			b.sim.SetPrice("HTBX", decimal.RequireFromString("12.10"))
-			if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {
-				t.Fatalf("first short: exit %d, %+v\n%s", code, o, errOut)
-			}
-			for _, tc := range []struct {
-				args []string
-				want string
-			}{
-				{[]string{"short", "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes"},
-					"limit price: 0.555 is 95.4% from HTBX's last price 12.10, more than the 10% the fat-finger guard allows"},
-				{[]string{"short", "HTBX", "100", "--type", "stop", "--stop-price", "10.00", "--max-distance", "15", "--max-price", "0.02", "--yes"},
-					"stop price: 10.00 is 17.4% from HTBX's last price 12.10, more than the 15%"},
-				{[]string{"cover", "HTBX", "100", "--limit-price", "12.20", "--max-notional", "1000", "--yes"},
-					"notional: 100 HTBX at 12.20 is 1220.00, over the 1000.00 the fat-finger guard allows"},
-			} {
+			refused := func(args []string, want ...string) {
+				t.Helper()
 				before := len(b.writes())
-				code, _, errOut := b.MustRunMain(t, nil, tc.args...)
-				if code != console.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
-					t.Errorf("%v: exit %d, stderr %q; want 2 saying %q", tc.args, code, errOut, tc.want)
+				code, _, errOut := b.MustRunMain(t, nil, args...)
+				if code != console.ExitUsage || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
+					t.Errorf("%v: exit %d, stderr %q; want 2, naming --force", args, code, errOut)
+				}
+				for _, w := range want {
+					if !strings.Contains(errOut, w) {
+						t.Errorf("%v: stderr %q; want it to say %q", args, errOut, w)
+					}
 				}
 				if w := b.writes(); len(w) != before {
-					t.Errorf("%v: writes sent: %v", tc.args, w[before:])
+					t.Errorf("%v: writes sent: %v", args, w[before:])
 				}
 			}
+			refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.05", "--yes"},
+				"knows no price of HTBX", "--ref-price P")
+			refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--ref-price", "12.50", "--max-price", "0.05", "--yes"},
+				"limit price: 0.555 is 95.6% from HTBX's reference price 12.50 (the reference price given), more than the 10% the fat-finger guard allows")
+			if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {
+				t.Fatalf("first short: exit %d, %+v\n%s", code, o, errOut)
+			}
+			held := "HTBX's reference price 12.10 (its open position's price now)"
+			refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--ref-price", "0.56", "--max-price", "0.02", "--yes"},
+				"limit price: 0.555 is 95.4% from "+held)
+			refused([]string{"short", "HTBX", "100", "--type", "stop", "--stop-price", "10.00", "--max-distance", "15", "--max-price", "0.02", "--yes"},
+				"stop price: 10.00 is 17.4% from "+held+", more than the 15%")
+			refused([]string{"cover", "HTBX", "100", "--limit-price", "12.20", "--max-notional", "1000", "--yes"},
+				"notional: 100 HTBX at 12.20 is 1220.00, over the 1000.00 the fat-finger guard allows ("+held+")")
 			code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes", "--force")
 			if code != 0 || o.State != "filled" {
 				t.Errorf("short --force: exit %d, %+v\n%s", code, o, errOut)

@@ -85,7 +85,7 @@ func TestCrashRecovery(t *testing.T) {
 		case i%3 == 2:
 			// AAPL is easy to borrow: the kill lands in the order's
 			// placement and follow.
-			args = []string{"short", "AAPL", "10", "--limit-price", "189.00", "--yes"}
+			args = []string{"short", "AAPL", "10", "--limit-price", "189.00", "--ref-price", "190.00", "--yes"}
 			shorts++
 		case i%5 == 4 && len(filledSymbols) > 0:
 			args = []string{"credit-back", filledSymbols[rng.IntN(len(filledSymbols))], "100", "--type", "Locate"}

@@ -43,7 +43,7 @@ func TestCreditBackUnused(t *testing.T) {
 	for _, args := range [][]string{
 		{"locate", "HTBX", "500", "--max-price", "0.02"},
 		{"locate", "HTBY", "300", "--max-price", "0.05"},
-		{"short", "HTBX", "200", "--limit-price", "12.00", "--max-price", "0.02", "--yes"},
+		{"short", "HTBX", "200", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"},
 	} {
 		if code, _, errOut := b.MustRunMain(t, nil, args...); code != console.ExitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, errOut)
@@ -106,7 +106,7 @@ func TestCreditBackKeepsTheWorkingSellsLocates(t *testing.T) {
 			if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != 0 {
 				t.Fatalf("locate: exit %d\n%s", code, errOut)
 			}
-			if code, _, errOut := b.MustRunMain(t, nil, "short", "HTBX", "100", "--type", "stop", "--stop-price", "11.00", "--max-price", "0.02", "--yes"); code != 0 {
+			if code, _, errOut := b.MustRunMain(t, nil, "short", "HTBX", "100", "--type", "stop", "--stop-price", "11.50", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
 				t.Fatalf("stop short: exit %d\n%s", code, errOut)
 			}
 			before := len(b.sells(t))

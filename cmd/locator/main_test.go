@@ -77,7 +77,7 @@ func TestClosedWarning(t *testing.T) {
 	}{
 		{"Thanksgiving", time.Date(2026, 11, 26, 10, 0, 0, 0, market.NewYork), []string{"locate", "HTBX", "100", "--max-price", "0.02"},
 			"warning: the exchange is closed today (Thanksgiving Day); its next session opens Fri 2026-11-27 09:30 EST"},
-		{"after the early close", time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork), []string{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--yes"},
+		{"after the early close", time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork), []string{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"},
 			"warning: the exchange closed early today, at 13:00 EST"},
 		{"a trading morning", time.Date(2026, 11, 27, 11, 0, 0, 0, market.NewYork), []string{"locate", "HTBY", "100", "--max-price", "0.05"}, ""},
 	} {

@@ -21,7 +21,7 @@ func TestReportAuditPlanCommands(t *testing.T) {
 	b := setupCLI(t)
 	zero := brokersim.Duration(0)
 	b.sim.ApplySettings(brokersim.Settings{FeeDelay: &zero}) // the fee posts with the fill
-	if code, out, errOut := b.MustRunMain(t, nil, "short", "HTBX", "300", "--limit-price", "12.40", "--max-price", "0.02", "--yes"); code != 0 {
+	if code, out, errOut := b.MustRunMain(t, nil, "short", "HTBX", "300", "--limit-price", "12.40", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
 		t.Fatalf("short: exit %d\n%s\n%s", code, out, errOut)
 	}
 

@@ -72,7 +72,7 @@ func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...strin
 func TestShortFilled(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -111,7 +111,7 @@ func TestShortFilled(t *testing.T) {
 		t.Errorf("record %+v", rec)
 	}
 
-	code, out, errOut := b.MustRunMain(t, nil, "short", "HTBY", "300", "--limit-price", "8.40", "--yes")
+	code, out, errOut := b.MustRunMain(t, nil, "short", "HTBY", "300", "--limit-price", "8.40", "--ref-price", "8.40", "--yes")
 	if code != 0 {
 		t.Fatalf("table: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -127,7 +127,7 @@ func TestShortFilled(t *testing.T) {
 func TestShortWorking(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "150", "--limit-price", "13.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "150", "--limit-price", "13.00", "--ref-price", "12.50", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -146,7 +146,7 @@ func TestShortRejectedR95(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	buy := b.placeLimit(t, brokerclient.SideBuy, brokerclient.OpenCloseOpen, "HTBX", 100, "10.00")
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--yes")
 	if code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", code, errOut)
 	}
@@ -170,7 +170,7 @@ func TestShortRejectedR95(t *testing.T) {
 func TestShortLocateRejected(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "RSTR", "100", "--limit-price", "22.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "RSTR", "100", "--limit-price", "22.00", "--ref-price", "22.00", "--yes")
 	if code != 3 || !strings.Contains(errOut, "R06") {
 		t.Fatalf("exit %d, want 3 with R06\n%s", code, errOut)
 	}
@@ -230,7 +230,9 @@ func TestShortRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(b.writes())
-			code, out, errOut := b.MustRunMain(t, tc.env, append([]string{"short", "--yes"}, tc.args...)...)
+			// With HTBX's price as the fat-finger guard's reference: the
+			// day's first short has none at the broker.
+			code, out, errOut := b.MustRunMain(t, tc.env, append([]string{"short", "--yes", "--ref-price", "12.50"}, tc.args...)...)
 			if code != 2 || !strings.Contains(strings.ToLower(errOut), strings.ToLower(tc.want)) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q\n%s", code, errOut, tc.want, out)
 			}
@@ -252,8 +254,8 @@ func TestShortNeedsConfirmation(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	for _, args := range [][]string{
-		{"short", "HTBX", "100", "--limit-price", "12.00", "--json"},
-		{"short", "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.02", "--json"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--json"},
+		{"short", "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--json"},
 	} {
 		code, out, errOut := b.MustRunMain(t, nil, args...)
 		if code != console.ExitUsage || !strings.Contains(errOut, "--yes") || out != "" {
@@ -274,7 +276,7 @@ func TestShortSettlesLeftovers(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
 	reached, lost := b.leftoverOrders(t)
-	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--ref-price", "190.00", "--yes")
 	if code != 0 || o.State != "filled" || o.Locate.State != "not_needed" {
 		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -379,7 +381,7 @@ func TestShortLostAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := len(b.orderPosts(t))
-		code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
+		code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--ref-price", "190.00", "--yes")
 		if code != tc.code || o.State != string(tc.state) || !strings.Contains(errOut, "the answer was lost") {
 			t.Errorf("%s: exit %d (want %d), outcome %+v\n%s", tc.kind, code, tc.code, o, errOut)
 		}
@@ -431,7 +433,7 @@ func TestAvailableSharesAgree(t *testing.T) {
 	if n := len(b.requestsTo("POST /v1/api/accounts/locates/quote")) - quotes; n != 1 {
 		t.Errorf("%d quotes for the two locates, want 1", n)
 	}
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "800", "--limit-price", "12.50", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "800", "--limit-price", "12.50", "--ref-price", "12.50", "--yes")
 	if code != 0 || o.Locate == nil || o.Locate.State != "covered" {
 		t.Errorf("short 800 with 800 available: exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -454,8 +456,9 @@ func (b *cliBundle) requestsTo(sub string) []brokersim.RequestRecord {
 func TestOrdersCancel(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	// A sell far above the market stays working.
-	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "250.00", "--yes")
+	// A sell far above the market (past the fat-finger guard, on purpose)
+	// stays working.
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "250.00", "--force", "--yes")
 	if code != 0 || o.State != string(states.OrderWorking) {
 		t.Fatalf("short: exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -484,7 +487,7 @@ func TestOrdersCancel(t *testing.T) {
 func TestShortFollowsTheStream(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "AAPL", "10", "--limit-price", "189.00", "--ref-price", "190.00", "--yes")
 	if code != 0 || o.State != string(states.Filled) {
 		t.Fatalf("exit %d, outcome %+v\n%s", code, o, errOut)
 	}
@@ -521,7 +524,7 @@ func TestShortFollowsTheStream(t *testing.T) {
 func TestStatusListsShortOrders(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--max-price", "0.05", "--yes")
+	code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.05", "--yes")
 	if code != 0 || o.ClientOrderID == "" {
 		t.Fatalf("short: exit %d %+v\n%s", code, o, errOut)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/states"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Spec "Short locates" rule 5: unused shares are credited back.
@@ -40,8 +41,8 @@ func creditBackKeepsWorkingSells(t *testing.T, e *Env) {
 	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
 	// A stop under the market waits: the sell stays working, its 100
 	// located shares held for it.
-	sold, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Stop", Stop: decimal.RequireFromString("11.00"),
-		Policy: capped("0.05")})
+	sold, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Stop", Stop: decimal.RequireFromString("11.50"),
+		Policy: capped("0.05"), Guard: workflow.Guard{RefPrice: decimal.RequireFromString("12.50")}})
 	ok(t, err)
 	shortSent(t, e, sold)
 	before := writes(e)
@@ -75,7 +76,8 @@ func creditBackUnused(t *testing.T, e *Env) {
 	a := e.Open(caller("test", k))
 	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 500, Policy: capped("0.05")}, false))
 	follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBY", Quantity: 300, Policy: capped("0.05")}, false))
-	sold, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 200, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05")})
+	sold, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 200, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"),
+		Guard: workflow.Guard{RefPrice: decimal.RequireFromString("12.50")}})
 	ok(t, err)
 	shortSent(t, e, sold)
 	before := writes(e)

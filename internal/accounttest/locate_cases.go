@@ -111,6 +111,7 @@ func inputRefused(t *testing.T, e *Env) {
 		"stop-limit without limit": {OrderType: "StopLimit", Stop: decimal.RequireFromString("11")},
 	} {
 		req.Symbol, req.Quantity, req.Policy = "HTBX", 100, capped("0.05")
+		req.Guard.RefPrice = decimal.RequireFromString("12.50") // refused for its own fault, not for want of a reference
 		if _, err := a.Short(c, req); account.KindOf(err) != account.KindInput || console.ExitOf(err) != console.ExitUsage {
 			t.Errorf("short, %s: %v, want an input error (exit 2)", name, err)
 		}

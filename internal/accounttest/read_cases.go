@@ -263,8 +263,9 @@ func today(t *testing.T, e *Env) {
 	ok(t, err)
 	cb, _ := follow(t, a, s.Started[0].ID)
 	wantOutcome(t, cb, states.Credited, "credited — 100 Locate shares credited back", console.ExitOK)
+	// Far under the market, past the fat-finger guard on purpose: it stays working.
 	o, err := a.PlaceOrder(ctx(t), account.PlaceOrderRequest{Order: workflow.Order{Symbol: "MSFT", Side: "Buy", OpenClose: "Open",
-		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}})
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}, Guard: workflow.Guard{Force: true}})
 	ok(t, err)
 	if o.Terminal() {
 		t.Fatalf("order %s %s, want it working", o.State, o.Reason)

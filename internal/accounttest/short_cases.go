@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Spec "Orders": a short's order is confirmed by the asker, then placed
@@ -15,7 +16,8 @@ import (
 func shortConfirmed(t *testing.T, e *Env) {
 	k := newAsker(yes())
 	a := e.Open(caller("test short", k))
-	res, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"), Confirm: true})
+	res, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"), Confirm: true,
+		Guard: workflow.Guard{RefPrice: decimal.RequireFromString("12.50")}})
 	ok(t, err)
 	if q := k.question(t); q.Order == nil || q.Order.Quantity != 100 {
 		t.Errorf("question %+v, want the order to confirm", q)
@@ -33,7 +35,8 @@ func shortConfirmed(t *testing.T, e *Env) {
 func shortDeclined(t *testing.T, e *Env) {
 	k := newAsker(no())
 	a := e.Open(caller("test short", k))
-	res, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"), Confirm: true})
+	res, err := a.Short(ctx(t), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("12.50"), Policy: capped("0.05"), Confirm: true,
+		Guard: workflow.Guard{RefPrice: decimal.RequireFromString("12.50")}})
 	ok(t, err)
 	if !res.Declined || res.Order != nil {
 		t.Errorf("short %+v, want declined at its confirmation, no order", res)

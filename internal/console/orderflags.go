@@ -51,8 +51,8 @@ type OrderFlags struct {
 	Limit, Stop string
 	Route       string
 	// The fat-finger guard (workflow.Guard).
-	MaxDistance, MaxNotional string
-	Force                    bool
+	MaxDistance, MaxNotional, RefPrice string
+	Force                              bool
 }
 
 // Register declares the flags on fs; what is the order's side in their help
@@ -63,7 +63,8 @@ func (f *OrderFlags) Register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.Limit, "limit-price", "", "limit price of the "+what+" (limit and stop-limit; up to 4 decimals, whole cents from $1.00)")
 	fs.StringVar(&f.Stop, "stop-price", "", "stop price of the "+what+" (stop and stop-limit)")
 	fs.StringVar(&f.Route, "route", "", "order route (see 'locator routes'); live accounts default to SMART")
-	fs.StringVar(&f.MaxDistance, "max-distance", "10", "fat-finger guard: refuse a limit or stop price further than this percentage from the symbol's last fill today")
+	fs.StringVar(&f.MaxDistance, "max-distance", "10", "fat-finger guard: refuse a limit or stop price further than this percentage from the symbol's reference price (its position's price, its last fill today, its last close)")
+	fs.StringVar(&f.RefPrice, "ref-price", "", "fat-finger guard: the symbol's market price as you know it, the reference when the broker shows none")
 	fs.StringVar(&f.MaxNotional, "max-notional", "", "fat-finger guard: refuse an order whose shares × price is over this many dollars")
 	fs.BoolVar(&f.Force, "force", false, "send the order past the fat-finger guard")
 }
@@ -78,6 +79,11 @@ func (f *OrderFlags) Guard() (workflow.Guard, error) {
 	g.MaxDistance = pct.Shift(-2)
 	if f.MaxNotional != "" {
 		if g.MaxNotional, err = workflow.ParseCost("--max-notional", f.MaxNotional); err != nil {
+			return g, err
+		}
+	}
+	if f.RefPrice != "" {
+		if g.RefPrice, err = workflow.ParsePrice("--ref-price", f.RefPrice); err != nil {
 			return g, err
 		}
 	}

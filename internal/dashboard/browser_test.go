@@ -312,8 +312,9 @@ func (b *testBundle) locateCapped(t *testing.T, a account.Account, symbol string
 // working, and returns its clientOrderId.
 func (b *testBundle) workingOrder(t *testing.T, a account.Account) string {
 	t.Helper()
+	// Far under the market, past the fat-finger guard on purpose.
 	o, err := a.PlaceOrder(t.Context(), account.PlaceOrderRequest{Order: workflow.Order{Symbol: "MSFT", Side: "Buy", OpenClose: "Open",
-		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}})
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("1.00"), Route: "SMART"}, Guard: workflow.Guard{Force: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // startExample runs the simulator's default scenario and an engine on its
@@ -77,7 +78,9 @@ func ExampleEngine_Locate() {
 
 // Locate then short: the engine makes sure the shares are located, checks
 // the sizing, places the sell under a clientOrderId it recorded first, and
-// follows the order to a final or working state.
+// follows the order to a final or working state. The fat-finger guard
+// measures the limit against the symbol's reference price: the trader's
+// own here, since the day's first short has no position or fill to go by.
 func ExampleEngine_Short() {
 	e, stop := startExample()
 	defer stop()
@@ -86,6 +89,7 @@ func ExampleEngine_Short() {
 	res, err := e.Short(ctx, account.ShortRequest{
 		Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12),
 		Policy: engine.Policy{MaxPrice: decimal.RequireFromString("0.02")},
+		Guard:  workflow.Guard{RefPrice: decimal.RequireFromString("12.50")},
 	}, engine.ShortAnswers{})
 	if err != nil {
 		log.Fatal(err)

@@ -45,7 +45,8 @@ func decided(t *testing.T, b *testBundle, o *engine.Order, working bool) *engine
 func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
-	res, err := b.engine.Short(t.Context(), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}, engine.ShortAnswers{})
+	res, err := b.engine.Short(t.Context(), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02"),
+		Guard: workflow.Guard{RefPrice: decimal.RequireFromString("12.50")}}, engine.ShortAnswers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +56,11 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 	if res.Order = decided(t, b, res.Order, false); res.Order.State != states.Filled {
 		t.Fatalf("short: %+v", res.Order)
 	}
-	// A sell far above the market stays working until cancelled.
+	// A sell far above the market (past the fat-finger guard, on purpose)
+	// stays working until cancelled.
 	working, err := b.engine.PlaceOrder(t.Context(), &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
 		Side: "Sell", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
-		LimitPrice: decimal.NewFromInt(250), Route: "SMART"}, workflow.Guard{})
+		LimitPrice: decimal.NewFromInt(250), Route: "SMART"}, workflow.Guard{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +118,15 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 	if err != nil || got.State != states.Filled || got.Route != "SMART" {
 		t.Fatalf("market order at 10:00 ET: %+v, %v; want filled on SMART", got, err)
 	}
-	// A market short is sized at the symbol's last fill: refused before
-	// any fill of HTBX today, placed after one.
+	// A market short is sized at the symbol's reference price: refused
+	// while the broker shows none for HTBX (no position, no fill today, no
+	// close), placed once a short of it filled.
 	mkt := account.ShortRequest{Symbol: "HTBX", Quantity: 100, OrderType: "Market", Policy: auto("0.02")}
-	if _, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "last fill price") {
+	if _, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "--ref-price") {
 		t.Fatalf("market short with no fill today: %v, want refused", err)
 	}
-	if res, err := b.engine.Short(t.Context(), account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02")}, engine.ShortAnswers{}); err != nil || res.Order == nil || decided(t, b, res.Order, false).State != states.Filled {
+	limit := account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.NewFromInt(12), Policy: auto("0.02"), Guard: workflow.Guard{RefPrice: decimal.RequireFromString("12.50")}}
+	if res, err := b.engine.Short(t.Context(), limit, engine.ShortAnswers{}); err != nil || res.Order == nil || decided(t, b, res.Order, false).State != states.Filled {
 		t.Fatalf("limit short: %+v, %v", res, err)
 	}
 	if res, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); err != nil || res.Order == nil || decided(t, b, res.Order, false).State != states.Filled || res.Order.OrderType != "Market" {
@@ -144,7 +148,7 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 					t.Errorf("sent %s %s", r.Method, r.Path)
 				}
 			}
-			got, err := b.engine.PlaceOrder(t.Context(), order("Limit", "Day_Plus", decimal.NewFromInt(150)), workflow.Guard{})
+			got, err := b.engine.PlaceOrder(t.Context(), order("Limit", "Day_Plus", decimal.NewFromInt(150)), workflow.Guard{RefPrice: decimal.NewFromInt(150)})
 			if err != nil || got.Terminal() && got.State != states.Filled {
 				t.Errorf("extended-hours limit at %s: %+v, %v", at, got, err)
 			}
@@ -167,7 +171,7 @@ func TestWaitFollowsAnOrderLeftPendingAgain(t *testing.T) {
 	o := &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
 		Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
 		LimitPrice: decimal.NewFromInt(200), Route: "SMART"}
-	first, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{})
+	first, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{RefPrice: decimal.NewFromInt(190)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +212,7 @@ func TestRoutesReadOnceATradingDay(t *testing.T) {
 	}
 	place := func(id, route, tif string) (*engine.Order, error) {
 		return b.engine.PlaceOrder(t.Context(), &engine.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL",
-			Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: tif, Quantity: 10, LimitPrice: decimal.NewFromInt(150), Route: route}, workflow.Guard{})
+			Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: tif, Quantity: 10, LimitPrice: decimal.NewFromInt(150), Route: route}, workflow.Guard{RefPrice: decimal.NewFromInt(150)})
 	}
 	for _, route := range []string{"", "SMART", "ARCA"} {
 		if _, err := place(uuid.NewString(), route, "Day"); err != nil {
@@ -254,7 +258,7 @@ func TestOrderFateReadWhenPushesAreLost(t *testing.T) {
 		o := &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL",
 			Side: "Buy", OpenClose: "Open", OrderType: "Limit", TimeInForce: "Day", Quantity: 10,
 			LimitPrice: decimal.NewFromInt(200), Route: "SMART"}
-		if _, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{}); err != nil {
+		if _, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{RefPrice: decimal.NewFromInt(190)}); err != nil {
 			t.Fatal(err)
 		}
 		// Whatever the placement saw in its follow window, waiting on

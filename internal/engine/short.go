@@ -71,7 +71,7 @@ func (e *Engine) Short(ctx context.Context, req account.ShortRequest, by ShortAn
 	if err := validShort(req); err != nil {
 		return nil, err
 	}
-	o, err := e.shortOrder(ctx, req)
+	o, ref, err := e.shortOrder(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (e *Engine) Short(ctx context.Context, req account.ShortRequest, by ShortAn
 			return e.shortSent(ctx, req.ClientOrderID)
 		}
 	}
-	sizeAt, sizing, err := e.sizeShort(ctx, req)
+	sizeAt, sizing, err := e.sizeShort(ctx, req, ref)
 	if sizing == nil {
 		return nil, err
 	}
@@ -129,8 +129,8 @@ func (e *Engine) Short(ctx context.Context, req account.ShortRequest, by ShortAn
 // shortOrder is the short's Sell/Open order but for its clientOrderId and
 // its locate: its type and time in force (Limit and Day unless asked),
 // checked against the order rules, the fat-finger guard and the route
-// before the locate is paid for.
-func (e *Engine) shortOrder(ctx context.Context, req account.ShortRequest) (*Order, error) {
+// before the locate is paid for; with the guard's reference price.
+func (e *Engine) shortOrder(ctx context.Context, req account.ShortRequest) (*Order, reference, error) {
 	typ, tif := brokerclient.OrderType(req.OrderType), brokerclient.TimeInForce(req.TimeInForce)
 	if typ == "" {
 		typ = brokerclient.OrderTypeLimit
@@ -140,19 +140,20 @@ func (e *Engine) shortOrder(ctx context.Context, req account.ShortRequest) (*Ord
 	}
 	o := &Order{OrderType: string(typ), TimeInForce: string(tif), LimitPrice: req.Limit, StopPrice: req.Stop}
 	if err := orderRules(o, e.brokerNow()); err != nil {
-		return nil, err
+		return nil, reference{}, err
 	}
 	o.Symbol, o.Quantity = req.Symbol, req.Quantity
-	if err := e.guard(ctx, o, req.Guard); err != nil {
-		return nil, err
+	ref, err := e.guard(ctx, o, req.Guard)
+	if err != nil {
+		return nil, ref, err
 	}
 	route, err := e.route(ctx, req.Route, typ, tif)
 	if err != nil {
-		return nil, err
+		return nil, ref, err
 	}
 	o.Account, o.Route = e.cfg.Account, route
 	o.Side, o.OpenClose = string(brokerclient.SideSell), string(brokerclient.OpenCloseOpen)
-	return o, nil
+	return o, ref, nil
 }
 
 // shortSent is a short sent before under clientOrderID: its order followed
@@ -170,19 +171,23 @@ func (e *Engine) shortSent(ctx context.Context, clientOrderID string) (*account.
 // sizeShort checks buying power and the account's status before the
 // locate (a locate the account could not use would be paid for nothing)
 // and returns the price the short is sized at and the sizing (nil when it
-// could not be read). A limit of the account's short of the quantity is
-// ErrSizing, with the sizing.
-func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest) (decimal.Decimal, *ledger.Sizing, error) {
+// could not be read). A market short is sized at ref, the guard's
+// reference price (read here when the guard was forced past). A limit of
+// the account's short of the quantity is ErrSizing, with the sizing.
+func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest, ref reference) (decimal.Decimal, *ledger.Sizing, error) {
 	sizeAt := sizingPrice(req)
-	var err error
 	if sizeAt.IsZero() {
-		// A market short is sized at the symbol's last price.
-		if sizeAt, err = e.lastPrice(ctx, req.Symbol); err != nil {
-			return sizeAt, nil, err
+		if !ref.known() {
+			var err error
+			if ref, err = e.reference(ctx, req.Symbol, req.Guard.RefPrice); err != nil {
+				return sizeAt, nil, err
+			}
 		}
-		if sizeAt.IsZero() {
-			return sizeAt, nil, brokercode.Invalid("order type", "a market short is sized at %s's last fill price, and locator saw none today: use a limit order (--type limit --limit-price P)", req.Symbol)
+		if !ref.known() {
+			return sizeAt, nil, brokercode.Invalid("order type", "a market short is sized at %s's reference price, and locator knows none "+
+				"(no position held, no fill today, no close on the last trading day): pass --ref-price P, or use a limit order (--type limit --limit-price P)", req.Symbol)
 		}
+		sizeAt = ref.price
 	}
 	sizing, err := ledger.Size(ctx, e.client, e.store, e.cfg.Account, req.Symbol, sizeAt, req.Quantity)
 	if err != nil {

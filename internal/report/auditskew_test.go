@@ -166,7 +166,8 @@ func TestAuditSingleUseNotReusedAfterCover(t *testing.T) {
 	}
 	p := decimal.RequireFromString("5.00")
 	sim.Sim.SetPrice("RSHO", p)
-	res, err := e.Short(ctx, account.ShortRequest{Symbol: "RSHO", Quantity: 500, Limit: p, Policy: workflow.Policy{AutoAccept: true, AllowSingleUse: true}}, engine.ShortAnswers{})
+	res, err := e.Short(ctx, account.ShortRequest{Symbol: "RSHO", Quantity: 500, Limit: p, Policy: workflow.Policy{AutoAccept: true, AllowSingleUse: true},
+		Guard: workflow.Guard{RefPrice: p}}, engine.ShortAnswers{})
 	if err != nil || res.Order == nil {
 		t.Fatalf("short RSHO 500: %v %+v", err, res)
 	}

@@ -115,7 +115,9 @@ func (w *world) day(t *testing.T, i int, last bool) {
 	filled := map[string]string{} // the day's filled locate of each symbol
 	short := func(symbol string, qty int64, limit decimal.Decimal) *account.ShortResult {
 		t.Helper()
-		res, err := e.Short(ctx, account.ShortRequest{Symbol: symbol, Quantity: qty, Limit: limit, Policy: auto}, engine.ShortAnswers{})
+		// The trader's reference price for the fat-finger guard: the day's
+		// first short has no fill or position to measure against.
+		res, err := e.Short(ctx, account.ShortRequest{Symbol: symbol, Quantity: qty, Limit: limit, Policy: auto, Guard: workflow.Guard{RefPrice: limit}}, engine.ShortAnswers{})
 		if err != nil || res.Order == nil {
 			t.Fatalf("day %d: short %s %d: %v %+v", i, symbol, qty, err, res)
 		}

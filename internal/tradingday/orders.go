@@ -170,13 +170,17 @@ func (r *runner) coveredNow(symbol string, qty int64) bool {
 //     of one;
 //   - order-agrees: see orderAgrees;
 //   - nothing-sent-on-refusal: a short locator refuses or declines
-//     leaves no order at the broker.
+//     leaves no order at the broker;
+//   - guard-held: see guardHeld.
 func (r *runner) short(ctx context.Context, op Op) (string, error) {
 	limit, stop := r.limits(op.Symbols[0], *op.Order, true)
 	req := account.ShortRequest{Symbol: op.Symbols[0], Quantity: op.Quantity, Limit: limit, Stop: stop,
 		OrderType: string(op.Order.Type), TimeInForce: string(op.Order.TIF),
 		Policy:   workflow.Policy{AutoAccept: true, MaxPrice: op.MaxPrice, AllowSingleUse: op.SingleUse},
-		LocateID: workflow.NewID(), ClientOrderID: uuid.NewString()}
+		LocateID: workflow.NewID(), ClientOrderID: uuid.NewString(),
+		// The trader gives the price they see: the day's first short of a
+		// symbol has no reference at the broker.
+		Guard: workflow.Guard{RefPrice: r.desk().prices[op.Symbols[0]]}}
 	a := r.as("short", nil)
 	res, err := a.Short(ctx, req)
 	// The order leaves after its locate, inside Short: whether the account
@@ -197,6 +201,9 @@ func (r *runner) short(ctx context.Context, op Op) (string, error) {
 		return words, r.nothingSent(req.ClientOrderID, words)
 	}
 	r.desk().mine[req.ClientOrderID] = true
+	if v := r.guardHeld(req.Symbol, req.ClientOrderID, req.Limit, req.Stop); v != nil {
+		return words, v
+	}
 	if v := r.orderAgrees(ctx, a, req.ClientOrderID, res.Order, exit); v != nil {
 		return words, v
 	}
@@ -210,6 +217,24 @@ func (r *runner) short(ctx context.Context, op Op) (string, error) {
 		return r.cancelWorking(ctx, a, req.ClientOrderID, words)
 	}
 	return words, nil
+}
+
+// guardHeld is the fat-finger guard's invariant, guard-held: an order
+// locator sent without force has its limit and stop price within the
+// guard's default distance of the symbol's market price (the simulator's
+// last price, which the broker shows as the position's price).
+func (r *runner) guardHeld(symbol, id string, prices ...decimal.Decimal) error {
+	market := r.desk().prices[symbol]
+	for _, p := range prices {
+		if p.IsZero() || market.IsZero() {
+			continue
+		}
+		if off := p.Sub(market).Abs().Div(market); off.GreaterThan(workflow.DefaultMaxDistance) {
+			return &Violation{Invariant: "guard-held", Detail: fmt.Sprintf("order %s (%s) sent at %s, %s%% from the market price %s, past the fat-finger guard without force",
+				id, symbol, p, off.Shift(2).StringFixed(1), market)}
+		}
+	}
+	return nil
 }
 
 // shortDirect sends a Sell/Open straight at the broker, as a desk's other
@@ -256,6 +281,9 @@ func (r *runner) cover(ctx context.Context, op Op) (string, error) {
 		return words, r.nothingSent(id, words)
 	}
 	r.desk().mine[id] = true
+	if v := r.guardHeld(sym, id, limit); v != nil {
+		return words, v
+	}
 	return words, r.orderAgrees(ctx, a, id, got, exit)
 }
 
