@@ -405,7 +405,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, what string, call f
 	}
 }
 
-// creditedBack is a credit-back of all unused in words: each row started
+// creditedBack is a credit-back of the unused shares in words: each row started
 // and each left alone, with why, or that there was nothing to credit
 // back.
 func creditedBack(res *account.CreditBackResult) string {
@@ -456,10 +456,21 @@ func (s *Server) handleCancelOrder(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// handleCreditBack credits back the shares of one inventory row its
-// button names (the row's available shares in whole lots).
+// handleCreditBack credits back shares of one inventory row: with unused
+// set (the row's button), the shares the owner finds unused in it at the
+// moment (not those working short sales need), answering what it started
+// and left alone; else the quantity posted, which the owner refuses above
+// the row's unused shares.
 func (s *Server) handleCreditBack(w http.ResponseWriter, r *http.Request) {
 	s.act(w, r, "credit back "+r.FormValue("symbol"), func(a account.Account) (string, error) {
+		if r.FormValue("unused") != "" {
+			res, err := a.CreditBack(r.Context(), account.CreditBackRequest{Symbol: r.FormValue("symbol"),
+				Type: brokercode.LocateType(r.FormValue("type")), Unused: true})
+			if err != nil {
+				return "", err
+			}
+			return creditedBack(res), nil
+		}
 		qty, err := strconv.ParseInt(r.FormValue("quantity"), 10, 64)
 		if err != nil {
 			return "", inputError("quantity", "a whole number of shares")

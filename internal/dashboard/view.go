@@ -161,9 +161,10 @@ type sideView struct {
 type inventoryView struct {
 	Symbol, Type                     string
 	Available, Unavailable, ToBeSold int64
-	// Unused is what a credit-back of the row may return now: the
-	// available shares in whole lots, none while one is queued.
-	Unused int64
+	// Unused says the row has shares a credit-back may return (a whole
+	// lot available, none queued): its button asks the owner for the
+	// unused ones, which working short sales do not need.
+	Unused bool
 }
 
 // feesView compares, per symbol, the fees today's fills should cost with
@@ -316,7 +317,7 @@ func (s *Server) account(ctx context.Context, st account.Status, now time.Time) 
 	for _, r := range st.Inventory {
 		iv := inventoryView{Symbol: r.Symbol, Type: string(r.Type()), Available: r.Available, Unavailable: r.Unavailable, ToBeSold: r.ToBeSold}
 		if r.ToBeSold == 0 {
-			iv.Unused = r.Available / brokercode.LocateLot * brokercode.LocateLot
+			iv.Unused = r.Available >= brokercode.LocateLot
 		}
 		a.Inventory = append(a.Inventory, iv)
 	}
