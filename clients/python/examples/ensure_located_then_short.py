@@ -24,8 +24,10 @@ def main(symbol: str, shares: int, limit: Decimal, max_price: Decimal) -> int:
         print(f"not located ({located.reason or located.cause}): no short sent")
         return 3
     # The short ensures the locate again (the shares are there: nothing is
-    # quoted) and checks the sizing before its one order leaves.
-    short = client.short(symbol, shares, limit, max_price=max_price)
+    # quoted) and checks the sizing before its one order leaves. The limit
+    # is the helper's market price too: the fat-finger guard's reference
+    # when the broker shows none (no position, fill or close of the symbol).
+    short = client.short(symbol, shares, limit, max_price=max_price, ref_price=limit)
     if short.order is None:
         print(f"no order sent: {short.reason}")
         return 3

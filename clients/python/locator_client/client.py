@@ -419,16 +419,27 @@ class Client:
 
     def short(self, symbol: str, shares: int, limit: Decimal | str, *, max_price: Decimal | str | None = None,
               max_cost: Decimal | str | None = None, allow_single_use: bool = False, order_type: str = "",
-              time_in_force: str = "") -> ShortResult:
+              time_in_force: str = "", ref_price: Decimal | str | None = None, force: bool = False) -> ShortResult:
         """Ensures the locate (quoting only the shortfall, within the cap),
         checks the sizing and sells short at limit (one Sell/Open order
         under a write-ahead clientOrderId); answers once the order is
-        working or final."""
+        working or final. The owner's fat-finger guard measures limit
+        against the symbol's reference price: the best the broker shows
+        (the position's price, the day's last fill, the last close), else
+        ref_price, the market price as the caller knows it; with none the
+        short is refused. force sends it past the guard."""
         policy = _policy(max_price, max_cost, allow_single_use)
         if not symbol or shares <= 0:
             raise LocatorError("input", "short: name a symbol and a positive number of shares; nothing was sent")
         body = {"symbol": symbol.upper(), "quantity": shares, "limit": str(Decimal(str(limit))), "policy": policy,
                 "locateId": _new_id(), "clientOrderId": str(uuid.uuid4())}
+        guard: dict[str, Any] = {}
+        if ref_price is not None:
+            guard["refPrice"] = str(_dec(ref_price))
+        if force:
+            guard["force"] = True
+        if guard:
+            body["guard"] = guard
         if order_type:
             body["orderType"] = order_type
         if time_in_force:

@@ -131,6 +131,24 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(e.exception.kind, "input")
         self.assertEqual(sim_requests(), before)
 
+    def test_short_guarded_by_the_owner(self):
+        """the owner's fat-finger guard holds for Python too (issue 37 item
+        1): a short of PYQT, which the account neither holds nor filled
+        today, is refused with no reference price, and with ref_price 7.00
+        a limit of 0.70 is refused against it; nothing is sent either
+        time."""
+        before = sim_requests()
+        with self.assertRaises(LocatorError) as e:
+            self.client().short("PYQT", 100, "0.70", max_price="0.05")
+        self.assertEqual(e.exception.kind, "input")
+        self.assertIn("knows no price of PYQT", str(e.exception))
+        with self.assertRaises(LocatorError) as e:
+            self.client().short("PYQT", 100, "0.70", max_price="0.05", ref_price="7.00")
+        self.assertEqual(e.exception.kind, "input")
+        self.assertIn("from PYQT's reference price 7.00 (the reference price given)", str(e.exception))
+        new = sim_requests()[len(before):]
+        self.assertEqual([r for r in new if r["method"] != "GET"], [], new)
+
     def test_no_owner_is_a_clear_error(self):
         """with no owner running for the account, the client says so and
         sends nothing."""
