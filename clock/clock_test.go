@@ -421,9 +421,8 @@ func TestWithDeadlineOnReal(t *testing.T) {
 	}
 }
 
-// The RunWhen tests are not parallel: the process's one driver of virtual
-// time runs in the synctest bubble of the RunWhen that started it.
 func TestFakeRunWhen(t *testing.T) {
+	t.Parallel()
 	// In a synctest bubble RunWhen's wall-clock ticker is virtual: a bubble
 	// second is thousands of RunWhen ticks, with no real sleeping.
 	synctest.Test(t, func(t *testing.T) {
@@ -486,6 +485,7 @@ func TestFakeRunWhen(t *testing.T) {
 }
 
 func TestFakeRunWhenNilIdle(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.NewFake(t0)
 		stop := make(chan struct{})
