@@ -130,7 +130,9 @@ func ExampleLedgerService_Entries() {
 // nothing), then read its states until a final one. While the stream is
 // down the follower reads the order book instead, and Connected says so.
 func ExampleOrderFollower() {
-	_, c, stop := exampleSim(nil)
+	// The broker's clock runs from 10:00 ET on a trading day: orders fill
+	// only in the exchange's session.
+	_, c, stop := exampleSim(clock.NewScaled(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC), 1))
 	defer stop()
 	ctx := context.Background()
 

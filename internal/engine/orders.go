@@ -61,7 +61,7 @@ func orderRules(o *Order, now time.Time) error {
 	switch typ {
 	case brokerclient.OrderTypeMarket, brokerclient.OrderTypeLimit, brokerclient.OrderTypeStop, brokerclient.OrderTypeStopLimit:
 	default:
-		return brokercode.Invalid("order type", "%q: want Market, Limit, Stop or StopLimit (spec \"Orders\" rule 1)", typ)
+		return brokercode.Invalid("order type", "%q: want Market, Limit, Stop or StopLimit", typ)
 	}
 	limited := typ == brokerclient.OrderTypeLimit || typ == brokerclient.OrderTypeStopLimit
 	stopped := typ == brokerclient.OrderTypeStop || typ == brokerclient.OrderTypeStopLimit
@@ -75,11 +75,29 @@ func orderRules(o *Order, now time.Time) error {
 	case !stopped && !o.StopPrice.IsZero():
 		return brokercode.Invalid("stop price", "a %s order takes none (a stop price makes it Stop or StopLimit)", typ)
 	case (tif == brokerclient.TimeInForceDayPlus || tif == brokerclient.TimeInForceGTCPlus) && typ != brokerclient.OrderTypeLimit:
-		return brokercode.Invalid("time in force", "%s (extended hours) takes Limit orders only, not %s (spec \"Orders\" rule 2)", tif, typ)
+		return brokercode.Invalid("time in force", "%s (extended hours) takes Limit orders only, not %s", tif, typ)
 	case typ == brokerclient.OrderTypeMarket && !regularSession(now):
-		return brokercode.Invalid("order type", "market orders are taken only in the regular session, 9:30 to 16:00 ET, and it is %s (the broker rejects them with R78): use a limit order, with --tif day-plus for extended hours", market.DateTime(now))
+		return brokercode.Invalid("order type", "market orders are taken only in the regular session, and it is %s: %s (the broker rejects them with R78); use a limit order, with --tif day-plus for extended hours", market.DateTime(now), sessionHours(now))
 	}
 	return nil
+}
+
+// sessionHours says when the exchange's regular session of t's date runs,
+// from its calendar: today's hours (an early close named), or why it does
+// not trade today, and when the next session opens.
+func sessionHours(t time.Time) string {
+	d := market.On(t)
+	next := market.Next(t)
+	nextOpen := next.Open.In(market.NewYork).Format("Mon 2006-01-02 15:04") + " ET"
+	switch {
+	case !d.Trading():
+		return fmt.Sprintf("the exchange is closed today (%s); the next session opens %s", d.Closed(), nextOpen)
+	case t.Before(d.Open):
+		return "today's session opens at " + d.Open.In(market.NewYork).Format("15:04") + " ET"
+	case d.EarlyClose:
+		return fmt.Sprintf("today's session closed early, at 13:00 ET; the next opens %s", nextOpen)
+	}
+	return fmt.Sprintf("today's session ran 9:30 to 16:00 ET; the next opens %s", nextOpen)
 }
 
 // regularSession reports whether t falls in the exchange's regular session.

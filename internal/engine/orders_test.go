@@ -132,16 +132,19 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 	if res, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); err != nil || res.Order == nil || decided(t, b, res.Order, false).State != states.Filled || res.Order.OrderType != "Market" {
 		t.Fatalf("market short after a fill: %+v, %v; want filled", res, err)
 	}
-	for _, at := range []time.Time{
-		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork),
-		time.Date(2026, 11, 26, 11, 0, 0, 0, market.NewYork), // Thanksgiving
+	// The refusal gives the calendar's hours (issue 37 item 4): the
+	// exchange closed on Thanksgiving, and at 13:00 the day after.
+	for at, hours := range map[time.Time]string{
+		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork):  "today's session ran 9:30 to 16:00 ET; the next opens Fri 2026-11-27 09:30 ET",
+		time.Date(2026, 11, 26, 11, 0, 0, 0, market.NewYork):  "the exchange is closed today (Thanksgiving Day); the next session opens Fri 2026-11-27 09:30 ET",
+		time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork): "today's session closed early, at 13:00 ET; the next opens Mon 2026-11-30 09:30 ET",
 	} {
 		t.Run(at.Format(time.DateTime), func(t *testing.T) {
 			b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(at)}})
 			before := len(b.sim.Sim.Requests())
 			_, err := b.engine.PlaceOrder(t.Context(), order("Market", "Day", decimal.Zero), workflow.Guard{})
-			if !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "regular session") {
-				t.Fatalf("market order at %s: %v; want refused for the session", at, err)
+			if !errors.Is(err, brokercode.ErrInput) || !strings.Contains(err.Error(), "regular session") || !strings.Contains(err.Error(), hours) {
+				t.Fatalf("market order at %s: %v; want refused for the session, saying %q", at, err, hours)
 			}
 			for _, r := range b.sim.Sim.Requests()[before:] {
 				if r.Method == "POST" {
