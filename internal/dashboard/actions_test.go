@@ -53,6 +53,13 @@ func (b *testBundle) sent() int {
 // Bad input is refused with a clear error and nothing sent.
 func TestActionsBothWays(t *testing.T) {
 	t.Parallel()
+	bothWays(t, actions)
+}
+
+// bothWays runs test in parallel subtests for the page in the process
+// that owns the account ("owner") and in one that follows it
+// ("follower").
+func bothWays(t *testing.T, test func(t *testing.T, follower bool)) {
 	for _, follower := range []bool{false, true} {
 		name := "owner"
 		if follower {
@@ -60,7 +67,7 @@ func TestActionsBothWays(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			actions(t, follower)
+			test(t, follower)
 		})
 	}
 }
@@ -306,54 +313,49 @@ func TestAnswerOfferAtFloatPrice(t *testing.T) {
 // owner and on a follower.
 func TestRowCreditBackKeepsWorkingSellsLocates(t *testing.T) {
 	t.Parallel()
-	for _, follower := range []bool{false, true} {
-		name := "owner"
-		if follower {
-			name = "follower"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, setupOpt{follower: follower})
-			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-			defer cancel()
-			if rec := b.act(t, "/locate", url.Values{"symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}}); rec.Code != http.StatusOK {
-				t.Fatalf("locate: %d %s", rec.Code, rec.Body.String())
-			}
-			ws, err := b.store.List(ctx, store.Filter{Account: "LV100001", Symbol: testSymbol, Kind: states.Locate})
-			if err != nil || len(ws) != 1 {
-				t.Fatalf("locates of %s: %d %v, want 1", testSymbol, len(ws), err)
-			}
-			if w, err := b.wait(ctx, ws[0].ID); err != nil || w.State != states.Filled {
-				t.Fatalf("the form's locate: %+v %v, want filled", w, err)
-			}
-			// A stop under the market waits: 100 of the located shares are
-			// held for it.
-			b.sim.Sim.SetPrice(testSymbol, decimal.NewFromInt(20))
-			res, err := b.owner.Local().As(account.Caller{Name: "desk"}).Short(ctx, account.ShortRequest{Symbol: testSymbol, Quantity: 100,
-				OrderType: "Stop", Stop: decimal.NewFromInt(19), Policy: workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.05")},
-				Guard: workflow.Guard{RefPrice: decimal.NewFromInt(20)}})
-			if err != nil || res.Order == nil || res.Order.Terminal() {
-				t.Fatalf("stop short: %+v %v, want it working", res, err)
-			}
-			if rec := b.act(t, "/credit-back", url.Values{"symbol": {testSymbol}, "type": {"Locate"}, "quantity": {"500"}}); rec.Code != http.StatusBadRequest ||
-				!strings.Contains(rec.Body.String(), "400 of them are unused") {
-				t.Errorf("credit back all 500: %d %s, want 400 naming the 400 unused", rec.Code, rec.Body.String())
-			}
-			page := b.serve(t, httptest.NewRequest(http.MethodGet, "/", nil), nil).Body.String()
-			if !strings.Contains(page, "Credit back unused") || !strings.Contains(page, `name="unused" value="1"`) || strings.Contains(page, "Credit back 500") {
-				t.Errorf("the row's button: want 'Credit back unused', not the 500 available")
-			}
-			rec := b.act(t, "/credit-back", url.Values{"symbol": {testSymbol}, "type": {"Locate"}, "unused": {"1"}})
-			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "crediting back 400 DASH Locate") {
-				t.Fatalf("the row's button: %d %s, want 400 credited back", rec.Code, rec.Body.String())
-			}
-			cbs, err := b.store.List(ctx, store.Filter{Account: "LV100001", Kind: states.CreditBack})
-			if err != nil || len(cbs) != 1 || cbs[0].Quantity != 400 {
-				t.Fatalf("credit-backs: %+v %v, want one of 400", cbs, err)
-			}
-			if w, err := b.wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
-				t.Errorf("the credit-back: %+v %v, want credited", w, err)
-			}
-		})
+	bothWays(t, rowCreditBack)
+}
+
+func rowCreditBack(t *testing.T, follower bool) {
+	b := setup(t, setupOpt{follower: follower})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if rec := b.act(t, "/locate", url.Values{"symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}}); rec.Code != http.StatusOK {
+		t.Fatalf("locate: %d %s", rec.Code, rec.Body.String())
+	}
+	ws, err := b.store.List(ctx, store.Filter{Account: "LV100001", Symbol: testSymbol, Kind: states.Locate})
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("locates of %s: %d %v, want 1", testSymbol, len(ws), err)
+	}
+	if w, err := b.wait(ctx, ws[0].ID); err != nil || w.State != states.Filled {
+		t.Fatalf("the form's locate: %+v %v, want filled", w, err)
+	}
+	// A stop under the market waits: 100 of the located shares are
+	// held for it.
+	b.sim.Sim.SetPrice(testSymbol, decimal.NewFromInt(20))
+	res, err := b.owner.Local().As(account.Caller{Name: "desk"}).Short(ctx, account.ShortRequest{Symbol: testSymbol, Quantity: 100,
+		OrderType: "Stop", Stop: decimal.NewFromInt(19), Policy: workflow.Policy{AutoAccept: true, MaxPrice: decimal.RequireFromString("0.05")},
+		Guard: workflow.Guard{RefPrice: decimal.NewFromInt(20)}})
+	if err != nil || res.Order == nil || res.Order.Terminal() {
+		t.Fatalf("stop short: %+v %v, want it working", res, err)
+	}
+	if rec := b.act(t, "/credit-back", url.Values{"symbol": {testSymbol}, "type": {"Locate"}, "quantity": {"500"}}); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), "400 of them are unused") {
+		t.Errorf("credit back all 500: %d %s, want 400 naming the 400 unused", rec.Code, rec.Body.String())
+	}
+	page := b.serve(t, httptest.NewRequest(http.MethodGet, "/", nil), nil).Body.String()
+	if !strings.Contains(page, "Credit back unused") || !strings.Contains(page, `name="unused" value="1"`) || strings.Contains(page, "Credit back 500") {
+		t.Errorf("the row's button: want 'Credit back unused', not the 500 available")
+	}
+	rec := b.act(t, "/credit-back", url.Values{"symbol": {testSymbol}, "type": {"Locate"}, "unused": {"1"}})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "crediting back 400 DASH Locate") {
+		t.Fatalf("the row's button: %d %s, want 400 credited back", rec.Code, rec.Body.String())
+	}
+	cbs, err := b.store.List(ctx, store.Filter{Account: "LV100001", Kind: states.CreditBack})
+	if err != nil || len(cbs) != 1 || cbs[0].Quantity != 400 {
+		t.Fatalf("credit-backs: %+v %v, want one of 400", cbs, err)
+	}
+	if w, err := b.wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
+		t.Errorf("the credit-back: %+v %v, want credited", w, err)
 	}
 }
