@@ -406,8 +406,9 @@ func TestRunOnceAndOrderCancelHandedToOwner(t *testing.T) {
 		t.Fatalf("run --once through the owner: %v\n%s", err, out)
 	}
 
-	// A sell far above the market stays working; another process cancels it.
-	out, err = b.command(ctx, "short", "AAPL", "10", "--limit", "250.00", "--yes", "--json").Output()
+	// A sell far above the market (past the fat-finger guard, on purpose)
+	// stays working; another process cancels it.
+	out, err = b.command(ctx, "short", "AAPL", "10", "--limit", "250.00", "--force", "--yes", "--json").Output()
 	var short struct {
 		ClientOrderID string `json:"clientOrderId"`
 		State         string `json:"state"`
