@@ -16,59 +16,48 @@ import (
 // serve that owns the account: the same account API does it.
 func TestCoverClosesTheShort(t *testing.T) {
 	t.Parallel()
-	for _, follower := range []bool{false, true} {
-		name := "in process"
-		if follower {
-			name = "follower"
+	bothWays(t, testSpeed, func(t *testing.T, b *cliBundle) {
+		// Issue 37 item 4: the owner refuses a cover its positions
+		// cannot take (none short; more than is short), exit 2,
+		// nothing sent.
+		refused := func(qty, want string) {
+			t.Helper()
+			before := len(b.writes())
+			code, _, errOut := b.MustRunMain(t, nil, "cover", "HTBX", qty, "--limit-price", "13.00", "--yes")
+			if code != console.ExitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, "nothing was sent") {
+				t.Errorf("cover HTBX %s: exit %d, stderr %q; want 2 with %q, nothing sent", qty, code, errOut, want)
+			}
+			if w := b.writes(); len(w) != before {
+				t.Errorf("cover HTBX %s sent %v", qty, w[before:])
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setupCLI(t)
-			if follower {
-				b.startServe(t)
+		refused("100", "HTBX: the account has no short position to cover")
+		if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
+			t.Fatalf("short: exit %d\n%s", code, errOut)
+		}
+		if got := b.openShares(t, "HTBX"); got != -100 {
+			t.Fatalf("after the short: HTBX position %d, want -100", got)
+		}
+		refused("200", "200 HTBX is more than the 100 shares short")
+		code, out, errOut := b.MustRunMain(t, nil, "cover", "HTBX", "100", "--limit-price", "13.00", "--yes", "-o", "json")
+		if code != 0 {
+			t.Fatalf("cover: exit %d\n%s\n%s", code, out, errOut)
+		}
+		rec := jsonLines(t, out)
+		if len(rec) != 1 || rec[0]["side"] != "Buy" || rec[0]["openClose"] != "Close" || rec[0]["state"] != "filled" || rec[0]["executed"] != 100.0 {
+			t.Errorf("cover outcome %v", rec)
+		}
+		posts := b.orderPosts(t)
+		last := posts[len(posts)-1]
+		for k, v := range map[string]any{"side": "Buy", "openClose": "Close", "orderType": "Limit", "timeInForce": "Day", "limitPrice": 13.0, "route": "SMART"} {
+			if last[k] != v {
+				t.Errorf("cover's order %s = %v, want %v", k, last[k], v)
 			}
-			// Issue 37 item 4: the owner refuses a cover its positions
-			// cannot take (none short; more than is short), exit 2,
-			// nothing sent.
-			refused := func(qty, want string) {
-				t.Helper()
-				before := len(b.writes())
-				code, _, errOut := b.MustRunMain(t, nil, "cover", "HTBX", qty, "--limit-price", "13.00", "--yes")
-				if code != console.ExitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, "nothing was sent") {
-					t.Errorf("cover HTBX %s: exit %d, stderr %q; want 2 with %q, nothing sent", qty, code, errOut, want)
-				}
-				if w := b.writes(); len(w) != before {
-					t.Errorf("cover HTBX %s sent %v", qty, w[before:])
-				}
-			}
-			refused("100", "HTBX: the account has no short position to cover")
-			if code, _, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
-				t.Fatalf("short: exit %d\n%s", code, errOut)
-			}
-			if got := b.openShares(t, "HTBX"); got != -100 {
-				t.Fatalf("after the short: HTBX position %d, want -100", got)
-			}
-			refused("200", "200 HTBX is more than the 100 shares short")
-			code, out, errOut := b.MustRunMain(t, nil, "cover", "HTBX", "100", "--limit-price", "13.00", "--yes", "-o", "json")
-			if code != 0 {
-				t.Fatalf("cover: exit %d\n%s\n%s", code, out, errOut)
-			}
-			rec := jsonLines(t, out)
-			if len(rec) != 1 || rec[0]["side"] != "Buy" || rec[0]["openClose"] != "Close" || rec[0]["state"] != "filled" || rec[0]["executed"] != 100.0 {
-				t.Errorf("cover outcome %v", rec)
-			}
-			posts := b.orderPosts(t)
-			last := posts[len(posts)-1]
-			for k, v := range map[string]any{"side": "Buy", "openClose": "Close", "orderType": "Limit", "timeInForce": "Day", "limitPrice": 13.0, "route": "SMART"} {
-				if last[k] != v {
-					t.Errorf("cover's order %s = %v, want %v", k, last[k], v)
-				}
-			}
-			if got := b.openShares(t, "HTBX"); got != 0 {
-				t.Errorf("after the cover: HTBX position %d, want flat", got)
-			}
-		})
-	}
+		}
+		if got := b.openShares(t, "HTBX"); got != 0 {
+			t.Errorf("after the cover: HTBX position %d, want flat", got)
+		}
+	})
 }
 
 // openShares is the broker's open position in symbol (negative when
@@ -142,52 +131,41 @@ func TestOrderTypesPlace(t *testing.T) {
 // In process and from a follower: the owner applies the guard.
 func TestFatFingerGuard(t *testing.T) {
 	t.Parallel()
-	for _, follower := range []bool{false, true} {
-		name := "in process"
-		if follower {
-			name = "follower"
+	bothWays(t, testSpeed, func(t *testing.T, b *cliBundle) {
+		b.sim.SetPrice("HTBX", decimal.RequireFromString("12.10"))
+		refused := func(args []string, want ...string) {
+			t.Helper()
+			before := len(b.writes())
+			code, _, errOut := b.MustRunMain(t, nil, args...)
+			if code != console.ExitUsage || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
+				t.Errorf("%v: exit %d, stderr %q; want 2, naming --force", args, code, errOut)
+			}
+			for _, w := range want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("%v: stderr %q; want it to say %q", args, errOut, w)
+				}
+			}
+			if w := b.writes(); len(w) != before {
+				t.Errorf("%v: writes sent: %v", args, w[before:])
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			b := setupCLI(t)
-			if follower {
-				b.startServe(t)
-			}
-			b.sim.SetPrice("HTBX", decimal.RequireFromString("12.10"))
-			refused := func(args []string, want ...string) {
-				t.Helper()
-				before := len(b.writes())
-				code, _, errOut := b.MustRunMain(t, nil, args...)
-				if code != console.ExitUsage || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "nothing was sent") {
-					t.Errorf("%v: exit %d, stderr %q; want 2, naming --force", args, code, errOut)
-				}
-				for _, w := range want {
-					if !strings.Contains(errOut, w) {
-						t.Errorf("%v: stderr %q; want it to say %q", args, errOut, w)
-					}
-				}
-				if w := b.writes(); len(w) != before {
-					t.Errorf("%v: writes sent: %v", args, w[before:])
-				}
-			}
-			refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.05", "--yes"},
-				"knows no price of HTBX", "--ref-price P")
-			refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--ref-price", "12.50", "--max-price", "0.05", "--yes"},
-				"limit price: 0.555 is 95.6% from HTBX's reference price 12.50 (the reference price given), more than the 10% the fat-finger guard allows")
-			if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {
-				t.Fatalf("first short: exit %d, %+v\n%s", code, o, errOut)
-			}
-			held := "HTBX's reference price 12.10 (its open position's price now)"
-			refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--ref-price", "0.56", "--max-price", "0.02", "--yes"},
-				"limit price: 0.555 is 95.4% from "+held)
-			refused([]string{"short", "HTBX", "100", "--type", "stop", "--stop-price", "10.00", "--max-distance", "15", "--max-price", "0.02", "--yes"},
-				"stop price: 10.00 is 17.4% from "+held+", more than the 15%")
-			refused([]string{"cover", "HTBX", "100", "--limit-price", "12.20", "--max-notional", "1000", "--yes"},
-				"notional: 100 HTBX at 12.20 is 1220.00, over the 1000.00 the fat-finger guard allows ("+held+")")
-			code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes", "--force")
-			if code != 0 || o.State != "filled" {
-				t.Errorf("short --force: exit %d, %+v\n%s", code, o, errOut)
-			}
-		})
-	}
+		refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.05", "--yes"},
+			"knows no price of HTBX", "--ref-price P")
+		refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--ref-price", "12.50", "--max-price", "0.05", "--yes"},
+			"limit price: 0.555 is 95.6% from HTBX's reference price 12.50 (the reference price given), more than the 10% the fat-finger guard allows")
+		if code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "12.00", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 || o.PriceAvg != "12.10" {
+			t.Fatalf("first short: exit %d, %+v\n%s", code, o, errOut)
+		}
+		held := "HTBX's reference price 12.10 (its open position's price now)"
+		refused([]string{"short", "HTBX", "100", "--limit-price", "0.555", "--ref-price", "0.56", "--max-price", "0.02", "--yes"},
+			"limit price: 0.555 is 95.4% from "+held)
+		refused([]string{"short", "HTBX", "100", "--type", "stop", "--stop-price", "10.00", "--max-distance", "15", "--max-price", "0.02", "--yes"},
+			"stop price: 10.00 is 17.4% from "+held+", more than the 15%")
+		refused([]string{"cover", "HTBX", "100", "--limit-price", "12.20", "--max-notional", "1000", "--yes"},
+			"notional: 100 HTBX at 12.20 is 1220.00, over the 1000.00 the fat-finger guard allows ("+held+")")
+		code, o, errOut := b.shortJSON(t, nil, "HTBX", "100", "--limit-price", "0.555", "--max-price", "0.02", "--yes", "--force")
+		if code != 0 || o.State != "filled" {
+			t.Errorf("short --force: exit %d, %+v\n%s", code, o, errOut)
+		}
+	})
 }

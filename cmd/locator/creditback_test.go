@@ -96,38 +96,31 @@ func TestCreditBackUnused(t *testing.T) {
 // quantity is bad usage. In process and following a serve.
 func TestCreditBackKeepsTheWorkingSellsLocates(t *testing.T) {
 	t.Parallel()
-	for _, follower := range []bool{false, true} {
-		t.Run(map[bool]string{false: "owner", true: "follower"}[follower], func(t *testing.T) {
-			t.Parallel()
-			b := setupCLI(t)
-			if follower {
-				b.startServe(t)
+	bothWays(t, testSpeed, func(t *testing.T, b *cliBundle) {
+		if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != 0 {
+			t.Fatalf("locate: exit %d\n%s", code, errOut)
+		}
+		if code, _, errOut := b.MustRunMain(t, nil, "short", "HTBX", "100", "--type", "stop", "--stop-price", "11.50", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
+			t.Fatalf("stop short: exit %d\n%s", code, errOut)
+		}
+		before := len(b.sells(t))
+		code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBX", "300", "--type", "Locate", "--yes")
+		if code != console.ExitUsage || !strings.Contains(errOut, "credit back 300 HTBX Locate: 200 of them are unused") || !strings.Contains(errOut, "--force") {
+			t.Errorf("credit-back 300 under a working sell: exit %d, stderr %q; want 2 with the numbers", code, errOut)
+		}
+		if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBX", "--force", "--yes"); code != console.ExitUsage || !strings.Contains(errOut, "--force goes with SYMBOL QTY") {
+			t.Errorf("credit-back --force of the unused: exit %d, stderr %q; want 2", code, errOut)
+		}
+		if got := b.sells(t)[before:]; len(got) != 0 {
+			t.Errorf("refused credit-backs sent %v", got)
+		}
+		for _, args := range [][]string{{"credit-back", "HTBX", "200"}, {"credit-back", "HTBX", "100", "--force"}} {
+			if code, _, errOut := b.MustRunMain(t, nil, args...); code != 0 {
+				t.Errorf("%v: exit %d\n%s", args, code, errOut)
 			}
-			if code, _, errOut := b.MustRunMain(t, nil, "locate", "HTBX", "300", "--max-price", "0.02"); code != 0 {
-				t.Fatalf("locate: exit %d\n%s", code, errOut)
-			}
-			if code, _, errOut := b.MustRunMain(t, nil, "short", "HTBX", "100", "--type", "stop", "--stop-price", "11.50", "--ref-price", "12.50", "--max-price", "0.02", "--yes"); code != 0 {
-				t.Fatalf("stop short: exit %d\n%s", code, errOut)
-			}
-			before := len(b.sells(t))
-			code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBX", "300", "--type", "Locate", "--yes")
-			if code != console.ExitUsage || !strings.Contains(errOut, "credit back 300 HTBX Locate: 200 of them are unused") || !strings.Contains(errOut, "--force") {
-				t.Errorf("credit-back 300 under a working sell: exit %d, stderr %q; want 2 with the numbers", code, errOut)
-			}
-			if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBX", "--force", "--yes"); code != console.ExitUsage || !strings.Contains(errOut, "--force goes with SYMBOL QTY") {
-				t.Errorf("credit-back --force of the unused: exit %d, stderr %q; want 2", code, errOut)
-			}
-			if got := b.sells(t)[before:]; len(got) != 0 {
-				t.Errorf("refused credit-backs sent %v", got)
-			}
-			for _, args := range [][]string{{"credit-back", "HTBX", "200"}, {"credit-back", "HTBX", "100", "--force"}} {
-				if code, _, errOut := b.MustRunMain(t, nil, args...); code != 0 {
-					t.Errorf("%v: exit %d\n%s", args, code, errOut)
-				}
-			}
-			if got := b.sells(t)[before:]; !slices.Equal(got, []string{"HTBX 200 Locate", "HTBX 100 Locate"}) {
-				t.Errorf("credit-backs sent %v, want 200 then the forced 100", got)
-			}
-		})
-	}
+		}
+		if got := b.sells(t)[before:]; !slices.Equal(got, []string{"HTBX 200 Locate", "HTBX 100 Locate"}) {
+			t.Errorf("credit-backs sent %v, want 200 then the forced 100", got)
+		}
+	})
 }

@@ -188,6 +188,23 @@ func (b *cliBundle) startMain(t *testing.T, args ...string) *runningMain {
 
 // startServe runs `locator serve` in this process until the test ends and
 // returns it once it serves LV100001: the owner a command under test
+// bothWays runs test in two parallel subtests, each on a CLI whose clock
+// runs at speed (setupCLIAt): "owner", whose commands own the account
+// themselves, and "follower", whose commands hand their calls to a
+// `serve` owning it (the same account API both ways).
+func bothWays(t *testing.T, speed float64, test func(t *testing.T, b *cliBundle)) {
+	for _, follower := range []bool{false, true} {
+		t.Run(map[bool]string{false: "owner", true: "follower"}[follower], func(t *testing.T) {
+			t.Parallel()
+			b := setupCLIAt(t, testStart, speed)
+			if follower {
+				b.startServe(t)
+			}
+			test(t, b)
+		})
+	}
+}
+
 // follows.
 func (b *cliBundle) startServe(t *testing.T) *runningMain {
 	t.Helper()

@@ -104,34 +104,27 @@ func TestSymbolsInAnyCase(t *testing.T) {
 // the account or hands the batch to the owner over its socket.
 func TestBatchProgressShowsEveryChange(t *testing.T) {
 	t.Parallel()
-	for _, follower := range []bool{false, true} {
-		t.Run(map[bool]string{false: "owner", true: "follower"}[follower], func(t *testing.T) {
-			t.Parallel()
-			b := setupCLI(t)
-			if follower {
-				b.startServe(t)
+	bothWays(t, testSpeed, func(t *testing.T, b *cliBundle) {
+		code, out, errOut := b.MustRunMain(t, nil, "locate", "AAPL", "100", "HTBX", "300", "HTBY", "1000", "--max-price", "0.05")
+		if code != console.ExitOK {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+		}
+		line := regexp.MustCompile(`(?m)^([A-Z]+) wf-[0-9a-f-]+: ([a-z_]+) → ([a-z_]+)`)
+		got := map[string]int{}
+		for _, m := range line.FindAllStringSubmatch(errOut, -1) {
+			got[m[1]+" "+m[2]+" → "+m[3]]++
+		}
+		want := []string{"AAPL requested → not_needed"}
+		for _, sym := range []string{"HTBX", "HTBY"} {
+			want = append(want, sym+" requested → quoting", sym+" quoting → offered", sym+" offered → accepting", sym+" accepting → filled")
+		}
+		for _, w := range want {
+			if got[w] != 1 {
+				t.Errorf("%q shown %d times, want once\nstderr:\n%s", w, got[w], errOut)
 			}
-			code, out, errOut := b.MustRunMain(t, nil, "locate", "AAPL", "100", "HTBX", "300", "HTBY", "1000", "--max-price", "0.05")
-			if code != console.ExitOK {
-				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
-			}
-			line := regexp.MustCompile(`(?m)^([A-Z]+) wf-[0-9a-f-]+: ([a-z_]+) → ([a-z_]+)`)
-			got := map[string]int{}
-			for _, m := range line.FindAllStringSubmatch(errOut, -1) {
-				got[m[1]+" "+m[2]+" → "+m[3]]++
-			}
-			want := []string{"AAPL requested → not_needed"}
-			for _, sym := range []string{"HTBX", "HTBY"} {
-				want = append(want, sym+" requested → quoting", sym+" quoting → offered", sym+" offered → accepting", sym+" accepting → filled")
-			}
-			for _, w := range want {
-				if got[w] != 1 {
-					t.Errorf("%q shown %d times, want once\nstderr:\n%s", w, got[w], errOut)
-				}
-			}
-			if len(got) != len(want) {
-				t.Errorf("changes shown %v, want %v", got, want)
-			}
-		})
-	}
+		}
+		if len(got) != len(want) {
+			t.Errorf("changes shown %v, want %v", got, want)
+		}
+	})
 }
