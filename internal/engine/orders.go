@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -221,10 +222,11 @@ func (e *Engine) PlaceOrder(ctx context.Context, o *Order, g workflow.Guard) (*O
 	if err := orderRules(o, e.brokerNow()); err != nil {
 		return nil, err
 	}
-	if err := e.covers(ctx, o); err != nil {
+	positions := e.openPositions(ctx) // the cover check's and the guard's: one read
+	if err := e.covers(o, positions); err != nil {
 		return nil, err
 	}
-	if _, err := e.guard(ctx, o, g); err != nil {
+	if _, err := e.guard(ctx, o, g, positions); err != nil {
 		return nil, err
 	}
 	route, err := e.route(ctx, o.Route, brokerclient.OrderType(o.OrderType), brokerclient.TimeInForce(o.TimeInForce))
@@ -699,15 +701,25 @@ func refused(err error) bool {
 	return errors.As(err, &er) || errors.As(err, &pd) || errors.As(err, &rl) || errors.Is(err, brokercode.ErrInput)
 }
 
+// openPositions reads the account's open positions at the broker once,
+// on its first call, for the checks of one order (Engine.covers,
+// Engine.reference).
+func (e *Engine) openPositions(ctx context.Context) func() ([]brokerclient.Position, error) {
+	return sync.OnceValues(func() ([]brokerclient.Position, error) {
+		positions, _, err := e.client.Positions.Open(ctx, e.cfg.Account)
+		return positions, err
+	})
+}
+
 // covers refuses a buy to close (a cover, spec "Orders" rule 3) that the
 // account's open positions at the broker cannot take: no short position
 // of its symbol, or fewer shares short than it buys. Whichever door the
 // order came in by, nothing is sent for it.
-func (e *Engine) covers(ctx context.Context, o *Order) error {
+func (e *Engine) covers(o *Order, openPositions func() ([]brokerclient.Position, error)) error {
 	if o.Side != string(brokerclient.SideBuy) || o.OpenClose != string(brokerclient.OpenCloseClose) {
 		return nil
 	}
-	positions, _, err := e.client.Positions.Open(ctx, e.cfg.Account)
+	positions, err := openPositions()
 	if err != nil {
 		return fmt.Errorf("reading the positions the cover closes: %w", err)
 	}
@@ -734,14 +746,14 @@ func (e *Engine) covers(ctx context.Context, o *Order) error {
 // stop) or one under a notional bound is refused too, saying how to go
 // on: a guard that checks nothing on the day's first order guards
 // nothing. It returns the reference it used (none when forced).
-func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard) (reference, error) {
+func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard, positions func() ([]brokerclient.Position, error)) (reference, error) {
 	if err := g.Validate(); err != nil {
 		return reference{}, err
 	}
 	if g.Force {
 		return reference{}, nil
 	}
-	ref, err := e.reference(ctx, o.Symbol, g.RefPrice)
+	ref, err := e.reference(ctx, o.Symbol, g.RefPrice, positions)
 	if err != nil {
 		return ref, err
 	}
@@ -804,12 +816,12 @@ func (r reference) String() string {
 // gives (--ref-price), which never overrides one the broker shows. Its
 // price is zero when none is known. A read that fails refuses the order:
 // the guard does not pass what it could not check.
-func (e *Engine) reference(ctx context.Context, symbol string, given decimal.Decimal) (reference, error) {
+func (e *Engine) reference(ctx context.Context, symbol string, given decimal.Decimal, openPositions func() ([]brokerclient.Position, error)) (reference, error) {
 	ref := reference{symbol: symbol}
 	fail := func(what string, err error) (reference, error) {
 		return ref, fmt.Errorf("the fat-finger guard reading %s's %s: %w", symbol, what, err)
 	}
-	positions, _, err := e.client.Positions.Open(ctx, e.cfg.Account)
+	positions, err := openPositions()
 	if err != nil {
 		return fail("open position", err)
 	}

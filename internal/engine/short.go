@@ -143,7 +143,7 @@ func (e *Engine) shortOrder(ctx context.Context, req account.ShortRequest) (*Ord
 		return nil, reference{}, err
 	}
 	o.Symbol, o.Quantity = req.Symbol, req.Quantity
-	ref, err := e.guard(ctx, o, req.Guard)
+	ref, err := e.guard(ctx, o, req.Guard, e.openPositions(ctx))
 	if err != nil {
 		return nil, ref, err
 	}
@@ -179,7 +179,7 @@ func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest, ref re
 	if sizeAt.IsZero() {
 		if !ref.known() {
 			var err error
-			if ref, err = e.reference(ctx, req.Symbol, req.Guard.RefPrice); err != nil {
+			if ref, err = e.reference(ctx, req.Symbol, req.Guard.RefPrice, e.openPositions(ctx)); err != nil {
 				return sizeAt, nil, err
 			}
 		}
