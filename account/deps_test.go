@@ -19,7 +19,7 @@ func TestAccountLinksNoDriver(t *testing.T) {
 		"github.com/jackc/pgx",
 		"modernc.org/sqlite",
 		"github.com/locatorhq/locator/internal/store",
-		"github.com/locatorhq/locator/internal/ledger",
+		"github.com/locatorhq/locator/ledger",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 2 {

@@ -8,8 +8,8 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator/ledger"
 )
 
 // planCommand suggests the quantity to locate before the open for each

@@ -14,8 +14,8 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/ledger"
 )
 
 // reportCommand prints what locates cost and what they were used for, per

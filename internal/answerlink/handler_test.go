@@ -20,8 +20,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/answerlink"
-	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/notifytest"
 	"github.com/locatorhq/locator/internal/service"

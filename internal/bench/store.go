@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"

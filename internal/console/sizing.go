@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/ledger"
 )
 
 // Sizing prints how many shares can be shorted now and what binds it

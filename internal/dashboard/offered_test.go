@@ -8,9 +8,9 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 )
 

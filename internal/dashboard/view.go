@@ -13,8 +13,8 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )

@@ -14,8 +14,8 @@ import (
 
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/answerlink"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/notify"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/workflow"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"

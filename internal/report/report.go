@@ -11,8 +11,8 @@ import (
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"

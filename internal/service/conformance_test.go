@@ -10,8 +10,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/accounttest"
-	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/store/storetest"

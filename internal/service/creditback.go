@@ -7,8 +7,8 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/internal/engine"
-	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/ledger"
 )
 
 // creditUnused credits back the unused shares (ledger.Unused) a request

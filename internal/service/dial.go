@@ -14,8 +14,8 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/config"
-	"github.com/locatorhq/locator/internal/engine"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/vault"
 )

@@ -16,11 +16,11 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/jobs"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )

@@ -21,9 +21,9 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/engine"
-	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 )
 

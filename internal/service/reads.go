@@ -8,8 +8,8 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
 )
 
 func (s *session) Read(ctx context.Context, req account.ReadRequest) (*account.ReadResult, error) {

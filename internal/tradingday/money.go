@@ -12,8 +12,8 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
-	"github.com/locatorhq/locator/internal/ledger"
 	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator/ledger"
 )
 
 // The money side of a desk's day: the fee check (ledger sync and

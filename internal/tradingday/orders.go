@@ -369,7 +369,7 @@ func (r *runner) orderAgrees(ctx context.Context, a account.Account, id string, 
 	settle := time.Second
 	if r.day.PushLoss > 0 {
 		// A lost push is made up by a read after a quiet spell of the
-		// stream (internal/engine/orders.go follow: 2 s, then the read).
+		// stream (engine/orders.go follow: 2 s, then the read).
 		settle = 3 * time.Second
 	}
 	if err := r.sleep(ctx, settle); err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"

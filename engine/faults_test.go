@@ -7,7 +7,7 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )

@@ -15,6 +15,13 @@
 // accept, cancel, sell, place or cancel an order) to workers, which report
 // back as events. The poller only reads and delivers.
 //
+// An execution helper in another module reaches an account's engine
+// through package connect: connect.Open runs this engine in the helper's
+// process when no other process owns the account (on the store the
+// settings name), and follows the process that owns it otherwise, so two
+// engines never drive one account. The Examples run an engine on its own
+// against the simulator, as the owner does.
+//
 // docs/design.md gives the rules this package keeps (write-ahead intent,
 // one owner per account, the broker's clock) and docs/broker.md the broker's
 // locate workflow it drives.
@@ -33,9 +40,9 @@ import (
 
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/ledger"
-	"github.com/locatorhq/locator/internal/poller"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/poller"
 	"github.com/locatorhq/locator/workflow"
 )
 

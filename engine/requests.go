@@ -7,7 +7,7 @@ import (
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"

@@ -18,7 +18,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/poller"
+	"github.com/locatorhq/locator/poller"
 )
 
 const account = "LIVE123"

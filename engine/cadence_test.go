@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/engine"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )

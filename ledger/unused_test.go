@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/internal/ledger"
+	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 )
 
