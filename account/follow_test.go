@@ -56,7 +56,7 @@ func (hangs) Cancel(context.Context, CancelRequest) error { return Errorf(KindNo
 
 // A follow cut short by its context (an agent's cancelled call, a Ctrl-C)
 // is the context's error, never a nil end with a nil error: `locator mcp`
-// took the nil end for an outcome and died on it (issue 37).
+// took the nil end for an outcome and died on it.
 func TestFollowAllCancelledIsAnError(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())

@@ -12,7 +12,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 17 item 5: whoever ended a workflow says what its outcome means.
+// Whoever ended a workflow says what its outcome means.
 func TestOutcomeOf(t *testing.T) {
 	t.Parallel()
 	canceledRow := map[string]workflow.Leg{"Q1": {Status: brokercode.LocateStatusCanceled}}

@@ -105,7 +105,7 @@ func (rd *redirector) serve(tb testing.TB, status int, target string) *httptest.
 	return srv
 }
 
-// Issue 21: a broker address answering with a redirect to another host
+// A broker address answering with a redirect to another host
 // received the key pair, and Go sent it on to the target (it drops only
 // Authorization and Cookie). Now the redirect is a fault naming only the
 // target's host: the key pair is sent once, and the target (the simulator

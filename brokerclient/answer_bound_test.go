@@ -91,7 +91,7 @@ func newEndlessAnswer(t *testing.T) *endlessAnswer {
 	return e
 }
 
-// Issue 28 item 5: a broker whose success body never ends (1.5 GiB of
+// A broker whose success body never ends (1.5 GiB of
 // ledger rows, streamed without a Content-Length) gets a typed
 // ErrAnswerTooLarge once the client has read its 64 MiB bound: the client
 // stops reading there (the server writes far less than 1.5 GiB before the
@@ -179,7 +179,7 @@ func TestLargeAnswerUnderTheBoundDecodes(t *testing.T) {
 	}
 }
 
-// Issue 28 item 5, the streams: a message longer than the bound (a P&L
+// The streams: a message longer than the bound (a P&L
 // snapshot streamed past 64 MiB) is an ErrAnswerTooLarge once the bound is
 // read, and it stops the watch for good: reconnecting would get the same
 // snapshot, so the server sees one connection.

@@ -270,7 +270,7 @@ func TestPacingUrgentReadPassesIdleOnes(t *testing.T) {
 	}
 }
 
-// Issue 27 item 1: while an account of the key pair holds its idle
+// While an account of the key pair holds its idle
 // requests (a sent quote awaiting its offer), an idle account's read waits
 // however full the bucket is, and an urgent read leaves at once; the idle
 // read leaves once the hold is released (and not before, up to the
@@ -319,7 +319,7 @@ func TestPacingHoldIdle(t *testing.T) {
 	}
 }
 
-// Issue 27 item 1: a hold of idle requests lapses 5 s after it began,
+// A hold of idle requests lapses 5 s after it began,
 // whenever each request came: under a key pair's full load idle requests
 // queue longer than that anyway, and a bound counted from each one's
 // arrival held none of them, so a locating account's reads waited behind

@@ -331,7 +331,7 @@ func TestPartner403(t *testing.T) {
 	}
 }
 
-// Issue 21: the partner login uses PKCE (S256): the authorize address
+// The partner login uses PKCE (S256): the authorize address
 // carries the attempt's challenge, and the simulator exchanges the code
 // only for the verifier behind it, so a code intercepted on its way back
 // is useless to whoever lacks the verifier. The verifier never reaches the
@@ -364,7 +364,7 @@ func TestPartnerPKCE(t *testing.T) {
 	}
 }
 
-// Issue 28 item 5: a token endpoint whose answer never ends gets an
+// A token endpoint whose answer never ends gets an
 // ErrAnswerTooLarge once 1 MiB is read (all golang.org/x/oauth2 would
 // parse), not a token cut short, and the exchange is not tried again.
 func TestPartnerTokenAnswerBound(t *testing.T) {
@@ -399,7 +399,7 @@ func TestPartnerTokenAnswerBound(t *testing.T) {
 	}
 }
 
-// Issue 28: a token endpoint refusal echoing the client secret the form
+// A token endpoint refusal echoing the client secret the form
 // carried keeps [REDACTED] in the TokenError's message in its place.
 func TestPartnerRefusalMasksClientSecret(t *testing.T) {
 	t.Parallel()
@@ -427,7 +427,7 @@ func TestPartnerRefusalMasksClientSecret(t *testing.T) {
 	}
 }
 
-// Issue 28: a token endpoint refusal echoing the grant the form carried
+// A token endpoint refusal echoing the grant the form carried
 // (the authorization code of an exchange, the refresh token of a refresh)
 // keeps [REDACTED] in the TokenError in its place.
 func TestPartnerRefusalMasksCodeAndRefreshToken(t *testing.T) {

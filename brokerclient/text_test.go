@@ -20,7 +20,7 @@ func TestCleanText(t *testing.T) {
 		{"16 Insufficient shares.", "16 Insufficient shares."},
 		{"line one\n\tline two", "line one line two"},
 		{"a\r\nb\u2028c\u2029d", "a b c d"},
-		// Issue 28: bidi controls and other format characters disguise
+		// Bidi controls and other format characters disguise
 		// text (U+202E turns "exe.txt" into what reads as "txt.exe").
 		{"file\u202Etxt.exe", "filetxt.exe"},
 		{"\u202Aa\u202Bb\u202Cc\u202Dd\u2066e\u2067f\u2068g\u2069h", "abcdefgh"},
@@ -43,7 +43,7 @@ func TestCleanText(t *testing.T) {
 	}
 }
 
-// Issue 21: escape sequences in a rejection's text changed the terminal's
+// Escape sequences in a rejection's text changed the terminal's
 // title and colours. Broker text is cleaned where the client decodes it:
 // a history row's text, a JSON error's message and detail, a problem's
 // title and errors, a stream message, over real HTTP.
@@ -116,7 +116,7 @@ func jsonEsc(s string) string {
 	return b.String()
 }
 
-// Issue 28: a rejection text with a line break and U+202E forged a row of
+// A rejection text with a line break and U+202E forged a row of
 // `status`. A history row's text (spec: GET .../locates/history, `text`)
 // and an order's text decode as one line without bidi controls.
 func TestBrokerTextOneLineWithoutBidi(t *testing.T) {
@@ -143,7 +143,7 @@ func TestBrokerTextOneLineWithoutBidi(t *testing.T) {
 	}
 }
 
-// Issue 28: a broker answer echoing the secret header printed the secret.
+// A broker answer echoing the secret header printed the secret.
 // Every error quoting a broker body (a JSON error, a problem, a text body,
 // a 2xx that did not decode) and every decoded string show
 // secretMask in its place, even when the echo is split by a control
@@ -218,7 +218,7 @@ func TestEchoedSecretMasked(t *testing.T) {
 	shown("text error", err)
 }
 
-// Issue 28: a stream's FAILED_AUTH message echoing the secret of the
+// A stream's FAILED_AUTH message echoing the secret of the
 // handshake (spec: "P&L stream", authentication) keeps [REDACTED] in the
 // StreamAuthError in its place.
 func TestStreamAuthEchoMasked(t *testing.T) {

@@ -65,7 +65,7 @@ func decodeArray(t *testing.T, r *simtest.Response) []json.RawMessage {
 	return a
 }
 
-// Issue 21: the admin routes take no credentials, so they are served only
+// The admin routes take no credentials, so they are served only
 // when asked for (WithAdmin: `locator sim`, the benchmark, tests); any
 // other simulator, the demo's, answers /_sim/ as the broker answers an
 // unknown path, and nothing changes.

@@ -188,7 +188,7 @@ func TestRolloverEveryNight(t *testing.T) {
 	}
 }
 
-// Issue 26: the trading day ends at 8 PM New York time, not at midnight
+// The trading day ends at 8 PM New York time, not at midnight
 // (the spec names no hour; 8 PM, the end of the extended session, is the
 // harsher plausible one, see rollover.go): a locate filled at 7:59 PM is
 // in the day's history and inventory for that minute only; at 8 PM both

@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 27 and spec "Short locates" rule 7 with "Locate status" (a quote
+// Spec "Short locates" rule 7 with "Locate status" (a quote
 // settles in 1.5 to 3 s): once the broker has answered the quote, the
 // account's history is read 2 s after it and then every second while the
 // quote waits for its offer, so the offer is accepted within a second of

@@ -505,7 +505,7 @@ func TestRecoveryAfterStop(t *testing.T) {
 	}
 }
 
-// Issue 8, and spec "Rate limits" (recovery of a 429): accepts run on the
+// And spec "Rate limits" (recovery of a 429): accepts run on the
 // workers, not on the poller. With the simulator answering the first
 // accepts with a burst of 429s, history keeps its cadence (from the
 // simulator's request log, on the fake clock) and every offer is still
@@ -563,7 +563,7 @@ func TestAccept429BurstStallsNothing(t *testing.T) {
 	}
 }
 
-// Issue 9 item 4 and docs/design.md rule 4: with the broker's clock two days
+// docs/design.md rule 4: with the broker's clock two days
 // behind, or five minutes ahead of, this machine's, offers are measured on
 // the broker's clock: locates fill, a refused offer is cancelled, and
 // nothing is left open at the broker.

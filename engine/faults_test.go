@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 17 item 8 and docs/design.md rule 1, under the simulator's fault
+// docs/design.md rule 1, under the simulator's fault
 // injection on the locate routes (5xx, resets before and after the broker
 // processed the request, delays; brokersim.Faults): a quote lost on the
 // way is sent again under a new quoteReqID (up to workflow.MaxResends
@@ -95,7 +95,7 @@ func TestLostQuotesAreSentAgainUnderFaults(t *testing.T) {
 	}
 }
 
-// Issue 17 item 8 and spec "Locate limits" (one open quote per symbol): a
+// Spec "Locate limits" (one open quote per symbol): a
 // quote thought lost that turns up before its replacement leaves is taken
 // as the workflow's quote, and the replacement is never sent. The first
 // quote's connection is reset before the simulator takes it; once the

@@ -60,7 +60,7 @@ func key(u engine.Update) string {
 	return fmt.Sprintf("%+v", u)
 }
 
-// Issue 26: updates to a subscriber are never dropped, merged or
+// Updates to a subscriber are never dropped, merged or
 // reordered. A subscriber that reads nothing while a batch of 300 locates
 // runs gets afterwards every update the engine published, in the order
 // published, none skipped (the subscription used to drop what did not fit

@@ -162,7 +162,7 @@ func createOrder(t *testing.T, l *loop, st *store.Store, symbol string) *Order {
 	return o
 }
 
-// Issue 17 item 7: an order's step takes the workflows' pipeline: it
+// An order's step takes the workflows' pipeline: it
 // commits in the batch's one transaction, its transition is logged, and
 // its placement leaves only after the commit.
 func TestOrderStepsCommitWithTheBatch(t *testing.T) {
@@ -198,7 +198,7 @@ func TestOrderStepsCommitWithTheBatch(t *testing.T) {
 	}
 }
 
-// Issue 17 item 7: an order whose record cannot be saved takes the
+// An order whose record cannot be saved takes the
 // workflows' retry path: its input is tried again a second apart, then it
 // is given up (workflow.Abandon), and nothing is sent meanwhile.
 func TestOrderRecordNotSavedIsRetriedThenAbandoned(t *testing.T) {

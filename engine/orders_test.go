@@ -38,7 +38,7 @@ func decided(t *testing.T, b *testBundle, o *engine.Order, working bool) *engine
 	return got
 }
 
-// Issue 17 item 7 and spec "Orders": an order takes the workflows'
+// Spec "Orders": an order takes the workflows'
 // pipeline. A short's sell (HTBX located first) and a working order that
 // is then cancelled each leave one transition row per change of state in
 // the order's log, in the order the updates announced them.
@@ -98,7 +98,7 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 	}
 }
 
-// Issue 30, spec "Orders" and R78: a market order places in the regular
+// Spec "Orders" and R78: a market order places in the regular
 // session (10:00 ET) and fills (a market short once a fill of its symbol
 // gives the price it is sized at); at 17:00 ET, and on Thanksgiving at 11:00
 // ET, one is refused before it is sent (the broker would reject it), and a
@@ -132,7 +132,7 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 	if res, err := b.engine.Short(t.Context(), mkt, engine.ShortAnswers{}); err != nil || res.Order == nil || decided(t, b, res.Order, false).State != states.Filled || res.Order.OrderType != "Market" {
 		t.Fatalf("market short after a fill: %+v, %v; want filled", res, err)
 	}
-	// The refusal gives the calendar's hours (issue 37 item 4): the
+	// The refusal gives the calendar's hours: the
 	// exchange closed on Thanksgiving, and at 13:00 the day after.
 	for at, hours := range map[time.Time]string{
 		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork):  "today's session ran 9:30 to 16:00 ET; the next opens Fri 2026-11-27 09:30 ET",
@@ -196,7 +196,7 @@ func TestWaitFollowsAnOrderLeftPendingAgain(t *testing.T) {
 	}
 }
 
-// Issue 30 and spec "Route record", "Rate limits" (routes: 1 a second,
+// Spec "Route record", "Rate limits" (routes: 1 a second,
 // burst 1): the account's routes are read once a trading day, not before
 // every order. Three orders on one day read them once; a route the list
 // lacks reads them again before it is refused, with nothing placed; the

@@ -57,7 +57,7 @@ func quotedQuantities(t *testing.T, b *testBundle, symbol string) []int64 {
 	return out
 }
 
-// Issue 17 item 6, docs/design.md rule 1 and spec "Short locates" rule 1
+// Docs/design.md rule 1 and spec "Short locates" rule 1
 // (quote only the shortfall): a locate recovered in requested is quoted
 // for its request less the located inventory the reconciling read at Start
 // found, whether that inventory was filled before the stop (the measured
@@ -129,7 +129,7 @@ func TestRecoveredRequestQuotesOnlyItsShortfall(t *testing.T) {
 	}
 }
 
-// Issue 17 item 6 and docs/design.md rule 1: nothing the broker's history
+// docs/design.md rule 1: nothing the broker's history
 // shows settled is sent again after a restart. A process died after its
 // last write reached the broker: an accept (spec "Short locates" rule 3:
 // the broker fills an accepted offer), or the cancel of an offer the policy

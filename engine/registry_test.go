@@ -13,7 +13,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 31: the loop is the one registry of live workflows. Every row of
+// The loop is the one registry of live workflows. Every row of
 // a history read reaches it (the poller knows no workflow), it routes a
 // workflow's rows by quoteReqID, and a row of no open workflow (another
 // process's quote, a finished one's) is left alone. After many workflows
@@ -70,7 +70,7 @@ func TestRegistryForgetsFinishedWorkflows(t *testing.T) {
 	}
 }
 
-// Issue 27 item 4: an idle account's inventory reads (every 5 s) write a
+// An idle account's inventory reads (every 5 s) write a
 // snapshot only when the inventory changed, not one row per read: three
 // reads of the same rows and one changed leave two snapshots.
 func TestInventorySavedWhenChanged(t *testing.T) {

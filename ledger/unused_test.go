@@ -19,7 +19,7 @@ import (
 // limits": at least 30 seconds per symbol per account).
 const quoteSpacing = 31 * time.Second
 
-// Issue 26 item 1, spec "Short locates" rule 5 and "Locate types": a
+// Spec "Short locates" rule 5 and "Locate types": a
 // SingleUse row may be credited back only if no share of it opened a
 // short. Each case builds a day of RSHO SingleUse locates (the .SU side of
 // the Reg SHO pair), shorts and credit-backs straight at the broker, asks

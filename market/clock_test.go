@@ -7,7 +7,7 @@ import (
 	"github.com/locatorhq/locator/market"
 )
 
-// Issue 19 item 4: one time zone rule for every time a person reads: New
+// One time zone rule for every time a person reads: New
 // York time, labelled ET, whatever zone the instant carries (this
 // machine's, UTC from the broker, another's).
 func TestTimesAreNewYorkLabelled(t *testing.T) {

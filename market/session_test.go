@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Issue 26: the broker's trading day runs from one trading day's 8 PM
+// The broker's trading day runs from one trading day's 8 PM
 // rollover to the next's, so "today" for what locator counts per day
 // (SingleUse fills, the budget) starts at the last rollover: an evening
 // fill after 8 PM belongs to the next trading day, across a weekend and

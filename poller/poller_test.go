@@ -329,7 +329,7 @@ func upTo(ds []time.Duration, end time.Duration) []time.Duration {
 }
 
 // One history read per tick hands every new or changed row, in the order
-// read, to the one receiver (issue 31: the engine alone knows which
+// read, to the one receiver (the engine alone knows which
 // workflow a row is for), then runs AfterPoll with the instant the read
 // was asked for (a row it lacks was missing then); an unchanged row is not
 // handed again.
@@ -437,7 +437,7 @@ func TestPollHistoryDeliversOnlyChangedRows(t *testing.T) {
 	}
 }
 
-// Issue 31: what the poller remembers of history is the last read's
+// What the poller remembers of history is the last read's
 // rows, not every row since it started (spec "Short locates": history is
 // the trading day's). A row gone from history (a new day) is forgotten,
 // so the same row read again later is new; the rows still there are still
@@ -932,7 +932,7 @@ func TestFailingSinceFirstFailedRead(t *testing.T) {
 	}
 }
 
-// Issue 27 item 4: an account with nothing open (SetQuiet) reads history
+// An account with nothing open (SetQuiet) reads history
 // and inventory every 30 s, not every 8 s and 5 s: only another program
 // on the account could change them. Leaving quiet brings each read to the
 // idle cadence from then (a request opened at 95 s: inventory at 100 s,
@@ -962,7 +962,7 @@ func TestQuietAccountReadsEvery30s(t *testing.T) {
 	}
 }
 
-// Issue 27 item 1: an account awaiting its quote's offer holds its key
+// An account awaiting its quote's offer holds its key
 // pair's idle reads while the quote is in its settle window ("Locate
 // status": 1.5 to 3 s), so its reads at the window's middle and end find
 // their token; the hold ends with the read at the window's end (a quote

@@ -8,7 +8,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 30: the locate budget reads as LOCATOR_LOCATE_BUDGET gives it,
+// The locate budget reads as LOCATOR_LOCATE_BUDGET gives it,
 // refuses a bad one, and refuses an offer past its total or its symbol's
 // bound with the numbers, letting one that fits.
 func TestBudget(t *testing.T) {

@@ -117,7 +117,7 @@ func TestOfferCarriesTheWindow(t *testing.T) {
 	}
 }
 
-// Issue 26 item 2: Offered is the offer a locate was put to whoever
+// Offered is the offer a locate was put to whoever
 // decided it, whatever became of it: the leg accepted once one was; the
 // leg Choose takes while the offer is open; once it ended, the leg Choose
 // would have taken among those the broker priced (spec "Short locates"
@@ -181,7 +181,7 @@ func TestOffered(t *testing.T) {
 }
 
 // An answer names the offer a person was shown at the precision shown
-// (issue 26: the broker's float 0.013000000000000001 shown 0.0130), and
+// (the broker's float 0.013000000000000001 shown 0.0130), and
 // no other price.
 func TestOfferPriceAnswers(t *testing.T) {
 	t.Parallel()

@@ -288,7 +288,7 @@ func TestOrderInputs(t *testing.T) {
 		{name: "a working status while canceling: still canceling", o: order(states.Canceling), in: seenStatus("PartiallyFilled"),
 			want: orderResult{State: states.Canceling}},
 		{name: "a status before sending: refused", o: order(states.OrderIntent), in: seenStatus("New"), want: orderResult{Err: true}},
-		// Issue 17 item 7: the engine's retry path gives up on an order as
+		// The engine's retry path gives up on an order as
 		// on a workflow, leaving nothing working at the broker (docs/design.md
 		// rule 8).
 		{name: "abandoned before sending: failed, nothing to cancel", o: order(states.OrderIntent), in: workflow.Abandon{Reason: "its record could not be saved"},

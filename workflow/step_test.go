@@ -1121,7 +1121,7 @@ func TestTickAfterTheRollover(t *testing.T) {
 	}
 }
 
-// Issue 17 item 8: a quote lost on the way (no history row within
+// A quote lost on the way (no history row within
 // SettleGrace) is sent again once under a new quoteReqID, at its turn
 // (spec "Locate limits": the same-symbol spacing still holds). If the lost
 // one's rows turn up late, before its replacement left it is taken and

@@ -52,7 +52,7 @@ func (b *ownerBundle) run(t *testing.T, extra []string, args ...string) (int, st
 	return code, string(out)
 }
 
-// Issue 17 (safety): with `locator serve` owning live account LV100001, a
+// With `locator serve` owning live account LV100001, a
 // command that means paper is refused by the owner, exit 2, and nothing
 // reaches the broker, as it is without serve.
 func TestEnvGuardThroughTheOwner(t *testing.T) {
@@ -80,7 +80,7 @@ func TestEnvGuardThroughTheOwner(t *testing.T) {
 		}
 		if serve != nil { // the case without serve next: it gives the account up
 			serve.Process.Signal(syscall.SIGTERM)
-			// Issue 30: a daemon stopped by SIGTERM (systemd, docker) exits
+			// A daemon stopped by SIGTERM (systemd, docker) exits
 			// 0, as run does; systemd reads anything else as failed.
 			if err := serve.Wait(); err != nil {
 				t.Errorf("serve after SIGTERM: %v, want exit 0", err)
@@ -89,7 +89,7 @@ func TestEnvGuardThroughTheOwner(t *testing.T) {
 	}
 }
 
-// Issue 17 item 4: six `locate` processes started 0.4 to 1.5 s apart on
+// Six `locate` processes started 0.4 to 1.5 s apart on
 // one account and one database, with no serve: each in turn owns the
 // account or follows whoever does, and is handed over when that one exits,
 // its request intact. All exit 0; the broker sees no 429, no quote twice,
@@ -163,7 +163,7 @@ func idIn(text, symbol string) string {
 	return m[1]
 }
 
-// Issue 17 item 5: while one shell's locate waits at its prompt (a real
+// While one shell's locate waits at its prompt (a real
 // pseudo-terminal), a person's `decline ID` or `cancel ID` from a second
 // shell ends it: both exit 0 in the person's own words, with serve and
 // without (then the asking shell owns the account and the second follows
@@ -211,7 +211,7 @@ func TestAnswerFromAnotherShell(t *testing.T) {
 	}
 }
 
-// Issue 17 item 3: a second database in the same folder for an account
+// A second database in the same folder for an account
 // that is owned is refused, exit 2, naming the owner and its database, and
 // the owner goes on serving as if nothing happened.
 func TestSecondDatabaseNeverStopsTheOwner(t *testing.T) {
@@ -240,7 +240,7 @@ func TestSecondDatabaseNeverStopsTheOwner(t *testing.T) {
 	}
 }
 
-// Issue 17 (batch screen): a watchlist on a terminal ends on the same
+// A watchlist on a terminal ends on the same
 // final screen whether this process owns the account or `serve` does.
 func TestBatchScreenSameWithAndWithoutServe(t *testing.T) {
 	t.Parallel()

@@ -17,7 +17,7 @@ import (
 	"testing"
 )
 
-// Issue 28 item 5, Done-when "a 1.5 GiB body leaves the CLI under 300 MB
+// Done-when "a 1.5 GiB body leaves the CLI under 300 MB
 // RSS": the built binary's `locator accounts` against a broker that
 // answers with 1.5 GiB of JSON account rows (streamed from one 64 KiB
 // chunk, without a Content-Length) fails with the answer-too-large error,

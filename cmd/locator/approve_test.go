@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 26 item 3, spec "Short locates" rule 2: while `locate RSHO 1000
+// Spec "Short locates" rule 2: while `locate RSHO 1000
 // --allow-single-use` waits at its prompt (a real pseudo-terminal; this
 // process owns the account, the others follow it), `status -o json` from
 // another process shows the offer with the side and price put to the
@@ -27,7 +27,7 @@ func TestWaitingOfferFromAnotherShell(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- m.Run(t.Context(), []string{"locate", "RSHO", "1000", "--allow-single-use"}) }()
 	waitFor(t, "the prompt and the workflow id", func() bool {
-		// Issue 30: both sides of the pair are put to the person.
+		// Both sides of the pair are put to the person.
 		return strings.Contains(stderr.String(), "Take RSHO 1000 shares, a Reg SHO pair: [1] SingleUse at 0.0400 = 40.00, [2] PreBorrow at 0.0900 = 90.00?") &&
 			idIn(stderr.String(), "RSHO") != ""
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 28: a rejection text carrying a line break and U+202E forged a row
+// A rejection text carrying a line break and U+202E forged a row
 // in `status`. A proxy in front of the simulator prefixes every broker
 // `text` with "\n" + a forged row + U+202E; the rejected locate's status
 // row and JSON record carry the text on one line without the override,

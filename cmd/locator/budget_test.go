@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 30, the locate budget per account per trading day, kept by the
+// The locate budget per account per trading day, kept by the
 // account's owner: with a budget of 20 for LV100001 (in
 // LOCATOR_LOCATE_BUDGET, or as the account's locateBudget in the settings
 // file) and serve owning the account, a $15 locate from one shell fills; a

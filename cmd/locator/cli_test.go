@@ -28,7 +28,7 @@ func runBare(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// Issue 12 item 1, measured on main: these printed nothing at all. A flag
+// Measured on main: these printed nothing at all. A flag
 // error says what is wrong and how to get help, exit 2, nothing on stdout.
 func TestFlagErrorsShowUsageHint(t *testing.T) {
 	t.Parallel()
@@ -42,7 +42,7 @@ func TestFlagErrorsShowUsageHint(t *testing.T) {
 		{[]string{"fees", "--grace", "4d"}, `invalid argument "4d" for "--grace"`, "Run 'locator fees --help' for usage."},
 		{[]string{"inventory", "-o", "xml"}, "want table, json or csv", "Run 'locator inventory --help' for usage."},
 		{[]string{"--bogus"}, "unknown flag: --bogus", "Run 'locator --help' for usage."},
-		// Issue 30: a negative quantity is not read as shorthand flags.
+		// A negative quantity is not read as shorthand flags.
 		{[]string{"locate", "HTBX", "-500"}, "locator locate: -500: a quantity, a price or a cap is a positive number; nothing was sent", "Run 'locator locate --help' for usage."},
 		{[]string{"short", "HTBX", "-5.5", "--limit-price", "12", "--ref-price", "12.50"}, "-5.5: a quantity, a price or a cap is a positive number", "Run 'locator short --help' for usage."},
 	} {
@@ -122,7 +122,7 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); code != console.ExitOK || err != nil || v["version"] != "v1.2.3" || v["go"] != runtime.Version() {
 		t.Errorf("--json: exit %d %q %v", code, out, err)
 	}
-	// Issue 19 item 4: a build without a build time (go test, go run)
+	// A build without a build time (go test, go run)
 	// claims none; one the build command stamped shows it (the static
 	// binary of TestDockerfile is stamped the Dockerfile's way).
 	if _, ok := v["buildTime"]; ok || strings.Contains(out, "built") {
@@ -323,7 +323,7 @@ func TestInterruptExits130(t *testing.T) {
 	}
 }
 
-// Issue 12: without a terminal, a write that could need a person's answer
+// Without a terminal, a write that could need a person's answer
 // (locate, short, a credit-back of the unused shares) and has neither --yes
 // nor a cap is refused before
 // anything is sent, exit 2, also while another process owns the account
@@ -356,7 +356,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 			t.Errorf("%v: %d workflows recorded", args, n-recorded)
 		}
 	}
-	// Issue 30: with nothing unused there is nothing to confirm: done, exit
+	// With nothing unused there is nothing to confirm: done, exit
 	// 0, nothing sent (the README's "nothing unused to credit back").
 	before := len(b.writes())
 	if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBY"); code != console.ExitOK {
@@ -370,7 +370,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 	}
 }
 
-// Issue 30: an id that names no workflow is said in a person's words, not
+// An id that names no workflow is said in a person's words, not
 // the store's ("store: workflow not found"), exit 2.
 func TestUnknownWorkflowInPlainWords(t *testing.T) {
 	t.Parallel()
@@ -383,7 +383,7 @@ func TestUnknownWorkflowInPlainWords(t *testing.T) {
 	}
 }
 
-// Issue 26: status --limit N prints at most N rows, the newest of the
+// Status --limit N prints at most N rows, the newest of the
 // workflows and orders together (it printed N of each), as a table and as
 // JSON records.
 func TestStatusLimitBoundsRows(t *testing.T) {

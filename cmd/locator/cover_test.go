@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 30, spec "Orders" rule 3 (intent is side plus openClose): `cover`
+// Spec "Orders" rule 3 (intent is side plus openClose): `cover`
 // buys to close (Buy/Close) a short made by `short`, and the broker's open
 // positions are flat after it; a cover of no short position, or of more
 // than is short, is refused. Run in process and from a follower of a
@@ -17,7 +17,7 @@ import (
 func TestCoverClosesTheShort(t *testing.T) {
 	t.Parallel()
 	bothWays(t, testSpeed, func(t *testing.T, b *cliBundle) {
-		// Issue 37 item 4: the owner refuses a cover its positions
+		// The owner refuses a cover its positions
 		// cannot take (none short; more than is short), exit 2,
 		// nothing sent.
 		refused := func(qty, want string) {
@@ -81,7 +81,7 @@ func (b *cliBundle) openShares(t *testing.T, symbol string) int64 {
 	return n
 }
 
-// Issue 30, spec "Orders" rules 1-2 and "Route record": each order type
+// Spec "Orders" rules 1-2 and "Route record": each order type
 // and time in force the spec allows for a stock short places, and the
 // broker receives what was asked (market orders, which only the regular
 // session takes, are placed in engine's TestMarketOrderOnlyInSession on a
@@ -120,7 +120,7 @@ func TestOrderTypesPlace(t *testing.T) {
 	}
 }
 
-// The fat-finger guard (issue 37 item 1; spec "Orders", "Position
+// The fat-finger guard (spec "Orders", "Position
 // records"): on a fresh day, with no position, fill or close of HTBX for
 // a reference, `short HTBX 100 --limit-price 0.555` is refused and says
 // how to go on (--ref-price or --force), exit 2, nothing sent (no quote,

@@ -32,7 +32,7 @@ func (b *cliBundle) sells(t *testing.T) []string {
 	return out
 }
 
-// Issue 19 item 4, `credit-back SYMBOL` and `credit-back --all` (spec
+// `credit-back SYMBOL` and `credit-back --all` (spec
 // "Short locates" rule 5, "Locate inventory row"): a symbol's unused shares
 // are what is available less what a short took, in whole lots; --all
 // credits back every symbol's; then nothing is left, which is said, sends
@@ -89,7 +89,7 @@ func TestCreditBackUnused(t *testing.T) {
 	}
 }
 
-// Issue 37 item 2, the repro: with 300 HTBX located and a working stop
+// The repro: with 300 HTBX located and a working stop
 // short of 100, `credit-back HTBX 300 --type Locate --yes` is refused by
 // the owner with the numbers, exit 2, nothing sent (it used to credit back
 // all 300); 200 goes; --force sends the held 100 too; --force without a

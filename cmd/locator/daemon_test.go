@@ -74,7 +74,7 @@ func (b *cliBundle) quotes() int {
 	return n
 }
 
-// Issue 5 item 6: a malformed config or cron spec is refused at start, with
+// A malformed config or cron spec is refused at start, with
 // the file, line and reason, exit 2, and nothing is sent.
 func TestRunRefusesBadConfig(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, --once: each kind runs now, once, is recorded in
+// --once: each kind runs now, once, is recorded in
 // job_runs, and sets the exit code from its outcome (0 ok, 4 declined by the
 // policy, 3 rejected by the broker). Run again, the locate job is covered
 // by the inventory and quotes nothing.
@@ -255,7 +255,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// Issue 5 item 6, the daemon itself: the robfig runner fires an
+// The daemon itself: the robfig runner fires an
 // every-second job on the wall clock (robfig sleeps on time.Timer, so this
 // one test runs in real time: about two seconds); every run is recorded; a
 // run a dead process left "running" is marked failed at start; SIGTERM stops
@@ -315,10 +315,10 @@ func TestRunDaemonSchedulesAndStops(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, SIGTERM mid-job: with a grace period the job finishes the
+// SIGTERM mid-job: with a grace period the job finishes the
 // locate in flight and the run ends ok; with none it stops at once, the run
-// is recorded as interrupted, the command exits 130 (issue 12: an interrupt
-// exits 130 everywhere), and the workflow resumes at the next start: the
+// is recorded as interrupted, the command exits 130 (as an interrupt
+// does everywhere), and the workflow resumes at the next start: the
 // same job run again quotes nothing more.
 func TestRunOnceSIGTERM(t *testing.T) {
 	t.Parallel()
@@ -364,7 +364,7 @@ func TestRunOnceSIGTERM(t *testing.T) {
 	}
 }
 
-// Issue 12 item 4, end to end: a --once run that fails posts one
+// End to end: a --once run that fails posts one
 // notification to the webhook named by its variable before the command
 // exits; the URL appears nowhere in the output.
 func TestRunOnceNotifiesWebhook(t *testing.T) {

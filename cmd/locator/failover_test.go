@@ -157,7 +157,7 @@ func trialsOf(name string, def int) int {
 	return def
 }
 
-// Issue 18: two `locator serve --standby` on one Postgres. The owner is
+// Two `locator serve --standby` on one Postgres. The owner is
 // SIGKILLed while the offer of a locate it was handed is open; the
 // standby takes over and the locate ends filled, the asking command
 // following the new owner. From the kill to the new owner's first broker
@@ -190,9 +190,9 @@ func TestFailoverOnOwnerKill(t *testing.T) {
 	slices.Sort(took)
 	p50, worst := took[len(took)/2], took[len(took)-1]
 	t.Logf("kill to the new owner's first request over %d trials: p50 %v, max %v (%v)", trials, p50, worst, took)
-	// status names the owner of the last term and its standby (issue 18
-	// item 4), from the Postgres database. Each kill began a term at least
-	// (a command may own the account for a moment, which begins one more).
+	// status names the owner of the last term and its standby, from the Postgres
+	// database. Each kill began a term at least (a command may own the account
+	// for a moment, which begins one more).
 	code, out := b.run(t, nil, "status", "--json")
 	var ownerSeen, standbySeen bool
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -212,7 +212,7 @@ func TestFailoverOnOwnerKill(t *testing.T) {
 	b.workflows(t) // every one final
 }
 
-// Issue 18: the owner is stopped (SIGSTOP) while an offer it was handed is
+// The owner is stopped (SIGSTOP) while an offer it was handed is
 // open, until the standby has taken over (its lease lapsed: 5 s of the
 // wall clock), then continued. The standby fills the locate; the stopped
 // process, once it runs again,
@@ -301,7 +301,7 @@ func newNetns(t *testing.T) netns {
 	return n
 }
 
-// Issue 18 item 3: a CLI process of another host (its own network
+// A CLI process of another host (its own network
 // namespace and host name; the database a Postgres URL on a shared
 // socket) locates through an owner whose account API it reaches only
 // over the network: at the address and with the certificate pin the
@@ -356,7 +356,7 @@ func TestFollowerOnAnotherHost(t *testing.T) {
 	b.noBrokerTrouble(t)
 }
 
-// Issue 18: Postgres stopped at once (pg_ctl stop -m immediate, every
+// Postgres stopped at once (pg_ctl stop -m immediate, every
 // connection dropped; a cluster of its own, storetest.Stoppable) for 12 s
 // and started again, under an owner and its standby. Both stop
 // sending to the broker within the lease's TTL (the owner's trust in its

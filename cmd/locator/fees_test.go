@@ -33,7 +33,7 @@ func feesJSONLines(t *testing.T, out string) []map[string]any {
 	return objs
 }
 
-// Spec "Cash ledger" and "Account" (totalLocateCosts), issue 5 items 2 and 3:
+// Spec "Cash ledger" and "Account" (totalLocateCosts):
 // after a real locate `fees` syncs the ledger and finds the fee matched and
 // today's total agreeing (exit 0); a second run inserts nothing; `size`
 // reads the located inventory and prices the lots missing for a target.
@@ -190,7 +190,7 @@ func TestFeesAndSizeBadInput(t *testing.T) {
 	}
 }
 
-// Issue 20 item 4: with the broker's clock two days behind this machine (a
+// With the broker's clock two days behind this machine (a
 // replayed day), `locator fees` and `run --once` of a reconcile job run the
 // one check (ledger.Check) on the broker's dates: the same fee matched and
 // exit 0; with a charge nothing explains, the same problem and exit 3.

@@ -18,7 +18,7 @@ import (
 	"github.com/locatorhq/locator/internal/store/storetest"
 )
 
-// Issue 18: a desk's accounts on one Postgres served by two `locator serve
+// A desk's accounts on one Postgres served by two `locator serve
 // --standby` processes, as `locator bench --mode fleet` runs them (8
 // accounts over 4 key pairs here; 200 over 100 for the README). The
 // broker's rate limits are per key pair (spec "Rate limits": several
@@ -63,7 +63,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	}
 }
 
-// Issue 27: a desk on one key pair. The broker's rate limits are per key
+// A desk on one key pair. The broker's rate limits are per key
 // pair (spec "Rate limits": history and inventory 2/s, quotes 1/s, shared
 // by every account under it), so 20 accounts on one key pair share one
 // budget. One `locator serve --standby` process owns all 20 (its start-up
@@ -101,7 +101,7 @@ func TestDeskOnOneKeyPair(t *testing.T) {
 	}
 }
 
-// Issue 27 item 3: commands meet a starting owner. A `locator serve` of 12
+// Commands meet a starting owner. A `locator serve` of 12
 // accounts on one key pair takes them at once and starts each (its
 // start-up reads queued on the key pair's pacer); a `locator
 // locate` on every account, started with the serve (before it owns
@@ -140,7 +140,7 @@ func TestCommandsMeetAStartingServe(t *testing.T) {
 	}
 }
 
-// Issue 27 item 2, as a user sees it: a `locator serve --listen` of two
+// As a user sees it: a `locator serve --listen` of two
 // accounts, one of them (LV300001) under a secret the broker does not know
 // (spec "Failure behavior": foreign credentials read 404), serves the other
 // and says on its /metrics which account it cannot serve, with why, since

@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 19 item 4, every command × every format (-o table|json|csv): a
+// Every command × every format (-o table|json|csv): a
 // format the command cannot print is refused while its flags are parsed
 // (exit 2, a message naming what it prints, not one request to the broker,
 // stdout empty); one it can print is taken, and prints JSON lines or one

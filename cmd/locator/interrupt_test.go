@@ -45,7 +45,7 @@ func openTerminalPair(t *testing.T) (term, keyboard *os.File) {
 	return pts, ptm
 }
 
-// Issue 9 item 5 and docs/design.md rule 8: Ctrl-C at the offer prompt withdraws
+// docs/design.md rule 8: Ctrl-C at the offer prompt withdraws
 // the request: the offer is cancelled at the broker (history status 52),
 // on a context that outlives the interrupt, and the command exits 130.
 func TestInterruptAtPromptCancelsOffer(t *testing.T) {
@@ -83,7 +83,7 @@ func TestInterruptAtPromptCancelsOffer(t *testing.T) {
 	}
 }
 
-// Issue 37 item 5: an answer the prompt does not understand (x at
+// An answer the prompt does not understand (x at
 // [y/N], 3 at [1-2/N]) is said and the question asked again within the
 // offer's window, never taken for a no (which declined the offer and
 // cancelled it at once); the answer typed next decides: y fills the

@@ -15,7 +15,7 @@ import (
 	"github.com/locatorhq/locator/internal/notify"
 )
 
-// Issue 19 item 2, end to end, for both daemons: `locator run` (its jobs
+// End to end, for both daemons: `locator run` (its jobs
 // file's "notify" block) and `locator serve --notify` (a file holding that
 // block alone) own the account with a webhook asking for offers and answer
 // links on their dashboard; an offer waiting at another process's prompt

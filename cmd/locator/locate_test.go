@@ -63,7 +63,7 @@ func TestLocateWatchlist(t *testing.T) {
 	}
 }
 
-// Issue 19 item 4: symbols a person types are accepted in any case and
+// Symbols a person types are accepted in any case and
 // upper-cased (the broker matches them exactly, spec "Orders" rule 6), on
 // the command line and in a watchlist: what reaches the broker and the
 // records is HTBX, never htbx; what is not a ticker in any case is still
@@ -97,7 +97,7 @@ func TestSymbolsInAnyCase(t *testing.T) {
 	}
 }
 
-// Issue 26: a batch's progress without a terminal (one line a change, on
+// A batch's progress without a terminal (one line a change, on
 // stderr) shows every change of every symbol once, the first symbols'
 // included, though their first changes (AAPL's whole life: it needs no
 // locate) come before the command follows them; whether this process owns

@@ -255,7 +255,7 @@ func TestLoginPartnerOverHTTP(t *testing.T) {
 	b.checkPartnerFlow(t, func(authURL string) { b.signInOverHTTP(t, authURL, "alice", "alice-pass", "123456") })
 }
 
-// Issue 28: a callback whose state is not this login's (forged, here
+// A callback whose state is not this login's (forged, here
 // carrying the real code) is answered 400 and ignored: nothing is
 // exchanged, and the login goes on waiting for its own callback, which then
 // signs in with the code the forged one carried unspent. Before, the forged

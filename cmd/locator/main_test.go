@@ -63,7 +63,7 @@ func testClock(start time.Time, speed float64) (*clock.Scaled, string) {
 	return clk, clk.Setting()
 }
 
-// Issue 19 item 4: a locate or a short on a holiday, or after an early
+// A locate or a short on a holiday, or after an early
 // close, warns on stderr before it goes (market.ClosedNote), and still
 // goes; on a trading day before the close nothing is said. Each run has a
 // simulator of its own on its day.
@@ -197,7 +197,7 @@ func TestLocateJSON(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"state":"filled"`) || !strings.Contains(out, `"to":"accepting"`) {
 		t.Errorf("status: exit %d %s", code, out)
 	}
-	// Issue 19 item 4: a unique prefix of the id names it too, as does
+	// A unique prefix of the id names it too, as does
 	// the quoteReqID; one naming nothing is refused.
 	for _, ref := range []string{o.ID[:7], o.QuoteReqID} {
 		if code, out, errOut := b.MustRunMain(t, nil, "status", ref, "--json"); code != 0 || !strings.Contains(out, `"id":"`+o.ID+`"`) {
@@ -258,7 +258,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		{"credit-back type in wrong case", nil, []string{"credit-back", "HTBX", "100", "--type", "locate"}, "case-sensitive"},
 		{"credit-back above inventory", nil, []string{"credit-back", "HTBX", "100"}, "available"},
 		{"no key", map[string]string{"LOCATOR_SECRET": ""}, []string{"locate", "HTBX", "100"}, "API key"},
-		// Issue 8: input the domain refuses before anything is recorded.
+		// Input the domain refuses before anything is recorded.
 		{"quantity above the spec's bound", nil, []string{"locate", "HTBX", "2147483700", "--yes"}, "multiple of 100 from 100 to 2147483647"},
 		{"quantity that would overflow", nil, []string{"locate", "HTBX", "9223372036854775800", "--yes"}, "multiple of 100"},
 		{"40-character symbol", nil, []string{"locate", strings.Repeat("A", 40), "100", "--yes"}, "longer than"},
@@ -297,7 +297,7 @@ func TestStatesCommand(t *testing.T) {
 	if code, _, _ := b.MustRunMain(t, nil, "states", "--format", "png", "--kind", "locate"); code != 2 {
 		t.Errorf("bad console.Format: exit %d", code)
 	}
-	// Issue 19 item 4: one diagram a run (dot renders only the first of
+	// One diagram a run (dot renders only the first of
 	// several), so the kind is required.
 	if code, out, errOut := b.MustRunMain(t, nil, "states", "--format", "dot"); code != 2 || out != "" || !strings.Contains(errOut, "one diagram a run") {
 		t.Errorf("states without --kind: exit %d, stdout %q, stderr %q; want 2", code, out, errOut)
@@ -325,7 +325,7 @@ func TestREADMEDiagramsMatchTheTables(t *testing.T) {
 	}
 }
 
-// Issue 19 item 4: a workflow declined after an offer keeps the price it
+// A workflow declined after an offer keeps the price it
 // was offered, in its outcome and in status (no total: nothing was paid).
 func TestDeclinedKeepsItsOffer(t *testing.T) {
 	t.Parallel()

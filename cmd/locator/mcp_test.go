@@ -74,7 +74,7 @@ func writeKind(r brokersim.RequestRecord) string {
 	return r.Path
 }
 
-// Issue 29, done when: an MCP client runs `locator mcp` over stdio against
+// Done when: an MCP client runs `locator mcp` over stdio against
 // a `locator sim` subprocess, with `locator serve` owning the account (the
 // mcp process follows it) and without (the mcp process owns it), and
 // judges from the simulator's request log: the five tools are listed,
@@ -197,7 +197,7 @@ func TestMCPPaperAgainstLive(t *testing.T) {
 	}
 }
 
-// Issue 37 item 3: an agent that cancels a locate mid-flight (the SDK's
+// An agent that cancels a locate mid-flight (the SDK's
 // client sends notifications/cancelled when the call's context ends) ends
 // its workflow as Ctrl-C ends a command's: withdrawn, nothing left open
 // at the broker; and `locator mcp`, owning the account, keeps serving: the

@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 30: `locator offers -o json`, from another shell, lists an offer
+// `locator offers -o json`, from another shell, lists an offer
 // waiting on a person: a Reg SHO pair (RSHO, SingleUse allowed) with the
 // price and side of both legs and the seconds left; the person then
 // declines it from there.

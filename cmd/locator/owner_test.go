@@ -171,7 +171,7 @@ func (b *ownerBundle) noBrokerTrouble(t *testing.T) {
 	}
 }
 
-// Issue 9: an owner (`locator serve`) and three CLI processes issuing 12
+// An owner (`locator serve`) and three CLI processes issuing 12
 // locates over 6 symbols on one account: every request is handed to the
 // owner, so the broker sees no 429, no "already pending", no duplicate
 // quote, and every locate ends final and correct.
@@ -215,7 +215,7 @@ func TestOwnerServesConcurrentProcesses(t *testing.T) {
 	b.noBrokerTrouble(t)
 }
 
-// Issue 9: a second `locator serve` on the same database and account
+// A second `locator serve` on the same database and account
 // refuses with exit 2 and names the owner.
 func TestSecondServeRefused(t *testing.T) {
 	t.Parallel()
@@ -231,7 +231,7 @@ func TestSecondServeRefused(t *testing.T) {
 	}
 }
 
-// Issue 9: SIGKILL of the owner while a follower's offer is open (its
+// SIGKILL of the owner while a follower's offer is open (its
 // accept held up at the broker): the follower takes the account over at
 // once (the dead owner's socket refuses), recovers the workflow, and it
 // ends filled with one quote.
@@ -272,7 +272,7 @@ func TestOwnerKilledWhileOfferOpen(t *testing.T) {
 	b.noBrokerTrouble(t)
 }
 
-// Issue 9: the daemon (the owner) with a locate job every 20 s and a
+// The daemon (the owner) with a locate job every 20 s and a
 // credit-back job, and a hand-run loop of locates and credit-backs on the
 // same symbols: no job or command hangs, no job fails, every workflow ends,
 // and the broker sees no 429 and no rejection for a pending quote or the
@@ -386,7 +386,7 @@ func TestDaemonAndHandRunLoop(t *testing.T) {
 	b.noBrokerTrouble(t)
 }
 
-// Issue 9 item 1: with a live owner, `run --once` and `orders cancel` from
+// With a live owner, `run --once` and `orders cancel` from
 // other processes hand their work to it (they used to refuse): the job runs
 // on the owner's engine and is reported by the process that asked, and the
 // order is cancelled through the owner's order workflow.
@@ -432,7 +432,7 @@ func TestRunOnceAndOrderCancelHandedToOwner(t *testing.T) {
 	b.noBrokerTrouble(t)
 }
 
-// Issue 9 item 3: an offer waiting at one process's prompt, with `locator
+// An offer waiting at one process's prompt, with `locator
 // serve` owning the account, is put to that process only: another process
 // locating meanwhile neither declines it nor answers it, and the person's
 // "y" typed after that fills it.

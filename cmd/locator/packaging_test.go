@@ -86,7 +86,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("the binary needs %q", libs)
 	}
 
-	// Issue 19 item 4: the build command stamps the build's time, which
+	// The build command stamps the build's time, which
 	// version shows.
 	v, err := exec.Command(bin, "version", "--json").Output()
 	var stamped struct{ BuildTime time.Time }

@@ -16,7 +16,7 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 19 ("Price checks"): `locator quote` on five symbols, one a Reg
+// Spec "Price checks": `locator quote` on five symbols, one a Reg
 // SHO pair (RSHO: PreBorrow and SingleUse priced) and one Reg SHO with
 // its SingleUse side alone (RSSU), with and without `locator serve`
 // owning the account: every price is shown with its type and side, every

@@ -82,7 +82,7 @@ func readmeShellLines(lines []string) []readmeExample {
 
 var readmeLocator = regexp.MustCompile(`^(?:(\S+=\S+) )?(?:go run \./cmd/locator|locator) (.*)$`)
 
-// Issue 19 item 4: every example of the README's shell blocks runs as
+// Every example of the README's shell blocks runs as
 // written, from a working folder like a fresh clone's (its testdata/), in
 // order, against the simulator the README starts and one database: each
 // locator line exits 0 and a "> FILE" of a relative FILE is written

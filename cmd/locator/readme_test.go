@@ -411,7 +411,7 @@ func TestREADMEJobConfigRuns(t *testing.T) {
 	}
 }
 
-// Issue 19 item 4: the README's watchlist examples run as written, on the
+// The README's watchlist examples run as written, on the
 // file they name (testdata/watchlist.csv): each row filled within its cap
 // (RSHO on its SingleUse side under the command's cap), then shortable and
 // plan read the same file.

@@ -79,7 +79,7 @@ func wantLines(t *testing.T, what, out string, wants ...string) {
 }
 
 // Spec "Account", "Profit and loss response", "Position records", "Route
-// record" (issue 5 item 4): each read prints an aligned table with money to
+// record": each read prints an aligned table with money to
 // 2 decimals and prices as given, and with --json one record per line. The
 // default scenario holds a carried MSFT lot (100 at 400.00, prior close
 // 415.00), two closed lots (AAPL with id 9007199254740993, above 2^53, and

@@ -12,7 +12,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 )
 
-// Issue 20 items 1 to 3 through the CLI: after a short through locator,
+// Reports through the CLI: after a short through locator,
 // `report` shows the locate and the short in every console.Format and draws the
 // charts; `audit` lists the short with its locate, and exits 3 once a short
 // sale is sent without cover; `plan` sizes tomorrow's locate from it.
@@ -80,7 +80,7 @@ func TestReportAuditPlanCommands(t *testing.T) {
 	}
 }
 
-// Issue 20 item 1, with serve: `report` beside a running owner has the
+// With serve: `report` beside a running owner has the
 // owner sync the cash ledger (the Fees operation) and reads the store:
 // every ledger read the simulator saw came from the owner, none from the
 // report's process, and the report is the locate's.

@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/store"
 )
 
-// Issue 31 (one daemon): `run` is serve with schedules, so an owner that
+// `run` is serve with schedules, so an owner that
 // steps down no longer ends it. Another process's term begins on the
 // account (its lease lapsed and was taken, as after a stall): the daemon
 // steps down, keeps running, owns the account again once that lease

@@ -38,7 +38,7 @@ func nonLoopbackIP(t *testing.T) net.IP {
 	return nil
 }
 
-// Issue 21: an http:// broker address beyond loopback is refused with exit
+// An http:// broker address beyond loopback is refused with exit
 // 2 and nothing sent: here the simulator listens on every interface and is
 // named by this machine's own network address, so a request would reach it.
 func TestPlainBrokerAddressBeyondLoopbackRefused(t *testing.T) {
@@ -93,7 +93,7 @@ func TestBaseURLWithCredentialsRefused(t *testing.T) {
 	}
 }
 
-// Issue 21: a broker address that redirects to another host (the
+// A broker address that redirects to another host (the
 // simulator here) receives the key pair once; the target never hears of
 // it, and the command says where the redirect pointed.
 func TestRedirectingBrokerAddress(t *testing.T) {
@@ -120,7 +120,7 @@ func TestRedirectingBrokerAddress(t *testing.T) {
 	}
 }
 
-// Issue 21: the settings, jobs, accounts and token files, and the folders
+// The settings, jobs, accounts and token files, and the folders
 // above them, are refused when another user could have written them (as
 // ssh refuses its config): exit 2, naming the file and the fix, nothing
 // sent.
@@ -164,7 +164,7 @@ func TestFilesOthersCanWriteRefused(t *testing.T) {
 
 }
 
-// Issue 21: serve makes a random dashboard token per start and prints the
+// Serve makes a random dashboard token per start and prints the
 // login address once; without the token the page is 401, the login
 // address opens it.
 func TestServePrintsDashboardLoginAddress(t *testing.T) {
@@ -227,10 +227,10 @@ func TestDashboardAccessFlagsRefused(t *testing.T) {
 	}
 }
 
-// Issue 21: the key pair (and the partner client secret) leave the
+// The key pair (and the partner client secret) leave the
 // process's environment once read, and serve and run make the process
 // non-dumpable before anything else, as do watch and a command that becomes
-// the account's owner (issue 28); a one-shot command that owns nothing is
+// the account's owner; a one-shot command that owns nothing is
 // left as it is.
 func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 	t.Parallel()
@@ -258,7 +258,7 @@ func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 	if noDump != 0 {
 		t.Error("a one-shot command made itself non-dumpable")
 	}
-	// Issue 28: watch runs until interrupted, and a command that becomes
+	// Watch runs until interrupted, and a command that becomes
 	// the account's owner (no other process owns it) may run as long as
 	// its workflows take.
 	for _, args := range [][]string{{"serve", "--trusted-proxy", "x"}, {"run", "--config", "/nonexistent.json"},
@@ -290,7 +290,7 @@ func TestVulncheckSkipsUnreachableDatabase(t *testing.T) {
 	}
 }
 
-// Issue 28: locator sim beyond loopback says on stderr that its /_sim/
+// Locator sim beyond loopback says on stderr that its /_sim/
 // admin routes take no credentials; on loopback (its default) it says
 // nothing. Both start, print their ready line and stop (interrupted at
 // once).
@@ -314,7 +314,7 @@ func TestSimBeyondLoopbackWarns(t *testing.T) {
 	}
 }
 
-// Issue 28: owner-credential prints a follower host's own credential, the
+// Owner-credential prints a follower host's own credential, the
 // one the owner's followers file admits (service.FollowerCredential of
 // LOCATOR_OWNER_TOKEN, the host and its time), and the line for that file;
 // the token itself is never printed. A past or malformed time, or no

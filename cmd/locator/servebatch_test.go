@@ -17,7 +17,7 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 26 (done when): `locator locate` of a 300-symbol batch, run while
+// `locator locate` of a 300-symbol batch, run while
 // a real `locator serve` process owns the account (so the command follows
 // its 300 workflows over the owner's socket, one stream each), ends with
 // every workflow final: the command exits 0, and the database holds the
@@ -88,7 +88,7 @@ func TestBatchOf300FollowedThroughServe(t *testing.T) {
 	t.Logf("300 workflows followed to their ends through serve in %v", time.Since(start).Round(time.Millisecond))
 }
 
-// Issue 26: `locator serve` killed (SIGKILL) while it runs a batch of 20
+// `locator serve` killed (SIGKILL) while it runs a batch of 20
 // locates that `locator locate` follows over its socket: the command takes
 // the account over (the owner is gone, its database as the kill left it)
 // and follows every workflow to its end, exit 0; every workflow ends

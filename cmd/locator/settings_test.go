@@ -24,7 +24,7 @@ const settingsFixture = `{
   }
 }`
 
-// Issue 12 item 2: flags over the environment over the file over the
+// Flags over the environment over the file over the
 // defaults, setting by setting; a named account brings its own address,
 // environment and key variables.
 func TestSettingsPrecedence(t *testing.T) {
@@ -164,7 +164,7 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 		"db":          {b.env["LOCATOR_DB"], "env LOCATOR_DB"},
 		"env":         {"live", config.FromDefault},
 		"secret":      {"set", "env MAIN_SECRET"},
-		// Issue 30: the account's locate budget, from its named account.
+		// The account's locate budget, from its named account.
 		"locate-budget": {"20,HTBX=10", file + ` (account "main")`},
 	} {
 		if got[setting]["value"] != want[0] || got[setting]["from"] != want[1] {

@@ -64,7 +64,7 @@ func (b *cliBundle) shortJSON(t *testing.T, env map[string]string, args ...strin
 	return code, o, errOut
 }
 
-// Issue 5 item 5, spec "Short locates" then "Orders": HTBX (price 12.50)
+// Spec "Short locates" then "Orders": HTBX (price 12.50)
 // needs a locate; the command takes it, then places one Sell/Open Day limit
 // on SMART (live default route) under a fresh clientOrderId recorded before
 // the POST, and follows it to Filled at the last price. The table form runs
@@ -215,7 +215,7 @@ func TestShortRefusals(t *testing.T) {
 		{"unknown route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "NOPE"}, "not available"},
 		{"option route", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--route", "SMARTO"}, "does not take Day limit orders for stock"},
 		{"over buying power", nil, []string{"HTBX", "100000", "--limit-price", "12.00"}, "buying power allows"},
-		// Issue 30, spec "Orders" rules 1-2 and "Route record": combinations
+		// Spec "Orders" rules 1-2 and "Route record": combinations
 		// the spec forbids are refused before the locate or the order.
 		{"unknown order type", nil, []string{"HTBX", "100", "--type", "trailing-stop"}, "--type"},
 		{"unknown time in force", nil, []string{"HTBX", "100", "--limit-price", "12.00", "--tif", "opg"}, "--tif"},
@@ -246,9 +246,9 @@ func TestShortRefusals(t *testing.T) {
 	}
 }
 
-// Issue 5 item 5: a confirmation is required unless --yes; when nobody can
+// A confirmation is required unless --yes; when nobody can
 // give one (no terminal; --json is for machines) the command refuses, exit
-// 2 like every write that would need a person (issue 12), before a quote or
+// 2 like every write that would need a person, before a quote or
 // an order is sent.
 func TestShortNeedsConfirmation(t *testing.T) {
 	t.Parallel()
@@ -396,7 +396,7 @@ func TestShortLostAnswer(t *testing.T) {
 	}
 }
 
-// Issue 8: locate, size and short share one definition of the shares
+// Locate, size and short share one definition of the shares
 // available to short (workflow.Available): located inventory less what
 // working short sells will take. With 1000 located and a working 300-share
 // short sell, all three see 700.
@@ -450,7 +450,7 @@ func (b *cliBundle) requestsTo(sub string) []brokersim.RequestRecord {
 	return out
 }
 
-// Issue 8: `locator orders cancel CLIENT_ORDER_ID` cancels a working order
+// `locator orders cancel CLIENT_ORDER_ID` cancels a working order
 // locator placed through its order workflow (spec "Orders": DELETE by id);
 // an order that is not open is refused with nothing sent.
 func TestOrdersCancel(t *testing.T) {
@@ -480,7 +480,7 @@ func TestOrdersCancel(t *testing.T) {
 	}
 }
 
-// Issue 10 item 3 (spec "Portfolio stream": subscribe before placing): with
+// With
 // the stream up, short learns its order's fate from it — the stream is
 // subscribed before the POST, and after it no single-order lookup and at
 // most one order-book read reach the broker.
@@ -518,7 +518,7 @@ func TestShortFollowsTheStream(t *testing.T) {
 	}
 }
 
-// Issue 19 item 4: the orders a short placed are listed by status beside
+// The orders a short placed are listed by status beside
 // the workflows, newest first, and `status --json` prints one record a
 // line, each with its type (owner, workflow, order).
 func TestStatusListsShortOrders(t *testing.T) {

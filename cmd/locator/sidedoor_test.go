@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Issue 31 (side doors closed): with `locator serve` owning the account,
+// With `locator serve` owning the account,
 // every read command (audit's order book and plan's account read too)
 // reads through it (the account's Read): each succeeds,
 // and every broker request the simulator logged while they ran carries

@@ -125,7 +125,7 @@ func TestWatchOrders(t *testing.T) {
 	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != console.ExitUsage {
 		t.Errorf("watch positions: exit %d (%s), want 2", code, errOut)
 	}
-	// Issue 19 item 4: a format watch cannot print is refused, not
+	// A format watch cannot print is refused, not
 	// answered with another one; nothing is opened.
 	sent := len(b.sim.Requests())
 	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != console.ExitUsage || out != "" || !strings.Contains(errOut, "this command prints table or json, not csv") {
@@ -136,7 +136,7 @@ func TestWatchOrders(t *testing.T) {
 	}
 }
 
-// Issue 19 item 4: watch says its stream's state: off a terminal one JSON
+// Watch says its stream's state: off a terminal one JSON
 // line per change (connecting, live, reconnecting), so a dropped
 // connection and its recovery show, for the P&L and the orders alike.
 func TestWatchShowsTheStreamsState(t *testing.T) {

@@ -58,7 +58,7 @@ func notifier(t *testing.T, srv *httptest.Server, clk clock.Clock, secret []byte
 	return n
 }
 
-// Issue 28: the README's receiver accepts locator's signed posts and
+// The README's receiver accepts locator's signed posts and
 // refuses, unhandled, a post without a signature, one signed with another
 // secret, one whose body was changed, and a replay of a real post once its
 // signature is older than five minutes (the fake clock moved on).

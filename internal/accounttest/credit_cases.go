@@ -32,7 +32,7 @@ func creditBack(t *testing.T, e *Env) {
 	}
 }
 
-// Issue 37 item 2: located shares a working short sale needs are never
+// Located shares a working short sale needs are never
 // credited back by a quantity: with 300 HTBX located and a stop short of
 // 100 working, a credit-back of 300 is refused with the numbers, nothing
 // sent; 200 (the unused) goes; with Force the held ones go too.
@@ -132,7 +132,7 @@ func creditBackUnused(t *testing.T, e *Env) {
 	}
 }
 
-// Issue 26 item 1, spec "Short locates" rule 5: a SingleUse lot no short
+// Spec "Short locates" rule 5: a SingleUse lot no short
 // used is credited back as unused, and so is a second one located the same
 // day after the first was credited back (shares credited back are not
 // shares used): twice `locate RSHO 1000 --allow-single-use --max-price

@@ -97,7 +97,7 @@ func inputRefused(t *testing.T, e *Env) {
 	if _, err := a.Short(c, account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("19"), Policy: capped("0.05"), Confirm: true}); account.KindOf(err) != account.KindInput {
 		t.Errorf("short to confirm with nobody to confirm: %v, want an input error", err)
 	}
-	// Issue 30, spec "Orders" rules 1-2 and the fat-finger guard: orders
+	// Spec "Orders" rules 1-2 and the fat-finger guard: orders
 	// the spec forbids, or past the guard, are refused before a locate or
 	// an order is sent.
 	for name, req := range map[string]account.ShortRequest{

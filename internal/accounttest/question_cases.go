@@ -99,7 +99,7 @@ func changedOffer(t *testing.T, e *Env) {
 	follow(t, a, id)
 }
 
-// Issue 26 item 3, spec "Short locates" rule 2: while a Reg SHO pair's
+// Spec "Short locates" rule 2: while a Reg SHO pair's
 // offer waits on the asker (locate RSHO 1000 --allow-single-use), another
 // shell's Status shows it open with the side and price the asker was
 // asked (workflow.Offered: SingleUse, id.SU, 0.0400), and an approval

@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 19 item 2's "done when", for an offer waiting on a person (spec
+// Approve and decline links, for an offer waiting on a person (spec
 // "Short locates" rule 1 and "Locate statuses": an Offered quote is
 // accepted within its 30-second window, or it expires): the
 // offer's notification carries an approve and a decline link; opening one

@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/browsertest"
 )
 
-// Issue 30: a link's page opened on a phone (390 px, in headless Chromium
+// A link's page opened on a phone (390 px, in headless Chromium
 // under the page's own CSP) has its style applied and a button a thumb
 // presses: nearly the page's width and at least 48 px tall, with type
 // larger than the browser's default.

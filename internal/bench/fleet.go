@@ -26,8 +26,7 @@ import (
 )
 
 // FleetOptions are a fleet run's settings: a desk's accounts on one
-// Postgres database, owned by several `locator serve --standby` processes
-// (issue 18).
+// Postgres database, owned by several `locator serve --standby` processes.
 type FleetOptions struct {
 	Exe string // the locator binary
 	// DB is a postgres:// URL of the server: the run makes a database of

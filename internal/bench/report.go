@@ -44,7 +44,8 @@ type Mode struct {
 	Runs  []Run   `json:"runs"`
 }
 
-// Check is one of issue 13's targets against what was measured.
+// Check is one of the targets Report.Check holds the engine to (the rate
+// floor, no 429, no offer lost, calls per fill) against what was measured.
 type Check struct {
 	Target string `json:"target"`
 	Got    string `json:"got"`

@@ -6,7 +6,7 @@ import (
 	"github.com/locatorhq/locator/internal/config"
 )
 
-// Issue 30: an account's locate budget lives with its other settings: a
+// An account's locate budget lives with its other settings: a
 // named account's locateBudget, else the settings file's, and for serve
 // each account of its file has its own; LOCATOR_LOCATE_BUDGET goes before
 // them all (flag > environment > file), and one account's budget is never

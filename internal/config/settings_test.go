@@ -21,7 +21,7 @@ func TestPostgresPasswordNotInArgv(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "LOCATOR_DB") || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("--db with a password: %v", err)
 	}
-	// Issue 28: a password in the query is refused too, and never shown.
+	// A password in the query is refused too, and never shown.
 	for _, dsn := range []string{"postgres://desk@db.internal/locator?password=s3cret", "postgres://desk@db.internal/locator?sslmode=verify-full&sslpassword=s3cret"} {
 		err := config.Layer(config.Flags{DB: dsn}, &config.File{}, env(nil)).CheckDB()
 		if err == nil || strings.Contains(err.Error(), "s3cret") {

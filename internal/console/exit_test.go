@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/account"
 )
 
-// Issue 31: the exit codes are the CLI's; every End an outcome carries and
+// The exit codes are the CLI's; every End an outcome carries and
 // every error kind maps to the docs/design.md contract (0/1/2/3/4/130).
 func TestExitContract(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator"
 )
 
-// Issue 27 item 2: `locator status` says which accounts a serve lists but
+// `locator status` says which accounts a serve lists but
 // cannot serve, from its standby record: why, since when and when it is
 // tried again (table), and a "not-served" record with the same fields
 // (JSON); a daemon that only waits to own an account still reads as

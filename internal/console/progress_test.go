@@ -21,7 +21,7 @@ func tick(clk *clock.Fake) {
 	<-clk.BlockUntil(1)
 }
 
-// Issue 12: the prompt's "30s left" counts down, redrawn in place on a
+// The prompt's "30s left" counts down, redrawn in place on a
 // terminal each second of the clock (a fake one here).
 func TestCountdownTicksOnATerminal(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 )
 
-// Issue 19 item 4: the unused shares a credit-back found are put to the
+// The unused shares a credit-back found are put to the
 // person row by row before any is sent; y sends them, anything else not.
 func TestAskerConfirmsCredits(t *testing.T) {
 	t.Parallel()

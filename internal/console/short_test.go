@@ -8,7 +8,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 30: the confirmation says what the order does, for each type and
+// The confirmation says what the order does, for each type and
 // side: a short or a cover, at market, a limit, a stop, a stop limit, and
 // a time in force other than Day.
 func TestOrderWords(t *testing.T) {

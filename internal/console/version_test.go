@@ -8,7 +8,7 @@ import (
 	"github.com/locatorhq/locator/internal/release"
 )
 
-// Issue 19 item 4: the version line names the commit, its time and the
+// The version line names the commit, its time and the
 // build's in New York time, labelled, each only when recorded.
 func TestVersion(t *testing.T) {
 	t.Parallel()

@@ -53,7 +53,7 @@ func (b *testBundle) start(t *testing.T) (string, net.Addr) {
 	return "http://" + addr.String(), addr
 }
 
-// Issue 21: by default each start makes a random token, printed once in
+// By default each start makes a random token, printed once in
 // the login address; a request without it gets 401, and the address logs
 // in.
 func TestRandomTokenPerStart(t *testing.T) {
@@ -92,7 +92,7 @@ func TestRandomTokenPerStart(t *testing.T) {
 	}
 }
 
-// Issue 21: another local user (uid 65534 here, as curl) gets 401 from
+// Another local user (uid 65534 here, as curl) gets 401 from
 // the default dashboard for the page, the event stream, the metrics and
 // an answer carrying a matching Origin (before, the loopback dashboard
 // served them), and from /healthz only the verdict, no account.
@@ -138,7 +138,7 @@ func TestOtherLocalUserGets401(t *testing.T) {
 	}
 }
 
-// Issue 21: a request trickling its body (or its header) is cut off by the
+// A request trickling its body (or its header) is cut off by the
 // read timeouts, before it is even looked at; before, one byte every 5 s
 // held a connection open for good.
 func TestTricklingRequestCutOff(t *testing.T) {
@@ -226,7 +226,7 @@ func TestAnswerBodyLimit(t *testing.T) {
 	}
 }
 
-// Issue 28: connections held open and silent, 70 of them from one client
+// Connections held open and silent, 70 of them from one client
 // (more than the server's 64 in all), keep nobody waiting: a request on a
 // fresh connection, from the same client or another address (127.0.0.2: on
 // TCP a client is told apart by its address, and on loopback by its user,
@@ -267,7 +267,7 @@ func TestIdleConnectionsKeepNobodyWaiting(t *testing.T) {
 	}
 }
 
-// Issue 28: 70 connections held open and silent by a process running as
+// 70 connections held open and silent by a process running as
 // another user (nobody, 65534) keep this user waiting no longer: on
 // loopback that user is a client of its own, so /healthz from here, with
 // the token, is answered without waiting for them (kept for a minute, as
@@ -426,7 +426,7 @@ func TestClientOfLoopbackUser(t *testing.T) {
 	}
 }
 
-// Issue 21: the login cookie expires and rotates: past rotateAfter a
+// The login cookie expires and rotates: past rotateAfter a
 // request gets a new one, the old one lasts rotateGrace more, and a
 // session ends after sessionTTL.
 func TestSessionsRotateAndExpire(t *testing.T) {
@@ -465,9 +465,9 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	}
 }
 
-// Issue 21: wrong tokens are rate limited: past the burst every token of
+// Wrong tokens are rate limited: past the burst every token of
 // that client, even the right one, is answered 429 unread, until the
-// budget refills. Issue 28: another client's right token goes on working.
+// budget refills. Another client's right token goes on working.
 func TestWrongTokensRateLimited(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{token: "right", clock: func(*simtest.Bundle) {}})
@@ -527,7 +527,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	return certFile, keyFile, pool
 }
 
-// Issue 21: beyond loopback the dashboard needs TLS or a TLS proxy in
+// Beyond loopback the dashboard needs TLS or a TLS proxy in
 // front; with a certificate it serves https, and its login cookie is
 // Secure; behind a trusted proxy, a request the proxy forwards as https
 // gets a Secure cookie, and plain http from elsewhere is refused.

@@ -130,7 +130,7 @@ func actions(t *testing.T, follower bool) {
 	if w, err := b.wait(ctx, cbs[0].ID); err != nil || w.State != states.Credited {
 		t.Fatalf("the credit-back: %+v %v, want credited", w, err)
 	}
-	// The answer names what was credited back (issue 30: it was a bare
+	// The answer names what was credited back (not a bare
 	// 303 to nothing).
 	if rec := b.act(t, "/credit-back-all", url.Values{}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"done":"crediting back 300 DASH Locate"`) {
 		t.Fatalf("credit back all: %d %s, want it to name the 300 DASH credited back", rec.Code, rec.Body.String())
@@ -183,7 +183,7 @@ func actions(t *testing.T, follower bool) {
 		}
 	}
 
-	// Issue 30: the form's box allows the SingleUse side of a Reg SHO
+	// The form's box allows the SingleUse side of a Reg SHO
 	// pair: RSHO's SingleUse 0.04 is under the 0.05 cap, its PreBorrow
 	// 0.09 is not.
 	if rec := b.act(t, "/locate", url.Values{"symbols": {"RSHO"}, "quantity": {"300"}, "cap": {"0.05"}, "allowSingleUse": {"1"}}); rec.Code != http.StatusOK {
@@ -245,7 +245,7 @@ func TestFeesPanelSyncedByOwner(t *testing.T) {
 // (0.013 as 0.013000000000000001, spec "Short locates": locatePrice is a
 // JSON number): the page shows it at 4 decimals, and its form's answer is
 // taken as the answer of that offer, while an answer of another price or
-// another leg is refused with nothing sent (issue 26).
+// another leg is refused with nothing sent.
 func TestAnswerOfferAtFloatPrice(t *testing.T) {
 	t.Parallel()
 	opt := setupOpt{follower: true}
@@ -304,13 +304,12 @@ func TestAnswerOfferAtFloatPrice(t *testing.T) {
 	}
 }
 
-// Issue 37 item 2 (spec "Short locates": size shorts from available):
-// a row's credit-back button offers the unused shares, not the available
-// ones. With 500 DASH located and a working stop short of 100 (which
-// the located shares cover), the button credits back the 400 that no
-// working sale needs, and says so; an explicit 500 is refused with the
-// numbers. Both ways: the page on the
-// owner and on a follower.
+// Spec "Short locates" (size shorts from available): a row's credit-back
+// button offers the unused shares, not the available ones. With 500 DASH
+// located and a working stop short of 100 (which the located shares cover),
+// the button credits back the 400 that no working sale needs, and says so; an
+// explicit 500 is refused with the numbers. Both ways: the page on the owner
+// and on a follower.
 func TestRowCreditBackKeepsWorkingSellsLocates(t *testing.T) {
 	t.Parallel()
 	bothWays(t, rowCreditBack)

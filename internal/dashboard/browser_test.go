@@ -87,7 +87,7 @@ func tradingScreen(t *testing.T, width int64) {
 	}
 	b.syncLedger(t)
 	b.jobRun(t, "pre-market", locator.JobOK, "DASH filled 500 at 0.02")
-	// Many runs, with long words and numbers (issue 30: the page at both
+	// Many runs, with long words and numbers (the page at both
 	// widths with long numbers and many job runs).
 	for i := range 30 {
 		b.jobRun(t, fmt.Sprintf("watchlist-%02d-end-of-day-credit-back", i), locator.JobOK,
@@ -152,7 +152,7 @@ func tradingScreen(t *testing.T, width int64) {
 	for _, b := range bad {
 		t.Errorf("at %d px: %s", width, b)
 	}
-	// Issue 30: no number or time is split across lines ("130" over "0").
+	// No number or time is split across lines ("130" over "0").
 	split, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.num, td.when, th.num, .budget b")].filter(el => {
 		const r = document.createRange(); r.selectNodeContents(el);
 		// Text on two lines: one piece lies wholly below another (a smaller
@@ -336,7 +336,7 @@ func (b *testBundle) workingOrder(t *testing.T, a account.Account) string {
 // broker priced 0.013 and sent as the float 0.013000000000000001 (spec
 // "Short locates": locatePrice is a JSON number): the banner shows 0.0130,
 // and the key Y takes the first, the Approve button the second, each with
-// one accept in the simulator's log (issue 26: both were refused as "not
+// one accept in the simulator's log (not both refused as "not
 // the one answered").
 func TestBrowserApprovesFloatPrice(t *testing.T) {
 	t.Parallel()

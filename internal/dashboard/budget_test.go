@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 30: the page shows what the owner's locate budget leaves of today,
+// The page shows what the owner's locate budget leaves of today,
 // in all and of each symbol with a budget of its own, whether the
 // dashboard runs in the owner's process or follows it over its socket
 // (the owner keeps the budget; Status carries what it leaves). A $10

@@ -10,7 +10,8 @@ import (
 	"sync"
 )
 
-// Connections are bounded per client and in all (issue 28): a client
+// Connections are bounded per client and in all, so one client cannot
+// starve the others nor the server run out of descriptors: a client
 // holds at most maxClientConns at once, the server maxConns. A connection
 // that would pass either bound takes the place of the oldest waiting one
 // (accepted or kept alive, not inside a request) of the client it counts

@@ -323,7 +323,7 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
-// Issue 27 item 2: an account that cannot be subscribed to when the
+// An account that cannot be subscribed to when the
 // dashboard starts (its daemon does not serve it yet) does not keep the
 // dashboard from serving; its updates are followed once it can be: a
 // locate after two refusals is counted.
@@ -640,9 +640,9 @@ func TestOfferCountsDownToAnswerDeadline(t *testing.T) {
 	if want := `data-expires="` + strconv.FormatInt(by.UnixMilli(), 10) + `"`; !strings.Contains(buf.String(), want) {
 		t.Errorf("the view lacks %s:\n%s", want, buf.String())
 	}
-	// Issue 19 item 4: the price at the broker's four decimals, as the CLI
+	// The price at the broker's four decimals, as the CLI
 	// prints it.
-	// Issue 19 item 1: the shares offered (500), not the 1,000 asked.
+	// The shares offered (500), not the 1,000 asked.
 	for _, want := range []string{`<dd class="price">0.0400</dd>`, `<dd class="shares">500 <small>of 1000 asked</small></dd>`, `<dd class="total">20.00</dd>`} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the view lacks %q:\n%s", want, buf.String())

@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Issue 26 item 2, spec "Short locates" rule 2: a Reg SHO pair declined
+// Spec "Short locates" rule 2: a Reg SHO pair declined
 // at the prompt keeps the price and side it was offered there
 // (workflow.Offered) in status's record, in the dashboard's row and in the
 // report's forgone spend, never the other side's. RSHO is offered at

@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 30, spec "Short locates" rule 2: a Reg SHO pair whose both sides
+// Spec "Short locates" rule 2: a Reg SHO pair whose both sides
 // are priced, asked of a person with SingleUse allowed, is shown with both
 // sides to choose from (RSHO: PreBorrow 0.0900 and SingleUse 0.0400); the
 // person approves the dearer PreBorrow side (which can be credited back)

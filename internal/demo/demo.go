@@ -206,7 +206,7 @@ func printSummary(out io.Writer, finals []*workflow.Workflow) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tKIND\tSYMBOL\tASKED\tSENT\tSTATE\tPRICE\tTOTAL\tTYPE")
 	for i, w := range finals {
-		// A declined offer keeps its price (issue 19); only a fill has a total.
+		// A declined offer keeps the price it was offered at; only a fill has a total.
 		price, total := "", ""
 		if p := w.OfferPrice(); p.IsPositive() && w.Kind == states.Locate {
 			price = p.StringFixed(4)

@@ -12,7 +12,7 @@ import (
 	"github.com/locatorhq/locator/internal/jobs"
 )
 
-// Issue 20 item 2, the daily job: an audit run writes the day's trail to
+// The daily job: an audit run writes the day's trail to
 // its folder as CSV and JSON lines; a short sale with a locate behind it
 // passes, one sent without cover fails the run.
 func TestAuditJob(t *testing.T) {

@@ -20,7 +20,7 @@ func (b *blockingJob) Run() {
 	<-b.release
 }
 
-// Issue 9: ticks that come while a run is going are coalesced into one more
+// Ticks that come while a run is going are coalesced into one more
 // run right after it, never skipped and never piled up.
 func TestCatchUpCoalescesTicks(t *testing.T) {
 	b := &blockingJob{started: make(chan int), release: make(chan struct{})}

@@ -61,7 +61,7 @@ func TestParseConfigSample(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6: a malformed config or cron spec is refused at start with
+// A malformed config or cron spec is refused at start with
 // the line and the reason.
 func TestParseConfigErrors(t *testing.T) {
 	t.Parallel()

@@ -217,7 +217,7 @@ func checkTicks(t *testing.T, at []time.Time, runs []locator.JobRun) {
 	}
 }
 
-// Issue 5 item 6, a locate job on a fast schedule (every second) on the
+// A locate job on a fast schedule (every second) on the
 // shared fake clock: the first run quotes each hard-to-borrow symbol once
 // and accepts within policy (Reg SHO: the cheaper SingleUse side, allowed
 // here), the easy-to-borrow one needs no locate; later runs find the
@@ -289,7 +289,7 @@ func TestLocateJobFailure(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, credit-back-unused on a fast schedule (spec "Short
+// Credit-back-unused on a fast schedule (spec "Short
 // locates" rule 5, "Locate types"): Locate and PreBorrow shares not tied to
 // a short are credited back in whole lots, less what a working short sell
 // will need; a SingleUse row used by a short is left alone, an unused one is
@@ -346,7 +346,7 @@ func TestCreditBackUnusedJobOnFastSchedule(t *testing.T) {
 	}
 }
 
-// Issue 26 item 1, the EOD credit-back-unused job (spec "Short locates"
+// The EOD credit-back-unused job (spec "Short locates"
 // rule 5): a SingleUse lot located after an earlier credit-back of the day
 // is credited back like the first, since shares credited back are not
 // shares used. Two rounds of a 1,000-share RSHO SingleUse locate (the
@@ -377,7 +377,7 @@ func TestCreditBackUnusedJobAfterEarlierCreditBack(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, a restart mid-job (docs/design.md rule 1): the locate job is
+// A restart mid-job (docs/design.md rule 1): the locate job is
 // stopped once its quotes have reached the broker and the engine closed;
 // the offers arrive while nothing runs; a new engine on the same store
 // resumes the workflows, and the job run again adopts them instead of
@@ -440,7 +440,7 @@ func TestLocateJobRestartMidJob(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, a restart mid credit-back: the job is stopped after its
+// A restart mid credit-back: the job is stopped after its
 // sell left; after a restart the job run again waits for that credit-back
 // and sells nothing more, though the engine's own view was lost: no second
 // sell in the request log.
@@ -500,7 +500,7 @@ func TestDrainStartsNothing(t *testing.T) {
 	}
 }
 
-// Issue 5 item 6, ledger-sync on a fast schedule: the first run stores the
+// Ledger-sync on a fast schedule: the first run stores the
 // window's rows, the next stores none (idempotent sync), and a row the
 // broker adds later is picked up by the run after.
 func TestLedgerSyncJobOnFastSchedule(t *testing.T) {
@@ -531,7 +531,7 @@ func TestLedgerSyncJobOnFastSchedule(t *testing.T) {
 	checkTicks(t, at, b.runs("ledger"))
 }
 
-// Issue 5 item 6, reconcile on a fast schedule (spec "Cash ledger": a fee
+// Reconcile on a fast schedule (spec "Cash ledger": a fee
 // row may appear later than the fill): right after a fill the fee is
 // pending and the run is ok; once the charge lands it matches; a `Locate
 // Fees` charge with no locate behind it fails the run, naming it.

@@ -62,7 +62,7 @@ func (b *testBundle) receive() func() map[string][]hook {
 	}
 }
 
-// Issue 12 item 4: a failed locate run posts one JSON and one Slack
+// A failed locate run posts one JSON and one Slack
 // notification, naming the job, its kind, the account, the run and the
 // workflows that failed.
 func TestFailedJobNotifies(t *testing.T) {
@@ -98,7 +98,7 @@ func TestFailedJobNotifies(t *testing.T) {
 	}
 }
 
-// Issue 12 item 4: a reconcile run that finds a fee problem (a `Locate
+// A reconcile run that finds a fee problem (a `Locate
 // Fees` charge with no locate behind it) posts a fee_problem event with the
 // problem in its detail; a run that succeeds posts nothing, and one that
 // finds only problems already notified posts nothing either.
@@ -141,7 +141,7 @@ func TestFeeProblemNotifies(t *testing.T) {
 	}
 }
 
-// Issue 12 item 4: run on Thanksgiving (as --once would), a weekday job
+// Run on Thanksgiving (as --once would), a weekday job
 // does nothing and is recorded as skipped, "market closed", not failed; it
 // sends nothing to the broker and notifies nobody.
 func TestRunOnHolidayIsSkipped(t *testing.T) {

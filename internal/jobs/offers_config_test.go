@@ -12,7 +12,7 @@ import (
 	"github.com/locatorhq/locator/internal/notify"
 )
 
-// Issue 19 item 2: a webhook asks for the offers that wait on a person
+// A webhook asks for the offers that wait on a person
 // ("events"), in any format (ntfy among them), and "links" says where a
 // phone reaches the answer links and which variable holds their secret; a
 // webhook asking for offers without links, a secret in the file and a bad

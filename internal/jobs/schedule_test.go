@@ -22,7 +22,7 @@ func et(s string) time.Time {
 	return t
 }
 
-// Issue 12 item 4: a cron schedule never fires on an exchange holiday; the
+// A cron schedule never fires on an exchange holiday; the
 // next run skips to the next trading day. Measured on main: the next run of
 // a weekday job after Wednesday 2026-11-25 was Thanksgiving. Weekends stay
 // the cron fields' business, and "holidays": "run" keeps holiday runs.

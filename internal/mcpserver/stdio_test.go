@@ -66,7 +66,7 @@ func errorCode(m map[string]any) float64 {
 	return c
 }
 
-// Issue 37 item 3: a line that is not a JSON-RPC message is answered with
+// A line that is not a JSON-RPC message is answered with
 // the JSON-RPC error for it (-32700 parse error, -32600 invalid request)
 // and the session goes on; and an account refused at start-up is still
 // served: initialize and tools/list answer, and each tool call is a tool

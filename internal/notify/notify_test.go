@@ -164,7 +164,7 @@ func TestNewRefusesBadWebhooks(t *testing.T) {
 	}{
 		{notify.Webhook{URLEnv: "UNSET", Format: notify.FormatJSON}, nil, "webhook UNSET: the environment variable is not set"},
 		{notify.Webhook{URLEnv: "NOT_URL", Format: notify.FormatJSON}, map[string]string{"NOT_URL": "s3cret"}, "webhook NOT_URL: webhook address refused: want https://"},
-		// Issue 21: an event names accounts and workflows; it crosses a
+		// An event names accounts and workflows; it crosses a
 		// network only encrypted.
 		{notify.Webhook{URLEnv: "PLAIN", Format: notify.FormatJSON}, map[string]string{"PLAIN": "http://hooks.example/s3cret"}, "webhook PLAIN: webhook address refused: http:// beyond this machine's loopback"},
 		{notify.Webhook{URLEnv: "USER", Format: notify.FormatJSON}, map[string]string{"USER": "https://me:s3cret@hooks.example/x"}, "webhook USER: webhook address refused: it carries a user name or password"},
@@ -228,7 +228,7 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	nilNotifier.Notify(event) // notifies nobody, and does not panic
 }
 
-// Issue 28: a signing secret shorter than MinSecret is refused at start,
+// A signing secret shorter than MinSecret is refused at start,
 // naming its variable and never quoting it.
 func TestShortSigningSecretRefused(t *testing.T) {
 	t.Parallel()

@@ -20,7 +20,7 @@ var offerEvent = notify.Event{
 
 // An offer reaches each webhook that asks for offers, in its format: the
 // JSON event with both links (its figures and type as the CLI gives them:
-// "0.0150", "3.00", "Locate"; issue 30), a Slack text linking both, and an ntfy
+// "0.0150", "3.00", "Locate"), a Slack text linking both, and an ntfy
 // publish whose Actions header holds a view button per link. A webhook
 // that names no events (job failures and fee problems by default) is not
 // told of it, and one told only of offers is not told of a failed job.

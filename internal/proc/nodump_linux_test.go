@@ -8,7 +8,7 @@ import (
 	"github.com/locatorhq/locator/internal/proc"
 )
 
-// Issue 21: serve and run are made non-dumpable.
+// Serve and run are made non-dumpable.
 func TestNoDump(t *testing.T) {
 	if err := proc.NoDump(); err != nil {
 		t.Fatal(err)

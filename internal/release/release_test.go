@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/release"
 )
 
-// Issue 19 item 4: version knows the commit a build was made from, its
+// Version knows the commit a build was made from, its
 // time and whether the tree had changes, when Go recorded them, and the
 // build's own time only when the build command set one (a time that does
 // not parse is dropped, not shown wrong); (devel) or (unknown) plainly

@@ -12,7 +12,7 @@ import (
 	"github.com/locatorhq/locator/market"
 )
 
-// Issue 30: `locator audit`'s CSV keeps the columns the README documents
+// `locator audit`'s CSV keeps the columns the README documents
 // as stable, by name and in order (camelCase, as its JSON records), and
 // its times stay RFC 3339 in UTC on the broker's clock, as documented,
 // rather than the tables' New York times: the trail is a record kept

@@ -25,7 +25,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 26 (generated days, seed 134: audit-flags-uncovered): a short sale
+// Found by the generated days (seed 134, audit-flags-uncovered): a short sale
 // sent straight at the broker right after a locate of its symbol filled is
 // covered (the broker held the located shares when it was sent; spec
 // "Short locates" and "Locate inventory row"), whatever the broker's clock

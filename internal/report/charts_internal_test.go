@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// Issue 30: over few days the charts of `report --charts` hold their whole
+// Over few days the charts of `report --charts` hold their whole
 // title, their first and last x labels sit inside the axis (half a
 // category of room at each end), and the utilisation axis runs from 0 to
 // 1 (it stopped at the tallest bar, 0.33).

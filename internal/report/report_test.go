@@ -445,7 +445,7 @@ func sortedKeys(m map[string]*bucket) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// Issue 20, done when: twenty simulated trading days of locates, shorts,
+// Done when: twenty simulated trading days of locates, shorts,
 // credit-backs, declined and expired offers, driven through the engine;
 // every figure of the report (the records `locator report -o json`
 // prints) equals the figure computed from the simulator's request log,

@@ -64,7 +64,7 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("the replaced owner never stepped down")
 			}
-			// Issue 28: closing, the stepped-down owner does not record
+			// Closing, the stepped-down owner does not record
 			// its last request in the pacing row either: the account's
 			// next owner paces from its own start.
 			client := o.cfg.Engine.Client

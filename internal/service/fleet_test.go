@@ -22,7 +22,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 27 item 2: an account that cannot start is retried and reported,
+// An account that cannot start is retried and reported,
 // never a reason for the process to exit. A daemon's fleet of two
 // accounts, the first (LV300001) with a secret the broker does not know
 // (spec "Failure behavior": foreign credentials read 404, so the account
@@ -100,7 +100,7 @@ func TestFleetServesPastARefusedAccount(t *testing.T) {
 	}
 }
 
-// Issue 27 item 2, "an account that cannot start yet is retried and
+// "an account that cannot start yet is retried and
 // reported": a daemon's fleet of three accounts, one with a secret the
 // broker does not know (spec "Failure behavior": foreign credentials read
 // 404), one whose lease another process holds (taken through another
@@ -171,7 +171,7 @@ func TestFleetReportsAccountsItCannotServe(t *testing.T) {
 	}
 }
 
-// Issue 27: two daemons started together each own the key pairs it lists
+// Two daemons started together each own the key pairs it lists
 // first, though each opens many key pairs at once. Another daemon (pid
 // 4242 on elsewhere, announcing every RenewEvery as a starting daemon
 // does) lists LV300001's key pair first; a fleet listing it second, after

@@ -20,7 +20,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 26: a process that hands a batch of 300 locates to the owner over
+// A process that hands a batch of 300 locates to the owner over
 // its socket and follows them (account.FollowAll, as `locator locate`
 // does: one follow stream per workflow) and the whole account (Subscribe,
 // as a dashboard that follows the owner does) sees every workflow to its
@@ -117,7 +117,7 @@ func TestFollowerOfBigBatchSeesEveryEnd(t *testing.T) {
 	}
 }
 
-// Issue 26: a follower whose subscription falls behind still gets every
+// A follower whose subscription falls behind still gets every
 // change of its workflow, in order, none skipped and no seam shown:
 // Follow takes the changes logged since the last one it delivered from
 // the store, on a new subscription made before that read. Here the

@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/service"
 )
 
-// Issue 28: follower hosts hold credentials of their own instead of the
+// Follower hosts hold credentials of their own instead of the
 // owner's token. A host listed in the owner's followers file is served on
 // its credential until its time; one past its time, one made from another
 // token, and a host removed from the file (revoked while the owner runs,

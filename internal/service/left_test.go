@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 )
 
-// Issue 31: a long-lived daemon's memory of the callers that went away
+// A long-lived daemon's memory of the callers that went away
 // (Local.left, what declines a gone caller's offers at once) holds the
 // last leftKept's departures, not every follower it ever served: 10,000
 // callers coming and going over two days leave about an hour's worth, and

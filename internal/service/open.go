@@ -290,7 +290,7 @@ func (h *Handle) followOwner(ctx context.Context, c *Client) (account.Account, b
 		c.Close()
 		return nil, false, err
 	}
-	// The owner serves only a process holding its credentials (issue 21):
+	// The owner serves only a process holding the account's credentials:
 	// proven now, so a refusal ends the command before it does anything.
 	if _, err := c.authenticate(ctx); err != nil {
 		c.Close()

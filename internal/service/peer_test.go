@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Issue 28 item 7: a follower of this host dials only a socket in its
+// A follower of this host dials only a socket in its
 // own runtime folder, served by a process of its own user. A database
 // writer points the owner's lease at a socket outside that folder (one of
 // the writer's, which then hears nothing), then at one in the folder whose

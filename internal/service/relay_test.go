@@ -204,7 +204,7 @@ func (l chanListener) Accept() (net.Conn, error) {
 func (l chanListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
 func (l chanListener) Addr() net.Addr { return l.addr }
 
-// Issue 28 item 1: write access to the shared database is not enough to
+// Write access to the shared database is not enough to
 // trade. A database writer points the account's lease (address and pin)
 // at a relay of its own, and a follower of another host dials it from the
 // lease. A relay without the token learns nothing it can use: the
@@ -233,7 +233,7 @@ func TestRelayedFollowerGainsNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { writer.Close() })
 	locate := account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 5000, Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}}
-	// Issue 28: follower hosts on credentials of their own. A host
+	// Follower hosts on credentials of their own. A host
 	// holding one (host-a) is admitted by the owner, yet cannot pose as
 	// the owner to another host's follower (host-c): that follower's proof
 	// is keyed by another credential, and it stops there.

@@ -25,7 +25,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 21 item 1: a follower proves it holds the owner's key pair for the
+// A follower proves it holds the owner's key pair for the
 // owner's broker address (an HMAC of the owner's one-use challenge keyed
 // by its own secret; the secret never travels). One that holds another
 // secret, or names another address, is refused before anything is sent.
@@ -85,7 +85,7 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 	}
 }
 
-// Issue 21 item 5: the owner's socket takes no connection from another
+// The owner's socket takes no connection from another
 // user (SO_PEERCRED), beside its folder being the user's only.
 func TestSocketRefusesAnotherUser(t *testing.T) {
 	t.Parallel()
@@ -139,7 +139,7 @@ func writes(o *owned) int {
 	return n
 }
 
-// Issue 18 item 3: an owner serving other hosts takes requests only from
+// An owner serving other hosts takes requests only from
 // a process presenting its token, over TLS with the certificate its lease
 // names, for the account it names in its handshake. A wrong token, a
 // missing one, a pin that is not the lease's or an account the process
@@ -234,7 +234,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	}
 }
 
-// Issue 28 item 4: the owner's port holds no connection that has not
+// The owner's port holds no connection that has not
 // proven the token for longer than its admission deadline (one second
 // here, ten by default): 200 connections that finished their TLS
 // handshake and then say nothing are all closed by the owner, each seen

@@ -15,7 +15,7 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Issue 30, spec "Short locates" rule 2: at the prompt of a terminal that
+// Spec "Short locates" rule 2: at the prompt of a terminal that
 // follows the owner, a Reg SHO pair whose both sides are priced, with
 // SingleUse allowed, is put to the person with both sides to choose from
 // (RSHO: SingleUse 0.0400, PreBorrow 0.0900); the side the person picks

@@ -7,7 +7,7 @@ import (
 	"github.com/locatorhq/locator"
 )
 
-// Issue 27: two daemons started together, listing a desk's key pairs in
+// Two daemons started together, listing a desk's key pairs in
 // different orders, each own the pairs it lists first, while opening many
 // key pairs at once. A fleet leaves an account to the record of another
 // daemon that lists its key pair earlier, unless that record is its own,

@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/store"
 )
 
-// Issue 21: in a folder open to every user (0755) and under the common
+// In a folder open to every user (0755) and under the common
 // umask 022, the database, its WAL and its shared memory were created
 // 0644, and another user read workflow records from the WAL. Now every
 // file of the database is 0600, and one left 0644 by an older version is

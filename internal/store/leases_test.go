@@ -359,7 +359,7 @@ func TestKeyPairOneProcess(t *testing.T) {
 	})
 }
 
-// Issue 27: one process renews every lease it holds in one statement:
+// One process renews every lease it holds in one statement:
 // the live leases of the terms named are extended, a lapsed one and one
 // another owner took are not (their owners learn which from RenewLease).
 func TestRenewLeasesAtOnce(t *testing.T) {
@@ -411,7 +411,7 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 	})
 }
 
-// Issue 27: a process takes all of a key pair's accounts at once, one
+// A process takes all of a key pair's accounts at once, one
 // transaction and one write, by the rules a single take keeps: a free
 // account starts term 1, a lapsed one the next term, one the owner holds
 // keeps its term; another process is refused an account whose lease

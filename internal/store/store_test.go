@@ -111,7 +111,7 @@ func TestCreateApplyAndLog(t *testing.T) {
 	})
 }
 
-// Issue 17 item 8: a quote sent again under a new quoteReqID is saved with
+// A quote sent again under a new quoteReqID is saved with
 // the lost one's id, and either id finds the workflow.
 func TestRequoteKeepsBothIDs(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
@@ -246,7 +246,7 @@ func ids(ws []*workflow.Workflow) []string {
 }
 
 // The last request on a key pair is kept across owners: the latest wins.
-// Issue 28: it is written only under an owner's current term: an unfenced
+// It is written only under an owner's current term: an unfenced
 // store is refused, and once another owner took the account the stepped-
 // down owner's write fails with ErrLeaseLost and leaves the row as it was.
 func TestLastRequest(t *testing.T) {

@@ -64,7 +64,7 @@ func TestTokenVaultEncryptsAndGuardsItsKey(t *testing.T) {
 	}
 }
 
-// Issue 21 item 4: a token file, or the folder of its key, that another
+// A token file, or the folder of its key, that another
 // user could change is refused, as ssh does.
 func TestVaultRefusesFilesOthersCouldChange(t *testing.T) {
 	t.Parallel()

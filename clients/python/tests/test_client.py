@@ -132,8 +132,8 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(sim_requests(), before)
 
     def test_short_guarded_by_the_owner(self):
-        """the owner's fat-finger guard holds for Python too (issue 37 item
-        1): a short of PYQT, which the account neither holds nor filled
+        """the owner's fat-finger guard holds for Python too (the
+        reference price): a short of PYQT, which the account neither holds nor filled
         today, is refused with no reference price, and with ref_price 7.00
         a limit of 0.70 is refused against it; nothing is sent either
         time."""
