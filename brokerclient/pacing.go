@@ -380,28 +380,9 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 	for {
 		now := clk.Now() // under the lock: the limiter's time must never go back
 		if until := p.heldUntilLocked(w.prio); until.After(now) {
-			// Held (see HoldIdle): out of the queue until released, so
-			// that the requests behind it are not held too.
-			i := slices.Index(q.queue, w)
-			q.queue = slices.Delete(q.queue, i, i+1)
-			if i == 0 {
-				q.wakeHeadLocked()
+			if err := p.sitOutHold(ctx, clk, q, w, until.Sub(now)); err != nil {
+				return err
 			}
-			// Asleep on clk too, as every request waiting is (a fake
-			// clock must see it asleep), until the holds lapse.
-			unheld := p.unheld
-			p.mu.Unlock()
-			t := clk.NewTimer(until.Sub(now))
-			select {
-			case <-unheld:
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			}
-			t.Stop()
-			p.mu.Lock()
-			q.queue = append(q.queue, w) // idle: the lowest priority, last
 			continue
 		}
 		pos := slices.Index(q.queue, w)
@@ -412,25 +393,7 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 			}
 		}
 		if pos == 0 && !q.held.After(now) && short <= 0 {
-			q.queue = q.queue[1:]
-			r := q.lim.ReserveN(now, 1)
-			d := r.DelayFrom(now)
-			mine := now.Add(d)
-			q.held, p.last = mine, mine
-			q.waited[w.prio] = mine.Sub(arrived)
-			q.wakeHeadLocked()
-			p.mu.Unlock()
-			err := clock.Sleep(ctx, clk, d)
-			if err != nil {
-				p.mu.Lock()
-				r.CancelAt(clk.Now())
-				if q.held.Equal(mine) {
-					q.held = time.Time{}
-					q.wakeHeadLocked()
-				}
-				p.mu.Unlock()
-			}
-			return err
+			return p.takeTurn(ctx, clk, q, w, now, arrived)
 		}
 		// Not this request's turn yet: another's reservation is held, or
 		// this one is not urgent and the bucket is empty (it takes a token
@@ -465,6 +428,59 @@ func (p *pacer) wait(ctx context.Context, clk clock.Clock, route string) error {
 			return err
 		}
 	}
+}
+
+// sitOutHold takes w out of q's queue while its priority is held (see
+// HoldIdle), so that the requests behind it are not held too, and puts it
+// back last (idle: the lowest priority) once the holds lapse or wait has
+// passed. It sleeps on clk, as every request waiting does (a fake clock
+// must see it asleep). p.mu is held on entry and on a nil return; on ctx's
+// end it is released and ctx's error returned.
+func (p *pacer) sitOutHold(ctx context.Context, clk clock.Clock, q *routePace, w *waiter, wait time.Duration) error {
+	i := slices.Index(q.queue, w)
+	q.queue = slices.Delete(q.queue, i, i+1)
+	if i == 0 {
+		q.wakeHeadLocked()
+	}
+	unheld := p.unheld
+	p.mu.Unlock()
+	t := clk.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-unheld:
+	case <-t.C():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	q.queue = append(q.queue, w)
+	return nil
+}
+
+// takeTurn takes w, at the head of q's queue, out of it with a token
+// reserved at now, wakes the next, and sleeps until the token is due; a
+// sleep ended by ctx gives the reservation back. p.mu is held on entry and
+// released.
+func (p *pacer) takeTurn(ctx context.Context, clk clock.Clock, q *routePace, w *waiter, now, arrived time.Time) error {
+	q.queue = q.queue[1:]
+	r := q.lim.ReserveN(now, 1)
+	d := r.DelayFrom(now)
+	mine := now.Add(d)
+	q.held, p.last = mine, mine
+	q.waited[w.prio] = mine.Sub(arrived)
+	q.wakeHeadLocked()
+	p.mu.Unlock()
+	err := clock.Sleep(ctx, clk, d)
+	if err != nil {
+		p.mu.Lock()
+		r.CancelAt(clk.Now())
+		if q.held.Equal(mine) {
+			q.held = time.Time{}
+			q.wakeHeadLocked()
+		}
+		p.mu.Unlock()
+	}
+	return err
 }
 
 // later is the later of a and b.

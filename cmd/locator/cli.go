@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,9 +130,15 @@ const (
 	groupTools  = "tools"
 )
 
-// commands lists the subcommands: name, arguments, group, examples.
+// commands lists the subcommands (name, arguments, group, formats,
+// summary); help lists each group's by name.
 func (m *Main) commands() []spec {
 	conn := connFlags{m: m}
+	return slices.Concat(tradingCommands(conn), readCommands(conn), m.processCommands(conn))
+}
+
+// tradingCommands locate, short, cover, credit back and answer offers.
+func tradingCommands(conn connFlags) []spec {
 	return []spec{
 		{"locate", "SYMBOL QTY [SYMBOL QTY ...]", groupLocate, console.Formats,
 			"ensure QTY located shares of each SYMBOL or --watchlist row, quoting only the shortfall and accepting within policy", func() command { return &locateCommand{conn: conn} }},
@@ -157,6 +164,12 @@ func (m *Main) commands() []spec {
 			"serve the account to an agent over the Model Context Protocol on stdin and stdout: quote, shortable, locate (a max_price required), status, credit_back, inventory", func() command { return &mcpCommand{conn: conn} }},
 		{"resume", "", groupLocate, lines,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
+	}
+}
+
+// readCommands read the account, its workflows and its records.
+func readCommands(conn connFlags) []spec {
+	return []spec{
 		{"status", "[ID]", groupRead, console.Formats,
 			"list recent workflows, or one workflow or order with its transitions (local, sends nothing)", func() command { return &statusCommand{conn: conn} }},
 		{"jobs", "", groupRead, console.Formats,
@@ -187,6 +200,13 @@ func (m *Main) commands() []spec {
 			"print the order routes available to the account", reader(conn, "routes", account.ReadRoutes, func(o console.Printer, r *account.ReadResult) { console.Routes(o, r.Routes) })},
 		{"watch", "pnl|orders", groupRead, lines,
 			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
+	}
+}
+
+// processCommands run a process beside the account (the daemon, the
+// simulator, the demo), or set it up.
+func (m *Main) processCommands(conn connFlags) []spec {
+	return []spec{
 		{"run", "", groupRun, lines,
 			"the daemon with schedules (serve --jobs FILE by its older name; --config FILE [--once JOB]): scheduled locates, credit-backs, ledger syncs, reconciliation", func() command { return &runCommand{serve: serveCommand{conn: conn}} }},
 		{"serve", "", groupRun, lines,
