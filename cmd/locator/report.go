@@ -10,6 +10,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator/internal/report/chart"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/ledger"
 )
@@ -55,7 +56,7 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 	}
 	console.Report(c.conn.out(), r)
 	if c.charts != "" {
-		files, err := report.WriteCharts(r, c.charts)
+		files, err := chart.Write(r, c.charts)
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator/internal/report/chart"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
@@ -520,7 +521,7 @@ func TestReportMonth(t *testing.T) {
 func writeDocs(t *testing.T, r *report.Report, trail *report.Trail) {
 	t.Helper()
 	dir := filepath.Join("..", "..", "docs", "report")
-	if _, err := report.WriteCharts(r, dir); err != nil {
+	if _, err := chart.Write(r, dir); err != nil {
 		t.Fatal(err)
 	}
 	var js bytes.Buffer

@@ -1,4 +1,7 @@
-package report
+// Package chart draws a spend report's charts (`locator report --charts`):
+// apart from package report, so that what reads a report (the library, the
+// daemon, the jobs) links no plotting.
+package chart
 
 import (
 	"fmt"
@@ -11,27 +14,29 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/locatorhq/locator/internal/report"
 )
 
 // Chart file names, each written as .png and .svg.
 const (
-	ChartNetSpend    = "net-spend"     // daily net spend, stacked by symbol
-	ChartUtilisation = "utilisation"   // utilisation by symbol over the range
-	ChartPrice       = "price-per-100" // price per 100 located shares over time
+	NetSpend    = "net-spend"     // daily net spend, stacked by symbol
+	Utilisation = "utilisation"   // utilisation by symbol over the range
+	PricePer100 = "price-per-100" // price per 100 located shares over time
 )
 
-// WriteCharts draws the report's three charts into dir as PNG and SVG and
+// Write draws the report's three charts into dir as PNG and SVG and
 // returns the files written. Figures become float64 here, for the plots
 // only.
-func WriteCharts(r *Report, dir string) ([]string, error) {
+func Write(r *report.Report, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var files []string
 	for _, c := range []struct {
 		name string
-		draw func(*Report) (*plot.Plot, vg.Length)
-	}{{ChartNetSpend, netSpendChart}, {ChartUtilisation, utilisationChart}, {ChartPrice, priceChart}} {
+		draw func(*report.Report) (*plot.Plot, vg.Length)
+	}{{NetSpend, netSpendChart}, {Utilisation, utilisationChart}, {PricePer100, priceChart}} {
 		p, width := c.draw(r)
 		for _, ext := range []string{".png", ".svg"} {
 			path := filepath.Join(dir, c.name+ext)
@@ -45,7 +50,7 @@ func WriteCharts(r *Report, dir string) ([]string, error) {
 }
 
 // dayLabels are the range's dates with activity, as MM-DD in New York.
-func dayLabels(r *Report) []string {
+func dayLabels(r *report.Report) []string {
 	out := make([]string, len(r.Dates))
 	for i, d := range r.Dates {
 		out[i] = d.Date.Format("01-02")
@@ -54,7 +59,7 @@ func dayLabels(r *Report) []string {
 }
 
 // title names the chart, its account and range; dates are New York's.
-func title(p *plot.Plot, what string, r *Report) {
+func title(p *plot.Plot, what string, r *report.Report) {
 	p.Title.Text = fmt.Sprintf("%s, %s, %s (New York dates)", what, r.Account, r.Range)
 }
 
@@ -68,7 +73,7 @@ func frame(p *plot.Plot, n int, w vg.Length) vg.Length {
 	return max(w, p.Title.TextStyle.Width(p.Title.Text)+vg.Inch)
 }
 
-func netSpendChart(r *Report) (*plot.Plot, vg.Length) {
+func netSpendChart(r *report.Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Daily net locate spend by symbol ($)", r)
 	p.Y.Label.Text = "net spend ($)"
@@ -106,7 +111,7 @@ func netSpendChart(r *Report) (*plot.Plot, vg.Length) {
 	return p, frame(p, len(r.Dates), width(len(r.Dates)))
 }
 
-func utilisationChart(r *Report) (*plot.Plot, vg.Length) {
+func utilisationChart(r *report.Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Utilisation by symbol (shorted ÷ located)", r)
 	p.Y.Label.Text = "utilisation"
@@ -129,7 +134,7 @@ func utilisationChart(r *Report) (*plot.Plot, vg.Length) {
 	return p, frame(p, len(r.Symbols), width(2*len(r.Symbols)))
 }
 
-func priceChart(r *Report) (*plot.Plot, vg.Length) {
+func priceChart(r *report.Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Price per 100 located shares ($)", r)
 	p.Y.Label.Text = "$ per 100 shares"
