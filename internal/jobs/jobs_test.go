@@ -469,7 +469,20 @@ func TestCreditBackJobRestartMidJob(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run after restart: %v", err)
 	}
-	if !strings.Contains(run.Detail, "HTBX Locate credited 500") || !strings.Contains(run.Detail, "left open by an earlier run") {
+	// The credit-back the first run left open is finished by this run,
+	// which waits for it, or by the restarted engine's recovery before
+	// this run looks (virtual time runs on meanwhile): once either way.
+	switch {
+	case strings.Contains(run.Detail, "left open by an earlier run"):
+		if !strings.Contains(run.Detail, "HTBX Locate credited 500") {
+			t.Errorf("detail %q", run.Detail)
+		}
+	case run.Detail == "nothing to credit back":
+		ws, err := b.store.List(t.Context(), store.Filter{Kind: states.CreditBack})
+		if err != nil || len(ws) != 1 || ws[0].State != states.Credited || ws[0].Quantity != 500 {
+			t.Errorf("the recovered credit-back: %v, %v; want one of 500, credited", ws, err)
+		}
+	default:
 		t.Errorf("detail %q", run.Detail)
 	}
 	if n := len(b.requests("locates/sell")); n != 1 {
@@ -594,7 +607,9 @@ func TestCreditBackSkipsSymbolBeingLocated(t *testing.T) {
 	if n := len(b.requests("locates/sell")); n != 0 {
 		t.Errorf("%d sells, want none", n)
 	}
-	if err := b.engine.Cancel(t.Context(), h.ID, workflow.CancelAsked{}); err != nil {
+	// The locate in flight is withdrawn, unless virtual time already
+	// carried it to its end meanwhile.
+	if err := b.engine.Cancel(t.Context(), h.ID, workflow.CancelAsked{}); err != nil && !errors.Is(err, engine.ErrNotOpen) {
 		t.Fatal(err)
 	}
 }
