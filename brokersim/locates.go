@@ -474,7 +474,8 @@ func (b *locateBook) cancel(s *Sim, a *account, id string, now time.Time) {
 
 // reserveForShort ties shares of the account's located inventory for symbol
 // to a short being opened; it reports false, taking nothing, when too few are
-// available. Locate and PreBorrow rows are used before SingleUse, whose use
+// available (unless the scenario fills shorts without a locate: then it
+// ties what it finds). Locate and PreBorrow rows are used before SingleUse, whose use
 // makes it non-creditable. Paper accounts hold no inventory and treat every
 // symbol as easy to borrow (spec: "Paper versus live"), so they always pass.
 func (b *locateBook) reserveForShort(s *Sim, account, symbol string, shares int64) bool {
@@ -486,7 +487,7 @@ func (b *locateBook) reserveForShort(s *Sim, account, symbol string, shares int6
 	for _, r := range rows {
 		total += r.available
 	}
-	if total < shares {
+	if total < shares && !s.sc.ShortsWithoutLocate {
 		return false
 	}
 	for _, r := range rows {

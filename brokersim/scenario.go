@@ -46,6 +46,12 @@ type Scenario struct {
 	// 0.013000000000000001). The fee charged is still the exact price times
 	// the shares, rounded to the cent.
 	FloatPrices bool `json:"floatPrices,omitempty"`
+	// ShortsWithoutLocate has the venue fill a short sale that finds fewer
+	// located shares free than it executes (tying those it finds) instead
+	// of rejecting it ("no locate available"): the spec does not say the
+	// broker checks at execution, and a firm's audit must catch a short
+	// that filled after its located shares were credited back.
+	ShortsWithoutLocate bool `json:"shortsWithoutLocate,omitempty"`
 	// Timing holds the durations of the asynchronous workflows.
 	Timing ScenarioTiming `json:"timing"`
 	// CreditBackRefund is the fraction of the original fee paid back as a

@@ -45,7 +45,8 @@ type Cover struct {
 	At time.Time
 }
 
-// AuditRow is one short sale and what covered it when it was sent.
+// AuditRow is one short sale and what covered it when it was sent and
+// when it executed.
 type AuditRow struct {
 	Date          time.Time // trade date the order was sent on
 	SentAt        time.Time // broker's clock
@@ -57,7 +58,8 @@ type AuditRow struct {
 	OrderStatus   string
 	Covers        []Cover
 	// Covered is false when the covers found for the short at the time it
-	// was sent were short of its quantity: the row is flagged.
+	// was sent were short of its quantity, or the located shares free when
+	// it executed were short of the shares executed: the row is flagged.
 	Covered bool
 	// Flag says why an uncovered row is flagged; empty when covered.
 	Flag string
@@ -121,18 +123,18 @@ func AuditBook(ctx context.Context, st *store.Store, account string, book []brok
 
 // auditEvent is one thing that changes what covers a symbol's short sales
 // on a day: a locate filled, an easy-to-borrow check, a credit-back, a
-// short sale sent, a cover filled.
+// short sale sent, a short sale executed, a cover filled.
 type auditEvent struct {
 	at     time.Time
 	symbol string
-	kind   string // "locate", "etb", "credit", "short", "cover"
+	kind   string // "locate", "etb", "credit", "short", "exec", "cover"
 	w      *workflow.Workflow
 	shares int64
-	row    *AuditRow // short
+	row    *AuditRow // short, exec
 }
 
 // eventRank orders events of the same millisecond.
-var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "short": 3}
+var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "short": 3, "exec": 4}
 
 // Audit matches every short sale (Sell/Open) locator placed, and every one
 // in o.Seen it did not, to what covered it when it was sent, on the broker's
@@ -143,15 +145,20 @@ var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "
 //   - an easy-to-borrow check answered earlier that day covers it whole;
 //   - otherwise located shares do, oldest locate first: each filled locate
 //     adds its shares, a credit-back takes its shares away, a short sale's
-//     executed shares are tied until a cover (Buy/Close) fills and returns
-//     them (Locate and PreBorrow shares are reusable within the day,
-//     SingleUse shares are not: they stay used);
+//     executed shares are tied from its execution until a cover (Buy/Close)
+//     fills and returns them (Locate and PreBorrow shares are reusable
+//     within the day, SingleUse shares are not: they stay used);
 //   - a short whose quantity exceeds the shares free when it was sent is
-//     flagged, whatever the broker did with it (it may have rejected it).
+//     flagged, whatever the broker did with it (it may have rejected it);
+//   - so is one whose executed shares exceed the shares free when it
+//     executed: a working short sale whose located shares were credited
+//     back (or taken by another short) before it filled.
 //
 // Both sides are on the broker's clock wherever the broker told the time:
 // a locate counts from its fill (its history row's updatedDate), a short
-// from its startTime in the book, a cover from its lastUpdated; the times
+// from its startTime in the book and its execution from its lastUpdated
+// (the last fill's time; a partly filled order cancelled later is judged
+// at the cancel), a cover from its lastUpdated; the times
 // locator recorded, shifted by the skew's estimate (good to about a
 // second), stand in only where the broker's are not known (an
 // easy-to-borrow check; an order no longer in the book).
@@ -180,6 +187,7 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 		return cmp.Or(x.at.Truncate(time.Millisecond).Compare(y.at.Truncate(time.Millisecond)), cmp.Compare(eventRank[x.kind], eventRank[y.kind]))
 	})
 	days := map[cellKey]*coverDay{}
+	var rows []*AuditRow
 	for _, ev := range evs {
 		// Cover lasts the broker's trading day, to its 8 PM rollover.
 		k := cellKey{ev.symbol, market.SessionStart(ev.at)}
@@ -189,9 +197,12 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 			days[k] = d
 		}
 		d.apply(ev)
-		if ev.row != nil && o.Range.Contains(ev.row.Date) {
-			t.Rows = append(t.Rows, *ev.row)
+		if ev.kind == "short" && o.Range.Contains(ev.row.Date) {
+			rows = append(rows, ev.row)
 		}
+	}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, *r)
 	}
 	return t, nil
 }
@@ -276,9 +287,15 @@ func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func
 		case x.SentAt.IsZero() || x.State == states.OrderIntent:
 		case x.Side == string(brokerclient.SideSell) && x.OpenClose == string(brokerclient.OpenCloseOpen):
 			at := brokerTime(seen.StartTime, x.SentAt)
-			evs = append(evs, auditEvent{at: at, symbol: x.Symbol, kind: "short", shares: x.Executed, row: &AuditRow{
+			// The book, when it holds the order, is the broker's word now
+			// (a fill locator has not heard of yet included).
+			executed, status := x.Executed, x.OrderStatus
+			if seen.ClientOrderID != "" {
+				executed, status = seen.Executed, string(seen.OrderStatus)
+			}
+			evs = append(evs, shortEvents(at, brokerTime(seen.LastUpdated, x.UpdatedAt), x.Symbol, &AuditRow{
 				Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.LookupID(), Source: SourceLocator, Symbol: x.Symbol,
-				Quantity: x.Quantity, Executed: x.Executed, OrderStatus: x.OrderStatus}})
+				Quantity: x.Quantity, Executed: executed, OrderStatus: status})...)
 		case x.Side == string(brokerclient.SideBuy) && x.OpenClose == string(brokerclient.OpenCloseClose) && x.Executed > 0:
 			evs = append(evs, auditEvent{at: brokerTime(seen.LastUpdated, x.UpdatedAt), symbol: x.Symbol, kind: "cover", shares: x.Executed})
 		}
@@ -288,11 +305,29 @@ func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func
 			continue
 		}
 		at := x.StartTime.Time
-		evs = append(evs, auditEvent{at: at, symbol: x.Symbol, kind: "short", shares: x.Executed, row: &AuditRow{
+		evs = append(evs, shortEvents(at, brokerTime(x.LastUpdated, at), x.Symbol, &AuditRow{
 			Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.ClientOrderID, Source: SourceBroker, Symbol: x.Symbol,
-			Quantity: x.OrderQuantity, Executed: x.Executed, OrderStatus: string(x.OrderStatus)}})
+			Quantity: x.OrderQuantity, Executed: x.Executed, OrderStatus: string(x.OrderStatus)})...)
 	}
 	return evs, nil
+}
+
+// shortEvents are a short sale's sending at sent and, once it executed,
+// its execution at executed (never before its sending).
+func shortEvents(sent, executed time.Time, symbol string, row *AuditRow) []auditEvent {
+	evs := []auditEvent{{at: sent, symbol: symbol, kind: "short", row: row}}
+	if row.Executed > 0 {
+		evs = append(evs, auditEvent{at: later(executed, sent), symbol: symbol, kind: "exec", shares: row.Executed, row: row})
+	}
+	return evs
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // lot is a locate's shares on its day: how many are free, how many tied.
@@ -352,11 +387,12 @@ func (d *coverDay) apply(ev auditEvent) {
 		}
 	case "short":
 		d.short(ev)
+	case "exec":
+		d.exec(ev)
 	}
 }
 
-// short decides the cover of a short sale when it was sent, and ties its
-// executed shares.
+// short decides the cover of a short sale when it was sent.
 func (d *coverDay) short(ev auditEvent) {
 	r := ev.row
 	if d.etb != nil {
@@ -364,7 +400,7 @@ func (d *coverDay) short(ev auditEvent) {
 		r.Covers = []Cover{{Kind: CoverEasyToBorrow, WorkflowID: d.etb.w.ID, At: d.etb.at}}
 		return
 	}
-	need, tieLeft := r.Quantity, r.Executed
+	need := r.Quantity
 	for _, l := range d.lots {
 		if need == 0 {
 			break
@@ -375,14 +411,31 @@ func (d *coverDay) short(ev auditEvent) {
 		}
 		need -= n
 		r.Covers = append(r.Covers, Cover{Kind: CoverLocate, WorkflowID: l.w.ID, QuoteReqID: cmp.Or(l.w.AcceptedID, l.w.QuoteReqID), Shares: n, At: l.at})
-		if t := min(n, tieLeft); t > 0 {
-			l.free -= t
-			tieLeft -= t
-			d.tied = append(d.tied, tie{l, t})
-		}
 	}
 	r.Covered = need == 0
 	if !r.Covered {
 		r.Flag = fmt.Sprintf("%d of %d shares had no locate or easy-to-borrow check when sent", need, r.Quantity)
+	}
+}
+
+// exec ties a short sale's executed shares, oldest lot first, and flags
+// the sale when fewer were free then than it executed (an easy-to-borrow
+// check of the day covers them all).
+func (d *coverDay) exec(ev auditEvent) {
+	if d.etb != nil {
+		return
+	}
+	left := ev.shares
+	for _, l := range d.lots {
+		if n := min(left, l.free); n > 0 {
+			l.free -= n
+			left -= n
+			d.tied = append(d.tied, tie{l, n})
+		}
+	}
+	if r := ev.row; left > 0 && r.Covered {
+		r.Covered = false
+		r.Flag = fmt.Sprintf("%d of %d executed shares had no located shares free when they executed at %s (credited back or used since it was sent)",
+			left, ev.shares, ev.at.In(market.NewYork).Format("15:04:05 MST"))
 	}
 }

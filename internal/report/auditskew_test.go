@@ -89,10 +89,10 @@ func TestAuditShortRightAfterFillUnderSkew(t *testing.T) {
 // HTTP on its fake clock run as virtual time, the broker's clock skew
 // ahead; its client follows orders by REST lookups (no portfolio stream,
 // as in generate).
-func auditWorld(t *testing.T, skew time.Duration) (context.Context, *simtest.Bundle, *store.Store, *brokerclient.Client, *engine.Engine) {
+func auditWorld(t *testing.T, skew time.Duration, opts ...simtest.Option) (context.Context, *simtest.Bundle, *store.Store, *brokerclient.Client, *engine.Engine) {
 	t.Helper()
 	start := time.Date(2026, 10, 1, 10, 0, 0, 0, market.NewYork)
-	sim := simtest.New(t, simtest.WithStart(start), simtest.WithSimOption(brokersim.WithClockSkew(skew)))
+	sim := simtest.New(t, append([]simtest.Option{simtest.WithStart(start), simtest.WithSimOption(brokersim.WithClockSkew(skew))}, opts...)...)
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "locator.db"), sim.Clock)
 	if err != nil {
 		t.Fatal(err)
@@ -232,4 +232,63 @@ func TestAuditLocateEndsAtRollover(t *testing.T) {
 	if _, rows := auditToday(t, ctx, sim, st, client); rows["direct-evening"].ClientOrderID == "" || rows["direct-evening"].Covered {
 		t.Errorf("the short sent after the rollover: %+v, want it flagged", rows["direct-evening"])
 	}
+}
+
+// A short sale is judged at its execution too, not only at its sending
+// (spec "Short locates" rule 5, "Locate inventory row": located shares tied
+// to no open short can be credited back): with 300 HTBX located, a limit
+// short of 100 above the market works, covered when sent; the 300 are
+// credited back (forced past the guard that keeps them for it); then the
+// market reaches the limit and, at a broker that fills a short sale
+// whatever its inventory, it executes with no located share left. The
+// audit flags it, naming the execution; it used to call it covered.
+func TestAuditShortExecutedAfterCreditBack(t *testing.T) {
+	t.Parallel()
+	ctx, sim, st, client, e := auditWorld(t, 0, simtest.WithScenario(func(sc *brokersim.Scenario) { sc.ShortsWithoutLocate = true }))
+	h, err := e.Locate(ctx, engine.Request{Symbol: "HTBX", Quantity: 300, Policy: workflow.Policy{AutoAccept: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, err := h.Wait(ctx); err != nil || wf.State != states.Filled {
+		t.Fatalf("locate HTBX 300: %v %+v", err, wf)
+	}
+	market, limit := decimal.RequireFromString("12.50"), decimal.RequireFromString("13.00")
+	sim.Sim.SetPrice("HTBX", market)
+	short, err := e.PlaceOrder(ctx, &engine.Order{ClientOrderID: uuid.NewString(), Account: accountID, Symbol: "HTBX", Side: "Sell", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "Day", Quantity: 100, LimitPrice: limit, Route: "SMART"}, workflow.Guard{RefPrice: market})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.WaitOrder(ctx, short.ClientOrderID, true); err != nil || got.State != states.OrderWorking {
+		t.Fatalf("the limit short above the market: %v %+v, want it working", err, got)
+	}
+	cb, err := e.CreditBack(ctx, engine.CreditBackRequest{Symbol: "HTBX", Shares: 300, Type: brokercode.LocateTypeLocate, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := cb.Wait(ctx); err != nil || w.State != states.Credited {
+		t.Fatalf("credit-back HTBX 300 --force: %v %+v", err, w)
+	}
+	sim.Sim.SetPrice("HTBX", limit) // the simulator fills it at once
+	if o := simOrder(sim, short.LookupID()); o == nil || o.Executed != 100 {
+		t.Fatalf("the short at its limit: %+v, want it filled", o)
+	}
+	_, rows := auditToday(t, ctx, sim, st, client)
+	r := rows[short.LookupID()]
+	if r.ClientOrderID == "" || r.Covered || r.Executed != 100 || !strings.Contains(r.Flag, "100 of 100 executed shares had no located shares free when they executed") {
+		t.Errorf("the short executed after its locate was credited back: %+v, want it flagged at its execution", r)
+	}
+	if len(r.Covers) != 1 || r.Covers[0].Shares != 100 {
+		t.Errorf("its cover when sent: %+v, want the 300 located (100 of them)", r.Covers)
+	}
+}
+
+// simOrder is the simulator's record of order id, nil when it has none.
+func simOrder(sim *simtest.Bundle, id string) *brokersim.OrderRecord {
+	for _, o := range sim.Sim.Orders() {
+		if o.ClientOrderID == id {
+			return &o
+		}
+	}
+	return nil
 }
