@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,11 +355,25 @@ func TestAskPolicy(t *testing.T) {
 // canceled (52); a queued one ends without anything sent.
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	asked := make(chan engine.Offer, 1)
+	asked, withdrawn := make(chan engine.Offer, 1), make(chan struct{})
+	// Virtual time stands still from the moment the second locate joins
+	// the quote queue (on the loop, before it sleeps on the spacing) to
+	// its cancel: under load it ran past the spacing, and the locate was
+	// quoted before the cancel came.
+	second, queued := workflow.NewID(), make(chan struct{})
+	var held atomic.Bool
 	b := setup(t, setupOpt{ask: func(ctx context.Context, o engine.Offer) bool {
 		asked <- o
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-withdrawn: // the person's prompt goes with the cancel
+		}
 		return false
+	}, clockRuns: func() bool { return !held.Load() }, onUpdate: func(u engine.Update) {
+		if u.Workflow != nil && u.Workflow.ID == second && !u.QueuedUntil.IsZero() {
+			held.Store(true)
+			close(queued)
+		}
 	}})
 	h, err := b.engine.Locate(t.Context(), engine.Request{Symbol: "HTBX", Quantity: 100})
 	if err != nil {
@@ -369,17 +384,25 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, b.wait(t, h.ID), states.Canceled)
+	close(withdrawn)
 	if o.WorkflowID != h.ID {
 		t.Errorf("offer for %s", o.WorkflowID)
 	}
-	// A second request on the same symbol waits 30 s in the queue: cancel it there.
-	h2, err := b.engine.Locate(t.Context(), engine.Request{Symbol: "HTBX", Quantity: 100})
+	// A second request on the same symbol waits 30 s in the queue: cancel
+	// it there.
+	h2, err := b.engine.Locate(t.Context(), engine.Request{ID: second, Symbol: "HTBX", Quantity: 100})
 	if err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-queued:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("the second locate did not join the quote queue")
 	}
 	if err := b.engine.Cancel(t.Context(), h2.ID, workflow.CancelAsked{}); err != nil {
 		t.Fatal(err)
 	}
+	held.Store(false)
 	w2 := b.wait(t, h2.ID)
 	expect(t, w2, states.Canceled)
 	if n := len(b.requests("locates/quote")); n != 1 {
