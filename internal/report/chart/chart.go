@@ -65,6 +65,15 @@ func title(p *plot.Plot, what string, r *report.Report) {
 
 func width(n int) vg.Length { return vg.Length(max(6, float64(n)*0.45)) * vg.Inch }
 
+// nominalX names the x axis's categories; a range with none (nothing
+// located or shorted in it) gets an empty axis (gonum's NominalX panics on
+// no names).
+func nominalX(p *plot.Plot, names []string) {
+	if len(names) > 0 {
+		p.NominalX(names...)
+	}
+}
+
 // frame fits a chart of n categories (days or symbols) on a nominal x
 // axis: half a category of room at each end, so the first and last labels
 // and bars are whole, and a width (at least w) that holds the whole title.
@@ -107,7 +116,7 @@ func netSpendChart(r *report.Report) (*plot.Plot, vg.Length) {
 	}
 	p.Legend.Top = true
 	p.Y.Max *= 1.25 // room for the legend above the tallest bar
-	p.NominalX(dayLabels(r)...)
+	nominalX(p, dayLabels(r))
 	return p, frame(p, len(r.Dates), width(len(r.Dates)))
 }
 
@@ -130,7 +139,7 @@ func utilisationChart(r *report.Report) (*plot.Plot, vg.Length) {
 	// A fraction of the located shares: the axis runs 0 to 1 (further when
 	// more was shorted than located), not to the tallest bar.
 	p.Y.Min, p.Y.Max = 0, max(1, p.Y.Max)
-	p.NominalX(names...)
+	nominalX(p, names)
 	return p, frame(p, len(r.Symbols), width(2*len(r.Symbols)))
 }
 
@@ -163,6 +172,6 @@ func priceChart(r *report.Report) (*plot.Plot, vg.Length) {
 	}
 	p.Legend.Top = true
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.25
-	p.NominalX(dayLabels(r)...)
+	nominalX(p, dayLabels(r))
 	return p, frame(p, len(r.Dates), width(len(r.Dates)))
 }

@@ -45,3 +45,14 @@ func TestChartsFitFewDays(t *testing.T) {
 		}
 	}
 }
+
+// A range with nothing located or shorted in it (a fresh account) draws
+// its three charts, empty: `report --charts` panicked on it.
+func TestChartsOfAnEmptyRange(t *testing.T) {
+	t.Parallel()
+	r := &report.Report{Account: "LV100001", Range: report.Range{From: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}}
+	files, err := Write(r, t.TempDir())
+	if err != nil || len(files) != 6 {
+		t.Fatalf("charts of an empty range: %v, %v; want 6 files", files, err)
+	}
+}
