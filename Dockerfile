@@ -9,7 +9,7 @@
 #   docker run -d --name locator --env-file locator.env \
 #     -v locator-state:/var/lib/locator -v "$PWD/locator.json:/etc/locator/locator.json:ro" locator
 #
-# See the README, "Running as a service".
+# See docs/operations.md, "Running as a service".
 
 FROM golang:1.26 AS build
 WORKDIR /src

@@ -8,7 +8,7 @@ import (
 
 // publishedRates is the spec's "Rate limits" table, by bucket name. Routes
 // without a published number (account list, account detail, cash ledger) use
-// the scenario's DefaultRate, documented in the README.
+// the scenario's DefaultRate, documented in docs/simulator.md.
 var publishedRates = map[string]ScenarioRate{
 	"order.place":          {10, 10},
 	"order.cancel":         {15, 15},

@@ -194,7 +194,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// DefaultScenario returns the embedded scenario documented in the README.
+// DefaultScenario returns the embedded scenario documented in
+// docs/simulator.md ("The default scenario").
 func DefaultScenario() Scenario {
 	sc, err := ParseScenario(defaultScenarioJSON)
 	if err != nil {

@@ -4,8 +4,8 @@
 // is scenario_default.json) and an injectable clock. It is `locator sim`,
 // the demo's broker and the oracle of every test. It imports nothing of
 // locator's but the clock, so it cannot agree with brokerclient by accident.
-// docs/broker.md summarizes the interface it implements; the README's "The
-// simulator" lists its admin routes and the choices it made where the
+// docs/broker.md summarizes the interface it implements; docs/simulator.md
+// lists its admin routes and the choices it made where the
 // broker's specification shows nothing. Faults injects failures: answers
 // of 500, 503 and 429, connections reset before or after a request is
 // processed, delays, and portfolio stream pushes lost while the

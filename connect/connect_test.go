@@ -153,8 +153,8 @@ func TestOpenRefusesBadSettings(t *testing.T) {
 	}
 }
 
-// The README's "Library use" shows ExampleOpen's body as it is, so the
-// code a reader copies compiles.
+// docs/library.md's "Library use" shows ExampleOpen's body as it is, so
+// the code a reader copies compiles.
 func TestREADMEQuotesTheExample(t *testing.T) {
 	src, err := os.ReadFile("example_test.go")
 	if err != nil {
@@ -166,12 +166,12 @@ func TestREADMEQuotesTheExample(t *testing.T) {
 	for _, l := range strings.Split(body, "\n") {
 		lines = append(lines, strings.TrimPrefix(l, "\t"))
 	}
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/library.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "### Library use\n")
+	_, section, _ := strings.Cut(string(page), "## Library use\n")
 	if want := "```go\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(section, want) {
-		t.Errorf("README's Library use does not quote ExampleOpen's body:\n%s", want)
+		t.Errorf("docs/library.md's Library use does not quote ExampleOpen's body:\n%s", want)
 	}
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // An execution helper opens the account from the LOCATOR_* variables the
-// command reads, then locates and shorts under a cap; the README's
-// "Library use" quotes this body (TestREADMEQuotesTheExample).
+// command reads, then locates and shorts under a cap; docs/library.md
+// quotes this body (TestREADMEQuotesTheExample).
 func ExampleOpen() {
 	ctx := context.Background()
 	opts := connect.FromEnv() // LOCATOR_BASE_URL, LOCATOR_KEY_ID, LOCATOR_SECRET, LOCATOR_ACCOUNT, LOCATOR_DB, ...

@@ -357,7 +357,7 @@ func TestWriteNeedingAPersonRefusedWithoutATerminal(t *testing.T) {
 		}
 	}
 	// With nothing unused there is nothing to confirm: done, exit
-	// 0, nothing sent (the README's "nothing unused to credit back").
+	// 0, nothing sent (docs/operations.md, exit codes: "nothing unused to credit back").
 	before := len(b.writes())
 	if code, _, errOut := b.MustRunMain(t, nil, "credit-back", "HTBY"); code != console.ExitOK {
 		t.Errorf("credit-back HTBY with nothing unused: exit %d, want 0\n%s", code, errOut)

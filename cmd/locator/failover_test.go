@@ -166,7 +166,7 @@ func trialsOf(name string, def int) int {
 // benchmark's business: `locator bench --mode fleet` measures failover);
 // no quote sent twice, no 429, every workflow final (nothing left open).
 // LOCATOR_FAILOVER_TRIALS sets the trials (3 by default; the issue asks
-// 20, run by hand: see the README).
+// 20, run by hand: see docs/benchmarks.md).
 func TestFailoverOnOwnerKill(t *testing.T) {
 	t.Parallel()
 	trials := trialsOf("LOCATOR_FAILOVER_TRIALS", 3)

@@ -20,7 +20,7 @@ import (
 
 // A desk's accounts on one Postgres served by two `locator serve
 // --standby` processes, as `locator bench --mode fleet` runs them (8
-// accounts over 4 key pairs here; 200 over 100 for the README). The
+// accounts over 4 key pairs here; 200 over 100 for docs/benchmarks.md). The
 // broker's rate limits are per key pair (spec "Rate limits": several
 // processes sharing one key pair share the buckets), so each key pair's
 // accounts are owned by one process; both processes own some; a locate

@@ -1,5 +1,5 @@
 // Command locator runs the short-locate workflow against the broker, serves
-// the broker simulator, and demonstrates both. See the README.
+// the broker simulator, and demonstrates both. See the README and docs/.
 package main
 
 import (

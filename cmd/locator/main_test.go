@@ -304,23 +304,23 @@ func TestStatesCommand(t *testing.T) {
 	}
 }
 
-// The README's state diagrams are what `locator states` prints: a change
-// to the tables that is not in the README fails here.
+// The state diagrams of docs/states.md are what `locator states` prints: a
+// change to the tables that is not in that page fails here.
 func TestREADMEDiagramsMatchTheTables(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile("../../docs/states.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := strings.Split(string(raw), "```mermaid\n")[1:]
 	kinds := states.Kinds()
 	if len(blocks) != len(kinds) {
-		t.Fatalf("README has %d mermaid diagrams, want %d (one per workflow kind)", len(blocks), len(kinds))
+		t.Fatalf("docs/states.md has %d mermaid diagrams, want %d (one per workflow kind)", len(blocks), len(kinds))
 	}
 	for i, k := range kinds {
 		got, _, _ := strings.Cut(blocks[i], "```")
 		if got != states.Mermaid(k) {
-			t.Errorf("README diagram %d is not `locator states --kind %s --format mermaid`; regenerate it", i+1, k)
+			t.Errorf("docs/states.md diagram %d is not `locator states --kind %s --format mermaid`; regenerate it", i+1, k)
 		}
 	}
 }

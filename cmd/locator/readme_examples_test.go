@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,9 +14,9 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 )
 
-// readmeNotRun are the README's locator examples this test does not run,
-// each with why and what runs it instead. An entry the README no longer
-// holds fails the test, so the list stays true.
+// readmeNotRun are the locator examples of the README and docs/ this test
+// does not run, each with why and what runs it instead. An entry no page
+// holds any longer fails the test, so the list stays true.
 var readmeNotRun = map[string]string{
 	"serve":                         "owns the account until stopped: TestWriteNeedingAPersonRefusedWithoutATerminal and the owner tests run it",
 	"watch pnl":                     "follows the P&L stream until Ctrl-C: TestWatchPnL runs it",
@@ -36,7 +37,7 @@ var readmeNotRun = map[string]string{
 	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 1 --locating 20":  "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
 }
 
-// readmeShell are the other commands of the README's shell blocks, by
+// readmeShell are the other commands of the pages' shell blocks, by
 // their first word, with why this test does not run them.
 var readmeShell = map[string]string{
 	"export":                    "the session's environment: TestREADMEExportsMatchTheSimulator checks its values",
@@ -51,13 +52,13 @@ var readmeShell = map[string]string{
 	"PYTHONPATH=clients/python": "the Python client's example: TestPythonClient (clients/python) runs it against locator sim and serve",
 }
 
-// readmeExample is one command line of a shell block of the README.
+// readmeExample is one command line of a shell block of a page.
 type readmeExample struct {
 	line int    // 1-based
 	text string // the command, its comment and continuation joined
 }
 
-// readmeShellLines are the command lines of the README's ```sh blocks.
+// readmeShellLines are the command lines of a page's ```sh blocks.
 func readmeShellLines(lines []string) []readmeExample {
 	var out []readmeExample
 	in := false
@@ -82,25 +83,34 @@ func readmeShellLines(lines []string) []readmeExample {
 
 var readmeLocator = regexp.MustCompile(`^(?:(\S+=\S+) )?(?:go run \./cmd/locator|locator) (.*)$`)
 
-// Every example of the README's shell blocks runs as
-// written, from a working folder like a fresh clone's (its testdata/), in
-// order, against the simulator the README starts and one database: each
-// locator line exits 0 and a "> FILE" of a relative FILE is written
-// (an absolute one, a system path, is not written here); the lines not run
-// are listed above with why, and a line of neither list fails the test.
+// Every example of the shell blocks of the README and of the pages under
+// docs/ (docPages) runs as written, from a working folder like a fresh
+// clone's (its testdata/), in order (the README's, then each page's, as a
+// reader who started with the README goes on), against the simulator the
+// README starts and one database: each locator line exits 0 and a
+// "> FILE" of a relative FILE is written (an absolute one, a system path,
+// is not written here); the lines not run are listed above with why, and
+// a line of neither list fails the test.
 // Not parallel: the examples' relative paths need the working folder.
 func TestREADMEExamplesRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs every example of the README (CI runs it)")
+		t.Skip("-short: runs every example of the README and docs/ (CI runs it)")
 	}
-	raw, err := os.ReadFile(readmePath)
+	testdata, err := filepath.Abs(filepath.Join(repoRoot, "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testdata, err := filepath.Abs("../../testdata")
-	if err != nil {
+	// The pages are read before the working folder changes.
+	names := docPages(t)
+	pages := map[string][]readmeExample{}
+	for _, page := range names {
+		pages[page] = readmeShellLines(readPage(t, page))
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(testdata, filepath.Join(dir, "testdata")); err != nil {
 		t.Fatal(err)
 	}
+	t.Chdir(dir)
 	// A reader types the lines seconds apart: the simulator's 30-second
 	// same-symbol spacing and 10-second credit clearing are shortened, or
 	// the quote after the locates would wait out the spacing here.
@@ -109,59 +119,57 @@ func TestREADMEExamplesRun(t *testing.T) {
 		sc.Timing.CreditClear = brokersim.Duration(500 * time.Millisecond)
 	})
 	env["XDG_CONFIG_HOME"] = t.TempDir() // never the settings file of whoever runs the tests
-	dir := t.TempDir()
-	if err := os.Symlink(testdata, filepath.Join(dir, "testdata")); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
 	seen := map[string]bool{}
 	ran := 0
-	for _, ex := range readmeShellLines(strings.Split(string(raw), "\n")) {
-		command, _, _ := strings.Cut(ex.text, " #")
-		m := readmeLocator.FindStringSubmatch(strings.TrimSpace(command))
-		if m == nil {
-			first, _, _ := strings.Cut(strings.TrimSpace(command), " ")
-			if _, ok := readmeShell[first]; !ok {
-				t.Errorf("README.md:%d: %q: neither a locator example nor a command this test knows why not to run (readmeShell)", ex.line, ex.text)
+	for _, page := range names {
+		for _, ex := range pages[page] {
+			at := fmt.Sprintf("%s:%d", page, ex.line)
+			command, _, _ := strings.Cut(ex.text, " #")
+			m := readmeLocator.FindStringSubmatch(strings.TrimSpace(command))
+			if m == nil {
+				first, _, _ := strings.Cut(strings.TrimSpace(command), " ")
+				if _, ok := readmeShell[first]; !ok {
+					t.Errorf("%s: %q: neither a locator example nor a command this test knows why not to run (readmeShell)", at, ex.text)
+				}
+				continue
 			}
-			continue
-		}
-		args, redirect := strings.Fields(m[2]), ""
-		if i := strings.Index(m[2], ">"); i >= 0 {
-			args, redirect = strings.Fields(m[2][:i]), strings.TrimSpace(m[2][i+1:])
-		}
-		key := strings.TrimSpace(m[1] + " " + strings.Join(args, " "))
-		if _, ok := readmeNotRun[key]; ok {
-			seen[key] = true
-			continue
-		}
-		if m[1] != "" {
-			t.Errorf("README.md:%d: %q: an environment prefix this test cannot give; list it in readmeNotRun", ex.line, ex.text)
-			continue
-		}
-		var stdout, stderr bytes.Buffer
-		mm := NewMain(&stdout, &stderr, func(k string) string { return env[k] })
-		mm.Stdin = strings.NewReader("")
-		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-		code := mm.Run(ctx, args)
-		cancel()
-		ran++
-		if code != 0 {
-			t.Errorf("README.md:%d: locator %s: exit %d\nstdout %s\nstderr %s", ex.line, key, code, stdout.String(), stderr.String())
-			continue
-		}
-		if redirect != "" && !filepath.IsAbs(redirect) {
-			if err := os.WriteFile(redirect, stdout.Bytes(), 0o600); err != nil || stdout.Len() == 0 {
-				t.Errorf("README.md:%d: > %s: %d bytes, %v", ex.line, redirect, stdout.Len(), err)
+			args, redirect := strings.Fields(m[2]), ""
+			if i := strings.Index(m[2], ">"); i >= 0 {
+				args, redirect = strings.Fields(m[2][:i]), strings.TrimSpace(m[2][i+1:])
+			}
+			key := strings.TrimSpace(m[1] + " " + strings.Join(args, " "))
+			if _, ok := readmeNotRun[key]; ok {
+				seen[key] = true
+				continue
+			}
+			if m[1] != "" {
+				t.Errorf("%s: %q: an environment prefix this test cannot give; list it in readmeNotRun", at, ex.text)
+				continue
+			}
+			var stdout, stderr bytes.Buffer
+			mm := NewMain(&stdout, &stderr, func(k string) string { return env[k] })
+			mm.Stdin = strings.NewReader("")
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			code := mm.Run(ctx, args)
+			cancel()
+			ran++
+			if code != 0 {
+				t.Errorf("%s: locator %s: exit %d\nstdout %s\nstderr %s", at, key, code, stdout.String(), stderr.String())
+				continue
+			}
+			if redirect != "" && !filepath.IsAbs(redirect) {
+				if err := os.WriteFile(redirect, stdout.Bytes(), 0o600); err != nil || stdout.Len() == 0 {
+					t.Errorf("%s: > %s: %d bytes, %v", at, redirect, stdout.Len(), err)
+				}
 			}
 		}
 	}
 	for key := range readmeNotRun {
 		if !seen[key] {
-			t.Errorf("readmeNotRun lists %q, which the README no longer holds", key)
+			t.Errorf("readmeNotRun lists %q, which neither the README nor a page of docs/ holds any longer", key)
 		}
 	}
 	if ran < 20 {
-		t.Errorf("ran %d README examples; the README holds more", ran)
+		t.Errorf("ran %d examples of the README and docs/; the pages hold more", ran)
 	}
 }

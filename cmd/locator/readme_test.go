@@ -23,8 +23,9 @@ import (
 	"github.com/locatorhq/locator/clock"
 )
 
-// The README's samples are produced by the current code. A sample is a
-// fenced block right after a marker comment:
+// The samples of the README and of the pages under docs/ (docPages) are
+// produced by the current code. A sample is a fenced block right after a
+// marker comment:
 //
 //	<!-- sample: console -->        a terminal session: each "$ locator ARGS"
 //	                                (or "$ go run ./cmd/locator ARGS") line is
@@ -43,51 +44,92 @@ import (
 // (readme_examples_test.go), or listed there with why not.
 //
 // `go test ./cmd/locator -run TestREADMESamples -update` (or UPDATE_GOLDEN=1)
-// rewrites the console and file blocks from what the code prints now; a curl
-// block, with its elisions, is only checked.
-var readmeUpdate = flag.Bool("update", false, "rewrite the README's samples from the current output")
+// rewrites the console and file blocks from what the code prints now (a
+// console block that differs only in what normalizeSample masks is left as
+// it is); a curl block, with its elisions, is only checked.
+var readmeUpdate = flag.Bool("update", false, "rewrite the samples of the README and docs/, and docs/cli, from the current output")
 
-const readmePath = "../../README.md"
+// repoRoot is the repository's root from this package's folder.
+const repoRoot = "../.."
 
-// readmeSample is one marked block of the README.
+// docPages are the pages whose commands are tested, as paths from the
+// repository's root: the README and every page of docs/. Not docs/cli,
+// which TestCLIReference generates from the command tree. A page with no
+// marked sample, sh block or export (docs/design.md, docs/broker.md)
+// passes as it is.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, p := range pages {
+		rel, err := filepath.Rel(repoRoot, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// readPage is a page's lines; page is a path from the repository's root.
+func readPage(t *testing.T, page string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(raw), "\n")
+}
+
+// readmeSample is one marked block of a page.
 type readmeSample struct {
+	page       string // README.md, docs/trading.md, ...
 	kind, arg  string // "console", ""; "file", PATH
 	line       int    // 1-based line of the marker, for messages
 	start, end int    // the block's body is lines[start:end]
 }
 
+// at is where the sample is, for messages: "docs/trading.md:12".
+func (s readmeSample) at() string { return fmt.Sprintf("%s:%d", s.page, s.line) }
+
 var sampleMarker = regexp.MustCompile(`^<!-- sample: (console|file|curl)\s*(\S*) -->$`)
 
-// readmeSamples finds the marked blocks of README lines.
-func readmeSamples(t *testing.T, lines []string) []readmeSample {
+// readmeSamples finds the marked blocks of a page's lines.
+func readmeSamples(t *testing.T, page string, lines []string) []readmeSample {
 	t.Helper()
 	var out []readmeSample
 	for i, l := range lines {
 		m := sampleMarker.FindStringSubmatch(l)
 		if m == nil {
 			if strings.HasPrefix(l, "<!-- sample:") {
-				t.Errorf("README.md:%d: marker %q: want <!-- sample: console -->, <!-- sample: file PATH --> or <!-- sample: curl -->", i+1, l)
+				t.Errorf("%s:%d: marker %q: want <!-- sample: console -->, <!-- sample: file PATH --> or <!-- sample: curl -->", page, i+1, l)
 			}
 			continue
 		}
 		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
-			t.Errorf("README.md:%d: the marker is not followed by a fenced block", i+1)
+			t.Errorf("%s:%d: the marker is not followed by a fenced block", page, i+1)
 			continue
 		}
 		end := slices.Index(lines[i+2:], "```")
 		if end < 0 {
-			t.Errorf("README.md:%d: the block never closes", i+1)
+			t.Errorf("%s:%d: the block never closes", page, i+1)
 			continue
 		}
-		out = append(out, readmeSample{kind: m[1], arg: m[2], line: i + 1, start: i + 2, end: i + 2 + end})
+		out = append(out, readmeSample{page: page, kind: m[1], arg: m[2], line: i + 1, start: i + 2, end: i + 2 + end})
 	}
 	return out
 }
 
 // sampleNoise is what differs from run to run and is not the point of a
 // sample: workflow ids, client ids, the seconds left in an offer window,
-// dates and New York times of day (the session runs on today's), and
-// padding at the ends of lines.
+// dates and New York times of day (the session runs on today's), the
+// process and host a request came from (status's "ASKED BY", pid@host),
+// and padding: at the ends of lines, and between a table's columns, whose
+// widths follow what was masked (a table pads its columns with two spaces
+// or more).
 var sampleNoise = []struct {
 	re   *regexp.Regexp
 	with string
@@ -97,7 +139,9 @@ var sampleNoise = []struct {
 	{regexp.MustCompile(`\b\d+s left\b`), "Ns left"},
 	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`), "DATE"},
 	{regexp.MustCompile(`\b\d{2}:\d{2}:\d{2} ET\b`), "TIME ET"},
+	{regexp.MustCompile(`\b\d+@[A-Za-z0-9._-]+ `), "PID@HOST "},
 	{regexp.MustCompile(`[ \t]+\n`), "\n"},
+	{regexp.MustCompile(`  +`), "  "},
 }
 
 func normalizeSample(s string) string {
@@ -110,65 +154,83 @@ func normalizeSample(s string) string {
 // logLine is a log record on stderr: not part of any sample.
 var logLine = regexp.MustCompile(`(?m)^time=\S+ level=.*\n`)
 
-// TestREADMESamples checks (or, with -update, rewrites) every marked sample.
+// TestREADMESamples checks (or, with -update, rewrites) every marked sample
+// of the README and of the pages under docs/.
 func TestREADMESamples(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(raw), "\n")
-	samples := readmeSamples(t, lines)
-	if len(samples) < 4 {
-		t.Fatalf("README has %d marked samples; want the simulator's ready line, the short-selling session, the job config and the curl session at least", len(samples))
-	}
 	rewrite := *readmeUpdate || os.Getenv("UPDATE_GOLDEN") == "1"
-	bodies := make([]string, len(samples))
+	type page struct {
+		name    string
+		lines   []string
+		samples []readmeSample
+		bodies  []string
+	}
+	var pages []*page
+	total := 0
+	for _, name := range docPages(t) {
+		lines := readPage(t, name)
+		p := &page{name: name, lines: lines, samples: readmeSamples(t, name, lines)}
+		p.bodies = make([]string, len(p.samples))
+		pages = append(pages, p)
+		total += len(p.samples)
+	}
+	if total < 4 {
+		t.Fatalf("the README and docs/ have %d marked samples; want the simulator's ready line, the first trading day, the job config and the curl session at least", total)
+	}
 	var wg sync.WaitGroup
-	for i, s := range samples {
-		wg.Go(func() {
-			want := strings.Join(lines[s.start:s.end], "\n")
-			switch s.kind {
-			case "file":
-				got, err := os.ReadFile(filepath.Join("../..", s.arg))
-				if err != nil {
-					t.Errorf("README.md:%d: %v", s.line, err)
-					bodies[i] = want
-					return
-				}
-				bodies[i] = strings.TrimSuffix(string(got), "\n")
-				if !rewrite && bodies[i] != want {
-					t.Errorf("README.md:%d: the block is not %s (-readme +file):\n%s", s.line, s.arg, cmp.Diff(want, bodies[i]))
-				}
-			case "curl":
-				bodies[i] = want
-				checkCurlSample(t, s, want)
-			case "console":
-				bodies[i] = readmeSession(t, s, want)
-				if !rewrite {
-					if diff := cmp.Diff(normalizeSample(want), normalizeSample(bodies[i])); diff != "" {
-						t.Errorf("README.md:%d: the session prints something else now (-readme +current; ids, dates and seconds left are masked); -update rewrites it:\n%s", s.line, diff)
+	for _, p := range pages {
+		for i, s := range p.samples {
+			wg.Go(func() {
+				want := strings.Join(p.lines[s.start:s.end], "\n")
+				p.bodies[i] = want
+				switch s.kind {
+				case "file":
+					got, err := os.ReadFile(filepath.Join(repoRoot, s.arg))
+					if err != nil {
+						t.Errorf("%s: %v", s.at(), err)
+						return
+					}
+					p.bodies[i] = strings.TrimSuffix(string(got), "\n")
+					if !rewrite && p.bodies[i] != want {
+						t.Errorf("%s: the block is not %s (-page +file):\n%s", s.at(), s.arg, cmp.Diff(want, p.bodies[i]))
+					}
+				case "curl":
+					checkCurlSample(t, s, want)
+				case "console":
+					got := readmeSession(t, s, want)
+					diff := cmp.Diff(normalizeSample(want), normalizeSample(got))
+					if diff != "" && !rewrite {
+						t.Errorf("%s: the session prints something else now (-page +current; ids, dates and seconds left are masked); -update rewrites it:\n%s", s.at(), diff)
+					}
+					if diff != "" {
+						p.bodies[i] = got
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 	wg.Wait()
 	if !rewrite || t.Failed() {
 		return
 	}
-	var out []string
-	prev := 0
-	for i, s := range samples {
-		out = append(out, lines[prev:s.start]...)
-		out = append(out, bodies[i])
-		prev = s.end
+	for _, p := range pages {
+		var out []string
+		prev := 0
+		for i, s := range p.samples {
+			out = append(out, p.lines[prev:s.start]...)
+			out = append(out, p.bodies[i])
+			prev = s.end
+		}
+		out = append(out, p.lines[prev:]...)
+		text := strings.Join(out, "\n")
+		if text == strings.Join(p.lines, "\n") {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(repoRoot, p.name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote the samples of %s", p.name)
 	}
-	out = append(out, lines[prev:]...)
-	if err := os.WriteFile(readmePath, []byte(strings.Join(out, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("rewrote %d samples of README.md", len(samples))
 }
 
 // sampleCommand is one "$ ..." line of a console sample.
@@ -192,13 +254,13 @@ func readmeParseSession(t *testing.T, s readmeSample, body string) []sampleComma
 				}
 			}
 			if args == nil {
-				t.Fatalf("README.md:%d: %q: a sample runs locator (%q)", s.line, l, commandPrefixes)
+				t.Fatalf("%s: %q: a sample runs locator (%q)", s.at(), l, commandPrefixes)
 			}
 			cmds = append(cmds, sampleCommand{prompt: l, args: args})
 			continue
 		}
 		if len(cmds) == 0 {
-			t.Fatalf("README.md:%d: output before the first command", s.line)
+			t.Fatalf("%s: output before the first command", s.at())
 		}
 		cmds[len(cmds)-1].output += l + "\n"
 	}
@@ -308,68 +370,75 @@ func readmeSim(t *testing.T, args []string) string {
 	return line + "\n"
 }
 
-// The README's exports are what `locator sim` prints: the address, a key
-// pair with one of its accounts, and the partner program's values.
+// The exports of the README and of the pages under docs/ are what
+// `locator sim` prints: the address, a key pair with one of its accounts,
+// and the partner program's values.
 func TestREADMEExportsMatchTheSimulator(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	line := readmeSim(t, []string{"sim", "--addr", "127.0.0.1:8700"})
 	var ready brokersim.Ready
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		t.Fatal(err)
 	}
-	exports := regexp.MustCompile(`(?m)^export (.*?)(\s+#.*)?$`).FindAllStringSubmatch(string(raw), -1)
-	if len(exports) == 0 {
-		t.Fatal("the README exports nothing")
-	}
-	env := map[string][]string{}
-	for _, e := range exports {
-		for _, kv := range strings.Fields(e[1]) {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				t.Errorf("export %q: want NAME=value", kv)
-				continue
-			}
-			env[k] = append(env[k], v)
-		}
-	}
 	keys := map[string]brokersim.ReadyKey{}
 	for _, k := range ready.Keys {
 		keys[k.KeyID] = k
 	}
-	check := func(name string, ok func(v string) bool) {
-		for _, v := range env[name] {
-			if !ok(v) {
-				t.Errorf("README: export %s=%s is not what `locator sim` prints:\n%s", name, v, line)
+	exportLine := regexp.MustCompile(`^export (.*?)(\s+#.*)?$`)
+	type value struct{ at, v string }
+	baseURLs, keyIDs := 0, 0
+	for _, page := range docPages(t) {
+		// A page's exports are one session: its key ids' secrets and
+		// accounts are checked against its own key ids.
+		env := map[string][]value{}
+		for n, l := range readPage(t, page) {
+			e := exportLine.FindStringSubmatch(l)
+			if e == nil {
+				continue
+			}
+			at := fmt.Sprintf("%s:%d", page, n+1)
+			for _, kv := range strings.Fields(e[1]) {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					t.Errorf("%s: export %q: want NAME=value", at, kv)
+					continue
+				}
+				env[k] = append(env[k], value{at, v})
 			}
 		}
-	}
-	check("LOCATOR_BASE_URL", func(v string) bool { return v == ready.BaseURL })
-	for _, id := range env["LOCATOR_KEY_ID"] {
-		k, ok := keys[id]
-		if !ok {
-			t.Errorf("README: LOCATOR_KEY_ID=%s is not a key of the simulator", id)
-			continue
+		check := func(name string, ok func(v string) bool) {
+			for _, v := range env[name] {
+				if !ok(v.v) {
+					t.Errorf("%s: export %s=%s is not what `locator sim` prints:\n%s", v.at, name, v.v, line)
+				}
+			}
 		}
-		check("LOCATOR_SECRET", func(v string) bool { return v == k.Secret })
-		check("LOCATOR_ACCOUNT", func(v string) bool { return slices.Contains(k.Accounts, v) })
+		check("LOCATOR_BASE_URL", func(v string) bool { return v == ready.BaseURL })
+		for _, id := range env["LOCATOR_KEY_ID"] {
+			k, ok := keys[id.v]
+			if !ok {
+				t.Errorf("%s: LOCATOR_KEY_ID=%s is not a key of the simulator", id.at, id.v)
+				continue
+			}
+			check("LOCATOR_SECRET", func(v string) bool { return v == k.Secret })
+			check("LOCATOR_ACCOUNT", func(v string) bool { return slices.Contains(k.Accounts, v) })
+		}
+		if p := ready.Partner; p != nil {
+			check("LOCATOR_LOGIN_URL", func(v string) bool { return v == p.LoginURL })
+			check("LOCATOR_CLIENT_ID", func(v string) bool { return v == p.LiveClientID || v == p.DemoClientID })
+			check("LOCATOR_CLIENT_SECRET", func(v string) bool { return v == p.ClientSecret })
+			check("LOCATOR_REDIRECT_URI", func(v string) bool { return v == p.RedirectURI })
+		}
+		baseURLs += len(env["LOCATOR_BASE_URL"])
+		keyIDs += len(env["LOCATOR_KEY_ID"])
 	}
-	if p := ready.Partner; p != nil {
-		check("LOCATOR_LOGIN_URL", func(v string) bool { return v == p.LoginURL })
-		check("LOCATOR_CLIENT_ID", func(v string) bool { return v == p.LiveClientID || v == p.DemoClientID })
-		check("LOCATOR_CLIENT_SECRET", func(v string) bool { return v == p.ClientSecret })
-		check("LOCATOR_REDIRECT_URI", func(v string) bool { return v == p.RedirectURI })
-	}
-	if len(env["LOCATOR_BASE_URL"]) == 0 || len(env["LOCATOR_KEY_ID"]) == 0 {
-		t.Error("the README does not export LOCATOR_BASE_URL and LOCATOR_KEY_ID")
+	if baseURLs == 0 || keyIDs == 0 {
+		t.Error("neither the README nor a page of docs/ exports LOCATOR_BASE_URL and LOCATOR_KEY_ID")
 	}
 }
 
-// The README's job config (testdata/jobs.json, which TestREADMESamples
-// keeps equal to the README's block) runs on the default simulator: every
+// The daemon's job config (testdata/jobs.json, which TestREADMESamples
+// keeps equal to docs/operations.md's block) runs on the default simulator: every
 // job once, each exiting 0, the Reg SHO symbol filled on its SingleUse side.
 func TestREADMEJobConfigRuns(t *testing.T) {
 	t.Parallel()
@@ -411,7 +480,7 @@ func TestREADMEJobConfigRuns(t *testing.T) {
 	}
 }
 
-// The README's watchlist examples run as written, on the
+// The watchlist examples (docs/operations.md, docs/trading.md) run as written, on the
 // file they name (testdata/watchlist.csv): each row filled within its cap
 // (RSHO on its SingleUse side under the command's cap), then shortable and
 // plan read the same file.
@@ -436,7 +505,7 @@ func TestREADMEWatchlistRuns(t *testing.T) {
 }
 
 // shellWords splits a shell line into words: quotes group and are removed,
-// ";" ends a command. Enough for the README's curl lines.
+// ";" ends a command. Enough for the curl lines of docs/simulator.md.
 func shellWords(line string) [][]string {
 	var cmds [][]string
 	var words []string
@@ -489,7 +558,7 @@ func checkCurlSample(t *testing.T, s readmeSample, body string) {
 	calls, checked := 0, 0
 	lines := strings.Split(strings.ReplaceAll(body, "\\\n", " "), "\n")
 	for n, l := range lines {
-		at := fmt.Sprintf("README.md:%d: sample line %d", s.line, n+1)
+		at := fmt.Sprintf("%s: sample line %d", s.at(), n+1)
 		if expect, ok := strings.CutPrefix(l, "# "); ok {
 			pattern := "^" + strings.Join(strings.Split(regexp.QuoteMeta(expect), `\.\.\.`), ".*") + "$"
 			pattern = regexp.MustCompile(`\s*\.\*\s*`).ReplaceAllString(pattern, ".*")
@@ -557,6 +626,6 @@ func checkCurlSample(t *testing.T, s readmeSample, body string) {
 		}
 	}
 	if calls == 0 || checked == 0 {
-		t.Errorf("README.md:%d: a curl sample with %d calls and %d answers shown", s.line, calls, checked)
+		t.Errorf("%s: a curl sample with %d calls and %d answers shown", s.at(), calls, checked)
 	}
 }

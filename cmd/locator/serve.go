@@ -56,7 +56,7 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 // jobsFlags declares the flags of the daemon's jobs: the file under name
 // (serve's --jobs, run's --config) and the grace of a stop.
 func (c *serveCommand) jobsFlags(fs *pflag.FlagSet, name string) {
-	fs.StringVar(&c.jobs, name, "", "run the jobs of FILE, JSON (see the README), on the account owned, each run recorded in the database's job_runs")
+	fs.StringVar(&c.jobs, name, "", "run the jobs of FILE, JSON (see docs/operations.md, The daemon), on the account owned, each run recorded in the database's job_runs")
 	fs.DurationVar(&c.grace, "stop-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running jobs may finish the step in flight before they are stopped (their workflows resume at the next start)")
 }
 

@@ -176,10 +176,10 @@ func TestSettingsFileDrivesCommands(t *testing.T) {
 	}
 }
 
-// The README's sample settings file is one the CLI accepts.
+// The sample settings file of docs/operations.md is one the CLI accepts.
 func TestREADMESettingsSample(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,14 +190,14 @@ func TestREADMESettingsSample(t *testing.T) {
 		}
 		f, err := config.Parse([]byte(sample))
 		if err != nil {
-			t.Fatalf("README settings sample: %v\n%s", err, sample)
+			t.Fatalf("docs/operations.md settings sample: %v\n%s", err, sample)
 		}
 		if f.Accounts["paper"].Account != "PP200001" {
-			t.Errorf("README settings sample read as %+v", f)
+			t.Errorf("docs/operations.md settings sample read as %+v", f)
 		}
 		return
 	}
-	t.Error("no settings sample in the README")
+	t.Error("no settings sample in docs/operations.md")
 }
 
 // serve --config lists accounts in the settings file's shape; a bad list is

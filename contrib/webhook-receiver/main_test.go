@@ -58,7 +58,7 @@ func notifier(t *testing.T, srv *httptest.Server, clk clock.Clock, secret []byte
 	return n
 }
 
-// The README's receiver accepts locator's signed posts and
+// The receiver docs/operations.md shows accepts locator's signed posts and
 // refuses, unhandled, a post without a signature, one signed with another
 // secret, one whose body was changed, and a replay of a real post once its
 // signature is older than five minutes (the fake clock moved on).
@@ -111,17 +111,17 @@ func TestReceiverVerifiesLocatorsPosts(t *testing.T) {
 	}
 }
 
-// The README shows this very program: the receiver the test above runs.
+// docs/operations.md shows this very program: the receiver the test above runs.
 func TestREADMEShowsTheReceiver(t *testing.T) {
 	src, err := os.ReadFile("main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(readme, append(append([]byte("```go\n"), src...), "```\n"...)) {
-		t.Error("README.md does not hold contrib/webhook-receiver/main.go verbatim in a go block: copy it there")
+	if !bytes.Contains(page, append(append([]byte("```go\n"), src...), "```\n"...)) {
+		t.Error("docs/operations.md does not hold contrib/webhook-receiver/main.go verbatim in a go block: copy it there")
 	}
 }

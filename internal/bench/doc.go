@@ -4,5 +4,5 @@
 // second, accept, one symbol at a time), together with the store's durable
 // state changes per second, the memory of live workflows and the time to
 // recover open workflows after a SIGKILL. `locator bench` runs it and
-// writes the report; the figures the README quotes come from there.
+// writes the report; the figures docs/benchmarks.md quotes come from there.
 package bench

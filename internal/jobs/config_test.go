@@ -13,11 +13,11 @@ import (
 	"github.com/locatorhq/locator/internal/jobs"
 )
 
-// The README's sample parses into four jobs with their defaults and a
+// The sample of docs/operations.md parses into four jobs with their defaults and a
 // policy that always auto-accepts; schedules run in New York time.
 func TestParseConfigSample(t *testing.T) {
 	t.Parallel()
-	// The README's sample, shared with cmd/locator's README test, which runs it.
+	// The sample of docs/operations.md, shared with cmd/locator's docs test, which runs it.
 	sample, err := os.ReadFile("../../testdata/jobs.json")
 	if err != nil {
 		t.Fatal(err)

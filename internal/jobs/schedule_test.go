@@ -182,23 +182,23 @@ func TestParseConfigHolidaysAndNotify(t *testing.T) {
 	}
 }
 
-// Every jobs file shown in the README parses, the one with session
+// Every jobs file docs/operations.md shows parses, the one with session
 // schedules, holidays and webhooks among them.
 func TestParseConfigREADMESamples(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	parsed, notified := 0, 0
-	for _, block := range strings.Split(string(readme), "```json\n")[1:] {
+	for _, block := range strings.Split(string(page), "```json\n")[1:] {
 		block, _, _ = strings.Cut(block, "```")
 		if !strings.Contains(block, `"jobs"`) {
 			continue
 		}
 		cfg, err := jobs.ParseConfig([]byte(block))
 		if err != nil {
-			t.Errorf("README sample:\n%s\n%v", block, err)
+			t.Errorf("docs/operations.md sample:\n%s\n%v", block, err)
 			continue
 		}
 		parsed++
@@ -207,6 +207,6 @@ func TestParseConfigREADMESamples(t *testing.T) {
 		}
 	}
 	if parsed == 0 || notified == 0 {
-		t.Errorf("%d jobs files in the README, %d with webhooks; want some of each", parsed, notified)
+		t.Errorf("%d jobs files in docs/operations.md, %d with webhooks; want some of each", parsed, notified)
 	}
 }

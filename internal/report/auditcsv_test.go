@@ -12,22 +12,22 @@ import (
 	"github.com/locatorhq/locator/market"
 )
 
-// `locator audit`'s CSV keeps the columns the README documents
+// `locator audit`'s CSV keeps the columns docs/trading.md documents
 // as stable, by name and in order (camelCase, as its JSON records), and
 // its times stay RFC 3339 in UTC on the broker's clock, as documented,
 // rather than the tables' New York times: the trail is a record kept
 // beside the broker's own, compared with it to the millisecond, not a
 // screen. A time with no sub-second part is written without one.
 func TestAuditCSVAsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/trading.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(readme)
+	text := string(page)
 	start := strings.Index(text, "**`locator audit`**")
 	end := strings.Index(text[start:], "<!-- sample: file docs/report/audit-last-day.csv -->")
 	if start < 0 || end < 0 {
-		t.Fatal("README: the audit's section or its sample not found")
+		t.Fatal("docs/trading.md: the audit's section or its sample not found")
 	}
 	var documented []string
 	for _, row := range regexp.MustCompile("(?m)^\\| (`[^|]+`) \\|").FindAllStringSubmatch(text[start:start+end], -1) {
@@ -36,7 +36,7 @@ func TestAuditCSVAsDocumented(t *testing.T) {
 		}
 	}
 	if !slices.Equal(documented, report.AuditCSVHeader) {
-		t.Errorf("audit CSV columns %v, README documents %v", report.AuditCSVHeader, documented)
+		t.Errorf("audit CSV columns %v, docs/trading.md documents %v", report.AuditCSVHeader, documented)
 	}
 	sent := time.Date(2026, 10, 28, 10, 0, 5, 526_000_000, market.NewYork)
 	trail := &report.Trail{Rows: []report.AuditRow{{Date: time.Date(2026, 10, 28, 0, 0, 0, 0, market.NewYork), SentAt: sent,

@@ -40,7 +40,7 @@ import (
 const accountID = "LV100001"
 
 // updateDocs rewrites docs/report from the generated month: the charts and
-// the samples the README shows.
+// the samples docs/trading.md shows.
 var updateDocs = flag.Bool("update-docs", false, "rewrite docs/report from the generated month")
 
 // monthStart is the first generated day: Thursday 2026-10-01, a month with
@@ -515,7 +515,7 @@ func TestReportMonth(t *testing.T) {
 	}
 }
 
-// writeDocs writes the charts of the month and the README's samples: the
+// writeDocs writes the charts of the month and the samples of docs/trading.md: the
 // symbol and total records as `locator report -o json` prints them, and the
 // audit's rows of the last day as `locator audit -o csv` does.
 func writeDocs(t *testing.T, r *report.Report, trail *report.Trail) {

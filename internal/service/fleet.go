@@ -122,8 +122,8 @@ const ledgerSyncsAtOnce = 2
 
 // pairsAtOnce is how many key pairs a fleet opens at once: 500 key pairs
 // opened one after another took 283 s to own (each waiting for the
-// start-up reads of the one before), 16 at once 18.8 s (README, "A desk
-// on Postgres").
+// start-up reads of the one before), 16 at once 18.8 s (docs/benchmarks.md,
+// "A desk on Postgres").
 const pairsAtOnce = 16
 
 // claimGrace is how long after announcing its accounts a fleet waits
