@@ -26,7 +26,7 @@ func shortConfirmed(t *testing.T, e *Env) {
 		t.Fatalf("short %+v, want a located short with its order", res)
 	}
 	if n := count(e, "POST", "/order"); n != 1 {
-		t.Errorf("%d orders sent, want 1", n)
+		t.Errorf("%d orders sent, want 1; the short's order: %+v", n, res.Order)
 	}
 }
 

@@ -173,7 +173,7 @@ func (r *runner) handover(ctx context.Context, op Op) (string, error) {
 	}
 	if e.err != nil {
 		if fctx.Err() != nil && ctx.Err() == nil {
-			return "", &Violation{Invariant: "follower-ends", Detail: fmt.Sprintf("%s (%s): a follower in another process still waits %s after the handover: %v", st.ID, st.Symbol, followWait, e.err)}
+			return "", &Violation{Invariant: "follower-ends", Detail: fmt.Sprintf("%s (%s): a follower in another process still waits %s after the handover: %v; the owner's record: %s", st.ID, st.Symbol, followWait, e.err, r.recorded(st.ID))}
 		}
 		return "", fmt.Errorf("following %s across the handover: %w", st.ID, e.err)
 	}
@@ -267,7 +267,7 @@ func (r *runner) fromShells(ctx context.Context, d *daemon, op Op) (string, erro
 	}{{"the shell that located", err}, {"the other shell", e.err}} {
 		if f.err != nil {
 			if fctx.Err() != nil && ctx.Err() == nil {
-				return "", &Violation{Invariant: "follower-ends", Detail: fmt.Sprintf("%s (%s): %s still waits %s after it started: %v", st.ID, st.Symbol, f.who, followWait, f.err)}
+				return "", &Violation{Invariant: "follower-ends", Detail: fmt.Sprintf("%s (%s): %s still waits %s after it started: %v; the owner's record: %s", st.ID, st.Symbol, f.who, followWait, f.err, r.recorded(st.ID))}
 			}
 			return "", fmt.Errorf("%s following %s: %w", f.who, st.ID, f.err)
 		}
