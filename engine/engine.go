@@ -396,6 +396,20 @@ func (e *Engine) Queued() int {
 // when Config.Env was not set).
 func (e *Engine) Detail() *brokerclient.Account { return e.detail }
 
+// Idle reports whether the loop has nothing in hand: every event handed
+// to it (a history read's rows, a worker's result, a caller's request)
+// handled. A driver of virtual time asks it before it moves the clock: a
+// jump while the loop still holds an offer's row would put the decision
+// past the offer's window, which real time never does.
+func (e *Engine) Idle() bool {
+	select {
+	case <-e.done:
+		return true // stopped: nothing will be handled any more
+	default:
+		return e.inbox.inHand.Load() == 0
+	}
+}
+
 // LastPoll is when the poller last read history successfully.
 func (e *Engine) LastPoll() time.Time { return e.poll.LastPoll() }
 

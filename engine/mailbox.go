@@ -1,6 +1,9 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // mailbox is an unbounded FIFO: a push never blocks, so the poller, the
 // workers and callers hand events to the loop without ever waiting on it
@@ -10,11 +13,15 @@ type mailbox[T any] struct {
 	mu    sync.Mutex
 	items []T
 	ready chan struct{} // has a value while items is non-empty
+	// inHand counts the items pushed and not yet done: waiting, or taken
+	// and being handled (see done).
+	inHand atomic.Int64
 }
 
 func newMailbox[T any]() *mailbox[T] { return &mailbox[T]{ready: make(chan struct{}, 1)} }
 
 func (m *mailbox[T]) push(v T) {
+	m.inHand.Add(1)
 	m.mu.Lock()
 	m.items = append(m.items, v)
 	m.mu.Unlock()
@@ -24,7 +31,8 @@ func (m *mailbox[T]) push(v T) {
 	}
 }
 
-// take returns the queued items, oldest first, emptying the box.
+// take returns the queued items, oldest first, emptying the box; the
+// taker calls done with their number once it has handled them.
 func (m *mailbox[T]) take() []T {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -32,6 +40,9 @@ func (m *mailbox[T]) take() []T {
 	m.items = nil
 	return out
 }
+
+// done counts n taken items handled.
+func (m *mailbox[T]) done(n int) { m.inHand.Add(-int64(n)) }
 
 // pool runs the jobs pushed to it, in order, on at most limit goroutines
 // (start makes one, which runs them): a goroutine is started when a job

@@ -61,11 +61,15 @@ func ownTuned(t *testing.T, db string, network *service.Network, tune func(*serv
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
 	// Virtual time runs while the engine's poller and dispatcher wait on
-	// it (the owner's heartbeat keeps real time), and stands still while a question
-	// waits on a person (who takes no virtual time to answer, even when
-	// the question crosses the socket).
+	// it (the owner's heartbeat keeps real time), and stands still while a
+	// question waits on a person (who takes no virtual time to answer, even
+	// when the question crosses the socket) and while the engine's loop has
+	// an event in hand (an offer's row, say: real time never runs past it).
 	var owner atomic.Pointer[service.Owner]
-	sim.RunClockWhile(t, 2, func() bool { o := owner.Load(); return o == nil || o.Local().Asking() == 0 })
+	sim.RunClockWhile(t, 2, func() bool {
+		o := owner.Load()
+		return o == nil || (o.Local().Asking() == 0 && o.EngineIdle())
+	})
 	cfg := service.OwnerConfig{
 		Engine: engine.Config{Client: sim.Client(t, sim.Live), Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
 		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand, Network: network,

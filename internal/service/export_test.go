@@ -36,3 +36,7 @@ func (o *Owner) ExpireSessions() {
 // NewHandle is cfg's handle, not connected yet, for tests of what its
 // first calls do at once.
 var NewHandle = newHandle
+
+// EngineIdle reports whether o's engine has nothing in hand (see
+// engine.Engine.Idle), for drivers of virtual time.
+func (o *Owner) EngineIdle() bool { return o.eng.Idle() }
