@@ -56,10 +56,11 @@ const (
 	OpQuote      Kind = "quote"       // a price check
 	OpCreditBack Kind = "credit-back" // the unused shares of one symbol
 	OpCreditAll  Kind = "credit-back --all"
-	OpEOD        Kind = "eod-job"  // the credit-back-unused job
-	OpRestart    Kind = "restart"  // a locate left running, the owner closed, a new one on the same database
-	OpWait       Kind = "wait"     // time passes
-	OpNextDay    Kind = "next-day" // the EOD job, then the next trading day's 10:00 ET
+	OpCreditQty  Kind = "credit-back-qty" // a quantity of one symbol's Locate row
+	OpEOD        Kind = "eod-job"         // the credit-back-unused job
+	OpRestart    Kind = "restart"         // a locate left running, the owner closed, a new one on the same database
+	OpWait       Kind = "wait"            // time passes
+	OpNextDay    Kind = "next-day"        // the EOD job, then the next trading day's 10:00 ET
 )
 
 // Answer is who answers a locate's offer.
@@ -208,8 +209,10 @@ func op(rng *rand.Rand) Op {
 		return o
 	case r < 56:
 		return Op{Kind: OpQuote, Symbols: []string{sym}, Quantity: qty}
-	case r < 68:
+	case r < 64:
 		return Op{Kind: OpCreditBack, Symbols: []string{sym}}
+	case r < 68:
+		return Op{Kind: OpCreditQty, Symbols: []string{sym}, Quantity: qty}
 	case r < 74:
 		return Op{Kind: OpCreditAll}
 	case r < 79:

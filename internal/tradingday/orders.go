@@ -66,6 +66,18 @@ var orderShapes = []Order{
 	{brokerclient.OrderTypeMarket, brokerclient.TimeInForceDay, 0},
 	{brokerclient.OrderTypeStop, brokerclient.TimeInForceDay, 0},
 	{brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay, 50},
+	{brokerclient.OrderTypeStop, brokerclient.TimeInForceDay, 50},
+	{brokerclient.OrderTypeStopLimit, brokerclient.TimeInForceDay, 50},
+}
+
+// directShapes are the shapes of a short sale sent straight at the broker:
+// at the market, and working (a limit above it, a stop and a stop-limit
+// below it) until a tick reaches them.
+var directShapes = []Order{
+	{brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay, 0},
+	{brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay, 50},
+	{brokerclient.OrderTypeStop, brokerclient.TimeInForceDay, 50},
+	{brokerclient.OrderTypeStopLimit, brokerclient.TimeInForceDay, 50},
 }
 
 // orderOp draws an operation of the order and money side, or reports
@@ -83,7 +95,7 @@ func orderOp(rng *rand.Rand) (Op, bool) {
 		return Op{Kind: OpShort, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
 			MaxPrice: decimal.New(int64(3+rng.IntN(8)), -2), Order: &shape}, true
 	case r < 15:
-		shape.Type, shape.TIF = brokerclient.OrderTypeLimit, brokerclient.TimeInForceDay
+		shape = directShapes[rng.IntN(len(directShapes))]
 		return Op{Kind: OpShortDirect, Symbols: []string{sym}, Quantity: qty, Order: &shape}, true
 	case r < 21:
 		return Op{Kind: OpCover, Symbols: []string{sym}, Quantity: qty}, true
@@ -141,9 +153,10 @@ func (r *runner) limits(symbol string, shape Order, sell bool) (limit, stop deci
 	case brokerclient.OrderTypeLimit:
 		limit = p.Add(away)
 	case brokerclient.OrderTypeStop:
-		stop = p
+		stop = p.Sub(away) // a sell's below the market: it works until the price falls to it
 	case brokerclient.OrderTypeStopLimit:
-		limit, stop = p.Add(away), p
+		stop = p.Sub(away)
+		limit = stop
 	}
 	return limit, stop
 }
@@ -240,12 +253,19 @@ func (r *runner) guardHeld(symbol, id string, prices ...decimal.Decimal) error {
 // shortDirect sends a Sell/Open straight at the broker, as a desk's other
 // tool would, and records whether the account held its cover then.
 func (r *runner) shortDirect(ctx context.Context, op Op) (string, error) {
-	limit, _ := r.limits(op.Symbols[0], *op.Order, true)
+	limit, stop := r.limits(op.Symbols[0], *op.Order, true)
 	id := uuid.NewString()
 	r.desk().covered[id] = r.coveredNow(op.Symbols[0], op.Quantity)
-	got, _, err := r.client.Orders.Place(ctx, Account, brokerclient.OrderRequest{ClientOrderID: id, Symbol: op.Symbols[0],
+	req := brokerclient.OrderRequest{ClientOrderID: id, Symbol: op.Symbols[0],
 		Side: brokerclient.SideSell, OpenClose: brokerclient.OpenCloseOpen, OrderType: op.Order.Type, SecurityType: brokerclient.SecurityTypeStock,
-		TimeInForce: op.Order.TIF, OrderQuantity: op.Quantity, LimitPrice: &limit, Route: "SMART"})
+		TimeInForce: op.Order.TIF, OrderQuantity: op.Quantity, Route: "SMART"}
+	if !limit.IsZero() {
+		req.LimitPrice = &limit
+	}
+	if !stop.IsZero() {
+		req.StopPrice = &stop
+	}
+	got, _, err := r.client.Orders.Place(ctx, Account, req)
 	if err != nil {
 		return "refused: " + err.Error(), nil
 	}

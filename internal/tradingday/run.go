@@ -17,6 +17,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
@@ -345,6 +346,8 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 		return r.quote(ctx, op)
 	case OpCreditBack, OpCreditAll:
 		return r.creditBack(ctx, op)
+	case OpCreditQty:
+		return r.creditQuantity(ctx, op)
 	case OpEOD:
 		return r.eod(ctx)
 	case OpRestart:
@@ -412,6 +415,69 @@ func (r *runner) creditBack(ctx context.Context, op Op) (string, error) {
 		return words, err
 	}
 	return words, r.creditedBack(ctx, sym, string(op.Kind))
+}
+
+// creditQuantity credits back op.Quantity shares of the Locate row of
+// op.Symbols[0], as `credit-back SYM QTY --type Locate` asks, and checks:
+//   - working-sell-kept: what the owner credited back is at most the
+//     symbol's located shares beyond those its working short sales at the
+//     broker still need (it refuses a quantity above them, exit 2);
+//   - nothing-sent-on-refusal: a refused credit-back sends the broker
+//     nothing.
+func (r *runner) creditQuantity(ctx context.Context, op Op) (string, error) {
+	sym := op.Symbols[0]
+	var held int64
+	for _, inv := range r.sim.Inventory() {
+		if inv.Account == Account && inv.Symbol == sym {
+			held += inv.Available
+		}
+	}
+	need := r.workingShorts()[sym]
+	sells := r.sells()
+	// What the desk holds bounds what it asks for, so that the working
+	// short sales' claim on it decides, not a row too small.
+	qty := op.Quantity
+	if held >= 100 {
+		qty = min(qty, held/100*100)
+	}
+	a := r.as("credit-back", nil)
+	res, err := a.CreditBack(ctx, account.CreditBackRequest{Symbol: sym, Type: brokercode.LocateTypeLocate, Quantity: qty})
+	if err != nil && account.KindOf(err) != account.KindInput {
+		return "", err
+	}
+	if err != nil {
+		words := fmt.Sprintf("refused (exit %d): %v", console.ExitOf(err), err)
+		if n := r.sells(); n != sells {
+			return words, &Violation{Invariant: "nothing-sent-on-refusal", Detail: fmt.Sprintf("credit-back %s %d refused (%v), but %d credit-backs reached the broker", sym, qty, err, n-sells)}
+		}
+		return words, nil
+	}
+	words, err := r.followAll(ctx, a, res.Workflows(), nil)
+	if err != nil {
+		return words, err
+	}
+	var credited int64
+	for _, s := range res.Workflows() {
+		if w, err := a.Follow(ctx, account.FollowRequest{ID: s.ID}, nil); err == nil && w.State == states.Credited {
+			credited += w.Quantity
+		}
+	}
+	if spare := max(held-need, 0); credited > spare {
+		return words, &Violation{Invariant: "working-sell-kept",
+			Detail: fmt.Sprintf("credit-back %s %d credited back %d shares; the account held %d located and its working short sales needed %d, so %d were spare", sym, qty, credited, held, need, spare)}
+	}
+	return words, nil
+}
+
+// sells counts the credit-backs the broker answered.
+func (r *runner) sells() int {
+	n := 0
+	for _, q := range r.sim.Requests() {
+		if q.Method == "POST" && q.Path == creditBackPath && q.Status == 200 {
+			n++
+		}
+	}
+	return n
 }
 
 // restart starts a locate, lets it run for op.Wait, closes the owner and
