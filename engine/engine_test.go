@@ -34,6 +34,8 @@ type testBundle struct {
 	backlog  int
 	mu       sync.Mutex
 	updates  []engine.Update
+	// loops are the engines start made, for the driver of virtual time.
+	loops simtest.Loops
 }
 
 type setupOpt struct {
@@ -65,7 +67,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	}
 	t.Cleanup(func() { st.Close() })
 	b.store = st
-	b.sim.RunClockWhile(t, 2, o.clockRuns)
+	b.sim.RunClockWhile(t, 2, func() bool { return b.loops.Idle() && (o.clockRuns == nil || o.clockRuns()) })
 	b.onUpdate, b.backlog = o.onUpdate, o.backlog
 	if !o.noStart {
 		b.engine = b.start(t, o.ask)
@@ -92,6 +94,7 @@ func (b *testBundle) start(t *testing.T, ask func(context.Context, engine.Offer)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.loops.Add(e)
 	if err := e.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,8 @@ type testBundle struct {
 	engine *engine.Engine
 	runner *jobs.Runner
 	t      *testing.T
+	// loops are the engines start made, for the driver of virtual time.
+	loops simtest.Loops
 }
 
 func setup(t *testing.T, opts ...simtest.Option) *testBundle {
@@ -50,7 +52,7 @@ func setup(t *testing.T, opts ...simtest.Option) *testBundle {
 	t.Cleanup(func() { st.Close() })
 	b.store = st
 	b.client = b.sim.Client(t, b.sim.Live)
-	b.sim.RunClockWhen(t, 2)
+	b.sim.RunClockWhile(t, 2, b.loops.Idle)
 	b.start()
 	return b
 }
@@ -68,6 +70,7 @@ func (b *testBundle) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.loops.Add(e)
 	if err := e.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
