@@ -222,8 +222,11 @@ func op(rng *rand.Rand) Op {
 			Wait: time.Duration(rng.IntN(6000)) * time.Millisecond}
 	case r < 85:
 		return crashOp(rng, sym, qty)
-	case r < 95:
+	case r < 93:
 		return Op{Kind: OpWait, Wait: time.Duration(1+rng.IntN(40)) * time.Second}
+	case r < 95:
+		return Op{Kind: OpCancelCall, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0,
+			Wait: time.Duration(rng.IntN(4000)) * time.Millisecond}
 	case r < 97:
 		return Op{Kind: OpEvening, Symbols: []string{sym}, Quantity: qty, SingleUse: rng.IntN(2) == 0}
 	default:

@@ -43,6 +43,15 @@ const OpHandover Kind = "handover"
 // past its workflow's end.
 const OpFollower Kind = "follower"
 
+// OpCancelCall is a call abandoned mid-flight, as an agent's MCP client
+// cancels a locate or a killed command's connection drops: a follower
+// process locates, its offer left to its prompt, and once the offer is
+// put to it (or op.Wait has passed) the call's context is cancelled and
+// the follower goes away. Checked (owner-serves-after-cancel): the owner
+// goes on serving (another shell's Status answers), the locate ends final
+// and agrees with the broker, and nothing is left open at the broker.
+const OpCancelCall Kind = "cancel-call"
+
 // daemon is an owner run as `locator serve` runs one (service.Own), on the
 // day's database.
 type daemon struct {
@@ -337,4 +346,93 @@ func (r *runner) answerElsewhere(ctx context.Context, other account.Account, id 
 			Detail: fmt.Sprintf("%s: approving %s at %s as another shell shows it (broker wrote %s) failed: %v", id, offer.QuoteReqID, shown, r.wire(offer.QuoteReqID), err)}
 	}
 	return shown, err
+}
+
+// cancelCall runs op (see OpCancelCall).
+func (r *runner) cancelCall(ctx context.Context, op Op) (string, error) {
+	dir, err := runtimeDir()
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	d, err := r.own(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	words, cerr := r.abandon(ctx, d, op)
+	d.close()
+	if err := r.startOwner(ctx, false); err != nil {
+		return words, err
+	}
+	return words, cerr
+}
+
+// abandon is the cancel-call operation on daemon d.
+func (r *runner) abandon(ctx context.Context, d *daemon, op Op) (string, error) {
+	asked := make(chan struct{}, 1)
+	caller, err := r.shell(d, "an agent's call", func(qctx context.Context, _ account.Question) bool {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-qctx.Done()
+		return false
+	})
+	if err != nil {
+		return "", err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	res, err := caller.Locate(cctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: op.Symbols[0], Quantity: op.Quantity,
+		Policy: workflow.Policy{AllowSingleUse: op.SingleUse}}}, Ask: true})
+	if err != nil {
+		cancel()
+		caller.Close()
+		return "", err
+	}
+	st := res.Started[0]
+	if st.Refused != nil {
+		cancel()
+		caller.Close()
+		return "refused: " + st.Refused.Error(), nil
+	}
+	followed := make(chan error, 1)
+	go func() {
+		_, err := caller.Follow(cctx, account.FollowRequest{ID: st.ID}, nil)
+		followed <- err
+	}()
+	// The call is abandoned once its offer waits on the caller, or after
+	// op.Wait of virtual time, whichever comes first.
+	wait := r.clk.NewTimer(op.Wait)
+	select {
+	case <-asked:
+	case <-wait.C():
+	case <-ctx.Done():
+	}
+	wait.Stop()
+	cancel()
+	<-followed
+	caller.Close()
+	other, err := r.shell(d, "another shell", nil)
+	if err != nil {
+		return "", err
+	}
+	defer other.Close()
+	fctx, fcancel := context.WithTimeout(ctx, followWait)
+	defer fcancel()
+	if _, err := other.Status(fctx, account.StatusRequest{}); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", &Violation{Invariant: "owner-serves-after-cancel", Detail: fmt.Sprintf("%s (%s): after its caller went away, another shell's status failed: %v", st.ID, st.Symbol, err)}
+	}
+	w, err := other.Follow(fctx, account.FollowRequest{ID: st.ID}, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", &Violation{Invariant: "owner-serves-after-cancel", Detail: fmt.Sprintf("%s (%s): after its caller went away, following it from another shell failed: %v; the owner's record: %s", st.ID, st.Symbol, err, r.recorded(st.ID))}
+	}
+	o := account.OutcomeOf(w)
+	words := fmt.Sprintf("[%s %s exit %d] ", w.Symbol, o.Words, console.Exit(o.End))
+	return words, r.checkWorkflowErr(w, o)
 }

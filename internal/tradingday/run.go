@@ -358,6 +358,8 @@ func (r *runner) do(ctx context.Context, op Op) (string, error) {
 		return r.handover(ctx, op)
 	case OpFollower:
 		return r.follower(ctx, op)
+	case OpCancelCall:
+		return r.cancelCall(ctx, op)
 	case OpEvening:
 		return r.evening(ctx, op)
 	case OpWait:
