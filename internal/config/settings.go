@@ -148,8 +148,13 @@ func (s Settings) Check(needAccount bool) error {
 
 // CheckDB refuses a Postgres password given as the --db flag: the command
 // line is visible to every user of the machine (ps). In LOCATOR_DB, the
-// settings file, PGPASSWORD or ~/.pgpass it stays private.
+// settings file, PGPASSWORD or ~/.pgpass it stays private. It refuses
+// libpq's keyword form from anywhere (store.ErrKeywordDSN), quoting
+// nothing of it: it is no file name, and may hold a password.
 func (s Settings) CheckDB() error {
+	if store.KeywordDSN(s.DB) {
+		return fmt.Errorf("%s: %w", s.From["db"], store.ErrKeywordDSN)
+	}
 	if !strings.HasPrefix(s.From["db"], "flag") || !(strings.HasPrefix(s.DB, "postgres://") || strings.HasPrefix(s.DB, "postgresql://")) {
 		return nil
 	}
@@ -158,8 +163,8 @@ func (s Settings) CheckDB() error {
 		return errors.New("--db: the Postgres URL does not parse")
 	}
 	_, secret := u.User.Password()
-	for _, p := range store.SecretParams {
-		secret = secret || u.Query().Has(p)
+	for k := range u.Query() {
+		secret = secret || store.SecretParam(k)
 	}
 	if secret {
 		return errors.New("--db: a password (in the user part or a password or sslpassword parameter) on the command line is visible to every user of this machine; put the URL in LOCATOR_DB or the password in PGPASSWORD or ~/.pgpass")

@@ -90,6 +90,9 @@ func open(ctx context.Context, dsn string, clk clock.Clock, sqlite func(string) 
 	if clk == nil {
 		clk = clock.Real{}
 	}
+	if KeywordDSN(dsn) {
+		return nil, ErrKeywordDSN
+	}
 	var c *conn
 	var err error
 	if IsPostgres(dsn) {
@@ -236,8 +239,11 @@ func openPostgres(dsn string) (*conn, error) {
 }
 
 // Redact is dsn as it may be shown: a Postgres URL without its password, a
-// path as it is.
+// path as it is, nothing of a keyword string (see KeywordDSN).
 func Redact(dsn string) string {
+	if KeywordDSN(dsn) {
+		return "(a libpq keyword string, not shown)"
+	}
 	if !IsPostgres(dsn) {
 		return dsn
 	}
@@ -246,18 +252,48 @@ func Redact(dsn string) string {
 		return "postgres://(a URL that does not parse)"
 	}
 	q := u.Query()
-	for _, p := range SecretParams {
-		if q.Has(p) {
-			q.Set(p, "xxxxx")
+	for k := range q {
+		if SecretParam(k) {
+			q.Set(k, "xxxxx")
 		}
 	}
 	u.RawQuery = q.Encode()
 	return u.Redacted()
 }
 
-// SecretParams are the parameters of a Postgres URL that carry a secret:
-// refused on the command line (config.Settings.CheckDB), hidden by Redact.
-var SecretParams = []string{"password", "sslpassword"}
+// SecretParam reports whether a Postgres URL's parameter k carries a
+// secret (password, sslpassword, in any spelling): refused on the command
+// line (config.Settings.CheckDB), hidden by Redact.
+func SecretParam(k string) bool {
+	k = strings.ToLower(k)
+	return k == "password" || k == "sslpassword"
+}
+
+// ErrKeywordDSN refuses libpq's keyword form of a connection string.
+var ErrKeywordDSN = errors.New("store: the database is given as libpq keywords (host=... dbname=...), which locator does not take: give a postgres:// URL, with the password in PGPASSWORD or ~/.pgpass")
+
+// libpqKeys are the keywords of libpq's keyword/value connection strings
+// that a SQLite file name would not hold as a word of its own.
+var libpqKeys = map[string]bool{
+	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true, "password": true,
+	"passfile": true, "sslmode": true, "sslpassword": true, "connect_timeout": true, "application_name": true,
+	"service": true, "options": true, "target_session_attrs": true,
+}
+
+// KeywordDSN reports whether dsn is libpq's keyword/value form
+// ("host=db dbname=locator password=..."): never a file name, refused by
+// Open with ErrKeywordDSN, never shown by Redact.
+func KeywordDSN(dsn string) bool {
+	if IsPostgres(dsn) {
+		return false
+	}
+	for _, f := range strings.Fields(dsn) {
+		if k, _, ok := strings.Cut(f, "="); ok && libpqKeys[strings.ToLower(k)] {
+			return true
+		}
+	}
+	return false
+}
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
