@@ -19,6 +19,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/safetext"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/market"
 )
@@ -380,7 +381,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	if n := console.NegativeNumber(err); n != "" {
 		fmt.Fprintf(m.Stderr, "%s: %s: a quantity, a price or a cap is a positive number; nothing was sent\n", cmd.CommandPath(), n)
 	} else {
-		fmt.Fprintf(m.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+		fmt.Fprintf(m.Stderr, "%s: %s\n", cmd.CommandPath(), safetext.Terminal(err.Error()))
 		if s := console.SuggestFlag(cmd.Flags(), err); s != "" {
 			fmt.Fprintf(m.Stderr, "Did you mean --%s?\n", s)
 		}
@@ -402,6 +403,8 @@ func clockSetting(setting string) (clock.Clock, error) {
 // exit-code contract (docs/design.md, console.Ending).
 func (m *Main) exitCode(ctx context.Context, ce *commandError) int {
 	code, msg := console.Ending(ctx, ce.err)
-	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, msg)
+	// The message may quote an id or a name from the command line, the
+	// database or the broker: nothing in it acts on the terminal.
+	fmt.Fprintf(m.Stderr, "%s: %s\n", ce.path, safetext.Terminal(msg))
 	return code
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/safetext"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -104,7 +105,7 @@ func (b *Board) draw() {
 		if r.shares > 0 {
 			shares = fmt.Sprint(r.shares)
 		}
-		line(r.symbol, r.requested, r.state, shares, r.price, r.detail)
+		line(safetext.Cell(r.symbol), r.requested, r.state, shares, r.price, safetext.Cell(r.detail))
 	}
 	b.drawn = len(b.rows) + 1
 	io.WriteString(b.w, sb.String())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/internal/safetext"
 )
 
 // CreditBackNotes tells a person, on w, the rows a credit-back of the
@@ -15,7 +16,7 @@ import (
 // reports whether any credit-back started.
 func CreditBackNotes(w io.Writer, req account.CreditBackRequest, res *account.CreditBackResult) bool {
 	for _, s := range res.Skipped {
-		fmt.Fprintf(w, "%s %s: skipped: %s\n", s.Symbol, s.Type, s.Reason)
+		fmt.Fprintf(w, "%s %s: skipped: %s\n", safetext.Cell(s.Symbol), s.Type, safetext.Terminal(s.Reason))
 	}
 	switch {
 	case res.Declined:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/safetext"
 )
 
 // What a person watching a terminal sees while the command waits: the
@@ -102,7 +103,7 @@ func (d *Display) Println(line string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopSpinLocked()
-	fmt.Fprintln(d.w, line)
+	fmt.Fprintln(d.w, safetext.Terminal(line))
 }
 
 // spinner shows text (with its elapsed seconds) after a turning frame until

@@ -19,6 +19,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/internal/safetext"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -143,10 +144,10 @@ func (p Printer) Event(v any, text string) {
 		json.NewEncoder(p.W).Encode(v)
 	case CSV:
 		if p.Notes != nil {
-			fmt.Fprintln(p.Notes, text)
+			fmt.Fprintln(p.Notes, safetext.Terminal(text))
 		}
 	default:
-		fmt.Fprintln(p.W, text)
+		fmt.Fprintln(p.W, safetext.Terminal(text))
 	}
 }
 
@@ -163,12 +164,19 @@ func (p Printer) Table(header []string, rows [][]string, objects []any) {
 	case CSV:
 		w := csv.NewWriter(p.W)
 		w.Write(header)
-		w.WriteAll(rows)
+		for _, r := range rows {
+			w.Write(safetext.CSVRecord(r))
+		}
+		w.Flush()
 	default:
 		tw := tabwriter.NewWriter(p.W, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
 		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
+			cells := make([]string, len(r))
+			for i, c := range r {
+				cells[i] = safetext.Cell(c)
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
 		}
 		tw.Flush()
 	}
@@ -179,7 +187,7 @@ func (p Printer) Table(header []string, rows [][]string, objects []any) {
 func (p Printer) Records(header []string, rows [][]string, objects []any, texts []string) {
 	if p.Format == Table {
 		for _, t := range texts {
-			fmt.Fprintln(p.W, t)
+			fmt.Fprintln(p.W, safetext.Terminal(t))
 		}
 		return
 	}

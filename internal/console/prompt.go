@@ -13,6 +13,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/internal/safetext"
 )
 
 // Prompter asks a person at a terminal.
@@ -103,7 +104,7 @@ func (p *Prompter) chooseSide(cmd, q context.Context, ques account.Question) boo
 // says is a question printed once, with nothing to count down.
 func (p *Prompter) says(question string) func() func() {
 	return func() func() {
-		fmt.Fprint(p.Err, question)
+		fmt.Fprint(p.Err, safetext.Terminal(question))
 		return func() {}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/internal/safetext"
 )
 
 // Record is one row of a report as `locator report` prints it (-o json:
@@ -173,7 +175,7 @@ func WriteTrail(t *Trail, dir string) ([]string, error) {
 	cw.Write(AuditCSVHeader)
 	enc := json.NewEncoder(&j)
 	for _, rec := range t.Records() {
-		cw.Write(rec.CSV())
+		cw.Write(safetext.CSVRecord(rec.CSV()))
 		if err := enc.Encode(rec); err != nil {
 			return nil, err
 		}
