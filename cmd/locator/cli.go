@@ -34,8 +34,8 @@ type Main struct {
 	// snapshot, as proc.Env does).
 	Forget func(name string)
 	// NoDump, when set, makes the process non-dumpable; the long-running
-	// commands (serve, run, watch) call it first, and any command when it
-	// becomes an account's owner (service.Config.NoDump).
+	// commands (serve, run, watch, mcp) call it first, and any command when
+	// it becomes an account's owner (service.Config.NoDump).
 	NoDump func() error
 	// Clock is the broker's world's time for this run: the engine's
 	// pacing and offer windows, the trading day, the simulator's. Nil is

@@ -29,6 +29,12 @@ func (c *mcpCommand) flags(fs *pflag.FlagSet) { c.conn.registerAccount(fs) }
 // ends with that refusal once stdin closes.
 func (c *mcpCommand) run(ctx context.Context, args []string) error {
 	m := c.conn.m
+	// An agent's server runs long, following the owner or owning the
+	// account, its environment holding the keys: no other process of the
+	// user's may read its memory, as the daemons'.
+	if err := m.noDump(); err != nil {
+		return err
+	}
 	v := release.Read(version, buildTime).Version
 	var server *mcp.Server
 	sess, refused := c.conn.open(ctx, "mcp", nil, service.RoleCommand)

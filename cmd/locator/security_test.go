@@ -230,7 +230,7 @@ func TestDashboardAccessFlagsRefused(t *testing.T) {
 // The key pair (and the partner client secret) leave the
 // process's environment once read, and serve and run make the process
 // non-dumpable before anything else, as do watch and a command that becomes
-// the account's owner; a one-shot command that owns nothing is
+// the account's owner, and mcp; a one-shot command that owns nothing is
 // left as it is.
 func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 	t.Parallel()
@@ -267,6 +267,22 @@ func TestSecretsForgottenDaemonsNotDumpable(t *testing.T) {
 			t.Errorf("%v: NoDump called %d times, want 1", args, noDump)
 		}
 	}
+}
+
+// An agent's server runs long, its environment holding the keys, whether
+// it owns the account or follows the process that does: it makes itself
+// non-dumpable from its start either way (a follower stayed dumpable).
+func TestMCPNotDumpable(t *testing.T) {
+	bothWays(t, testSpeed, func(t *testing.T, b *cliBundle) {
+		noDump := 0
+		m := NewMain(io.Discard, io.Discard, func(k string) string { return b.env[k] })
+		m.Stdin = strings.NewReader("") // the agent closes stdin at once
+		m.NoDump = func() error { noDump++; return nil }
+		m.Run(t.Context(), []string{"mcp"})
+		if noDump < 1 {
+			t.Error("mcp: never made itself non-dumpable")
+		}
+	})
 }
 
 // .ci/vulncheck: with the vulnerability database out of reach (an

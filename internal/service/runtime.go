@@ -37,10 +37,13 @@ func RuntimeDir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("runtime folder %s: %w", dir, err)
 	}
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return "", fmt.Errorf("runtime folder %s is not a folder (a link?): remove it", dir)
 	case int(st.Uid) != os.Getuid():
-		return "", fmt.Errorf("runtime folder %s belongs to uid %d, not to you: remove it or set XDG_RUNTIME_DIR", dir, st.Uid)
+		// Another user made it first (in a shared temporary folder, say):
+		// its victim cannot remove it, so the way out is a folder of
+		// their own.
+		return "", fmt.Errorf("runtime folder %s belongs to uid %d, not to you (another user made it first, and you cannot remove it): make a folder only you can write and name it in XDG_RUNTIME_DIR (mkdir -m 700 ~/.locator-run && export XDG_RUNTIME_DIR=~/.locator-run), or ask an administrator to remove it", dir, st.Uid)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return "", fmt.Errorf("runtime folder %s is not a folder (a link?): remove it, or set XDG_RUNTIME_DIR to a folder only you can write", dir)
 	case st.Mode&0o077 != 0:
 		return "", fmt.Errorf("runtime folder %s is open to other users (mode %o): chmod 700 it", dir, st.Mode&0o777)
 	}
