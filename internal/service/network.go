@@ -20,6 +20,7 @@ import (
 	"math/big"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,10 +62,17 @@ type Network struct {
 	limits  NetworkLimits
 	tlsCfg  *tls.Config
 
-	mu        sync.Mutex
-	owners    map[string]*ownerListener // by account, lower case (SNI's case)
-	pending   map[string]int            // connections not admitted yet, by peer address
-	followers string                    // the followers file (AllowFollowers), or ""
+	mu     sync.Mutex
+	owners map[string]*ownerListener // by account, lower case (SNI's case)
+	// pending are the connections not admitted yet, oldest first.
+	pending   []*pendingConn
+	followers string // the followers file (AllowFollowers), or ""
+}
+
+// pendingConn is a connection not admitted yet, from peer (an address).
+type pendingConn struct {
+	peer string
+	c    net.Conn
 }
 
 // NetworkLimits bound what a connection to the network's port may hold
@@ -74,19 +82,30 @@ type NetworkLimits struct {
 	// (default 10 s): a connection that has not proven the token by then
 	// is closed.
 	AdmitWait time.Duration
+	// HandshakeWait bounds the TLS handshake alone (default 3 s; a
+	// follower's takes milliseconds).
+	HandshakeWait time.Duration
 	// IdleWait closes an admitted connection that carries no request for
 	// that long (default 2 min); a follower dials again when it needs to.
 	IdleWait time.Duration
 	// MaxPending caps the connections of one peer address not admitted
-	// yet (default 32); one more is closed at once.
-	MaxPending int
+	// yet (default 32), MaxPendingTotal those of every address (default
+	// 256): one more takes the place of the oldest (of its address, or of
+	// all), which is closed. So connections held open and silent, from a
+	// follower's own address or from many, never keep a follower out: its
+	// connection proves the token in milliseconds, long before as many new
+	// ones could push it out.
+	MaxPending      int
+	MaxPendingTotal int
 }
 
 // Defaults of NetworkLimits.
 const (
-	defaultAdmitWait  = 10 * time.Second
-	defaultIdleWait   = 2 * time.Minute
-	defaultMaxPending = 32
+	defaultAdmitWait       = 10 * time.Second
+	defaultHandshakeWait   = 3 * time.Second
+	defaultIdleWait        = 2 * time.Minute
+	defaultMaxPending      = 32
+	defaultMaxPendingTotal = 256
 )
 
 // NewNetwork listens on listen (HOST, on a free port, or HOST:PORT) for
@@ -103,8 +122,14 @@ func NewNetwork(listen, advertise, token string, limits NetworkLimits) (*Network
 	if limits.IdleWait <= 0 {
 		limits.IdleWait = defaultIdleWait
 	}
+	if limits.HandshakeWait <= 0 {
+		limits.HandshakeWait = defaultHandshakeWait
+	}
 	if limits.MaxPending <= 0 {
 		limits.MaxPending = defaultMaxPending
+	}
+	if limits.MaxPendingTotal <= 0 {
+		limits.MaxPendingTotal = defaultMaxPendingTotal
 	}
 	if _, _, err := net.SplitHostPort(listen); err != nil {
 		listen = net.JoinHostPort(listen, "0")
@@ -119,7 +144,7 @@ func NewNetwork(listen, advertise, token string, limits NetworkLimits) (*Network
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	n := &Network{Token: token, address: "https://" + net.JoinHostPort(host, port), ln: ln, limits: limits,
-		owners: map[string]*ownerListener{}, pending: map[string]int{}}
+		owners: map[string]*ownerListener{}}
 	n.tlsCfg = &tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 		if o := n.owner(hello.ServerName); o != nil {
 			return &o.cert, nil
@@ -155,45 +180,78 @@ func (n *Network) accept() {
 	}
 }
 
-// admit hands c to the owner its handshake names, once it proved the
-// token within AdmitWait; anything else (a scanner, a follower with an
-// old pin, another token, an account gone, a peer that just holds the
-// connection) is closed. A peer address holding MaxPending connections
-// not admitted yet has its next one closed at once.
+// admit hands c to the owner its handshake names, once it finished its
+// TLS handshake within HandshakeWait and proved the token within
+// AdmitWait; anything else (a scanner, a follower with an old pin,
+// another token, an account gone, a peer that just holds the connection)
+// is closed. While it waits it counts against the caps on connections not
+// admitted yet (see NetworkLimits.MaxPending).
 func (n *Network) admit(c net.Conn) {
-	peer, _, _ := net.SplitHostPort(c.RemoteAddr().String())
-	n.mu.Lock()
-	full := n.pending[peer] >= n.limits.MaxPending
-	if !full {
-		n.pending[peer]++
-	}
-	n.mu.Unlock()
-	if full {
-		c.Close()
-		return
-	}
-	defer func() {
-		n.mu.Lock()
-		if n.pending[peer]--; n.pending[peer] == 0 {
-			delete(n.pending, peer)
-		}
-		n.mu.Unlock()
-	}()
-	c.SetDeadline(time.Now().Add(n.limits.AdmitWait))
+	p := n.hold(c)
+	defer n.release(p)
+	start := time.Now()
+	c.SetDeadline(start.Add(min(n.limits.HandshakeWait, n.limits.AdmitWait)))
 	tc := tls.Server(c, n.tlsCfg)
 	if err := tc.Handshake(); err != nil {
 		c.Close()
 		return
 	}
+	c.SetDeadline(start.Add(n.limits.AdmitWait))
 	o := n.owner(tc.ConnectionState().ServerName)
 	if o == nil || !admitToken(tc, n.keys(time.Now()), o.pin) {
 		tc.Close()
 		return
 	}
+	if !n.release(p) {
+		return // pushed out (closed) as it proved the token
+	}
 	c.SetDeadline(time.Time{})
 	if !o.deliver(tc) {
 		tc.Close()
 	}
+}
+
+// hold counts c among the connections not admitted yet, closing the
+// oldest of its address when that address holds MaxPending, and the
+// oldest of all when all hold MaxPendingTotal.
+func (n *Network) hold(c net.Conn) *pendingConn {
+	peer, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+	p := &pendingConn{peer: peer, c: c}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	same := 0
+	for _, q := range n.pending {
+		if q.peer == peer {
+			same++
+		}
+	}
+	if same >= n.limits.MaxPending {
+		n.evictLocked(slices.IndexFunc(n.pending, func(q *pendingConn) bool { return q.peer == peer }))
+	}
+	if len(n.pending) >= n.limits.MaxPendingTotal {
+		n.evictLocked(0)
+	}
+	n.pending = append(n.pending, p)
+	return p
+}
+
+// evictLocked closes the i-th connection not admitted yet and stops
+// counting it. n.mu is held.
+func (n *Network) evictLocked(i int) {
+	n.pending[i].c.Close()
+	n.pending = slices.Delete(n.pending, i, i+1)
+}
+
+// release stops counting p (admitted, or closed); it reports false when
+// p was no longer counted: evicted, its connection closed.
+func (n *Network) release(p *pendingConn) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	i := slices.Index(n.pending, p)
+	if i >= 0 {
+		n.pending = slices.Delete(n.pending, i, i+1)
+	}
+	return i >= 0
 }
 
 // Each end of a connection to the network proves it holds the token with

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -290,19 +291,24 @@ func TestOwnerPortDropsIdleConnections(t *testing.T) {
 	}
 }
 
-// Beyond MaxPending connections of one peer not admitted yet, the next
-// ones are closed at once, long before the admission deadline (an hour
-// here): of 30 connections that say nothing, 20 are closed, and the 10
-// the owner holds still complete their handshake.
+// Beyond MaxPending connections of one peer not admitted yet, each new
+// one takes the place of the oldest the owner holds, which is closed at
+// once, long before the deadlines (an hour here): of 30 connections that
+// say nothing, 20 are closed and the 10 held still complete their
+// handshake. A
+// follower with the token, dialling from the same address while 10 silent
+// ones are held there, is served at once: held connections never keep it
+// out (they used to, until the admission deadline closed them).
 func TestOwnerPortCapsPendingConnections(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Hour, MaxPending: 10})
+	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Hour, HandshakeWait: time.Hour, MaxPending: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { network.Close() })
 	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
-	host := strings.TrimPrefix(o.owner.Lease().Address, "https://")
+	l := o.owner.Lease()
+	host := strings.TrimPrefix(l.Address, "https://")
 	conns := make([]net.Conn, 30)
 	closed := make(chan int, len(conns))
 	for i := range conns {
@@ -333,5 +339,17 @@ func TestOwnerPortCapsPendingConnections(t *testing.T) {
 		if err := tc.HandshakeContext(t.Context()); err != nil {
 			t.Errorf("connection %d, within the cap, was not held: %v", i, err)
 		}
+	}
+	// The 10 still hold their place, silent after their handshake; the
+	// follower's connections push the oldest out.
+	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang guard: served at once
+	defer cancel()
+	if _, err := cl.Status(ctx, account.StatusRequest{}); err != nil {
+		t.Fatalf("a follower with the token beside 10 silent connections of its address: %v", err)
 	}
 }
