@@ -200,6 +200,13 @@ func (r *runner) checkWorkflowErr(w *workflow.Workflow, o account.Outcome) error
 
 // follower runs op (see OpFollower).
 func (r *runner) follower(ctx context.Context, op Op) (string, error) {
+	return r.onDaemon(ctx, op, r.fromShells)
+}
+
+// onDaemon runs op on a daemon owner of the account (run, on its socket,
+// with the shells it dials), then gives the account back to the runner's
+// owner.
+func (r *runner) onDaemon(ctx context.Context, op Op, run func(context.Context, *daemon, Op) (string, error)) (string, error) {
 	dir, err := runtimeDir()
 	if err != nil {
 		return "", err
@@ -209,7 +216,7 @@ func (r *runner) follower(ctx context.Context, op Op) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	words, ferr := r.fromShells(ctx, d, op)
+	words, ferr := run(ctx, d, op)
 	d.close()
 	if err := r.startOwner(ctx, false); err != nil {
 		return words, err
@@ -350,21 +357,7 @@ func (r *runner) answerElsewhere(ctx context.Context, other account.Account, id 
 
 // cancelCall runs op (see OpCancelCall).
 func (r *runner) cancelCall(ctx context.Context, op Op) (string, error) {
-	dir, err := runtimeDir()
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	d, err := r.own(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	words, cerr := r.abandon(ctx, d, op)
-	d.close()
-	if err := r.startOwner(ctx, false); err != nil {
-		return words, err
-	}
-	return words, cerr
+	return r.onDaemon(ctx, op, r.abandon)
 }
 
 // abandon is the cancel-call operation on daemon d.
