@@ -330,12 +330,22 @@ func (s *server) questions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	put := stream(w)
-	var mu sync.Mutex // one writer at a time on the stream
+	// One writer at a time on the stream, and none once this handler
+	// returns: a question may be put from another goroutine while the
+	// stream goes (its caller gone), and a write after the handler
+	// returned races with the server finishing the response.
+	var mu sync.Mutex
+	ended := false
 	lines := func(m message) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return put(m)
+		return !ended && put(m)
 	}
+	defer func() {
+		mu.Lock()
+		ended = true
+		mu.Unlock()
+	}()
 	streamGone := r.Context().Done()
 	release := s.l.Listen(c.ID, func(ctx context.Context, q account.Question) bool {
 		ch := make(chan bool, 1)
