@@ -194,14 +194,13 @@ func (l *loop) run(ctx context.Context) {
 			return
 		case <-l.e.inbox.ready:
 			t.Stop()
-			evs := l.e.inbox.take()
-			l.grouped(func() {
-				for _, ev := range evs {
-					l.handle(ctx, ev)
-				}
+			l.e.inbox.drain(func(evs []event) {
+				l.grouped(func() {
+					for _, ev := range evs {
+						l.handle(ctx, ev)
+					}
+				})
 			})
-			// Handled: committed, and the effects handed to the workers.
-			l.e.inbox.done(len(evs))
 		case <-t.C():
 		}
 		l.due()

@@ -31,18 +31,17 @@ func (m *mailbox[T]) push(v T) {
 	}
 }
 
-// take returns the queued items, oldest first, emptying the box; the
-// taker calls done with their number once it has handled them.
-func (m *mailbox[T]) take() []T {
+// drain hands the queued items, oldest first, to handle, emptying the
+// box, and counts them out of inHand once handle has returned (for the
+// loop: committed, and the effects handed to the workers).
+func (m *mailbox[T]) drain(handle func([]T)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := m.items
+	items := m.items
 	m.items = nil
-	return out
+	m.mu.Unlock()
+	handle(items)
+	m.inHand.Add(-int64(len(items)))
 }
-
-// done counts n taken items handled.
-func (m *mailbox[T]) done(n int) { m.inHand.Add(-int64(n)) }
 
 // pool runs the jobs pushed to it, in order, on at most limit goroutines
 // (start makes one, which runs them): a goroutine is started when a job
