@@ -3,14 +3,14 @@
 // update type, and the outcomes of its workflows in words and as ends.
 //
 // Exactly one implementation holds the semantics (input validation, the
-// live/paper guard, the cost policy, outcomes): service.Local, on the
+// live/paper guard, the cost policy, outcomes): local.Account, on the
 // engine of the process that owns the account. A process that follows the
 // owner reaches that same implementation through a transport that only
-// carries calls, questions and updates (service.Client); its answers are
+// carries calls, questions and updates (wire.Client); its answers are
 // the owner's. Commands, jobs, the dashboard and library users hold an
 // Account and never know which of the two they have; the read commands
 // too (Read), and with no live owner they run the same read on their own
-// client (service.ReadAlone), the only one then drawing on the key pair.
+// client (local.ReadAlone), the only one then drawing on the key pair.
 // (size still reads the broker on a client of its own.) The conformance suite
 // in accounttest runs every operation through both and requires the same
 // results.

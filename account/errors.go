@@ -91,6 +91,17 @@ func KindOf(err error) Kind {
 	return KindFailed
 }
 
+// AsError is err as an *Error: the one it is or wraps, else one of
+// KindFailed with its message (what a transport sends for an error that
+// carries no kind, such as a context's end).
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Errorf(KindFailed, err.Error())
+}
+
 func joinErrors(errs []error) error {
 	if len(errs) == 0 {
 		return nil

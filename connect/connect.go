@@ -21,6 +21,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // Options say which account to open and as whom. The connection settings
@@ -106,6 +107,6 @@ func Open(ctx context.Context, o Options) (Account, error) {
 	if err != nil {
 		return nil, account.Wrap(account.KindRefused, err.Error(), err)
 	}
-	d := &service.Dialer{Getenv: getenv, Clock: o.Clock, HTTPClient: o.HTTPClient, Logger: o.Logger, OwnerToken: getenv(service.OwnerTokenEnv)}
-	return d.Open(ctx, s, o.Name, o.Ask, service.RoleCommand, false)
+	d := &service.Dialer{Getenv: getenv, Clock: o.Clock, HTTPClient: o.HTTPClient, Logger: o.Logger, OwnerToken: getenv(wire.OwnerTokenEnv)}
+	return d.Open(ctx, s, o.Name, o.Ask, wire.RoleCommand, false)
 }

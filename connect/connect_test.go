@@ -80,7 +80,8 @@ func quotes(sim *simtest.Bundle) map[string]string {
 func TestOpenOwnsThenFollows(t *testing.T) {
 	t.Parallel()
 	sim := simtest.New(t)
-	sim.RunClock(t)
+	var loops simtest.Loops // the owner's, once it runs: time waits on what it holds
+	sim.RunClockWhile(t, 1, loops.Idle)
 	vars := env(t, sim)
 
 	owner, err := connect.Open(t.Context(), options(sim, vars, "owner"))
@@ -88,9 +89,11 @@ func TestOpenOwnsThenFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer owner.Close()
-	if o := owner.(*service.Opened); o.Owner() == nil {
+	o := owner.(*service.Opened).Owner()
+	if o == nil {
 		t.Fatal("the first process does not own the account, with nobody owning it")
 	}
+	loops.Add(o)
 	if w := located(t, owner, "HTBX", 300); w.State != states.Filled {
 		t.Errorf("owner's locate ended %s (%s), want filled", w.State, w.Reason)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // session is a command's account: the account API (service.Handle, the
@@ -19,7 +20,7 @@ type session struct {
 // open opens the account for command; ask answers the questions of its
 // requests at this terminal (nil: nobody can answer here). A daemon
 // (serve, run) always owns the account: see service.Open.
-func (c *connFlags) open(ctx context.Context, command string, ask func(context.Context, account.Question) bool, role service.Role) (*session, error) {
+func (c *connFlags) open(ctx context.Context, command string, ask func(context.Context, account.Question) bool, role wire.Role) (*session, error) {
 	s, err := c.resolve(true)
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func (c *connFlags) dialer() *service.Dialer {
 		return c.dial
 	}
 	if c.ownerToken == "" {
-		c.ownerToken = c.m.secretEnv(service.OwnerTokenEnv)
+		c.ownerToken = c.m.secretEnv(wire.OwnerTokenEnv)
 	}
 	c.dial = &service.Dialer{Getenv: c.m.Getenv, Logger: c.logger(), Clock: c.m.Clock,
 		OwnerToken: c.ownerToken, NoDump: c.m.NoDump, Standby: c.standby, Network: c.network}

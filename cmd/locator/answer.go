@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -38,7 +38,7 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 		return console.Usagef("want one workflow ID (see 'locator status')")
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, c.name, nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, c.name, nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

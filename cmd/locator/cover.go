@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -71,7 +71,7 @@ func (c *coverCommand) run(ctx context.Context, args []string) error {
 		ask = m.asker(ctx)
 	}
 	m.warnClosed()
-	sess, err := c.conn.open(ctx, "cover", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "cover", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

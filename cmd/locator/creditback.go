@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // creditBackCommand returns located shares: a quantity of one inventory
@@ -78,7 +78,7 @@ func (c *creditBackCommand) run(ctx context.Context, args []string) error {
 		ask = m.asker(ctx)
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, "credit-back", ask, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "credit-back", ask, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

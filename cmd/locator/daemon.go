@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/serve"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // runCommand is `locator run`: the daemon with schedules by its older
@@ -71,7 +71,7 @@ func (c *runCommand) runOnce(ctx context.Context, j jobs.Job, notifier *notify.N
 	if err != nil {
 		return console.Usagef("config: %v", err)
 	}
-	sess, err := c.serve.conn.open(ctx, "run --once "+j.Name, nil, service.RoleCommand)
+	sess, err := c.serve.conn.open(ctx, "run --once "+j.Name, nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

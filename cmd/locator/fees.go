@@ -14,8 +14,8 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -48,7 +48,7 @@ func (c *feesCommand) run(ctx context.Context, args []string) error {
 		}
 		win = locator.FeeWindow{Since: d}
 	}
-	sess, err := c.conn.open(ctx, "fees", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "fees", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

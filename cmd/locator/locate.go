@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -60,7 +60,7 @@ func (c *locateCommand) run(ctx context.Context, args []string) error {
 		board = console.NewBoard(m.Stdout, items)
 		show = board.Update
 	}
-	sess, err := c.conn.open(ctx, "locate", ask, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "locate", ask, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

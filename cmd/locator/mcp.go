@@ -11,7 +11,7 @@ import (
 
 	"github.com/locatorhq/locator/internal/mcpserver"
 	"github.com/locatorhq/locator/internal/release"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // mcpCommand serves the account to an agent over the Model Context
@@ -37,7 +37,7 @@ func (c *mcpCommand) run(ctx context.Context, args []string) error {
 	}
 	v := release.Read(version, buildTime).Version
 	var server *mcp.Server
-	sess, refused := c.conn.open(ctx, "mcp", nil, service.RoleCommand)
+	sess, refused := c.conn.open(ctx, "mcp", nil, wire.RoleCommand)
 	switch {
 	case refused != nil && ctx.Err() != nil:
 		return refused

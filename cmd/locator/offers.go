@@ -7,7 +7,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // offersCommand lists the offers waiting on a person, as the account's
@@ -25,7 +25,7 @@ func (c *offersCommand) run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return console.Usagef("want no arguments")
 	}
-	sess, err := c.conn.open(ctx, "offers", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "offers", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

@@ -8,11 +8,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // ownerCredentialCommand prints the credential of one follower host, made
-// from this host's LOCATOR_OWNER_TOKEN (see service.IssueFollowerCredential):
+// from this host's LOCATOR_OWNER_TOKEN (see wire.IssueFollowerCredential):
 // the follower host holds it as its own LOCATOR_OWNER_TOKEN, and the
 // owner admits it while its line "HOST UNTIL" is in the file serve's
 // --owner-followers names.
@@ -29,7 +29,7 @@ func (c *ownerCredentialCommand) run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return console.Usagef("want one follower host name")
 	}
-	cred, err := service.IssueFollowerCredential(c.m.secretEnv(service.OwnerTokenEnv), args[0], c.until, time.Now())
+	cred, err := wire.IssueFollowerCredential(c.m.secretEnv(wire.OwnerTokenEnv), args[0], c.until, time.Now())
 	if err != nil {
 		return console.Usagef("%v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // quoteCommand prices located shares without taking them: a price check
@@ -29,7 +29,7 @@ func (c *quoteCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := c.conn.open(ctx, "quote", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "quote", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

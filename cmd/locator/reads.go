@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 )
@@ -146,7 +146,7 @@ func (c *ordersCommand) cancel(ctx context.Context, args []string) error {
 		return console.Usagef("-o csv: 'orders cancel' prints how the order ended, as a line or JSON (-o json); nothing was sent")
 	}
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, "orders cancel", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "orders cancel", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

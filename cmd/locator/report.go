@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/internal/report/chart"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 )
 
@@ -41,7 +41,7 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return console.Usagef("%v", err)
 	}
-	sess, err := c.conn.open(ctx, "report", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "report", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 )
 
@@ -21,7 +21,7 @@ func (c *resumeCommand) flags(fs *pflag.FlagSet) { c.conn.register(fs) }
 
 func (c *resumeCommand) run(ctx context.Context, args []string) error {
 	out := c.conn.out()
-	sess, err := c.conn.open(ctx, "resume", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "resume", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // nonLoopbackIP is an address of this machine beyond loopback, or the test
@@ -331,7 +331,7 @@ func TestSimBeyondLoopbackWarns(t *testing.T) {
 }
 
 // Owner-credential prints a follower host's own credential, the
-// one the owner's followers file admits (service.FollowerCredential of
+// one the owner's followers file admits (wire.FollowerCredential of
 // LOCATOR_OWNER_TOKEN, the host and its time), and the line for that file;
 // the token itself is never printed. A past or malformed time, or no
 // token, is refused (exit 2) with nothing printed on stdout.
@@ -345,7 +345,7 @@ func TestOwnerCredentialCommand(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, out, errOut := run(env, "owner-credential", "desk-2", "--until", until)
-	if code != console.ExitOK || out != service.FollowerCredential(token, "desk-2", until)+"\n" || !strings.Contains(errOut, "desk-2 "+until+"\n") {
+	if code != console.ExitOK || out != wire.FollowerCredential(token, "desk-2", until)+"\n" || !strings.Contains(errOut, "desk-2 "+until+"\n") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if strings.Contains(out+errOut, token) {

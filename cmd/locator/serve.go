@@ -14,7 +14,7 @@ import (
 	"github.com/locatorhq/locator/internal/dashboard"
 	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/serve"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // serveCommand is the long-running owner of one or more accounts: every
@@ -45,7 +45,7 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	c.conn.register(fs)
 	c.listen.Register(fs)
 	fs.BoolVar(&c.conn.standby, "standby", false, "stand by for the accounts another serve owns: follow it, and take them over when it goes")
-	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on HOST or HOST:PORT (default a free port; one for every account owned, named in their leases); they present "+service.OwnerTokenEnv)
+	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on HOST or HOST:PORT (default a free port; one for every account owned, named in their leases); they present "+wire.OwnerTokenEnv)
 	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its host)")
 	fs.StringVar(&c.followers, "owner-followers", "", "with --owner-listen, also admit the follower hosts this file lists, one \"HOST EXPIRES\" a line, each on its own credential (locator owner-credential); read again at each connection, so removing a line revokes that host")
 	fs.StringVar(&c.notify, "notify", "", `push offers waiting on a person, with signed approve and decline links, to webhooks: a file with run's "notify" block`)
@@ -108,14 +108,14 @@ func (c *serveCommand) run(ctx context.Context, args []string) error {
 // ownerNetwork opens the listener processes of other hosts follow this
 // owner over (--owner-listen, with --owner-followers): nil without
 // --owner-listen.
-func (c *serveCommand) ownerNetwork() (*service.Network, error) {
+func (c *serveCommand) ownerNetwork() (*wire.Network, error) {
 	if c.ownerHost == "" {
 		if c.followers != "" {
 			return nil, console.Usagef("--owner-followers needs --owner-listen")
 		}
 		return nil, nil
 	}
-	n, err := service.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(service.OwnerTokenEnv), service.NetworkLimits{})
+	n, err := wire.NewNetwork(c.ownerHost, c.advertise, c.conn.m.secretEnv(wire.OwnerTokenEnv), wire.NetworkLimits{})
 	if err != nil {
 		return nil, console.Usagef("--owner-listen: %v", err)
 	}

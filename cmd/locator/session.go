@@ -10,6 +10,7 @@ import (
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // connFlags are the connection settings every broker command shares. The
@@ -24,9 +25,9 @@ type connFlags struct {
 	format  console.Format
 	daemon  bool // serve and run: see daemonLogger
 	// network is how serve's owners take requests from other hosts.
-	network    *service.Network
+	network    *wire.Network
 	standby    bool
-	ownerToken string          // service.OwnerTokenEnv, read once
+	ownerToken string          // wire.OwnerTokenEnv, read once
 	dial       *service.Dialer // see dialer
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // shortCommand is the locate-then-short helper: flags, the prompts and the
@@ -84,7 +84,7 @@ func (c *shortCommand) run(ctx context.Context, args []string) error {
 		return console.Usagef("the order needs a confirmation and nobody can give one here (no terminal, or not -o table): pass --yes; nothing was sent")
 	}
 	m.warnClosed()
-	sess, err := c.conn.open(ctx, "short", ask, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "short", ask, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // shortableCommand tells, per symbol, whether it is easy to borrow, what
@@ -30,7 +30,7 @@ func (c *shortableCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := c.conn.open(ctx, "shortable", nil, service.RoleCommand)
+	sess, err := c.conn.open(ctx, "shortable", nil, wire.RoleCommand)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/locatorhq/locator/internal/notifytest"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -87,7 +88,7 @@ func setup(t *testing.T) *testBundle {
 	b.sim.RunClockWhile(t, 2, func() bool { return !b.hold.Load() && b.prompting.Load() == 0 && !b.offered(t) })
 	b.cfg = service.OwnerConfig{
 		Engine: engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: acct, Env: brokerclient.EnvLive, Logger: b.log},
-		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleCommand,
+		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: wire.RoleCommand,
 	}
 	b.hook = notifytest.NewReceiver(t)
 	b.n, err = notify.New(notify.Config{
@@ -151,7 +152,7 @@ func (b *testBundle) account(t *testing.T, follower bool, name string) account.A
 	t.Helper()
 	c := account.Caller{ID: uuid.NewString(), Name: name, Env: brokerclient.EnvLive}
 	if follower {
-		cl := service.Dial(b.owner.Load().Lease().Endpoint, c, b.sim.Client(t, b.sim.Live), b.sim.URL)
+		cl := wire.Dial(b.owner.Load().Lease().Endpoint, c, b.sim.Client(t, b.sim.Live), b.sim.URL)
 		t.Cleanup(cl.Close)
 		return cl
 	}

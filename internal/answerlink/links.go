@@ -56,7 +56,7 @@ func (ls *Links) URL(l Link) string {
 	return u.String()
 }
 
-// Notifier is the hook (service.Local.NotifyOffers) that tells n of each
+// Notifier is the hook (local.Account.NotifyOffers) that tells n of each
 // offer of account acct waiting on a person, with its approve and decline
 // links; nil when ls or n is nil.
 func (ls *Links) Notifier(acct string, n *notify.Notifier) func(account.Question) {

@@ -19,7 +19,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/browsertest"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -102,7 +102,7 @@ func tradingScreen(t *testing.T, width int64) {
 	// The terminal: it asks, follows, and is put the offer, which its
 	// person answers on the page instead.
 	asked := make(chan struct{}, 1)
-	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+	remote := wire.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
 		Ask: func(ctx context.Context, q account.Question) bool {
 			select {
 			case asked <- struct{}{}:
@@ -347,7 +347,7 @@ func TestBrowserApprovesFloatPrice(t *testing.T) {
 	srv := httptest.NewServer(b.server.handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(b.server.Close) // first: it ends the page's event stream
-	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+	remote := wire.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
 		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
 	t.Cleanup(remote.Close)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {

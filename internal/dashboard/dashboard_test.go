@@ -28,6 +28,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
@@ -139,7 +140,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	b.owner, err = service.Own(t.Context(), service.OwnerConfig{
 		Engine: engine.Config{Client: client, Store: st, Clock: b.sim.Clock, Account: "LV100001",
 			Env: brokerclient.EnvLive, Logger: log, OnUpdate: o.onUpdate, Budget: o.budget},
-		DB: dbPath, BaseURL: b.sim.URL, RuntimeDir: run, Role: service.RoleDaemon})
+		DB: dbPath, BaseURL: b.sim.URL, RuntimeDir: run, Role: wire.RoleDaemon})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	t.Cleanup(b.closeOwner)
 	var served account.Account = b.owner.Local().As(account.Caller{Name: "dashboard test"})
 	if o.follower {
-		c := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "dashboard test", Env: brokerclient.EnvLive},
+		c := wire.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "dashboard test", Env: brokerclient.EnvLive},
 			b.sim.Client(t, b.sim.Live), b.sim.URL)
 		t.Cleanup(c.Close)
 		served = c
@@ -877,7 +878,7 @@ func (h *heldOffer) await(t *testing.T, id string) {
 // waits until its offer waits on a person (held): the workflow's id.
 func (b *testBundle) askElsewhere(t *testing.T, held *heldOffer, item account.LocateItem) string {
 	t.Helper()
-	remote := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+	remote := wire.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
 		Ask: func(ctx context.Context, q account.Question) bool { <-ctx.Done(); return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
 	t.Cleanup(remote.Close)
 	res, err := remote.Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{item}, Ask: true})

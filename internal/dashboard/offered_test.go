@@ -9,7 +9,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/report"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 )
@@ -25,7 +25,7 @@ func TestDeclinedPairKeepsTheSideOffered(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
 	ctx := t.Context()
-	prompt := service.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
+	prompt := wire.Dial(b.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive,
 		Ask: func(context.Context, account.Question) bool { return false }}, b.sim.Client(t, b.sim.Live), b.sim.URL)
 	t.Cleanup(prompt.Close)
 	var ids []string

@@ -27,6 +27,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -91,7 +92,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer st.Close()
 	owner, err := service.Own(ctx, service.OwnerConfig{
 		Engine: engine.Config{Client: client, Store: st, Clock: clk, Account: acct, Env: brokerclient.EnvLive},
-		DB:     dbPath, BaseURL: baseURL, RuntimeDir: dir, Role: service.RoleCommand,
+		DB:     dbPath, BaseURL: baseURL, RuntimeDir: dir, Role: wire.RoleCommand,
 	})
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/jobs"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
@@ -77,7 +77,7 @@ func (b *testBundle) start() {
 	t.Cleanup(e.Close)
 	b.engine = e
 	// The jobs reach the account through its account API, as on an owner.
-	local, err := service.NewLocal(t.Context(), service.LocalConfig{Engine: e, Store: b.store, Client: b.client, Clock: b.sim.Clock,
+	local, err := local.New(t.Context(), local.Config{Engine: e, Store: b.store, Client: b.client, Clock: b.sim.Clock,
 		Logger: log, Account: "LV100001", Env: brokerclient.EnvLive})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/locatorhq/locator/internal/mcpserver"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -51,7 +52,7 @@ func connect(t *testing.T, c account.Caller) *agent {
 	sim.RunClockWhen(t, 2)
 	o, err := service.Own(t.Context(), service.OwnerConfig{
 		Engine: engine.Config{Client: sim.Client(t, sim.Live), Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
-		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand,
+		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: wire.RoleCommand,
 	})
 	if err != nil {
 		t.Fatal(err)

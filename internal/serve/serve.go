@@ -22,6 +22,7 @@ import (
 	"github.com/locatorhq/locator/internal/notify"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // Config is one daemon, its flags checked (nothing is sent before Run).
@@ -129,7 +130,7 @@ func (c *Config) configs(st *store.Store) ([]service.Config, error) {
 		if err != nil {
 			return nil, console.Usagef("%v", err)
 		}
-		cfg, err := c.Dialer.Config(s, st, c.Command, nil, service.RoleDaemon, false)
+		cfg, err := c.Dialer.Config(s, st, c.Command, nil, wire.RoleDaemon, false)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/store/storetest"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -39,14 +40,14 @@ const testToken = "0123456789abcdef0123456789abcdef"
 // ownOn owns the account on the database db (a path or a Postgres URL),
 // serving other hosts too when network is set, on a simulator started with
 // opts.
-func ownOn(t *testing.T, db string, network *service.Network, opts ...simtest.Option) *owned {
+func ownOn(t *testing.T, db string, network *wire.Network, opts ...simtest.Option) *owned {
 	t.Helper()
 	return ownTuned(t, db, network, nil, opts...)
 }
 
 // ownTuned is ownOn with the owner's configuration changed by tune first
 // (when set).
-func ownTuned(t *testing.T, db string, network *service.Network, tune func(*service.OwnerConfig), opts ...simtest.Option) *owned {
+func ownTuned(t *testing.T, db string, network *wire.Network, tune func(*service.OwnerConfig), opts ...simtest.Option) *owned {
 	t.Helper()
 	sim := simtest.New(t, opts...)
 	st, err := store.Open(t.Context(), db, sim.Clock)
@@ -68,11 +69,11 @@ func ownTuned(t *testing.T, db string, network *service.Network, tune func(*serv
 	var owner atomic.Pointer[service.Owner]
 	sim.RunClockWhile(t, 2, func() bool {
 		o := owner.Load()
-		return o == nil || (o.Local().Asking() == 0 && o.EngineIdle())
+		return o == nil || o.Idle()
 	})
 	cfg := service.OwnerConfig{
 		Engine: engine.Config{Client: sim.Client(t, sim.Live), Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
-		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleCommand, Network: network,
+		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: wire.RoleCommand, Network: network,
 	}
 	if tune != nil {
 		tune(&cfg)
@@ -109,7 +110,7 @@ func TestConformance(t *testing.T) {
 	// presented; the owner's lease on Postgres.
 	t.Run("remote", func(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
-			network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
+			network, err := wire.NewNetwork("127.0.0.1", "", testToken, wire.NetworkLimits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func TestConformance(t *testing.T) {
 			o := ownOn(t, storetest.Postgres(t), network)
 			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
 				l := o.owner.Lease()
-				cl, err := service.DialRemote(l.Account, l.Address, l.Pin, testToken, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
+				cl, err := wire.DialRemote(l.Account, l.Address, l.Pin, testToken, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -130,7 +131,7 @@ func TestConformance(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
 			o := own(t)
 			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
-				cl := service.Dial(o.owner.Lease().Endpoint, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
+				cl := wire.Dial(o.owner.Lease().Endpoint, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
 				t.Cleanup(cl.Close)
 				return cl
 			}}
@@ -142,9 +143,9 @@ func TestConformance(t *testing.T) {
 	t.Run("published", func(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
 			o := own(t)
-			wire := wireChecked(t, o.owner.Lease().Endpoint)
+			checked := wireChecked(t, o.owner.Lease().Endpoint)
 			return &accounttest.Env{Sim: o.sim, Store: o.st, Open: func(c account.Caller) account.Account {
-				cl := service.Dial(wire, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
+				cl := wire.Dial(checked, c, o.sim.Client(t, o.sim.Live), o.sim.URL)
 				t.Cleanup(cl.Close)
 				return cl
 			}}

@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/vault"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // UserAgent is the stable, identifying User-Agent the spec asks servers to
@@ -49,7 +50,7 @@ type Dialer struct {
 	Standby    bool
 	// Network is how this process's owners take requests from other
 	// hosts (serve --owner-listen), nil for none.
-	Network *Network
+	Network *wire.Network
 	// Offers, when set, is the hook that tells of the offers of an
 	// account waiting on a person (OwnerConfig.Offers), by account.
 	Offers func(account string) func(account.Question)
@@ -151,7 +152,7 @@ func OpenStore(ctx context.Context, path string, clk clock.Clock) (*store.Store,
 // after a crash: no run is still sending the orders it finds unanswered,
 // however recent. A setting that does not do is refused (KindRefused):
 // nothing was sent.
-func (d *Dialer) Config(s config.Settings, st *store.Store, command string, ask func(context.Context, account.Question) bool, role Role, resume bool) (Config, error) {
+func (d *Dialer) Config(s config.Settings, st *store.Store, command string, ask func(context.Context, account.Question) bool, role wire.Role, resume bool) (Config, error) {
 	client, err := d.Shared(s)
 	if err != nil {
 		return Config{}, account.Wrap(account.KindRefused, err.Error(), err)
@@ -196,7 +197,7 @@ func (o *Opened) Close() {
 
 // Open opens account s for command (see Config): this process becomes its
 // owner, or a follower of the process that owns it, as Open says.
-func (d *Dialer) Open(ctx context.Context, s config.Settings, command string, ask func(context.Context, account.Question) bool, role Role, resume bool) (*Opened, error) {
+func (d *Dialer) Open(ctx context.Context, s config.Settings, command string, ask func(context.Context, account.Question) bool, role wire.Role, resume bool) (*Opened, error) {
 	st, err := OpenStore(ctx, s.DB, d.Time())
 	if err != nil {
 		return nil, err

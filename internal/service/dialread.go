@@ -7,7 +7,9 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/config"
+	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // Read is one Read of the broker's records about account s for a read
@@ -33,12 +35,12 @@ func (d *Dialer) Read(ctx context.Context, s config.Settings, command string, re
 			return owner.Read(ctx, req)
 		}
 	}
-	return ReadAlone(ctx, client, s.Account, d.Time().Now(), req)
+	return local.ReadAlone(ctx, client, s.Account, d.Time().Now(), req)
 }
 
 // liveOwner is account s's live owner as a follower reaches it, or nil
 // when no live process owns the account (or there is no database yet).
-func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, command string) (*Client, error) {
+func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, command string) (*wire.Client, error) {
 	st, err := store.OpenReader(ctx, s.DB, d.Time())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -47,7 +49,7 @@ func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, command strin
 		return nil, err
 	}
 	defer st.Close()
-	cfg, err := d.Config(s, st, command, nil, RoleCommand, false)
+	cfg, err := d.Config(s, st, command, nil, wire.RoleCommand, false)
 	if err != nil {
 		return nil, err
 	}
@@ -56,4 +58,42 @@ func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, command strin
 		return nil, nil
 	}
 	return owner, err
+}
+
+// ErrNoOwner is FollowOwner's answer when no live process owns the
+// account.
+var ErrNoOwner = errors.New("service: no live process owns the account")
+
+// FollowOwner reaches the account's live owner as a follower, never
+// owning it: what a read command does, so that beside a running owner its
+// reads go through the owner (Read, on the owner's pacer) and it sends the
+// broker nothing of its own. The owner is the one cfg's store names in the
+// account's lease (cfg.Engine.Store may be a reader's, see
+// store.OpenReader), reached over its socket or over TLS as Open reaches
+// it; ErrNoOwner when the account has no live lease.
+func FollowOwner(ctx context.Context, cfg Config) (*wire.Client, error) {
+	l, err := cfg.Engine.Store.LiveLease(ctx, cfg.Engine.Account)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNoOwner
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := newHandle(cfg)
+	c, err := h.dialHolder(*l)
+	if err != nil {
+		return nil, err
+	}
+	hello, err := c.Hello(ctx)
+	if err == nil {
+		err = h.followable(hello)
+	}
+	if err == nil {
+		_, err = c.Authenticate(ctx)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }

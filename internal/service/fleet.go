@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // Fleet is the accounts one process keeps as a daemon (`locator serve`
@@ -54,7 +55,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	beat := newRenewals() // one statement renews every lease the fleet holds
 	syncs := make(chan struct{}, ledgerSyncsAtOnce)
 	for _, cfg := range cfgs {
-		cfg.Role = RoleDaemon
+		cfg.Role = wire.RoleDaemon
 		cfg.renewals, cfg.ledgerSyncs = beat, syncs
 		f.handles = append(f.handles, newHandle(cfg))
 	}
@@ -219,7 +220,7 @@ func reserve(ctx context.Context, pair []*Handle) map[*Handle]store.Term {
 			continue // Own says why
 		}
 		handles = append(handles, h)
-		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
+		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(wire.RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
 			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
 	}
 	out := map[*Handle]store.Term{}
@@ -549,7 +550,7 @@ func (h *Handle) yieldedTo() *locator.Standby {
 }
 
 // follower is the client of the owner this handle follows, or nil.
-func (h *Handle) follower() *Client {
+func (h *Handle) follower() *wire.Client {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.client
@@ -560,7 +561,7 @@ func (h *Handle) follower() *Client {
 // lapsed or was released (see store.WaitLease), or the connection to its
 // owner ended (an owner of this host that died: its lease is then taken
 // over at once).
-func (h *Handle) standBy(ctx context.Context, c *Client, clk clock.Clock) {
+func (h *Handle) standBy(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
 	hello, err := c.Hello(ctx)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -159,7 +160,7 @@ func TestFleetReportsAccountsItCannotServe(t *testing.T) {
 	h, err := service.Open(t.Context(), service.Config{
 		OwnerConfig: service.OwnerConfig{
 			Engine: engine.Config{Client: badClient, Store: cmdStore, Clock: o.sim.Clock, Account: "LV300001", Env: brokerclient.EnvLive},
-			DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run, Role: service.RoleCommand,
+			DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run, Role: wire.RoleCommand,
 		},
 		Caller: account.Caller{Name: "locate"},
 	})

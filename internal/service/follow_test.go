@@ -15,6 +15,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -42,7 +43,7 @@ func TestFollowerOfBigBatchSeesEveryEnd(t *testing.T) {
 			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: sym, LocateType: 1, Shares: 10000, Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
 		}
 	}))
-	cl := service.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "batch follower", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "batch follower", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	t.Cleanup(cl.Close)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -125,7 +126,7 @@ func TestFollowerOfBigBatchSeesEveryEnd(t *testing.T) {
 // 40 locates runs (far more updates than the backlog of 20) and the offer
 // ends unanswered; its changes shown then equal the workflow's log in the
 // store. Over the socket the owner runs this same Follow for
-// service.Client and `locator locate`.
+// wire.Client and `locator locate`.
 func TestFollowerThatFellBehindResumesFromTheLog(t *testing.T) {
 	t.Parallel()
 	const n, backlog = 40, 20

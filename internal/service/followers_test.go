@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // Follower hosts hold credentials of their own instead of the
@@ -19,7 +19,7 @@ import (
 // admits (the same-site path).
 func TestFollowerHostCredentials(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
+	network, err := wire.NewNetwork("127.0.0.1", "", testToken, wire.NetworkLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestFollowerHostCredentials(t *testing.T) {
 	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
 	l := o.owner.Lease()
 	status := func(cred string) error {
-		cl, err := service.DialRemote("LV100001", l.Address, l.Pin, cred, account.Caller{Name: "f"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, cred, account.Caller{Name: "f"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func TestFollowerHostCredentials(t *testing.T) {
 		_, err = cl.Status(t.Context(), account.StatusRequest{})
 		return err
 	}
-	hostA := service.FollowerCredential(testToken, "host-a", future)
+	hostA := wire.FollowerCredential(testToken, "host-a", future)
 	if err := status(hostA); err != nil {
 		t.Fatalf("host-a on its credential: %v", err)
 	}
@@ -55,10 +55,10 @@ func TestFollowerHostCredentials(t *testing.T) {
 		t.Fatalf("the token itself: %v", err)
 	}
 	for name, cred := range map[string]string{
-		"host-b, past its time":     service.FollowerCredential(testToken, "host-b", past),
-		"host-b, its time changed":  service.FollowerCredential(testToken, "host-b", future),
-		"host-a, of another token":  service.FollowerCredential("another-token-0123456789abcdef-xyz", "host-a", future),
-		"a host the file never had": service.FollowerCredential(testToken, "host-c", future),
+		"host-b, past its time":     wire.FollowerCredential(testToken, "host-b", past),
+		"host-b, its time changed":  wire.FollowerCredential(testToken, "host-b", future),
+		"host-a, of another token":  wire.FollowerCredential("another-token-0123456789abcdef-xyz", "host-a", future),
+		"a host the file never had": wire.FollowerCredential(testToken, "host-c", future),
 	} {
 		if err := status(cred); account.KindOf(err) != account.KindRefused {
 			t.Errorf("%s: %v, want refused", name, err)
@@ -77,16 +77,16 @@ func TestIssueFollowerCredential(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
 	const until = "2027-01-31T00:00:00Z"
-	if got, err := service.IssueFollowerCredential(testToken, "desk-2", until, now); err != nil || got != service.FollowerCredential(testToken, "desk-2", until) {
+	if got, err := wire.IssueFollowerCredential(testToken, "desk-2", until, now); err != nil || got != wire.FollowerCredential(testToken, "desk-2", until) {
 		t.Fatalf("credential %q, %v", got, err)
 	}
 	for name, c := range map[string]struct{ token, until, want string }{
 		"a past time":   {testToken, "2026-11-25T15:00:00Z", "is past"},
 		"no time":       {testToken, "", "want an RFC 3339 time"},
 		"a date only":   {testToken, "2027-01-31", "want an RFC 3339 time"},
-		"a short token": {"short-token", until, service.OwnerTokenEnv + " must hold at least"},
+		"a short token": {"short-token", until, wire.OwnerTokenEnv + " must hold at least"},
 	} {
-		if _, err := service.IssueFollowerCredential(c.token, "desk-2", c.until, now); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.token) {
+		if _, err := wire.IssueFollowerCredential(c.token, "desk-2", c.until, now); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.token) {
 			t.Errorf("%s: %v, want %q, the token unsaid", name, err, c.want)
 		}
 	}

@@ -16,12 +16,17 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/workflow"
 )
 
 // ownerWait bounds how long a process looks for an owner that holds the
 // account's lock but does not answer yet (it is starting, or stopping).
+// errClosed is returned by a handle used after Close.
+var errClosed = errors.New("service: the account handle is closed")
+
 const ownerWait = 30 * time.Second
 
 // Config opens an account for one process.
@@ -56,7 +61,7 @@ type Handle struct {
 	mu      sync.Mutex
 	closed  bool
 	owner   *Owner          // while this process owns the account
-	client  *Client         // while it follows another
+	client  *wire.Client    // while it follows another
 	cur     account.Account // the one of the two in use
 	release func()          // stops putting the owner's questions to Caller.Ask
 	// notOpened is why a daemon's fleet could not open the account the
@@ -121,7 +126,7 @@ func (h *Handle) Owner() *Owner {
 
 // Followed is the hello of the owner this process follows, nil while it
 // owns the account.
-func (h *Handle) Followed(ctx context.Context) (*Hello, error) {
+func (h *Handle) Followed(ctx context.Context) (*wire.Hello, error) {
 	h.mu.Lock()
 	c := h.client
 	h.mu.Unlock()
@@ -248,7 +253,7 @@ func (h *Handle) takeOwnership(o *Owner) (account.Account, error) {
 // dialOwner reads why Own failed (ownErr) and dials the process that owns
 // the account, when there is one to follow; otherwise it returns an error
 // and whether to look again.
-func (h *Handle) dialOwner(ownErr error) (*Client, bool, error) {
+func (h *Handle) dialOwner(ownErr error) (*wire.Client, bool, error) {
 	var held *store.LeaseHeldError
 	var pair *store.KeyPairHeldError
 	switch {
@@ -258,14 +263,14 @@ func (h *Handle) dialOwner(ownErr error) (*Client, bool, error) {
 		// A command waits out another command's run on the key pair; a
 		// daemon's accounts are its own until it stops (a Fleet looks
 		// again by itself).
-		if h.cfg.Role == RoleDaemon || roleOf(pair.Holder) == RoleDaemon {
+		if h.cfg.Role == wire.RoleDaemon || roleOf(pair.Holder) == wire.RoleDaemon {
 			return nil, false, account.Wrap(account.KindRefused, ownErr.Error()+
 				fmt.Sprintf(": serve %s in that process (add it to its accounts), or stop it; nothing was sent", pair.Account), ownErr)
 		}
 		return nil, true, account.Wrap(account.KindRefused, ownErr.Error()+"; nothing was sent", ownErr)
 	case errors.Is(ownErr, errLocked):
 		_, sock, _ := paths(h.cfg.RuntimeDir, h.cfg.Engine.Account, h.cfg.BaseURL)
-		return Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), false, nil
+		return wire.Dial(sock, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), false, nil
 	case errors.As(ownErr, &held):
 		c, err := h.dialHolder(held.Holder)
 		return c, false, err
@@ -277,7 +282,7 @@ func (h *Handle) dialOwner(ownErr error) (*Client, bool, error) {
 // may be followed, and accepts this process's credentials; a daemon
 // follows only another daemon it stands by for. c is closed when it is
 // not used.
-func (h *Handle) followOwner(ctx context.Context, c *Client) (account.Account, bool, error) {
+func (h *Handle) followOwner(ctx context.Context, c *wire.Client) (account.Account, bool, error) {
 	hello, err := c.Hello(ctx)
 	if err != nil {
 		// An owner that does not answer yet is looked for again; one that
@@ -292,13 +297,13 @@ func (h *Handle) followOwner(ctx context.Context, c *Client) (account.Account, b
 	}
 	// The owner serves only a process holding the account's credentials:
 	// proven now, so a refusal ends the command before it does anything.
-	if _, err := c.authenticate(ctx); err != nil {
+	if _, err := c.Authenticate(ctx); err != nil {
 		c.Close()
 		return nil, errors.Is(err, account.ErrOwnerGone), err
 	}
-	if h.cfg.Role == RoleDaemon && !(h.cfg.Standby && hello.Role == RoleDaemon) {
+	if h.cfg.Role == wire.RoleDaemon && !(h.cfg.Standby && hello.Role == wire.RoleDaemon) {
 		c.Close()
-		if hello.Role == RoleDaemon {
+		if hello.Role == wire.RoleDaemon {
 			return nil, false, account.Errorf(account.KindRefused, hello.Lease.String()+" (another daemon): stop it first, or stand by with serve --standby")
 		}
 		h.cfg.Engine.Logger.Info("waiting for a command's run to give the account up", "account", hello.Account, "pid", hello.Lease.PID)
@@ -317,18 +322,18 @@ func (h *Handle) followOwner(ctx context.Context, c *Client) (account.Account, b
 // dialHolder reaches the live owner a lease names: over its socket when
 // it is of this host (in this user's runtime folder, served by a process
 // of this user), else over the network, with the owner's token.
-func (h *Handle) dialHolder(l locator.Lease) (*Client, error) {
+func (h *Handle) dialHolder(l locator.Lease) (*wire.Client, error) {
 	host, _ := os.Hostname()
 	switch {
 	case l.Host == host && l.Endpoint != "":
 		if err := checkSocketPath(h.cfg.RuntimeDir, l.Endpoint); err != nil {
 			return nil, err
 		}
-		return Dial(l.Endpoint, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), nil
+		return wire.Dial(l.Endpoint, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL), nil
 	case l.Address == "":
 		return nil, account.Errorf(account.KindRefused, l.String()+", which serves no other host (start it with --owner-listen); nothing was sent")
 	}
-	return DialRemote(l.Account, l.Address, l.Pin, h.cfg.OwnerToken, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
+	return wire.DialRemote(l.Account, l.Address, l.Pin, h.cfg.OwnerToken, h.cfg.Caller, h.cfg.Engine.Client, h.cfg.BaseURL)
 }
 
 // ownError is why this process could not own the account, with the kind
@@ -342,14 +347,14 @@ func ownError(acct string, err error) error {
 	case errors.Is(err, brokerclient.ErrNotFound):
 		return account.Errorf(account.KindRefused, fmt.Sprintf("account %s not found for these keys (or the keys are invalid); nothing was sent", acct))
 	}
-	return classify(err)
+	return local.Classify(err)
 }
 
 // followable refuses an owner that opened another database than this
 // process: two databases would give the account two records. A Postgres
 // database is the same when its address, user and name are (the owner
 // tells them without the password).
-func (h *Handle) followable(hello *Hello) error {
+func (h *Handle) followable(hello *wire.Hello) error {
 	if store.IsPostgres(h.cfg.DB) && store.Redact(h.cfg.DB) == hello.DB {
 		return nil
 	}
@@ -563,7 +568,7 @@ func (h *Handle) notServed(ctx context.Context) (*account.Status, error) {
 	st := h.cfg.Engine.Store
 	sbs, err := st.Standbys(ctx, acct)
 	if err != nil {
-		return nil, classify(err)
+		return nil, local.Classify(err)
 	}
 	i := slices.IndexFunc(sbs, func(sb locator.Standby) bool { return sb.NotServed != "" })
 	if i < 0 {

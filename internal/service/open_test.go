@@ -13,6 +13,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -38,7 +39,7 @@ func newOpener(t *testing.T) *opener {
 	return o
 }
 
-func (o *opener) open(t *testing.T, db string, role service.Role, name string) (*service.Handle, error) {
+func (o *opener) open(t *testing.T, db string, role wire.Role, name string) (*service.Handle, error) {
 	t.Helper()
 	st, err := store.Open(t.Context(), db, o.sim.Clock)
 	if err != nil {
@@ -60,11 +61,11 @@ func (o *opener) open(t *testing.T, db string, role service.Role, name string) (
 func TestOpenOwnsFollowsAndHandsOver(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t)
-	first, err := o.open(t, o.db, service.RoleCommand, "first")
+	first, err := o.open(t, o.db, wire.RoleCommand, "first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := o.open(t, o.db, service.RoleCommand, "second")
+	second, err := o.open(t, o.db, wire.RoleCommand, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestFirstCallsConnectOnce(t *testing.T) {
 	h := service.NewHandle(service.Config{
 		OwnerConfig: service.OwnerConfig{
 			Engine: engine.Config{Client: o.sim.Client(t, o.sim.Live), Store: st, Clock: o.sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
-			DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run, Role: service.RoleDaemon,
+			DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run, Role: wire.RoleDaemon,
 		},
 		Caller: account.Caller{Name: "serve"},
 	})
@@ -144,16 +145,16 @@ func TestFirstCallsConnectOnce(t *testing.T) {
 func TestOpenRefusals(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t)
-	owner, err := o.open(t, o.db, service.RoleDaemon, "serve")
+	owner, err := o.open(t, o.db, wire.RoleDaemon, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer owner.Close()
 	other := filepath.Join(t.TempDir(), "other.db")
-	if _, err := o.open(t, other, service.RoleCommand, "other"); account.KindOf(err) != account.KindRefused || console.ExitOf(err) != console.ExitUsage {
+	if _, err := o.open(t, other, wire.RoleCommand, "other"); account.KindOf(err) != account.KindRefused || console.ExitOf(err) != console.ExitUsage {
 		t.Errorf("another database: %v, want refused (exit 2)", err)
 	}
-	if _, err := o.open(t, o.db, service.RoleDaemon, "second serve"); account.KindOf(err) != account.KindRefused {
+	if _, err := o.open(t, o.db, wire.RoleDaemon, "second serve"); account.KindOf(err) != account.KindRefused {
 		t.Errorf("a second daemon: %v, want refused", err)
 	}
 	if !owner.Owner().Held() {

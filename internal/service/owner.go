@@ -22,7 +22,9 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 )
@@ -47,21 +49,11 @@ const (
 	AcceptBudget = 2 * time.Second
 )
 
-// Role says what kind of process owns an account: a daemon owns it until
-// stopped; a command only for its run.
-type Role string
-
-// Roles.
-const (
-	RoleDaemon  Role = "daemon"
-	RoleCommand Role = "command"
-)
-
 // roleOf is the role of the process holding l: its owner id starts with
 // it (see Owner.start).
-func roleOf(l locator.Lease) Role {
+func roleOf(l locator.Lease) wire.Role {
 	r, _, _ := strings.Cut(l.Owner, ":")
-	return Role(r)
+	return wire.Role(r)
 }
 
 // process is this run's id in the leases it takes: the accounts of one key
@@ -81,9 +73,9 @@ type OwnerConfig struct {
 	BaseURL string
 	// RuntimeDir holds the lock and the socket (see RuntimeDir).
 	RuntimeDir string
-	Role       Role
+	Role       wire.Role
 	// Network, when set, serves the account API to other hosts too.
-	Network *Network
+	Network *wire.Network
 	// Offers, when set, is told of each offer that starts waiting on a
 	// person (see Local.NotifyOffers), by every owner this config makes:
 	// a daemon that steps down and owns again keeps telling.
@@ -111,7 +103,7 @@ type OwnerConfig struct {
 type Owner struct {
 	cfg   OwnerConfig
 	eng   *engine.Engine
-	local *Local
+	local *local.Account
 	st    *store.Store
 	// fenced is st fenced by this owner's term: every write of the owner
 	// (its engine's, its pacing row) goes through it.
@@ -121,7 +113,7 @@ type Owner struct {
 	clk    clock.Clock
 	log    *slog.Logger
 	ln     net.Listener
-	api    *server // the account API it serves
+	api    *wire.Server // the account API it serves
 	srv    *http.Server
 	net    *http.Server  // serving other hosts (Network), or nil
 	lost   chan struct{} // closed when the lease was lost, after lostWhy is set
@@ -202,7 +194,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	var remote net.Listener
 	if n := o.cfg.Network; n != nil {
 		var err error
-		if remote, want.Pin, err = n.listen(ec.Account); err != nil {
+		if remote, want.Pin, err = n.Listen(ec.Account); err != nil {
 			return err
 		}
 		want.Address = n.Address()
@@ -229,7 +221,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.serve(remote)
-	if o.cfg.Role == RoleDaemon {
+	if o.cfg.Role == wire.RoleDaemon {
 		o.wg.Add(1)
 		go o.syncLedger()
 	}
@@ -275,7 +267,7 @@ func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string
 	if err != nil {
 		return fmt.Errorf("service: listen on %s: %w", sockPath, err)
 	}
-	o.ln = peerListener{ln}
+	o.ln = wire.PeerListener{Listener: ln}
 	if err := os.Chmod(sockPath, 0o600); err != nil {
 		o.ln.Close()
 		return err
@@ -288,21 +280,21 @@ func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string
 		o.ln.Close()
 		return err
 	}
-	if o.local, err = NewLocal(context.WithoutCancel(ctx), LocalConfig{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
+	if o.local, err = local.New(context.WithoutCancel(ctx), local.Config{Engine: o.eng, Store: ec.Store, Client: ec.Client, Clock: o.clk, Logger: o.log,
 		Account: ec.Account, Env: ec.Env, Lease: o.Lease, Held: o.Held, Gate: gate}); err != nil {
 		o.eng.Close()
 		o.ln.Close()
 		return err
 	}
 	o.local.NotifyOffers(o.cfg.Offers)
-	o.api = newServer(o.local, o.hello, ec.Client, pin)
+	o.api = wire.NewServer(o.local, o.hello, ec.Client, pin)
 	return nil
 }
 
 // serve serves the account API on the owner's socket, and to other hosts
 // on remote (nil: none).
 func (o *Owner) serve(remote net.Listener) {
-	routes := o.api.routes()
+	routes := o.api.Routes()
 	o.srv = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second}
 	o.wg.Add(1)
 	go func() {
@@ -316,7 +308,7 @@ func (o *Owner) serve(remote net.Listener) {
 		// logged at debug level (handshakes and tokens are the
 		// Network's, which admits only connections that proved the
 		// token).
-		o.net = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.cfg.Network.limits.IdleWait,
+		o.net = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.cfg.Network.IdleWait(),
 			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
 		o.wg.Add(1)
 		go func() {
@@ -411,7 +403,7 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 		// removed: following the lease then says why.
 		return lease, false, err
 	}
-	c := Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
+	c := wire.Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
 	hctx, cancel := context.WithTimeout(ctx, helloWait)
 	hello, herr := c.Hello(hctx)
 	cancel()
@@ -484,7 +476,7 @@ var errStandby = errors.New("service: a standby daemon takes the account over")
 // standby says so, the command is refused with why, at once. One that
 // cannot serve it for a while (its database down) is waited for.
 func (o *Owner) leaveToStandby(ctx context.Context) error {
-	if o.cfg.Role != RoleCommand {
+	if o.cfg.Role != wire.RoleCommand {
 		return nil
 	}
 	sbs, err := o.st.Standbys(ctx, o.cfg.Engine.Account)
@@ -502,12 +494,19 @@ func (o *Owner) leaveToStandby(ctx context.Context) error {
 	return errStandby
 }
 
-func (o *Owner) hello() Hello {
-	return Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: store.Redact(o.cfg.DB), Role: o.cfg.Role, Lease: o.lease}
+func (o *Owner) hello() wire.Hello {
+	return wire.Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: store.Redact(o.cfg.DB), Role: o.cfg.Role, Lease: o.lease}
 }
 
 // Local is the account API on this owner's engine.
-func (o *Owner) Local() *Local { return o.local }
+func (o *Owner) Local() *local.Account { return o.local }
+
+// Idle reports whether the owner holds nothing that real time would move
+// on before a clock did: no event in its engine's loop (engine.Engine.Idle)
+// and no question waiting on a person (a person takes no virtual time to
+// answer). A driver of virtual time (the tests, the generated days) moves
+// the clock only then.
+func (o *Owner) Idle() bool { return o.local.Asking() == 0 && o.eng.Idle() }
 
 // Lease is the lease this owner holds.
 func (o *Owner) Lease() locator.Lease { return o.lease }

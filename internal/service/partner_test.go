@@ -12,6 +12,7 @@ import (
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -54,7 +55,7 @@ func TestOwnerKeepsPartnerTokensRenewed(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(run) })
 	o, err := service.Own(t.Context(), service.OwnerConfig{
 		Engine: engine.Config{Client: client, Store: st, Clock: sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive},
-		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: service.RoleDaemon,
+		DB:     db, BaseURL: sim.URL, RuntimeDir: run, Role: wire.RoleDaemon,
 	})
 	if err != nil {
 		t.Fatal(err)

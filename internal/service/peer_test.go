@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store/storetest"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // peerSocketEnv makes the test binary a socket's server instead of the
@@ -62,7 +62,7 @@ func TestFollowerDialsOnlyItsUsersSocket(t *testing.T) {
 	}
 	db := storetest.Postgres(t)
 	o := newOpener(t)
-	owner, err := o.open(t, db, service.RoleDaemon, "serve")
+	owner, err := o.open(t, db, wire.RoleDaemon, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestFollowerDialsOnlyItsUsersSocket(t *testing.T) {
 	}
 	t.Cleanup(func() { ln.Close() })
 	point(outside)
-	_, err = o.open(t, db, service.RoleCommand, "follower")
+	_, err = o.open(t, db, wire.RoleCommand, "follower")
 	if account.KindOf(err) != account.KindRefused || !strings.Contains(err.Error(), "outside this user's runtime folder") {
 		t.Errorf("a socket outside the runtime folder: %v; want refused, saying so", err)
 	}
@@ -137,7 +137,7 @@ func TestFollowerDialsOnlyItsUsersSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	point(inside)
-	_, err = o.open(t, db, service.RoleCommand, "follower")
+	_, err = o.open(t, db, wire.RoleCommand, "follower")
 	if account.KindOf(err) != account.KindRefused || !strings.Contains(err.Error(), "not served by a process of this user") {
 		t.Errorf("a socket of another user: %v; want refused, saying so", err)
 	}

@@ -27,8 +27,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store/storetest"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -103,7 +103,7 @@ func newRelay(t *testing.T, acct, owner, ownerPin, token string) *relay {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	r := &relay{address: "https://" + ln.Addr().String(), pin: service.PinOf(cert.Leaf), tried: make(chan struct{})}
+	r := &relay{address: "https://" + ln.Addr().String(), pin: wire.PinOf(cert.Leaf), tried: make(chan struct{})}
 	host := strings.TrimPrefix(owner, "https://")
 	toOwner := func() (*tls.Conn, error) {
 		return tls.Dial("tcp", host, &tls.Config{MinVersion: tls.VersionTLS13, ServerName: acct, InsecureSkipVerify: true})
@@ -113,7 +113,7 @@ func newRelay(t *testing.T, acct, owner, ownerPin, token string) *relay {
 		if err != nil {
 			return nil, err
 		}
-		if err := service.PresentToken(c, token, ownerPin, owner); err != nil {
+		if err := wire.PresentToken(c, token, ownerPin, owner); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func newRelay(t *testing.T, acct, owner, ownerPin, token string) *relay {
 					return
 				}
 				if token != "" {
-					if !service.AdmitToken(tc, []string{token}, r.pin) {
+					if !wire.AdmitToken(tc, []string{token}, r.pin) {
 						tc.Close()
 						return
 					}
@@ -219,7 +219,7 @@ func (l chanListener) Addr() net.Addr { return l.addr }
 // simulator's request log), and the follower is told, not served.
 func TestRelayedFollowerGainsNothing(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
+	network, err := wire.NewNetwork("127.0.0.1", "", testToken, wire.NetworkLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,10 +248,10 @@ func TestRelayedFollowerGainsNothing(t *testing.T) {
 	for _, c := range []struct {
 		name, token, follower, says string
 	}{
-		{"relay without the token", "", testToken, "does not hold " + service.OwnerTokenEnv},
+		{"relay without the token", "", testToken, "does not hold " + wire.OwnerTokenEnv},
 		{"relay with the token", testToken, testToken, "made on another connection than the owner's"},
-		{"relay with another host's credential", service.FollowerCredential(testToken, "host-a", until),
-			service.FollowerCredential(testToken, "host-c", until), "refused this process's " + service.OwnerTokenEnv},
+		{"relay with another host's credential", wire.FollowerCredential(testToken, "host-a", until),
+			wire.FollowerCredential(testToken, "host-c", until), "refused this process's " + wire.OwnerTokenEnv},
 	} {
 		r := newRelay(t, "LV100001", real.Address, real.Pin, c.token)
 		if _, err := writer.ExecContext(t.Context(), `UPDATE leases SET address = $1, pin = $2 WHERE account = 'LV100001'`, r.address, r.pin); err != nil {
@@ -262,7 +262,7 @@ func TestRelayedFollowerGainsNothing(t *testing.T) {
 			t.Fatalf("%s: the lease reads %+v, %v; want the relay's", c.name, l, err)
 		}
 		before := writes(o)
-		cl, err := service.DialRemote(l.Account, l.Address, l.Pin, c.follower, account.Caller{Name: "follower"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote(l.Account, l.Address, l.Pin, c.follower, account.Caller{Name: "follower"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store/storetest"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -39,14 +40,14 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct {
-		prover  service.Prover
+		prover  wire.Prover
 		baseURL string
 	}{
 		"wrong secret":  {wrong, o.sim.URL},
 		"other address": {o.sim.Client(t, o.sim.Live), "http://127.0.0.1:1"},
 		"no key pair":   {nil, o.sim.URL},
 	} {
-		cl := service.Dial(o.owner.Lease().Endpoint, account.Caller{Name: name}, c.prover, c.baseURL)
+		cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: name}, c.prover, c.baseURL)
 		t.Cleanup(cl.Close)
 		before := writes(o)
 		_, err := cl.Locate(t.Context(), locate)
@@ -58,7 +59,7 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 		}
 	}
 	// The same with the owner's key pair is served.
-	cl := service.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	t.Cleanup(cl.Close)
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's key pair: %v", err)
@@ -149,7 +150,7 @@ func writes(o *owned) int {
 // of its own, and one that goes is no longer reached there.
 func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{})
+	network, err := wire.NewNetwork("127.0.0.1", "", testToken, wire.NetworkLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 		"another account": {"LV300001", l.Pin, testToken},
 	} {
 		before := writes(o)
-		cl, err := service.DialRemote(c.account, l.Address, c.pin, c.token, account.Caller{Name: name}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote(c.account, l.Address, c.pin, c.token, account.Caller{Name: name}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err == nil {
 			t.Cleanup(cl.Close)
 			_, err = cl.Locate(t.Context(), locate)
@@ -180,7 +181,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 			t.Errorf("%s: %d writes reached the broker", name, n)
 		}
 	}
-	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 		t.Fatalf("second owner at %s pin %s; want %s with a pin of its own", l2.Address, l2.Pin, l.Address)
 	}
 	for _, c := range []struct{ account, pin string }{{"LV100001", l.Pin}, {"LV300001", l2.Pin}} {
-		cl, err := service.DialRemote(c.account, l.Address, c.pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote(c.account, l.Address, c.pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +226,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 		}
 	}
 	second.Close()
-	cl2, err := service.DialRemote("LV300001", l.Address, l2.Pin, testToken, account.Caller{Name: "late"}, o.sim.Client(t, o.sim.Live2), o.sim.URL)
+	cl2, err := wire.DialRemote("LV300001", l.Address, l2.Pin, testToken, account.Caller{Name: "late"}, o.sim.Client(t, o.sim.Live2), o.sim.URL)
 	if err == nil {
 		defer cl2.Close()
 		_, err = cl2.Hello(t.Context())
@@ -244,7 +245,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 // with the token is served afterwards.
 func TestOwnerPortDropsIdleConnections(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Second, MaxPending: 250})
+	network, err := wire.NewNetwork("127.0.0.1", "", testToken, wire.NetworkLimits{AdmitWait: time.Second, MaxPending: 250})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestOwnerPortDropsIdleConnections(t *testing.T) {
 	if open := closedBy(conns, time.Now().Add(30*time.Second)); open != 0 {
 		t.Fatalf("%d of 200 idle connections still open after 30 s", open)
 	}
-	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestOwnerPortDropsIdleConnections(t *testing.T) {
 // out (they used to, until the admission deadline closed them).
 func TestOwnerPortCapsPendingConnections(t *testing.T) {
 	t.Parallel()
-	network, err := service.NewNetwork("127.0.0.1", "", testToken, service.NetworkLimits{AdmitWait: time.Hour, HandshakeWait: time.Hour, MaxPending: 10})
+	network, err := wire.NewNetwork("127.0.0.1", "", testToken, wire.NetworkLimits{AdmitWait: time.Hour, HandshakeWait: time.Hour, MaxPending: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestOwnerPortCapsPendingConnections(t *testing.T) {
 	}
 	// The 10 still hold their place, silent after their handshake; the
 	// follower's connections push the oldest out.
-	cl, err := service.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -30,7 +30,7 @@ func TestPromptOffersBothSidesOfAPair(t *testing.T) {
 			var (
 				asked bytes.Buffer
 				mu    sync.Mutex
-				cl    *service.Client
+				cl    *wire.Client
 			)
 			p := &console.Prompter{Lines: console.Lines(strings.NewReader(answer + "\n")), Err: &asked,
 				Display: console.NewDisplay(&asked, false, o.sim.Clock),
@@ -40,7 +40,7 @@ func TestPromptOffersBothSidesOfAPair(t *testing.T) {
 					return cl.Answer(ctx, req)
 				}}
 			mu.Lock()
-			cl = service.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive, Ask: p.Asker(t.Context())},
+			cl = wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "terminal", Env: brokerclient.EnvLive, Ask: p.Asker(t.Context())},
 				o.sim.Client(t, o.sim.Live), o.sim.URL)
 			mu.Unlock()
 			t.Cleanup(cl.Close)

@@ -14,7 +14,7 @@
 // under a running owner, handovers to a second owner, locates of follower
 // processes over the owner's socket answered from another one, and days
 // whose broker loses stream pushes). Run drives locator through its account API
-// (service.Local on a real engine and store) against the simulator on a
+// (local.Account on a real engine and store) against the simulator on a
 // fake clock shared by both; the checker reads only the simulator's state
 // (Sim.Locates, Sim.Inventory, Sim.Requests; Sim.Orders and Sim.Cash for
 // the order and money side, orders.go and money.go) and what a person or a

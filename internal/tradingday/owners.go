@@ -15,13 +15,14 @@ import (
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
 // OpHandover hands the account from one owner to another mid-locate, as
 // `locator serve` does: a locate sent by a follower process (a
-// service.Client over the owner's socket, as another shell's command is)
+// wire.Client over the owner's socket, as another shell's command is)
 // runs for Wait, then its owner steps down (its lease released, its
 // engine stopped with the locate under way) and a second owner takes the
 // account on the same database (the lease's next term, its writes fenced
@@ -34,7 +35,7 @@ import (
 const OpHandover Kind = "handover"
 
 // OpFollower is a locate of another shell: a follower process (a
-// service.Client over the owner's socket) locates, its offer left to a
+// wire.Client over the owner's socket) locates, its offer left to a
 // person; a second follower, another shell, reads the offer in Status and
 // answers it as Answer says (yes at the price it shows, four decimals; no;
 // or never, and the window runs out); both follow the locate to its end.
@@ -75,7 +76,7 @@ func (r *runner) own(ctx context.Context, dir string) (*daemon, error) {
 	}
 	o, err := service.Own(ctx, service.OwnerConfig{
 		Engine: engine.Config{Client: client, Store: st, Clock: r.clk, Account: Account, Env: brokerclient.EnvLive, Logger: slog.New(slog.DiscardHandler)},
-		DB:     r.db, BaseURL: r.srv.URL, RuntimeDir: dir, Role: service.RoleDaemon,
+		DB:     r.db, BaseURL: r.srv.URL, RuntimeDir: dir, Role: wire.RoleDaemon,
 	})
 	if err != nil {
 		st.Close()
@@ -90,10 +91,10 @@ func (d *daemon) close() {
 	d.st.Close()
 }
 
-// shell is a follower process named name: a service.Client over the
+// shell is a follower process named name: a wire.Client over the
 // daemon's socket, proving the account's key pair as a command does; ask,
 // when set, is its prompt.
-func (r *runner) shell(d *daemon, name string, ask func(context.Context, account.Question) bool) (*service.Client, error) {
+func (r *runner) shell(d *daemon, name string, ask func(context.Context, account.Question) bool) (*wire.Client, error) {
 	key := r.day.Scenario.Keys[0]
 	prover, err := brokerclient.NewClient(brokerclient.WithBaseURL(r.srv.URL), brokerclient.WithCredentials(key.KeyID, key.Secret))
 	if err != nil {
@@ -101,7 +102,7 @@ func (r *runner) shell(d *daemon, name string, ask func(context.Context, account
 	}
 	r.callers++
 	c := account.Caller{ID: fmt.Sprintf("shell-%d", r.callers), Name: name, Env: brokerclient.EnvLive, Ask: ask}
-	return service.Dial(d.owner.Lease().Endpoint, c, prover, r.srv.URL), nil
+	return wire.Dial(d.owner.Lease().Endpoint, c, prover, r.srv.URL), nil
 }
 
 // runtimeDir is a folder for a daemon's lock and socket, short enough
@@ -303,7 +304,7 @@ func (r *runner) fromShells(ctx context.Context, d *daemon, op Op) (string, erro
 // twoShells opens two followers of daemon d: the shell that locates, its
 // prompt left open (the answer comes from the other shell, or never), and
 // the other shell.
-func (r *runner) twoShells(d *daemon) (locating, other *service.Client, err error) {
+func (r *runner) twoShells(d *daemon) (locating, other *wire.Client, err error) {
 	locating, err = r.shell(d, "locate in another shell", func(qctx context.Context, _ account.Question) bool {
 		<-qctx.Done()
 		return false

@@ -22,7 +22,7 @@ import (
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/service"
+	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/simtest"
@@ -91,7 +91,7 @@ func Run(ctx context.Context, day Day, dir string) (*Result, error) {
 }
 
 // runner is one day's world: the simulator on its fake clock, driven as
-// virtual time, and the account's owner (engine, store, service.Local),
+// virtual time, and the account's owner (engine, store, local.Account),
 // which a restart replaces.
 type runner struct {
 	day      Day
@@ -107,7 +107,7 @@ type runner struct {
 
 	st     *store.Store
 	eng    *engine.Engine
-	local  *service.Local
+	local  *local.Account
 	cancel context.CancelFunc
 
 	orders *desk // the order and money side (orders.go), made on first use
@@ -162,7 +162,7 @@ func (r *runner) startOwner(ctx context.Context, resume bool) error {
 		return err
 	}
 	octx, cancel := context.WithCancel(ctx)
-	l, err := service.NewLocal(octx, service.LocalConfig{Engine: e, Store: st, Client: r.client, Clock: r.clk, Logger: log,
+	l, err := local.New(octx, local.Config{Engine: e, Store: st, Client: r.client, Clock: r.clk, Logger: log,
 		Account: Account, Env: brokerclient.EnvLive})
 	if err != nil {
 		cancel()
@@ -293,7 +293,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 
 // as is the account as a caller named name sees it; ask, when set, is
 // the caller's prompt, listening for the questions of its requests on the
-// owner of the moment (see service.Local.Listen).
+// owner of the moment (see local.Account.Listen).
 func (r *runner) as(name string, ask func(context.Context, account.Question) bool) account.Account {
 	r.callers++
 	c := account.Caller{ID: fmt.Sprintf("caller-%d", r.callers), Name: name, Env: brokerclient.EnvLive, Ask: ask}

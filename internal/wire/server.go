@@ -1,4 +1,4 @@
-package service
+package wire
 
 import (
 	"context"
@@ -12,12 +12,21 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 )
 
-// server serves the account API of one owner on its socket and, over
+// Served is the account an owner serves: each caller's view of it (As:
+// local.Account's, where every rule lives) and the stream a caller's
+// questions go to (Listen).
+type Served interface {
+	As(c account.Caller) account.Account
+	Listen(id string, ask func(context.Context, account.Question) bool) (release func())
+}
+
+// Server serves the account API of one owner on its socket and, over
 // TLS, to other hosts.
-type server struct {
-	l      *Local
+type Server struct {
+	l      Served
 	hello  func() Hello
 	prover Prover // the owner's credentials, which a follower must hold too
 	pin    string // of the owner's certificate on the network, if any
@@ -29,13 +38,16 @@ type server struct {
 	sessions map[string]time.Time          // sessions earned, by expiry (real time)
 }
 
-func newServer(l *Local, hello func() Hello, prover Prover, pin string) *server {
-	return &server{l: l, hello: hello, prover: prover, pin: pin, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
+// NewServer serves l for an owner whose hello says who it is, to
+// followers that prove they hold prover's credentials (on the channel of
+// the certificate pinned as pin, over TLS).
+func NewServer(l Served, hello func() Hello, prover Prover, pin string) *Server {
+	return &Server{l: l, hello: hello, prover: prover, pin: pin, replies: map[string]chan bool{}, jobs: map[string]context.CancelFunc{},
 		nonces: map[string]time.Time{}, sessions: map[string]time.Time{}}
 }
 
 // greet is hello with a fresh challenge.
-func (s *server) greet(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) greet(w http.ResponseWriter, _ *http.Request) {
 	h := s.hello()
 	h.Nonce = rand.Text()
 	// A challenge is fresh in real time: the handshake is between two
@@ -58,7 +70,7 @@ func (s *server) greet(w http.ResponseWriter, _ *http.Request) {
 // on the channel the owner sees (its own certificate, the connection's
 // exporter value). Anything else is refused, and the follower can do
 // nothing. The owner proves the key pair back on the same challenge.
-func (s *server) prove(w http.ResponseWriter, r *http.Request) {
+func (s *Server) prove(w http.ResponseWriter, r *http.Request) {
 	var p proof
 	if !decode(w, r, &p) {
 		return
@@ -104,7 +116,7 @@ func (s *server) prove(w http.ResponseWriter, r *http.Request) {
 }
 
 // earned wraps h: a request without a session earned is refused.
-func (s *server) earned(h http.Handler) http.Handler {
+func (s *Server) earned(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		exp, ok := s.sessions[r.Header.Get(sessionHeader)]
@@ -132,7 +144,7 @@ type route struct {
 }
 
 // table is every route of the account API: each op with its handler.
-func (s *server) table() []route {
+func (s *Server) table() []route {
 	return []route{
 		opHello.route(s.greet),
 		opSession.route(s.prove),
@@ -161,7 +173,20 @@ func (s *server) table() []route {
 	}
 }
 
-func (s *server) routes() http.Handler {
+// ExpireSessions ends every session followers earned, as sessionTTL
+// passing would: their next call proves the key pair again (what tests of
+// that path do instead of waiting out the TTL).
+func (s *Server) ExpireSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := range s.sessions {
+		s.sessions[t] = time.Time{}
+	}
+}
+
+// Routes is the API's handler: the hello and the handshake open, every
+// other route only in a session the handshake earned.
+func (s *Server) Routes() http.Handler {
 	open := http.NewServeMux()
 	mux := http.NewServeMux()
 	open.Handle("/", s.earned(mux))
@@ -177,7 +202,7 @@ func (s *server) routes() http.Handler {
 
 // calls is the route of one call of the API: its request decoded, the
 // caller's view of the account, its answer encoded.
-func calls[Req, Resp any](s *server, o op[Req, Resp], f func(account.Account, context.Context, Req) (*Resp, error)) route {
+func calls[Req, Resp any](s *Server, o op[Req, Resp], f func(account.Account, context.Context, Req) (*Resp, error)) route {
 	return o.route(func(w http.ResponseWriter, r *http.Request) {
 		a, ok := s.session(w, r)
 		if !ok {
@@ -197,25 +222,25 @@ func calls[Req, Resp any](s *server, o op[Req, Resp], f func(account.Account, co
 }
 
 // askOverStream stands for a follower's prompt in its session: the
-// follower answers on its question stream, where Local routes the
+// follower answers on its question stream, where local.Account routes the
 // questions by the caller's id; this function itself is never asked.
 func askOverStream(context.Context, account.Question) bool { return false }
 
 // session is the account as the request's caller sees it.
-func (s *server) session(w http.ResponseWriter, r *http.Request) (account.Account, bool) {
+func (s *Server) session(w http.ResponseWriter, r *http.Request) (account.Account, bool) {
 	var c wireCaller
 	if err := json.Unmarshal([]byte(r.Header.Get(callerHeader)), &c); err != nil || c.ID == "" {
 		fail(w, account.Errorf(account.KindInput, "the request names no caller"))
 		return nil, false
 	}
-	caller := account.Caller{ID: c.ID, Name: c.Name, Env: envOf(c.Env)}
+	caller := account.Caller{ID: c.ID, Name: c.Name, Env: brokerclient.Env(c.Env)}
 	if c.CanAsk {
 		caller.Ask = askOverStream
 	}
 	return s.l.As(caller), true
 }
 
-func (s *server) job(w http.ResponseWriter, r *http.Request) {
+func (s *Server) job(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.session(w, r)
 	if !ok {
 		return
@@ -251,7 +276,7 @@ type jobStop struct {
 	Ref string `json:"ref"`
 }
 
-func (s *server) jobStop(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobStop(w http.ResponseWriter, r *http.Request) {
 	var req jobStop
 	if !decode(w, r, &req) {
 		return
@@ -285,7 +310,7 @@ func stream(w http.ResponseWriter) func(message) bool {
 	}
 }
 
-func (s *server) follow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.session(w, r)
 	if !ok {
 		return
@@ -297,13 +322,13 @@ func (s *server) follow(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case err != nil && r.Context().Err() == nil:
-		put(message{Error: classify(err)})
+		put(message{Error: account.AsError(err)})
 	case err == nil:
 		put(message{End: end})
 	}
 }
 
-func (s *server) subscribe(w http.ResponseWriter, r *http.Request) {
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.session(w, r)
 	if !ok {
 		return
@@ -323,7 +348,7 @@ func (s *server) subscribe(w http.ResponseWriter, r *http.Request) {
 
 // questions puts the questions of the caller's requests to it, for as
 // long as its stream stays open, and takes its replies from /v1/reply.
-func (s *server) questions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) questions(w http.ResponseWriter, r *http.Request) {
 	var c wireCaller
 	if err := json.Unmarshal([]byte(r.Header.Get(callerHeader)), &c); err != nil || c.ID == "" {
 		fail(w, account.Errorf(account.KindInput, "the request names no caller"))
@@ -374,7 +399,7 @@ func (s *server) questions(w http.ResponseWriter, r *http.Request) {
 	<-streamGone
 }
 
-func (s *server) reply(w http.ResponseWriter, r *http.Request) {
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	var rep reply
 	if !decode(w, r, &rep) {
 		return
@@ -409,5 +434,5 @@ func send(w http.ResponseWriter, v any) {
 func fail(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnprocessableEntity)
-	json.NewEncoder(w).Encode(classify(err))
+	json.NewEncoder(w).Encode(account.AsError(err))
 }

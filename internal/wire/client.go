@@ -1,4 +1,4 @@
-package service
+package wire
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ import (
 )
 
 // Client is a follower's account API: every call is carried to the
-// owner's Local over its socket. A transport failure is an error of kind
+// owner's local.Account over its socket. A transport failure is an error of kind
 // KindOwnerGone, on which the follower's handle finds the next owner.
 type Client struct {
 	base    string // http://owner on the socket, https://owner over TLS
@@ -99,10 +99,10 @@ func (c *Client) Close() {
 	c.http.CloseIdleConnections()
 }
 
-// authenticate earns a session, once: the owner's challenge answered with
+// Authenticate earns a session, once: the owner's challenge answered with
 // this process's credentials, on one connection of its own (the proof is
 // bound to it: see channel), and the owner's proof back checked.
-func (c *Client) authenticate(ctx context.Context) (string, error) {
+func (c *Client) Authenticate(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session != "" {
@@ -168,7 +168,7 @@ func pinShown(cs *tls.ConnectionState) string {
 	if cs == nil || len(cs.PeerCertificates) == 0 {
 		return ""
 	}
-	return pinOf(cs.PeerCertificates[0])
+	return PinOf(cs.PeerCertificates[0])
 }
 
 // Hello asks who owns the account, through which database.
@@ -389,7 +389,7 @@ func (c *Client) lines(ctx context.Context, path string, opened func(), each fun
 	for sc.Scan() {
 		var m message
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return fmt.Errorf("service: %s: %w", path, err)
+			return fmt.Errorf("wire: %s: %w", path, err)
 		}
 		if stop, err := each(m); stop || err != nil {
 			return err
@@ -465,7 +465,7 @@ func (c *Client) expired(resp *http.Response, session string) bool {
 
 // authorize sets req's session, earning one first when there is none.
 func (c *Client) authorize(ctx context.Context, req *http.Request) (string, error) {
-	session, err := c.authenticate(ctx)
+	session, err := c.Authenticate(ctx)
 	if err != nil {
 		return "", err
 	}

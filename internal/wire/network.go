@@ -1,4 +1,4 @@
-package service
+package wire
 
 import (
 	"bytes"
@@ -158,6 +158,10 @@ func NewNetwork(listen, advertise, token string, limits NetworkLimits) (*Network
 // Address is where other hosts reach the network (https://host:port).
 func (n *Network) Address() string { return n.address }
 
+// IdleWait is how long a follower's connection may idle between requests
+// before the owner closes it.
+func (n *Network) IdleWait() time.Duration { return n.limits.IdleWait }
+
 // Close stops listening; the owners' connections end with their owners.
 func (n *Network) Close() error { return n.ln.Close() }
 
@@ -198,7 +202,7 @@ func (n *Network) admit(c net.Conn) {
 	}
 	c.SetDeadline(start.Add(n.limits.AdmitWait))
 	o := n.owner(tc.ConnectionState().ServerName)
-	if o == nil || !admitToken(tc, n.keys(time.Now()), o.pin) {
+	if o == nil || !AdmitToken(tc, n.keys(time.Now()), o.pin) {
 		tc.Close()
 		return
 	}
@@ -279,10 +283,10 @@ func connProof(token, side string, cs tls.ConnectionState, pin string) ([]byte, 
 	return m.Sum(nil), nil
 }
 
-// admitToken is the owner's end: whether the follower proved one of keys
+// AdmitToken is the owner's end: whether the follower proved one of keys
 // (the token, or a follower host's credential: see AllowFollowers) on tc,
 // to this owner's certificate (pin); the owner proves the same key back.
-func admitToken(tc *tls.Conn, keys []string, pin string) bool {
+func AdmitToken(tc *tls.Conn, keys []string, pin string) bool {
 	got := make([]byte, sha256.Size)
 	if _, err := io.ReadFull(tc, got); err != nil {
 		return false
@@ -317,11 +321,11 @@ func admitToken(tc *tls.Conn, keys []string, pin string) bool {
 	return err == nil
 }
 
-// presentToken is the follower's end: it proves the token on tc to the
+// PresentToken is the follower's end: it proves the token on tc to the
 // certificate it saw (pin), and checks the owner's proof back. A refusal
 // and an owner that cannot prove the token are errors of kind
 // KindRefused; nothing else was sent.
-func presentToken(tc *tls.Conn, token, pin, address string) error {
+func PresentToken(tc *tls.Conn, token, pin, address string) error {
 	cs := tc.ConnectionState()
 	mine, err := connProof(token, "follower", cs, pin)
 	if err != nil {
@@ -360,10 +364,10 @@ func (n *Network) owner(account string) *ownerListener {
 	return n.owners[strings.ToLower(account)]
 }
 
-// listen serves account's owner on the network with a fresh self-signed
+// Listen serves account's owner on the network with a fresh self-signed
 // certificate: its connections come from the listener returned, until it
 // is closed; pin is the certificate's.
-func (n *Network) listen(account string) (ln net.Listener, pin string, err error) {
+func (n *Network) Listen(account string) (ln net.Listener, pin string, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, "", err
@@ -385,7 +389,7 @@ func (n *Network) listen(account string) (ln net.Listener, pin string, err error
 		return nil, "", err
 	}
 	o := &ownerListener{n: n, account: strings.ToLower(account), addr: n.ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{}),
-		cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pin: pinOf(cert)}
+		cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pin: PinOf(cert)}
 	n.mu.Lock()
 	n.owners[o.account] = o
 	n.mu.Unlock()
@@ -440,8 +444,8 @@ func (o *ownerListener) Close() error {
 
 func (o *ownerListener) Addr() net.Addr { return o.addr }
 
-// pinOf is the SHA-256 of a certificate's public key, hex.
-func pinOf(cert *x509.Certificate) string {
+// PinOf is the SHA-256 of a certificate's public key, hex.
+func PinOf(cert *x509.Certificate) string {
 	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
 	return hex.EncodeToString(sum[:])
 }
@@ -453,10 +457,10 @@ func pinOf(cert *x509.Certificate) string {
 func DialRemote(acct, address, pin, token string, caller account.Caller, prover Prover, baseURL string) (*Client, error) {
 	u, err := url.Parse(address)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("service: the owner's address %q is not https://host:port", address)
+		return nil, fmt.Errorf("wire: the owner's address %q is not https://host:port", address)
 	}
 	if pin == "" {
-		return nil, errors.New("service: the owner's lease names no certificate to check")
+		return nil, errors.New("wire: the owner's lease names no certificate to check")
 	}
 	if err := CheckToken(token); err != nil {
 		return nil, account.Errorf(account.KindRefused, "the account's owner is on another host: "+err.Error()+"; nothing was sent")
@@ -468,7 +472,7 @@ func DialRemote(acct, address, pin, token string, caller account.Caller, prover 
 		// database, whose lease row names its public key.
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 || subtle.ConstantTimeCompare([]byte(pinOf(cs.PeerCertificates[0])), []byte(pin)) != 1 {
+			if len(cs.PeerCertificates) == 0 || subtle.ConstantTimeCompare([]byte(PinOf(cs.PeerCertificates[0])), []byte(pin)) != 1 {
 				return errors.New("the owner's certificate is not the one its lease names")
 			}
 			return nil
@@ -486,7 +490,7 @@ func DialRemote(acct, address, pin, token string, caller account.Caller, prover 
 			wait = time.Now().Add(defaultAdmitWait)
 		}
 		tc.SetDeadline(wait)
-		if err := presentToken(tc, token, pin, address); err != nil {
+		if err := PresentToken(tc, token, pin, address); err != nil {
 			tc.Close()
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package service
+package local
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // acted on), once per offer: an offer noticed before, by this owner or an
 // earlier one of the same database (a restart, a handover), is not told
 // again. fn must return quickly (queue a notification, say); nil stops it.
-func (l *Local) NotifyOffers(fn func(account.Question)) {
+func (l *Account) NotifyOffers(fn func(account.Question)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.offers = fn
@@ -22,7 +22,7 @@ func (l *Local) NotifyOffers(fn func(account.Question)) {
 
 // noticeOffer tells the NotifyOffers hook of q's offer the first time it
 // waits on a person.
-func (l *Local) noticeOffer(ctx context.Context, q account.Question) {
+func (l *Account) noticeOffer(ctx context.Context, q account.Question) {
 	l.mu.Lock()
 	fn := l.offers
 	l.mu.Unlock()
@@ -45,7 +45,7 @@ func (l *Local) noticeOffer(ctx context.Context, q account.Question) {
 // the offer's links answer once between them, so a link used before is
 // refused (KindUsed), even when that answer never went through or came
 // after the offer was answered another way.
-func (l *Local) useLink(ctx context.Context, w *workflow.Workflow, req account.AnswerRequest) error {
+func (l *Account) useLink(ctx context.Context, w *workflow.Workflow, req account.AnswerRequest) error {
 	if !req.ByLink {
 		return nil
 	}

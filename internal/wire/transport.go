@@ -1,8 +1,7 @@
-package service
+package wire
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,7 +13,7 @@ import (
 
 // The transport carries the account API between a follower and its owner
 // as JSON over HTTP on the owner's socket (and over TLS, see Network). It
-// only carries: every rule is Local's. Its routes, under /v1, are the ops
+// only carries: every rule is local.Account's. Its routes, under /v1, are the ops
 // of routes.go, which server.table serves and the Client calls, published
 // as api/openapi.yaml (generated from the table and checked by
 // TestOpenAPI). Each request names its caller in the
@@ -86,6 +85,16 @@ func channel(cs *tls.ConnectionState, pin string) (string, error) {
 // challengeTTL is how long a challenge may be answered.
 const challengeTTL = 30 * time.Second
 
+// Role says what kind of process owns an account: a daemon owns it until
+// stopped; a command only for its run.
+type Role string
+
+// Roles.
+const (
+	RoleDaemon  Role = "daemon"
+	RoleCommand Role = "command"
+)
+
 // Hello says who owns the account and through which database: a process
 // that opened another database for the account is refused, not served.
 type Hello struct {
@@ -131,6 +140,3 @@ type jobCall struct {
 	account.JobRequest
 	Ref string `json:"ref"`
 }
-
-// errClosed is returned by a handle used after Close.
-var errClosed = errors.New("service: the account handle is closed")

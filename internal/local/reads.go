@@ -1,14 +1,12 @@
-package service
+package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/ledger"
 )
 
@@ -21,7 +19,7 @@ func (s *session) Read(ctx context.Context, req account.ReadRequest) (*account.R
 }
 
 // read is one Read on the owner's client, and so on its key pair's pacer.
-func (l *Local) read(ctx context.Context, req account.ReadRequest) (*account.ReadResult, error) {
+func (l *Account) read(ctx context.Context, req account.ReadRequest) (*account.ReadResult, error) {
 	return readBroker(ctx, l.client, l.account, l.clk.Now(), req)
 }
 
@@ -77,42 +75,4 @@ func readBroker(ctx context.Context, c *brokerclient.Client, acct string, now ti
 	}
 	out.Skew = c.ClockSkew()
 	return &out, nil
-}
-
-// ErrNoOwner is FollowOwner's answer when no live process owns the
-// account.
-var ErrNoOwner = errors.New("service: no live process owns the account")
-
-// FollowOwner reaches the account's live owner as a follower, never
-// owning it: what a read command does, so that beside a running owner its
-// reads go through the owner (Read, on the owner's pacer) and it sends the
-// broker nothing of its own. The owner is the one cfg's store names in the
-// account's lease (cfg.Engine.Store may be a reader's, see
-// store.OpenReader), reached over its socket or over TLS as Open reaches
-// it; ErrNoOwner when the account has no live lease.
-func FollowOwner(ctx context.Context, cfg Config) (*Client, error) {
-	l, err := cfg.Engine.Store.LiveLease(ctx, cfg.Engine.Account)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrNoOwner
-	}
-	if err != nil {
-		return nil, err
-	}
-	h := newHandle(cfg)
-	c, err := h.dialHolder(*l)
-	if err != nil {
-		return nil, err
-	}
-	hello, err := c.Hello(ctx)
-	if err == nil {
-		err = h.followable(hello)
-	}
-	if err == nil {
-		_, err = c.authenticate(ctx)
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
 }

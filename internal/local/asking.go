@@ -1,6 +1,6 @@
-package service
+package local
 
-// The questions a Local puts to its callers: who listens for a caller's
+// The questions an Account puts to its callers: who listens for a caller's
 // questions, how long an offer waits for its asker to come back, and the
 // withdrawal of a question answered elsewhere first.
 
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/states"
@@ -20,7 +21,7 @@ import (
 // Listen puts the questions of caller id's requests to ask until release
 // is called; then its offers wait askerGrace for it to listen again (a
 // follower reconnecting) before they are declined.
-func (l *Local) Listen(id string, ask func(context.Context, account.Question) bool) (release func()) {
+func (l *Account) Listen(id string, ask func(context.Context, account.Question) bool) (release func()) {
 	slot := &asker{ask: ask}
 	l.mu.Lock()
 	l.askers[id] = slot
@@ -50,7 +51,7 @@ type asker struct {
 	ask func(context.Context, account.Question) bool
 }
 
-func (l *Local) changedLocked() {
+func (l *Account) changedLocked() {
 	close(l.changed)
 	l.changed = make(chan struct{})
 }
@@ -58,7 +59,7 @@ func (l *Local) changedLocked() {
 // ask puts q to caller id and returns the answer. It waits for the caller
 // to be there (a follower reconnecting), gives up at ctx's deadline, and
 // declines for the caller once it has been gone askerGrace.
-func (l *Local) ask(ctx context.Context, id string, q account.Question) bool {
+func (l *Account) ask(ctx context.Context, id string, q account.Question) bool {
 	q.ID = uuid.NewString()
 	if d, ok := ctx.Deadline(); ok {
 		q.Deadline = d
@@ -92,7 +93,7 @@ func (l *Local) ask(ctx context.Context, id string, q account.Question) bool {
 
 // put asks fn, withdrawing the question when its workflow's offer is
 // answered elsewhere first.
-func (l *Local) put(ctx context.Context, fn func(context.Context, account.Question) bool, q account.Question) bool {
+func (l *Account) put(ctx context.Context, fn func(context.Context, account.Question) bool, q account.Question) bool {
 	l.mu.Lock()
 	l.waiting++
 	l.mu.Unlock()
@@ -122,7 +123,7 @@ func (l *Local) put(ctx context.Context, fn func(context.Context, account.Questi
 // (answered elsewhere, expired, cancelled), until ctx ends. Behind on its
 // subscription, it subscribes again and asks the store about each
 // question still out.
-func (l *Local) withdrawAnswered(ctx context.Context) {
+func (l *Account) withdrawAnswered(ctx context.Context) {
 	updates := l.eng.Subscribe(ctx)
 	for {
 		u, ok := <-updates
@@ -146,7 +147,7 @@ func (l *Local) withdrawAnswered(ctx context.Context) {
 }
 
 // withdraw withdraws the question of workflow id, if one is out.
-func (l *Local) withdraw(id string) {
+func (l *Account) withdraw(id string) {
 	l.mu.Lock()
 	cancel := l.asking[id]
 	l.mu.Unlock()

@@ -1,4 +1,4 @@
-package service
+package local
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 )
 
 // A long-lived daemon's memory of the callers that went away
-// (Local.left, what declines a gone caller's offers at once) holds the
+// (Account.left, what declines a gone caller's offers at once) holds the
 // last leftKept's departures, not every follower it ever served: 10,000
 // callers coming and going over two days leave about an hour's worth, and
 // the one that just left is still known as gone.
 func TestLocalForgetsOldDepartures(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC))
-	l := &Local{clk: clk, askers: map[string]*asker{}, left: map[string]time.Time{}, changed: make(chan struct{})}
+	l := &Account{clk: clk, askers: map[string]*asker{}, left: map[string]time.Time{}, changed: make(chan struct{})}
 	const callers = 10_000
 	step := 48 * time.Hour / callers
 	for i := range callers {

@@ -1,4 +1,4 @@
-package service
+package local
 
 import (
 	"context"
@@ -38,13 +38,13 @@ const askerGrace = 2 * time.Second
 // one for a caller not yet listening.
 const leftKept = time.Hour
 
-// Local is the account API's one implementation, on the engine of the
+// Account is the account API's one implementation, on the engine of the
 // process that owns the account: input validation, the live/paper guard,
 // the cost policy, the questions put to callers, and the errors' kinds all
 // live here. Every caller reaches it through As: in this process, or from
 // another one through Client over the owner's socket or TLS (whose server
 // side calls As for each request), so no rule exists twice.
-type Local struct {
+type Account struct {
 	eng      *engine.Engine
 	st       *store.Store
 	client   *brokerclient.Client
@@ -67,7 +67,7 @@ type Local struct {
 	// so that an answer given elsewhere withdraws it.
 	asking map[string]context.CancelCauseFunc
 	// waiting counts the questions put to callers and not yet answered
-	// (tests hold virtual time still on it: Asking in export_test.go).
+	// (drivers of virtual time hold it still on it: Asking).
 	waiting int
 
 	day dayWatch // Today's
@@ -76,8 +76,8 @@ type Local struct {
 	offers func(account.Question)
 }
 
-// LocalConfig wires a Local to a started engine.
-type LocalConfig struct {
+// Config wires an Account to a started engine.
+type Config struct {
 	Engine  *engine.Engine
 	Store   *store.Store
 	Client  *brokerclient.Client
@@ -85,21 +85,21 @@ type LocalConfig struct {
 	Logger  *slog.Logger
 	Account string
 	// Env is the account's kind (live or paper), as checked when the
-	// engine started; empty makes NewLocal read it.
+	// engine started; empty makes New read it.
 	Env brokerclient.Env
 	// Lease is the owner's lease and Held whether it still holds it, for
 	// Status.
 	Lease func() locator.Lease
 	Held  func() bool
 	// Gate, when set, is asked before each broker request made for a
-	// caller, as before the engine's own (see Owner.maySend).
+	// caller, as before the engine's own (the owner's, service.Owner's maySend).
 	Gate brokerclient.Gate
 	// Notifier is told of failed job runs and fee problems (nil: nobody).
 	Notifier *notify.Notifier
 }
 
-// NewLocal serves the account API from a started engine until ctx ends.
-func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
+// New serves the account API from a started engine until ctx ends.
+func New(ctx context.Context, cfg Config) (*Account, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -123,7 +123,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		}
 		env = brokerclient.EnvOf(acct.AccountType)
 	}
-	l := &Local{eng: cfg.Engine, st: cfg.Store, client: cfg.Client, clk: cfg.Clock, log: cfg.Logger, account: cfg.Account, gate: cfg.Gate,
+	l := &Account{eng: cfg.Engine, st: cfg.Store, client: cfg.Client, clk: cfg.Clock, log: cfg.Logger, account: cfg.Account, gate: cfg.Gate,
 		env: env, lease: cfg.Lease, held: cfg.Held, notifier: cfg.Notifier,
 		askers: map[string]*asker{}, left: map[string]time.Time{},
 		changed: make(chan struct{}), asking: map[string]context.CancelCauseFunc{}}
@@ -134,7 +134,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 // As is the account as caller c sees it: what c asks for is recorded as
 // c's and checked against c's environment; c's questions go to whoever
 // listens for c.ID (Listen), and c.Ask only says whether c can answer.
-func (l *Local) As(c account.Caller) account.Account {
+func (l *Account) As(c account.Caller) account.Account {
 	if c.ID == "" {
 		c.ID = uuid.NewString()
 	}
@@ -143,7 +143,7 @@ func (l *Local) As(c account.Caller) account.Account {
 
 // session is the account as one caller sees it.
 type session struct {
-	l *Local
+	l *Account
 	c account.Caller
 }
 
@@ -243,7 +243,7 @@ func started(reqs []engine.Request, hs []*engine.Handle, err error) (*account.Lo
 		if i < len(hs) && hs[i] != nil {
 			res.Started[i].ID = hs[i].ID
 		} else if batch != nil && batch.Errs[i] != nil {
-			res.Started[i].Refused = classify(batch.Errs[i])
+			res.Started[i].Refused = Classify(batch.Errs[i])
 		}
 	}
 	return res, nil
@@ -523,7 +523,7 @@ const offersLookBack = 100
 // shortable is what is known of shorting symbol: the broker's
 // easy-to-borrow answer, its rows of inventory, and the offers of its
 // latest priced quote in the store.
-func (l *Local) shortable(ctx context.Context, symbol string, inventory []brokerclient.InventoryRow) (account.Shortable, error) {
+func (l *Account) shortable(ctx context.Context, symbol string, inventory []brokerclient.InventoryRow) (account.Shortable, error) {
 	sh := account.Shortable{Symbol: symbol, Located: []brokerclient.InventoryRow{}, Offers: []workflow.Offer{}}
 	etb, _, err := l.client.Orders.EasyToBorrow(ctx, l.account, symbol)
 	if err != nil {
@@ -550,7 +550,7 @@ func (l *Local) shortable(ctx context.Context, symbol string, inventory []broker
 
 // Runner runs jobs on this owner's engine through the account API, as a
 // caller named name; notifier (nil: nobody) is told of failed runs.
-func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
+func (l *Account) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
 	return &jobs.Runner{Account: l.As(account.Caller{Name: name}), Client: l.client, Store: l.st, Clock: l.clk,
 		AccountID: l.account, Logger: l.log, Notifier: notifier}
 }
@@ -562,7 +562,7 @@ func (l *Local) Runner(name string, notifier *notify.Notifier) *jobs.Runner {
 // replay reads workflow id and its log as of one moment, shows on (when
 // set) the changes the log holds past the first from, and returns the
 // workflow and how many changes its log holds.
-func (l *Local) replay(ctx context.Context, id string, from int64, on func(account.Update)) (*workflow.Workflow, int64, error) {
+func (l *Account) replay(ctx context.Context, id string, from int64, on func(account.Update)) (*workflow.Workflow, int64, error) {
 	log, err := l.st.Transitions(ctx, id)
 	if err != nil {
 		return nil, 0, err
@@ -603,7 +603,7 @@ func (l *Local) replay(ctx context.Context, id string, from int64, on func(accou
 
 // resolve finds the account's workflow an id names: the id itself, its
 // quoteReqID, or a unique prefix of an id (store.Store.Find).
-func (l *Local) resolve(ctx context.Context, id string) (*workflow.Workflow, error) {
+func (l *Account) resolve(ctx context.Context, id string) (*workflow.Workflow, error) {
 	if id == "" {
 		return nil, account.Errorf(account.KindInput, "no workflow id")
 	}
@@ -617,11 +617,22 @@ func kinded(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return classify(err)
+	return Classify(err)
 }
 
-// classify is err as an *account.Error.
-func classify(err error) *account.Error {
+// Asking counts the questions waiting on a person now (offers to take,
+// orders to confirm): a person takes no virtual time to answer, so a
+// driver of virtual time holds it still while one waits.
+func (l *Account) Asking() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
+}
+
+// Classify is err as an *account.Error, of the kind the account API's
+// callers branch on (a broker's refusal of the input is KindInput, an
+// ended workflow KindNotOpen, ...).
+func Classify(err error) *account.Error {
 	var ae *account.Error
 	var ambiguous *store.AmbiguousError
 	var env *brokerclient.EnvMismatchError
@@ -643,7 +654,7 @@ func classify(err error) *account.Error {
 	case errors.Is(err, engine.ErrStopped):
 		return account.Errorf(account.KindOwnerGone, err.Error())
 	}
-	return account.Errorf(account.KindFailed, err.Error())
+	return account.AsError(err)
 }
 
 func orDefault(s, def string) string {
@@ -653,12 +664,9 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// envOf reads an environment from the wire ("" when none was given).
-func envOf(s string) brokerclient.Env { return brokerclient.Env(s) }
-
 // gated is ctx with the owner's gate, if any: a broker request made for a
 // caller leaves only while the owner trusts its lease, as the engine's.
-func (l *Local) gated(ctx context.Context) context.Context {
+func (l *Account) gated(ctx context.Context) context.Context {
 	if l.gate == nil {
 		return ctx
 	}

@@ -1,4 +1,4 @@
-package service
+package local
 
 import (
 	"context"
@@ -52,7 +52,7 @@ type dayWatch struct {
 // the error logged, when it cannot start), waiting at most
 // firstSnapshotWait or until ctx ends for its first snapshot; the watch
 // ends when the engine does.
-func (l *Local) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
+func (l *Account) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
 	d := &l.day
 	d.once.Do(func() {
 		// The watch outlives the call that starts it.
@@ -90,7 +90,7 @@ func (l *Local) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
 }
 
 // streamState is the P&L stream's state as Status reports it.
-func (l *Local) streamState() account.StreamState {
+func (l *Account) streamState() account.StreamState {
 	d := &l.day
 	pw := d.pnl.Load()
 	switch {
@@ -107,7 +107,7 @@ func (l *Local) streamState() account.StreamState {
 }
 
 // broker is the owner's connection to the broker now, for Status.
-func (l *Local) broker() account.Broker {
+func (l *Account) broker() account.Broker {
 	b := account.Broker{Stream: l.streamState(), Pacing: pacing(l.client.Load())}
 	if since, err := l.eng.PollFailing(); !since.IsZero() {
 		b.FailingSince = since
@@ -139,7 +139,7 @@ func pacing(load []brokerclient.RouteLoad) []account.Pacing {
 // openPositions reads the open positions, at most once per positionsEvery;
 // when a read fails after one succeeded, the last read stands (Status says
 // the broker is failing).
-func (l *Local) openPositions(ctx context.Context, now time.Time) ([]brokerclient.Position, error) {
+func (l *Account) openPositions(ctx context.Context, now time.Time) ([]brokerclient.Position, error) {
 	d := &l.day
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -163,7 +163,7 @@ func (l *Local) openPositions(ctx context.Context, now time.Time) ([]brokerclien
 // on the lot id (spec "Profit and loss response" rule 5), the store's
 // working orders and today's workflows, and the report's spend per symbol,
 // all on the broker's calendar.
-func (l *Local) today(ctx context.Context) (*account.Today, error) {
+func (l *Account) today(ctx context.Context) (*account.Today, error) {
 	pw := l.watchPnL(ctx)
 	now := l.clk.Now()
 	skew := l.client.ClockSkew()
