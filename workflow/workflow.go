@@ -103,6 +103,10 @@ type Workflow struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Version   int64
+	// MAC authenticates the request part of the row (RowKey.Workflow):
+	// made by the owner that created it, kept in the database, never sent
+	// to followers.
+	MAC string `json:"-"`
 }
 
 // Terminal reports whether the workflow has ended.
@@ -189,6 +193,9 @@ type Order struct {
 	SentAt           time.Time
 	UpdatedAt        time.Time
 	Version          int64
+	// MAC authenticates the request part of the row (RowKey.Order), as
+	// Workflow.MAC does.
+	MAC string `json:"-"`
 }
 
 // Terminal reports whether the order can no longer change.
