@@ -57,3 +57,16 @@ func HoldFenced(s *Store, held chan<- struct{}, release <-chan struct{}) error {
 func QueryRow(ctx context.Context, s *Store, query string, dest ...any) error {
 	return s.db.QueryRowContext(ctx, query).Scan(dest...)
 }
+
+// UndoRowMACs takes s back to the schema before migration row_macs (its
+// columns and tables dropped, its record forgotten), keeping every row, so
+// that the next Open applies it to rows an older locator wrote.
+func UndoRowMACs(ctx context.Context, s *Store) error {
+	for _, q := range []string{`ALTER TABLE workflows DROP COLUMN mac`, `ALTER TABLE orders DROP COLUMN mac`,
+		`DROP TABLE row_macs_pending`, `DROP TABLE refused_rows`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return ForgetMigration(ctx, s)
+}

@@ -34,7 +34,7 @@ type Transition struct {
 	At         time.Time
 }
 
-const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker, cause, lost_quote_req_id, resends`
+const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker, cause, lost_quote_req_id, resends, mac`
 
 // Create inserts a new workflow in its initial state with its creation logged.
 // The QuoteReqID must be set: it is the write-ahead intent.
@@ -51,10 +51,10 @@ func (s *Store) Create(ctx context.Context, w *workflow.Workflow) error {
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			w.ID, string(w.Kind), w.Account, w.Symbol, w.Requested, w.Quantity, w.QuoteReqID, string(w.State), policy,
 			w.LocateType, w.AcceptedID, priceText(w.Price), legs, formatTime(w.OfferedAt), formatTime(w.ExpiresAt),
-			formatTime(w.SentAt), w.Reason, formatTime(w.CreatedAt), formatTime(w.UpdatedAt), w.Version, w.Asker, string(w.Cause), w.LostQuoteReqID, w.Resends)
+			formatTime(w.SentAt), w.Reason, formatTime(w.CreatedAt), formatTime(w.UpdatedAt), w.Version, w.Asker, string(w.Cause), w.LostQuoteReqID, w.Resends, w.MAC)
 		if err != nil {
 			return fmt.Errorf("store: create %s: %w", w.ID, err)
 		}
@@ -340,7 +340,7 @@ func scanWorkflow(sc scanner) (*workflow.Workflow, error) {
 	var w workflow.Workflow
 	var kind, state, policy, price, legs, offered, expires, sent, created, updated string
 	err := sc.Scan(&w.ID, &kind, &w.Account, &w.Symbol, &w.Requested, &w.Quantity, &w.QuoteReqID, &state, &policy,
-		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version, &w.Asker, &w.Cause, &w.LostQuoteReqID, &w.Resends)
+		&w.LocateType, &w.AcceptedID, &price, &legs, &offered, &expires, &sent, &w.Reason, &created, &updated, &w.Version, &w.Asker, &w.Cause, &w.LostQuoteReqID, &w.Resends, &w.MAC)
 	if err != nil {
 		return nil, err
 	}
