@@ -142,6 +142,10 @@ type Engine struct {
 
 	routes routeCache // the account's routes, read once a trading day
 
+	// rows authenticates the workflow and order rows the engine creates,
+	// and those it loads (see authentic).
+	rows workflow.RowKey
+
 	streamOnce sync.Once
 	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed
 }
@@ -150,6 +154,10 @@ type Engine struct {
 func New(cfg Config) (*Engine, error) {
 	if cfg.Client == nil || cfg.Store == nil || cfg.Account == "" {
 		return nil, errors.New("engine: client, store and account are required")
+	}
+	key, err := cfg.Client.RowKey()
+	if err != nil {
+		return nil, fmt.Errorf("engine: the account's rows cannot be authenticated: %w", err)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -173,7 +181,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Backlog = DefaultBacklog
 	}
 	e := &Engine{
-		cfg: cfg, client: cfg.Client, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
+		cfg: cfg, client: cfg.Client, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, rows: key,
 		inbox:  newMailbox[event](),
 		runErr: make(chan error, 1), done: make(chan struct{}),
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/store/storetest"
 	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -50,6 +51,8 @@ type setupOpt struct {
 	onUpdate func(engine.Update)
 	// backlog is the engine's Config.Backlog.
 	backlog int
+	// driver is the store's database (storetest.Drivers): SQLite when unset.
+	driver string
 }
 
 // setup starts the simulator, a store on a temp file and an engine for
@@ -61,6 +64,9 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 		opts = append(opts, simtest.WithScenario(o.scenario))
 	}
 	b := &testBundle{sim: simtest.New(t, opts...), dbPath: filepath.Join(t.TempDir(), "locator.db")}
+	if o.driver != "" {
+		b.dbPath = storetest.DSN(t, o.driver)
+	}
 	st, err := store.Open(t.Context(), b.dbPath, b.sim.Clock)
 	if err != nil {
 		t.Fatal(err)

@@ -132,6 +132,9 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
 		quoting: map[string]bool{}, selling: map[string]bool{},
 	}
+	if err := e.adoptMACs(ctx); err != nil {
+		return nil, err
+	}
 	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
 	if err != nil {
 		return nil, err
@@ -163,13 +166,16 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		}
 		l.noteQuote(w.Symbol, at)
 	}
-	for _, w := range open {
-		l.track(w)
-		l.loaded[w.ID] = w.Version
-	}
 	orders, err := e.store.Orders(ctx, store.OrderFilter{Account: e.cfg.Account, Open: true})
 	if err != nil {
 		return nil, err
+	}
+	if open, orders, err = e.authentic(ctx, open, orders); err != nil {
+		return nil, err
+	}
+	for _, w := range open {
+		l.track(w)
+		l.loaded[w.ID] = w.Version
 	}
 	for _, o := range orders {
 		// An unsettled order younger than leftoverAge may belong to a run
@@ -514,9 +520,10 @@ func (l *loop) sorted() []*Workflow {
 	return out
 }
 
-// create records a new workflow (its write-ahead intent) and takes its
-// first step.
+// create records a new workflow (its write-ahead intent), with the MAC of
+// its request, and takes its first step.
 func (l *loop) create(ctx context.Context, w *Workflow, first workflow.Input, book []workflow.BookOrder) error {
+	w.MAC = l.e.rows.Workflow(w)
 	if err := l.e.store.Create(ctx, w); err != nil {
 		if ctx.Err() != nil {
 			// The engine is closing (its owner going away): nothing was

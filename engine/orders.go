@@ -388,6 +388,7 @@ func (b *orderBook) resume(l *loop) {
 func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 	switch ev := ev.(type) {
 	case placeEv:
+		ev.o.MAC = l.e.rows.Order(ev.o)
 		if err := l.e.store.CreateOrder(ctx, ev.o); err != nil {
 			ev.reply <- err
 			return
@@ -409,6 +410,10 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 			stored, err := l.e.store.GetOrder(ctx, ev.id)
 			if err != nil {
 				ev.reply <- fmt.Errorf("%w: order %s: %v", ErrNotOpen, ev.id, err)
+				return
+			}
+			if !l.e.rows.VerifyOrder(stored) {
+				ev.reply <- fmt.Errorf("%w: order %s: %s", ErrNotOpen, ev.id, refusedReason)
 				return
 			}
 			o = stored

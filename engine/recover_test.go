@@ -154,6 +154,7 @@ func TestRecoveredWriteSettledByHistoryIsNotResent(t *testing.T) {
 			ctx, c := t.Context(), b.sim.Client(t, b.sim.Live)
 			w := &workflow.Workflow{ID: "wf-died", Kind: states.Locate, Account: "LV100001", Symbol: "HTBX", Requested: 300,
 				QuoteReqID: uuid.NewString(), State: states.Requested, Policy: tc.policy}
+			w.MAC = rowKey(t, c).Workflow(w) // the dead process held the key pair
 			if err := b.store.Create(ctx, w); err != nil {
 				t.Fatal(err)
 			}

@@ -346,9 +346,15 @@ func (b *cliBundle) leftoverOrders(t *testing.T) (reached, lost string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	key, err := b.brokerClient(t).RowKey() // the earlier run held the key pair
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{reached, lost} {
-		if err := st.CreateOrder(ctx, &workflow.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
-			OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("189.00"), Route: "SMART"}); err != nil {
+		o := &workflow.Order{ClientOrderID: id, Account: "LV100001", Symbol: "AAPL", Side: "Sell", OpenClose: "Open",
+			OrderType: "Limit", TimeInForce: "Day", Quantity: 10, LimitPrice: decimal.RequireFromString("189.00"), Route: "SMART"}
+		o.MAC = workflow.RowKey(key).Order(o)
+		if err := st.CreateOrder(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -81,7 +81,7 @@ func BenchmarkDurableStateChanges(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			ws, err := bench.Seed(b.Context(), st, b.N, states.Requested, time.Now())
+			ws, err := bench.Seed(b.Context(), st, nil, b.N, states.Requested, time.Now())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -33,8 +33,10 @@ type StoreFigures struct {
 }
 
 // Seed records n open locate workflows of distinct symbols in st, in state
-// (Requested, or Quoting as if their quotes had left).
-func Seed(ctx context.Context, st *store.Store, n int, state states.State, now time.Time) ([]*workflow.Workflow, error) {
+// (Requested, or Quoting as if their quotes had left), MACed with key as
+// the owner that made them would have (an engine refuses rows that are
+// not).
+func Seed(ctx context.Context, st *store.Store, key workflow.RowKey, n int, state states.State, now time.Time) ([]*workflow.Workflow, error) {
 	out := make([]*workflow.Workflow, n)
 	for i := range out {
 		w := &workflow.Workflow{ID: "wf-" + uuid.NewString()[:13], Kind: states.Locate, Account: Account,
@@ -43,6 +45,7 @@ func Seed(ctx context.Context, st *store.Store, n int, state states.State, now t
 		if state != states.Requested {
 			w.Quantity, w.SentAt = Quantity, now
 		}
+		w.MAC = key.Workflow(w)
 		if err := st.Create(ctx, w); err != nil {
 			return nil, err
 		}
@@ -60,7 +63,7 @@ func StoreThroughput(ctx context.Context, dir string, changes, group int) (Store
 		return StoreFigures{}, err
 	}
 	defer st.Close()
-	ws, err := Seed(ctx, st, changes, states.Requested, clk.Now())
+	ws, err := Seed(ctx, st, nil, changes, states.Requested, clk.Now()) // no engine reads them: no key
 	if err != nil {
 		return StoreFigures{}, err
 	}
@@ -101,7 +104,11 @@ func Memory(ctx context.Context, t *Target, dir string, n int) (float64, error) 
 		return 0, err
 	}
 	defer st.Close()
-	if _, err := Seed(ctx, st, n, states.Quoting, t.Clock.Now()); err != nil {
+	key, err := t.RowKey()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := Seed(ctx, st, key, n, states.Quoting, t.Clock.Now()); err != nil {
 		return 0, err
 	}
 	before := heap()
@@ -160,13 +167,19 @@ type RecoveryFigures struct {
 }
 
 // Victim is the process Recovery kills: it seeds n quoted workflows in the
-// store at db, says "ready" on stdout and waits to be killed.
+// store at db, says "ready" on stdout and waits to be killed. It is an
+// owner of the default scenario's first key pair, as Recovery's target is
+// (Scenario), so it MACs its rows with that pair's key.
 func Victim(ctx context.Context, db string, n int) error {
+	key, err := Remote("http://127.0.0.1").RowKey() // no request is sent: the key pair alone
+	if err != nil {
+		return err
+	}
 	st, err := store.Open(ctx, db, clock.Real{})
 	if err != nil {
 		return err
 	}
-	if _, err := Seed(ctx, st, n, states.Quoting, time.Now()); err != nil {
+	if _, err := Seed(ctx, st, key, n, states.Quoting, time.Now()); err != nil {
 		return err
 	}
 	fmt.Println("ready")

@@ -17,6 +17,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // Account is the simulator's live account the benchmark locates on.
@@ -40,6 +41,16 @@ func (t *Target) Close() {
 func (t *Target) Client() (*brokerclient.Client, error) {
 	return brokerclient.NewClient(brokerclient.WithBaseURL(t.BaseURL), brokerclient.WithCredentials(t.KeyID, t.Secret),
 		brokerclient.WithClock(t.Clock))
+}
+
+// RowKey is the key an owner on the target's key pair MACs its rows with
+// (workflow.RowKey): what Seed needs to leave rows an engine resumes.
+func (t *Target) RowKey() (workflow.RowKey, error) {
+	c, err := t.Client()
+	if err != nil {
+		return nil, err
+	}
+	return c.RowKey()
 }
 
 // Requests returns the simulator's request log (GET /_sim/requests).
