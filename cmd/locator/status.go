@@ -66,6 +66,11 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	console.Owners(out, leases, standbys, time.Now())
+	refused, err := st.Refused(ctx)
+	if err != nil {
+		return err
+	}
+	console.Refused(out, refused)
 	if err := c.budgetLeft(ctx, st, out); err != nil {
 		return err
 	}

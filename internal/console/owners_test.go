@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // `locator status` says which accounts a serve lists but
@@ -42,5 +43,26 @@ func TestOwnersSayWhatAServeCannotServe(t *testing.T) {
 	}
 	if rec.Type != "not-served" || rec.Account != "DK00001" || rec.PID != 7 || !strings.Contains(rec.Reason, "not found") || !rec.Retry.Equal(at.Add(30*time.Second)) {
 		t.Errorf("JSON record %+v; want not-served, DK00001, pid 7, the reason and the retry", rec)
+	}
+}
+
+// `locator status` lists the rows an owner refused (their MAC did not
+// verify), the writer's text made safe for the terminal, and a "refused"
+// record in JSON.
+func TestStatusSaysWhichRowsWereRefused(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC)
+	rows := []store.RefusedRow{{Account: "LV100001", Kind: "workflow", ID: "wf-forged\x1b[2J", Symbol: "HTBX", Reason: "its row does not verify", At: at}}
+	var table bytes.Buffer
+	Refused(Printer{W: &table, Format: Table}, rows)
+	if got := table.String(); !strings.Contains(got, `account LV100001: refused workflow wf-forged\x1b[2J (HTBX) since `) ||
+		!strings.HasSuffix(got, ": its row does not verify\n") {
+		t.Errorf("status printed %q; want the refused row, its escape shown, and why", got)
+	}
+	var js bytes.Buffer
+	Refused(Printer{W: &js, Format: JSON}, rows)
+	var rec struct{ Type, Account, Kind, ID, Reason string }
+	if err := json.Unmarshal(js.Bytes(), &rec); err != nil || rec.Type != "refused" || rec.ID != rows[0].ID || rec.Kind != "workflow" || rec.Reason == "" {
+		t.Errorf("status -o json printed %s (%v); want a refused record", js.String(), err)
 	}
 }
