@@ -454,7 +454,7 @@ type Status struct {
 	Running bool `json:"running"`
 	// LastPoll is when history was last read; Queued counts the locates
 	// waiting for their turn to quote.
-	LastPoll time.Time `json:"lastPoll"`
+	LastPoll time.Time `json:"lastPoll,omitzero"`
 	Queued   int       `json:"queued"`
 	// Open are the unfinished workflows; Inventory the latest located
 	// inventory read.

@@ -87,11 +87,11 @@ type Workflow struct {
 	Policy     Policy
 	LocateType string          // credit-back type string, or the filled leg's type name
 	AcceptedID string          // the leg accepted (QuoteReqID or QuoteReqID.SU)
-	Price      decimal.Decimal // price per share of the offer taken
+	Price      decimal.Decimal `json:",omitzero"` // price per share of the offer taken (absent: none taken)
 	Legs       map[string]Leg
-	OfferedAt  time.Time // when the broker offered, on this machine's clock
-	ExpiresAt  time.Time // end of the 30-second window, on this machine's clock
-	SentAt     time.Time // when the quote or sell was answered (or left, until then)
+	OfferedAt  time.Time `json:",omitzero"` // when the broker offered, on this machine's clock (absent: no offer yet)
+	ExpiresAt  time.Time `json:",omitzero"` // end of the 30-second window, on this machine's clock
+	SentAt     time.Time `json:",omitzero"` // when the quote or sell was answered (or left, until then; absent: not sent)
 	Reason     string
 	// Cause says who ended it short of its goal, when a person, the
 	// policy or the asker did (empty when the goal was reached, or the
@@ -165,34 +165,36 @@ func (o *Offer) PriceAnswers(price decimal.Decimal) bool {
 }
 
 // Order is one order placed under a write-ahead clientOrderId, with what it
-// sent and what the broker said about it.
+// sent and what the broker said about it. On the account API a field that
+// is zero is absent: a request that places an order again names only its
+// ClientOrderID, and a record shows no placeholder for what did not happen.
 type Order struct {
-	ClientOrderID string // the id generated and sent
+	ClientOrderID string `json:",omitzero"` // the id generated and sent
 	// BrokerOrderID is the clientOrderId in the broker's answer when it
 	// differs from the one sent (the spec's R118 rewrite); empty otherwise.
-	BrokerOrderID    string
-	Account          string
-	Symbol           string
-	Side             string // Buy or Sell
-	OpenClose        string // Open or Close
-	OrderType        string
-	TimeInForce      string
-	Quantity         int64
-	LimitPrice       decimal.Decimal // zero when none was sent
-	StopPrice        decimal.Decimal // zero when none was sent (Stop and StopLimit carry one)
-	Route            string          // as sent, or as paper assigned it when none was
-	LocateWorkflowID string          // the locate workflow that covers a short
-	State            states.State
-	OrderStatus      string // the broker's last orderStatus
-	Executed         int64
-	PriceAvg         decimal.Decimal
-	Code             string // rejection code, as parsed from text
-	Text             string // the broker's text
-	Reason           string // why the state is what it is, for a person
-	CreatedAt        time.Time
-	SentAt           time.Time
-	UpdatedAt        time.Time
-	Version          int64
+	BrokerOrderID    string          `json:",omitzero"`
+	Account          string          `json:",omitzero"`
+	Symbol           string          `json:",omitzero"`
+	Side             string          `json:",omitzero"` // Buy or Sell
+	OpenClose        string          `json:",omitzero"` // Open or Close
+	OrderType        string          `json:",omitzero"`
+	TimeInForce      string          `json:",omitzero"`
+	Quantity         int64           `json:",omitzero"`
+	LimitPrice       decimal.Decimal `json:",omitzero"` // zero when none was sent
+	StopPrice        decimal.Decimal `json:",omitzero"` // zero when none was sent (Stop and StopLimit carry one)
+	Route            string          `json:",omitzero"` // as sent, or as paper assigned it when none was
+	LocateWorkflowID string          `json:",omitzero"` // the locate workflow that covers a short
+	State            states.State    `json:",omitzero"`
+	OrderStatus      string          `json:",omitzero"` // the broker's last orderStatus
+	Executed         int64           `json:",omitzero"`
+	PriceAvg         decimal.Decimal `json:",omitzero"`
+	Code             string          `json:",omitzero"` // rejection code, as parsed from text
+	Text             string          `json:",omitzero"` // the broker's text
+	Reason           string          `json:",omitzero"` // why the state is what it is, for a person
+	CreatedAt        time.Time       `json:",omitzero"`
+	SentAt           time.Time       `json:",omitzero"`
+	UpdatedAt        time.Time       `json:",omitzero"`
+	Version          int64           `json:",omitzero"`
 	// MAC authenticates the request part of the row (RowKey.Order), as
 	// Workflow.MAC does.
 	MAC string `json:"-"`

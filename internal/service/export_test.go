@@ -1,5 +1,7 @@
 package service
 
+import "net/http"
+
 // ExpireTrust makes o as unsure of its lease as an owner whose renewals
 // failed for a TTL, for tests of what it then holds back.
 func (o *Owner) ExpireTrust() { o.trustUntil.Store(0) }
@@ -11,3 +13,6 @@ func (o *Owner) ExpireSessions() { o.api.ExpireSessions() }
 // NewHandle is cfg's handle, not connected yet, for tests of what its
 // first calls do at once.
 var NewHandle = newHandle
+
+// Routes is o's account API handler, for tests that serve it in process.
+func (o *Owner) Routes() http.Handler { return o.api.Routes() }

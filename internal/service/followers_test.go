@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/wire"
 )
 
@@ -39,7 +40,7 @@ func TestFollowerHostCredentials(t *testing.T) {
 	o := ownOn(t, filepath.Join(t.TempDir(), "locator.db"), network)
 	l := o.owner.Lease()
 	status := func(cred string) error {
-		cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, cred, account.Caller{Name: "f"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, cred, account.Caller{Name: "f", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			return err
 		}

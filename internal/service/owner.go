@@ -307,9 +307,10 @@ func (o *Owner) serve(remote net.Listener) {
 		// A request the server cannot read is not the owner's error:
 		// logged at debug level (handshakes and tokens are the
 		// Network's, which admits only connections that proved the
-		// token).
+		// token or carry an admitted bearer, which the routes check
+		// again on each request: wire.ConnContext tells them which).
 		o.net = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.cfg.Network.IdleWait(),
-			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug)}
+			ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelDebug), ConnContext: wire.ConnContext}
 		o.wg.Add(1)
 		go func() {
 			defer o.wg.Done()

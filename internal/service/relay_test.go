@@ -27,6 +27,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/store/storetest"
 	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/workflow"
@@ -155,7 +156,7 @@ func newRelay(t *testing.T, acct, owner, ownerPin, token string) *relay {
 					return
 				}
 				if token != "" {
-					if !wire.AdmitToken(tc, []string{token}, r.pin) {
+					if !wire.AdmitToken(tc, tc, []string{token}, r.pin) {
 						tc.Close()
 						return
 					}
@@ -262,7 +263,7 @@ func TestRelayedFollowerGainsNothing(t *testing.T) {
 			t.Fatalf("%s: the lease reads %+v, %v; want the relay's", c.name, l, err)
 		}
 		before := writes(o)
-		cl, err := wire.DialRemote(l.Account, l.Address, l.Pin, c.follower, account.Caller{Name: "follower"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote(l.Account, l.Address, l.Pin, c.follower, account.Caller{Name: "follower", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,7 +47,7 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 		"other address": {o.sim.Client(t, o.sim.Live), "http://127.0.0.1:1"},
 		"no key pair":   {nil, o.sim.URL},
 	} {
-		cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: name}, c.prover, c.baseURL)
+		cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: name, Env: brokerclient.EnvLive}, c.prover, c.baseURL)
 		t.Cleanup(cl.Close)
 		before := writes(o)
 		_, err := cl.Locate(t.Context(), locate)
@@ -59,7 +59,7 @@ func TestFollowerMustHoldTheOwnersKeyPair(t *testing.T) {
 		}
 	}
 	// The same with the owner's key pair is served.
-	cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl := wire.Dial(o.owner.Lease().Endpoint, account.Caller{Name: "right", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	t.Cleanup(cl.Close)
 	if _, err := cl.Locate(t.Context(), locate); err != nil {
 		t.Fatalf("the owner's key pair: %v", err)
@@ -169,7 +169,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 		"another account": {"LV300001", l.Pin, testToken},
 	} {
 		before := writes(o)
-		cl, err := wire.DialRemote(c.account, l.Address, c.pin, c.token, account.Caller{Name: name}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote(c.account, l.Address, c.pin, c.token, account.Caller{Name: name, Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err == nil {
 			t.Cleanup(cl.Close)
 			_, err = cl.Locate(t.Context(), locate)
@@ -181,7 +181,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 			t.Errorf("%s: %d writes reached the broker", name, n)
 		}
 	}
-	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 		t.Fatalf("second owner at %s pin %s; want %s with a pin of its own", l2.Address, l2.Pin, l.Address)
 	}
 	for _, c := range []struct{ account, pin string }{{"LV100001", l.Pin}, {"LV300001", l2.Pin}} {
-		cl, err := wire.DialRemote(c.account, l.Address, c.pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+		cl, err := wire.DialRemote(c.account, l.Address, c.pin, testToken, account.Caller{Name: "right", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestRemoteFollowerNeedsTokenAndPin(t *testing.T) {
 		}
 	}
 	second.Close()
-	cl2, err := wire.DialRemote("LV300001", l.Address, l2.Pin, testToken, account.Caller{Name: "late"}, o.sim.Client(t, o.sim.Live2), o.sim.URL)
+	cl2, err := wire.DialRemote("LV300001", l.Address, l2.Pin, testToken, account.Caller{Name: "late", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live2), o.sim.URL)
 	if err == nil {
 		defer cl2.Close()
 		_, err = cl2.Hello(t.Context())
@@ -282,7 +282,7 @@ func TestOwnerPortDropsIdleConnections(t *testing.T) {
 	if open := closedBy(conns, time.Now().Add(30*time.Second)); open != 0 {
 		t.Fatalf("%d of 200 idle connections still open after 30 s", open)
 	}
-	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestOwnerPortCapsPendingConnections(t *testing.T) {
 	}
 	// The 10 still hold their place, silent after their handshake; the
 	// follower's connections push the oldest out.
-	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right"}, o.sim.Client(t, o.sim.Live), o.sim.URL)
+	cl, err := wire.DialRemote("LV100001", l.Address, l.Pin, testToken, account.Caller{Name: "right", Env: brokerclient.EnvLive}, o.sim.Client(t, o.sim.Live), o.sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

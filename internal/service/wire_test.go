@@ -16,19 +16,18 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 )
 
-// checkedRoute carries a request's route in the published document from
-// the proxy's handler to its check of the answer.
-type checkedRoute struct{}
+// published is api/openapi.yaml, loaded, with its router.
+type published struct {
+	doc    *openapi3.T
+	router routers.Router
+}
 
-// wireChecked serves a unix socket that passes every request to the
-// owner's socket at endpoint, checking each request and each answer
-// against api/openapi.yaml as it passes (a stream's answer line by line
-// against its message schema); a request or answer the document does not
-// describe fails t. It returns the socket's path.
-func wireChecked(t *testing.T, endpoint string) string {
+// loadPublished loads api/openapi.yaml.
+func loadPublished(t *testing.T) *published {
 	t.Helper()
 	doc, err := openapi3.NewLoader().LoadFromFile("../../api/openapi.yaml")
 	if err != nil {
@@ -38,6 +37,35 @@ func wireChecked(t *testing.T, endpoint string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &published{doc: doc, router: router}
+}
+
+// isError reports whether v is the document's Error.
+func (p *published) isError(v any) error {
+	return p.doc.Components.Schemas["Error"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}
+
+// wireChecked serves a unix socket that passes every request to the
+// owner's socket at endpoint, checked as checked checks it. It returns
+// the socket's path.
+func wireChecked(t *testing.T, endpoint string) string {
+	t.Helper()
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "owner" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", endpoint)
+		}},
+		FlushInterval: -1,
+	}
+	return serveSocket(t, checked(t, proxy))
+}
+
+// serveSocket serves h on a unix socket of its own until t ends, and
+// returns its path.
+func serveSocket(t *testing.T, h http.Handler) string {
+	t.Helper()
+	// A short folder: a socket's path is at most 108 bytes.
 	dir, err := os.MkdirTemp("", "lw")
 	if err != nil {
 		t.Fatal(err)
@@ -46,8 +74,31 @@ func wireChecked(t *testing.T, endpoint string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Close()
+		os.RemoveAll(dir)
+	})
+	return ln.Addr().String()
+}
+
+// checked passes every request to next, checking it and its answer
+// against api/openapi.yaml with openapi3filter (a stream's answer line by
+// line against its message schema). A request the document refuses must
+// be refused (422, an Error of kind input); a path or method the document
+// does not hold must be answered with an Error (404, 405); anything else
+// the document does not describe fails t, until t ends.
+func checked(t *testing.T, next http.Handler) http.Handler {
+	t.Helper()
+	p := loadPublished(t)
 	var mu sync.Mutex
 	done := false
+	t.Cleanup(func() {
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	})
 	fail := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -56,97 +107,99 @@ func wireChecked(t *testing.T, endpoint string) string {
 		}
 	}
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "owner" },
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", endpoint)
-		}},
-		FlushInterval: -1,
-		ModifyResponse: func(resp *http.Response) error {
-			in, _ := resp.Request.Context().Value(checkedRoute{}).(*openapi3filter.RequestValidationInput)
-			if in == nil {
-				return nil
-			}
-			name := in.Request.Method + " " + in.Request.URL.Path
-			if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson") {
-				media := in.Route.Operation.Responses.Status(http.StatusOK).Value.Content.Get("application/x-ndjson")
-				if media == nil {
-					fail("%s: a stream the document does not describe", name)
-					return nil
-				}
-				resp.Body = &lineChecked{ReadCloser: resp.Body, check: func(line []byte) {
-					var v any
-					if err := json.Unmarshal(line, &v); err != nil {
-						fail("%s: stream line %q: %v", name, line, err)
-					} else if err := media.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-						fail("%s: stream line %s does not match the document: %v", name, line, err)
-					}
-				}}
-				return nil
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-			if err != nil {
-				return err
-			}
-			if err := openapi3filter.ValidateResponse(resp.Request.Context(), &openapi3filter.ResponseValidationInput{
-				RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(body)), Options: opts,
-			}); err != nil {
-				fail("%s: answer %d %s does not match the document: %v", name, resp.StatusCode, body, err)
-			}
-			return nil
-		},
-	}
-	check := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		route, params, err := router.FindRoute(r)
+		name := r.Method + " " + r.URL.Path
+		// The document's server for the socket: http://owner.
+		r.URL.Scheme, r.URL.Host = "http", "owner"
+		rec := &recorder{ResponseWriter: w}
+		route, params, err := p.router.FindRoute(r)
 		if err != nil {
-			fail("%s %s: a route the document does not describe: %v", r.Method, r.URL.Path, err)
-			proxy.ServeHTTP(w, r)
+			next.ServeHTTP(rec, r)
+			if v, jerr := rec.json(); rec.status != http.StatusNotFound && rec.status != http.StatusMethodNotAllowed || jerr != nil || p.isError(v) != nil {
+				fail("%s: a route the document does not hold (%v), answered %d %s; want 404 or 405 with an Error", name, err, rec.status, rec.body.Bytes())
+			}
 			return
 		}
 		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
-		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-			fail("%s %s: request %s does not match the document: %v", r.Method, r.URL.Path, body, err)
-		}
+		refused := openapi3filter.ValidateRequest(r.Context(), in)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		checked := &openapi3filter.RequestValidationInput{Request: r.Clone(r.Context()), PathParams: params, Route: route, Options: opts}
-		proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedRoute{}, checked)))
+		in.Request = r.Clone(r.Context())
+		if media := route.Operation.Responses.Status(http.StatusOK).Value.Content.Get("application/x-ndjson"); media != nil {
+			rec.line = func(line []byte) {
+				var v any
+				if err := json.Unmarshal(line, &v); err != nil {
+					fail("%s: stream line %q: %v", name, line, err)
+				} else if err := media.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+					fail("%s: stream line %s does not match the document: %v", name, line, err)
+				}
+			}
+		}
+		next.ServeHTTP(rec, r)
+		if refused != nil {
+			if v, err := rec.json(); rec.status != http.StatusUnprocessableEntity || err != nil || p.isError(v) != nil || v.(map[string]any)["kind"] != "input" {
+				fail("%s: a request the document refuses (%s: %v) was answered %d %s; want 422, an Error of kind input", name, body, refused, rec.status, rec.body.Bytes())
+			}
+			return
+		}
+		if rec.line != nil && rec.status == http.StatusOK {
+			return
+		}
+		if err := openapi3filter.ValidateResponse(r.Context(), &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: in, Status: rec.status, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())), Options: opts,
+		}); err != nil {
+			fail("%s: answer %d %s does not match the document: %v", name, rec.status, rec.body.Bytes(), err)
+		}
 	})
-	srv := &http.Server{Handler: check}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		mu.Lock()
-		done = true
-		mu.Unlock()
-		srv.Close()
-		os.RemoveAll(dir)
-	})
-	return ln.Addr().String()
 }
 
-// lineChecked passes a stream through, checking each whole line.
-type lineChecked struct {
-	io.ReadCloser
-	check func([]byte)
-	buf   []byte
+// recorder passes an answer through, keeping its status and body (a
+// stream's each whole line to line instead, when set).
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	line   func([]byte)
+	buf    []byte
 }
 
-func (l *lineChecked) Read(p []byte) (int, error) {
-	n, err := l.ReadCloser.Read(p)
-	l.buf = append(l.buf, p[:n]...)
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if r.line == nil || r.status != http.StatusOK || !strings.HasPrefix(r.Header().Get("Content-Type"), "application/x-ndjson") {
+		r.body.Write(p)
+		return r.ResponseWriter.Write(p)
+	}
+	r.buf = append(r.buf, p...)
 	for {
-		i := bytes.IndexByte(l.buf, '\n')
+		i := bytes.IndexByte(r.buf, '\n')
 		if i < 0 {
 			break
 		}
-		if line := bytes.TrimSpace(l.buf[:i]); len(line) > 0 {
-			l.check(line)
+		if line := bytes.TrimSpace(r.buf[:i]); len(line) > 0 {
+			r.line(line)
 		}
-		l.buf = l.buf[i+1:]
+		r.buf = r.buf[i+1:]
 	}
-	return n, err
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// json is the answer's body as JSON.
+func (r *recorder) json() (any, error) {
+	var v any
+	err := json.Unmarshal(r.body.Bytes(), &v)
+	return v, err
 }

@@ -71,7 +71,7 @@ func newClient(base string, dial func(context.Context) (net.Conn, error), caller
 	if caller.ID == "" {
 		caller.ID = uuid.NewString()
 	}
-	h, _ := json.Marshal(wireCaller{ID: caller.ID, Name: caller.Name, Env: string(caller.Env), CanAsk: caller.Ask != nil})
+	h, _ := json.Marshal(wireCaller{ID: caller.ID, Name: caller.Name, Env: caller.Env, CanAsk: caller.Ask != nil})
 	c := &Client{base: base, dial: dial, caller: caller, header: string(h), prover: prover, baseURL: baseURL}
 	c.http = &http.Client{Transport: c.transport(dial)}
 	ctx, stop := context.WithCancel(context.Background())

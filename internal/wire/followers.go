@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/fileperm"
 )
 
@@ -45,12 +47,16 @@ func IssueFollowerCredential(master, host, until string, now time.Time) (string,
 
 // AllowFollowers makes the network admit, besides OwnerTokenEnv itself,
 // the credentials of the follower hosts that the file at path lists, one
-// "HOST EXPIRES" a line (EXPIRES RFC 3339; '#' starts a comment). The
-// file is read again at each connection, so a line removed (a host
-// revoked) or one past its time refuses that host's next connection
-// without a restart; re-issuing a host's credential takes a new EXPIRES.
-// The file holds no secret, but whoever can change it can admit a host:
-// it is refused when others may write it (fileperm.Check).
+// "HOST EXPIRES" a line (EXPIRES RFC 3339; '#' starts a comment). A line
+// that ends with the word bearer ("HOST EXPIRES bearer") also lets its
+// credential be sent as "Authorization: Bearer" by a client that is not
+// locator (see bearerOf): a credential that travels, so only on the lines
+// that say so. The file is read again at each connection (and each bearer
+// request), so a line removed (a host revoked) or one past its time
+// refuses that host's next connection without a restart; re-issuing a
+// host's credential takes a new EXPIRES. The file holds no secret, but
+// whoever can change it can admit a host: it is refused when others may
+// write it (fileperm.Check).
 func (n *Network) AllowFollowers(path string) error {
 	if _, err := readFollowers(path, time.Now()); err != nil {
 		return err
@@ -83,7 +89,10 @@ func (n *Network) keys(now time.Time) []string {
 }
 
 // follower is one line of a followers file.
-type follower struct{ host, expires string }
+type follower struct {
+	host, expires string
+	bearer        bool // its credential may be sent as a bearer
+}
 
 // readFollowers reads the followers file at path: the hosts whose time
 // has not come at now.
@@ -104,16 +113,62 @@ func readFollowers(path string, now time.Time) ([]follower, error) {
 		if len(fields) == 0 {
 			continue
 		}
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("%s:%d: want HOST EXPIRES (RFC 3339)", path, line)
+		if len(fields) < 2 || len(fields) > 3 || (len(fields) == 3 && fields[2] != "bearer") {
+			return nil, fmt.Errorf("%s:%d: want HOST EXPIRES (RFC 3339), and the word bearer after them to admit the credential as a bearer", path, line)
 		}
 		at, err := time.Parse(time.RFC3339, fields[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %q is not an RFC 3339 time (2027-01-31T00:00:00Z)", path, line, fields[1])
 		}
 		if now.Before(at) {
-			out = append(out, follower{host: fields[0], expires: fields[1]})
+			out = append(out, follower{host: fields[0], expires: fields[1], bearer: len(fields) == 3})
 		}
 	}
 	return out, sc.Err()
 }
+
+// bearerOf is the follower host whose credential authorization ("Bearer
+// CREDENTIAL") carries, among the followers file's hosts whose line
+// admits a bearer, at now. Every credential is compared in constant time,
+// and the error never quotes what was sent. OwnerTokenEnv itself is never
+// a bearer (it never travels): a request carrying it is refused with
+// errUpgrade, what a locator follower older than its owner sends.
+func (n *Network) bearerOf(authorization string, now time.Time) (string, error) {
+	scheme, token, _ := strings.Cut(authorization, " ")
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", errNoBearer
+	}
+	master := subtle.ConstantTimeCompare([]byte(token), []byte(n.Token)) == 1
+	n.mu.Lock()
+	path := n.followers
+	n.mu.Unlock()
+	var hosts []follower
+	if path != "" {
+		hosts, _ = readFollowers(path, now) // unreadable: no bearer admitted
+	}
+	host := ""
+	for _, h := range hosts {
+		cred := FollowerCredential(n.Token, h.host, h.expires)
+		if subtle.ConstantTimeCompare([]byte(token), []byte(cred)) == 1 && h.bearer {
+			host = h.host
+		}
+	}
+	switch {
+	case master:
+		return "", errUpgrade
+	case host == "":
+		return "", errBearerRefused
+	}
+	return host, nil
+}
+
+// The refusals of a bearer: each answered 401 but errUpgrade (426).
+var (
+	errNoBearer = account.Errorf(account.KindRefused, "this port serves the account API to locator's followers, which prove "+
+		OwnerTokenEnv+" on the connection, and to other clients with the header Authorization: Bearer <the credential of a follower host "+
+		"whose line in the owner's followers file ends with bearer> (locator owner-credential); nothing was sent")
+	errBearerRefused = account.Errorf(account.KindRefused, "the bearer is not the credential of a follower host admitted as a bearer "+
+		"(its line in the owner's followers file gone, past its time, without the word bearer, or another credential); nothing was sent")
+	errUpgrade = account.Errorf(account.KindRefused, "the account's owner runs a newer locator, whose followers prove "+
+		OwnerTokenEnv+" on each connection and never send it: upgrade locator on this host; nothing was sent")
+)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -19,6 +20,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -185,11 +187,13 @@ func (n *Network) accept() {
 }
 
 // admit hands c to the owner its handshake names, once it finished its
-// TLS handshake within HandshakeWait and proved the token within
-// AdmitWait; anything else (a scanner, a follower with an old pin,
-// another token, an account gone, a peer that just holds the connection)
-// is closed. While it waits it counts against the caps on connections not
-// admitted yet (see NetworkLimits.MaxPending).
+// TLS handshake within HandshakeWait and, within AdmitWait, proved the
+// token or (a client that is not locator, speaking HTTP at once) sent
+// the first request's head with an admitted bearer (see bearerOf);
+// anything else (a scanner, a follower with an old pin, another token, an
+// account gone, a peer that just holds the connection) is closed, a
+// refused bearer told why first. While it waits it counts against the
+// caps on connections not admitted yet (see NetworkLimits.MaxPending).
 func (n *Network) admit(c net.Conn) {
 	p := n.hold(c)
 	defer n.release(p)
@@ -202,17 +206,147 @@ func (n *Network) admit(c net.Conn) {
 	}
 	c.SetDeadline(start.Add(n.limits.AdmitWait))
 	o := n.owner(tc.ConnectionState().ServerName)
-	if o == nil || !AdmitToken(tc, n.keys(time.Now()), o.pin) {
+	in := bufio.NewReaderSize(tc, maxHead)
+	var conn net.Conn
+	switch {
+	case o == nil:
+	case speaksHTTP(in):
+		conn = n.admitBearer(tc, in)
+	case AdmitToken(tc, in, n.keys(time.Now()), o.pin):
+		conn = &bufferedConn{Conn: tc, in: in}
+	}
+	if conn == nil {
 		tc.Close()
 		return
 	}
 	if !n.release(p) {
-		return // pushed out (closed) as it proved the token
+		return // pushed out (closed) as it was admitted
 	}
 	c.SetDeadline(time.Time{})
-	if !o.deliver(tc) {
+	if !o.deliver(conn) {
 		tc.Close()
 	}
+}
+
+// maxHead bounds the head of a bearer's first request (as net/http's
+// default bounds a request's headers, and more).
+const maxHead = 64 << 10
+
+// speaksHTTP reports whether the connection opened with an HTTP request
+// rather than the proof of the token (32 bytes of an HMAC, which begin
+// with one of these methods once in about 600 million connections).
+func speaksHTTP(in *bufio.Reader) bool {
+	head, err := in.Peek(4)
+	if err != nil {
+		return false
+	}
+	switch string(head) {
+	case "GET ", "POST", "PUT ", "HEAD", "DELE", "PATC", "OPTI":
+		return true
+	}
+	return false
+}
+
+// admitBearer is the connection of a client that is not locator, once the
+// head of its first request carries an admitted bearer (its requests are
+// checked again one by one: see Server.Routes); nil, with the refusal
+// written, when not.
+func (n *Network) admitBearer(tc *tls.Conn, in *bufio.Reader) net.Conn {
+	head, err := requestHead(in)
+	if err != nil {
+		return nil
+	}
+	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(head)))
+	if err != nil {
+		return nil
+	}
+	host, err := n.bearerOf(req.Header.Get("Authorization"), time.Now())
+	if err != nil {
+		writeRefusal(tc, err)
+		return nil
+	}
+	return &bufferedConn{Conn: tc, in: in, bearer: func(authorization string) (string, error) {
+		h, err := n.bearerOf(authorization, time.Now())
+		if err == nil && h != host {
+			err = errBearerRefused // another host's, on this one's connection
+		}
+		return h, err
+	}}
+}
+
+// requestHead is the head of the request in holds (up to its blank line),
+// peeked, not read: the owner's server reads the request from in whole.
+func requestHead(in *bufio.Reader) ([]byte, error) {
+	for {
+		b, err := in.Peek(in.Buffered())
+		if err != nil {
+			return nil, err
+		}
+		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+			return b[:i+4], nil
+		}
+		if len(b) >= maxHead {
+			return nil, errors.New("request head too large")
+		}
+		// One more read of what the client sent.
+		if _, err := in.Peek(len(b) + 1); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// writeRefusal answers a bearer's first request with err, an
+// account.Error as JSON (401 with the scheme to use, or 426 for
+// errUpgrade), and the connection closes.
+func writeRefusal(tc *tls.Conn, err error) {
+	status, extra := http.StatusUnauthorized, "WWW-Authenticate: Bearer realm=\"locator\"\r\n"
+	if err == errUpgrade {
+		status, extra = http.StatusUpgradeRequired, ""
+	}
+	b, _ := json.Marshal(account.AsError(err))
+	fmt.Fprintf(tc, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, http.StatusText(status), extra, len(b), b)
+}
+
+// bufferedConn is an admitted connection, read through the reader that
+// admitted it (which may hold what the client sent next). bearer is set
+// on a bearer's connection: it checks each request's Authorization and
+// says whose credential it is.
+type bufferedConn struct {
+	net.Conn
+	in     *bufio.Reader
+	bearer func(authorization string) (host string, err error)
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.in.Read(p) }
+
+// connKey is the context key of the connection a request came on.
+type connKey struct{}
+
+// ConnContext is the owner's network server's http.Server.ConnContext: it
+// gives the routes the connection the Network admitted, which net/http
+// does not see as TLS (see tlsState), and tells a bearer's from a
+// follower's (see Server.Routes).
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if b, ok := c.(*bufferedConn); ok {
+		return context.WithValue(ctx, connKey{}, b)
+	}
+	return ctx
+}
+
+// tlsState is the TLS state of the connection r came on: r.TLS, or that
+// of the Network's connection (see ConnContext); nil on the socket.
+func tlsState(r *http.Request) *tls.ConnectionState {
+	if r.TLS != nil {
+		return r.TLS
+	}
+	if b, ok := r.Context().Value(connKey{}).(*bufferedConn); ok {
+		if tc, ok := b.Conn.(*tls.Conn); ok {
+			cs := tc.ConnectionState()
+			return &cs
+		}
+	}
+	return nil
 }
 
 // hold counts c among the connections not admitted yet, closing the
@@ -285,10 +419,11 @@ func connProof(token, side string, cs tls.ConnectionState, pin string) ([]byte, 
 
 // AdmitToken is the owner's end: whether the follower proved one of keys
 // (the token, or a follower host's credential: see AllowFollowers) on tc,
-// to this owner's certificate (pin); the owner proves the same key back.
-func AdmitToken(tc *tls.Conn, keys []string, pin string) bool {
+// reading its proof from in (tc, or a reader over it), to this owner's
+// certificate (pin); the owner proves the same key back.
+func AdmitToken(tc *tls.Conn, in io.Reader, keys []string, pin string) bool {
 	got := make([]byte, sha256.Size)
-	if _, err := io.ReadFull(tc, got); err != nil {
+	if _, err := io.ReadFull(in, got); err != nil {
 		return false
 	}
 	token := ""
@@ -302,14 +437,6 @@ func AdmitToken(tc *tls.Conn, keys []string, pin string) bool {
 		}
 	}
 	if token == "" {
-		if bytes.HasPrefix(got, []byte("GET /")) || bytes.HasPrefix(got, []byte("POST /")) {
-			// A follower of an older locator, which sent its token in
-			// a header: told in words it shows.
-			b, _ := json.Marshal(account.Errorf(account.KindRefused, "the account's owner runs a newer locator, whose followers prove "+
-				OwnerTokenEnv+" on each connection: upgrade locator on this host; nothing was sent"))
-			fmt.Fprintf(tc, "HTTP/1.1 426 Upgrade Required\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(b), b)
-			return false
-		}
 		tc.Write([]byte{refusedToken})
 		return false
 	}

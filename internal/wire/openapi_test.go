@@ -19,8 +19,11 @@ import (
 	"github.com/shopspring/decimal"
 	"go.yaml.in/yaml/v4"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
+	"github.com/locatorhq/locator/workflow"
 )
 
 var update = flag.Bool("update", false, "rewrite api/openapi.yaml from the route table")
@@ -80,84 +83,167 @@ func TestOpenAPIDescribesErrorKinds(t *testing.T) {
 	doc := openAPI(NewServer(nil, nil, nil, "").table())
 	kind := doc["components"].(obj)["schemas"].(obj)["Error"].(obj)["properties"].(obj)["kind"].(obj)
 	got := fmt.Sprint(kind["enum"])
-	want := fmt.Sprint(errorKinds)
-	if got != want || len(errorKinds) != 8 {
+	want := fmt.Sprint(kinds)
+	if got != want || len(kinds) != 8 {
 		t.Fatalf("Error.kind enum %s, want %s", got, want)
 	}
 }
 
-// errorKinds are the kinds of account.Error.
-var errorKinds = []account.Kind{account.KindInput, account.KindRefused, account.KindNotOpen, account.KindSizing,
-	account.KindChanged, account.KindUsed, account.KindOwnerGone, account.KindFailed}
+// TestOpenAPIExamplesDecode proves each route's published example is a
+// request the server takes: it passes decodeJSON, as a body of its route.
+func TestOpenAPIExamplesDecode(t *testing.T) {
+	for _, r := range NewServer(nil, nil, nil, "").table() {
+		if r.in == nil || r.query {
+			continue
+		}
+		ex, ok := examples[r.path]
+		if !ok {
+			t.Errorf("%s has no example", r.path)
+			continue
+		}
+		b, err := json.Marshal(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeJSON(b, reflect.New(r.in).Interface()); err != nil {
+			t.Errorf("%s: its example %s is refused: %v", r.path, b, err)
+		}
+	}
+}
 
 type obj = map[string]any
+
+// Descriptions of the transports and the ways in, for the document.
+const (
+	socketServer = "The owner's unix socket, for processes of its host and user: HTTP/1.1 over " +
+		"<runtime folder>/<ACCOUNT>-<h>.sock (the runtime folder is $XDG_RUNTIME_DIR/locator, else ${TMPDIR:-/tmp}/locator-<uid>, " +
+		"mode 0700 and yours; h is the first 12 hex digits of SHA-256 of the broker base URL without its trailing /). The host name is " +
+		"not looked at. Only a process of the same uid is served (SO_PEERCRED); check the socket's peer the same way before sending."
+	tlsServer = "The owner's TLS port (serve --owner-listen; the account's lease names it as its address, https://host:port). TLS 1.3 " +
+		"only; the SNI names the account; the certificate is self-signed and made at the owner's start: pin the SHA-256 of its " +
+		"SubjectPublicKeyInfo, which the lease holds (pin), and trust nothing else. A client that is not locator sends HTTP at once " +
+		"with the bearer of a follower host's credential (security scheme bearer); locator's own followers first prove " +
+		"LOCATOR_OWNER_TOKEN on the connection (api/README.md), then earn a session."
+	sessionScheme = "A session earned by proving the account's key pair (API key id and secret, or with partner login the client id " +
+		"and client secret) without sending the secret, on the connection it is used on. 1. GET /v1/hello: its nonce is a one-use " +
+		"challenge, answerable within 30 s. 2. mac = HMAC-SHA256 keyed by the secret's bytes (UTF-8) over exactly the bytes " +
+		"\"locator follower\\n\" + nonce + \"\\n\" + baseURL + \"\\n\" + channel, where \\n is one byte 0x0A, baseURL is the " +
+		"broker address without its trailing /, and channel is \"unix\" on the socket, or over TLS \"tls \" + the lower-case hex of " +
+		"the connection's 32-byte TLS exporter value (label EXPORTER-locator-key-pair, no context) + \" \" + the lower-case hex pin " +
+		"of the owner's certificate. The MAC is the 32 raw bytes of the HMAC, not its hex. 3. POST /v1/session with {nonce, identity, " +
+		"mac, baseURL}: mac the raw bytes in standard base64 (JSON's way of carrying bytes), identity the first 24 lower-case hex " +
+		"digits of SHA-256(baseURL + \"\\n\" + \"key:\" + keyId) (with partner login \"partner:\" + clientId). 4. The answer is " +
+		"{session, mac}: check its mac, the same HMAC over \"locator owner\\n\" + nonce + \"\\n\" + baseURL + \"\\n\" + channel; " +
+		"a mismatch is a process posing as the owner: stop. Send session in this header on every request; it lasts 12 hours. " +
+		"A 422 with the header Locator-Session: expired says it is gone: earn another and send the request again, once."
+	bearerScheme = "A follower host's credential (locator owner-credential HOST --until TIME, listed with the word bearer in the file " +
+		"serve --owner-followers names), over the owner's TLS port only, with its certificate pinned. A bearer caller proves no key pair: " +
+		"it is served every route but the handshake (hello, session) and a follower process's own (questions, reply, answer, job, " +
+		"job/stop), " +
+		"answers no question (a policy must decide alone: a cap or autoAccept), and forces nothing past the owner's guards. " +
+		"A missing or refused bearer is answered 401."
+)
 
 // openAPI is the OpenAPI document of routes.
 func openAPI(routes []route) obj {
 	g := &schemas{named: obj{}, types: map[string]reflect.Type{}}
 	paths := obj{}
 	for _, r := range routes {
-		op := obj{"summary": r.doc, "operationId": operationID(r)}
-		var params []any
-		if !r.open {
-			params = append(params, obj{"$ref": "#/components/parameters/Caller"}, obj{"$ref": "#/components/parameters/Session"})
-		}
-		if r.in != nil && r.query {
-			params = append(params, g.query(r.in)...)
-		} else if r.in != nil {
-			op["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": g.of(r.in)}}}
-		}
-		if len(params) > 0 {
-			op["parameters"] = params
-		}
-		ok := obj{"description": "the answer", "content": obj{"application/json": obj{"schema": g.of(r.out)}}}
-		if r.stream {
-			ok = obj{"description": "newline-delimited JSON, one message a line, until the stream ends",
-				"content": obj{"application/x-ndjson": obj{"schema": g.of(r.out)}}}
-		}
-		op["responses"] = obj{
-			"200": ok,
-			"422": obj{"$ref": "#/components/responses/Error"},
-		}
 		item, _ := paths[r.path].(obj)
 		if item == nil {
 			item = obj{}
 			paths[r.path] = item
 		}
-		item[strings.ToLower(r.method)] = op
+		item[strings.ToLower(r.method)] = g.operation(r)
 	}
-	caller := g.of(reflect.TypeFor[wireCaller]())
 	errSchema := g.of(reflect.TypeFor[account.Error]())
+	errAnswer := func(what string) obj {
+		return obj{"description": what, "content": obj{"application/json": obj{"schema": errSchema}}}
+	}
+	refusal := errAnswer("the request failed or was refused by the account's rules; kind says what happened, message says it to people. " +
+		"A request refused for want of a live session carries the header " + sessionHeader + ": expired (earn another and send it again, once).")
+	refusal["headers"] = obj{sessionHeader: obj{"description": "expired, when the session is missing or expired",
+		"schema": obj{"type": "string", "enum": []any{"expired"}}}}
 	return obj{
 		"openapi": "3.1.0",
 		"info": obj{
 			"title":   "locator account API",
 			"version": "1",
+			"license": obj{"name": "Apache 2.0", "identifier": "Apache-2.0"},
 			"description": "The account API an account's owner (locator serve, or the command that owns the account) serves to its " +
-				"followers as JSON over HTTP, on its unix socket and over TLS. See api/README.md: what is stable in v1, how a caller " +
-				"finds its owner and proves it holds the account's key pair.",
+				"followers as JSON over HTTP/1.1, on its unix socket and over TLS (see servers and securitySchemes; api/README.md " +
+				"says what is stable in v1). Every error, of a route or of a path or method the API does not serve (404, 405), " +
+				"is an Error: {kind, message}. A request is held to this document: a field it does not list, a missing required " +
+				"one, a JSON number where a decimal string is wanted or a value outside an enum is refused (422, kind input) " +
+				"and nothing is sent.",
 		},
-		"paths": paths,
+		"servers": []any{
+			obj{"url": "https://{host}:{port}", "description": tlsServer,
+				"variables": obj{"host": obj{"default": "127.0.0.1", "description": "the host of the lease's address"},
+					"port": obj{"default": "8443", "description": "the port of the lease's address (serve --owner-listen)"}}},
+			obj{"url": "http://owner", "description": socketServer},
+		},
+		"security": []any{obj{"session": []any{}}, obj{"bearer": []any{}}},
+		"paths":    paths,
 		"components": obj{
 			"schemas": g.named,
+			"securitySchemes": obj{
+				"session": obj{"type": "apiKey", "in": "header", "name": sessionHeader, "description": sessionScheme},
+				"bearer":  obj{"type": "http", "scheme": "bearer", "description": bearerScheme},
+			},
 			"parameters": obj{
 				"Caller": obj{"name": callerHeader, "in": "header", "required": true,
-					"description": "who calls, as JSON: an id of the caller's session (its questions are put to it), a name for people, the environment it means (live or paper), whether it answers questions",
-					"content":     obj{"application/json": obj{"schema": caller}}},
-				"Session": obj{"name": sessionHeader, "in": "header", "required": true,
-					"description": "the session earned by POST /v1/session",
-					"schema":      obj{"type": "string"}},
+					"description": "who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across " +
+						"requests), a name for people, the environment it means (live or paper: writes on an account of the other " +
+						"kind are refused), whether it answers questions (not a bearer caller)",
+					"content": obj{"application/json": obj{"schema": g.of(reflect.TypeFor[wireCaller]())}}},
 			},
 			"responses": obj{
-				"Error": obj{
-					"description": "the request failed or was refused; kind says what happened. A request refused for want of a live session carries the header " + sessionHeader + ": expired (earn another and send it again, once).",
-					"headers": obj{sessionHeader: obj{"description": "expired, when the session is missing or expired",
-						"schema": obj{"type": "string", "enum": []any{"expired"}}}},
-					"content": obj{"application/json": obj{"schema": errSchema}},
-				},
+				"Refused":  refusal,
+				"Rejected": errAnswer("refused before the account's rules: 401 a bearer missing or not admitted (with WWW-Authenticate), 404 a path the API does not serve, 405 a method its path does not take (with Allow), 413 a body over 1 MiB, 426 the owner's own token sent as a bearer (a locator follower older than its owner)"),
+				"Failed":   errAnswer("the owner failed while serving the request (kind failed)"),
 			},
 		},
 	}
+}
+
+// operation is the document's operation of r.
+func (g *schemas) operation(r route) obj {
+	op := obj{"summary": r.doc, "operationId": operationID(r)}
+	switch {
+	case r.open:
+		op["security"] = []any{obj{}}
+	case r.person:
+		op["security"] = []any{obj{"session": []any{}}}
+	}
+	var params []any
+	if !r.open {
+		params = append(params, obj{"$ref": "#/components/parameters/Caller"})
+	}
+	if r.in != nil && r.query {
+		params = append(params, g.query(r.in)...)
+	} else if r.in != nil {
+		media := obj{"schema": g.of(r.in)}
+		if ex, ok := examples[r.path]; ok {
+			media["example"] = asJSON(ex)
+		}
+		op["requestBody"] = obj{"required": true, "content": obj{"application/json": media}}
+	}
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+	ok := obj{"description": "the answer", "content": obj{"application/json": obj{"schema": g.of(r.out)}}}
+	if r.stream {
+		ok = obj{"description": "newline-delimited JSON, one message a line, until the stream ends",
+			"content": obj{"application/x-ndjson": obj{"schema": g.of(r.out)}}}
+	}
+	op["responses"] = obj{
+		"200": ok,
+		"422": obj{"$ref": "#/components/responses/Refused"},
+		"4XX": obj{"$ref": "#/components/responses/Rejected"},
+		"5XX": obj{"$ref": "#/components/responses/Failed"},
+	}
+	return op
 }
 
 // operationID names a route's operation: its path's last parts in camel
@@ -194,7 +280,7 @@ var (
 func (g *schemas) of(t reflect.Type) obj {
 	switch t {
 	case reflect.TypeFor[decimal.Decimal]():
-		return obj{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]+)?$`, "description": "a decimal number, exact, as a string"}
+		return obj{"type": "string", "pattern": decimalPattern.String(), "description": "a decimal number, exact, as a string (never a JSON number)", "examples": []any{"0.05"}}
 	case reflect.TypeFor[time.Time]():
 		return obj{"type": "string", "format": "date-time"}
 	case reflect.TypeFor[time.Duration]():
@@ -204,12 +290,9 @@ func (g *schemas) of(t reflect.Type) obj {
 			"description": "the broker's time as it sent it (without a zone when it sent none), null when it sent none"}
 	case reflect.TypeFor[[]byte]():
 		return obj{"type": "string", "contentEncoding": "base64"}
-	case reflect.TypeFor[account.Kind]():
-		enum := make([]any, len(errorKinds))
-		for i, k := range errorKinds {
-			enum[i] = string(k)
-		}
-		return obj{"type": "string", "enum": enum}
+	}
+	if vals := enums[t]; vals != nil {
+		return enumSchema(vals)
 	}
 	if t.Kind() == reflect.Pointer {
 		return g.of(t.Elem())
@@ -270,45 +353,6 @@ func schemaName(t reflect.Type) string {
 	return strings.ToUpper(n[:1]) + n[1:]
 }
 
-// field is one JSON field of a struct.
-type field struct {
-	name     string
-	t        reflect.Type
-	optional bool // omitempty or omitzero: may be absent
-}
-
-// fields are t's JSON fields, embedded structs' promoted, as
-// encoding/json writes them.
-func fields(t reflect.Type) []field {
-	var out []field
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				out = append(out, fields(ft)...)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, field{name: name, t: f.Type, optional: strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")})
-	}
-	return out
-}
-
 // object is the schema of a struct's fields: each present unless it may
 // be omitted; a pointer, slice or map that is not omitted may be null.
 func (g *schemas) object(t reflect.Type) obj {
@@ -316,6 +360,9 @@ func (g *schemas) object(t reflect.Type) obj {
 	var required []any
 	for _, f := range fields(t) {
 		s := g.of(f.t)
+		if vals := enumOf(t, f.name, f.t); vals != nil {
+			s = enumSchema(vals)
+		}
 		if !f.optional {
 			required = append(required, f.name)
 			switch f.t.Kind() {
@@ -335,6 +382,29 @@ func (g *schemas) object(t reflect.Type) obj {
 	return o
 }
 
+// asJSON is v as encoding/json writes it, in maps and slices the YAML
+// encoder writes the same way.
+func asJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// enumSchema is the schema of a string among vals.
+func enumSchema(vals []string) obj {
+	enum := make([]any, len(vals))
+	for i, v := range vals {
+		enum[i] = v
+	}
+	return obj{"type": "string", "enum": enum}
+}
+
 // query is the query parameters of a request type: a bool is set by the
 // value 1.
 func (g *schemas) query(t reflect.Type) []any {
@@ -347,4 +417,33 @@ func (g *schemas) query(t reflect.Type) []any {
 		out = append(out, obj{"name": f.name, "in": "query", "required": !f.optional, "schema": s})
 	}
 	return out
+}
+
+// examples are the published example of each route that takes a body
+// (TestOpenAPIExamplesDecode proves the server takes each): a caller's
+// first request, which the service's contract test sends to an owner.
+var examples = map[string]any{
+	opSession.path: proof{Nonce: "N5QXBA6TFW6KKKPW2WQXQZJ3VU", Identity: "5d1a4f0c9e2b7a8c6d3e1f20",
+		MAC: bytes.Repeat([]byte{0xa5}, 32), BaseURL: "https://broker.invalid"},
+	opLocate.path: account.LocateRequest{Items: []account.LocateItem{{ID: "wf-example-locate", Symbol: "HTBX", Quantity: 300,
+		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}}}},
+	opQuote.path:      account.QuoteRequest{Items: []account.QuoteItem{{ID: "wf-example-quote", Symbol: "HTBX", Quantity: 100}}},
+	opCreditBack.path: account.CreditBackRequest{ID: "wf-example-credit", Symbol: "HTBX", Quantity: 100, Type: brokercode.LocateTypeLocate},
+	opShort.path: account.ShortRequest{Symbol: "HTBX", Quantity: 100, Limit: decimal.RequireFromString("4.10"),
+		Guard:  workflow.Guard{RefPrice: decimal.RequireFromString("4.12")},
+		Policy: workflow.Policy{MaxPrice: decimal.RequireFromString("0.05")}, LocateID: "wf-example-short", ClientOrderID: "order-example-short"},
+	opPlaceOrder.path: account.PlaceOrderRequest{Order: workflow.Order{ClientOrderID: "order-example-cover", Symbol: "HTBX", Side: "Buy",
+		OpenClose: "Close", OrderType: "Limit", TimeInForce: "Day", Quantity: 100, LimitPrice: decimal.RequireFromString("4.00")}},
+	opCancelOrder.path: account.CancelOrderRequest{ClientOrderID: "order-example-cover"},
+	opStatus.path:      account.StatusRequest{Symbols: []string{"HTBX"}},
+	opFees.path: account.FeesRequest{Window: locator.FeeWindow{Since: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), Days: 5},
+		Grace: 48 * time.Hour},
+	opToday.path:  account.TodayRequest{},
+	opRead.path:   account.ReadRequest{What: account.ReadPositions},
+	opAnswer.path: account.AnswerRequest{ID: "wf-example-locate", Accept: true, Via: "example"},
+	opCancel.path: account.CancelRequest{ID: "wf-example-locate", Via: "example"},
+	opJob.path: jobCall{JobRequest: account.JobRequest{Job: "credit-back-unused", Grace: 30 * time.Second,
+		Config: []byte(`{"jobs":[{"name":"credit-back-unused","kind":"credit-back-unused","schedule":"0 45 15 * * MON-FRI"}]}`)}, Ref: "job-example"},
+	opJobStop.path: jobStop{Ref: "job-example"},
+	opReply.path:   reply{Question: "question-example", Accept: true},
 }

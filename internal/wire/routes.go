@@ -24,6 +24,11 @@ type spec struct {
 	query, stream bool
 	// open routes are served without a session (hello and its proof).
 	open bool
+	// person routes are a follower process's own: its question stream,
+	// its replies, a person's answer, the job runs it hands over. A bearer
+	// caller (see bearerCaller), which proves no key pair, is no person
+	// and runs no job, is refused them, as it is the open routes.
+	person bool
 }
 
 // noBody is the Req of a route that takes no body.
@@ -56,16 +61,22 @@ var (
 	opFees        = post[account.FeesRequest, account.FeesResult]("/v1/fees", "Syncs a window of the cash ledger and reconciles the locate fees in it.")
 	opToday       = post[account.TodayRequest, account.Today]("/v1/today", "The account's trading day: positions, working orders, today's locates and spend.")
 	opRead        = post[account.ReadRequest, account.ReadResult]("/v1/read", "What the broker says about the account now, one record kind a request (GETs only).")
-	opAnswer      = post[account.AnswerRequest, struct{}]("/v1/answer", "A person's answer to the offer waiting on a workflow.")
+	opAnswer      = person(post[account.AnswerRequest, struct{}]("/v1/answer", "A person's answer to the offer waiting on a workflow."))
 	opCancel      = post[account.CancelRequest, struct{}]("/v1/cancel", "Withdraws an unfinished workflow.")
-	opJob         = post[jobCall, account.JobResult]("/v1/job", "Runs one run of a job of a jobs file on the owner's engine; /v1/job/stop with its ref drains it.")
-	opJobStop     = post[jobStop, struct{}]("/v1/job/stop", "Drains the job run of that ref (its grace for the step in flight).")
+	opJob         = person(post[jobCall, account.JobResult]("/v1/job", "Runs one run of a job of a jobs file on the owner's engine; /v1/job/stop with its ref drains it."))
+	opJobStop     = person(post[jobStop, struct{}]("/v1/job/stop", "Drains the job run of that ref (its grace for the step in flight)."))
 
 	opFollow    = streamOf[account.FollowRequest]("/v1/follow", "Every change of a workflow (from its start with fromStart=1), one line each ({update}), then its final record ({end}) or {error}.")
 	opSubscribe = streamOf[noBody]("/v1/subscribe", "Every change of the account's workflows and orders, one line each ({update}), for as long as the stream stays open.")
-	opQuestions = streamOf[noBody]("/v1/questions", "The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply.")
-	opReply     = post[reply, struct{}]("/v1/reply", "Answers a question put on the caller's question stream.")
+	opQuestions = person(streamOf[noBody]("/v1/questions", "The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply."))
+	opReply     = person(post[reply, struct{}]("/v1/reply", "Answers a question put on the caller's question stream."))
 )
+
+// person is o as a person route (see spec).
+func person[Req, Resp any](o op[Req, Resp]) op[Req, Resp] {
+	o.person = true
+	return o
+}
 
 // route is op served by h.
 func (o op[Req, Resp]) route(h func(http.ResponseWriter, *http.Request)) route {

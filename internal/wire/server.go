@@ -1,18 +1,21 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
 )
 
 // Served is the account an owner serves: each caller's view of it (As:
@@ -86,7 +89,7 @@ func (s *Server) prove(w http.ResponseWriter, r *http.Request) {
 		fail(w, account.Errorf(account.KindRefused, "the owner's challenge expired or was answered already; nothing was sent"))
 		return
 	}
-	ch, err := channel(r.TLS, s.pin)
+	ch, err := channel(tlsState(r), s.pin)
 	if err != nil {
 		fail(w, err)
 		return
@@ -115,18 +118,72 @@ func (s *Server) prove(w http.ResponseWriter, r *http.Request) {
 	send(w, earnedSession{Session: token, MAC: mine})
 }
 
-// earned wraps h: a request without a session earned is refused.
-func (s *Server) earned(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// guard wraps r's handler h with who may call it: on a bearer's
+// connection, a bearer caller (bearerCaller) on any route but the open
+// and person ones; elsewhere anyone on the open routes, and on the others
+// a caller in a session the handshake earned.
+func (s *Server) guard(r route, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if host, ok := bearerCaller(req.Context()); ok {
+			if r.open || r.person {
+				fail(w, account.Errorf(account.KindRefused, fmt.Sprintf("%s is not served to a bearer (the follower host %s's credential): "+
+					"it is locator's own followers', which prove the account's key pair; nothing was sent", r.path, host)))
+				return
+			}
+			h.ServeHTTP(w, req)
+			return
+		}
+		if r.open {
+			h.ServeHTTP(w, req)
+			return
+		}
 		s.mu.Lock()
-		exp, ok := s.sessions[r.Header.Get(sessionHeader)]
+		exp, ok := s.sessions[req.Header.Get(sessionHeader)]
 		s.mu.Unlock()
 		if !ok || time.Now().After(exp) {
 			w.Header().Set(sessionHeader, "expired")
 			fail(w, account.Errorf(account.KindRefused, "no session, or it expired: prove the owner's credentials first; nothing was sent"))
 			return
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, req)
+	})
+}
+
+// bearerHost is the context key of the follower host whose credential a
+// bearer's request carries.
+type bearerHost struct{}
+
+// bearerCaller says whether the request came from a bearer, and the
+// follower host whose credential it carries. A bearer caller proves no
+// key pair: it answers no question (a policy must decide alone), forces
+// nothing past the owner's guards (forced), and is refused the routes of
+// locator's own followers (the handshake, questions and replies, answers,
+// job runs).
+func bearerCaller(ctx context.Context) (string, bool) {
+	host, ok := ctx.Value(bearerHost{}).(string)
+	return host, ok
+}
+
+// bearers checks the bearer of every request on a bearer's connection
+// (see Network), before any route: its line in the followers file may
+// have gone since the connection was admitted.
+func bearers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Context().Value(connKey{}).(*bufferedConn)
+		if c == nil || c.bearer == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		host, err := c.bearer(r.Header.Get("Authorization"))
+		switch {
+		case err == errUpgrade:
+			failStatus(w, http.StatusUpgradeRequired, err)
+		case err != nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="locator"`)
+			failStatus(w, http.StatusUnauthorized, err)
+		default:
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bearerHost{}, host)))
+		}
 	})
 }
 
@@ -185,19 +242,46 @@ func (s *Server) ExpireSessions() {
 }
 
 // Routes is the API's handler: the hello and the handshake open, every
-// other route only in a session the handshake earned.
+// other route only in a session the handshake earned, or to a bearer (see
+// guard). Whatever it
+// answers besides a route's answer is an account.Error as JSON, the
+// document's one shape of an error: a path it does not serve (404), a
+// method its path does not take (405), a handler that failed (500).
 func (s *Server) Routes() http.Handler {
-	open := http.NewServeMux()
 	mux := http.NewServeMux()
-	open.Handle("/", s.earned(mux))
+	methods := map[string][]string{}
 	for _, r := range s.table() {
-		if r.open {
-			open.HandleFunc(r.method+" "+r.path, r.h)
-		} else {
-			mux.HandleFunc(r.method+" "+r.path, r.h)
-		}
+		mux.Handle(r.method+" "+r.path, s.guard(r, r.h))
+		methods[r.path] = append(methods[r.path], r.method)
 	}
-	return open
+	for path, allowed := range methods {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			failStatus(w, http.StatusMethodNotAllowed, account.Errorf(account.KindInput,
+				fmt.Sprintf("%s takes %s, not %s; nothing was sent", path, strings.Join(allowed, " or "), r.Method)))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		failStatus(w, http.StatusNotFound, account.Errorf(account.KindInput,
+			fmt.Sprintf("no route %s in the account API (api/openapi.yaml lists them); nothing was sent", r.URL.Path)))
+	})
+	return recovered(bearers(mux))
+}
+
+// recovered answers a handler's panic as an error of KindFailed (500),
+// in the document's shape, rather than by closing the connection.
+func recovered(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				failStatus(w, http.StatusInternalServerError, account.Errorf(account.KindFailed, fmt.Sprintf("the owner failed on %s: %v", r.URL.Path, p)))
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // calls is the route of one call of the API: its request decoded, the
@@ -212,6 +296,10 @@ func calls[Req, Resp any](s *Server, o op[Req, Resp], f func(account.Account, co
 		if !decode(w, r, &req) {
 			return
 		}
+		if _, bearer := bearerCaller(r.Context()); bearer && forced(req) {
+			fail(w, account.Errorf(account.KindRefused, "a bearer forces nothing past the owner's guards (force); nothing was sent"))
+			return
+		}
 		resp, err := f(a, r.Context(), req)
 		if err != nil {
 			fail(w, err)
@@ -221,6 +309,21 @@ func calls[Req, Resp any](s *Server, o op[Req, Resp], f func(account.Account, co
 	})
 }
 
+// forced reports whether req asks to pass one of the owner's guards:
+// a credit-back above the unused shares, an order past the fat-finger
+// guard.
+func forced(req any) bool {
+	switch r := req.(type) {
+	case account.CreditBackRequest:
+		return r.Force
+	case account.ShortRequest:
+		return r.Guard.Force
+	case account.PlaceOrderRequest:
+		return r.Guard.Force
+	}
+	return false
+}
+
 // askOverStream stands for a follower's prompt in its session: the
 // follower answers on its question stream, where local.Account routes the
 // questions by the caller's id; this function itself is never asked.
@@ -228,16 +331,37 @@ func askOverStream(context.Context, account.Question) bool { return false }
 
 // session is the account as the request's caller sees it.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) (account.Account, bool) {
-	var c wireCaller
-	if err := json.Unmarshal([]byte(r.Header.Get(callerHeader)), &c); err != nil || c.ID == "" {
-		fail(w, account.Errorf(account.KindInput, "the request names no caller"))
+	c, ok := callerOf(w, r)
+	if !ok {
 		return nil, false
 	}
-	caller := account.Caller{ID: c.ID, Name: c.Name, Env: brokerclient.Env(c.Env)}
-	if c.CanAsk {
+	caller := account.Caller{ID: c.ID, Name: c.Name, Env: c.Env}
+	if host, bearer := bearerCaller(r.Context()); bearer {
+		caller.Name = fmt.Sprintf("%s (bearer of %s)", c.Name, host)
+	} else if c.CanAsk {
 		caller.Ask = askOverStream
 	}
 	return s.l.As(caller), true
+}
+
+// callerOf is the caller the request names in its callerHeader, held to
+// the document as a body is; a request without one is refused.
+func callerOf(w http.ResponseWriter, r *http.Request) (wireCaller, bool) {
+	var c wireCaller
+	h := r.Header.Get(callerHeader)
+	if h == "" {
+		fail(w, account.Errorf(account.KindInput, "the request names no caller (the header "+callerHeader+"); nothing was sent"))
+		return c, false
+	}
+	if err := decodeJSON([]byte(h), &c); err != nil {
+		fail(w, account.Errorf(account.KindInput, "the header "+callerHeader+": "+err.Error()+"; nothing was sent"))
+		return c, false
+	}
+	if c.ID == "" {
+		fail(w, account.Errorf(account.KindInput, "the header "+callerHeader+" names no caller id; nothing was sent"))
+		return c, false
+	}
+	return c, true
 }
 
 func (s *Server) job(w http.ResponseWriter, r *http.Request) {
@@ -315,8 +439,12 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	put := stream(w)
 	q := r.URL.Query()
+	if err := queryConforms(reflect.TypeFor[account.FollowRequest](), q); err != nil {
+		fail(w, account.Errorf(account.KindInput, "bad request: "+err.Error()+"; nothing was sent"))
+		return
+	}
+	put := stream(w)
 	end, err := a.Follow(r.Context(), account.FollowRequest{ID: q.Get("id"), FromStart: q.Get("fromStart") == "1"}, func(u account.Update) {
 		put(message{Update: &u})
 	})
@@ -349,9 +477,8 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 // questions puts the questions of the caller's requests to it, for as
 // long as its stream stays open, and takes its replies from /v1/reply.
 func (s *Server) questions(w http.ResponseWriter, r *http.Request) {
-	var c wireCaller
-	if err := json.Unmarshal([]byte(r.Header.Get(callerHeader)), &c); err != nil || c.ID == "" {
-		fail(w, account.Errorf(account.KindInput, "the request names no caller"))
+	c, ok := callerOf(w, r)
+	if !ok {
 		return
 	}
 	put := stream(w)
@@ -418,12 +545,43 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	send(w, struct{}{})
 }
 
+// maxBody bounds a request's body.
+const maxBody = 1 << 20
+
+// decode decodes r's body into v, as decodeJSON holds it to the
+// document; a body it refuses is answered with why (KindInput).
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(v); err != nil {
-		fail(w, account.Errorf(account.KindInput, "bad request: "+err.Error()))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err == nil {
+		err = decodeJSON(body, v)
+	}
+	if err != nil {
+		fail(w, account.Errorf(account.KindInput, "bad request: "+err.Error()+"; nothing was sent"))
 		return false
 	}
 	return true
+}
+
+// decodeJSON decodes data into v (a pointer to a request type) as the
+// published document allows it and nothing else: one JSON value of v's
+// type, no field v does not have, and what conforms checks (required
+// fields, decimals as strings, enums).
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	var raw any
+	dec = json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	return conforms(reflect.TypeOf(v).Elem(), raw, "")
 }
 
 func send(w http.ResponseWriter, v any) {
@@ -431,8 +589,15 @@ func send(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// fail answers err as an account.Error: 422, the status of every error of
+// the account's rules (its kind says which).
 func fail(w http.ResponseWriter, err error) {
+	failStatus(w, http.StatusUnprocessableEntity, err)
+}
+
+// failStatus answers err as an account.Error with status.
+func failStatus(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusUnprocessableEntity)
+	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(account.AsError(err))
 }

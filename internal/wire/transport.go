@@ -8,6 +8,7 @@ import (
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -110,10 +111,10 @@ type Hello struct {
 
 // wireCaller is account.Caller on the wire: its Ask becomes CanAsk.
 type wireCaller struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Env    string `json:"env,omitempty"`
-	CanAsk bool   `json:"canAsk,omitempty"`
+	ID     string           `json:"id"`
+	Name   string           `json:"name"`
+	Env    brokerclient.Env `json:"env"`
+	CanAsk bool             `json:"canAsk,omitempty"`
 }
 
 // message is one line of a stream.
