@@ -15,7 +15,7 @@ import (
 // from this host's LOCATOR_OWNER_TOKEN (see wire.IssueFollowerCredential):
 // the follower host holds it as its own LOCATOR_OWNER_TOKEN, and the
 // owner admits it while its line "HOST UNTIL" is in the file serve's
-// --owner-followers names.
+// --owner-followers names ("HOST UNTIL bearer" also as a bearer).
 type ownerCredentialCommand struct {
 	m     *Main
 	until string
@@ -34,6 +34,8 @@ func (c *ownerCredentialCommand) run(ctx context.Context, args []string) error {
 		return console.Usagef("%v", err)
 	}
 	fmt.Fprintln(c.m.Stdout, cred)
-	fmt.Fprintf(c.m.Stderr, "add this line to the file serve --owner-followers names:\n%s %s\n", args[0], c.until)
+	fmt.Fprintf(c.m.Stderr, "add this line to the file serve --owner-followers names:\n%s %s\n"+
+		"(end it with the word bearer to let a client that is not locator send the credential as Authorization: Bearer; see docs/library.md)\n",
+		args[0], c.until)
 	return nil
 }

@@ -47,7 +47,7 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.conn.standby, "standby", false, "stand by for the accounts another serve owns: follow it, and take them over when it goes")
 	fs.StringVar(&c.ownerHost, "owner-listen", "", "take the account API's requests from other hosts too, over TLS on HOST or HOST:PORT (default a free port; one for every account owned, named in their leases); they present "+wire.OwnerTokenEnv)
 	fs.StringVar(&c.advertise, "owner-advertise", "", "the host name other hosts reach --owner-listen at (default: its host)")
-	fs.StringVar(&c.followers, "owner-followers", "", "with --owner-listen, also admit the follower hosts this file lists, one \"HOST EXPIRES\" a line, each on its own credential (locator owner-credential); read again at each connection, so removing a line revokes that host")
+	fs.StringVar(&c.followers, "owner-followers", "", "with --owner-listen, also admit the follower hosts this file lists, one \"HOST EXPIRES\" a line (\"HOST EXPIRES bearer\" also admits the credential as an Authorization: Bearer), each on its own credential (locator owner-credential); read again at each connection, so removing a line revokes that host")
 	fs.StringVar(&c.notify, "notify", "", `push offers waiting on a person, with signed approve and decline links, to webhooks: a file with run's "notify" block`)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 	c.jobsFlags(fs, "jobs")
