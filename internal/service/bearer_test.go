@@ -1,11 +1,13 @@
 package service_test
 
 import (
+	"context"
 	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/internal/apiclient"
 	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
 )
@@ -184,5 +187,50 @@ func TestBearerDoor(t *testing.T) {
 	}
 	if status, _, v := send("/v1/status", o.desk2, "{}"); status != http.StatusUnauthorized {
 		t.Errorf("desk-2 after its line went: %d %v; want 401", status, v)
+	}
+}
+
+// TestGeneratedClient places a locate with the client oapi-codegen made
+// from api/openapi.yaml alone (package apiclient), through the owner's
+// bearer door, as a program of another host would: the document is enough
+// to reach the service and be understood by it (spec "Short locates").
+func TestGeneratedClient(t *testing.T) {
+	t.Parallel()
+	o := ownWithBearers(t)
+	bearer := func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+o.desk2)
+		return nil
+	}
+	c, err := apiclient.NewClientWithResponses("https://"+net.JoinHostPort(o.host, o.port),
+		apiclient.WithHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: o.tlsToTheOwners}}),
+		apiclient.WithRequestEditorFn(bearer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := apiclient.Caller{Id: "generated", Name: "oapi-codegen client", Env: apiclient.CallerEnv("live")}
+	id := "wf-generated-1"
+	items := []apiclient.LocateItem{{Id: &id, Symbol: "HTBX", Quantity: 300, Policy: apiclient.Policy{MaxPrice: "0.05", MaxCost: "0"}}}
+	resp, err := c.LocateWithResponse(t.Context(), &apiclient.LocateParams{LocatorCaller: caller}, apiclient.LocateRequest{Items: &items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.JSON200 == nil || resp.JSON200.Started == nil || len(*resp.JSON200.Started) != 1 || *(*resp.JSON200.Started)[0].Id != id {
+		t.Fatalf("the generated client's locate: %s %s", resp.Status(), resp.Body)
+	}
+	end, err := o.owner.Local().As(account.Caller{Name: "test", Env: brokerclient.EnvLive}).Follow(t.Context(), account.FollowRequest{ID: id, FromStart: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.State != states.Filled {
+		t.Errorf("the generated client's locate ended %s (%s); want filled", end.State, end.Reason)
+	}
+	// The same client reads the answer of a refusal in the document's shape.
+	bad, err := c.QuoteWithResponse(t.Context(), &apiclient.QuoteParams{LocatorCaller: caller},
+		apiclient.QuoteRequest{Items: &[]apiclient.QuoteItem{{Symbol: "HT/BX", Quantity: 100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad.JSON422 == nil || bad.JSON422.Kind != apiclient.ErrorKind("input") || bad.JSON422.Message == "" {
+		t.Errorf("a quote of a bad symbol: %s %s; want 422, kind input", bad.Status(), bad.Body)
 	}
 }
