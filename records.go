@@ -42,11 +42,12 @@ type Lease struct {
 	// Term grows by one at every change of owner: the owner's writes carry
 	// it (see store.Store.Fenced) and fail once another term has begun.
 	Term  int64
-	Since time.Time
+	Since time.Time `json:",omitzero"`
 	// Heartbeat is the last renewal; Expires is when the lease lapses
-	// without another.
-	Heartbeat time.Time
-	Expires   time.Time
+	// without another. These times are absent on the account API where
+	// there is no lease (an account a daemon lists but does not serve).
+	Heartbeat time.Time `json:",omitzero"`
+	Expires   time.Time `json:",omitzero"`
 }
 
 // String names the owner, for a person: "account A is owned by pid P on H
@@ -70,8 +71,8 @@ type Standby struct {
 	// account has not been served since NotServedSince. Empty while the
 	// daemon only waits to own it.
 	NotServed      string
-	NotServedSince time.Time
-	Retry          time.Time
+	NotServedSince time.Time `json:",omitzero"`
+	Retry          time.Time `json:",omitzero"`
 	// Rank is where the daemon lists the account's key pair among its own
 	// (0: first; -1: a record of a daemon that did not say): of two
 	// daemons starting together, the one that lists a key pair first owns
@@ -106,7 +107,7 @@ type JobRun struct {
 	Kind      string
 	Account   string
 	StartedAt time.Time
-	EndedAt   time.Time // zero while running
+	EndedAt   time.Time `json:",omitzero"` // zero (absent on the account API) while running
 	Outcome   JobOutcome
 	Detail    string
 }

@@ -56,7 +56,7 @@ const (
 // Leg is the last history row seen for one leg of a quote (id or id.SU).
 type Leg struct {
 	Status brokercode.LocateStatus `json:"status"`
-	Price  decimal.Decimal         `json:"price"`
+	Price  decimal.Decimal         `json:"price,omitzero"` // absent until the leg is priced
 	Type   int                     `json:"type"`
 	Shares int64                   `json:"shares"`
 	Text   string                  `json:"text,omitempty"`

@@ -1524,14 +1524,14 @@ type JobResult struct {
 
 // JobRun defines model for JobRun.
 type JobRun struct {
-	Account   string    `json:"Account"`
-	Detail    string    `json:"Detail"`
-	EndedAt   time.Time `json:"EndedAt"`
-	ID        int       `json:"ID"`
-	Job       string    `json:"Job"`
-	Kind      string    `json:"Kind"`
-	Outcome   string    `json:"Outcome"`
-	StartedAt time.Time `json:"StartedAt"`
+	Account   string     `json:"Account"`
+	Detail    string     `json:"Detail"`
+	EndedAt   *time.Time `json:"EndedAt,omitempty"`
+	ID        int        `json:"ID"`
+	Job       string     `json:"Job"`
+	Kind      string     `json:"Kind"`
+	Outcome   string     `json:"Outcome"`
+	StartedAt time.Time  `json:"StartedAt"`
 }
 
 // JobStop defines model for JobStop.
@@ -1541,19 +1541,19 @@ type JobStop struct {
 
 // Lease defines model for Lease.
 type Lease struct {
-	Account   string    `json:"Account"`
-	Address   string    `json:"Address"`
-	Endpoint  string    `json:"Endpoint"`
-	Expires   time.Time `json:"Expires"`
-	Heartbeat time.Time `json:"Heartbeat"`
-	Host      string    `json:"Host"`
-	Owner     string    `json:"Owner"`
-	PID       int       `json:"PID"`
-	PacingKey string    `json:"PacingKey"`
-	Pin       string    `json:"Pin"`
-	Process   string    `json:"Process"`
-	Since     time.Time `json:"Since"`
-	Term      int       `json:"Term"`
+	Account   string     `json:"Account"`
+	Address   string     `json:"Address"`
+	Endpoint  string     `json:"Endpoint"`
+	Expires   *time.Time `json:"Expires,omitempty"`
+	Heartbeat *time.Time `json:"Heartbeat,omitempty"`
+	Host      string     `json:"Host"`
+	Owner     string     `json:"Owner"`
+	PID       int        `json:"PID"`
+	PacingKey string     `json:"PacingKey"`
+	Pin       string     `json:"Pin"`
+	Process   string     `json:"Process"`
+	Since     *time.Time `json:"Since,omitempty"`
+	Term      int        `json:"Term"`
 }
 
 // Leg defines model for Leg.
@@ -1564,7 +1564,7 @@ type Leg struct {
 	// Price a decimal number, exact, as a string (never a JSON number)
 	//
 	// Examples: 0.05
-	Price  string  `json:"price"`
+	Price  *string `json:"price,omitempty"`
 	Shares int     `json:"shares"`
 	Status int     `json:"status"`
 	Text   *string `json:"text,omitempty"`
@@ -1846,16 +1846,16 @@ type SkipType string
 
 // Standby defines model for Standby.
 type Standby struct {
-	Account        string    `json:"Account"`
-	Expires        time.Time `json:"Expires"`
-	Host           string    `json:"Host"`
-	NotServed      string    `json:"NotServed"`
-	NotServedSince time.Time `json:"NotServedSince"`
-	PID            int       `json:"PID"`
-	Process        string    `json:"Process"`
-	Rank           int       `json:"Rank"`
-	Retry          time.Time `json:"Retry"`
-	Since          time.Time `json:"Since"`
+	Account        string     `json:"Account"`
+	Expires        time.Time  `json:"Expires"`
+	Host           string     `json:"Host"`
+	NotServed      string     `json:"NotServed"`
+	NotServedSince *time.Time `json:"NotServedSince,omitempty"`
+	PID            int        `json:"PID"`
+	Process        string     `json:"Process"`
+	Rank           int        `json:"Rank"`
+	Retry          *time.Time `json:"Retry,omitempty"`
+	Since          time.Time  `json:"Since"`
 }
 
 // Started defines model for Started.

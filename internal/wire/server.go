@@ -563,25 +563,28 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 // decodeJSON decodes data into v (a pointer to a request type) as the
-// published document allows it and nothing else: one JSON value of v's
-// type, no field v does not have, and what conforms checks (required
-// fields, decimals as strings, enums).
+// published document allows it and nothing else: one JSON value, which
+// conforms to v's type (required fields, decimals as strings, enums), of
+// v's type and with no field v does not have.
 func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return errors.New("more than one JSON value")
 	}
-	var raw any
-	dec = json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	if err := conforms(reflect.TypeOf(v).Elem(), raw, ""); err != nil {
 		return err
 	}
-	return conforms(reflect.TypeOf(v).Elem(), raw, "")
+	dec = json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
 }
 
 func send(w http.ResponseWriter, v any) {
