@@ -243,10 +243,10 @@ func (s *Server) ExpireSessions() {
 
 // Routes is the API's handler: the hello and the handshake open, every
 // other route only in a session the handshake earned, or to a bearer (see
-// guard). Whatever it
-// answers besides a route's answer is an account.Error as JSON, the
-// document's one shape of an error: a path it does not serve (404), a
-// method its path does not take (405), a handler that failed (500).
+// guard). Whatever it answers besides a route's answer is an
+// account.Error as JSON, the document's one shape of an error: a path it
+// does not serve (404), a method its path does not take (405), a bearer
+// refused (401, 426), a handler that failed (500).
 func (s *Server) Routes() http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
