@@ -1,10 +1,14 @@
 package wire
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locatorhq/locator/account"
 )
@@ -61,6 +65,42 @@ func TestQueryConforms(t *testing.T) {
 		err := queryConforms(follow, v)
 		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
 			t.Errorf("?%s: %v; want %q", q, err, want)
+		}
+	}
+}
+
+// TestServerErrorsAreErrors proves what the server answers besides a
+// route's answer is an account.Error with its status: a path it does not
+// serve, a method its path does not take, a body over its bound (in a
+// session, so that the route reads it).
+func TestServerErrorsAreErrors(t *testing.T) {
+	t.Parallel()
+	s := NewServer(nil, nil, nil, "")
+	s.sessions["s"] = time.Now().Add(time.Hour)
+	srv := httptest.NewServer(s.Routes())
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		what, method, path, body string
+		status                   int
+	}{
+		{"a path it does not serve", "GET", "/v1/nothing", "", http.StatusNotFound},
+		{"a method its path does not take", "GET", "/v1/locate", "", http.StatusMethodNotAllowed},
+		{"a body over its bound", "POST", "/v1/job/stop", `{"ref":"` + strings.Repeat("x", maxBody) + `"}`, http.StatusRequestEntityTooLarge},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), c.method, srv.URL+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(sessionHeader, "s")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e account.Error
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || err != nil || e.Kind != account.KindInput || e.Message == "" {
+			t.Errorf("%s: %s %+v (%v); want %d with an Error of kind input", c.what, resp.Status, e, err, c.status)
 		}
 	}
 }

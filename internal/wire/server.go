@@ -549,9 +549,15 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 const maxBody = 1 << 20
 
 // decode decodes r's body into v, as decodeJSON holds it to the
-// document; a body it refuses is answered with why (KindInput).
+// document; a body it refuses is answered with why (KindInput: 413 over
+// maxBody, else 422).
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		failStatus(w, http.StatusRequestEntityTooLarge, account.Errorf(account.KindInput,
+			fmt.Sprintf("the request's body is over %d bytes; nothing was sent", maxBody)))
+		return false
+	}
 	if err == nil {
 		err = decodeJSON(body, v)
 	}
