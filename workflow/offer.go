@@ -112,6 +112,19 @@ func choose(w *Workflow, keep func(Leg) bool) (o *Offer, within bool, reason str
 		Price: pick.leg.Price, Shares: w.Quantity, Total: pick.total, ExpiresAt: w.ExpiresAt}, pick.reason == "", pick.reason
 }
 
+// RegSHOSide names the side of a Reg SHO pair o is (spec "Short locates"
+// rule 2: the id is the PreBorrow side, id.SU the SingleUse side), as a
+// person reads it; empty for a symbol off the threshold list.
+func (o Offer) RegSHOSide() string {
+	switch {
+	case strings.HasSuffix(o.QuoteReqID, ".SU"):
+		return "SingleUse (.SU)"
+	case o.LocateType == brokercode.TypeCodePreBorrow:
+		return "PreBorrow"
+	}
+	return ""
+}
+
 // Prices lists every priced leg of w (both sides of a Reg SHO pair, when
 // both were priced), the primary id before .SU, at w's quantity: the
 // offers a price check saw, whatever became of them since.

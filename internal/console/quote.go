@@ -57,7 +57,7 @@ func QuoteRowsOf(w *workflow.Workflow) []QuoteRow {
 	out := make([]QuoteRow, len(offers))
 	for i, o := range offers {
 		q := base
-		q.QuoteReqID, q.LocateType, q.RegSHOSide = o.QuoteReqID, string(brokercode.LocateTypeForCode(o.LocateType)), regSHOSide(o)
+		q.QuoteReqID, q.LocateType, q.RegSHOSide = o.QuoteReqID, string(brokercode.LocateTypeForCode(o.LocateType)), o.RegSHOSide()
 		q.PricePerShare, q.Total, q.LocateStatus = Price4(o.Price), Money(o.Total), w.Legs[o.QuoteReqID].Status
 		out[i] = q
 	}
@@ -75,19 +75,6 @@ func Quotes(out Printer, ws []*workflow.Workflow) {
 		}
 	}
 	out.Table(quoteHeader, rows, objs)
-}
-
-// regSHOSide names the side of a Reg SHO pair an offer is (spec "Short
-// locates" rule 2: the id is the PreBorrow side, id.SU the SingleUse
-// side); empty for a symbol off the threshold list.
-func regSHOSide(o workflow.Offer) string {
-	switch {
-	case strings.HasSuffix(o.QuoteReqID, ".SU"):
-		return "SingleUse (.SU)"
-	case o.LocateType == brokercode.TypeCodePreBorrow:
-		return "PreBorrow"
-	}
-	return ""
 }
 
 // ShortableRow is one symbol as `locator shortable` prints it.
@@ -128,7 +115,7 @@ func ShortableRowOf(sh account.Shortable) ShortableRow {
 	}
 	for _, o := range sh.Offers {
 		r.Offers = append(r.Offers, OfferSeen{QuoteReqID: o.QuoteReqID, LocateType: string(brokercode.LocateTypeForCode(o.LocateType)),
-			RegSHOSide: regSHOSide(o), Shares: o.Shares, PricePerShare: Price4(o.Price), Total: Money(o.Total)})
+			RegSHOSide: o.RegSHOSide(), Shares: o.Shares, PricePerShare: Price4(o.Price), Total: Money(o.Total)})
 	}
 	if !sh.OfferedAt.IsZero() {
 		r.OfferedAt = sh.OfferedAt.UTC()
