@@ -174,18 +174,25 @@ func Severity(s states.State) int {
 	return 3
 }
 
-// Worst is the outcome of a batch: that of its worst workflow by Severity
-// among those whose outcome is not done (nil entries skipped), or
-// done when none.
+// Worst is the outcome of a batch: that of its WorstOf, or done when
+// none.
 func Worst(ws []*workflow.Workflow) Outcome {
+	worst := WorstOf(ws)
+	if worst == nil {
+		return Outcome{End: EndDone}
+	}
+	return OutcomeOf(worst)
+}
+
+// WorstOf is a batch's worst workflow by Severity among those whose
+// outcome is not done (nil entries skipped), nil when none: the one a
+// batch's end is told by.
+func WorstOf(ws []*workflow.Workflow) *workflow.Workflow {
 	var worst *workflow.Workflow
 	for _, w := range ws {
 		if w != nil && OutcomeOf(w).End != EndDone && (worst == nil || Severity(w.State) > Severity(worst.State)) {
 			worst = w
 		}
 	}
-	if worst == nil {
-		return Outcome{End: EndDone}
-	}
-	return OutcomeOf(worst)
+	return worst
 }
