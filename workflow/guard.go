@@ -60,6 +60,17 @@ func (g Guard) Distance() decimal.Decimal {
 	return DefaultMaxDistance
 }
 
+// ParseDistance reads the guard's distance as a person gives it, a
+// percentage of the reference price ("10" is 10%), into the fraction
+// Guard.MaxDistance holds (0.10): above 0, at most 1000.
+func ParseDistance(field, s string) (decimal.Decimal, error) {
+	pct, err := decimal.NewFromString(s)
+	if err != nil || !pct.IsPositive() || pct.GreaterThan(decimal.NewFromInt(1000)) {
+		return decimal.Zero, brokercode.Invalid(field, "%q: want a percentage above 0, at most 1000 (10 is 10%%)", s)
+	}
+	return pct.Shift(-2), nil
+}
+
 // PriceShown shows a price as the broker gave it: at least two decimals,
 // more when it has them (a limit of 12.5 shows 12.50, one of 0.0150 its
 // four).

@@ -72,11 +72,10 @@ func (f *OrderFlags) Register(fs *pflag.FlagSet, what string) {
 // Guard reads the fat-finger guard's flags.
 func (f *OrderFlags) Guard() (workflow.Guard, error) {
 	g := workflow.Guard{Force: f.Force}
-	pct, err := decimal.NewFromString(f.MaxDistance)
-	if err != nil || !pct.IsPositive() || pct.GreaterThan(decimal.NewFromInt(1000)) {
-		return g, Usagef("--max-distance %q: want a percentage above 0 (10 is 10%%)", f.MaxDistance)
+	var err error
+	if g.MaxDistance, err = workflow.ParseDistance("--max-distance", f.MaxDistance); err != nil {
+		return g, err
 	}
-	g.MaxDistance = pct.Shift(-2)
 	if f.MaxNotional != "" {
 		if g.MaxNotional, err = workflow.ParseCost("--max-notional", f.MaxNotional); err != nil {
 			return g, err
