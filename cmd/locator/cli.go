@@ -162,7 +162,7 @@ func tradingCommands(conn connFlags) []spec {
 		{"cancel", "ID", groupLocate, console.Formats,
 			"cancel an unfinished locate or credit-back and wait for the broker to confirm", func() command { return &answerCommand{conn: conn, name: "cancel"} }},
 		{"mcp", "", groupLocate, nil,
-			"serve the account to an agent over the Model Context Protocol on stdin and stdout: a tool for each of these commands of a trading day (--read-only, --tools)", func() command { return &mcpCommand{conn: conn} }},
+			"serve the account to an agent over the Model Context Protocol on stdin and stdout: the tools of a trading day (account, quote, locate, short, cover, orders, cancel, offers, spend, ...; --read-only or --tools to choose)", func() command { return &mcpCommand{conn: conn} }},
 		{"resume", "", groupLocate, lines,
 			"drive every unfinished workflow to a final state (after a crash or an interrupt), then exit", func() command { return &resumeCommand{conn: conn} }},
 	}
