@@ -129,9 +129,10 @@ type LocateInput struct {
 	AllowSingleUse bool    `json:"allow_single_use,omitempty" jsonschema:"allow the SingleUse side of a Reg SHO pair, which cannot be credited back once used"`
 }
 
-// LocateOutput is the locate's outcome.
+// LocateOutput is the locate's outcome (none when it was refused before
+// it started).
 type LocateOutput struct {
-	Locate Workflow `json:"locate"`
+	Locate *Workflow `json:"locate,omitempty"`
 	Failure
 }
 
@@ -160,7 +161,8 @@ func (t *tools) locate(ctx context.Context, c *call, in LocateInput) (LocateOutp
 	if err != nil {
 		return out, err
 	}
-	out.Locate = workflowOf(ws[0])
+	rec := workflowOf(ws[0])
+	out.Locate = &rec
 	return out, endOf(ws[0])
 }
 

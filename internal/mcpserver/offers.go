@@ -89,9 +89,10 @@ type DeclineInput struct {
 	ID string `json:"id" jsonschema:"the workflow whose offer waits on a person (see offers), or a unique prefix of its id"`
 }
 
-// AnswerOutput is how the workflow answered ended.
+// AnswerOutput is how the workflow answered ended, or stands when the
+// answer was not sent (none when it was not found).
 type AnswerOutput struct {
-	Workflow Workflow `json:"workflow"`
+	Workflow *Workflow `json:"workflow,omitempty"`
 	Failure
 }
 
@@ -110,7 +111,8 @@ func (t *tools) approve(ctx context.Context, c *call, in ApproveInput) (AnswerOu
 	if err != nil {
 		return out, err
 	}
-	out.Workflow = workflowOf(w)
+	rec := workflowOf(w)
+	out.Workflow = &rec
 	// One with no offer waiting is the owner's to refuse, in its words.
 	if o := workflow.Offered(w); w.State == states.Offered && o != nil {
 		req.ID, req.Offer, req.Price = w.ID, o.QuoteReqID, o.Price
@@ -138,7 +140,8 @@ func (t *tools) answer(ctx context.Context, c *call, req account.AnswerRequest) 
 	if err != nil {
 		return out, err
 	}
-	out.Workflow = workflowOf(w)
+	rec := workflowOf(w)
+	out.Workflow = &rec
 	return out, endOf(w)
 }
 

@@ -230,14 +230,12 @@ type ShortInput struct {
 	Confirmed      bool    `json:"confirmed,omitempty" jsonschema:"true when your person has already said yes to this very order; otherwise they are asked (elicitation), and a client that cannot ask is refused"`
 }
 
-// ShortOutput is how a short went: the locate behind it, the order (none
-// when none was sent), its outcome in words and the exit code `locator
-// short` ends with.
+// ShortOutput is how a short went: the locate behind it and the order
+// (none when none was sent); when it did not succeed, its error says how
+// it ended (the order's state, the locate's, declined by the sizing).
 type ShortOutput struct {
-	Locate  *Workflow `json:"locate,omitempty"`
-	Order   *Order    `json:"order,omitempty"`
-	Outcome string    `json:"outcome"`
-	Exit    int       `json:"exit"`
+	Locate *Workflow `json:"locate,omitempty"`
+	Order  *Order    `json:"order,omitempty"`
 	Failure
 }
 
@@ -265,8 +263,7 @@ func (t *tools) short(ctx context.Context, c *call, in ShortInput) (ShortOutput,
 	if err != nil {
 		return out, err
 	}
-	out.Outcome, out.Exit, err = orderEnd(account.ShortOutcome(res), res.Order, res.Locate)
-	return out, err
+	return out, orderEnd(account.ShortOutcome(res), res.Order, res.Locate)
 }
 
 // shortRequest reads a short's input as `locator short` reads its command
@@ -304,12 +301,9 @@ type CoverInput struct {
 	Confirmed bool `json:"confirmed,omitempty" jsonschema:"true when your person has already said yes to this very order; otherwise they are asked (elicitation), and a client that cannot ask is refused"`
 }
 
-// CoverOutput is how a cover went: its order (none when none was sent),
-// its outcome in words and the exit code `locator cover` ends with.
+// CoverOutput is how a cover went: its order (none when none was sent).
 type CoverOutput struct {
-	Order   *Order `json:"order,omitempty"`
-	Outcome string `json:"outcome"`
-	Exit    int    `json:"exit"`
+	Order *Order `json:"order,omitempty"`
 	Failure
 }
 
@@ -343,23 +337,21 @@ func (t *tools) cover(ctx context.Context, c *call, in CoverInput) (CoverOutput,
 	if err != nil {
 		return out, err
 	}
-	out.Outcome, out.Exit, err = orderEnd(account.ShortOutcome(&account.ShortResult{Order: got}), got, nil)
-	return out, err
+	return out, orderEnd(account.ShortOutcome(&account.ShortResult{Order: got}), got, nil)
 }
 
-// orderEnd is how a short or a cover ended: its outcome's words (the
-// broker's text in them marked), the exit code its command ends with, and
-// the end it came to when that is not done (the order's state, the
-// locate's when it did not locate, declined when sizing stopped it), for
-// a result with isError.
-func orderEnd(o account.Outcome, order *workflow.Order, locate *workflow.Workflow) (string, int, error) {
-	words, exit := o.Words, console.Exit(o.End)
-	notLocated := order == nil && locate != nil && !locate.Located()
-	if (order != nil && o.End != account.EndDone && (order.Text != "" || order.State == states.Failed)) || (notLocated && reasonFromBroker(locate)) {
-		words = brokerText(words)
-	}
+// orderEnd is nil when a short or a cover ended as asked (its order
+// working or filled), and otherwise the end it came to, in its outcome's
+// words (the broker's text in them marked): the order's state, the
+// locate's when it did not locate, declined when sizing stopped it.
+func orderEnd(o account.Outcome, order *workflow.Order, locate *workflow.Workflow) error {
 	if o.End == account.EndDone {
-		return words, exit, nil
+		return nil
+	}
+	words := o.Words
+	notLocated := order == nil && locate != nil && !locate.Located()
+	if (order != nil && (order.Text != "" || order.State == states.Failed)) || (notLocated && reasonFromBroker(locate)) {
+		words = brokerText(words)
 	}
 	kind := string(account.KindFailed)
 	switch {
@@ -370,7 +362,7 @@ func orderEnd(o account.Outcome, order *workflow.Order, locate *workflow.Workflo
 	case order == nil && !notLocated:
 		kind = string(states.Declined)
 	}
-	return words, exit, &ended{kind: kind, words: words}
+	return &ended{kind: kind, words: words}
 }
 
 // CancelInput names what to cancel: an order, or a workflow.
