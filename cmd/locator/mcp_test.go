@@ -196,10 +196,9 @@ func (a *agentSession) firstToolsListed(t *testing.T) {
 // Spec "Authentication", API keys rule 5, through `locator mcp`: an agent
 // whose settings mean paper against live LV100001 is refused, nothing
 // sent: by the owner with `locator serve` running (a tool error), and at
-// the start without one (exit 2 once stdin closes, as any command; issue
-// 37 item 3: meanwhile the agent's client initializes, lists the tools,
-// and each call is a tool error saying why, where it used to see the
-// connection closed).
+// the start without one (exit 2 once stdin closes, as any command;
+// meanwhile the agent's client initializes, lists the tools, and each call
+// is a tool error saying why, where it used to see the connection closed).
 func TestMCPPaperAgainstLive(t *testing.T) {
 	t.Parallel()
 	b := setupOwners(t, 1)
