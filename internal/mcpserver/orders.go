@@ -248,10 +248,21 @@ func (t *tools) short(ctx context.Context, c *call, in ShortInput) (ShortOutput,
 	words := console.OrderWords(&workflow.Order{Side: string(brokerclient.SideSell), Symbol: req.Symbol, Quantity: req.Quantity,
 		OrderType: req.OrderType, TimeInForce: req.TimeInForce, LimitPrice: req.Limit, StopPrice: req.Stop})
 	words += routeWords(req.Route) + fmt.Sprintf(", once the shares not located yet are located at a fee of at most %s a share", req.Policy.MaxPrice.StringFixed(4))
+	if req.Policy.MaxCost.IsPositive() {
+		words += fmt.Sprintf(" and %s in all", req.Policy.MaxCost.StringFixed(2))
+	}
 	if err := c.confirm(in.Confirmed, words); err != nil {
 		return out, err
 	}
-	res, err := account.ShortShowing(ctx, t.acct, req, c.progress(ctx))
+	// Its own ids, so that its progress is its locate's and its order's
+	// alone (ShortShowing shows every order of the account).
+	req.LocateID, req.ClientOrderID = workflow.NewID(), workflow.NewOrderID()
+	show := c.progress(ctx)
+	res, err := account.ShortShowing(ctx, t.acct, req, func(u account.Update) {
+		if u.Order == nil || u.Order.ClientOrderID == req.ClientOrderID {
+			show(u)
+		}
+	})
 	if res != nil && res.Locate != nil {
 		l := workflowOf(res.Locate)
 		out.Locate = &l
