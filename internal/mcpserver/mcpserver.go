@@ -93,8 +93,8 @@ func ToolNames(readOnly bool) []string {
 
 // New is the MCP server of acct; version names the program to clients.
 // acct is the account as the server's one caller sees it: opened without
-// an asker, for the environment the agent's settings name. opts are
-// Validated first: New serves the tools they choose among those it has.
+// an asker, for the environment the agent's settings name. It serves the
+// tools opts choose among those it has: a caller Validates opts first.
 func New(acct account.Account, version string, opts Options) *mcp.Server {
 	return newServer(&tools{acct: acct}, version, opts)
 }
