@@ -85,7 +85,11 @@ func setup(t *testing.T) *testBundle {
 	// person takes no virtual time to answer; with the clock running
 	// between the offer and its prompt, a loaded machine let the offer's
 	// 30 seconds pass before the prompt was up (TestDeclineLink: 410).
-	b.sim.RunClockWhile(t, 2, func() bool { return !b.hold.Load() && b.prompting.Load() == 0 && !b.offered(t) })
+	// Nor while the owner holds an event or a question (Owner.Idle).
+	b.sim.RunClockWhile(t, 2, func() bool {
+		o := b.owner.Load()
+		return !b.hold.Load() && b.prompting.Load() == 0 && !b.offered(t) && (o == nil || o.Idle())
+	})
 	b.cfg = service.OwnerConfig{
 		Engine: engine.Config{Client: b.sim.Client(t, b.sim.Live), Store: st, Clock: b.sim.Clock, Account: acct, Env: brokerclient.EnvLive, Logger: b.log},
 		DB:     db, BaseURL: b.sim.URL, RuntimeDir: run, Role: wire.RoleCommand,

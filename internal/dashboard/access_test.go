@@ -431,7 +431,7 @@ func TestClientOfLoopbackUser(t *testing.T) {
 // session ends after sessionTTL.
 func TestSessionsRotateAndExpire(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle, func() bool) {}})
 	clk := b.sim.Clock
 	login := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
 	with := func(c *http.Cookie) func(*http.Request) { return func(r *http.Request) { r.AddCookie(c) } }
@@ -470,7 +470,7 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 // budget refills. Another client's right token goes on working.
 func TestWrongTokensRateLimited(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpt{token: "right", clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{token: "right", clock: func(*simtest.Bundle, func() bool) {}})
 	bearer := func(t string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+t) }
 	}

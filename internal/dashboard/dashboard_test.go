@@ -63,6 +63,9 @@ type testBundle struct {
 	// subscribed is closed when the server's feed subscribes (with
 	// setupOpt.refuseSubscribe).
 	subscribed chan struct{}
+	// loops is the owner's, once it runs: virtual time waits while it
+	// holds an event or a question (Owner.Idle).
+	loops simtest.Loops
 }
 
 type setupOpt struct {
@@ -71,7 +74,7 @@ type setupOpt struct {
 	staleAfter time.Duration
 	onUpdate   func(engine.Update)
 	// clock, when set, drives the fake clock instead of plain virtual time.
-	clock func(*simtest.Bundle)
+	clock func(sim *simtest.Bundle, idle func() bool)
 	// follower serves the account through the owner's socket, as a
 	// process that follows the owner does, rather than in process.
 	follower bool
@@ -125,9 +128,9 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	// The daemon owner's ledger sync, the engine's loop and its poller
 	// sleep on the clock when idle (the heartbeat keeps real time).
 	if o.clock != nil {
-		o.clock(b.sim)
+		o.clock(b.sim, b.loops.Idle)
 	} else {
-		b.sim.RunClockWhen(t, 3)
+		b.sim.RunClockWhile(t, 3, b.loops.Idle)
 	}
 	b.metrics = NewMetrics()
 	client := b.sim.Client(t, b.sim.Live, brokerclient.WithObserver(b.metrics.ObserveCall))
@@ -144,6 +147,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.loops.Add(b.owner)
 	b.closeOwner = sync.OnceFunc(b.owner.Close)
 	t.Cleanup(b.closeOwner)
 	var served account.Account = b.owner.Local().As(account.Caller{Name: "dashboard test"})
@@ -300,7 +304,7 @@ func metric(t *testing.T, scrape, series string) float64 {
 func TestHealthz(t *testing.T) {
 	t.Parallel()
 	// The clock moves only when the test says.
-	b := setup(t, setupOpt{staleAfter: 2 * time.Second, clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{staleAfter: 2 * time.Second, clock: func(*simtest.Bundle, func() bool) {}})
 	// The ledger sync, the loop and the poller asleep: history was read.
 	<-b.sim.Clock.BlockUntil(3)
 	rec := b.get(t, "/healthz", nil)
@@ -658,7 +662,7 @@ func TestOfferCountsDownToAnswerDeadline(t *testing.T) {
 func TestEventsTickWhileBusy(t *testing.T) {
 	t.Parallel()
 	// The clock moves only when the test says.
-	b := setup(t, setupOpt{clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{clock: func(*simtest.Bundle, func() bool) {}})
 	<-b.sim.Clock.BlockUntil(3) // the ledger sync, the loop and the poller asleep
 	t0 := b.sim.Clock.Now()
 	srv := httptest.NewServer(b.server.handler)
@@ -838,7 +842,9 @@ type heldOffer struct {
 // of symbol.
 func holdOffer(t *testing.T, opt *setupOpt, symbol string) *heldOffer {
 	h := &heldOffer{offered: make(chan string, 1), accepting: make(chan struct{}, 1)}
-	opt.clock = func(sim *simtest.Bundle) { sim.RunClockWhile(t, 3, func() bool { return !h.hold.Load() }) }
+	opt.clock = func(sim *simtest.Bundle, idle func() bool) {
+		sim.RunClockWhile(t, 3, func() bool { return !h.hold.Load() && idle() })
+	}
 	opt.onUpdate = func(u engine.Update) {
 		switch w := u.Workflow; {
 		case w == nil || w.Symbol != symbol:
