@@ -85,6 +85,22 @@ def tearDownModule():
     shutil.rmtree(TMP, ignore_errors=True)
 
 
+class PackageTest(unittest.TestCase):
+    def test_pip_installs_offline(self):
+        """pip installs the package from the clone with no network
+        (--no-index; --no-build-isolation builds it with the setuptools and
+        wheel the system holds, Debian's python3-setuptools), py.typed
+        with it, and the installed copy imports."""
+        target = os.path.join(TMP, "site")
+        run = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation",
+                              "--target", target, os.path.dirname(HERE)], capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertTrue(os.path.exists(os.path.join(target, "locator_client", "py.typed")))
+        where = subprocess.run([sys.executable, "-c", "import locator_client; print(locator_client.__file__)"], cwd=TMP,
+                               env=dict(os.environ, PYTHONPATH=target), capture_output=True, text=True, timeout=60)
+        self.assertEqual(where.stdout.strip(), os.path.join(target, "locator_client", "__init__.py"), where.stderr)
+
+
 class ClientTest(unittest.TestCase):
     def client(self) -> Client:
         return Client.from_env(ENV)
