@@ -14,13 +14,17 @@ import (
 )
 
 // TestPythonClient runs clients/python's unittest suite, which starts a
-// `locator sim` and a `locator serve` of the binary built here and drives
-// them through locator_client: a capped locate of HTBX 300 fills with one
-// quote and one accept and reads as filled, an uncapped one is refused
-// with nothing sent, another secret earns no session, quote takes
-// nothing, a credit-back returns shares, the updates iterator sees a
-// locate to its end, and the ensure-located-then-short example places
-// its one order. The simulator, the daemon and the test share one clock
+// `locator sim` and a `locator serve` (with its TLS port admitting a
+// bearer) of the binary built here and drives them through locator_client:
+// a capped locate of HTBX 300 fills with one quote and one accept and
+// reads as filled, an uncapped one and every bad argument are refused
+// with nothing sent, another secret earns no session, quote takes nothing
+// and says why it priced nothing, a batch and a raw request, a
+// credit-back, the updates iterator, the socket found whatever the
+// address's spelling, a locate through the TLS port as a bearer (and
+// another pin refused), pip installing the package offline, and the
+// example and docs/library.md's Python blocks run as a reader runs them.
+// The simulator, the daemon and the test share one clock
 // five times faster than the wall clock (clock.SettingEnv, a test aid), so
 // the broker's windows and spacing pass in a fifth of the time. Without
 // python3 it skips, except under CI=true (.ci/run

@@ -441,5 +441,38 @@ class BearerTest(unittest.TestCase):
         self.assertEqual(sim_requests(), before)
 
 
+def library_blocks(lang: str) -> list:
+    """The code blocks of docs/library.md's Python section in lang."""
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "docs", "library.md")) as f:
+        page = f.read()
+    section = page.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    return [b.split("```", 1)[0] for b in section.split("```" + lang + "\n")[1:]]
+
+
+class DocsTest(unittest.TestCase):
+    """docs/library.md's Python section, run as a reader from a fresh clone
+    runs it (PYTHONPATH=clients/python)."""
+
+    def run_block(self, code: str, env: dict) -> list:
+        run = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=os.path.dirname(HERE)),
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        return run.stdout.split()
+
+    def test_the_socket_example(self):
+        """the first block locates HTBX 300 under its cap and sells it short
+        with one order, working or filled."""
+        words = self.run_block(library_blocks("python")[0], ENV)
+        self.assertIn(words[0], ("filled", "covered"), words)
+        self.assertIn(words[-1], ("working", "filled"), words)
+
+    def test_the_bearer_example(self):
+        """the second block locates HTBX 300 through the TLS port as
+        desk-py's bearer, with the lease's address and pin."""
+        env = dict(ENV, OWNER_ADDRESS=BEARER["address"], OWNER_PIN=BEARER["pin"], LOCATOR_OWNER_TOKEN=BEARER["token"])
+        words = self.run_block(library_blocks("python")[1], env)
+        self.assertIn(words[0], ("filled", "covered"), words)
+
+
 if __name__ == "__main__":
     unittest.main()
