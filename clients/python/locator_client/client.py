@@ -368,7 +368,8 @@ class Client:
             conn.close()
 
     def hello(self) -> dict:
-        """Who owns the account (its lease), through which database."""
+        """Who owns the account (its lease), through which database: on the
+        socket (the TLS port refuses the handshake's routes to a bearer)."""
         return self._hello(self._connect())
 
     def quote(self, symbols: Union[Sequence[str], str], shares: int = 100) -> list[QuoteResult]:
