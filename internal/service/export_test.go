@@ -16,3 +16,7 @@ var NewHandle = newHandle
 
 // Routes is o's account API handler, for tests that serve it in process.
 func (o *Owner) Routes() http.Handler { return o.api.Routes() }
+
+// Paths is the lock and socket of an account at a broker address in a
+// runtime folder, for tests that hold other clients to the rule.
+var Paths = paths
