@@ -430,13 +430,11 @@ class Client:
         every symbol when empty); returns the credit-backs' outcomes."""
         if unused and shares:
             raise InputError("credit_back: unused takes no number of shares; nothing was sent")
-        body: dict[str, Any] = {"symbol": _symbol(symbol) if symbol or not unused else "", "quantity": shares,
-                                "type": locate_type if (locate_type and not unused) else ""}
+        body: dict[str, Any] = {"symbol": _symbol(symbol) if symbol or not unused else ""}
         if unused:
-            body["unused"] = True
+            body.update(quantity=0, type="", unused=True)
         else:
-            body["quantity"] = _lot("credit_back", shares)
-            body["id"] = _new_id()
+            body.update(quantity=_lot("credit_back", shares), type=locate_type, id=_new_id())
         res = self._post("/v1/credit-back", body)
         return [self.follow(s["id"]) for s in res.get("started") or []]
 

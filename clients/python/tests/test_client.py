@@ -43,6 +43,13 @@ def sim_requests() -> list:
         return json.load(r)
 
 
+def writes(log: list) -> list:
+    """The requests of log that change something at the broker: the owner
+    reads the account by itself (at start, when idle) whatever a test
+    does, so "nothing was sent" is said of these."""
+    return [r for r in log if r["method"] != "GET"]
+
+
 def count(log: list, method: str, suffix: str) -> int:
     return sum(1 for r in log if r["method"] == method and r["path"].endswith(suffix))
 
@@ -171,7 +178,7 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(LocatorError) as e:
             nowhere.locate("HTBX", 300)
         self.assertEqual(e.exception.kind, "input")
-        self.assertEqual(sim_requests(), before)
+        self.assertEqual(writes(sim_requests()), writes(before))
 
     def test_short_guarded_by_the_owner(self):
         """the owner's fat-finger guard holds for Python too (the
@@ -189,7 +196,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(e.exception.kind, "input")
         self.assertIn("from PYQT's reference price 7.00 (the reference price given)", str(e.exception))
         new = sim_requests()[len(before):]
-        self.assertEqual([r for r in new if r["method"] != "GET"], [], new)
+        self.assertEqual(writes(new), [], new)
 
     def test_no_owner_is_a_clear_error(self):
         """with no owner running for the account, the client says so and
@@ -200,7 +207,7 @@ class ClientTest(unittest.TestCase):
             Client.from_env(other).quote(["HTBX"])
         self.assertIsInstance(e.exception, OwnerGoneError)
         self.assertIn("no owner", str(e.exception))
-        self.assertEqual(sim_requests(), before)
+        self.assertEqual(writes(sim_requests()), writes(before))
 
     def test_another_key_pair_refused(self):
         """a process that does not hold the account's key pair (another
@@ -211,7 +218,7 @@ class ClientTest(unittest.TestCase):
         self.assertIsInstance(e.exception, RefusedError)
         self.assertEqual(e.exception.kind, "refused")
         self.assertIn("key pair", str(e.exception))
-        self.assertEqual(sim_requests(), before)
+        self.assertEqual(writes(sim_requests()), writes(before))
 
     def test_quote_takes_nothing(self):
         """quote prices a symbol with one quote and its cancel, and no
@@ -342,7 +349,7 @@ class InputTest(unittest.TestCase):
                 with self.assertRaises(InputError) as e:
                     call()
                 self.assertEqual(e.exception.kind, "input")
-        self.assertEqual(sim_requests(), before)
+        self.assertEqual(writes(sim_requests()), writes(before))
 
     def test_a_class_per_kind(self):
         """each kind of the API's Error is its class under LocatorError, and
@@ -442,7 +449,7 @@ class BearerTest(unittest.TestCase):
             self.bearer(token=BEARER["token"][:-4] + "AAAA").locate("PYTL", 100, max_price="0.05")
         self.assertIn("not the credential of a follower host admitted as a bearer", str(e.exception))
         self.assertNotIn(BEARER["token"][:-4], str(e.exception))
-        self.assertEqual(sim_requests(), before)
+        self.assertEqual(writes(sim_requests()), writes(before))
 
 
 def library_blocks(lang: str) -> list:
