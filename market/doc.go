@@ -1,9 +1,13 @@
 // Package market is the New York Stock Exchange's calendar: for a date in
 // New York, whether the exchange trades, and when its regular session opens
-// and closes (9:30 to 16:00, or to 13:00 on an early-close day). It also
-// holds the market's time zone, NewYork, so the zone has one home, and the
-// one way a time is shown to a person: New York time, labelled ET
-// (DateTime, TimeOfDay, DayMinute).
+// and closes (9:30 to 16:00, or to 13:00 on an early-close day). On that
+// calendar it holds the one rule for each session (Regular, Day.InRegular;
+// the extended session, 4:00 to 20:00, Day.InExtended) and for the broker's
+// trading day, which ends at its 8 PM rollover (SessionDay, SessionStart,
+// SessionEnd): the simulator fills orders and locator refuses a market
+// order by them. It also holds the market's time zone, NewYork, so the
+// zone has one home, and the one way a time is shown to a person: New York
+// time, labelled ET (DateTime, TimeOfDay, DayMinute).
 //
 // It imports nothing of ours, so every package (jobs, ledger, the simulator)
 // may use it.
