@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/locatorhq/locator/market"
 )
 
 // Order statuses the simulator produces (spec: "Order statuses").
@@ -125,6 +127,7 @@ func strp(s string) *string { return &s }
 type fill struct {
 	tradeID    int64
 	account    string
+	order      *order // nil on a seeded fill
 	symbol     string
 	side       string
 	secType    string
@@ -218,12 +221,13 @@ func newOrderBook(s *Sim, sc Scenario) orderBook {
 	return b
 }
 
-// priceChanged re-evaluates the working orders on symbol against its new
-// last price (stops trigger, limits become marketable). P&L is computed on
-// demand from the prices, so it reprices by itself.
-func (b *orderBook) priceChanged(s *Sim, symbol string) {
+// tryWorking re-evaluates the working orders on symbol (every symbol when
+// empty) against the last price: after a price change (stops trigger,
+// limits become marketable) and at a session's opening (scheduleOpening).
+// P&L is computed on demand from the prices, so it reprices by itself.
+func (b *orderBook) tryWorking(s *Sim, symbol string) {
 	for _, o := range slices.Clone(b.orders) {
-		if o.symbol == symbol && o.working() && o.status != statusPendingNew {
+		if (symbol == "" || o.symbol == symbol) && o.working() && o.status != statusPendingNew {
 			b.evaluate(s, o)
 		}
 	}
@@ -278,7 +282,7 @@ func (b *orderBook) place(s *Sim, a *account, req orderRequest, now time.Time) *
 		o.reject(now, strp(textR145))
 	case o.secType != "Stock" && a.optLevel == 0:
 		o.reject(now, nil)
-	case o.orderType == "Market" && !regularHours(now):
+	case o.orderType == "Market" && !market.Regular(now):
 		o.reject(now, strp(textR78))
 	case o.route != "" && o.stopType() && o.stop.IsPositive() && hasPrice && stopWrongSide(o, price):
 		// Spec: R118 with an explicit route is synchronous, text null, the id
@@ -362,7 +366,7 @@ func (b *orderBook) decide(s *Sim, o *order) {
 	o.status = statusAccepted
 	o.updated = s.now
 	s.pushOrder(o)
-	if at, ok := expiry(o.tif, s.now); ok {
+	if at, ok := o.expiry(); ok {
 		s.after(at.Sub(s.now), func() { s.ord.expire(s, o) })
 	}
 	b.evaluate(s, o)
@@ -395,7 +399,7 @@ func (b *orderBook) asyncCheck(s *Sim, o *order) string {
 		return brokerRejected + "extended-hours orders must be Limit orders"
 	case o.tif == "AtTheOpening" && a.paper:
 		// Spec: paper accepts AtTheOpening more broadly than live.
-	case o.tif == "AtTheOpening" && !beforeOpen(s.now):
+	case o.tif == "AtTheOpening" && !o.start.Before(market.SessionDay(o.start).Open):
 		return brokerRejected + "AtTheOpening orders are accepted only before the open"
 	case !slices.Contains(rt.TimesInForce, o.tif):
 		return brokerRejected + "time in force " + o.tif + " is not available on route " + o.route
@@ -421,32 +425,6 @@ func (b *orderBook) asyncCheck(s *Sim, o *order) string {
 	return ""
 }
 
-// beforeOpen reports whether t is before 9:30 AM Eastern on its day.
-func beforeOpen(t time.Time) bool {
-	et := t.In(eastern)
-	return et.Hour()*60+et.Minute() < 9*60+30
-}
-
-// expiry is when a day order ends unfilled: the next 4:00 PM Eastern close
-// on a weekday for Day, 8:00 PM for Day_Plus. Other times in force persist.
-func expiry(tif string, now time.Time) (time.Time, bool) {
-	hour := 0
-	switch tif {
-	case "Day", "AtTheOpening":
-		hour = 16
-	case "Day_Plus":
-		hour = 20
-	default:
-		return time.Time{}, false
-	}
-	et := now.In(eastern)
-	d := time.Date(et.Year(), et.Month(), et.Day(), hour, 0, 0, 0, eastern)
-	for !d.After(now) || d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
-		d = time.Date(d.Year(), d.Month(), d.Day()+1, hour, 0, 0, 0, eastern)
-	}
-	return d, true
-}
-
 // expire ends a day order still working at its session's close.
 func (b *orderBook) expire(s *Sim, o *order) {
 	if !o.working() || o.status == statusPendingNew {
@@ -458,12 +436,14 @@ func (b *orderBook) expire(s *Sim, o *order) {
 	s.pushOrder(o)
 }
 
-// evaluate fills a working order when it is marketable at the last price:
-// stops trigger when the price crosses them, limits fill at the last price
-// when it is at or better than the limit, market orders fill at the last
-// price. Symbols without a price never fill; multi-leg orders only work.
+// evaluate fills a working order when its session is open (market.go) and
+// it is marketable at the last price: stops trigger when the price crosses
+// them, limits fill at the last price when it is at or better than the
+// limit, market orders fill at the last price. Outside its session nothing
+// triggers or fills: the next opening tries it again. Symbols without a
+// price never fill; multi-leg orders only work.
 func (b *orderBook) evaluate(s *Sim, o *order) {
-	if !o.working() || o.status == statusPendingNew || o.secType == "Mleg" {
+	if !o.working() || o.status == statusPendingNew || o.secType == "Mleg" || !o.tradesNow(s.now) {
 		return
 	}
 	p, ok := s.prices[o.symbol]
@@ -538,7 +518,7 @@ func (b *orderBook) fill(s *Sim, o *order, q int64, px decimal.Decimal) {
 	comm := s.sc.CommissionPerShare.Mul(dq).Round(2) // commissions are charged in cents
 	b.tradeSeq++
 	b.fills = append(b.fills, &fill{
-		tradeID: b.tradeSeq, account: a.id, symbol: o.symbol, side: o.side, secType: o.secType,
+		tradeID: b.tradeSeq, account: a.id, order: o, symbol: o.symbol, side: o.side, secType: o.secType,
 		qty: q, price: px, commission: comm, at: s.now,
 	})
 	if o.buy() {

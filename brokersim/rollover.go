@@ -40,35 +40,15 @@ import (
 //     trading day", rule 3) and stays in the closed positions;
 //   - the cash ledger keeps every row: new rows carry the new entryDate.
 
-// rolloverHour is the New York hour the trading day ends at.
-const rolloverHour = 20
-
-// rolloverOn is the rollover of the New York date of midnight.
-func rolloverOn(midnight time.Time) time.Time {
-	et := midnight.In(eastern)
-	return time.Date(et.Year(), et.Month(), et.Day(), rolloverHour, 0, 0, 0, eastern)
-}
-
 // sessionDay is the trading day t belongs to, as its New York midnight:
 // the trading day of t's date until its 8 PM rollover, the next trading
-// day from then on and over a weekend or a holiday.
-func sessionDay(t time.Time) time.Time {
-	return market.On(nextRollover(t)).Date
-}
-
-// nextRollover is the end of the trading day of t: the first 8 PM in New
-// York after t that ends a trading day.
-func nextRollover(t time.Time) time.Time {
-	day := market.On(t)
-	if !day.Trading() || !t.Before(rolloverOn(day.Date)) {
-		day = market.Next(t)
-	}
-	return rolloverOn(day.Date)
-}
+// day from then on and over a weekend or a holiday (market.SessionDay,
+// the one rule).
+func sessionDay(t time.Time) time.Time { return market.SessionDay(t).Date }
 
 // scheduleRollover queues the next rollover, which queues the one after.
 func (s *Sim) scheduleRollover() {
-	s.after(nextRollover(s.now).Sub(s.now), func() {
+	s.after(market.SessionEnd(s.now).Sub(s.now), func() {
 		s.rollover()
 		s.scheduleRollover()
 	})

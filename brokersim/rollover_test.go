@@ -143,6 +143,10 @@ func TestRolloverNextTradingDay(t *testing.T) {
 		}
 	})
 	t.Run("a short needs the new day's locate", func(t *testing.T) {
+		// Friday 10:00 ET, the same trading day (Thanksgiving belongs to
+		// it): the exchange trades, so the market orders execute (spec R78;
+		// market.go).
+		b.Advance(24 * time.Hour)
 		if st := locOrder(t, b, "HTBX", "Sell", "Open", 100, "short2"); st != "Rejected" {
 			t.Errorf("short on yesterday's locate: %s, want Rejected", st)
 		}
@@ -157,14 +161,14 @@ func TestRolloverNextTradingDay(t *testing.T) {
 		var out struct {
 			CashHistory []locCashRow `json:"cashHistory"`
 		}
-		locGet(t, b, b.Live, "/v1/api/accounts/"+locAcct+"/cash-transactions/start-date/"+locToday+"?numberOfDays=2", &out)
+		locGet(t, b, b.Live, "/v1/api/accounts/"+locAcct+"/cash-transactions/start-date/"+locToday+"?numberOfDays=3", &out)
 		var dates []string
 		for _, r := range out.CashHistory {
 			if r.CashType == "Locate Fees" {
 				dates = append(dates, r.EntryDate)
 			}
 		}
-		if want := []string{"2026-11-25T00:00:00", "2026-11-26T00:00:00"}; !slices.Equal(dates, want) {
+		if want := []string{"2026-11-25T00:00:00", "2026-11-27T00:00:00"}; !slices.Equal(dates, want) {
 			t.Errorf("fee rows dated %v, want %v", dates, want)
 		}
 	})

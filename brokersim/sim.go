@@ -3,7 +3,8 @@
 // login page and token endpoint, driven by a scenario (the embedded default
 // is scenario_default.json) and an injectable clock. It is `locator sim`,
 // the demo's broker and the oracle of every test. It imports nothing of
-// locator's but the clock, so it cannot agree with brokerclient by accident.
+// locator's but the clock and the exchange's calendar (market), so it
+// cannot agree with brokerclient by accident.
 // docs/broker.md summarizes the interface it implements; docs/simulator.md
 // lists its admin routes and the choices it made where the
 // broker's specification shows nothing. Faults injects failures: answers
@@ -156,6 +157,7 @@ func (s *Sim) resetLocked() {
 	s.log = requestLog{}
 	s.resetPartnerLocked()
 	s.scheduleRollover()
+	s.scheduleOpening()
 }
 
 // simKey is an API key pair and the accounts it owns, or the principal a

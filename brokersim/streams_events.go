@@ -111,7 +111,7 @@ func (s *Sim) applyTicks(ticks []Tick) {
 	for _, t := range ticks {
 		old, had := s.prices[t.Symbol]
 		s.prices[t.Symbol] = t.Price.Decimal
-		s.ord.priceChanged(s, t.Symbol)
+		s.ord.tryWorking(s, t.Symbol)
 		if had && old.Equal(t.Price.Decimal) {
 			continue
 		}
