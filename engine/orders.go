@@ -77,34 +77,31 @@ func orderRules(o *Order, now time.Time) error {
 		return brokercode.Invalid("stop price", "a %s order takes none (a stop price makes it Stop or StopLimit)", typ)
 	case (tif == brokerclient.TimeInForceDayPlus || tif == brokerclient.TimeInForceGTCPlus) && typ != brokerclient.OrderTypeLimit:
 		return brokercode.Invalid("time in force", "%s (extended hours) takes Limit orders only, not %s", tif, typ)
-	case typ == brokerclient.OrderTypeMarket && !regularSession(now):
+	case typ == brokerclient.OrderTypeMarket && !market.Regular(now):
 		return brokercode.Invalid("order type", "market orders are taken only in the regular session, and it is %s: %s (the broker rejects them with R78); use a limit order, with --tif day-plus for extended hours", market.DateTime(now), sessionHours(now))
 	}
 	return nil
 }
 
-// sessionHours says when the exchange's regular session of t's date runs,
-// from its calendar: today's hours (an early close named), or why it does
-// not trade today, and when the next session opens.
+// sessionHours says, for a market order refused at t, when the regular
+// session of t's date runs, in the calendar's hours (an early close's
+// 13:00 named as one), or why the exchange does not trade that day, and
+// when the next session opens.
 func sessionHours(t time.Time) string {
 	d := market.On(t)
-	next := market.Next(t)
-	nextOpen := next.Open.In(market.NewYork).Format("Mon 2006-01-02 15:04") + " ET"
-	switch {
-	case !d.Trading():
+	nextOpen := market.Next(t).Open.In(market.NewYork).Format("Mon 2006-01-02 15:04") + " ET"
+	if !d.Trading() {
 		return fmt.Sprintf("the exchange is closed today (%s); the next session opens %s", d.Closed(), nextOpen)
-	case t.Before(d.Open):
-		return "today's session opens at " + d.Open.In(market.NewYork).Format("15:04") + " ET"
-	case d.EarlyClose:
-		return fmt.Sprintf("today's session closed early, at 13:00 ET; the next opens %s", nextOpen)
 	}
-	return fmt.Sprintf("today's session ran 9:30 to 16:00 ET; the next opens %s", nextOpen)
-}
-
-// regularSession reports whether t falls in the exchange's regular session.
-func regularSession(t time.Time) bool {
-	d := market.On(t)
-	return d.Trading() && !t.Before(d.Open) && t.Before(d.Close)
+	open, end := d.Open.In(market.NewYork).Format("15:04"), d.Close.In(market.NewYork).Format("15:04")
+	early := ""
+	if d.EarlyClose {
+		early = " (an early close)"
+	}
+	if t.Before(d.Open) {
+		return fmt.Sprintf("today's session opens at %s ET and closes at %s ET%s", open, end, early)
+	}
+	return fmt.Sprintf("today's session ran %s to %s ET%s; the next opens %s", open, end, early, nextOpen)
 }
 
 // route returns the route to send: the one asked for, else SMART on a live

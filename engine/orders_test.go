@@ -100,8 +100,9 @@ func TestOrdersAreLoggedLikeWorkflows(t *testing.T) {
 
 // Spec "Orders" and R78: a market order places in the regular
 // session (10:00 ET) and fills (a market short once a fill of its symbol
-// gives the price it is sized at); at 17:00 ET, and on Thanksgiving at 11:00
-// ET, one is refused before it is sent (the broker would reject it), and a
+// gives the price it is sized at); at 17:00 ET, on Thanksgiving at 11:00
+// ET, and the day after before its open and after its 13:00 early close,
+// one is refused before it is sent (the broker would reject it), and a
 // limit order with extended hours (Day_Plus) is what the refusal points to
 // and places.
 func TestMarketOrderOnlyInSession(t *testing.T) {
@@ -133,11 +134,13 @@ func TestMarketOrderOnlyInSession(t *testing.T) {
 		t.Fatalf("market short after a fill: %+v, %v; want filled", res, err)
 	}
 	// The refusal gives the calendar's hours: the
-	// exchange closed on Thanksgiving, and at 13:00 the day after.
+	// exchange closed on Thanksgiving, and at 13:00 the day after, which
+	// it says before that day's open too.
 	for at, hours := range map[time.Time]string{
-		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork):  "today's session ran 9:30 to 16:00 ET; the next opens Fri 2026-11-27 09:30 ET",
+		time.Date(2026, 11, 25, 17, 0, 0, 0, market.NewYork):  "today's session ran 09:30 to 16:00 ET; the next opens Fri 2026-11-27 09:30 ET",
 		time.Date(2026, 11, 26, 11, 0, 0, 0, market.NewYork):  "the exchange is closed today (Thanksgiving Day); the next session opens Fri 2026-11-27 09:30 ET",
-		time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork): "today's session closed early, at 13:00 ET; the next opens Mon 2026-11-30 09:30 ET",
+		time.Date(2026, 11, 27, 8, 0, 0, 0, market.NewYork):   "today's session opens at 09:30 ET and closes at 13:00 ET (an early close)",
+		time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork): "today's session ran 09:30 to 13:00 ET (an early close); the next opens Mon 2026-11-30 09:30 ET",
 	} {
 		t.Run(at.Format(time.DateTime), func(t *testing.T) {
 			b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(at)}})

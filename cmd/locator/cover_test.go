@@ -3,10 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/market"
 )
 
 // Spec "Orders" rule 3 (intent is side plus openClose): `cover`
@@ -168,4 +170,27 @@ func TestFatFingerGuard(t *testing.T) {
 			t.Errorf("short --force: exit %d, %+v\n%s", code, o, errOut)
 		}
 	})
+}
+
+// Spec R78 ("Order rejection codes": market orders only in the regular
+// session) on the exchange's calendar: at 13:30 the day after
+// Thanksgiving, after its 13:00 early close, `short` and `cover` of a
+// market order are refused (exit 2, nothing sent) with that day's real
+// hours, not 9:30 to 16:00, and the next open.
+func TestMarketOrderRefusedAfterEarlyClose(t *testing.T) {
+	t.Parallel()
+	b := setupCLIAt(t, time.Date(2026, 11, 27, 13, 30, 0, 0, market.NewYork), testSpeed)
+	const hours = "today's session ran 09:30 to 13:00 ET (an early close); the next opens Mon 2026-11-30 09:30 ET"
+	for _, args := range [][]string{
+		{"short", "HTBX", "100", "--type", "market", "--max-price", "0.02", "--ref-price", "12.50", "--yes"},
+		{"cover", "HTBX", "100", "--type", "market", "--ref-price", "12.50", "--yes"},
+	} {
+		code, _, errOut := b.MustRunMain(t, nil, args...)
+		if code != console.ExitUsage || !strings.Contains(errOut, hours) || !strings.Contains(errOut, "nothing was sent") || strings.Contains(errOut, "16:00") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 saying %q", args, code, errOut, hours)
+		}
+	}
+	if w := b.writes(); len(w) != 0 {
+		t.Errorf("sent %v", w)
+	}
 }
