@@ -79,7 +79,9 @@ func (s *Sim) rollover() {
 }
 
 // inSession reports whether o belongs to the trading day of now: placed
-// that day, or still working from an earlier session.
+// in that trading day (sessionDay: one placed after the 8 PM rollover is
+// the next trading day's, not its calendar date's), or still working from
+// an earlier session.
 func (o *order) inSession(now time.Time) bool {
-	return o.working() || tradeDate(o.start).Equal(tradeDate(now))
+	return o.working() || sessionDay(o.start).Equal(sessionDay(now))
 }

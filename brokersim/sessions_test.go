@@ -153,9 +153,10 @@ func TestMarketOrderR78AfterEarlyClose(t *testing.T) {
 }
 
 // Spec "Orders" rule 2 and "Order statuses" on an ordinary day,
-// Wednesday 2026-11-25: a Day short at 15:59 fills; one at 16:01 works,
-// unfilled, and expires at the 8 PM rollover; a GoodTillCancel one placed
-// at 16:01 works across Thanksgiving and fills at Friday's 9:30 open.
+// Wednesday 2026-11-25: a Day short at 15:59 fills, and leaves the book at
+// the 8 PM rollover; one at 16:01 works, unfilled, and expires then; a
+// GoodTillCancel one placed at 16:01 works across Thanksgiving and fills
+// at Friday's 9:30 open.
 func TestOrderAtTheClose(t *testing.T) {
 	t.Parallel()
 	b := sessSim(t, nyAt(25, 15, 59))
@@ -168,6 +169,10 @@ func TestOrderAtTheClose(t *testing.T) {
 	wantWorking(t, b, "gtc")
 	advanceTo(t, b, nyAt(25, 20, 0))
 	wantExpiredAt(t, b, "after", nyAt(25, 20, 0))
+	// The rollover ended Wednesday's book, on its calendar date too.
+	if _, ok := ordGet(t, b, b.Live, "LV100001", "before"); ok {
+		t.Error("Wednesday's filled order is still found by id after its 8 PM rollover")
+	}
 	advanceTo(t, b, nyAt(27, 9, 29))
 	wantWorking(t, b, "gtc")
 	advanceTo(t, b, nyAt(27, 9, 31))
@@ -205,8 +210,8 @@ func TestOrderOnAHoliday(t *testing.T) {
 // Spec "Orders" rule 2 (extended hours are Day_Plus and GTC_Plus limit
 // orders): at 17:00 on an ordinary day both fill in the extended session,
 // where a Day order placed with them works; a Day_Plus placed at 20:30,
-// after the rollover, is Friday's (Thanksgiving between) and fills as
-// Friday's extended session opens.
+// after the rollover, is Friday's (Thanksgiving between): it fills as
+// Friday's extended session opens and is in Friday's book.
 func TestExtendedHoursOrders(t *testing.T) {
 	t.Parallel()
 	b := sessSim(t, nyAt(25, 17, 0))
@@ -221,4 +226,10 @@ func TestExtendedHoursOrders(t *testing.T) {
 	wantWorking(t, b, "night")
 	advanceTo(t, b, nyAt(27, 4, 1))
 	wantFilledAt(t, b, "night", nyAt(27, 4, 0))
+	// Placed in Friday's trading day, it is in Friday's book and found by
+	// id there ("Orders": today's orders), though its calendar date was
+	// Wednesday's.
+	if o, ok := ordGet(t, b, b.Live, "LV100001", "night"); !ok || o.OrderStatus != "Filled" {
+		t.Errorf("Friday's single-order GET of the order placed at 20:30 Wednesday: %v %s, want it Filled", ok, o.OrderStatus)
+	}
 }
