@@ -81,6 +81,7 @@ type order struct {
 	status                      string
 	text                        *string
 	start, updated              time.Time
+	lastFill                    time.Time // its last execution (zero: none)
 	registerAt                  time.Time // the single-order GET and cancel see it from here on
 	executed, canceled, lastQty int64
 	priceAvg, lastPrice         decimal.Decimal
@@ -538,6 +539,7 @@ func (b *orderBook) fill(s *Sim, o *order, q int64, px decimal.Decimal) {
 	o.executed += q
 	o.priceAvg = prev.Add(px.Mul(dq)).DivRound(decimal.NewFromInt(o.executed), 4)
 	o.lastQty, o.lastPrice = q, px
+	o.lastFill = s.now
 	o.status = statusPartial
 	if o.leaves() == 0 {
 		o.status = statusFilled

@@ -80,8 +80,11 @@ func (s *Sim) rollover() {
 
 // inSession reports whether o belongs to the trading day of now: placed
 // in that trading day (sessionDay: one placed after the 8 PM rollover is
-// the next trading day's, not its calendar date's), or still working from
-// an earlier session.
+// the next trading day's, not its calendar date's), still working from an
+// earlier session, or a multi-day order that executed in this one (an
+// order of today's session too: its fill is today's, and the book is
+// where a client learns of it).
 func (o *order) inSession(now time.Time) bool {
-	return o.working() || sessionDay(o.start).Equal(sessionDay(now))
+	today := sessionDay(now)
+	return o.working() || sessionDay(o.start).Equal(today) || (!o.lastFill.IsZero() && sessionDay(o.lastFill).Equal(today))
 }

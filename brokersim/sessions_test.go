@@ -155,8 +155,8 @@ func TestMarketOrderR78AfterEarlyClose(t *testing.T) {
 // Spec "Orders" rule 2 and "Order statuses" on an ordinary day,
 // Wednesday 2026-11-25: a Day short at 15:59 fills, and leaves the book at
 // the 8 PM rollover; one at 16:01 works, unfilled, and expires then; a
-// GoodTillCancel one placed at 16:01 works across Thanksgiving and fills
-// at Friday's 9:30 open.
+// GoodTillCancel one placed at 16:01 works across Thanksgiving, fills at
+// Friday's 9:30 open and is in Friday's book then.
 func TestOrderAtTheClose(t *testing.T) {
 	t.Parallel()
 	b := sessSim(t, nyAt(25, 15, 59))
@@ -177,6 +177,11 @@ func TestOrderAtTheClose(t *testing.T) {
 	wantWorking(t, b, "gtc")
 	advanceTo(t, b, nyAt(27, 9, 31))
 	wantFilledAt(t, b, "gtc", nyAt(27, 9, 30))
+	// Filled in Friday's session, it is of Friday's book, where a client
+	// learns of the fill.
+	if o, ok := ordGet(t, b, b.Live, "LV100001", "gtc"); !ok || o.OrderStatus != "Filled" {
+		t.Errorf("Friday's single-order GET of Wednesday's GoodTillCancel order filled at the open: %v %s, want it Filled", ok, o.OrderStatus)
+	}
 	// The admin read of the executions names each one's order.
 	var fills []brokersim.FillRecord
 	b.Do(t, simtest.Key{}, "GET", "/_sim/fills", nil).JSON(t, &fills)
