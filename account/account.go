@@ -418,6 +418,12 @@ type FeesRequest struct {
 	// Grace is how long after a fill its fee may still be pending before
 	// it is missing (ledger.FeeGrace is the broker's usual delay).
 	Grace time.Duration `json:"grace"`
+	// Orders has the owner first bring the orders it holds as working up
+	// to the broker's order book (engine.Engine.RefreshOrders): a working
+	// order's later fill (at the next session's opening, say) is otherwise
+	// not in its database, from which `report` reads the shares shorted
+	// and the P&L. `report` asks for it.
+	Orders bool `json:"orders,omitempty"`
 }
 
 // FeesResult is the fee check: the reconciled report, and what the sync

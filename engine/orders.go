@@ -258,6 +258,24 @@ func (e *Engine) send(ctx context.Context, o *Order) (*Order, error) {
 	return got, err
 }
 
+// RefreshOrders brings every order the engine holds as working up to the
+// broker's order book, read once now, and returns once their records are
+// committed. A working order nobody waits on rests after followFor
+// (orderBook.resting) and learns nothing more by itself: a fill at the
+// next session's opening, or one while no owner ran, stays unknown to the
+// database. What reads locator's orders as the broker's now (`report`'s
+// shares shorted and P&L, through FeesRequest.Orders) asks for this
+// first. An order the book no longer lists (a day order of an earlier
+// trading day: the book holds today's and the still-working multi-day
+// ones) is left as recorded.
+func (e *Engine) RefreshOrders(ctx context.Context) error {
+	book, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
+	if err != nil {
+		return fmt.Errorf("order book: %w", err)
+	}
+	return e.request(ctx, func(r chan error) event { return bookSeenEv{rows: book, reply: r} })
+}
+
 // OrdersSettled waits until no order waits on a write-ahead state or on
 // its first answer: those an earlier run left unanswered are looked up by
 // their ids as the engine starts, never sent again.
@@ -327,6 +345,11 @@ type (
 	// settledEv asks for a channel closed once no order waits on a
 	// write-ahead state or its first answer.
 	settledEv struct{ reply chan chan struct{} }
+	// bookSeenEv hands the loop the broker's order book as read now.
+	bookSeenEv struct {
+		rows  []brokerclient.Order
+		reply chan error
+	}
 )
 
 func (e placeEv) orderID() string       { return e.o.ClientOrderID }
@@ -335,6 +358,7 @@ func (e cancelOrderEv) orderID() string { return e.id }
 func (e waitOrderEv) orderID() string   { return e.id }
 func (e unwaitOrderEv) orderID() string { return e.id }
 func (e settledEv) orderID() string     { return "" }
+func (e bookSeenEv) orderID() string    { return "" }
 
 // orderWaiter waits for an order to end, or to be working.
 type orderWaiter struct {
@@ -424,6 +448,8 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 			b.quiet = append(b.quiet, ch)
 		}
 		ev.reply <- ch
+	case bookSeenEv:
+		b.bookSeen(l, ev)
 	case unwaitOrderEv:
 		b.waiters[ev.id] = slices.DeleteFunc(b.waiters[ev.id], func(w orderWaiter) bool { return w.ch == ev.ch })
 		if len(b.waiters[ev.id]) == 0 {
@@ -446,6 +472,22 @@ func (b *orderBook) handle(ctx context.Context, l *loop, ev orderEvent) {
 			b.step(l, o, workflow.OrderUnseen{})
 		}
 	}
+}
+
+// bookSeen steps every order held as working with its row of the
+// broker's book, and answers once their records are committed.
+func (b *orderBook) bookSeen(l *loop, ev bookSeenEv) {
+	for i := range ev.rows {
+		o := b.open[ev.rows[i].ClientOrderID]
+		if o == nil || o.State != states.OrderWorking {
+			continue // not locator's, final, or still followed to its first answer
+		}
+		if err := b.step(l, o, seenOf(&ev.rows[i])); err != nil {
+			ev.reply <- err
+			return
+		}
+	}
+	l.group.then(func() { ev.reply <- nil })
 }
 
 // step steps order o with input in (see stepRecord): its record commits

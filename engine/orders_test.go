@@ -280,3 +280,35 @@ func TestOrderFateReadWhenPushesAreLost(t *testing.T) {
 		}
 	}
 }
+
+// Spec "Orders" (time in force, the order book) on the exchange's
+// calendar: a GoodTillCancel buy placed at 16:30, after the close, works,
+// and locator lets it rest once followed for its follow window. It fills
+// at Friday's 9:30 opening, across Thanksgiving, which locator's record
+// learns only when RefreshOrders reads the book: then it is Filled with
+// the broker's shares and price (generated days of 40 from seed 770001:
+// `report` counted 0 shares shorted of a short filled so, seed 770007).
+func TestRefreshOrdersLearnsALaterFill(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(time.Date(2026, 11, 25, 16, 30, 0, 0, market.NewYork))}})
+	o := &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL", Side: "Buy", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "GoodTillCancel", Quantity: 10, LimitPrice: decimal.NewFromInt(200), Route: "SMART"}
+	got, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{RefPrice: decimal.NewFromInt(190)})
+	if err != nil || got.State != states.OrderWorking {
+		t.Fatalf("a marketable limit after the close: %+v, %v; want it working", got, err)
+	}
+	if err := clock.Sleep(t.Context(), b.sim.Clock, time.Minute); err != nil { // past the follow window
+		t.Fatal(err)
+	}
+	b.sim.Advance(time.Date(2026, 11, 27, 9, 31, 0, 0, market.NewYork).Sub(b.sim.Clock.Now()))
+	if rec, err := b.store.GetOrder(t.Context(), o.ClientOrderID); err != nil || rec.State != states.OrderWorking {
+		t.Fatalf("before the refresh: %+v, %v; want the record still working (the order rests)", rec, err)
+	}
+	if err := b.engine.RefreshOrders(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.store.GetOrder(t.Context(), o.ClientOrderID)
+	if err != nil || rec.State != states.Filled || rec.Executed != 10 || !rec.PriceAvg.Equal(decimal.NewFromInt(190)) {
+		t.Errorf("after the refresh: %+v, %v; want Filled, 10 at 190 as the broker's book says", rec, err)
+	}
+}

@@ -46,7 +46,7 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sess.Close()
-	fees, err := sess.Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace})
+	fees, err := sess.Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace, Orders: true})
 	if err != nil {
 		return err
 	}

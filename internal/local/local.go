@@ -504,6 +504,11 @@ func (s *session) Fees(ctx context.Context, req account.FeesRequest) (*account.F
 	if req.Grace < 0 {
 		return nil, account.Errorf(account.KindInput, fmt.Sprintf("grace %s: want a duration of zero or more", req.Grace))
 	}
+	if req.Orders {
+		if err := s.l.eng.RefreshOrders(ctx); err != nil {
+			return nil, kinded(err)
+		}
+	}
 	r, synced, err := ledger.Check(ctx, s.l.client, s.l.st, s.l.account, s.l.clk.Now(), req.Window, req.Grace)
 	if err != nil {
 		return nil, kinded(err)
