@@ -209,7 +209,10 @@ func decString(d *decimal.Decimal) string {
 // audit-flags-uncovered: the short sales it flags are exactly those the
 // account sent (through locator or straight at the broker) while it held
 // fewer located shares of the symbol than the order's quantity (desk.covered,
-// read from the broker when each was sent).
+// read from the broker when each was sent). It lists every short sale of
+// today locator sent and every one the broker's book holds: one sent
+// straight at the broker leaves the book when the broker's trading day
+// rolls over at 8 PM, and from then on nothing tells of it.
 func (r *runner) audit(ctx context.Context, _ Op) (string, error) {
 	today := r.today()
 	book, _, err := r.client.Orders.Book(ctx, Account)
@@ -234,8 +237,13 @@ func (r *runner) audit(ctx context.Context, _ Op) (string, error) {
 					row.ClientOrderID, row.Symbol, row.Quantity, row.Source, row.OrderStatus, row.Covered, row.CoveredShares(), row.Flag, covered)}
 		}
 	}
+	inBook := map[string]bool{}
+	for _, o := range book {
+		inBook[o.ClientOrderID] = true
+	}
 	for _, o := range r.sim.Orders() {
-		if o.Account == Account && o.Side == "Sell" && o.OpenClose == "Open" && ledger.TradeDate(o.Start).Equal(today) && !seen[o.ClientOrderID] {
+		known := r.desk().mine[o.ClientOrderID] || inBook[o.ClientOrderID]
+		if o.Account == Account && o.Side == "Sell" && o.OpenClose == "Open" && ledger.TradeDate(o.Start).Equal(today) && known && !seen[o.ClientOrderID] {
 			return words, &Violation{Invariant: "audit-flags-uncovered", Detail: fmt.Sprintf("audit leaves out short sale %s (%s %d, %s) sent today", o.ClientOrderID, o.Symbol, o.Quantity, o.Status)}
 		}
 	}
