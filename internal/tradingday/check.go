@@ -171,8 +171,12 @@ func (r *runner) workingShorts() map[string]int64 {
 //     what a pending credit-back froze equals the shares filled less the
 //     shares credited back (less, on a SingleUse row that opened a short,
 //     the shares its covers consumed), and toBeSold the shares of pending
-//     ones.
+//     ones;
+//   - no-fill-outside-session: see fillsInSession.
 func (r *runner) checkDay() *Violation {
+	if v := r.fillsInSession(); v != nil {
+		return v
+	}
 	all := r.sim.Locates()
 	for _, l := range all {
 		if l.Account == Account && open(l.Status) {
@@ -205,9 +209,9 @@ func (r *runner) checkDay() *Violation {
 		typ    int
 	}
 	held, pending := map[key]int64{}, map[key]int64{}
-	today := sessionDay(r.clk.Now())
+	today := market.SessionDay(r.clk.Now()).Date
 	for _, l := range all {
-		if l.Account != Account || !sessionDay(l.Created).Equal(today) {
+		if l.Account != Account || !market.SessionDay(l.Created).Date.Equal(today) {
 			continue
 		}
 		k := key{l.Symbol, l.Type}

@@ -9,15 +9,18 @@
 // Reg SHO with and without SingleUse, price checks, answers from the
 // prompt, from another caller or none, credit-backs of a symbol and of
 // everything, the EOD job, restarts of the owner, waits, the next trading
-// day across a holiday; from faults.go and owners.go, drawn from a stream
+// day across a holiday; orders.go's shorts, covers and price moves, and
+// session.go's short sales after the calendar's next early close; from
+// faults.go and owners.go, drawn from a stream
 // of the seed's own: owner crashes, evenings across the 8 PM rollover
 // under a running owner, handovers to a second owner, locates of follower
 // processes over the owner's socket answered from another one, and days
 // whose broker loses stream pushes). Run drives locator through its account API
 // (local.Account on a real engine and store) against the simulator on a
 // fake clock shared by both; the checker reads only the simulator's state
-// (Sim.Locates, Sim.Inventory, Sim.Requests; Sim.Orders and Sim.Cash for
-// the order and money side, orders.go and money.go) and what a person or a
+// (Sim.Locates, Sim.Inventory, Sim.Requests; Sim.Orders, Sim.Fills and
+// Sim.Cash for the order and money side, orders.go, session.go and
+// money.go) and what a person or a
 // command was shown, never locator's database, and names the first broken
 // invariant with the operations that led to it.
 //

@@ -34,20 +34,6 @@ const OpCrash Kind = "crash"
 // the checker's model rolls over at the same hour).
 const OpEvening Kind = "evening"
 
-// rolloverHour is the New York hour the broker's trading day ends at.
-const rolloverHour = 20
-
-// sessionDay is the trading day t belongs to at the broker, as its New
-// York midnight: the trading day of t's date until its 8 PM rollover, the
-// next trading day from then on, and over a weekend or a holiday.
-func sessionDay(t time.Time) time.Time {
-	day := market.On(t)
-	if !day.Trading() || !t.Before(day.Date.Add(rolloverHour*time.Hour)) {
-		day = market.Next(t)
-	}
-	return day.Date
-}
-
 // evening runs op (see OpEvening).
 func (r *runner) evening(ctx context.Context, op Op) (string, error) {
 	// The rollover ahead: today's, or, once it passed (an evening before

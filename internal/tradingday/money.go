@@ -150,7 +150,8 @@ func (r *runner) moneyModel() money {
 }
 
 // report runs what `locator report` does for today (the fee check over
-// its window, then report.Run on the owner's database) and checks
+// its window, the owner's working orders brought up to the broker's book
+// first, then report.Run on the owner's database) and checks
 // report-figures: today's total spend, recovery, net spend, located,
 // credited and shorted shares, utilisation and short P&L (and the net P&L
 // they make) equal the model's.
@@ -160,7 +161,7 @@ func (r *runner) report(ctx context.Context, _ Op) (string, error) {
 	}
 	today := r.today()
 	rng := report.Range{From: today, To: today}
-	fees, err := r.as("report", nil).Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace})
+	fees, err := r.as("report", nil).Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace, Orders: true})
 	if err != nil {
 		return "", err
 	}

@@ -84,7 +84,7 @@ var directShapes = []Order{
 // false (about five draws in six) to leave the draw to op.
 func orderOp(rng *rand.Rand) (Op, bool) {
 	r := rng.IntN(200)
-	if r >= 32 {
+	if r >= 34 {
 		return Op{}, false
 	}
 	qty := int64(100 * (1 + rng.IntN(5)))
@@ -105,8 +105,10 @@ func orderOp(rng *rand.Rand) (Op, bool) {
 		return Op{Kind: OpFees}, true
 	case r < 30:
 		return Op{Kind: OpReport}, true
-	default:
+	case r < 32:
 		return Op{Kind: OpAudit}, true
+	default:
+		return afterCloseOp(rng, sym, qty, decimal.New(int64(3+rng.IntN(8)), -2)), true
 	}
 }
 
@@ -119,6 +121,7 @@ var orderOps = map[Kind]func(*runner, context.Context, Op) (string, error){
 	OpFees:        (*runner).fees,
 	OpReport:      (*runner).report,
 	OpAudit:       (*runner).audit,
+	OpAfterClose:  (*runner).afterClose,
 }
 
 // desk is what the checker keeps of the order side as it drives it: the
