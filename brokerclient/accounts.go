@@ -1,11 +1,8 @@
 package brokerclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -235,17 +232,15 @@ func (r PnLRow) OpenPosition(open []Position) (Position, bool) {
 //
 // Spec: GET /v1/api/accounts.
 func (s *AccountsService) List(ctx context.Context) ([]Account, *Response, error) {
-	var out struct {
-		Accounts []Account `json:"accounts"`
-	}
+	var out []Account
 	resp, err := s.client.do(ctx, call{
 		method: "GET", path: "/v1/api/accounts",
 		route: routeAccountsList, op: "list accounts",
-	}, &out)
+	}, &listOf[Account]{out: &out, key: "accounts"})
 	if err != nil {
 		return nil, resp, err
 	}
-	return out.Accounts, resp, nil
+	return out, resp, nil
 }
 
 // Get returns one account's detail object (with bp and the detail-only
@@ -281,7 +276,7 @@ func (s *AccountsService) PnL(ctx context.Context, accountID string) (*PnL, *Res
 	resp, err := s.client.do(ctx, call{
 		method: "GET", path: "/v1/api/accounts/" + seg + "/pnl",
 		route: routePnL, op: "get pnl",
-	}, &out)
+	}, &listOf[PnLRow]{out: &out.Lots, key: "pnl", rest: &out.PnLTotals})
 	if err != nil {
 		return nil, resp, err
 	}
@@ -386,75 +381,15 @@ func marshalWithExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// getList is one GET of a list (cl names its path, route and op) that the
-// service may send bare or wrapped in an object under key
-// (decodeArrayOrEnvelope): the one way the client reads such a list.
+// getList is one GET of a list (cl names its path, route and op) whose
+// envelope the spec does not show: bare, or in an object under key or as
+// its one array (listOf, loose). The one way the client reads such a list.
 func getList[T any](ctx context.Context, c *Client, cl call, key string) ([]T, *Response, error) {
 	cl.method = "GET"
-	var raw json.RawMessage
-	resp, err := c.do(ctx, cl, &raw)
+	var out []T
+	resp, err := c.do(ctx, cl, &listOf[T]{out: &out, key: key, loose: true})
 	if err != nil {
 		return nil, resp, err
 	}
-	out, err := decodeArrayOrEnvelope[T](cl.op, raw, key)
-	return out, resp, err
-}
-
-// decodeArrayOrEnvelope decodes a list the service may send bare ([...])
-// or wrapped in an object. In an object the first of keys holding an array
-// is used, then any member that holds an array; an object with no array
-// member (for example {}) is an empty list. Its strings are CleanText.
-func decodeArrayOrEnvelope[T any](op string, raw json.RawMessage, keys ...string) ([]T, error) {
-	body := bytes.TrimSpace(raw)
-	fail := func(err error) error { return &DecodeError{Op: op, Err: err, Body: truncate(body)} }
-	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
-		return nil, nil
-	}
-	switch body[0] {
-	case '[':
-		var out []T
-		if err := json.Unmarshal(body, &out); err != nil {
-			return nil, fail(err)
-		}
-		cleanDecoded(&out)
-		return out, nil
-	case '{':
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(body, &m); err != nil {
-			return nil, fail(err)
-		}
-		isArray := func(v json.RawMessage) bool {
-			v = bytes.TrimSpace(v)
-			return len(v) > 0 && v[0] == '['
-		}
-		pick := func() (json.RawMessage, bool) {
-			for _, k := range keys {
-				if v, ok := lookupFold(m, k); ok && isArray(v) {
-					return v, true
-				}
-			}
-			var found json.RawMessage
-			n := 0
-			for _, v := range m {
-				if isArray(v) {
-					found, n = v, n+1
-				}
-			}
-			return found, n == 1
-		}
-		v, ok := pick()
-		if !ok {
-			if len(m) == 0 {
-				return nil, nil
-			}
-			return nil, fail(errors.New("no list in the response object"))
-		}
-		var out []T
-		if err := json.Unmarshal(v, &out); err != nil {
-			return nil, fail(err)
-		}
-		cleanDecoded(&out)
-		return out, nil
-	}
-	return nil, fail(fmt.Errorf("want a JSON array or object, got %q", body[:1]))
+	return out, resp, nil
 }

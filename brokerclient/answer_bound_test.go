@@ -37,8 +37,8 @@ func goMemory() uint64 {
 	return m.Sys
 }
 
-// endlessAnswer is a broker that answers every request 200 with 1.5 GiB of
-// JSON ledger rows, written from one 64 KiB chunk and streamed without a
+// endlessAnswer is a broker that answers every request 200 with open
+// followed by 1.5 GiB of one 64 KiB chunk, streamed without a
 // Content-Length, until the client goes. It counts the requests and the
 // bytes written; done receives when an answer has stopped.
 type endlessAnswer struct {
@@ -50,12 +50,14 @@ type endlessAnswer struct {
 
 const endlessTotal = 3 << 29 // 1.5 GiB
 
-func newEndlessAnswer(t *testing.T) *endlessAnswer {
+// endlessNote is a ledger page whose first row's note never ends: an
+// answer over the byte bound long before any cap of rows.
+func endlessNote(t *testing.T) *endlessAnswer {
+	return newEndlessAnswer(t, `{"cashHistory":[{"note":"`, bytes.Repeat([]byte("x"), 64<<10))
+}
+
+func newEndlessAnswer(t *testing.T, open string, chunk []byte) *endlessAnswer {
 	t.Helper()
-	var chunk bytes.Buffer
-	for i := 0; chunk.Len() < 64<<10; i++ {
-		chunk.WriteString(ledgerRow(i, 0) + ",")
-	}
 	e := &endlessAnswer{done: make(chan struct{}, 1)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.requests.Add(1)
@@ -66,11 +68,11 @@ func newEndlessAnswer(t *testing.T) *endlessAnswer {
 			}
 		}()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		n, _ := w.Write([]byte(`{"cashHistory":[`))
+		n, _ := w.Write([]byte(open))
 		e.written.Add(int64(n))
 		w.(http.Flusher).Flush() // chunked: no Content-Length to refuse early
 		for e.written.Load() < endlessTotal && r.Context().Err() == nil {
-			n, err := w.Write(chunk.Bytes())
+			n, err := w.Write(chunk)
 			e.written.Add(int64(n))
 			if err != nil {
 				return
@@ -91,14 +93,14 @@ func newEndlessAnswer(t *testing.T) *endlessAnswer {
 	return e
 }
 
-// A broker whose success body never ends (1.5 GiB of
-// ledger rows, streamed without a Content-Length) gets a typed
-// ErrAnswerTooLarge once the client has read its 64 MiB bound: the client
-// stops reading there (the server writes far less than 1.5 GiB before the
-// connection goes), does not ask again, and the process's memory stays
-// under 300 MB. Not parallel: the memory measured is the whole process's.
+// A broker whose success body never ends (a ledger row's note of 1.5 GiB,
+// streamed without a Content-Length) gets a typed ErrAnswerTooLarge once
+// the client has read its 64 MiB bound: the client stops reading there
+// (the server writes far less than 1.5 GiB before the connection goes),
+// does not ask again, and the process's memory stays under 300 MB. Not
+// parallel: the memory measured is the whole process's.
 func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
-	e := newEndlessAnswer(t)
+	e := endlessNote(t)
 	_, _, err := e.client.Ledger.List(t.Context(), "LV100001", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), nil)
 	var tooLarge *brokerclient.AnswerTooLargeError
 	if !errors.Is(err, brokerclient.ErrAnswerTooLarge) || !errors.As(err, &tooLarge) {
@@ -121,20 +123,35 @@ func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
 }
 
 // A write that is never sent twice (a locate quote) and whose answer is
-// oversized was received by the broker but not read: it is an
-// ErrOutcomeUnknown, settled by its client id, as well as an
-// ErrAnswerTooLarge, and it is sent once.
+// over a bound (of bytes: a string that never ends; of rows: `{},{},…`)
+// was received by the broker but not read: it is an ErrOutcomeUnknown,
+// settled by its client id, as well as the bound's error, and it is sent
+// once.
 func TestOversizedAnswerToAQuoteIsOutcomeUnknown(t *testing.T) {
 	t.Parallel()
-	e := newEndlessAnswer(t)
-	_, _, err := e.client.Locates.Quote(t.Context(), brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 100, QuoteReqID: "q-big"})
-	var unknown *brokerclient.OutcomeUnknownError
-	if !errors.As(err, &unknown) || unknown.ClientID != "q-big" || !errors.Is(err, brokerclient.ErrAnswerTooLarge) {
-		t.Fatalf("err = %v, want an *OutcomeUnknownError for q-big wrapping ErrAnswerTooLarge", err)
-	}
-	<-e.done
-	if n := e.requests.Load(); n != 1 {
-		t.Errorf("%d quotes sent, want 1", n)
+	for _, tc := range []struct {
+		name  string
+		e     func(t *testing.T) *endlessAnswer
+		bound error
+	}{
+		{"bytes", endlessNote, brokerclient.ErrAnswerTooLarge},
+		{"rows", func(t *testing.T) *endlessAnswer {
+			return newEndlessAnswer(t, `[`, bytes.Repeat([]byte("{},"), 16<<10))
+		}, brokerclient.ErrTooManyRows},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := tc.e(t)
+			_, _, err := e.client.Locates.Quote(t.Context(), brokerclient.QuoteRequest{Account: "LV100001", Symbol: "HTBX", Quantity: 100, QuoteReqID: "q-big"})
+			var unknown *brokerclient.OutcomeUnknownError
+			if !errors.As(err, &unknown) || unknown.ClientID != "q-big" || !errors.Is(err, tc.bound) {
+				t.Fatalf("err = %v, want an *OutcomeUnknownError for q-big wrapping %v", err, tc.bound)
+			}
+			<-e.done
+			if n := e.requests.Load(); n != 1 {
+				t.Errorf("%d quotes sent, want 1", n)
+			}
+		})
 	}
 }
 

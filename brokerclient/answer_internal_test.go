@@ -3,13 +3,11 @@ package brokerclient
 import (
 	"bytes"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
 
-// readAnswer's bound is exact: an answer of limit bytes is read whole,
+// An answer's byte bound is exact: an answer of limit bytes is read whole,
 // whatever the pieces it is read in; one byte more, or a Content-Length
 // past the limit (refused before anything is read), is ErrAnswerTooLarge.
 func TestReadAnswerBound(t *testing.T) {
@@ -27,8 +25,11 @@ func TestReadAnswerBound(t *testing.T) {
 		{"one byte over", body + "y", -1, true},
 		{"declared over", "", limit + 1, true},
 	} {
-		resp := &http.Response{Body: io.NopCloser(strings.NewReader(tc.body)), ContentLength: tc.contentLength}
-		got, err := readAnswer("op", resp, limit)
+		src, err := newAnswerReader(strings.NewReader(tc.body), tc.contentLength, "op", "GET /op", limit, capOfRows(objectRows))
+		var got []byte
+		if err == nil {
+			got, err = src.readAll()
+		}
 		switch {
 		case tc.tooLarge && !errors.Is(err, ErrAnswerTooLarge):
 			t.Errorf("%s: err = %v, want ErrAnswerTooLarge", tc.name, err)

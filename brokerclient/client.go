@@ -27,7 +27,8 @@ const DefaultHeaderPrefix = "TZ"
 const maxErrorBody = 64 << 10
 
 // maxAnswer bounds every answer read from the broker: a REST success body
-// and a stream message. The largest legitimate ones are a cash ledger page
+// and a stream message (what it may decode into is bounded too: see
+// answerRows). The largest legitimate ones are a cash ledger page
 // at the service's 10,000-row maximum (about 200 bytes a row as sent,
 // under 1 KiB with the longest notes: 2 to 10 MiB) and a busy day's locate
 // history (10,000 locates at about 300 bytes: 3 MiB); 64 MiB leaves six
@@ -450,30 +451,30 @@ func sleepRetry(ctx context.Context, c *Client, d time.Duration) (bool, error) {
 	return true, nil
 }
 
-// decodeAnswer reads a success answer into v (or drains it when v is nil),
-// masking the secrets the request carried.
+// decodeAnswer decodes a success answer into v (or drains it when v is
+// nil) as it is read, within the answer's bounds: maxAnswer bytes and the
+// route's cap of rows and fields (routeCap); a list (a listOf) row by row.
+// The secrets the request carried are masked in what it decodes.
 func (c *Client) decodeAnswer(cl call, resp *http.Response, v any) error {
 	defer resp.Body.Close()
 	if v == nil {
 		drain(resp)
 		return nil
 	}
-	body, err := readAnswer(cl.op, resp, maxAnswer)
+	src, err := newAnswerReader(resp.Body, resp.ContentLength, cl.op, RouteTemplate(cl.route), maxAnswer, routeCap(cl.route))
+	if err == nil {
+		err = newAnswerDecoder(src, c.secretsSent(resp.Request)).decode(cl.op, v)
+	}
+	var de *DecodeError
 	switch {
-	case err != nil && cl.retry == retryNever:
-		return &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
-	case errors.Is(err, ErrAnswerTooLarge):
+	case err == nil, errors.As(err, &de):
 		return err
-	case err != nil:
-		return fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
+	case cl.retry == retryNever:
+		return &OutcomeUnknownError{Op: cl.op, ClientID: cl.clientID, Err: redact(err)}
+	case errors.Is(err, ErrAnswerTooLarge), errors.Is(err, ErrTooManyRows):
+		return err
 	}
-	sec := c.secretsSent(resp.Request)
-	body = sec.maskBody(body)
-	if err := json.Unmarshal(body, v); err != nil {
-		return &DecodeError{Op: cl.op, Err: err, Body: truncate(body)}
-	}
-	sec.cleanMasked(v)
-	return nil
+	return fmt.Errorf("brokerclient: %s: read body: %w", cl.op, redact(err))
 }
 
 // secretsSent is what a request of c carried that only c may know: the key
@@ -600,33 +601,6 @@ type noReplay struct{}
 
 func (noReplay) Read([]byte) (int, error) { return 0, io.EOF }
 func (noReplay) Close() error             { return nil }
-
-// readAnswer reads resp's body whole if it holds at most limit bytes, and
-// otherwise stops at the bound (or before reading, when Content-Length
-// already says so) with an *AnswerTooLargeError. It reads in pieces, each
-// as long as all before it up to 1 MiB, and joins them once the end is
-// seen: an answer that overruns the bound costs about the bound, not the
-// copies of a growing slice.
-func readAnswer(op string, resp *http.Response, limit int64) ([]byte, error) {
-	if resp.ContentLength > limit {
-		return nil, &AnswerTooLargeError{Op: op, Limit: limit}
-	}
-	var pieces [][]byte
-	size := int64(0)
-	for size <= limit {
-		p := make([]byte, min(max(size, 512), 1<<20, limit+1-size))
-		n, err := io.ReadFull(resp.Body, p)
-		pieces = append(pieces, p[:n])
-		size += int64(n)
-		switch {
-		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			return bytes.Join(pieces, nil), nil
-		case err != nil:
-			return nil, err
-		}
-	}
-	return nil, &AnswerTooLargeError{Op: op, Limit: limit}
-}
 
 func drain(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))

@@ -35,7 +35,8 @@ var (
 	// never follows (the key pair would go to its target).
 	ErrRedirect = errors.New("redirected")
 	// ErrAnswerTooLarge: a broker answer exceeded its bound (64 MiB, 1 MiB
-	// for a partner token answer); the rest of it was not read.
+	// for a partner token answer); the rest of it was not read. An answer
+	// within it may still hold too many rows: ErrTooManyRows.
 	ErrAnswerTooLarge = errors.New("broker answer too large")
 )
 

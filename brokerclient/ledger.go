@@ -145,7 +145,7 @@ func (s *LedgerService) List(ctx context.Context, accountID string, startDate ti
 		method: http.MethodGet,
 		path:   "/v1/api/accounts/" + pathEscape(accountID) + "/cash-transactions/start-date/" + startDate.Format(time.DateOnly),
 		query:  q, route: routeCashLedger, retry: retryRead, op: "cash ledger",
-	}, &page)
+	}, &listOf[CashEntry]{out: &page.CashHistory, key: "cashHistory", rest: &paginationOf[CashPagination]{&page.Pagination}})
 	if err != nil {
 		return nil, resp, err
 	}

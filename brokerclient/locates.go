@@ -1,7 +1,6 @@
 package brokerclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -381,55 +380,6 @@ func (s *LocatesService) Cancel(ctx context.Context, accountID, quoteReqID strin
 	return decodeAck(out, "locateCancelSent", quoteReqID), resp, nil
 }
 
-// inventoryList decodes { locateInventory: [...] } and the bare array paper
-// accounts answer (spec: "Short locates": "normalize both").
-type inventoryList []InventoryRow
-
-func (l *inventoryList) UnmarshalJSON(b []byte) error {
-	rows, err := arrayOrKey[InventoryRow](b, "locateInventory")
-	*l = rows
-	return err
-}
-
-// historyList decodes { locateHistory: [...] }, or a bare array.
-type historyList []HistoryRow
-
-func (l *historyList) UnmarshalJSON(b []byte) error {
-	rows, err := arrayOrKey[HistoryRow](b, "locateHistory")
-	*l = rows
-	return err
-}
-
-// arrayOrKey decodes a bare array, or the array under key in an object. A
-// missing key or null is an empty list; the result is never nil.
-func arrayOrKey[T any](b []byte, key string) ([]T, error) {
-	b = bytes.TrimSpace(b)
-	out := []T{}
-	switch {
-	case len(b) > 0 && b[0] == '[':
-		if err := json.Unmarshal(b, &out); err != nil {
-			return nil, err
-		}
-	case len(b) > 0 && b[0] == '{':
-		var env map[string]json.RawMessage
-		if err := json.Unmarshal(b, &env); err != nil {
-			return nil, err
-		}
-		if raw, ok := env[key]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			if err := json.Unmarshal(raw, &out); err != nil {
-				return nil, fmt.Errorf("%s: %w", key, err)
-			}
-		}
-	case bytes.Equal(b, []byte("null")):
-	default:
-		return nil, fmt.Errorf("want an array or an object with %q", key)
-	}
-	if out == nil {
-		out = []T{}
-	}
-	return out, nil
-}
-
 // Inventory returns the account's located inventory. Paper accounts answer
 // a bare empty array; both shapes give a non-nil slice.
 //
@@ -438,13 +388,18 @@ func (s *LocatesService) Inventory(ctx context.Context, accountID string) ([]Inv
 	if err := validateAccount("accountId", accountID); err != nil {
 		return nil, nil, err
 	}
-	var out inventoryList
+	// Live accounts answer { locateInventory: [...] }, paper ones a bare
+	// array (spec: "Short locates": "normalize both").
+	var out []InventoryRow
 	resp, err := s.client.do(ctx, call{
 		method: http.MethodGet, path: "/v1/api/accounts/" + pathEscape(accountID) + "/locates/inventory",
 		route: routeLocateInventory, retry: retryRead, op: "locate inventory",
-	}, &out)
+	}, &listOf[InventoryRow]{out: &out, key: "locateInventory"})
 	if err != nil {
 		return nil, resp, err
+	}
+	if out == nil {
+		out = []InventoryRow{}
 	}
 	return out, resp, nil
 }
@@ -457,13 +412,16 @@ func (s *LocatesService) History(ctx context.Context, accountID string) ([]Histo
 	if err := validateAccount("accountId", accountID); err != nil {
 		return nil, nil, err
 	}
-	var out historyList
+	var out []HistoryRow
 	resp, err := s.client.do(ctx, call{
 		method: http.MethodGet, path: "/v1/api/accounts/" + pathEscape(accountID) + "/locates/history",
 		route: routeLocateHistory, retry: retryRead, op: "locate history",
-	}, &out)
+	}, &listOf[HistoryRow]{out: &out, key: "locateHistory"})
 	if err != nil {
 		return nil, resp, err
+	}
+	if out == nil {
+		out = []HistoryRow{}
 	}
 	return out, resp, nil
 }

@@ -46,7 +46,7 @@ type OrderFollower struct {
 // FollowOrders starts following accountID's orders until ctx ends or
 // Close. It returns once the first connection is subscribed, or has
 // failed: an authentication or subscribe error, or a message over the
-// client's bound (ErrAnswerTooLarge), is returned; a transient
+// client's bounds (ErrAnswerTooLarge, ErrTooManyRows), is returned; a transient
 // failure is not (the follower keeps reconnecting and Connected says false
 // meanwhile).
 func (s *StreamsService) FollowOrders(ctx context.Context, accountID string, opts ...StreamOption) (*OrderFollower, error) {

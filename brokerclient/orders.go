@@ -140,14 +140,17 @@ func (s *OrdersService) Fills(ctx context.Context, accountID string, startDate t
 	}, "orders")
 }
 
-// historyPage is the paginated history envelope.
+// historyPagination is the paginated history's pagination object.
+type historyPagination struct {
+	CurrentLimit  int   `json:"currentLimit"`
+	CurrentOffset int   `json:"currentOffset"`
+	TotalRecords  int64 `json:"totalRecords"`
+}
+
+// historyPage is one page of the paginated history.
 type historyPage struct {
-	Pagination struct {
-		CurrentLimit  int   `json:"currentLimit"`
-		CurrentOffset int   `json:"currentOffset"`
-		TotalRecords  int64 `json:"totalRecords"`
-	} `json:"pagination"`
-	TradingHistory []Fill `json:"tradingHistory"`
+	Pagination     historyPagination
+	TradingHistory []Fill
 }
 
 // History iterates over the trading history from start, up to one year back
@@ -208,7 +211,7 @@ func (s *OrdersService) History(ctx context.Context, accountID string, start tim
 				if _, err := s.client.do(ctx, call{
 					method: "GET", path: path, query: q,
 					route: routeOrdersPaginated, op: "get trading history",
-				}, &page); err != nil {
+				}, &listOf[Fill]{out: &page.TradingHistory, key: "tradingHistory", rest: &paginationOf[historyPagination]{&page.Pagination}}); err != nil {
 					fail(err)
 					return
 				}

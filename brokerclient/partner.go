@@ -412,7 +412,11 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// oauth2 reads at most maxTokenAnswer bytes and parses what it got; the
 	// answer is read here first, so a longer one is an
 	// *AnswerTooLargeError, not a token cut short.
-	body, err := readAnswer("partner token", resp, maxTokenAnswer)
+	src, err := newAnswerReader(resp.Body, resp.ContentLength, "partner token", "POST {token address}", maxTokenAnswer, capOfRows(objectRows))
+	var body []byte
+	if err == nil {
+		body, err = src.readAll()
+	}
 	resp.Body.Close()
 	if err != nil {
 		return nil, err

@@ -196,17 +196,38 @@ func (sc *StreamConn) Subscribe(ctx context.Context, accountID string, topics ..
 // Next reads and decodes the next message, the client's secret masked in
 // it wherever the broker echoed it. A message that does not decode is a
 // *StreamDecodeError and the connection stays usable; one longer than the
-// client's bound (64 MiB) is an *AnswerTooLargeError and the connection is
-// closed.
+// client's bound (64 MiB) is an *AnswerTooLargeError, and one over its
+// cap of rows or fields (streamCap: a P&L snapshot's positions as the P&L
+// answer's lots) a *TooManyRowsError, counted as it is read and never
+// decoded: either way the connection is closed.
 func (sc *StreamConn) Next(ctx context.Context) (StreamMessage, error) {
-	_, data, err := sc.ws.Read(ctx)
-	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return nil, &AnswerTooLargeError{Op: string(sc.kind) + " stream", Limit: maxAnswer}
-	}
+	data, err := sc.read(ctx)
 	if err != nil {
+		if errors.Is(err, ErrAnswerTooLarge) || errors.Is(err, ErrTooManyRows) {
+			sc.ws.CloseNow()
+			return nil, err
+		}
 		return nil, fmt.Errorf("brokerclient: %s stream: read: %w", sc.kind, err)
 	}
 	return DecodeStreamMessage(sc.sec.maskBody(data))
+}
+
+// read reads the next message whole, within its bounds.
+func (sc *StreamConn) read(ctx context.Context) ([]byte, error) {
+	_, r, err := sc.ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	op := string(sc.kind) + " stream"
+	src, err := newAnswerReader(r, -1, op, "{ws_base_url}/stream/"+string(sc.kind), maxAnswer, streamCap(sc.kind))
+	if err != nil {
+		return nil, err
+	}
+	data, err := src.readAll()
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return nil, &AnswerTooLargeError{Op: op, Limit: maxAnswer}
+	}
+	return data, err
 }
 
 // Ping sends a protocol ping and waits for the pong; neither stream sends a
@@ -280,9 +301,10 @@ type session struct {
 
 // irrecoverable errors stop the session: the same credentials or account
 // would fail again, or the broker would send the same oversized message
-// (a snapshot) again.
+// (a snapshot, too long or of too many rows) again.
 func irrecoverable(err error) bool {
-	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, brokercode.ErrInput) || errors.Is(err, ErrAnswerTooLarge)
+	return errors.Is(err, ErrStreamAuth) || errors.Is(err, ErrStreamSubscribe) || errors.Is(err, brokercode.ErrInput) ||
+		errors.Is(err, ErrAnswerTooLarge) || errors.Is(err, ErrTooManyRows)
 }
 
 // run keeps the stream up until ctx ends or an irrecoverable error, and
