@@ -21,12 +21,15 @@ import (
 // legs, a route's order types) and its fields (the members of its
 // objects, at any depth: fieldsPerRow for each row the cap allows). Past
 // either cap nothing more is read and nothing of the answer is used: the
-// call fails with a *TooManyRowsError. The caps stand far above what the
-// broker sends (the busiest lists the spec allows are a 10,000-row ledger
-// page and a day's locate history), so a real answer never meets them;
-// what an answer within them decodes into is, besides the text it
-// carries (at most its bytes), a few tens of MB at most (50,000 orders of
-// 472 bytes; 160,000 undocumented keys of position rows).
+// call fails with a *TooManyRowsError. A list is decoded a row at a time
+// (a JSON decoder walks the answer, read whole within its bounds), and a
+// row is bounded in bytes (maxRowBytes) as the whole answer is. The caps
+// stand far above what the broker sends (the busiest lists the spec
+// allows are a 10,000-row ledger page and a day's locate history), so a
+// real answer never meets them; what an answer within them decodes into
+// is, besides the text it carries (at most its bytes), a few tens of MB at
+// most (50,000 orders of 472 bytes; 160,000 undocumented keys of position
+// rows).
 
 // answerRows is each route's cap on the rows of one answer (a route is
 // one endpoint: a key of RateLimits). A route not listed answers one
@@ -86,27 +89,18 @@ func streamCap(kind StreamKind) answerCap {
 }
 
 // answerReader is an answer's body read through its bounds: past limit
-// bytes it fails with an *AnswerTooLargeError, past its cap with a
-// *TooManyRowsError (counting as the bytes pass, so nothing past either is
-// read), and it keeps the answer's first bytes for an error to quote. Err
-// is what the body itself failed with (the network's), apart from the
-// bounds.
+// bytes, or maxRowBytes in a row, it fails with an *AnswerTooLargeError,
+// past its cap with a *TooManyRowsError, counting as the bytes pass, so
+// nothing past either is read.
 type answerReader struct {
 	r        io.Reader
 	op       string
 	endpoint string
 	limit    int64
 	read     int64
-	head     []byte // the first headBytes bytes
 	shape    shapeCounter
-	err      error
 	bound    error // the bound passed: every later read returns it
 }
-
-// headBytes is how much of an answer is kept for a DecodeError: what it
-// quotes (512 bytes) and room for a secret that begins there to be masked
-// whole.
-const headBytes = 4 << 10
 
 // newAnswerReader reads r, an answer of op to endpoint whose length, when
 // known, is length (-1: unknown), under limit bytes and cap c. A length
@@ -118,11 +112,19 @@ func newAnswerReader(r io.Reader, length int64, op, endpoint string, limit int64
 	return &answerReader{r: r, op: op, endpoint: endpoint, limit: limit, shape: shapeCounter{cap: c}}, nil
 }
 
-// readAll reads the whole answer, within its bounds. It reads in pieces,
-// each as long as all before it up to 1 MiB, and joins them once the end
-// is seen: an answer that overruns the bound costs about the bound, not
-// the copies of a growing slice.
+// readAll reads the whole answer, within its bounds, in one slice.
 func (a *answerReader) readAll() ([]byte, error) {
+	pieces, err := a.readPieces()
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Join(pieces, nil), nil
+}
+
+// readPieces reads the whole answer, within its bounds, in pieces, each
+// as long as all before it up to 1 MiB: an answer that overruns the bound
+// costs about the bound, not the copies of a growing slice.
+func (a *answerReader) readPieces() ([][]byte, error) {
 	var pieces [][]byte
 	size := 0
 	for {
@@ -132,7 +134,7 @@ func (a *answerReader) readAll() ([]byte, error) {
 		size += n
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			return bytes.Join(pieces, nil), nil
+			return pieces, nil
 		case err != nil:
 			return nil, err
 		}
@@ -152,83 +154,180 @@ func (a *answerReader) Read(p []byte) (int, error) {
 		a.bound = &AnswerTooLargeError{Op: a.op, Limit: a.limit}
 	}
 	a.read += int64(n)
-	if len(a.head) < headBytes {
-		a.head = append(a.head, p[:min(n, headBytes-len(a.head))]...)
-	}
-	if i, what, limit := a.shape.scan(p[:n]); what != "" {
-		a.bound = &TooManyRowsError{Op: a.op, Endpoint: a.endpoint, What: what, Limit: limit}
-		return i, a.bound
+	if b := a.shape.scan(p[:n]); b != withinBounds {
+		a.bound = a.boundError(b)
 	}
 	if a.bound != nil {
 		return n, a.bound
 	}
-	if err != nil && err != io.EOF {
-		a.err = err
-	}
 	return n, err
 }
 
-// shapeCounter counts, byte by byte, the elements of an answer's arrays
-// and the members of its objects, at any depth. It follows only what
-// tells them apart (brackets, braces, commas, strings); the JSON decoder
-// reading beside it checks the rest.
-type shapeCounter struct {
-	cap           answerCap
-	rows, fields  int
-	open          []byte // the enclosing containers, innermost last: '[' or '{'
-	awaiting      bool   // right after '[', '{' or ',': the next value begins an element or member
-	inStr, escape bool
+// boundError is the error of the bound b.
+func (a *answerReader) boundError(b bound) error {
+	switch b {
+	case overRows:
+		return &TooManyRowsError{Op: a.op, Endpoint: a.endpoint, What: "rows", Limit: a.shape.cap.rows}
+	case overFields:
+		return &TooManyRowsError{Op: a.op, Endpoint: a.endpoint, What: "fields", Limit: a.shape.cap.fields}
+	}
+	return &AnswerTooLargeError{Op: a.op, Limit: maxRowBytes, Row: true}
 }
 
-// scan counts b's elements and members; past the cap it returns where in
-// b and which cap ("rows" or "fields") was passed.
-func (s *shapeCounter) scan(b []byte) (int, string, int) {
-	for i, c := range b {
+// maxRowBytes bounds a row of an answer (an element of its outermost
+// array): the longest real one, a ledger row with the longest notes, is
+// under 1 KiB. A list is decoded a row at a time, and the decoder's
+// buffer, which doubles as a value grows, holds the row; an answer that
+// is one object (no list) is bounded by maxAnswer alone.
+const maxRowBytes = 1 << 20
+
+// bound names the bound of its shape an answer passed.
+type bound int
+
+const (
+	withinBounds bound = iota
+	overRows
+	overFields
+	overRowBytes
+)
+
+// shapeCounter counts the elements of an answer's arrays and the members
+// of its objects, at any depth, and measures the rows of its outermost
+// array. It follows only what tells them apart (brackets, braces, commas,
+// strings, which it skips to their closing quote a run at a time); the
+// JSON decoder reading the answer checks the rest.
+type shapeCounter struct {
+	cap          answerCap
+	rows, fields int
+	open         []byte // the enclosing containers, innermost last: '[' or '{'
+	awaiting     bool   // right after '[', '{' or ',': the next value begins an element or member
+	inStr        bool
+	slashes      int   // in a string: the backslashes that end what was scanned of it
+	outer        int   // 1 + the index in open of the outermost array; 0: none open
+	pos          int64 // bytes scanned
+	rowStart     int64 // where the outermost array's current row began
+	inRow        bool
+}
+
+// scan counts b's elements and members, and measures its rows; it
+// returns the first bound passed, if any.
+func (s *shapeCounter) scan(b []byte) bound {
+	for i := 0; i < len(b); {
 		if s.inStr {
-			switch {
-			case s.escape:
-				s.escape = false
-			case c == '\\':
-				s.escape = true
-			case c == '"':
-				s.inStr = false
-			}
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\n', '\r', ':':
-			continue
-		case ',':
-			s.awaiting = true
-			continue
-		case ']', '}':
-			if len(s.open) > 0 {
-				s.open = s.open[:len(s.open)-1]
-			}
-			s.awaiting = false
-			continue
-		}
-		if s.awaiting && len(s.open) > 0 {
-			s.awaiting = false
-			if s.open[len(s.open)-1] == '[' {
-				if s.rows++; s.rows > s.cap.rows {
-					return i, "rows", s.cap.rows
-				}
-			} else if s.fields++; s.fields > s.cap.fields {
-				return i, "fields", s.cap.fields
+			n := s.skipString(b[i:])
+			i += n
+			s.pos += int64(n)
+		} else {
+			c := b[i]
+			i++
+			s.pos++
+			if over := s.token(c); over != withinBounds {
+				return over
 			}
 		}
-		switch c {
-		case '"':
-			s.inStr = true
-		case '[', '{':
-			// Every container but the answer's own is an element or a
-			// member, so the caps bound this stack too.
-			s.open = append(s.open, c)
-			s.awaiting = true
+		if s.inRow && s.pos-s.rowStart > maxRowBytes {
+			return overRowBytes
 		}
 	}
-	return len(b), "", 0
+	return withinBounds
+}
+
+// token handles a byte outside strings.
+func (s *shapeCounter) token(c byte) bound {
+	switch c {
+	case ' ', '\t', '\n', '\r', ':':
+		return withinBounds
+	case ',', ']', '}':
+		s.close(c)
+		return withinBounds
+	}
+	if s.awaiting && len(s.open) > 0 {
+		if over := s.begin(); over != withinBounds {
+			return over
+		}
+	}
+	switch c {
+	case '"':
+		s.inStr, s.slashes = true, 0
+	case '[', '{':
+		// Every container but the answer's own is an element or a
+		// member, so the caps bound this stack too.
+		s.open = append(s.open, c)
+		s.awaiting = true
+		if c == '[' && s.outer == 0 {
+			s.outer = len(s.open)
+		}
+	}
+	return withinBounds
+}
+
+// skipString skips the rest of a string, through its closing quote (a
+// quote after an even run of backslashes), or all of b; it returns how
+// many bytes it skipped.
+func (s *shapeCounter) skipString(b []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			s.slashes = trailingSlashes(b[i:], s.slashes)
+			return len(b)
+		}
+		q := i + j
+		if trailingSlashes(b[i:q], s.slashes)%2 == 0 {
+			s.inStr = false
+			return q + 1
+		}
+		i, s.slashes = q+1, 0 // an escaped quote
+	}
+}
+
+// trailingSlashes is the run of backslashes that ends b, which continues
+// a run of before when b is all backslashes.
+func trailingSlashes(b []byte, before int) int {
+	n := 0
+	for n < len(b) && b[len(b)-1-n] == '\\' {
+		n++
+	}
+	if n == len(b) {
+		return before + n
+	}
+	return n
+}
+
+// begin counts the element or member that begins at the current byte.
+func (s *shapeCounter) begin() bound {
+	s.awaiting = false
+	if s.open[len(s.open)-1] == '{' {
+		if s.fields++; s.fields > s.cap.fields {
+			return overFields
+		}
+		return withinBounds
+	}
+	if s.rows++; s.rows > s.cap.rows {
+		return overRows
+	}
+	if len(s.open) == s.outer {
+		s.inRow, s.rowStart = true, s.pos-1
+	}
+	return withinBounds
+}
+
+// close handles a comma, which ends an element or a member, or the end of
+// a container.
+func (s *shapeCounter) close(c byte) {
+	if len(s.open) == s.outer {
+		s.inRow = false
+	}
+	if c == ',' {
+		s.awaiting = true
+		return
+	}
+	if len(s.open) == s.outer {
+		s.outer = 0
+	}
+	if len(s.open) > 0 {
+		s.open = s.open[:len(s.open)-1]
+	}
+	s.awaiting = false
 }
 
 // ErrTooManyRows: a broker answer held more rows or fields than its
@@ -258,17 +357,17 @@ func (e *TooManyRowsError) Error() string {
 // Is reports ErrTooManyRows.
 func (e *TooManyRowsError) Is(target error) bool { return target == ErrTooManyRows }
 
-// answerDecoder decodes one answer from its reader: its JSON value, then
-// nothing but white space to the end, the secrets a request carried
-// masked in what it decodes and its strings CleanText.
+// answerDecoder decodes one answer, read whole within its bounds first:
+// so nothing is decoded of an answer past them, and the decoding's work
+// never counts against the request's time on the network (a 64 MiB
+// answer decoded as it arrived took past the client's 15 s on a loaded
+// machine). A list answer is then walked by a JSON decoder, a row at a
+// time, over the pieces it was read in, each let go once read; an answer
+// of one object is decoded whole. The secrets the request carried are
+// masked in what it decodes, and its strings are CleanText.
 type answerDecoder struct {
-	src *answerReader
 	dec *json.Decoder
 	sec secrets
-}
-
-func newAnswerDecoder(src *answerReader, sec secrets) *answerDecoder {
-	return &answerDecoder{src: src, dec: json.NewDecoder(src), sec: sec}
 }
 
 // listAnswer is an answer whose list is decoded row by row (listOf).
@@ -276,46 +375,48 @@ type listAnswer interface {
 	decodeList(a *answerDecoder) error
 }
 
-// decode reads the answer into v: a listAnswer row by row, anything else
-// (one object, bounded by the reader's cap) whole. It returns the
-// reader's own errors (the bounds, the network) as they are, and a
+// decodeAnswerFrom reads the answer from src and decodes it into v. It
+// returns src's errors (the bounds, the network) as they are, and a
 // *DecodeError for an answer that is not what v takes.
-func (a *answerDecoder) decode(op string, v any) error {
-	var err error
+func decodeAnswerFrom(src *answerReader, sec secrets, op string, v any) error {
+	pieces, err := src.readPieces()
+	if err != nil {
+		return err
+	}
+	head := answerHead(pieces)
 	if l, ok := v.(listAnswer); ok {
-		err = l.decodeList(a)
-	} else {
-		err = a.value(v)
+		readers := make([]io.Reader, len(pieces))
+		for i, p := range pieces {
+			readers[i] = bytes.NewReader(p)
+		}
+		a := &answerDecoder{dec: json.NewDecoder(io.MultiReader(readers...)), sec: sec}
+		if err = l.decodeList(a); err == nil {
+			err = a.end()
+		}
+	} else if err = json.Unmarshal(sec.maskBody(bytes.Join(pieces, nil)), v); err == nil {
+		sec.cleanMasked(v)
 	}
-	if err == nil {
-		err = a.end()
+	if err != nil {
+		return &DecodeError{Op: op, Err: err, Body: truncate(sec.maskBody(head))}
 	}
-	var tooMany *TooManyRowsError
-	var tooLarge *AnswerTooLargeError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &tooMany):
-		return tooMany
-	case errors.As(err, &tooLarge):
-		return tooLarge
-	case a.src.err != nil:
-		return a.src.err
-	}
-	return &DecodeError{Op: op, Err: err, Body: truncate(a.sec.maskBody(a.src.head))}
+	return nil
 }
 
-// value decodes the next JSON value into v, masked and cleaned.
-func (a *answerDecoder) value(v any) error {
-	var raw json.RawMessage
-	if err := a.dec.Decode(&raw); err != nil {
-		return err
+// headBytes is how much of an answer is kept for a DecodeError to quote:
+// what it quotes (512 bytes) and room for a secret that begins there to
+// be masked whole.
+const headBytes = 4 << 10
+
+// answerHead is the first headBytes of an answer read in pieces.
+func answerHead(pieces [][]byte) []byte {
+	var head []byte
+	for _, p := range pieces {
+		if len(head) >= headBytes {
+			break
+		}
+		head = append(head, p[:min(len(p), headBytes-len(head))]...)
 	}
-	if err := json.Unmarshal(a.sec.maskBody(raw), v); err != nil {
-		return err
-	}
-	a.sec.cleanMasked(v)
-	return nil
+	return head
 }
 
 // end checks that nothing but white space follows the answer's value.
@@ -330,7 +431,7 @@ func (a *answerDecoder) end() error {
 }
 
 // listOf is a list answer's decoding (decodeList): its rows go to *out,
-// one at a time off the wire. The service sends the list bare ([...]) or
+// decoded one at a time. The service sends the list bare ([...]) or
 // under key in an object (any case), beside other members: rest, when
 // set, decodes those that name one of its fields (pagination, totals),
 // and then the list cannot come bare; the others are skipped. A list that

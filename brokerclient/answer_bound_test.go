@@ -50,8 +50,15 @@ type endlessAnswer struct {
 
 const endlessTotal = 3 << 29 // 1.5 GiB
 
-// endlessNote is a ledger page whose first row's note never ends: an
-// answer over the byte bound long before any cap of rows.
+// endlessPage is a ledger page of rows whose notes are 128 KiB long,
+// without end: over the answer's byte bound after 512 rows, each row
+// within its own bound and the rows within their cap.
+func endlessPage(t *testing.T) *endlessAnswer {
+	return newEndlessAnswer(t, `{"cashHistory":[`, []byte(ledgerRow(0, 128<<10)+","))
+}
+
+// endlessNote is a ledger page whose first row's note never ends: a row
+// over its byte bound.
 func endlessNote(t *testing.T) *endlessAnswer {
 	return newEndlessAnswer(t, `{"cashHistory":[{"note":"`, bytes.Repeat([]byte("x"), 64<<10))
 }
@@ -93,21 +100,21 @@ func newEndlessAnswer(t *testing.T, open string, chunk []byte) *endlessAnswer {
 	return e
 }
 
-// A broker whose success body never ends (a ledger row's note of 1.5 GiB,
-// streamed without a Content-Length) gets a typed ErrAnswerTooLarge once
-// the client has read its 64 MiB bound: the client stops reading there
-// (the server writes far less than 1.5 GiB before the connection goes),
-// does not ask again, and the process's memory stays under 300 MB. Not
-// parallel: the memory measured is the whole process's.
+// A broker whose success body never ends (1.5 GiB of ledger rows of
+// 128 KiB, streamed without a Content-Length) gets a typed
+// ErrAnswerTooLarge once the client has read its 64 MiB bound: the client
+// stops reading there (the server writes far less than 1.5 GiB before the
+// connection goes), does not ask again, and the process's memory stays
+// under 300 MB. Not parallel: the memory measured is the whole process's.
 func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
-	e := endlessNote(t)
+	e := endlessPage(t)
 	_, _, err := e.client.Ledger.List(t.Context(), "LV100001", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), nil)
 	var tooLarge *brokerclient.AnswerTooLargeError
 	if !errors.Is(err, brokerclient.ErrAnswerTooLarge) || !errors.As(err, &tooLarge) {
 		t.Fatalf("err = %v, want an *AnswerTooLargeError", err)
 	}
-	if tooLarge.Limit != 64<<20 {
-		t.Errorf("Limit = %d, want 64 MiB", tooLarge.Limit)
+	if tooLarge.Limit != 64<<20 || tooLarge.Row {
+		t.Errorf("Limit = %d, Row %v; want the answer's 64 MiB", tooLarge.Limit, tooLarge.Row)
 	}
 	<-e.done
 	if w := e.written.Load(); w >= endlessTotal {
@@ -123,7 +130,7 @@ func TestOversizedAnswerStopsAtTheBound(t *testing.T) {
 }
 
 // A write that is never sent twice (a locate quote) and whose answer is
-// over a bound (of bytes: a string that never ends; of rows: `{},{},…`)
+// over a bound (of bytes: rows that never end; of rows: `{},{},…`)
 // was received by the broker but not read: it is an ErrOutcomeUnknown,
 // settled by its client id, as well as the bound's error, and it is sent
 // once.
@@ -134,7 +141,7 @@ func TestOversizedAnswerToAQuoteIsOutcomeUnknown(t *testing.T) {
 		e     func(t *testing.T) *endlessAnswer
 		bound error
 	}{
-		{"bytes", endlessNote, brokerclient.ErrAnswerTooLarge},
+		{"bytes", endlessPage, brokerclient.ErrAnswerTooLarge},
 		{"rows", func(t *testing.T) *endlessAnswer {
 			return newEndlessAnswer(t, `[`, bytes.Repeat([]byte("{},"), 16<<10))
 		}, brokerclient.ErrTooManyRows},
@@ -152,6 +159,27 @@ func TestOversizedAnswerToAQuoteIsOutcomeUnknown(t *testing.T) {
 				t.Errorf("%d quotes sent, want 1", n)
 			}
 		})
+	}
+}
+
+// A row that never ends (a ledger row's note, spec: Resources, "Cash
+// ledger row") is an ErrAnswerTooLarge once it passes its own bound of
+// 1 MiB: the client stops reading there, long before the answer's own
+// bound (the rows are decoded one at a time: a row is what it holds).
+func TestOversizedRowStopsAtItsBound(t *testing.T) {
+	t.Parallel()
+	e := endlessNote(t)
+	_, _, err := e.client.Ledger.List(t.Context(), "LV100001", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), nil)
+	var tooLarge *brokerclient.AnswerTooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Limit != 1<<20 || !tooLarge.Row {
+		t.Fatalf("err = %v, want an *AnswerTooLargeError of a row over 1 MiB", err)
+	}
+	if !strings.Contains(err.Error(), "a row of the broker's answer exceeded 1048576 bytes") {
+		t.Errorf("message %q does not say a row passed 1 MiB", err)
+	}
+	<-e.done
+	if w := e.written.Load(); w >= 64<<20 {
+		t.Errorf("the server wrote %d bytes: the client read on past the row's bound", w)
 	}
 }
 

@@ -452,9 +452,9 @@ func sleepRetry(ctx context.Context, c *Client, d time.Duration) (bool, error) {
 }
 
 // decodeAnswer decodes a success answer into v (or drains it when v is
-// nil) as it is read, within the answer's bounds: maxAnswer bytes and the
-// route's cap of rows and fields (routeCap); a list (a listOf) row by row.
-// The secrets the request carried are masked in what it decodes.
+// nil), read within the answer's bounds: maxAnswer bytes and the route's
+// cap of rows and fields (routeCap); a list (a listOf) row by row. The
+// secrets the request carried are masked in what it decodes.
 func (c *Client) decodeAnswer(cl call, resp *http.Response, v any) error {
 	defer resp.Body.Close()
 	if v == nil {
@@ -463,7 +463,7 @@ func (c *Client) decodeAnswer(cl call, resp *http.Response, v any) error {
 	}
 	src, err := newAnswerReader(resp.Body, resp.ContentLength, cl.op, RouteTemplate(cl.route), maxAnswer, routeCap(cl.route))
 	if err == nil {
-		err = newAnswerDecoder(src, c.secretsSent(resp.Request)).decode(cl.op, v)
+		err = decodeAnswerFrom(src, c.secretsSent(resp.Request), cl.op, v)
 	}
 	var de *DecodeError
 	switch {

@@ -7,13 +7,13 @@
 // client id, and decodes every shape the spec warns about without losing data.
 // Every address it is given passes CheckAddress (TLS beyond loopback), it
 // follows no redirect (RedirectError), and every string it decodes from
-// the broker is CleanText. No answer is read past 64 MiB
-// (AnswerTooLargeError), nor past its endpoint's cap of rows (array
-// elements, at any depth: from 1,000 for the accounts to 50,000 for the
-// locate history; SECURITY.md lists them) and of fields (object members:
-// 32 for each row of the cap), counted as it is read and before any of it
-// is decoded (TooManyRowsError); a list is decoded row by row off the
-// wire.
+// the broker is CleanText. No answer is read past 64 MiB, nor a row of
+// one past 1 MiB (AnswerTooLargeError), nor past its endpoint's cap of
+// rows (array elements, at any depth: from 1,000 for the accounts to
+// 50,000 for the locate history; SECURITY.md lists them) and of fields
+// (object members: 32 for each row of the cap), counted as it is read and
+// before any of it is decoded (TooManyRowsError); a list is decoded row by
+// row.
 //
 // Services are grouped by area, after go-github: Client.Accounts,
 // Client.Orders, Client.Positions, Client.Locates, Client.Ledger, and

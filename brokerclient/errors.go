@@ -35,21 +35,29 @@ var (
 	// never follows (the key pair would go to its target).
 	ErrRedirect = errors.New("redirected")
 	// ErrAnswerTooLarge: a broker answer exceeded its bound (64 MiB, 1 MiB
-	// for a partner token answer); the rest of it was not read. An answer
-	// within it may still hold too many rows: ErrTooManyRows.
+	// for a partner token answer or a row of an answer); the rest of it
+	// was not read. An answer within it may still hold too many rows:
+	// ErrTooManyRows.
 	ErrAnswerTooLarge = errors.New("broker answer too large")
 )
 
 // AnswerTooLargeError is a broker answer longer than Limit bytes: a REST
-// body, a token answer or a stream message. Reading stopped at the bound
-// and the call is not retried: the broker would answer the same again.
+// body, a token answer or a stream message; or, with Row, one of its rows
+// (an element of its outermost array) longer than Limit. Reading stopped
+// at the bound and the call is not retried: the broker would answer the
+// same again.
 type AnswerTooLargeError struct {
 	Op    string
 	Limit int64
+	Row   bool
 }
 
 func (e *AnswerTooLargeError) Error() string {
-	return fmt.Sprintf("brokerclient: %s: the broker's answer exceeded %d bytes and was not read further", e.Op, e.Limit)
+	what := "the broker's answer"
+	if e.Row {
+		what = "a row of the broker's answer"
+	}
+	return fmt.Sprintf("brokerclient: %s: %s exceeded %d bytes and was not read further", e.Op, what, e.Limit)
 }
 
 // Is reports ErrAnswerTooLarge.
