@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,8 +20,10 @@ import (
 
 // Done-when "a 1.5 GiB body leaves the CLI under 300 MB
 // RSS": the built binary's `locator accounts` against a broker that
-// answers with 1.5 GiB of JSON account rows (streamed from one 64 KiB
-// chunk, without a Content-Length) fails with the answer-too-large error,
+// answers with 1.5 GiB of JSON account rows (streamed from one 128 KiB
+// chunk, a row with a long nickname, without a Content-Length: 512 rows
+// reach the 64 MiB bound within the cap of 1,000 rows, see
+// TestCLIAnswerOfManyRowsPeakRSS) fails with the answer-too-large error,
 // asks once, and the process's peak RSS (getrusage ru_maxrss, KiB on
 // Linux) stays under 300 MB. The run has its own database, runtime and
 // settings folders, so it never follows a running owner.
@@ -35,10 +38,7 @@ func TestCLIOversizedAnswerPeakRSS(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildBinary(t)
 
-	var chunk bytes.Buffer
-	for i := 0; chunk.Len() < 64<<10; i++ {
-		fmt.Fprintf(&chunk, `{"accountId":"LV%06d","accountType":"Margin","accountStatus":"Active","nickname":"account %d"},`, i, i)
-	}
+	chunk := []byte(`{"accountId":"LV000001","accountType":"Margin","accountStatus":"Active","nickname":"` + strings.Repeat("x", 128<<10-100) + `"},`)
 	const total = 3 << 29 // 1.5 GiB
 	var requests atomic.Int32
 	var written atomic.Int64
@@ -49,7 +49,7 @@ func TestCLIOversizedAnswerPeakRSS(t *testing.T) {
 		written.Add(int64(n))
 		w.(http.Flusher).Flush() // chunked: no Content-Length to refuse early
 		for written.Load() < total && r.Context().Err() == nil {
-			n, err := w.Write(chunk.Bytes())
+			n, err := w.Write(chunk)
 			written.Add(int64(n))
 			if err != nil {
 				return
@@ -58,22 +58,8 @@ func TestCLIOversizedAnswerPeakRSS(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	home := filepath.Join(dir, "home")
-	run := filepath.Join(dir, "run")
-	for _, d := range []string{home, run} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	peakFile := filepath.Join(dir, "peak")
-	cmd := exec.CommandContext(t.Context(), os.Args[0], bin, "accounts")
-	cmd.Env = []string{
-		spawnPeakEnv + "=" + peakFile,
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + home,
-		"LOCATOR_BASE_URL=" + srv.URL, "LOCATOR_KEY_ID=FIXTUREKEY", "LOCATOR_SECRET=fixture-secret",
-		"LOCATOR_ACCOUNT=LV100001", "LOCATOR_DB=" + filepath.Join(dir, "locator.db"),
-	}
+	run := newPeakRun(t, dir, bin, []string{"LOCATOR_BASE_URL=" + srv.URL, "LOCATOR_KEY_ID=FIXTUREKEY", "LOCATOR_SECRET=fixture-secret"}, "accounts")
+	cmd := run.cmd
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -89,14 +75,7 @@ func TestCLIOversizedAnswerPeakRSS(t *testing.T) {
 	if w := written.Load(); w >= total {
 		t.Errorf("the server wrote all %d bytes: the CLI read past its bound", w)
 	}
-	raw, err := os.ReadFile(peakFile)
-	if err != nil {
-		t.Fatalf("the spawner wrote no figure: %v", err)
-	}
-	var peakKiB, spawnerKiB int64
-	if _, err := fmt.Sscan(string(raw), &peakKiB, &spawnerKiB); err != nil {
-		t.Fatalf("the spawner's figure %q: %v", raw, err)
-	}
+	peakKiB, spawnerKiB := run.peak(t)
 	if peak := peakKiB << 10; peak >= 300e6 {
 		t.Errorf("peak RSS %d MB, want under 300 MB", peak/1e6)
 	}
@@ -105,6 +84,51 @@ func TestCLIOversizedAnswerPeakRSS(t *testing.T) {
 	direct := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
 	t.Logf("exit %d, stderr %q; server wrote %d MiB; the CLI's peak RSS %d MB (%d KiB, of which up to %d KiB the spawner's); the spawner's ru_maxrss %d KiB",
 		cmd.ProcessState.ExitCode(), strings.TrimSpace(stderr.String()), written.Load()>>20, (peakKiB<<10)/1e6, peakKiB, spawnerKiB, direct)
+}
+
+// peakRun is a locator command run through the spawner (spawnPeakRSS) in
+// a folder of its own, with its own database, runtime and settings
+// folders (so it never follows a running owner), whose peak RSS is read
+// once it has ended.
+type peakRun struct {
+	cmd  *exec.Cmd
+	file string
+}
+
+// newPeakRun is the run of bin with args in dir (made by the caller), with
+// env (the broker's address and keys, at least) besides its folders.
+func newPeakRun(t *testing.T, dir, bin string, env []string, args ...string) *peakRun {
+	t.Helper()
+	home := filepath.Join(dir, "home")
+	run := filepath.Join(dir, "run")
+	for _, d := range []string{home, run} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &peakRun{file: filepath.Join(dir, "peak")}
+	r.cmd = exec.CommandContext(t.Context(), os.Args[0], append([]string{bin}, args...)...)
+	r.cmd.Env = append([]string{
+		spawnPeakEnv + "=" + r.file,
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"XDG_RUNTIME_DIR=" + run, "XDG_CONFIG_HOME=" + home,
+		"LOCATOR_ACCOUNT=LV100001", "LOCATOR_DB=" + filepath.Join(dir, "locator.db"),
+	}, env...)
+	return r
+}
+
+// peak is the command's peak RSS (ru_maxrss, KiB) and the spawner's own
+// before it started it (KiB), as the spawner wrote them.
+func (r *peakRun) peak(t *testing.T) (peakKiB, spawnerKiB int64) {
+	t.Helper()
+	raw, err := os.ReadFile(r.file)
+	if err != nil {
+		t.Fatalf("the spawner wrote no figure: %v", err)
+	}
+	if _, err := fmt.Sscan(string(raw), &peakKiB, &spawnerKiB); err != nil {
+		t.Fatalf("the spawner's figure %q: %v", raw, err)
+	}
+	return peakKiB, spawnerKiB
 }
 
 // spawnPeakEnv, set in the environment of this test binary, makes it
@@ -120,7 +144,8 @@ func init() {
 }
 
 // spawnPeakRSS runs args as a child with this process's standard streams
-// and environment (less spawnPeakEnv), writes to file the child's peak
+// and environment (less spawnPeakEnv), passing it on the SIGTERM this
+// process gets (a daemon is stopped so), writes to file the child's peak
 // RSS (ru_maxrss, KiB) and this process's own peak before the spawn
 // (VmHWM, KiB: the most the child's figure can hold of the spawner's), and
 // returns the child's exit code. A freshly started test binary is small,
@@ -139,7 +164,18 @@ func spawnPeakRSS(file string, args []string) int {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	if err := cmd.Run(); cmd.ProcessState == nil {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "spawner:", err)
+		return 125
+	}
+	go func() {
+		for s := range term {
+			cmd.Process.Signal(s)
+		}
+	}()
+	if err := cmd.Wait(); cmd.ProcessState == nil {
 		fmt.Fprintln(os.Stderr, "spawner:", err)
 		return 125
 	}
