@@ -98,7 +98,8 @@ func auditWorld(t *testing.T, skew time.Duration, opts ...simtest.Option) (conte
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sim.RunClockWhen(t, 2)
+	var loops simtest.Loops // the engine's, once it runs: time waits on the events it holds
+	sim.RunClockWhile(t, 2, loops.Idle)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	client := sim.Client(t, sim.Live, brokerclient.WithStreamURL("ws"+strings.TrimPrefix(sim.URL, "http")+"/no-stream"))
@@ -111,6 +112,7 @@ func auditWorld(t *testing.T, skew time.Duration, opts ...simtest.Option) (conte
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
+	loops.Add(e)
 	return ctx, sim, st, client, e
 }
 

@@ -58,6 +58,9 @@ type world struct {
 	direct, uncovered map[string]bool
 	// covers are the workflow each locator short sale was covered by.
 	covers map[string]string
+	// loops are the days' engines: virtual time waits while one holds an
+	// event (an offer's row), which real time never runs past.
+	loops simtest.Loops
 }
 
 // generate runs n trading days from monthStart. Each day, at 10:00 New
@@ -78,7 +81,7 @@ func generate(t *testing.T, n int) *world {
 	}
 	t.Cleanup(func() { st.Close() })
 	w := &world{sim: sim, store: st, direct: map[string]bool{}, uncovered: map[string]bool{}, covers: map[string]string{}}
-	sim.RunClockWhen(t, 2)
+	sim.RunClockWhile(t, 2, w.loops.Idle)
 	for d := monthStart; len(w.days) < n; d = d.AddDate(0, 0, 1) {
 		if !market.IsTradingDay(d) {
 			continue
@@ -112,6 +115,7 @@ func (w *world) day(t *testing.T, i int, last bool) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	w.loops.Add(e)
 	auto := workflow.Policy{AutoAccept: true}
 	filled := map[string]string{} // the day's filled locate of each symbol
 	short := func(symbol string, qty int64, limit decimal.Decimal) *account.ShortResult {
