@@ -254,7 +254,10 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 	t.Parallel()
 	sim := simtest.New(t)
 	b := &testBundle{sim: sim, store: mustStore(t, sim), client: sim.Client(t, sim.Live)}
-	sim.RunClockWhen(t, 2) // the engine's poller and dispatcher sleep on the clock
+	// The engine's poller and dispatcher sleep on the clock; time waits on
+	// the events its loop holds (an offer's row: real time never runs past).
+	var loops simtest.Loops
+	sim.RunClockWhile(t, 2, loops.Idle)
 	e, err := engine.New(engine.Config{
 		Client: sim.Client(t, sim.Live), Store: b.store, Clock: sim.Clock, Account: account,
 		Env: brokerclient.EnvLive, Logger: slog.New(slog.DiscardHandler),
@@ -265,6 +268,7 @@ func TestReconcileEngineEndToEnd(t *testing.T) {
 	if err := e.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	loops.Add(e)
 	run := func(h *engine.Handle, err error) *workflow.Workflow {
 		t.Helper()
 		if err != nil {
