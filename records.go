@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/states"
 )
 
 // An account's owner, its standbys and the runs of its jobs are recorded
@@ -110,4 +111,19 @@ type JobRun struct {
 	EndedAt   time.Time `json:",omitzero"` // zero (absent on the account API) while running
 	Outcome   JobOutcome
 	Detail    string
+}
+
+// Transition is one row of a record's append-only log: a workflow's, or an
+// order's (WorkflowID is then its clientOrderId). Package store keeps the
+// logs; the account API hands them out (Account.Records).
+type Transition struct {
+	Seq        int64
+	WorkflowID string
+	From, To   states.State
+	Event      states.Event
+	Reason     string
+	// RawRow is the broker's row behind the change, as it came (orders
+	// keep none).
+	RawRow string
+	At     time.Time
 }

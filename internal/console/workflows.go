@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -102,20 +101,20 @@ func OrderRecordOf(o *workflow.Order) OrderRecord {
 // Transitions prints workflow w's line (in JSON its outcome record), then
 // the transitions of its log one a row, each in JSON with the broker's row
 // that caused it.
-func Transitions(out Printer, w *workflow.Workflow, log []store.Transition) {
+func Transitions(out Printer, w *workflow.Workflow, log []locator.Transition) {
 	out.Event(OutcomeRecordOf(w), fmt.Sprintf("%s  %s %s %d  %s  quoteReqID %s  %s", w.ID, w.Kind, w.Symbol, w.Requested, w.State, w.QuoteReqID, w.Reason))
 	transitions(out, log)
 }
 
 // OrderTransitions prints order o's line (in JSON its status record),
 // then its transition log as Transitions does (orders keep no broker rows).
-func OrderTransitions(out Printer, o *workflow.Order, log []store.Transition) {
+func OrderTransitions(out Printer, o *workflow.Order, log []locator.Transition) {
 	out.Event(OrderRecordOf(o), strings.TrimSpace(fmt.Sprintf("%s  order: %s  %s %s  %d executed  %s", o.LookupID(), OrderWords(o), o.State, o.OrderStatus, o.Executed, o.Reason)))
 	transitions(out, log)
 }
 
 // transitions prints a log one transition a row.
-func transitions(out Printer, log []store.Transition) {
+func transitions(out Printer, log []locator.Transition) {
 	var rows [][]string
 	var objs []any
 	for _, t := range log {

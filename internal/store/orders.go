@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -81,7 +82,7 @@ func insertOrderTransition(ctx context.Context, tx *Tx, id string, tr *workflow.
 
 // OrderTransitions returns an order's log, oldest first (WorkflowID holds
 // its clientOrderId; orders keep no raw rows).
-func (s *Store) OrderTransitions(ctx context.Context, clientOrderID string) ([]Transition, error) {
+func (s *Store) OrderTransitions(ctx context.Context, clientOrderID string) ([]locator.Transition, error) {
 	return s.transitions(ctx, `SELECT seq, client_order_id, from_state, to_state, event, reason, '', at FROM order_transitions WHERE client_order_id = ? ORDER BY seq`, clientOrderID)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -21,18 +22,6 @@ var ErrNotFound = errors.New("no such workflow")
 // ErrConflict is returned when a compare-and-set finds the workflow in
 // another state than expected: someone else moved it first.
 var ErrConflict = errors.New("store: workflow state changed concurrently")
-
-// Transition is one row of an append-only log: a workflow's, or an
-// order's (WorkflowID is then its clientOrderId).
-type Transition struct {
-	Seq        int64
-	WorkflowID string
-	From, To   states.State
-	Event      states.Event
-	Reason     string
-	RawRow     string
-	At         time.Time
-}
 
 const workflowColumns = `id, kind, account, symbol, requested, quantity, quote_req_id, state, policy, locate_type, accepted_id, price, legs, offered_at, expires_at, sent_at, reason, created_at, updated_at, version, asker, cause, lost_quote_req_id, resends, mac`
 
@@ -286,20 +275,21 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error
 }
 
 // Transitions returns a workflow's log, oldest first.
-func (s *Store) Transitions(ctx context.Context, id string) ([]Transition, error) {
+func (s *Store) Transitions(ctx context.Context, id string) ([]locator.Transition, error) {
 	return s.transitions(ctx, `SELECT seq, workflow_id, from_state, to_state, event, reason, raw_row, at FROM transitions WHERE workflow_id = ? ORDER BY seq`, id)
 }
 
-// transitions runs a log query selecting Transition's fields in order.
-func (s *Store) transitions(ctx context.Context, query, id string) ([]Transition, error) {
+// transitions runs a log query selecting locator.Transition's fields in
+// order.
+func (s *Store) transitions(ctx context.Context, query, id string) ([]locator.Transition, error) {
 	rows, err := s.db.QueryContext(ctx, query, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Transition
+	var out []locator.Transition
 	for rows.Next() {
-		var t Transition
+		var t locator.Transition
 		var from, to, ev, at string
 		if err := rows.Scan(&t.Seq, &t.WorkflowID, &from, &to, &ev, &t.Reason, &t.RawRow, &at); err != nil {
 			return nil, err
