@@ -1,9 +1,12 @@
 // Package locator holds the records that cross the account API and that
 // the packages below it make: an account's owner (Lease), its standbys, the
-// runs of its jobs, the fee check's report and the credit-back plans of the
-// unused rule. Package store and package ledger make them; package account
-// hands them out. It imports no database driver, nor anything that does,
-// so a program holding an account.Account links none (TestAccountLinksNoDriver).
+// runs of its jobs and the logs of its workflows and orders (package
+// store), the fee check's report, the credit-back plans of the unused rule
+// and a short's sizing (package ledger), and what the reports work out of
+// them: the spend report, the Reg SHO audit trail and the locate plan
+// (package report). Those packages make them; package account hands them
+// out. It imports no database driver, nor anything that does, so a
+// program holding an account.Account links none (TestAccountLinksNoDriver).
 package locator
 
 import (

@@ -7,14 +7,15 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/internal/report"
 )
 
 // Report prints a spend report (report.Run): its records a line each in
 // JSON or CSV (report.CSVHeader's columns), or one table per kind of row
 // for people.
-func Report(out Printer, r *report.Report) {
-	recs := r.Records()
+func Report(out Printer, r *locator.Report) {
+	recs := report.Records(r)
 	if out.Format == Table {
 		reportTable(out, r, recs)
 		return
@@ -29,7 +30,7 @@ func Report(out Printer, r *report.Report) {
 }
 
 // reportTable shows the report for people: one table per kind of row.
-func reportTable(out Printer, r *report.Report, recs []report.Record) {
+func reportTable(out Printer, r *locator.Report, recs []report.Record) {
 	w := out.W
 	fmt.Fprintf(w, "Locates of %s, %s (New York trade dates, the broker's calendar)\n", r.Account, r.Range)
 	header := []string{"LOCATED", "SHORTED", "CREDITED", "UTIL", "SPEND", "RECOVERY", "NET SPEND", "FORGONE", "PER 100", "SHORT P&L", "NET P&L", "FEES"}
@@ -103,7 +104,7 @@ func priceOrDash(d *decimal.Decimal) string {
 }
 
 // Plan prints locate suggestions (report.Plan), a row each.
-func Plan(out Printer, plan []report.Suggestion) {
+func Plan(out Printer, plan []locator.Suggestion) {
 	var rows [][]string
 	var objs []any
 	for _, s := range plan {
@@ -118,10 +119,10 @@ func Plan(out Printer, plan []report.Suggestion) {
 
 // Audit prints an audit trail (report.AuditBook): a record a short sale,
 // after a line naming the account and the range for people.
-func Audit(out Printer, trail *report.Trail) {
+func Audit(out Printer, trail *locator.AuditTrail) {
 	var rows [][]string
 	var objs []any
-	for _, rec := range trail.Records() {
+	for _, rec := range report.AuditRecords(trail) {
 		rows, objs = append(rows, rec.CSV()), append(objs, rec)
 	}
 	if out.Format == Table {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/console"
@@ -55,7 +56,7 @@ func TestDeclinedPairKeepsTheSideOffered(t *testing.T) {
 	}
 	now := b.sim.Clock.Now()
 	day := ledger.TradeDate(now)
-	rng := report.Range{From: day, To: day}
+	rng := locator.DateRange{From: day, To: day}
 	fees, _, err := ledger.Check(ctx, b.sim.Client(t, b.sim.Live), b.store, "LV100001", now, report.FeeWindow(rng), ledger.FeeGrace)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestDeclinedPairKeepsTheSideOffered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var forgone string
-	for _, rec := range r.Records() {
+	for _, rec := range report.Records(r) {
 		if rec.Type == "symbol" && rec.Symbol == "RSHO" {
 			forgone = rec.ForgoneSpend
 		}

@@ -99,7 +99,7 @@ func (r *Runner) Audit(ctx context.Context, days int, dir string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("audit: the order book: %w", err)
 	}
-	trail, err := report.AuditBook(ctx, r.Store, r.AccountID, book.Orders, book.Skew, r.hostNow(), report.Range{}, days)
+	trail, err := report.AuditBook(ctx, r.Store, r.AccountID, book.Orders, book.Skew, r.hostNow(), locator.DateRange{}, days)
 	if err != nil {
 		return "", fmt.Errorf("audit: %w", err)
 	}

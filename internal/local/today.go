@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/report"
@@ -209,7 +210,7 @@ func (l *Account) today(ctx context.Context) (*account.Today, error) {
 			t.Locates = append(t.Locates, *w)
 		}
 	}
-	rep, err := report.Build(ctx, l.st, report.Options{Account: l.account, Range: report.Range{From: date, To: date},
+	rep, err := report.Build(ctx, l.st, report.Options{Account: l.account, Range: locator.DateRange{From: date, To: date},
 		Now: now.Add(skew), Skew: skew})
 	if err != nil {
 		return nil, kinded(err)

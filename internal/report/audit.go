@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/store"
@@ -17,85 +18,10 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Sources of an audited short sale.
-const (
-	// SourceLocator: placed through locator (its orders table).
-	SourceLocator = "locator"
-	// SourceBroker: seen in the broker's order book, not placed by locator.
-	SourceBroker = "broker"
-)
-
-// Kinds of cover.
-const (
-	// CoverLocate: located shares, filled before the short was sent.
-	CoverLocate = "locate"
-	// CoverEasyToBorrow: an easy-to-borrow check of the day, before it.
-	CoverEasyToBorrow = "easy-to-borrow"
-)
-
-// Cover is one workflow that covered (part of) a short sale.
-type Cover struct {
-	Kind       string
-	WorkflowID string
-	QuoteReqID string
-	// Shares is how many of the short's shares it covered (0 for an
-	// easy-to-borrow check, which covers them all).
-	Shares int64
-	// At is when the locate filled or the check answered, broker's clock.
-	At time.Time
-}
-
-// AuditRow is one short sale and what covered it when it was sent and
-// when it executed.
-type AuditRow struct {
-	Date          time.Time // trade date the order was sent on
-	SentAt        time.Time // broker's clock
-	ClientOrderID string
-	Source        string
-	Symbol        string
-	Quantity      int64
-	Executed      int64
-	OrderStatus   string
-	Covers        []Cover
-	// Covered is false when the covers found for the short at the time it
-	// was sent were short of its quantity, or the located shares free when
-	// it executed were short of the shares executed: the row is flagged.
-	Covered bool
-	// Flag says why an uncovered row is flagged; empty when covered.
-	Flag string
-}
-
-// CoveredShares sums the shares the row's locates covered.
-func (r AuditRow) CoveredShares() int64 {
-	var n int64
-	for _, c := range r.Covers {
-		n += c.Shares
-	}
-	return n
-}
-
-// Trail is the Reg SHO audit trail of a range.
-type Trail struct {
-	Account string
-	Range   Range
-	Rows    []AuditRow
-}
-
-// Flagged counts the rows not covered when sent.
-func (t *Trail) Flagged() int {
-	n := 0
-	for _, r := range t.Rows {
-		if !r.Covered {
-			n++
-		}
-	}
-	return n
-}
-
 // AuditOptions are what Audit needs besides the store.
 type AuditOptions struct {
 	Account string
-	Range   Range
+	Range   locator.DateRange
 	// Skew is the broker's clock offset, added to the store's times where
 	// the broker's own are not known.
 	Skew time.Duration
@@ -110,7 +36,7 @@ type AuditOptions struct {
 // short sales seen there, and skew, the broker's clock offset its answer
 // told): Audit over rng (a zero rng: the last days trading days to the
 // broker's today, DefaultDays when days is 0; a zero rng.To: today).
-func AuditBook(ctx context.Context, st *store.Store, account string, book []brokerclient.Order, skew time.Duration, hostNow time.Time, rng Range, days int) (*Trail, error) {
+func AuditBook(ctx context.Context, st *store.Store, account string, book []brokerclient.Order, skew time.Duration, hostNow time.Time, rng locator.DateRange, days int) (*locator.AuditTrail, error) {
 	today := ledger.TradeDate(hostNow.Add(skew))
 	switch {
 	case rng.From.IsZero():
@@ -130,7 +56,7 @@ type auditEvent struct {
 	kind   string // "locate", "etb", "credit", "short", "exec", "cover"
 	w      *workflow.Workflow
 	shares int64
-	row    *AuditRow // short, exec
+	row    *locator.AuditRow // short, exec
 }
 
 // eventRank orders events of the same millisecond.
@@ -165,12 +91,12 @@ var eventRank = map[string]int{"locate": 0, "etb": 0, "cover": 1, "credit": 2, "
 //
 // Short sales never sent (a write-ahead record with no answer) are left
 // out: nothing reached the market.
-func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error) {
+func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*locator.AuditTrail, error) {
 	if strings.TrimSpace(o.Account) == "" {
 		return nil, fmt.Errorf("audit: account is empty")
 	}
 	mine := func(account string) bool { return strings.EqualFold(account, o.Account) }
-	t := &Trail{Account: strings.ToUpper(o.Account), Range: o.Range}
+	t := &locator.AuditTrail{Account: strings.ToUpper(o.Account), Range: o.Range}
 	evs, err := workflowEvents(ctx, st, o, mine)
 	if err != nil {
 		return nil, err
@@ -187,7 +113,7 @@ func Audit(ctx context.Context, st *store.Store, o AuditOptions) (*Trail, error)
 		return cmp.Or(x.at.Truncate(time.Millisecond).Compare(y.at.Truncate(time.Millisecond)), cmp.Compare(eventRank[x.kind], eventRank[y.kind]))
 	})
 	days := map[cellKey]*coverDay{}
-	var rows []*AuditRow
+	var rows []*locator.AuditRow
 	for _, ev := range evs {
 		// Cover lasts the broker's trading day, to its 8 PM rollover.
 		k := cellKey{ev.symbol, market.SessionStart(ev.at)}
@@ -293,8 +219,8 @@ func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func
 			if seen.ClientOrderID != "" {
 				executed, status = seen.Executed, string(seen.OrderStatus)
 			}
-			evs = append(evs, shortEvents(at, brokerTime(seen.LastUpdated, x.UpdatedAt), x.Symbol, &AuditRow{
-				Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.LookupID(), Source: SourceLocator, Symbol: x.Symbol,
+			evs = append(evs, shortEvents(at, brokerTime(seen.LastUpdated, x.UpdatedAt), x.Symbol, &locator.AuditRow{
+				Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.LookupID(), Source: locator.SourceLocator, Symbol: x.Symbol,
 				Quantity: x.Quantity, Executed: executed, OrderStatus: status})...)
 		case x.Side == string(brokerclient.SideBuy) && x.OpenClose == string(brokerclient.OpenCloseClose) && x.Executed > 0:
 			evs = append(evs, auditEvent{at: brokerTime(seen.LastUpdated, x.UpdatedAt), symbol: x.Symbol, kind: "cover", shares: x.Executed})
@@ -305,8 +231,8 @@ func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func
 			continue
 		}
 		at := x.StartTime.Time
-		evs = append(evs, shortEvents(at, brokerTime(x.LastUpdated, at), x.Symbol, &AuditRow{
-			Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.ClientOrderID, Source: SourceBroker, Symbol: x.Symbol,
+		evs = append(evs, shortEvents(at, brokerTime(x.LastUpdated, at), x.Symbol, &locator.AuditRow{
+			Date: ledger.TradeDate(at), SentAt: at, ClientOrderID: x.ClientOrderID, Source: locator.SourceBroker, Symbol: x.Symbol,
 			Quantity: x.OrderQuantity, Executed: x.Executed, OrderStatus: string(x.OrderStatus)})...)
 	}
 	return evs, nil
@@ -314,7 +240,7 @@ func orderEvents(ctx context.Context, st *store.Store, o AuditOptions, mine func
 
 // shortEvents are a short sale's sending at sent and, once it executed,
 // its execution at executed (never before its sending).
-func shortEvents(sent, executed time.Time, symbol string, row *AuditRow) []auditEvent {
+func shortEvents(sent, executed time.Time, symbol string, row *locator.AuditRow) []auditEvent {
 	evs := []auditEvent{{at: sent, symbol: symbol, kind: "short", row: row}}
 	if row.Executed > 0 {
 		evs = append(evs, auditEvent{at: later(executed, sent), symbol: symbol, kind: "exec", shares: row.Executed, row: row})
@@ -397,7 +323,7 @@ func (d *coverDay) short(ev auditEvent) {
 	r := ev.row
 	if d.etb != nil {
 		r.Covered = true
-		r.Covers = []Cover{{Kind: CoverEasyToBorrow, WorkflowID: d.etb.w.ID, At: d.etb.at}}
+		r.Covers = []locator.AuditCover{{Kind: locator.CoverEasyToBorrow, WorkflowID: d.etb.w.ID, At: d.etb.at}}
 		return
 	}
 	need := r.Quantity
@@ -410,7 +336,7 @@ func (d *coverDay) short(ev auditEvent) {
 			continue
 		}
 		need -= n
-		r.Covers = append(r.Covers, Cover{Kind: CoverLocate, WorkflowID: l.w.ID, QuoteReqID: cmp.Or(l.w.AcceptedID, l.w.QuoteReqID), Shares: n, At: l.at})
+		r.Covers = append(r.Covers, locator.AuditCover{Kind: locator.CoverLocate, WorkflowID: l.w.ID, QuoteReqID: cmp.Or(l.w.AcceptedID, l.w.QuoteReqID), Shares: n, At: l.at})
 	}
 	r.Covered = need == 0
 	if !r.Covered {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/market"
 )
@@ -39,9 +40,9 @@ func TestAuditCSVAsDocumented(t *testing.T) {
 		t.Errorf("audit CSV columns %v, docs/trading.md documents %v", report.AuditCSVHeader, documented)
 	}
 	sent := time.Date(2026, 10, 28, 10, 0, 5, 526_000_000, market.NewYork)
-	trail := &report.Trail{Rows: []report.AuditRow{{Date: time.Date(2026, 10, 28, 0, 0, 0, 0, market.NewYork), SentAt: sent,
+	trail := &locator.AuditTrail{Rows: []locator.AuditRow{{Date: time.Date(2026, 10, 28, 0, 0, 0, 0, market.NewYork), SentAt: sent,
 		ClientOrderID: "c1", Source: "locator", Symbol: "HTBX", Quantity: 100, Covered: true}}}
-	rec := trail.Records()[0].CSV()
+	rec := report.AuditRecords(trail)[0].CSV()
 	if rec[0] != "2026-10-28" || rec[1] != "2026-10-28T14:00:05.526Z" {
 		t.Errorf("date and sentAt %q %q, want the New York trade date and RFC 3339 UTC", rec[0], rec[1])
 	}

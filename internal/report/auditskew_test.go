@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
@@ -131,18 +132,18 @@ func sendShort(t *testing.T, ctx context.Context, client *brokerclient.Client, i
 
 // auditToday is the audit of the broker's order book on its trade date,
 // and its rows by clientOrderId.
-func auditToday(t *testing.T, ctx context.Context, sim *simtest.Bundle, st *store.Store, client *brokerclient.Client) (*report.Trail, map[string]report.AuditRow) {
+func auditToday(t *testing.T, ctx context.Context, sim *simtest.Bundle, st *store.Store, client *brokerclient.Client) (*locator.AuditTrail, map[string]locator.AuditRow) {
 	t.Helper()
 	book, _, err := client.Orders.Book(ctx, accountID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	today := ledger.TradeDate(sim.Sim.Now())
-	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), report.Range{From: today, To: today}, 0)
+	trail, err := report.AuditBook(ctx, st, accountID, book, client.ClockSkew(), sim.Clock.Now(), locator.DateRange{From: today, To: today}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]report.AuditRow{}
+	rows := map[string]locator.AuditRow{}
 	for _, r := range trail.Rows {
 		rows[r.ClientOrderID] = r
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/internal/store"
@@ -26,7 +27,7 @@ var yearSymbols = []string{"HTBX", "HTBY", "RSHO", "RSSU", "NOINV"}
 // each day and symbol a filled locate of 500 shares, its short and cover,
 // a credit-back of 200 and a declined offer, and the ledger's fee and
 // credit rows. It returns the store and the year's range.
-func writeYear(tb testing.TB) (*store.Store, report.Range) {
+func writeYear(tb testing.TB) (*store.Store, locator.DateRange) {
 	tb.Helper()
 	ctx := context.Background()
 	clk := clock.NewFake(time.Time{})
@@ -36,7 +37,7 @@ func writeYear(tb testing.TB) (*store.Store, report.Range) {
 	}
 	tb.Cleanup(func() { st.Close() })
 	to := ledger.TradeDate(time.Date(2026, 11, 25, 12, 0, 0, 0, market.NewYork))
-	rng := report.Range{From: to.AddDate(-1, 0, 1), To: to}
+	rng := locator.DateRange{From: to.AddDate(-1, 0, 1), To: to}
 	var cash []store.CashEntry
 	n := 0
 	for d := rng.From; !d.After(rng.To); d = d.AddDate(0, 0, 1) {
@@ -93,7 +94,7 @@ func writeYear(tb testing.TB) (*store.Store, report.Range) {
 func BenchmarkReportYear(b *testing.B) {
 	st, rng := writeYear(b)
 	now := rng.To.Add(22 * time.Hour)
-	var r *report.Report
+	var r *locator.Report
 	for b.Loop() {
 		var err error
 		if r, err = report.Build(context.Background(), st, report.Options{Account: accountID, Range: rng, Now: now}); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/internal/safetext"
 )
 
@@ -45,11 +46,11 @@ type Record struct {
 var CSVHeader = []string{"type", "date", "symbol", "located", "shorted", "credited", "utilisation", "spend", "recovery",
 	"netSpend", "forgoneSpend", "pricePer100", "priceTrend", "shortPnl", "netPnl", "feeStatus"}
 
-// Records lists the report's rows in print order: the day rows, then the
+// Records lists report r's rows in print order: the day rows, then the
 // symbols', the dates' and the total.
-func (r *Report) Records() []Record {
+func Records(r *locator.Report) []Record {
 	var out []Record
-	add := func(typ string, row Row) {
+	add := func(typ string, row locator.ReportRow) {
 		rec := Record{Type: typ, Account: r.Account, Symbol: row.Symbol, Located: row.Located, Shorted: row.Shorted,
 			Credited: row.Credited, Utilisation: fixed(row.Utilisation, 4), Spend: row.Spend.StringFixed(2),
 			Recovery: row.Recovery.StringFixed(2), NetSpend: row.NetSpend.StringFixed(2), ForgoneSpend: row.ForgoneSpend.StringFixed(2),
@@ -134,8 +135,8 @@ type CoverRecord struct {
 var AuditCSVHeader = []string{"date", "sentAt", "clientOrderId", "source", "symbol", "quantity", "executed", "orderStatus",
 	"covered", "coverKind", "coveredShares", "coverWorkflowIds", "coverQuoteReqIds", "coverTimes", "flag"}
 
-// Records lists the trail's rows, in the order the orders were sent.
-func (t *Trail) Records() []AuditRecord {
+// AuditRecords lists trail t's rows, in the order the orders were sent.
+func AuditRecords(t *locator.AuditTrail) []AuditRecord {
 	out := make([]AuditRecord, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		rec := AuditRecord{Date: r.Date.Format(time.DateOnly), SentAt: r.SentAt.UTC().Format(time.RFC3339Nano), ClientOrderID: r.ClientOrderID,
@@ -165,7 +166,7 @@ func (rec AuditRecord) CSV() []string {
 // WriteTrail writes the trail into dir as audit-FROM_TO.csv (under
 // AuditCSVHeader) and audit-FROM_TO.jsonl (one AuditRecord a line), FROM
 // and TO being its range's dates, and returns the two paths.
-func WriteTrail(t *Trail, dir string) ([]string, error) {
+func WriteTrail(t *locator.AuditTrail, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func WriteTrail(t *Trail, dir string) ([]string, error) {
 	cw := csv.NewWriter(&c)
 	cw.Write(AuditCSVHeader)
 	enc := json.NewEncoder(&j)
-	for _, rec := range t.Records() {
+	for _, rec := range AuditRecords(t) {
 		cw.Write(safetext.CSVRecord(rec.CSV()))
 		if err := enc.Encode(rec); err != nil {
 			return nil, err

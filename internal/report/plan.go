@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/ledger"
@@ -18,24 +17,6 @@ import (
 
 // DefaultPlanDays is how many trading days of history a plan reads.
 const DefaultPlanDays = 10
-
-// Suggestion is the plan for one symbol of a watchlist.
-type Suggestion struct {
-	Symbol string
-	// Days is the trading days read; DaysShorted how many had a short.
-	Days, DaysShorted int
-	// Shorted sums the shares shorted over the days; MaxDay is the most in
-	// one day.
-	Shorted, MaxDay int64
-	// Suggested is the quantity to locate before the open: the most shorted
-	// in one day of the window, rounded up to whole lots of 100 (0 when
-	// none was shorted).
-	Suggested int64
-	// Offers counts the offers seen in the window; MinPrice and MaxPrice
-	// bound their prices per share (nil without an offer).
-	Offers             int
-	MinPrice, MaxPrice *decimal.Decimal
-}
 
 // PlanOptions are what Plan needs besides the store.
 type PlanOptions struct {
@@ -52,7 +33,7 @@ type PlanOptions struct {
 // open from the shares shorted through locator on the last Days trading
 // days, and shows the price range of the offers seen over them (every
 // locate workflow the broker priced, taken or not).
-func Plan(ctx context.Context, st *store.Store, o PlanOptions) ([]Suggestion, error) {
+func Plan(ctx context.Context, st *store.Store, o PlanOptions) ([]locator.Suggestion, error) {
 	if o.Days <= 0 {
 		return nil, fmt.Errorf("plan: days %d: want 1 or more", o.Days)
 	}
@@ -73,9 +54,9 @@ func Plan(ctx context.Context, st *store.Store, o PlanOptions) ([]Suggestion, er
 	if err != nil {
 		return nil, err
 	}
-	var out []Suggestion
+	var out []locator.Suggestion
 	for _, sym := range o.Symbols {
-		s := Suggestion{Symbol: sym, Days: o.Days}
+		s := locator.Suggestion{Symbol: sym, Days: o.Days}
 		for k, n := range daily {
 			if k.symbol == sym {
 				s.DaysShorted++
@@ -102,6 +83,6 @@ func Plan(ctx context.Context, st *store.Store, o PlanOptions) ([]Suggestion, er
 		}
 		out = append(out, s)
 	}
-	slices.SortStableFunc(out, func(x, y Suggestion) int { return strings.Compare(x.Symbol, y.Symbol) })
+	slices.SortStableFunc(out, func(x, y locator.Suggestion) int { return strings.Compare(x.Symbol, y.Symbol) })
 	return out, nil
 }

@@ -18,14 +18,10 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// Range is the trade dates a report covers, From and To included, each as
-// midnight UTC of a New York calendar date (the form of ledger.TradeDate).
-type Range struct{ From, To time.Time }
-
 // ParseRange reads --from and --to; zero dates are left to the library's
 // defaults, which need the broker's today.
-func ParseRange(from, to string) (Range, error) {
-	var r Range
+func ParseRange(from, to string) (locator.DateRange, error) {
+	var r locator.DateRange
 	for _, f := range []struct {
 		name, v string
 		t       *time.Time
@@ -48,20 +44,13 @@ func ParseRange(from, to string) (Range, error) {
 	return r, nil
 }
 
-// Contains reports whether the trade date d is in the range.
-func (r Range) Contains(d time.Time) bool { return !d.Before(r.From) && !d.After(r.To) }
-
-func (r Range) String() string {
-	return r.From.Format(time.DateOnly) + ".." + r.To.Format(time.DateOnly)
-}
-
 // DefaultDays is how many trading days a report covers by default.
 const DefaultDays = 20
 
 // LastTradingDays is the range of the n trading days of the NYSE calendar
 // ending on the trade date today (included when the exchange trades).
-func LastTradingDays(today time.Time, n int) Range {
-	r := Range{From: today, To: today}
+func LastTradingDays(today time.Time, n int) locator.DateRange {
+	r := locator.DateRange{From: today, To: today}
 	for d, seen := today, 0; seen < n; d = d.AddDate(0, 0, -1) {
 		if market.IsTradingDay(time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, market.NewYork)) {
 			seen++
@@ -71,81 +60,10 @@ func LastTradingDays(today time.Time, n int) Range {
 	return r
 }
 
-// Figures are the numbers of one bucket: a symbol on a day, a symbol over
-// the range, a day over all symbols, or the whole range.
-type Figures struct {
-	// Located is the shares of the locates filled.
-	Located int64
-	// Shorted is the shares of locator's short sales filled (Sell/Open).
-	Shorted int64
-	// Credited is the shares credited back.
-	Credited int64
-	// Utilisation is Shorted ÷ Located, four decimals; nil when nothing
-	// was located.
-	Utilisation *decimal.Decimal
-	// Spend is what the locates cost: each fill's ledger charge once it
-	// has posted, its price × shares until then, and `Locate Fees` charges
-	// nothing explains.
-	Spend decimal.Decimal
-	// Recovery is what credit-backs returned, counted the same way.
-	Recovery decimal.Decimal
-	// NetSpend is Spend − Recovery.
-	NetSpend decimal.Decimal
-	// ForgoneSpend is price × shares of the offers that expired or were
-	// declined: what they would have cost.
-	ForgoneSpend decimal.Decimal
-	// PricePer100 is the average price of 100 located shares (the fills'
-	// price × shares over their shares, × 100); nil when nothing was located.
-	PricePer100 *decimal.Decimal
-	// ShortPnL is the realized P&L of the short sales covered (first in,
-	// first out, on the cover's date).
-	ShortPnL decimal.Decimal
-	// NetPnL is ShortPnL − NetSpend: the shorts' P&L net of their locates.
-	NetPnL decimal.Decimal
-	// Fees counts the reconciliation lines by status (locator.FeeStatus).
-	Fees map[locator.FeeStatus]int
-	// FeeStatus sums Fees up: "matched" (all), "pending" (some not posted
-	// yet, nothing wrong), "problem" (missing, wrong or unexplained), or
-	// "" when there was no fee or credit.
-	FeeStatus string
-
-	cost decimal.Decimal // Σ price × shares of the fills, for PricePer100
-}
-
-// Row is one bucket of the report. Symbol is empty on a day's totals over
-// all symbols; Date is zero on a symbol's totals over the range; both are
-// empty on the grand total.
-type Row struct {
-	Symbol string
-	Date   time.Time
-	Figures
-	// PriceTrend is, on a symbol's totals and the grand total, the change
-	// of PricePer100 from the first day with a fill to the last; nil with
-	// fewer than two such days.
-	PriceTrend *decimal.Decimal
-}
-
-// Report is the outcome of Build.
-type Report struct {
-	Account string
-	Range   Range
-	// Now is the broker's time the report was made at.
-	Now time.Time
-	// Days are the buckets of each symbol on each day with activity, by
-	// date, then symbol.
-	Days []Row
-	// Symbols are each symbol's totals, by symbol.
-	Symbols []Row
-	// Dates are each day's totals over all symbols, by date.
-	Dates []Row
-	// Total is the whole range.
-	Total Row
-}
-
 // Options are what Build needs besides the store.
 type Options struct {
 	Account string
-	Range   Range
+	Range   locator.DateRange
 	// Now is the broker's time (for pending fees).
 	Now time.Time
 	// Skew is the broker's clock offset (brokerclient.Client.ClockSkew):
@@ -160,13 +78,15 @@ type Options struct {
 // owner, which alone writes its database): from rng's first date, or, as
 // that needs the broker's today, over 45 calendar days, which always hold
 // DefaultDays trading days.
-func FeeWindow(rng Range) locator.FeeWindow { return locator.FeeWindow{Since: rng.From, Days: 45} }
+func FeeWindow(rng locator.DateRange) locator.FeeWindow {
+	return locator.FeeWindow{Since: rng.From, Days: 45}
+}
 
 // Run is the rest of what `locator report` does: Build on the broker's
 // clock, told by fees, the fee check over FeeWindow(rng) made at hostNow
 // by this machine's clock. A zero rng is the last DefaultDays trading days
 // to the broker's today; a zero rng.To is the broker's today.
-func Run(ctx context.Context, st *store.Store, account string, fees *locator.FeeReport, hostNow time.Time, rng Range) (*Report, error) {
+func Run(ctx context.Context, st *store.Store, account string, fees *locator.FeeReport, hostNow time.Time, rng locator.DateRange) (*locator.Report, error) {
 	today := fees.Today
 	switch {
 	case rng.From.IsZero():
@@ -182,7 +102,7 @@ func Run(ctx context.Context, st *store.Store, account string, fees *locator.Fee
 // and credited shares and the money; the expired and declined locate
 // workflows for the offers forgone; locator's orders for the shares
 // shorted and the P&L of the shorts covered.
-func Build(ctx context.Context, st *store.Store, o Options) (*Report, error) {
+func Build(ctx context.Context, st *store.Store, o Options) (*locator.Report, error) {
 	switch {
 	case strings.TrimSpace(o.Account) == "":
 		return nil, fmt.Errorf("report: account is empty")
@@ -192,7 +112,7 @@ func Build(ctx context.Context, st *store.Store, o Options) (*Report, error) {
 	if o.Grace == 0 {
 		o.Grace = ledger.FeeGrace
 	}
-	b := &builder{rng: o.Range, cells: map[cellKey]*Figures{}}
+	b := &builder{rng: o.Range, cells: map[cellKey]*cell{}}
 	rec, err := ledger.ReconcileStored(ctx, st, o.Account, o.Range.From, latest(o.Now, o.Range.From), o.Skew, o.Grace)
 	if err != nil {
 		return nil, err
@@ -240,19 +160,28 @@ type cellKey struct {
 }
 
 type builder struct {
-	rng   Range
-	cells map[cellKey]*Figures
+	rng   locator.DateRange
+	cells map[cellKey]*cell
 }
 
+// cell is a bucket's figures as they are summed, with what its derived
+// figures are worked out from.
+type cell struct {
+	locator.Figures
+	cost decimal.Decimal // Σ price × shares of the fills, for PricePer100
+}
+
+func newCell() *cell { return &cell{Figures: locator.Figures{Fees: map[locator.FeeStatus]int{}}} }
+
 // cell is the bucket of symbol on date, nil outside the range.
-func (b *builder) cell(symbol string, date time.Time) *Figures {
+func (b *builder) cell(symbol string, date time.Time) *cell {
 	if !b.rng.Contains(date) {
 		return nil
 	}
 	k := cellKey{symbol, date}
 	f := b.cells[k]
 	if f == nil {
-		f = &Figures{Fees: map[locator.FeeStatus]int{}}
+		f = newCell()
 		b.cells[k] = f
 	}
 	return f
@@ -332,10 +261,11 @@ func (b *builder) shorts(orders []*workflow.Order, skew time.Duration) {
 }
 
 // report sums the cells into the rows and finishes every row's ratios.
-func (b *builder) report() *Report {
-	r := &Report{Total: Row{Figures: Figures{Fees: map[locator.FeeStatus]int{}}}}
-	bySymbol := map[string]*Row{}
-	byDate := map[time.Time]*Row{}
+func (b *builder) report() *locator.Report {
+	r := &locator.Report{}
+	total := newCell()
+	bySymbol := map[string]*cell{}
+	byDate := map[time.Time]*cell{}
 	keys := make([]cellKey, 0, len(b.cells))
 	for k := range b.cells {
 		keys = append(keys, k)
@@ -349,36 +279,35 @@ func (b *builder) report() *Report {
 	for _, k := range keys {
 		f := b.cells[k]
 		f.finish()
-		r.Days = append(r.Days, Row{Symbol: k.symbol, Date: k.date, Figures: *f})
+		r.Days = append(r.Days, locator.ReportRow{Symbol: k.symbol, Date: k.date, Figures: f.Figures})
 		if bySymbol[k.symbol] == nil {
-			bySymbol[k.symbol] = &Row{Symbol: k.symbol, Figures: Figures{Fees: map[locator.FeeStatus]int{}}}
+			bySymbol[k.symbol] = newCell()
 		}
 		if byDate[k.date] == nil {
-			byDate[k.date] = &Row{Date: k.date, Figures: Figures{Fees: map[locator.FeeStatus]int{}}}
+			byDate[k.date] = newCell()
 		}
 		bySymbol[k.symbol].add(f)
 		byDate[k.date].add(f)
-		r.Total.add(f)
+		total.add(f)
 	}
-	for _, row := range bySymbol {
-		row.finish()
-		row.PriceTrend = trend(r.Days, row.Symbol)
-		r.Symbols = append(r.Symbols, *row)
+	for symbol, f := range bySymbol {
+		f.finish()
+		r.Symbols = append(r.Symbols, locator.ReportRow{Symbol: symbol, Figures: f.Figures, PriceTrend: trend(r.Days, symbol)})
 	}
-	slices.SortFunc(r.Symbols, func(x, y Row) int { return strings.Compare(x.Symbol, y.Symbol) })
-	for _, row := range byDate {
-		row.finish()
-		r.Dates = append(r.Dates, *row)
+	slices.SortFunc(r.Symbols, func(x, y locator.ReportRow) int { return strings.Compare(x.Symbol, y.Symbol) })
+	for date, f := range byDate {
+		f.finish()
+		r.Dates = append(r.Dates, locator.ReportRow{Date: date, Figures: f.Figures})
 	}
-	slices.SortFunc(r.Dates, func(x, y Row) int { return x.Date.Compare(y.Date) })
-	r.Total.finish()
-	r.Total.PriceTrend = trend(r.Dates, "")
+	slices.SortFunc(r.Dates, func(x, y locator.ReportRow) int { return x.Date.Compare(y.Date) })
+	total.finish()
+	r.Total = locator.ReportRow{Figures: total.Figures, PriceTrend: trend(r.Dates, "")}
 	return r
 }
 
 // trend is the change of PricePer100 from the first of rows (by date) of
 // symbol that carries one to the last; nil unless two do.
-func trend(rows []Row, symbol string) *decimal.Decimal {
+func trend(rows []locator.ReportRow, symbol string) *decimal.Decimal {
 	var first, last *decimal.Decimal
 	n := 0
 	for _, row := range rows {
@@ -398,7 +327,7 @@ func trend(rows []Row, symbol string) *decimal.Decimal {
 }
 
 // add sums a cell into a total.
-func (f *Figures) add(c *Figures) {
+func (f *cell) add(c *cell) {
 	f.Located += c.Located
 	f.Shorted += c.Shorted
 	f.Credited += c.Credited
@@ -413,7 +342,7 @@ func (f *Figures) add(c *Figures) {
 }
 
 // finish works out the figures derived from the sums.
-func (f *Figures) finish() {
+func (f *cell) finish() {
 	f.NetSpend = f.Spend.Sub(f.Recovery)
 	f.NetPnL = f.ShortPnL.Sub(f.NetSpend)
 	f.Utilisation, f.PricePer100 = nil, nil

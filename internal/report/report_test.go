@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
@@ -252,7 +253,7 @@ var (
 func (w *world) independent(t *testing.T) []report.Record {
 	t.Helper()
 	cells := map[[2]string]*bucket{}
-	rng := report.Range{From: w.days[0], To: w.days[len(w.days)-1]}
+	rng := locator.DateRange{From: w.days[0], To: w.days[len(w.days)-1]}
 	cell := func(symbol string, d time.Time) *bucket {
 		if !rng.Contains(d) {
 			return nil
@@ -462,7 +463,7 @@ func TestReportMonth(t *testing.T) {
 	w := generate(t, 20)
 	ctx := t.Context()
 	client := w.sim.Client(t, w.sim.Live)
-	rng := report.Range{From: w.days[0], To: w.days[len(w.days)-1]}
+	rng := locator.DateRange{From: w.days[0], To: w.days[len(w.days)-1]}
 	fees, _, err := ledger.Check(ctx, client, w.store, accountID, w.sim.Clock.Now(), report.FeeWindow(rng), ledger.FeeGrace)
 	if err != nil {
 		t.Fatal(err)
@@ -471,7 +472,7 @@ func TestReportMonth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := r.Records(), w.independent(t)
+	got, want := report.Records(r), w.independent(t)
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("report records (-independent +report):\n%s", diff)
 	}
@@ -498,7 +499,7 @@ func TestReportMonth(t *testing.T) {
 			flagged[row.ClientOrderID] = true
 			continue
 		}
-		if want := w.covers[row.ClientOrderID]; row.Source == report.SourceLocator && (len(row.Covers) == 0 || row.Covers[0].WorkflowID != want) {
+		if want := w.covers[row.ClientOrderID]; row.Source == locator.SourceLocator && (len(row.Covers) == 0 || row.Covers[0].WorkflowID != want) {
 			t.Errorf("short %s covered by %+v, want workflow %s", row.ClientOrderID, row.Covers, want)
 		}
 	}
@@ -522,7 +523,7 @@ func TestReportMonth(t *testing.T) {
 // writeDocs writes the charts of the month and the samples of docs/trading.md: the
 // symbol and total records as `locator report -o json` prints them, and the
 // audit's rows of the last day as `locator audit -o csv` does.
-func writeDocs(t *testing.T, r *report.Report, trail *report.Trail) {
+func writeDocs(t *testing.T, r *locator.Report, trail *locator.AuditTrail) {
 	t.Helper()
 	dir := filepath.Join("..", "..", "docs", "report")
 	if _, err := chart.Write(r, dir); err != nil {
@@ -530,7 +531,7 @@ func writeDocs(t *testing.T, r *report.Report, trail *report.Trail) {
 	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
-	for _, rec := range r.Records() {
+	for _, rec := range report.Records(r) {
 		if rec.Type == "symbol" || rec.Type == "total" {
 			enc.Encode(rec)
 		}
@@ -539,7 +540,7 @@ func writeDocs(t *testing.T, r *report.Report, trail *report.Trail) {
 	cw := csv.NewWriter(&cs)
 	cw.Write(report.AuditCSVHeader)
 	last := r.Range.To.Format(time.DateOnly)
-	for _, rec := range trail.Records() {
+	for _, rec := range report.AuditRecords(trail) {
 		if rec.Date == last {
 			cw.Write(rec.CSV())
 		}

@@ -160,7 +160,7 @@ func (r *runner) report(ctx context.Context, _ Op) (string, error) {
 		return "", err
 	}
 	today := r.today()
-	rng := report.Range{From: today, To: today}
+	rng := locator.DateRange{From: today, To: today}
 	fees, err := r.as("report", nil).Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace, Orders: true})
 	if err != nil {
 		return "", err
@@ -220,7 +220,7 @@ func (r *runner) audit(ctx context.Context, _ Op) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	trail, err := report.AuditBook(ctx, r.st, Account, book, r.client.ClockSkew(), r.clk.Now(), report.Range{From: today, To: today}, 0)
+	trail, err := report.AuditBook(ctx, r.st, Account, book, r.client.ClockSkew(), r.clk.Now(), locator.DateRange{From: today, To: today}, 0)
 	if err != nil {
 		return "", err
 	}

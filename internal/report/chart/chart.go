@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator"
 )
 
 // Chart file names, each written as .png and .svg.
@@ -28,14 +28,14 @@ const (
 // Write draws the report's three charts into dir as PNG and SVG and
 // returns the files written. Figures become float64 here, for the plots
 // only.
-func Write(r *report.Report, dir string) ([]string, error) {
+func Write(r *locator.Report, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var files []string
 	for _, c := range []struct {
 		name string
-		draw func(*report.Report) (*plot.Plot, vg.Length)
+		draw func(*locator.Report) (*plot.Plot, vg.Length)
 	}{{NetSpend, netSpendChart}, {Utilisation, utilisationChart}, {PricePer100, priceChart}} {
 		p, width := c.draw(r)
 		for _, ext := range []string{".png", ".svg"} {
@@ -50,7 +50,7 @@ func Write(r *report.Report, dir string) ([]string, error) {
 }
 
 // dayLabels are the range's dates with activity, as MM-DD in New York.
-func dayLabels(r *report.Report) []string {
+func dayLabels(r *locator.Report) []string {
 	out := make([]string, len(r.Dates))
 	for i, d := range r.Dates {
 		out[i] = d.Date.Format("01-02")
@@ -59,7 +59,7 @@ func dayLabels(r *report.Report) []string {
 }
 
 // title names the chart, its account and range; dates are New York's.
-func title(p *plot.Plot, what string, r *report.Report) {
+func title(p *plot.Plot, what string, r *locator.Report) {
 	p.Title.Text = fmt.Sprintf("%s, %s, %s (New York dates)", what, r.Account, r.Range)
 }
 
@@ -82,7 +82,7 @@ func frame(p *plot.Plot, n int, w vg.Length) vg.Length {
 	return max(w, p.Title.TextStyle.Width(p.Title.Text)+vg.Inch)
 }
 
-func netSpendChart(r *report.Report) (*plot.Plot, vg.Length) {
+func netSpendChart(r *locator.Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Daily net locate spend by symbol ($)", r)
 	p.Y.Label.Text = "net spend ($)"
@@ -120,7 +120,7 @@ func netSpendChart(r *report.Report) (*plot.Plot, vg.Length) {
 	return p, frame(p, len(r.Dates), width(len(r.Dates)))
 }
 
-func utilisationChart(r *report.Report) (*plot.Plot, vg.Length) {
+func utilisationChart(r *locator.Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Utilisation by symbol (shorted ÷ located)", r)
 	p.Y.Label.Text = "utilisation"
@@ -143,7 +143,7 @@ func utilisationChart(r *report.Report) (*plot.Plot, vg.Length) {
 	return p, frame(p, len(r.Symbols), width(2*len(r.Symbols)))
 }
 
-func priceChart(r *report.Report) (*plot.Plot, vg.Length) {
+func priceChart(r *locator.Report) (*plot.Plot, vg.Length) {
 	p := plot.New()
 	title(p, "Price per 100 located shares ($)", r)
 	p.Y.Label.Text = "$ per 100 shares"

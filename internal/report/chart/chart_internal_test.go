@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/locatorhq/locator/internal/report"
+	"github.com/locatorhq/locator"
 )
 
 // Over few days the charts of `report --charts` hold their whole
@@ -17,16 +17,18 @@ import (
 // 1 (it stopped at the tallest bar, 0.33).
 func TestChartsFitFewDays(t *testing.T) {
 	t.Parallel()
-	day := func(d int) report.Row { return report.Row{Date: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC)} }
-	third := decimal.RequireFromString("0.3333")
-	r := &report.Report{Account: "LV100001", Range: report.Range{From: day(24).Date, To: day(25).Date},
-		Dates: []report.Row{day(24), day(25)},
-		Symbols: []report.Row{{Symbol: "HTBX", Figures: report.Figures{Utilisation: &third, Spend: decimal.NewFromInt(15)}},
-			{Symbol: "HTBY", Figures: report.Figures{Utilisation: &third, Spend: decimal.NewFromInt(9)}}},
-		Days: []report.Row{{Date: day(24).Date, Symbol: "HTBX", Figures: report.Figures{NetSpend: decimal.NewFromInt(15)}},
-			{Date: day(25).Date, Symbol: "HTBY", Figures: report.Figures{NetSpend: decimal.NewFromInt(9)}}},
+	day := func(d int) locator.ReportRow {
+		return locator.ReportRow{Date: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC)}
 	}
-	for name, draw := range map[string]func(*report.Report) (*plot.Plot, vg.Length){
+	third := decimal.RequireFromString("0.3333")
+	r := &locator.Report{Account: "LV100001", Range: locator.DateRange{From: day(24).Date, To: day(25).Date},
+		Dates: []locator.ReportRow{day(24), day(25)},
+		Symbols: []locator.ReportRow{{Symbol: "HTBX", Figures: locator.Figures{Utilisation: &third, Spend: decimal.NewFromInt(15)}},
+			{Symbol: "HTBY", Figures: locator.Figures{Utilisation: &third, Spend: decimal.NewFromInt(9)}}},
+		Days: []locator.ReportRow{{Date: day(24).Date, Symbol: "HTBX", Figures: locator.Figures{NetSpend: decimal.NewFromInt(15)}},
+			{Date: day(25).Date, Symbol: "HTBY", Figures: locator.Figures{NetSpend: decimal.NewFromInt(9)}}},
+	}
+	for name, draw := range map[string]func(*locator.Report) (*plot.Plot, vg.Length){
 		NetSpend: netSpendChart, Utilisation: utilisationChart, PricePer100: priceChart,
 	} {
 		p, w := draw(r)
@@ -50,7 +52,7 @@ func TestChartsFitFewDays(t *testing.T) {
 // its three charts, empty: `report --charts` panicked on it.
 func TestChartsOfAnEmptyRange(t *testing.T) {
 	t.Parallel()
-	r := &report.Report{Account: "LV100001", Range: report.Range{From: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}}
+	r := &locator.Report{Account: "LV100001", Range: locator.DateRange{From: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}}
 	files, err := Write(r, t.TempDir())
 	if err != nil || len(files) != 6 {
 		t.Fatalf("charts of an empty range: %v, %v; want 6 files", files, err)
