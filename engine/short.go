@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
@@ -174,7 +175,7 @@ func (e *Engine) shortSent(ctx context.Context, clientOrderID string) (*account.
 // could not be read). A market short is sized at ref, the guard's
 // reference price (read here when the guard was forced past). A limit of
 // the account's short of the quantity is ErrSizing, with the sizing.
-func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest, ref reference) (decimal.Decimal, *ledger.Sizing, error) {
+func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest, ref reference) (decimal.Decimal, *locator.Sizing, error) {
 	sizeAt := sizingPrice(req)
 	if sizeAt.IsZero() {
 		if !ref.known() {
@@ -194,7 +195,7 @@ func (e *Engine) sizeShort(ctx context.Context, req account.ShortRequest, ref re
 		return sizeAt, nil, fmt.Errorf("sizing: %w", err)
 	}
 	for _, l := range sizing.Limits {
-		if l.Name != ledger.LimitInventory && !l.Unlimited && l.Shares < req.Quantity {
+		if l.Name != locator.LimitInventory && !l.Unlimited && l.Shares < req.Quantity {
 			return sizeAt, sizing, fmt.Errorf("%w: %s allows %d shares of %s at %s, not %d (%s); no order was sent",
 				ErrSizing, l.Name, l.Shares, req.Symbol, sizeAt, req.Quantity, l.Detail)
 		}

@@ -4,101 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
-
-// LimitName names one bound on the shares shortable now.
-type LimitName string
-
-// The limits Size applies.
-const (
-	// LimitAccount: a non-Active account cannot trade at all.
-	LimitAccount LimitName = "account status"
-	// LimitInventory: located shares still available, less those working
-	// sell orders will take; none for an easy-to-borrow symbol.
-	LimitInventory LimitName = "located inventory"
-	// LimitBuyingPower: buying power at the given price, less what working
-	// sell orders will use.
-	LimitBuyingPower LimitName = "buying power"
-)
-
-// Limit is one bound on the shares shortable now.
-type Limit struct {
-	Name LimitName
-	// Shares is the bound; meaningless when Unlimited.
-	Shares int64
-	// Unlimited is set when this limit does not bind at all (an Active
-	// account; an easy-to-borrow symbol's inventory).
-	Unlimited bool
-	// Detail says how the bound was computed, for a person.
-	Detail string
-}
-
-// Sizing says how many shares of a symbol can be shorted now, which limit
-// binds, and what it would take to reach a target.
-type Sizing struct {
-	Account string
-	Symbol  string
-	// Price is the price the short is sized at.
-	Price decimal.Decimal
-	// Target is the shares wanted (0 when none was given).
-	Target int64
-
-	// AccountStatus is the account's accountStatus; Active is required.
-	AccountStatus string
-	// EasyToBorrow is set when the symbol needs no locate.
-	EasyToBorrow bool
-	// Located sums `available` over the symbol's inventory rows (spec:
-	// "Size shorts from available only").
-	Located int64
-	// OpenShort is the shares already short in open positions. They are out
-	// of `available` (the spec's `unavailable` holds them) and their value is
-	// out of buying power already, so they are shown, not subtracted again.
-	OpenShort int64
-	// WorkingSells is the unfilled quantity of working Sell/Open orders on
-	// the symbol in today's order book: not yet out of `available`, so it is
-	// subtracted from the inventory and, at each order's limit price (or
-	// Price), from buying power.
-	WorkingSells int64
-	// WorkingNotional is the buying power the working sells will use.
-	WorkingNotional decimal.Decimal
-	// BuyingPower is the account's bp.
-	BuyingPower decimal.Decimal
-
-	// Limits are the three bounds: account status, inventory, buying power.
-	Limits []Limit
-	// Binding is the limit that sets Shortable.
-	Binding LimitName
-	// Shortable is the shares that can be shorted now: the least of Limits.
-	Shortable int64
-
-	// SharesToLocate and LotsToLocate are what must still be located to
-	// reach Target: whole lots of 100, none for an easy-to-borrow symbol.
-	SharesToLocate int64
-	LotsToLocate   int64
-	// LastOfferPrice is the latest locate price per share seen for the
-	// symbol in the store's workflows; LastOfferKnown is false when there is
-	// none, and then EstimatedCost is zero.
-	LastOfferPrice decimal.Decimal
-	LastOfferKnown bool
-	LastOfferAt    time.Time
-	// EstimatedCost is SharesToLocate × LastOfferPrice.
-	EstimatedCost decimal.Decimal
-
-	// Explanation says the above in sentences, for a person.
-	Explanation string
-
-	active    bool
-	available int64 // workflow.Available: located less working short sells
-}
 
 // lot is the locate quantity step (spec: Locate limits).
 const lot = brokercode.LocateLot
@@ -113,7 +28,7 @@ const lot = brokercode.LocateLot
 // also says how many more 100-share lots to locate and what that would cost
 // at the last price offered for the symbol (from the store's workflows; st
 // may be nil, and then the price is unknown). It only reads.
-func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account, symbol string, price decimal.Decimal, target int64) (*Sizing, error) {
+func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account, symbol string, price decimal.Decimal, target int64) (*locator.Sizing, error) {
 	switch {
 	case c == nil:
 		return nil, brokercode.Invalid("client", "is required")
@@ -128,13 +43,14 @@ func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account,
 		return nil, err
 	}
 	account = strings.ToUpper(strings.TrimSpace(account))
-	s := &Sizing{Account: account, Symbol: symbol, Price: price, Target: target}
+	s := &locator.Sizing{Account: account, Symbol: symbol, Price: price, Target: target}
 
 	acct, _, err := c.Accounts.Get(ctx, account)
 	if err != nil {
 		return nil, err
 	}
-	s.AccountStatus, s.BuyingPower, s.active = acct.AccountStatus, acct.BuyingPower, acct.IsActive()
+	active := acct.IsActive()
+	s.AccountStatus, s.BuyingPower = acct.AccountStatus, acct.BuyingPower
 	if s.EasyToBorrow, _, err = c.Orders.EasyToBorrow(ctx, account, symbol); err != nil {
 		return nil, err
 	}
@@ -157,7 +73,7 @@ func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account,
 		return nil, err
 	}
 	orders := BookOrders(book)
-	s.available = workflow.Available(s.Located, orders, symbol)
+	available := workflow.Available(s.Located, orders, symbol)
 	for i, b := range orders {
 		if b.Symbol != symbol || !b.WorkingShortSell() {
 			continue
@@ -171,13 +87,13 @@ func Size(ctx context.Context, c *brokerclient.Client, st *store.Store, account,
 		s.WorkingNotional = s.WorkingNotional.Add(px.Mul(decimal.NewFromInt(left)))
 	}
 	if st != nil {
-		if err := s.lastOffer(ctx, st); err != nil {
+		if err := lastOffer(ctx, st, s); err != nil {
 			return nil, err
 		}
 	}
-	s.limit()
-	s.plan()
-	s.explain()
+	limit(s, active, available)
+	plan(s)
+	explain(s, active)
 	return s, nil
 }
 
@@ -199,15 +115,17 @@ func abs(n int64) int64 {
 	return n
 }
 
-// limit computes the three limits and the binding one.
-func (s *Sizing) limit() {
-	status := Limit{Name: LimitAccount, Unlimited: true, Detail: "Active"}
-	if !s.active {
-		status = Limit{Name: LimitAccount, Shares: 0, Detail: fmt.Sprintf("%q is not Active: no orders", s.AccountStatus)}
+// limit computes the three limits of s and the binding one: active says
+// the account is Active, available the located shares working short
+// sales leave (workflow.Available).
+func limit(s *locator.Sizing, active bool, available int64) {
+	status := locator.Limit{Name: locator.LimitAccount, Unlimited: true, Detail: "Active"}
+	if !active {
+		status = locator.Limit{Name: locator.LimitAccount, Shares: 0, Detail: fmt.Sprintf("%q is not Active: no orders", s.AccountStatus)}
 	}
-	inv := Limit{Name: LimitInventory, Unlimited: true, Detail: "easy to borrow: no locate needed"}
+	inv := locator.Limit{Name: locator.LimitInventory, Unlimited: true, Detail: "easy to borrow: no locate needed"}
 	if !s.EasyToBorrow {
-		inv = Limit{Name: LimitInventory, Shares: s.available,
+		inv = locator.Limit{Name: locator.LimitInventory, Shares: available,
 			Detail: fmt.Sprintf("%d available − %d in working sells", s.Located, s.WorkingSells)}
 	}
 	room := s.BuyingPower.Sub(s.WorkingNotional)
@@ -215,9 +133,9 @@ func (s *Sizing) limit() {
 	if room.IsPositive() {
 		bpShares = room.Div(s.Price).Floor().IntPart()
 	}
-	bp := Limit{Name: LimitBuyingPower, Shares: bpShares,
+	bp := locator.Limit{Name: locator.LimitBuyingPower, Shares: bpShares,
 		Detail: fmt.Sprintf("(%s bp − %s in working sells) / %s", s.BuyingPower.StringFixed(2), s.WorkingNotional.StringFixed(2), s.Price)}
-	s.Limits = []Limit{status, inv, bp}
+	s.Limits = []locator.Limit{status, inv, bp}
 	// The first of the least binds: the account status before the inventory
 	// before buying power, since that is the order a person would fix them.
 	best := -1
@@ -232,8 +150,8 @@ func (s *Sizing) limit() {
 	s.Binding, s.Shortable = s.Limits[best].Name, s.Limits[best].Shares
 }
 
-// plan works out the lots to locate for the target and their cost.
-func (s *Sizing) plan() {
+// plan works out the lots to locate for s's target and their cost.
+func plan(s *locator.Sizing) {
 	if s.Target == 0 || s.EasyToBorrow {
 		return
 	}
@@ -248,11 +166,11 @@ func (s *Sizing) plan() {
 	}
 }
 
-// lastOffer finds the latest price offered for the symbol in the store's
-// locates and price checks: the price taken, else the cheapest leg offered
-// (the SingleUse leg only when the request allowed it or it was the only
-// one).
-func (s *Sizing) lastOffer(ctx context.Context, st *store.Store) error {
+// lastOffer finds the latest price offered for s's symbol in the store's
+// locates and price checks of its account: the price taken, else the
+// cheapest leg offered (the SingleUse leg only when the request allowed it
+// or it was the only one).
+func lastOffer(ctx context.Context, st *store.Store, s *locator.Sizing) error {
 	ws, err := st.List(ctx, store.Filter{Symbol: s.Symbol})
 	if err != nil {
 		return err
@@ -295,12 +213,13 @@ func cheapestLeg(w *workflow.Workflow) decimal.Decimal {
 	return best
 }
 
-// explain writes the sizing in sentences.
-func (s *Sizing) explain() {
+// explain writes sizing s in sentences; active says the account is
+// Active.
+func explain(s *locator.Sizing, active bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d shares of %s can be shorted now at %s, bound by %s.", s.Shortable, s.Symbol, s.Price, s.Binding)
 	switch {
-	case !s.active:
+	case !active:
 		fmt.Fprintf(&b, " The account is %q, not Active, so no order can be placed.", s.AccountStatus)
 	case s.EasyToBorrow:
 		b.WriteString(" The symbol is easy to borrow: no locate is needed.")
@@ -326,7 +245,7 @@ func (s *Sizing) explain() {
 				b.WriteString("; the cost is unknown: no offer for the symbol has been seen yet.")
 			}
 		}
-		if bp := s.Limits[2].Shares; s.Target > bp && s.active {
+		if bp := s.Limits[2].Shares; s.Target > bp && active {
 			fmt.Fprintf(&b, " Buying power caps the short at %d shares whatever is located.", bp)
 		}
 	}

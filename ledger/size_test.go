@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/ledger"
@@ -74,7 +75,7 @@ func (b *testBundle) bp(t *testing.T) decimal.Decimal {
 // sizing is what a case expects.
 type sizing struct {
 	shortable    int64
-	binding      ledger.LimitName
+	binding      locator.LimitName
 	located      int64
 	openShort    int64
 	workingSells int64
@@ -82,7 +83,7 @@ type sizing struct {
 	cost         string // "" when nothing is to be located or the last offer price is unknown
 }
 
-func sizingOf(s *ledger.Sizing) sizing {
+func sizingOf(s *locator.Sizing) sizing {
 	got := sizing{shortable: s.Shortable, binding: s.Binding, located: s.Located, openShort: s.OpenShort, workingSells: s.WorkingSells, lots: s.LotsToLocate}
 	if s.LastOfferKnown && s.LotsToLocate > 0 {
 		got.cost = s.EstimatedCost.StringFixed(2)
@@ -113,7 +114,7 @@ func TestSize(t *testing.T) {
 		{
 			name: "easy to borrow: buying power binds", symbol: "AAPL", price: "190", target: 1000,
 			want: func(t *testing.T, b *testBundle) sizing {
-				return sizing{shortable: floorDiv(b.bp(t), "190"), binding: ledger.LimitBuyingPower}
+				return sizing{shortable: floorDiv(b.bp(t), "190"), binding: locator.LimitBuyingPower}
 			},
 		},
 		{
@@ -121,19 +122,19 @@ func TestSize(t *testing.T) {
 			act: func(t *testing.T, b *testBundle) { b.fill(t, "HTBX", 300) },
 			// 700 more: 7 lots at the last offered 0.015.
 			want: func(*testing.T, *testBundle) sizing {
-				return sizing{shortable: 300, binding: ledger.LimitInventory, located: 300, lots: 7, cost: "10.50"}
+				return sizing{shortable: 300, binding: locator.LimitInventory, located: 300, lots: 7, cost: "10.50"}
 			},
 		},
 		{
 			name: "buying-power-limited", symbol: "HTBX", price: "5000",
 			act: func(t *testing.T, b *testBundle) { b.fill(t, "HTBX", 300) },
 			want: func(t *testing.T, b *testBundle) sizing {
-				return sizing{shortable: floorDiv(b.bp(t), "5000"), binding: ledger.LimitBuyingPower, located: 300}
+				return sizing{shortable: floorDiv(b.bp(t), "5000"), binding: locator.LimitBuyingPower, located: 300}
 			},
 		},
 		{
 			name: "account not Active", acct: "LV100002", symbol: "HTBX", price: "12.50",
-			want: func(*testing.T, *testBundle) sizing { return sizing{binding: ledger.LimitAccount} },
+			want: func(*testing.T, *testBundle) sizing { return sizing{binding: locator.LimitAccount} },
 		},
 		{
 			name: "open short is not counted twice", symbol: "HTBX", price: "12.50", target: 500,
@@ -144,7 +145,7 @@ func TestSize(t *testing.T) {
 			// The short took 200 of the 500 located: 300 left, no lot needed
 			// beyond 500 − 300 = 200, i.e. 2 lots.
 			want: func(*testing.T, *testBundle) sizing {
-				return sizing{shortable: 300, binding: ledger.LimitInventory, located: 300, openShort: 200, lots: 2, cost: "3.00"}
+				return sizing{shortable: 300, binding: locator.LimitInventory, located: 300, openShort: 200, lots: 2, cost: "3.00"}
 			},
 		},
 		{
@@ -154,7 +155,7 @@ func TestSize(t *testing.T) {
 				b.short(t, "HTBX", 200, "20.00")
 			},
 			want: func(*testing.T, *testBundle) sizing {
-				return sizing{shortable: 300, binding: ledger.LimitInventory, located: 500, workingSells: 200}
+				return sizing{shortable: 300, binding: locator.LimitInventory, located: 500, workingSells: 200}
 			},
 		},
 		{
@@ -165,7 +166,7 @@ func TestSize(t *testing.T) {
 				b.short(t, "HTBX", 300, "20.00")
 			},
 			want: func(*testing.T, *testBundle) sizing {
-				return sizing{shortable: 500, binding: ledger.LimitInventory, located: 800, openShort: 200, workingSells: 300, lots: 5, cost: "7.50"}
+				return sizing{shortable: 500, binding: locator.LimitInventory, located: 800, openShort: 200, workingSells: 300, lots: 5, cost: "7.50"}
 			},
 		},
 		{
@@ -178,13 +179,13 @@ func TestSize(t *testing.T) {
 				}
 			},
 			want: func(*testing.T, *testBundle) sizing {
-				return sizing{shortable: 0, binding: ledger.LimitInventory, lots: 3, cost: "9.00"}
+				return sizing{shortable: 0, binding: locator.LimitInventory, lots: 3, cost: "9.00"}
 			},
 		},
 		{
 			name: "no offer seen: cost unknown", symbol: "HTBY", price: "8.40", target: 250,
 			want: func(*testing.T, *testBundle) sizing {
-				return sizing{shortable: 0, binding: ledger.LimitInventory, lots: 3}
+				return sizing{shortable: 0, binding: locator.LimitInventory, lots: 3}
 			},
 		},
 	} {
@@ -230,7 +231,7 @@ func TestSizeWorkingSellUsesBuyingPower(t *testing.T) {
 	}
 	bp := b.bp(t)
 	want := bp.Sub(dec("6000")).Div(dec("4000")).Floor().IntPart() // 300 × 20.00 reserved
-	if !s.WorkingNotional.Equal(dec("6000")) || s.Shortable != want || s.Binding != ledger.LimitBuyingPower {
+	if !s.WorkingNotional.Equal(dec("6000")) || s.Shortable != want || s.Binding != locator.LimitBuyingPower {
 		t.Errorf("shortable %d (%s) working notional %s; want %d bound by buying power", s.Shortable, s.Binding, s.WorkingNotional, want)
 	}
 }

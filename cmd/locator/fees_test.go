@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
@@ -78,7 +79,7 @@ func TestFeesAndSizeAfterLocate(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &z); err != nil || code != 0 {
 		t.Fatalf("size --json: exit %d %q %v", code, out, err)
 	}
-	if !z.EasyToBorrow || z.Binding != string(ledger.LimitBuyingPower) || z.Shortable <= 0 || len(z.Limits) != 3 || z.Limits[1].Shares != nil {
+	if !z.EasyToBorrow || z.Binding != string(locator.LimitBuyingPower) || z.Shortable <= 0 || len(z.Limits) != 3 || z.Limits[1].Shares != nil {
 		t.Errorf("size AAPL: %+v", z)
 	}
 	if n := len(b.writes()); n != writes {

@@ -11,12 +11,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/store"
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -421,7 +421,7 @@ func TestAvailableSharesAgree(t *testing.T) {
 	}
 	var inventory int64 = -1
 	for _, l := range z.Limits {
-		if l.Name == string(ledger.LimitInventory) && l.Shares != nil {
+		if l.Name == string(locator.LimitInventory) && l.Shares != nil {
 			inventory = *l.Shares
 		}
 	}

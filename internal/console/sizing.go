@@ -5,13 +5,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator"
 )
 
 // Sizing prints how many shares can be shorted now and what binds it
 // (ledger.Size): the limits, the open short and working sells, what a
 // target would need located, and the explanation.
-func Sizing(out Printer, z *ledger.Sizing) {
+func Sizing(out Printer, z *locator.Sizing) {
 	switch out.Format {
 	case JSON:
 		sizingJSON(out, z)
@@ -74,7 +74,7 @@ type LimitJSON struct {
 // that binds marked.
 var limitHeader = []string{"LIMIT", "SHARES", "HOW", ""}
 
-func limitRows(z *ledger.Sizing) [][]string {
+func limitRows(z *locator.Sizing) [][]string {
 	var rows [][]string
 	for _, l := range z.Limits {
 		shares := strconv.FormatInt(l.Shares, 10)
@@ -90,7 +90,7 @@ func limitRows(z *ledger.Sizing) [][]string {
 	return rows
 }
 
-func sizingJSON(out Printer, z *ledger.Sizing) {
+func sizingJSON(out Printer, z *locator.Sizing) {
 	o := SizingJSON{
 		Account: z.Account, Symbol: z.Symbol, Price: z.Price.String(), Shortable: z.Shortable, Binding: string(z.Binding),
 		AccountStatus: z.AccountStatus, EasyToBorrow: z.EasyToBorrow, Located: z.Located, OpenShort: z.OpenShort,
