@@ -9,10 +9,10 @@
 // carries calls, questions and updates (wire.Client); its answers are
 // the owner's. Commands, jobs, the dashboard and library users hold an
 // Account and never know which of the two they have; the read commands
-// too (Read), and with no live owner they run the same read on their own
-// client (local.ReadAlone), the only one then drawing on the key pair.
-// (size still reads the broker on a client of its own.) The conformance suite
-// in accounttest runs every operation through both and requires the same
+// hold its reads (Reader), and with no live owner they run the same reads
+// on their own client and the database opened for reading (local.Alone),
+// the only one then drawing on the key pair. The conformance suite in
+// accounttest runs every operation through both and requires the same
 // results.
 package account
 
@@ -34,6 +34,9 @@ import (
 // KindInput or KindRefused otherwise), and every error it returns is a
 // *Error whose Kind says what happened.
 type Account interface {
+	// Reader is what can be read of the account: Read, Records, Audit,
+	// Plan, Size.
+	Reader
 	// Locate ensures located shares for each item of the request, quoting
 	// only the shortfall, and returns the workflows it started without
 	// waiting for them (Follow waits).
@@ -89,12 +92,11 @@ type Account interface {
 	// ones too), and each symbol's locate spend and P&L net of it. It is
 	// what a trading screen shows.
 	Today(ctx context.Context, req TodayRequest) (*Today, error)
-	// Read is what the broker says about the account now, one record kind
-	// a request (see ReadKind), read by the owner on its key pair's pacer:
-	// the read commands' one way to the broker, so that a process beside a
-	// running owner sends the broker nothing of its own. It sends only
-	// GETs.
-	Read(ctx context.Context, req ReadRequest) (*ReadResult, error)
+	// Report syncs the cash ledger of a range's fee check (as Fees does,
+	// over report.FeeWindow) and reports what the account's locates cost
+	// and what they were used for over the range, per symbol, per day and
+	// in total, on the broker's calendar: the figures of `locator report`.
+	Report(ctx context.Context, req ReportRequest) (*locator.Report, error)
 }
 
 // Caller is who calls: each process (or page, or job) that holds an

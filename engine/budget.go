@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/market"
@@ -37,13 +38,20 @@ func (e *Engine) spentToday(ctx context.Context, symbol string, pending map[stri
 // BudgetLeft is what the account's locate budget leaves of today (nil
 // when it has none).
 func (e *Engine) BudgetLeft(ctx context.Context) (*workflow.BudgetLeft, error) {
-	if !e.cfg.Budget.Set() {
+	return BudgetLeftOn(ctx, e.store, e.cfg.Account, e.cfg.Budget, e.brokerNow())
+}
+
+// BudgetLeftOn is what budget b leaves of account's trading day at now
+// (nil when b is not set), from the day's locates in st: the owner's
+// (Engine.BudgetLeft), and a reader's that finds no owner running.
+func BudgetLeftOn(ctx context.Context, st *store.Store, account string, b workflow.Budget, now time.Time) (*workflow.BudgetLeft, error) {
+	if !b.Set() {
 		return nil, nil
 	}
-	ws, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Kind: states.Locate, Since: market.On(e.brokerNow()).Date})
+	ws, err := st.List(ctx, store.Filter{Account: account, Kind: states.Locate, Since: market.On(now).Date})
 	if err != nil {
 		return nil, err
 	}
-	l := e.cfg.Budget.Left(ws)
+	l := b.Left(ws)
 	return &l, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/service"
 )
 
 // readCommand prints one Read of the account's records as the broker
@@ -37,15 +38,27 @@ func (c *readCommand) run(ctx context.Context, args []string) error {
 }
 
 // read is one Read of the broker's records about the account for a read
-// command (service.Dialer.Read: through the account's live owner when one
-// runs). needAccount is false for a read that needs none (the list of
-// accounts), which then goes through no owner.
+// command (reader). needAccount is false for a read that needs none (the
+// list of accounts), which then goes through no owner.
 func (c *connFlags) read(ctx context.Context, command string, needAccount bool, req account.ReadRequest) (*account.ReadResult, config.Settings, error) {
+	r, s, err := c.reader(ctx, command, needAccount)
+	if err != nil {
+		return nil, s, err
+	}
+	defer r.Close()
+	res, err := r.Read(ctx, req)
+	return res, s, err
+}
+
+// reader is the account's reads for a read command, from the checked
+// settings (service.Dialer.Reader: through the account's live owner when
+// one runs, else this process's own on the database opened for reading).
+func (c *connFlags) reader(ctx context.Context, command string, needAccount bool) (*service.Reading, config.Settings, error) {
 	s, err := c.resolve(needAccount)
 	if err != nil {
 		return nil, s, err
 	}
-	r, err := c.dialer().Read(ctx, s, command, req)
+	r, err := c.dialer().Reader(ctx, s, command)
 	return r, s, err
 }
 

@@ -11,6 +11,7 @@
 package accounttest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/locatorhq/locator/account"
@@ -26,6 +27,18 @@ type Env struct {
 	Store *store.Store
 	// Open returns the account as caller c sees it.
 	Open func(c account.Caller) account.Account
+	// Reader, when set, is what the read cases read through (RunReads: the
+	// same reads without an owner, local.Alone), the records they read
+	// made through Open; without it they read through Open's account.
+	Reader func() account.Reader
+}
+
+// reader is what a read case reads through: e.Reader's, else a itself.
+func (e *Env) reader(a account.Account) account.Reader {
+	if e.Reader != nil {
+		return e.Reader()
+	}
+	return a
 }
 
 // Setup makes a fresh Env for one case.
@@ -33,7 +46,15 @@ type Setup func(t *testing.T) *Env
 
 // Run runs every case against the implementation setup makes.
 func Run(t *testing.T, setup Setup) {
-	for _, c := range cases {
+	run(t, setup, append(slices.Clone(cases), readCases...))
+}
+
+// RunReads runs the read cases (account.Reader's: Read, Records, Audit,
+// Plan, Size) against the reader setup's Env.Reader makes.
+func RunReads(t *testing.T, setup Setup) { run(t, setup, readCases) }
+
+func run(t *testing.T, setup Setup, cs []testCase) {
+	for _, c := range cs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, setup(t))
@@ -41,10 +62,13 @@ func Run(t *testing.T, setup Setup) {
 	}
 }
 
-var cases = []struct {
+// testCase is one case of the suite.
+type testCase struct {
 	name string
 	run  func(t *testing.T, e *Env)
-}{
+}
+
+var cases = []testCase{
 	{"LocateFilled", locateFilled},
 	{"EnvGuardSendsNothing", envGuard},
 	{"InputRefusedSendsNothing", inputRefused},
@@ -75,4 +99,12 @@ var cases = []struct {
 	{"StatusShortable", statusShortable},
 	{"FeesReconciled", feesReconciled},
 	{"TodayPositionsOrdersLocates", today},
+	{"ReportOfTheDay", reportOfTheDay},
+}
+
+// readCases are the cases of account.Reader, run against every reader.
+var readCases = []testCase{
+	{"ReadAsTheBrokerSays", readAsTheBrokerSays},
+	{"RecordsAsTheOwnerRecorded", recordsAsRecorded},
+	{"AuditPlanSizeOfAShort", auditPlanSize},
 }

@@ -8,13 +8,6 @@ import (
 	"github.com/locatorhq/locator/account"
 )
 
-func init() {
-	cases = append(cases, struct {
-		name string
-		run  func(t *testing.T, e *Env)
-	}{"ReadAsTheBrokerSays", readAsTheBrokerSays})
-}
-
 // readAsTheBrokerSays: Read hands out the broker's records as a client of
 // the account's own keys reads them (after a fill: the located inventory,
 // the locate history, the routes), read from the broker then; a request
@@ -25,6 +18,7 @@ func readAsTheBrokerSays(t *testing.T, e *Env) {
 	a := e.Open(caller("test read", nil))
 	id := locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false)
 	follow(t, a, id)
+	rd := e.reader(a)
 	direct := e.Sim.Client(t, e.Sim.Live)
 	same := func(what string, got, want any) {
 		t.Helper()
@@ -36,7 +30,7 @@ func readAsTheBrokerSays(t *testing.T, e *Env) {
 	}
 
 	before := count(e, "GET", "/locates/inventory")
-	r, err := a.Read(ctx(t), account.ReadRequest{What: account.ReadInventory})
+	r, err := rd.Read(ctx(t), account.ReadRequest{What: account.ReadInventory})
 	ok(t, err)
 	if count(e, "GET", "/locates/inventory") == before {
 		t.Error("Read inventory sent no GET of the inventory")
@@ -48,13 +42,13 @@ func readAsTheBrokerSays(t *testing.T, e *Env) {
 	}
 	same("inventory", r.Inventory, rows)
 
-	r, err = a.Read(ctx(t), account.ReadRequest{What: account.ReadLocateHistory})
+	r, err = rd.Read(ctx(t), account.ReadRequest{What: account.ReadLocateHistory})
 	ok(t, err)
 	hist, _, err := direct.Locates.History(ctx(t), "LV100001")
 	ok(t, err)
 	same("locate history", r.History, hist)
 
-	r, err = a.Read(ctx(t), account.ReadRequest{What: account.ReadRoutes})
+	r, err = rd.Read(ctx(t), account.ReadRequest{What: account.ReadRoutes})
 	ok(t, err)
 	routes, _, err := direct.Orders.Routes(ctx(t), "LV100001")
 	ok(t, err)
@@ -70,7 +64,7 @@ func readAsTheBrokerSays(t *testing.T, e *Env) {
 		{What: account.ReadFills},
 		{What: account.ReadRoutes, Date: e.Sim.Clock.Now()},
 	} {
-		if _, err := a.Read(ctx(t), req); account.KindOf(err) != account.KindInput {
+		if _, err := rd.Read(ctx(t), req); account.KindOf(err) != account.KindInput {
 			t.Errorf("Read %+v: %v, want a KindInput refusal", req, err)
 		}
 	}

@@ -87,19 +87,15 @@ func (r *Runner) Reconcile(ctx context.Context, days int, grace time.Duration) (
 }
 
 // Audit is the body of an audit job: the Reg SHO audit trail of the last
-// days trading days on the broker's calendar (the order book read through
-// the account, then report.AuditBook), written to
-// dir as CSV and JSON lines. A trail with a short sale sent without cover
-// fails the run, so it shows in job_runs and is notified.
+// days trading days on the broker's calendar (the account's Audit, which
+// reads the order book), written to dir as CSV and JSON lines. A trail
+// with a short sale sent without cover fails the run, so it shows in
+// job_runs and is notified.
 func (r *Runner) Audit(ctx context.Context, days int, dir string) (string, error) {
 	if days <= 0 {
 		days = 1
 	}
-	book, err := r.Account.Read(ctx, account.ReadRequest{What: account.ReadOrders})
-	if err != nil {
-		return "", fmt.Errorf("audit: the order book: %w", err)
-	}
-	trail, err := report.AuditBook(ctx, r.Store, r.AccountID, book.Orders, book.Skew, r.hostNow(), locator.DateRange{}, days)
+	trail, err := r.Account.Audit(ctx, account.AuditRequest{Days: days})
 	if err != nil {
 		return "", fmt.Errorf("audit: %w", err)
 	}

@@ -23,15 +23,6 @@ func (l *Account) read(ctx context.Context, req account.ReadRequest) (*account.R
 	return readBroker(ctx, l.client, l.account, l.clk.Now(), req)
 }
 
-// ReadAlone is Read for a process that found no live owner of the account
-// (FollowOwner's ErrNoOwner): the same read on its own client, whose
-// requests no owner paces. Its errors are the client's (a refusal of the
-// keys stays a brokerclient.ErrNotFound), or an *account.Error for a bad
-// request, as Read's. now is the time on the client's clock.
-func ReadAlone(ctx context.Context, c *brokerclient.Client, acct string, now time.Time, req account.ReadRequest) (*account.ReadResult, error) {
-	return readBroker(ctx, c, acct, now, req)
-}
-
 // readBroker reads req for account acct on c; now is the host's time, of
 // which the trade date ends a read of fills.
 func readBroker(ctx context.Context, c *brokerclient.Client, acct string, now time.Time, req account.ReadRequest) (*account.ReadResult, error) {

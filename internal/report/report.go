@@ -11,6 +11,7 @@ import (
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
@@ -35,13 +36,24 @@ func ParseRange(from, to string) (locator.DateRange, error) {
 		}
 		*f.t = d
 	}
-	switch {
-	case r.From.IsZero() && !r.To.IsZero():
-		return r, fmt.Errorf("--to needs --from")
-	case !r.To.IsZero() && r.To.Before(r.From):
-		return r, fmt.Errorf("--to %s is before --from %s", to, from)
+	if err := CheckRange(r); err != nil {
+		return r, fmt.Errorf("--from %q --to %q: %w", from, to, err)
 	}
 	return r, nil
+}
+
+// CheckRange refuses a range a report or an audit cannot take
+// (brokercode.ErrInput): a last date without a first, or before it. A zero
+// range, or a zero last date, is left to the defaults, which need the
+// broker's today.
+func CheckRange(r locator.DateRange) error {
+	switch {
+	case r.From.IsZero() && !r.To.IsZero():
+		return brokercode.Invalid("range", "a last date needs a first date")
+	case !r.To.IsZero() && r.To.Before(r.From):
+		return brokercode.Invalid("range", "the last date %s is before the first %s", r.To.Format(time.DateOnly), r.From.Format(time.DateOnly))
+	}
+	return nil
 }
 
 // DefaultDays is how many trading days a report covers by default.

@@ -12,11 +12,13 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/accounttest"
+	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/store/storetest"
 	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/simtest"
+	"github.com/locatorhq/locator/workflow"
 )
 
 // owned is the simulator, a store and this process owning LV100001 (live)
@@ -89,7 +91,9 @@ func ownTuned(t *testing.T, db string, network *wire.Network, tune func(*service
 
 // TestConformance runs the account API's one suite against the owner's
 // in-process implementation and against a follower through the socket
-// transport: both must give the same results, updates and exit codes.
+// transport (and its read cases against the reads of a process with no
+// owner to ask, local.Alone): all must give the same results, updates and
+// exit codes.
 func TestConformance(t *testing.T) {
 	t.Run("owner", func(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
@@ -127,6 +131,7 @@ func TestConformance(t *testing.T) {
 			}}
 		})
 	})
+	t.Run("alone", func(t *testing.T) { accounttest.RunReads(t, alone) })
 	t.Run("follower", func(t *testing.T) {
 		accounttest.Run(t, func(t *testing.T) *accounttest.Env {
 			o := own(t)
@@ -151,4 +156,25 @@ func TestConformance(t *testing.T) {
 			}}
 		})
 	})
+}
+
+// alone is the read cases' world without an owner to read through: the
+// reads of local.Alone, as a command that finds no live owner makes them
+// (Dialer.Reader), on a client of its own and the database opened for
+// reading; the records they read made by an owner beforehand.
+func alone(t *testing.T) *accounttest.Env {
+	o := own(t)
+	rst, err := store.OpenReader(t.Context(), o.cfg.DB, o.sim.Clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rst.Close() })
+	client := o.sim.Client(t, o.sim.Live)
+	return &accounttest.Env{Sim: o.sim, Store: o.st,
+		Open: func(c account.Caller) account.Account { return o.owner.Local().As(c) },
+		Reader: func() account.Reader {
+			return &local.Alone{Account: "LV100001", Clock: o.sim.Clock, Store: rst,
+				Client: func() (*brokerclient.Client, error) { return client, nil },
+				Budget: func() (workflow.Budget, error) { return workflow.Budget{}, nil }}
+		}}
 }

@@ -3,52 +3,73 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/locatorhq/locator/account"
+	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
 )
 
-// Read is one Read of the broker's records about account s for a read
-// command (its name in the callers the owner records): through the
-// account's live owner when one runs (FollowOwner: its request is on the
-// owner's pacer and this process sends the broker nothing), and only when
-// none does on d's own client (ReadAlone). It opens the database only to
-// find the owner's lease, read-only, and never creates it. A read of no
-// account (the list of accounts) goes through no owner. A client that
-// cannot be made is refused (KindRefused): nothing was sent.
-func (d *Dialer) Read(ctx context.Context, s config.Settings, command string, req account.ReadRequest) (*account.ReadResult, error) {
-	client, err := d.Shared(s)
-	if err != nil {
-		return nil, account.Wrap(account.KindRefused, err.Error(), err)
-	}
-	if s.Account != "" {
-		owner, err := d.liveOwner(ctx, s, command)
-		if err != nil {
-			return nil, err
-		}
-		if owner != nil {
-			defer owner.Close()
-			return owner.Read(ctx, req)
-		}
-	}
-	return local.ReadAlone(ctx, client, s.Account, d.Time().Now(), req)
+// Reading is an account as a read command holds it (Dialer.Reader): its
+// live owner's reads, or this process's own; Close ends it.
+type Reading struct {
+	account.Reader
+	close func()
 }
 
-// liveOwner is account s's live owner as a follower reaches it, or nil
-// when no live process owns the account (or there is no database yet).
-func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, command string) (*wire.Client, error) {
+// Close ends the reading: the connection to the owner, or the database
+// opened for reading.
+func (r *Reading) Close() { r.close() }
+
+// Reader is account s's reads for a read command (its name in the callers
+// the owner records): through the account's live owner when one runs
+// (FollowOwner: its reads are on the owner's pacer and this process sends
+// the broker nothing of its own), and only when none does run here on d's
+// own client and the database opened for reading (local.Alone): never
+// created, never migrated, and its absence refused (KindRefused) only by
+// a read that needs it. Settings that name no account read alone (the
+// list of accounts; status and jobs: the whole database), and so do those
+// that cannot prove the account's key pair to an owner (no keys: status
+// and jobs need none); the budget they read is their own settings'.
+func (d *Dialer) Reader(ctx context.Context, s config.Settings, command string) (*Reading, error) {
 	st, err := store.OpenReader(ctx, s.DB, d.Time())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	var noStore error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		noStore = account.Errorf(account.KindRefused, fmt.Sprintf("no database at %s yet (run a locate first, or pass --db)", filepath.Clean(s.DB)))
+	case errors.Is(err, store.ErrSchemaBehind):
+		return nil, account.Wrap(account.KindRefused, err.Error(), err)
+	case err != nil:
 		return nil, err
 	}
-	defer st.Close()
+	if st != nil && s.Account != "" && s.Check(true) == nil {
+		owner, err := d.liveOwner(ctx, s, st, command)
+		if owner != nil || err != nil {
+			st.Close()
+			if err != nil {
+				return nil, err
+			}
+			return &Reading{Reader: owner, close: owner.Close}, nil
+		}
+	}
+	alone := &local.Alone{Account: s.Account, Clock: d.Time(), Store: st, NoStore: noStore, Budget: s.LocateBudget,
+		Client: func() (*brokerclient.Client, error) { return d.Shared(s) }}
+	return &Reading{Reader: alone, close: func() {
+		if st != nil {
+			st.Close()
+		}
+	}}, nil
+}
+
+// liveOwner is account s's live owner as a follower reaches it, whose
+// lease st names, or nil when no live process owns the account. A client
+// that cannot be made is refused (KindRefused): nothing was sent.
+func (d *Dialer) liveOwner(ctx context.Context, s config.Settings, st *store.Store, command string) (*wire.Client, error) {
 	cfg, err := d.Config(s, st, command, nil, wire.RoleCommand, false)
 	if err != nil {
 		return nil, err

@@ -13,5 +13,7 @@
 // accounts of one key pair are owned by one process at a time
 // (store.KeyPairHeldError): they share its client, and so its pacer.
 // Dialer opens an account from the command's settings: its broker client,
-// its store, and the Config a Handle is opened with.
+// its store, and the Config a Handle is opened with; and a read command's
+// reads (Dialer.Reader): its live owner's, or, with none, the same reads
+// on its own client and the database opened for reading (local.Alone).
 package service

@@ -599,3 +599,33 @@ func (h *Handle) Read(ctx context.Context, req account.ReadRequest) (r *account.
 	err = h.do(ctx, func(a account.Account) error { r, err = a.Read(ctx, req); return err })
 	return r, err
 }
+
+// Records: see account.Account.
+func (h *Handle) Records(ctx context.Context, req account.RecordsRequest) (r *account.Records, err error) {
+	err = h.do(ctx, func(a account.Account) error { r, err = a.Records(ctx, req); return err })
+	return r, err
+}
+
+// Report: see account.Account.
+func (h *Handle) Report(ctx context.Context, req account.ReportRequest) (r *locator.Report, err error) {
+	err = h.do(ctx, func(a account.Account) error { r, err = a.Report(ctx, req); return err })
+	return r, err
+}
+
+// Audit: see account.Account.
+func (h *Handle) Audit(ctx context.Context, req account.AuditRequest) (t *locator.AuditTrail, err error) {
+	err = h.do(ctx, func(a account.Account) error { t, err = a.Audit(ctx, req); return err })
+	return t, err
+}
+
+// Plan: see account.Account.
+func (h *Handle) Plan(ctx context.Context, req account.PlanRequest) (p *account.PlanResult, err error) {
+	err = h.do(ctx, func(a account.Account) error { p, err = a.Plan(ctx, req); return err })
+	return p, err
+}
+
+// Size: see account.Account.
+func (h *Handle) Size(ctx context.Context, req account.SizeRequest) (z *locator.Sizing, err error) {
+	err = h.do(ctx, func(a account.Account) error { z, err = a.Size(ctx, req); return err })
+	return z, err
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -229,6 +230,26 @@ func (c *Client) Today(ctx context.Context, req account.TodayRequest) (*account.
 
 func (c *Client) Read(ctx context.Context, req account.ReadRequest) (*account.ReadResult, error) {
 	return call(ctx, c, opRead, req)
+}
+
+func (c *Client) Records(ctx context.Context, req account.RecordsRequest) (*account.Records, error) {
+	return call(ctx, c, opRecords, req)
+}
+
+func (c *Client) Report(ctx context.Context, req account.ReportRequest) (*locator.Report, error) {
+	return call(ctx, c, opReport, req)
+}
+
+func (c *Client) Audit(ctx context.Context, req account.AuditRequest) (*locator.AuditTrail, error) {
+	return call(ctx, c, opAudit, req)
+}
+
+func (c *Client) Plan(ctx context.Context, req account.PlanRequest) (*account.PlanResult, error) {
+	return call(ctx, c, opPlan, req)
+}
+
+func (c *Client) Size(ctx context.Context, req account.SizeRequest) (*locator.Sizing, error) {
+	return call(ctx, c, opSize, req)
 }
 
 // RunJob hands the run to the owner; ctx's end asks the owner to drain it

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -61,6 +62,11 @@ var (
 	opFees        = post[account.FeesRequest, account.FeesResult]("/v1/fees", "Syncs a window of the cash ledger and reconciles the locate fees in it.")
 	opToday       = post[account.TodayRequest, account.Today]("/v1/today", "The account's trading day: positions, working orders, today's locates and spend.")
 	opRead        = post[account.ReadRequest, account.ReadResult]("/v1/read", "What the broker says about the account now, one record kind a request (GETs only).")
+	opRecords     = post[account.RecordsRequest, account.Records]("/v1/records", "What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.")
+	opReport      = post[account.ReportRequest, locator.Report]("/v1/report", "Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.")
+	opAudit       = post[account.AuditRequest, locator.AuditTrail]("/v1/audit", "The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).")
+	opPlan        = post[account.PlanRequest, account.PlanResult]("/v1/plan", "How many shares of each symbol of a watchlist to locate before the open, from the last trading days.")
+	opSize        = post[account.SizeRequest, locator.Sizing]("/v1/size", "How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).")
 	opAnswer      = person(post[account.AnswerRequest, struct{}]("/v1/answer", "A person's answer to the offer waiting on a workflow."))
 	opCancel      = post[account.CancelRequest, struct{}]("/v1/cancel", "Withdraws an unfinished workflow.")
 	opJob         = person(post[jobCall, account.JobResult]("/v1/job", "Runs one run of a job of a jobs file on the owner's engine; /v1/job/stop with its ref drains it."))

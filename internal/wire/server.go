@@ -215,6 +215,11 @@ func (s *Server) table() []route {
 		calls(s, opFees, account.Account.Fees),
 		calls(s, opToday, account.Account.Today),
 		calls(s, opRead, account.Account.Read),
+		calls(s, opRecords, account.Account.Records),
+		calls(s, opReport, account.Account.Report),
+		calls(s, opAudit, account.Account.Audit),
+		calls(s, opPlan, account.Account.Plan),
+		calls(s, opSize, account.Account.Size),
 		calls(s, opAnswer, func(a account.Account, ctx context.Context, req account.AnswerRequest) (*struct{}, error) {
 			return &struct{}{}, a.Answer(ctx, req)
 		}),
