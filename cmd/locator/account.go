@@ -10,8 +10,8 @@ import (
 )
 
 // session is a command's account: the account API (service.Handle, the
-// same whether this process owns the account or follows its owner), the
-// store it was opened on, and the settings it was opened with.
+// same whether this process owns the account or follows its owner), and
+// the settings it was opened with.
 type session struct {
 	*service.Opened
 	settings config.Settings

@@ -79,10 +79,11 @@ func (c *answerCommand) run(ctx context.Context, args []string) error {
 // It reports false when the person said no. A workflow not found, or with
 // no offer waiting, is left to the owner to refuse in its own words.
 func (c *answerCommand) bind(ctx context.Context, sess *session, req *account.AnswerRequest) (bool, error) {
-	w, err := sess.Store.Find(ctx, sess.settings.Account, req.ID)
-	if err != nil || w.State != states.Offered {
+	r, err := sess.Records(ctx, account.RecordsRequest{What: account.RecordsOne, ID: req.ID})
+	if err != nil || r.Workflow == nil || r.Workflow.State != states.Offered {
 		return true, nil
 	}
+	w := r.Workflow
 	o := workflow.Offered(w)
 	if o == nil {
 		return true, nil

@@ -11,7 +11,7 @@ import (
 	"github.com/locatorhq/locator/internal/report"
 )
 
-// auditCommand prints the Reg SHO audit trail (report.RunAudit): every
+// auditCommand prints the Reg SHO audit trail (the account's Audit): every
 // short sale locator placed or saw, with what covered it when it was sent.
 type auditCommand struct {
 	conn     connFlags
@@ -28,18 +28,14 @@ func (c *auditCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return console.Usagef("%v", err)
 	}
-	st, err := c.conn.localStore(ctx)
+	r, s, err := c.conn.reader(ctx, "audit", true)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	book, s, err := c.conn.read(ctx, "audit", true, account.ReadRequest{What: account.ReadOrders})
+	defer r.Close()
+	trail, err := r.Audit(ctx, account.AuditRequest{Range: rng})
 	if err != nil {
 		return accountError(s.Account, err)
-	}
-	trail, err := report.AuditBook(ctx, st, s.Account, book.Orders, book.Skew, c.conn.m.Clock.Now(), rng, 0)
-	if err != nil {
-		return err
 	}
 	console.Audit(c.conn.out(), trail)
 	if n := trail.Flagged(); n > 0 {

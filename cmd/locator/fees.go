@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -12,9 +11,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/workflow"
@@ -96,22 +93,12 @@ func (c *sizeCommand) run(ctx context.Context, args []string) error {
 	if c.target < 0 {
 		return console.Usagef("--target %d: want zero or more shares", c.target)
 	}
-	client, s, err := c.conn.readClient()
+	r, s, err := c.conn.reader(ctx, "size", true)
 	if err != nil {
 		return err
 	}
-	// The last offered price comes from the local database; a missing one
-	// is not created for a read.
-	st, err := store.OpenReader(ctx, s.DB, clock.Real{})
-	switch {
-	case err == nil:
-		defer st.Close()
-	case errors.Is(err, fs.ErrNotExist):
-		st = nil
-	default:
-		return err
-	}
-	z, err := ledger.Size(ctx, client, st, s.Account, symbol, price, c.target)
+	defer r.Close()
+	z, err := r.Size(ctx, account.SizeRequest{Symbol: symbol, Price: price, Target: c.target})
 	if errors.Is(err, brokercode.ErrInput) {
 		return console.Usagef("%v", err)
 	}

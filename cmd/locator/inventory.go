@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/account"
-	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/service"
@@ -60,18 +59,4 @@ func (c *connFlags) reader(ctx context.Context, command string, needAccount bool
 	}
 	r, err := c.dialer().Reader(ctx, s, command)
 	return r, s, err
-}
-
-// readClient is a client for the one command that still reads the broker
-// itself (size: ledger.Size takes a client): no engine, no database.
-func (c *connFlags) readClient() (*brokerclient.Client, config.Settings, error) {
-	s, err := c.resolve(true)
-	if err != nil {
-		return nil, s, err
-	}
-	client, err := c.dialer().Client(s)
-	if err != nil {
-		return nil, s, console.Usagef("%v", err)
-	}
-	return client, s, nil
 }

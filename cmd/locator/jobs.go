@@ -5,12 +5,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/console"
-	"github.com/locatorhq/locator/internal/store"
 )
 
-// jobsCommand lists the job runs the daemon recorded (local, sends
-// nothing): what ran, when, and how it ended.
+// jobsCommand lists the job runs the daemons recorded in the database
+// (sends nothing): what ran, when, and how it ended.
 type jobsCommand struct {
 	conn  connFlags
 	job   string
@@ -27,15 +27,22 @@ func (c *jobsCommand) run(ctx context.Context, args []string) error {
 	if c.limit < 1 {
 		return console.Usagef("--limit %d: want 1 or more", c.limit)
 	}
-	st, err := c.conn.localStore(ctx)
+	s, err := c.conn.picked()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	runs, err := st.JobRuns(ctx, store.JobRunFilter{Job: c.job, Limit: c.limit})
+	// Every account's runs: the whole database, read here, as status's
+	// list is.
+	s.Account = ""
+	db, err := c.conn.dialer().Reader(ctx, s, "jobs")
 	if err != nil {
 		return err
 	}
-	console.JobRuns(c.conn.out(), runs)
+	defer db.Close()
+	r, err := db.Records(ctx, account.RecordsRequest{What: account.RecordsJobRuns, Job: c.job, Limit: c.limit})
+	if err != nil {
+		return err
+	}
+	console.JobRuns(c.conn.out(), r.JobRuns)
 	return nil
 }

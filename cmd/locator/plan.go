@@ -9,11 +9,10 @@ import (
 	"github.com/locatorhq/locator/internal/config"
 	"github.com/locatorhq/locator/internal/console"
 	"github.com/locatorhq/locator/internal/report"
-	"github.com/locatorhq/locator/ledger"
 )
 
 // planCommand suggests the quantity to locate before the open for each
-// symbol of a watchlist (report.Plan).
+// symbol of a watchlist (the account's Plan).
 type planCommand struct {
 	conn      connFlags
 	watchlist string
@@ -37,23 +36,15 @@ func (c *planCommand) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return console.Usagef("%v", err)
 	}
-	// One read of the account tells the broker's clock, whose calendar the
-	// days are counted on.
-	st, err := c.conn.localStore(ctx)
+	r, s, err := c.conn.reader(ctx, "plan", true)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	acct, s, err := c.conn.read(ctx, "plan", true, account.ReadRequest{What: account.ReadAccount})
+	defer r.Close()
+	plan, err := r.Plan(ctx, account.PlanRequest{Symbols: symbols, Days: c.days})
 	if err != nil {
 		return accountError(s.Account, err)
 	}
-	skew := acct.Skew
-	plan, err := report.Plan(ctx, st, report.PlanOptions{Account: s.Account, Symbols: symbols, Days: c.days,
-		Today: ledger.TradeDate(c.conn.m.Clock.Now().Add(skew)), Skew: skew})
-	if err != nil {
-		return err
-	}
-	console.Plan(c.conn.out(), plan)
+	console.Plan(c.conn.out(), plan.Suggestions)
 	return nil
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/locatorhq/locator/internal/report"
 	"github.com/locatorhq/locator/internal/report/chart"
 	"github.com/locatorhq/locator/internal/wire"
-	"github.com/locatorhq/locator/ledger"
 )
 
 // reportCommand prints what locates cost and what they were used for, per
-// symbol, per day and in total (report.Run), and draws the charts.
+// symbol, per day and in total (the account's Report, which syncs the
+// ledger first), and draws the charts.
 type reportCommand struct {
 	conn     connFlags
 	from, to string
@@ -46,11 +46,7 @@ func (c *reportCommand) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sess.Close()
-	fees, err := sess.Fees(ctx, account.FeesRequest{Window: report.FeeWindow(rng), Grace: ledger.FeeGrace, Orders: true})
-	if err != nil {
-		return err
-	}
-	r, err := report.Run(ctx, sess.Store, sess.settings.Account, fees.Report, c.conn.m.Clock.Now(), rng)
+	r, err := sess.Report(ctx, account.ReportRequest{Range: rng})
 	if err != nil {
 		return accountError(sess.settings.Account, err)
 	}

@@ -20,20 +20,22 @@ import (
 // sell), newest first, one a row of one table, at most limit rows of both
 // (0: all); in JSON each is one record with its "type": "workflow" (its
 // outcome record) or "order".
-func Workflows(out Printer, ws []*workflow.Workflow, orders []*workflow.Order, limit int) {
+func Workflows(out Printer, ws []workflow.Workflow, orders []workflow.Order, limit int) {
 	type row struct {
 		at    time.Time
 		cells []string
 		obj   any
 	}
 	var all []row
-	for _, w := range ws {
+	for i := range ws {
+		w := &ws[i]
 		o := OutcomeRecordOf(w)
 		all = append(all, row{w.CreatedAt, []string{w.ID, market.DateTime(w.CreatedAt), string(w.Kind), w.Account, w.Symbol,
 			strconv.FormatInt(w.Requested, 10), strconv.FormatInt(w.Quantity, 10), o.PricePerShare, string(w.State), w.Asker, w.Reason},
 			workflowRecord{Type: "workflow", OutcomeRecord: o}})
 	}
-	for _, o := range orders {
+	for i := range orders {
+		o := &orders[i]
 		r := OrderRecordOf(o)
 		sent := int64(0)
 		if !o.SentAt.IsZero() {

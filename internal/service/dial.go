@@ -182,17 +182,18 @@ func (d *Dialer) Config(s config.Settings, st *store.Store, command string, ask 
 }
 
 // Opened is an account this process opened from its settings (Dialer.Open):
-// its handle, and the store it was opened on.
+// its handle, on the store it was opened on, which only the handle reads
+// and writes (its records reach the caller through the account API).
 type Opened struct {
 	*Handle
-	Store *store.Store
+	st *store.Store
 }
 
 // Close gives the account up (to the next owner, when this process owned
 // it) and closes the store.
 func (o *Opened) Close() {
 	o.Handle.Close()
-	o.Store.Close()
+	o.st.Close()
 }
 
 // Open opens account s for command (see Config): this process becomes its
@@ -206,7 +207,7 @@ func (d *Dialer) Open(ctx context.Context, s config.Settings, command string, as
 	if err == nil {
 		var h *Handle
 		if h, err = Open(ctx, cfg); err == nil {
-			return &Opened{Handle: h, Store: st}, nil
+			return &Opened{Handle: h, st: st}, nil
 		}
 	}
 	st.Close()
