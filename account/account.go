@@ -83,7 +83,8 @@ type Account interface {
 	Status(ctx context.Context, req StatusRequest) (*Status, error)
 	// Fees syncs a window of the cash ledger into the owner's database and
 	// reconciles the locate fees and credits in it (ledger.Check): the
-	// check of `locator fees`, the reconcile job and the dashboard.
+	// check of `locator fees` and the reconcile job; or, Stored, only
+	// reconciles what the syncs stored: the dashboard's.
 	Fees(ctx context.Context, req FeesRequest) (*FeesResult, error)
 	// Today is the account's trading day as its owner sees it now: the
 	// open positions with their P&L from the broker's P&L stream (watched
@@ -426,6 +427,11 @@ type FeesRequest struct {
 	// not in its database, from which `report` reads the shares shorted
 	// and the P&L. `report` asks for it.
 	Orders bool `json:"orders,omitempty"`
+	// Stored reconciles the ledger as the owner's last syncs left it,
+	// without syncing it or reading the broker (ledger.CheckStored: no
+	// totalLocateCosts, so no day's total is compared): what a page view
+	// or a metrics scrape asks, which costs the broker nothing.
+	Stored bool `json:"stored,omitempty"`
 }
 
 // FeesResult is the fee check: the reconciled report, and what the sync

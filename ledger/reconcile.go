@@ -63,11 +63,11 @@ const FeeGrace = 96 * time.Hour
 // the dates the broker stamps. Bad input is refused before anything is
 // sent; a since after the broker's today is refused after that first read.
 func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account string, now time.Time, w locator.FeeWindow, grace time.Duration) (*locator.FeeReport, locator.SyncResult, error) {
-	switch {
-	case c == nil:
+	if c == nil {
 		return nil, locator.SyncResult{}, brokercode.Invalid("client", "is required")
-	case w.Since.IsZero() && w.Days <= 0:
-		return nil, locator.SyncResult{}, brokercode.Invalid("window", "want a first date or a number of days")
+	}
+	if err := checkWindow(w); err != nil {
+		return nil, locator.SyncResult{}, err
 	}
 	// The window is checked against the broker's today below; here only
 	// the rest (today's date, as a trade date: now's own date may be
@@ -82,13 +82,9 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 	}
 	skew := c.ClockSkew()
 	brokerNow := now.Add(skew)
-	today := TradeDate(brokerNow)
-	since := civilDate(w.Since)
-	if w.Since.IsZero() {
-		since = today.AddDate(0, 0, -(w.Days - 1))
-	}
-	if since.After(today) {
-		return nil, locator.SyncResult{}, brokercode.Invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
+	since, today, err := window(w, brokerNow)
+	if err != nil {
+		return nil, locator.SyncResult{}, err
 	}
 	synced, err := Sync(ctx, c, st, account, since, today.AddDate(0, 0, 1))
 	if err != nil {
@@ -97,6 +93,47 @@ func Check(ctx context.Context, c *brokerclient.Client, st *store.Store, account
 	total := acct.TotalLocateCosts
 	r, err := reconcile(ctx, st, account, since, brokerNow, skew, grace, &total)
 	return r, synced, err
+}
+
+// CheckStored is Check from the store alone: the ledger as the last syncs
+// left it, reconciled over window w on the broker's calendar (skew, the
+// broker's clock offset as last estimated, moves now, this machine's time,
+// onto it), with no read of the broker and so no totalLocateCosts: what
+// a page view or a scrape asks, which costs the broker nothing (a daemon
+// owner syncs on its own, service.LedgerSyncEvery).
+func CheckStored(ctx context.Context, st *store.Store, account string, now time.Time, skew time.Duration, w locator.FeeWindow, grace time.Duration) (*locator.FeeReport, error) {
+	if err := checkWindow(w); err != nil {
+		return nil, err
+	}
+	brokerNow := now.Add(skew)
+	since, _, err := window(w, brokerNow)
+	if err != nil {
+		return nil, err
+	}
+	return ReconcileStored(ctx, st, account, since, brokerNow, skew, grace)
+}
+
+// checkWindow refuses a window with neither a first date nor a number of
+// days.
+func checkWindow(w locator.FeeWindow) error {
+	if w.Since.IsZero() && w.Days <= 0 {
+		return brokercode.Invalid("window", "want a first date or a number of days")
+	}
+	return nil
+}
+
+// window is the first trade date of w and the broker's today at
+// brokerNow; a first date after today is refused.
+func window(w locator.FeeWindow, brokerNow time.Time) (since, today time.Time, err error) {
+	today = TradeDate(brokerNow)
+	since = civilDate(w.Since)
+	if w.Since.IsZero() {
+		since = today.AddDate(0, 0, -(w.Days - 1))
+	}
+	if since.After(today) {
+		return since, today, brokercode.Invalid("since", "%s is after the broker's today %s", since.Format(time.DateOnly), today.Format(time.DateOnly))
+	}
+	return since, today, nil
 }
 
 // Reconcile matches every filled locate workflow of the account in the store

@@ -100,6 +100,7 @@ var cases = []testCase{
 	{"FeesReconciled", feesReconciled},
 	{"TodayPositionsOrdersLocates", today},
 	{"ReportOfTheDay", reportOfTheDay},
+	{"FeesStoredSendsNothing", feesStored},
 }
 
 // readCases are the cases of account.Reader, run against every reader.

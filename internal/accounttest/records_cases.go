@@ -212,3 +212,38 @@ func reportOfTheDay(t *testing.T, e *Env) {
 	}
 }
 
+// feesStored: a stored fee check (Fees, Stored: the dashboard's) reconciles
+// the ledger the last sync left, as the synced check did, and reads nothing
+// of the broker; a window of no dates is refused as input.
+func feesStored(t *testing.T, e *Env) {
+	a := e.Open(caller("test fees stored", nil))
+	w, _ := follow(t, a, locateOne(t, a, account.LocateItem{Symbol: "HTBX", Quantity: 300, Policy: capped("0.05")}, false))
+	wantOutcome(t, w, states.Filled, "filled — 300 shares at 0.0150", console.ExitOK)
+	e.Sim.Clock.Advance(10 * time.Second)
+	synced, err := a.Fees(ctx(t), account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: time.Hour})
+	ok(t, err)
+	sent := len(e.Sim.Sim.Requests())
+	res, err := a.Fees(ctx(t), account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: time.Hour, Stored: true})
+	ok(t, err)
+	if _, err := a.Fees(ctx(t), account.FeesRequest{Stored: true}); !errors.Is(err, brokercode.ErrInput) {
+		t.Errorf("a stored check of no window: %v, want an input refusal", err)
+	}
+	for _, r := range e.Sim.Sim.Requests()[sent:] {
+		if !strings.HasSuffix(r.Path, "/locates/history") && !strings.HasSuffix(r.Path, "/locates/inventory") {
+			t.Errorf("%s %s sent for a stored fee check", r.Method, r.Path)
+		}
+	}
+	lines := func(r *locator.FeeReport) []locator.FeeLine {
+		var mine []locator.FeeLine
+		for _, l := range r.Lines {
+			if l.WorkflowID == w.ID {
+				mine = append(mine, l)
+			}
+		}
+		return mine
+	}
+	got, want := lines(res.Report), lines(synced.Report)
+	if res.Synced != (locator.SyncResult{}) || len(got) != 1 || len(want) != 1 || got[0].Status != locator.FeeMatched || !got[0].Charged.Equal(want[0].Charged) {
+		t.Errorf("stored check: synced %+v, the locate's lines %+v; want none synced and %+v", res.Synced, got, want)
+	}
+}

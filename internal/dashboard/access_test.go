@@ -30,6 +30,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/internal/browsertest"
+	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/simtest"
 )
 
@@ -62,7 +63,7 @@ func TestRandomTokenPerStart(t *testing.T) {
 	b.server.Close()
 	var logins []string
 	for range 2 {
-		srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock}, nil)
+		srv, err := newServer(Config{Accounts: b.accounts(), FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Clock: b.sim.Clock}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestOtherLocalUserGets401(t *testing.T) {
 	}
 	b := setup(t, setupOpt{token: "x"})
 	b.server.Close()
-	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock}, nil)
+	srv, err := newServer(Config{Accounts: b.accounts(), FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Clock: b.sim.Clock}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,7 +555,7 @@ func TestTLSBeyondLoopback(t *testing.T) {
 
 	b := setup(t, setupOpt{token: "tok"})
 	b.server.Close()
-	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock,
+	srv, err := newServer(Config{Accounts: b.accounts(), FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Clock: b.sim.Clock,
 		Access: Access{Token: "tok", CertFile: certFile, KeyFile: keyFile}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/engine"
+	"github.com/locatorhq/locator/internal/jobs"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
@@ -162,7 +163,7 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 		r.left.Store(o.refuseSubscribe)
 		served, b.subscribed = r, r.taken
 	}
-	b.server, err = newServer(Config{Accounts: []account.Account{served}, Store: st, Metrics: b.metrics, Clock: b.sim.Clock,
+	b.server, err = newServer(Config{Accounts: []account.Account{served}, FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Metrics: b.metrics, Clock: b.sim.Clock,
 		Logger: log, Access: Access{Token: o.token, NoToken: o.token == ""}, StaleAfter: o.staleAfter}, func(u engine.Update) {
 		select {
 		case b.fed <- u:

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"github.com/locatorhq/locator/internal/jobs"
 )
 
 // The signed answer links are served without the dashboard's token (a
@@ -16,7 +18,7 @@ func TestLinksOutsideTheToken(t *testing.T) {
 	b := setup(t, setupOpt{token: "the-token"})
 	b.server.Close()
 	var served atomic.Int32
-	srv, err := newServer(Config{Accounts: b.accounts(), Store: b.store, Clock: b.sim.Clock, Access: Access{Token: "the-token"},
+	srv, err := newServer(Config{Accounts: b.accounts(), FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Clock: b.sim.Clock, Access: Access{Token: "the-token"},
 		Links: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) })}, nil)
 	if err != nil {
 		t.Fatal(err)

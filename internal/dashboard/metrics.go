@@ -194,7 +194,10 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(g.waited, prometheus.GaugeValue, d, acct, p.Route, prio)
 			}
 		}
-		if rep, err := g.s.reconcile(context.Background(), acct, now, g.s.feeDays); err == nil {
+		if st.NotServed != nil {
+			continue // no owner to ask for its fee check
+		}
+		if rep, err := g.s.reconcile(context.Background(), acct, g.s.feeDays); err == nil {
 			ch <- prometheus.MustNewConstMetric(g.feeProblem, prometheus.GaugeValue, float64(rep.Problems()), acct)
 		} else {
 			g.s.log.Warn("fee problems not counted", "account", acct, "err", err)

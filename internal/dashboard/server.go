@@ -27,8 +27,7 @@ import (
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
-	"github.com/locatorhq/locator/internal/jobs"
-	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -38,14 +37,13 @@ const DefaultAddr = "127.0.0.1:8790"
 //go:embed assets
 var assets embed.FS
 
-// Config wires a Server. Accounts and Store are required.
+// Config wires a Server. Accounts and FeeDays are required.
 type Config struct {
 	// Accounts are the accounts the page shows and answers for, through
 	// the account API (this process's own, whether it owns each or
-	// follows its owner).
+	// follows its owner): the page reads and does everything through
+	// them, their records and fee checks included.
 	Accounts []account.Account
-	// Store holds the records the page reads (fees, job runs).
-	Store *store.Store
 	// Metrics is the registry the broker clients report to (NewMetrics);
 	// nil makes one that sees no broker calls.
 	Metrics *Metrics
@@ -62,7 +60,8 @@ type Config struct {
 	// cadence reads every 8 s).
 	StaleAfter time.Duration
 	// FeeDays and FeeGrace are the reconciliation window behind the fee
-	// problems metric (defaults: the reconcile job's).
+	// problems metric (serve gives the reconcile job's: jobs.DefaultDays,
+	// jobs.DefaultGrace); FeeDays is 1 or more.
 	FeeDays  int
 	FeeGrace time.Duration
 }
@@ -71,7 +70,6 @@ type Config struct {
 type Server struct {
 	accounts  map[string]account.Account // by account id
 	ids       []string                   // the accounts' ids, in the order given
-	st        *store.Store
 	metrics   *Metrics
 	clk       clock.Clock
 	log       *slog.Logger
@@ -108,11 +106,14 @@ type Server struct {
 func New(cfg Config) (*Server, error) { return newServer(cfg, nil) }
 
 func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
-	if len(cfg.Accounts) == 0 || cfg.Store == nil {
-		return nil, errors.New("dashboard: accounts and a store are required")
+	switch {
+	case len(cfg.Accounts) == 0:
+		return nil, errors.New("dashboard: accounts are required")
+	case cfg.FeeDays < 1 || cfg.FeeGrace < 0:
+		return nil, fmt.Errorf("dashboard: fee window of %d days, grace %s: want 1 day or more, a grace of zero or more", cfg.FeeDays, cfg.FeeGrace)
 	}
 	cfg.setDefaults()
-	page, err := template.New("page.html").Funcs(template.FuncMap{"market": func(t time.Time) time.Time { return t.In(jobs.Market) }}).
+	page, err := template.New("page.html").Funcs(template.FuncMap{"market": func(t time.Time) time.Time { return t.In(market.NewYork) }}).
 		ParseFS(assets, "assets/page.html")
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{accounts: map[string]account.Account{}, st: cfg.Store, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
+	s := &Server{accounts: map[string]account.Account{}, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
 		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
 		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: limiters{byClient: map[string]*rate.Limiter{}},
 		timeouts: defaultTimeouts, maxConns: maxConns, maxClientConns: maxClientConns, staleAfter: cfg.StaleAfter,
@@ -160,12 +161,6 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = time.Minute
-	}
-	if cfg.FeeDays <= 0 {
-		cfg.FeeDays = jobs.DefaultDays
-	}
-	if cfg.FeeGrace <= 0 {
-		cfg.FeeGrace = jobs.DefaultGrace
 	}
 }
 

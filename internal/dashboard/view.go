@@ -13,8 +13,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokercode"
-	"github.com/locatorhq/locator/internal/store"
-	"github.com/locatorhq/locator/ledger"
+	"github.com/locatorhq/locator/market"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -327,12 +326,16 @@ func (s *Server) account(ctx context.Context, st account.Status, now time.Time) 
 		}
 		return strings.Compare(x.Type, y.Type)
 	})
+	if st.NotServed != nil {
+		return a // no owner to ask for its records
+	}
 	a.Fees = s.fees(ctx, a.Account, now)
-	jobs, err := s.st.JobRuns(ctx, store.JobRunFilter{Account: a.Account, Limit: 10})
+	r, err := s.accounts[st.Account].Records(ctx, account.RecordsRequest{What: account.RecordsJobRuns, Limit: 10})
 	if err != nil {
 		s.log.Warn("job runs not read", "account", a.Account, "err", err)
+		return a
 	}
-	a.Jobs = jobs
+	a.Jobs = r.JobRuns
 	return a
 }
 
@@ -399,19 +402,22 @@ func newOfferView(offer *workflow.Offer, now time.Time) *offerView {
 // page's script writes the same from each tick.
 func countdown(d time.Duration) string { return strconv.Itoa(int(d/time.Second)) + "s" }
 
-// reconcile matches the account's fills of the last days trade dates to
-// the synced ledger; the store alone answers (no broker call), so a page
+// reconcile matches the fills of account id's last days trade dates to
+// the ledger its owner synced (Fees, Stored): no broker call, so a page
 // view or a scrape costs the broker nothing.
-func (s *Server) reconcile(ctx context.Context, account string, now time.Time, days int) (*locator.FeeReport, error) {
-	since := ledger.TradeDate(now).AddDate(0, 0, -(days - 1))
-	return ledger.Reconcile(ctx, nil, s.st, account, since, now, s.feeGrace)
+func (s *Server) reconcile(ctx context.Context, id string, days int) (*locator.FeeReport, error) {
+	res, err := s.accounts[id].Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: days}, Grace: s.feeGrace, Stored: true})
+	if err != nil {
+		return nil, err
+	}
+	return res.Report, nil
 }
 
 // fees is today's chart: per symbol, the fees of today's fills against
 // the ledger's charges.
-func (s *Server) fees(ctx context.Context, account string, now time.Time) feesView {
-	f := feesView{Day: ledger.TradeDate(now)}
-	rep, err := s.reconcile(ctx, account, now, 1)
+func (s *Server) fees(ctx context.Context, id string, now time.Time) feesView {
+	f := feesView{Day: market.On(now).Date}
+	rep, err := s.reconcile(ctx, id, 1)
 	if err != nil {
 		f.Err = err.Error()
 		return f

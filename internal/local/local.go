@@ -504,10 +504,20 @@ func (s *session) Fees(ctx context.Context, req account.FeesRequest) (*account.F
 	if req.Grace < 0 {
 		return nil, account.Errorf(account.KindInput, fmt.Sprintf("grace %s: want a duration of zero or more", req.Grace))
 	}
+	if req.Orders && req.Stored {
+		return nil, account.Errorf(account.KindInput, "orders and stored: a stored check reads nothing of the broker, and refreshing the orders reads its order book; ask one")
+	}
 	if req.Orders {
 		if err := s.l.eng.RefreshOrders(ctx); err != nil {
 			return nil, kinded(err)
 		}
+	}
+	if req.Stored {
+		r, err := ledger.CheckStored(ctx, s.l.st, s.l.account, s.l.clk.Now(), s.l.client.ClockSkew(), req.Window, req.Grace)
+		if err != nil {
+			return nil, kinded(err)
+		}
+		return &account.FeesResult{Report: r}, nil
 	}
 	r, synced, err := ledger.Check(ctx, s.l.client, s.l.st, s.l.account, s.l.clk.Now(), req.Window, req.Grace)
 	if err != nil {

@@ -86,7 +86,8 @@ func Run(ctx context.Context, c Config) error {
 	}
 	defer fleet.Close()
 	fleet.Say(ctx, c.Say)
-	web, err := c.Page.Serve(dashboard.Config{Accounts: fleet.Accounts(), Store: st, Clock: clk, Logger: c.Log,
+	web, err := c.Page.Serve(dashboard.Config{Accounts: fleet.Accounts(), Clock: clk, Logger: c.Log,
+		FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace,
 		Links: links.Handler(fleet.ByAccount())}, c.Log, c.Say)
 	if err != nil {
 		return err
