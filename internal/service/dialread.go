@@ -29,7 +29,7 @@ func (r *Reading) Close() { r.close() }
 // Reader is account s's reads for a read command (its name in the callers
 // the owner records): through the account's live owner when one runs
 // (FollowOwner: its reads are on the owner's pacer and this process sends
-// the broker nothing of its own), and only when none does run here on d's
+// the broker nothing of its own), and, only when none does, here, on d's
 // own client and the database opened for reading (local.Alone): never
 // created, never migrated, and its absence refused (KindRefused) only by
 // a read that needs it. Settings that name no account read alone (the
