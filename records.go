@@ -130,3 +130,16 @@ type Transition struct {
 	RawRow string
 	At     time.Time
 }
+
+// RefusedRow is a workflow or order row an owner would not act on: its MAC
+// did not verify (changed, or written by someone without the account's
+// secret). Package store keeps them; `locator status` lists them
+// (Account.Records).
+type RefusedRow struct {
+	Account string
+	Kind    string // "workflow" or "order"
+	ID      string
+	Symbol  string
+	Reason  string
+	At      time.Time
+}

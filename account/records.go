@@ -91,6 +91,9 @@ type Records struct {
 	Standbys  []locator.Standby   `json:"standbys,omitempty"`
 	Workflows []workflow.Workflow `json:"workflows,omitempty"`
 	Orders    []workflow.Order    `json:"orders,omitempty"`
+	// Refused are the rows the owners would not act on at their last
+	// start (a MAC that does not verify), also RecordsRecent's.
+	Refused []locator.RefusedRow `json:"refused,omitempty"`
 	// Workflow or Order is RecordsOne's record, and Log its transitions.
 	Workflow *workflow.Workflow   `json:"workflow,omitempty"`
 	Order    *workflow.Order      `json:"order,omitempty"`

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator"
 )
 
 // refusedReason is why a row is refused: its MAC (workflow.RowKey) does not
@@ -28,14 +28,14 @@ func (e *Engine) adoptMACs(ctx context.Context) error {
 // it is: the owner neither sends for it nor changes it (docs/design.md
 // rule 10).
 func (e *Engine) authentic(ctx context.Context, flows []*Workflow, orders []*Order) ([]*Workflow, []*Order, error) {
-	var refused []store.RefusedRow
+	var refused []locator.RefusedRow
 	var okFlows []*Workflow
 	for _, w := range flows {
 		if e.rows.VerifyWorkflow(w) {
 			okFlows = append(okFlows, w)
 			continue
 		}
-		refused = append(refused, store.RefusedRow{Kind: "workflow", ID: w.ID, Symbol: w.Symbol, Reason: refusedReason})
+		refused = append(refused, locator.RefusedRow{Kind: "workflow", ID: w.ID, Symbol: w.Symbol, Reason: refusedReason})
 	}
 	var okOrders []*Order
 	for _, o := range orders {
@@ -43,7 +43,7 @@ func (e *Engine) authentic(ctx context.Context, flows []*Workflow, orders []*Ord
 			okOrders = append(okOrders, o)
 			continue
 		}
-		refused = append(refused, store.RefusedRow{Kind: "order", ID: o.ClientOrderID, Symbol: o.Symbol, Reason: refusedReason})
+		refused = append(refused, locator.RefusedRow{Kind: "order", ID: o.ClientOrderID, Symbol: o.Symbol, Reason: refusedReason})
 	}
 	for _, r := range refused {
 		e.log.Error("engine: row refused", "account", e.cfg.Account, "kind", r.Kind, "id", r.ID, "symbol", r.Symbol, "reason", refusedReason)

@@ -50,6 +50,7 @@ func (c *statusCommand) run(ctx context.Context, args []string) error {
 	}
 	out := c.conn.out()
 	console.Owners(out, r.Leases, r.Standbys, time.Now())
+	console.Refused(out, r.Refused)
 	if err := c.budgetLeft(ctx, s, out); err != nil {
 		return err
 	}

@@ -614,6 +614,186 @@ func (e StatusEnv) Valid() bool {
 	}
 }
 
+// Defines values for TransitionFrom.
+const (
+	TransitionFromAccepting    TransitionFrom = "accepting"
+	TransitionFromCanceled     TransitionFrom = "canceled"
+	TransitionFromCanceling    TransitionFrom = "canceling"
+	TransitionFromCovered      TransitionFrom = "covered"
+	TransitionFromCredited     TransitionFrom = "credited"
+	TransitionFromDeclined     TransitionFrom = "declined"
+	TransitionFromDeclining    TransitionFrom = "declining"
+	TransitionFromExpired      TransitionFrom = "expired"
+	TransitionFromFailed       TransitionFrom = "failed"
+	TransitionFromFilled       TransitionFrom = "filled"
+	TransitionFromIntent       TransitionFrom = "intent"
+	TransitionFromNew          TransitionFrom = "new"
+	TransitionFromNotNeeded    TransitionFrom = "not_needed"
+	TransitionFromOffered      TransitionFrom = "offered"
+	TransitionFromPending      TransitionFrom = "pending"
+	TransitionFromPriced       TransitionFrom = "priced"
+	TransitionFromQuoting      TransitionFrom = "quoting"
+	TransitionFromRejected     TransitionFrom = "rejected"
+	TransitionFromReleasing    TransitionFrom = "releasing"
+	TransitionFromRequested    TransitionFrom = "requested"
+	TransitionFromRequoting    TransitionFrom = "requoting"
+	TransitionFromSent         TransitionFrom = "sent"
+	TransitionFromSubmitted    TransitionFrom = "submitted"
+	TransitionFromUnknown      TransitionFrom = "unknown"
+	TransitionFromUnregistered TransitionFrom = "unregistered"
+	TransitionFromWorking      TransitionFrom = "working"
+)
+
+// Valid indicates whether the value is a known member of the TransitionFrom enum.
+func (e TransitionFrom) Valid() bool {
+	switch e {
+	case TransitionFromAccepting:
+		return true
+	case TransitionFromCanceled:
+		return true
+	case TransitionFromCanceling:
+		return true
+	case TransitionFromCovered:
+		return true
+	case TransitionFromCredited:
+		return true
+	case TransitionFromDeclined:
+		return true
+	case TransitionFromDeclining:
+		return true
+	case TransitionFromExpired:
+		return true
+	case TransitionFromFailed:
+		return true
+	case TransitionFromFilled:
+		return true
+	case TransitionFromIntent:
+		return true
+	case TransitionFromNew:
+		return true
+	case TransitionFromNotNeeded:
+		return true
+	case TransitionFromOffered:
+		return true
+	case TransitionFromPending:
+		return true
+	case TransitionFromPriced:
+		return true
+	case TransitionFromQuoting:
+		return true
+	case TransitionFromRejected:
+		return true
+	case TransitionFromReleasing:
+		return true
+	case TransitionFromRequested:
+		return true
+	case TransitionFromRequoting:
+		return true
+	case TransitionFromSent:
+		return true
+	case TransitionFromSubmitted:
+		return true
+	case TransitionFromUnknown:
+		return true
+	case TransitionFromUnregistered:
+		return true
+	case TransitionFromWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransitionTo.
+const (
+	TransitionToAccepting    TransitionTo = "accepting"
+	TransitionToCanceled     TransitionTo = "canceled"
+	TransitionToCanceling    TransitionTo = "canceling"
+	TransitionToCovered      TransitionTo = "covered"
+	TransitionToCredited     TransitionTo = "credited"
+	TransitionToDeclined     TransitionTo = "declined"
+	TransitionToDeclining    TransitionTo = "declining"
+	TransitionToExpired      TransitionTo = "expired"
+	TransitionToFailed       TransitionTo = "failed"
+	TransitionToFilled       TransitionTo = "filled"
+	TransitionToIntent       TransitionTo = "intent"
+	TransitionToNew          TransitionTo = "new"
+	TransitionToNotNeeded    TransitionTo = "not_needed"
+	TransitionToOffered      TransitionTo = "offered"
+	TransitionToPending      TransitionTo = "pending"
+	TransitionToPriced       TransitionTo = "priced"
+	TransitionToQuoting      TransitionTo = "quoting"
+	TransitionToRejected     TransitionTo = "rejected"
+	TransitionToReleasing    TransitionTo = "releasing"
+	TransitionToRequested    TransitionTo = "requested"
+	TransitionToRequoting    TransitionTo = "requoting"
+	TransitionToSent         TransitionTo = "sent"
+	TransitionToSubmitted    TransitionTo = "submitted"
+	TransitionToUnknown      TransitionTo = "unknown"
+	TransitionToUnregistered TransitionTo = "unregistered"
+	TransitionToWorking      TransitionTo = "working"
+)
+
+// Valid indicates whether the value is a known member of the TransitionTo enum.
+func (e TransitionTo) Valid() bool {
+	switch e {
+	case TransitionToAccepting:
+		return true
+	case TransitionToCanceled:
+		return true
+	case TransitionToCanceling:
+		return true
+	case TransitionToCovered:
+		return true
+	case TransitionToCredited:
+		return true
+	case TransitionToDeclined:
+		return true
+	case TransitionToDeclining:
+		return true
+	case TransitionToExpired:
+		return true
+	case TransitionToFailed:
+		return true
+	case TransitionToFilled:
+		return true
+	case TransitionToIntent:
+		return true
+	case TransitionToNew:
+		return true
+	case TransitionToNotNeeded:
+		return true
+	case TransitionToOffered:
+		return true
+	case TransitionToPending:
+		return true
+	case TransitionToPriced:
+		return true
+	case TransitionToQuoting:
+		return true
+	case TransitionToRejected:
+		return true
+	case TransitionToReleasing:
+		return true
+	case TransitionToRequested:
+		return true
+	case TransitionToRequoting:
+		return true
+	case TransitionToSent:
+		return true
+	case TransitionToSubmitted:
+		return true
+	case TransitionToUnknown:
+		return true
+	case TransitionToUnregistered:
+		return true
+	case TransitionToWorking:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UpdateFrom.
 const (
 	UpdateFromAccepting    UpdateFrom = "accepting"
@@ -845,6 +1025,43 @@ type AnswerRequest struct {
 	// Examples: 0.05
 	Price *string `json:"price,omitempty"`
 	Via   *string `json:"via,omitempty"`
+}
+
+// AuditCover defines model for AuditCover.
+type AuditCover struct {
+	At         time.Time `json:"At"`
+	Kind       string    `json:"Kind"`
+	QuoteReqID string    `json:"QuoteReqID"`
+	Shares     int       `json:"Shares"`
+	WorkflowID string    `json:"WorkflowID"`
+}
+
+// AuditRequest defines model for AuditRequest.
+type AuditRequest struct {
+	Days  *int       `json:"days,omitempty"`
+	Range *DateRange `json:"range,omitempty"`
+}
+
+// AuditRow defines model for AuditRow.
+type AuditRow struct {
+	ClientOrderID string        `json:"ClientOrderID"`
+	Covered       bool          `json:"Covered"`
+	Covers        *[]AuditCover `json:"Covers"`
+	Date          time.Time     `json:"Date"`
+	Executed      int           `json:"Executed"`
+	Flag          string        `json:"Flag"`
+	OrderStatus   string        `json:"OrderStatus"`
+	Quantity      int           `json:"Quantity"`
+	SentAt        time.Time     `json:"SentAt"`
+	Source        string        `json:"Source"`
+	Symbol        string        `json:"Symbol"`
+}
+
+// AuditTrail defines model for AuditTrail.
+type AuditTrail struct {
+	Account string      `json:"Account"`
+	Range   DateRange   `json:"Range"`
+	Rows    *[]AuditRow `json:"Rows"`
 }
 
 // Broker defines model for Broker.
@@ -1356,6 +1573,12 @@ type CreditStarted struct {
 // CreditStartedType defines model for CreditStarted.Type.
 type CreditStartedType string
 
+// DateRange defines model for DateRange.
+type DateRange struct {
+	From time.Time `json:"From"`
+	To   time.Time `json:"To"`
+}
+
 // EarnedSession defines model for EarnedSession.
 type EarnedSession struct {
 	Mac     []byte `json:"mac"`
@@ -1452,6 +1675,8 @@ type FeeWindow struct {
 type FeesRequest struct {
 	// Grace nanoseconds
 	Grace  int       `json:"grace"`
+	Orders *bool     `json:"orders,omitempty"`
+	Stored *bool     `json:"stored,omitempty"`
 	Window FeeWindow `json:"window"`
 }
 
@@ -1569,6 +1794,14 @@ type Leg struct {
 	Status int     `json:"status"`
 	Text   *string `json:"text,omitempty"`
 	Type   int     `json:"type"`
+}
+
+// Limit defines model for Limit.
+type Limit struct {
+	Detail    string `json:"Detail"`
+	Name      string `json:"Name"`
+	Shares    int    `json:"Shares"`
+	Unlimited bool   `json:"Unlimited"`
 }
 
 // LocateItem defines model for LocateItem.
@@ -1691,6 +1924,17 @@ type PlaceOrderRequest struct {
 	Order Order  `json:"order"`
 }
 
+// PlanRequest defines model for PlanRequest.
+type PlanRequest struct {
+	Days    int       `json:"days"`
+	Symbols *[]string `json:"symbols"`
+}
+
+// PlanResult defines model for PlanResult.
+type PlanResult struct {
+	Suggestions *[]Suggestion `json:"suggestions"`
+}
+
 // Policy defines model for Policy.
 type Policy struct {
 	AllowSingleUse bool `json:"allowSingleUse"`
@@ -1782,10 +2026,102 @@ type ReadResult struct {
 	Skew int `json:"skew"`
 }
 
+// Records defines model for Records.
+type Records struct {
+	Budget    *BudgetLeft   `json:"budget,omitempty"`
+	JobRuns   *[]JobRun     `json:"jobRuns,omitempty"`
+	Leases    *[]Lease      `json:"leases,omitempty"`
+	Log       *[]Transition `json:"log,omitempty"`
+	Order     *Order        `json:"order,omitempty"`
+	Orders    *[]Order      `json:"orders,omitempty"`
+	Refused   *[]RefusedRow `json:"refused,omitempty"`
+	Standbys  *[]Standby    `json:"standbys,omitempty"`
+	Workflow  *Workflow     `json:"workflow,omitempty"`
+	Workflows *[]Workflow   `json:"workflows,omitempty"`
+}
+
+// RecordsRequest defines model for RecordsRequest.
+type RecordsRequest struct {
+	Id    *string `json:"id,omitempty"`
+	Job   *string `json:"job,omitempty"`
+	Limit *int    `json:"limit,omitempty"`
+	What  string  `json:"what"`
+}
+
+// RefusedRow defines model for RefusedRow.
+type RefusedRow struct {
+	Account string    `json:"Account"`
+	At      time.Time `json:"At"`
+	ID      string    `json:"ID"`
+	Kind    string    `json:"Kind"`
+	Reason  string    `json:"Reason"`
+	Symbol  string    `json:"Symbol"`
+}
+
 // Reply defines model for Reply.
 type Reply struct {
 	Accept   bool   `json:"accept"`
 	Question string `json:"question"`
+}
+
+// Report defines model for Report.
+type Report struct {
+	Account string       `json:"Account"`
+	Dates   *[]ReportRow `json:"Dates"`
+	Days    *[]ReportRow `json:"Days"`
+	Now     time.Time    `json:"Now"`
+	Range   DateRange    `json:"Range"`
+	Symbols *[]ReportRow `json:"Symbols"`
+	Total   ReportRow    `json:"Total"`
+}
+
+// ReportRequest defines model for ReportRequest.
+type ReportRequest struct {
+	Range *DateRange `json:"range,omitempty"`
+}
+
+// ReportRow defines model for ReportRow.
+type ReportRow struct {
+	Credited  int             `json:"Credited"`
+	Date      time.Time       `json:"Date"`
+	FeeStatus string          `json:"FeeStatus"`
+	Fees      *map[string]int `json:"Fees"`
+
+	// ForgoneSpend a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	ForgoneSpend string `json:"ForgoneSpend"`
+	Located      int    `json:"Located"`
+
+	// NetPnL a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	NetPnL string `json:"NetPnL"`
+
+	// NetSpend a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	NetSpend    string  `json:"NetSpend"`
+	PricePer100 *string `json:"PricePer100"`
+	PriceTrend  *string `json:"PriceTrend"`
+
+	// Recovery a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	Recovery string `json:"Recovery"`
+
+	// ShortPnL a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	ShortPnL string `json:"ShortPnL"`
+	Shorted  int    `json:"Shorted"`
+
+	// Spend a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	Spend       string  `json:"Spend"`
+	Symbol      string  `json:"Symbol"`
+	Utilisation *string `json:"Utilisation"`
 }
 
 // ShortRequest defines model for ShortRequest.
@@ -1833,6 +2169,61 @@ type Shortable struct {
 
 // ShortableOfferState defines model for Shortable.OfferState.
 type ShortableOfferState string
+
+// SizeRequest defines model for SizeRequest.
+type SizeRequest struct {
+	// Price a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	Price  string `json:"price"`
+	Symbol string `json:"symbol"`
+	Target *int   `json:"target,omitempty"`
+}
+
+// Sizing defines model for Sizing.
+type Sizing struct {
+	Account       string `json:"Account"`
+	AccountStatus string `json:"AccountStatus"`
+	Binding       string `json:"Binding"`
+
+	// BuyingPower a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	BuyingPower  string `json:"BuyingPower"`
+	EasyToBorrow bool   `json:"EasyToBorrow"`
+
+	// EstimatedCost a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	EstimatedCost  string    `json:"EstimatedCost"`
+	Explanation    string    `json:"Explanation"`
+	LastOfferAt    time.Time `json:"LastOfferAt"`
+	LastOfferKnown bool      `json:"LastOfferKnown"`
+
+	// LastOfferPrice a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	LastOfferPrice string   `json:"LastOfferPrice"`
+	Limits         *[]Limit `json:"Limits"`
+	Located        int      `json:"Located"`
+	LotsToLocate   int      `json:"LotsToLocate"`
+	OpenShort      int      `json:"OpenShort"`
+
+	// Price a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	Price          string `json:"Price"`
+	SharesToLocate int    `json:"SharesToLocate"`
+	Shortable      int    `json:"Shortable"`
+	Symbol         string `json:"Symbol"`
+	Target         int    `json:"Target"`
+
+	// WorkingNotional a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	WorkingNotional string `json:"WorkingNotional"`
+	WorkingSells    int    `json:"WorkingSells"`
+}
 
 // Skip defines model for Skip.
 type Skip struct {
@@ -1892,6 +2283,19 @@ type StatusRequest struct {
 	Symbols      *[]string `json:"symbols,omitempty"`
 }
 
+// Suggestion defines model for Suggestion.
+type Suggestion struct {
+	Days        int     `json:"Days"`
+	DaysShorted int     `json:"DaysShorted"`
+	MaxDay      int     `json:"MaxDay"`
+	MaxPrice    *string `json:"MaxPrice"`
+	MinPrice    *string `json:"MinPrice"`
+	Offers      int     `json:"Offers"`
+	Shorted     int     `json:"Shorted"`
+	Suggested   int     `json:"Suggested"`
+	Symbol      string  `json:"Symbol"`
+}
+
 // SymbolDay defines model for SymbolDay.
 type SymbolDay struct {
 	// DayPnl a decimal number, exact, as a string (never a JSON number)
@@ -1947,6 +2351,24 @@ type Today struct {
 
 // TodayRequest defines model for TodayRequest.
 type TodayRequest = map[string]interface{}
+
+// Transition defines model for Transition.
+type Transition struct {
+	At         time.Time      `json:"At"`
+	Event      string         `json:"Event"`
+	From       TransitionFrom `json:"From"`
+	RawRow     string         `json:"RawRow"`
+	Reason     string         `json:"Reason"`
+	Seq        int            `json:"Seq"`
+	To         TransitionTo   `json:"To"`
+	WorkflowID string         `json:"WorkflowID"`
+}
+
+// TransitionFrom defines model for Transition.From.
+type TransitionFrom string
+
+// TransitionTo defines model for Transition.To.
+type TransitionTo string
 
 // Update defines model for Update.
 type Update struct {
@@ -2016,6 +2438,12 @@ type AnswerParams struct {
 	LocatorCaller Caller `json:"Locator-Caller"`
 }
 
+// AuditParams defines parameters for Audit.
+type AuditParams struct {
+	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
+	LocatorCaller Caller `json:"Locator-Caller"`
+}
+
 // CancelParams defines parameters for Cancel.
 type CancelParams struct {
 	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
@@ -2076,6 +2504,12 @@ type PlaceOrderParams struct {
 	LocatorCaller Caller `json:"Locator-Caller"`
 }
 
+// PlanParams defines parameters for Plan.
+type PlanParams struct {
+	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
+	LocatorCaller Caller `json:"Locator-Caller"`
+}
+
 // QuestionsParams defines parameters for Questions.
 type QuestionsParams struct {
 	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
@@ -2094,14 +2528,32 @@ type ReadParams struct {
 	LocatorCaller Caller `json:"Locator-Caller"`
 }
 
+// RecordsParams defines parameters for Records.
+type RecordsParams struct {
+	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
+	LocatorCaller Caller `json:"Locator-Caller"`
+}
+
 // ReplyParams defines parameters for Reply.
 type ReplyParams struct {
 	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
 	LocatorCaller Caller `json:"Locator-Caller"`
 }
 
+// ReportParams defines parameters for Report.
+type ReportParams struct {
+	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
+	LocatorCaller Caller `json:"Locator-Caller"`
+}
+
 // ShortParams defines parameters for Short.
 type ShortParams struct {
+	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
+	LocatorCaller Caller `json:"Locator-Caller"`
+}
+
+// SizeParams defines parameters for Size.
+type SizeParams struct {
 	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
 	LocatorCaller Caller `json:"Locator-Caller"`
 }
@@ -2127,6 +2579,9 @@ type TodayParams struct {
 // AnswerJSONRequestBody defines body for Answer for application/json ContentType.
 type AnswerJSONRequestBody = AnswerRequest
 
+// AuditJSONRequestBody defines body for Audit for application/json ContentType.
+type AuditJSONRequestBody = AuditRequest
+
 // CancelJSONRequestBody defines body for Cancel for application/json ContentType.
 type CancelJSONRequestBody = CancelRequest
 
@@ -2151,20 +2606,32 @@ type LocateJSONRequestBody = LocateRequest
 // PlaceOrderJSONRequestBody defines body for PlaceOrder for application/json ContentType.
 type PlaceOrderJSONRequestBody = PlaceOrderRequest
 
+// PlanJSONRequestBody defines body for Plan for application/json ContentType.
+type PlanJSONRequestBody = PlanRequest
+
 // QuoteJSONRequestBody defines body for Quote for application/json ContentType.
 type QuoteJSONRequestBody = QuoteRequest
 
 // ReadJSONRequestBody defines body for Read for application/json ContentType.
 type ReadJSONRequestBody = ReadRequest
 
+// RecordsJSONRequestBody defines body for Records for application/json ContentType.
+type RecordsJSONRequestBody = RecordsRequest
+
 // ReplyJSONRequestBody defines body for Reply for application/json ContentType.
 type ReplyJSONRequestBody = Reply
+
+// ReportJSONRequestBody defines body for Report for application/json ContentType.
+type ReportJSONRequestBody = ReportRequest
 
 // SessionJSONRequestBody defines body for Session for application/json ContentType.
 type SessionJSONRequestBody = Proof
 
 // ShortJSONRequestBody defines body for Short for application/json ContentType.
 type ShortJSONRequestBody = ShortRequest
+
+// SizeJSONRequestBody defines body for Size for application/json ContentType.
+type SizeJSONRequestBody = SizeRequest
 
 // StatusJSONRequestBody defines body for Status for application/json ContentType.
 type StatusJSONRequestBody = StatusRequest
@@ -2259,6 +2726,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/answer (the `Answer` operationId).
 	Answer(ctx context.Context, params *AnswerParams, body AnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuditWithBody The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/audit (the `Audit` operationId).
+	AuditWithBody(ctx context.Context, params *AuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Audit The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/audit (the `Audit` operationId).
+	Audit(ctx context.Context, params *AuditParams, body AuditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelWithBody Withdraws an unfinished workflow.
 	//
@@ -2382,6 +2863,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/place-order (the `PlaceOrder` operationId).
 	PlaceOrder(ctx context.Context, params *PlaceOrderParams, body PlaceOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PlanWithBody How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/plan (the `Plan` operationId).
+	PlanWithBody(ctx context.Context, params *PlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Plan How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/plan (the `Plan` operationId).
+	Plan(ctx context.Context, params *PlanParams, body PlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Questions The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply.
 	//
 	// Corresponds with GET /v1/questions (the `Questions` operationId).
@@ -2415,6 +2910,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/read (the `Read` operationId).
 	Read(ctx context.Context, params *ReadParams, body ReadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RecordsWithBody What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/records (the `Records` operationId).
+	RecordsWithBody(ctx context.Context, params *RecordsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Records What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/records (the `Records` operationId).
+	Records(ctx context.Context, params *RecordsParams, body RecordsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReplyWithBody Answers a question put on the caller's question stream.
 	//
 	// Takes any type of body and a specified content type.
@@ -2428,6 +2937,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/reply (the `Reply` operationId).
 	Reply(ctx context.Context, params *ReplyParams, body ReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportWithBody Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/report (the `Report` operationId).
+	ReportWithBody(ctx context.Context, params *ReportParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Report Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/report (the `Report` operationId).
+	Report(ctx context.Context, params *ReportParams, body ReportJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SessionWithBody Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back.
 	//
@@ -2456,6 +2979,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/short (the `Short` operationId).
 	Short(ctx context.Context, params *ShortParams, body ShortJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SizeWithBody How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/size (the `Size` operationId).
+	SizeWithBody(ctx context.Context, params *SizeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Size How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/size (the `Size` operationId).
+	Size(ctx context.Context, params *SizeParams, body SizeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StatusWithBody The account as its owner sees it now.
 	//
@@ -2515,6 +3052,40 @@ func (c *Client) AnswerWithBody(ctx context.Context, params *AnswerParams, conte
 // Corresponds with POST /v1/answer (the `Answer` operationId).
 func (c *Client) Answer(ctx context.Context, params *AnswerParams, body AnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAnswerRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuditWithBody The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/audit (the `Audit` operationId).
+func (c *Client) AuditWithBody(ctx context.Context, params *AuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuditRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Audit The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/audit (the `Audit` operationId).
+func (c *Client) Audit(ctx context.Context, params *AuditParams, body AuditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuditRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2827,6 +3398,40 @@ func (c *Client) PlaceOrder(ctx context.Context, params *PlaceOrderParams, body 
 	return c.Client.Do(req)
 }
 
+// PlanWithBody How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/plan (the `Plan` operationId).
+func (c *Client) PlanWithBody(ctx context.Context, params *PlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlanRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Plan How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/plan (the `Plan` operationId).
+func (c *Client) Plan(ctx context.Context, params *PlanParams, body PlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlanRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Questions The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply.
 //
 // Corresponds with GET /v1/questions (the `Questions` operationId).
@@ -2910,6 +3515,40 @@ func (c *Client) Read(ctx context.Context, params *ReadParams, body ReadJSONRequ
 	return c.Client.Do(req)
 }
 
+// RecordsWithBody What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/records (the `Records` operationId).
+func (c *Client) RecordsWithBody(ctx context.Context, params *RecordsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Records What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/records (the `Records` operationId).
+func (c *Client) Records(ctx context.Context, params *RecordsParams, body RecordsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReplyWithBody Answers a question put on the caller's question stream.
 //
 // Takes any type of body and a specified content type.
@@ -2934,6 +3573,40 @@ func (c *Client) ReplyWithBody(ctx context.Context, params *ReplyParams, content
 // Corresponds with POST /v1/reply (the `Reply` operationId).
 func (c *Client) Reply(ctx context.Context, params *ReplyParams, body ReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReplyRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportWithBody Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/report (the `Report` operationId).
+func (c *Client) ReportWithBody(ctx context.Context, params *ReportParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Report Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/report (the `Report` operationId).
+func (c *Client) Report(ctx context.Context, params *ReportParams, body ReportJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3002,6 +3675,40 @@ func (c *Client) ShortWithBody(ctx context.Context, params *ShortParams, content
 // Corresponds with POST /v1/short (the `Short` operationId).
 func (c *Client) Short(ctx context.Context, params *ShortParams, body ShortJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewShortRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SizeWithBody How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/size (the `Size` operationId).
+func (c *Client) SizeWithBody(ctx context.Context, params *SizeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSizeRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Size How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/size (the `Size` operationId).
+func (c *Client) Size(ctx context.Context, params *SizeParams, body SizeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSizeRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3116,6 +3823,61 @@ func NewAnswerRequestWithBody(server string, params *AnswerParams, contentType s
 	}
 
 	operationPath := fmt.Sprintf("/v1/answer")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		var headerParamBuf0 []byte
+		headerParamBuf0, err = json.Marshal(params.LocatorCaller)
+		if err != nil {
+			return nil, err
+		}
+		headerParam0 = string(headerParamBuf0)
+
+		req.Header.Set("Locator-Caller", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewAuditRequest calls the generic Audit builder with application/json body
+func NewAuditRequest(server string, params *AuditParams, body AuditJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuditRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAuditRequestWithBody constructs an http.Request for the Audit method, with any body, and a specified content type
+func NewAuditRequestWithBody(server string, params *AuditParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/audit")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3694,6 +4456,61 @@ func NewPlaceOrderRequestWithBody(server string, params *PlaceOrderParams, conte
 	return req, nil
 }
 
+// NewPlanRequest calls the generic Plan builder with application/json body
+func NewPlanRequest(server string, params *PlanParams, body PlanJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPlanRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPlanRequestWithBody constructs an http.Request for the Plan method, with any body, and a specified content type
+func NewPlanRequestWithBody(server string, params *PlanParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/plan")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		var headerParamBuf0 []byte
+		headerParamBuf0, err = json.Marshal(params.LocatorCaller)
+		if err != nil {
+			return nil, err
+		}
+		headerParam0 = string(headerParamBuf0)
+
+		req.Header.Set("Locator-Caller", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewQuestionsRequest constructs an http.Request for the Questions method
 func NewQuestionsRequest(server string, params *QuestionsParams) (*http.Request, error) {
 	var err error
@@ -3846,6 +4663,61 @@ func NewReadRequestWithBody(server string, params *ReadParams, contentType strin
 	return req, nil
 }
 
+// NewRecordsRequest calls the generic Records builder with application/json body
+func NewRecordsRequest(server string, params *RecordsParams, body RecordsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecordsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRecordsRequestWithBody constructs an http.Request for the Records method, with any body, and a specified content type
+func NewRecordsRequestWithBody(server string, params *RecordsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/records")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		var headerParamBuf0 []byte
+		headerParamBuf0, err = json.Marshal(params.LocatorCaller)
+		if err != nil {
+			return nil, err
+		}
+		headerParam0 = string(headerParamBuf0)
+
+		req.Header.Set("Locator-Caller", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewReplyRequest calls the generic Reply builder with application/json body
 func NewReplyRequest(server string, params *ReplyParams, body ReplyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3867,6 +4739,61 @@ func NewReplyRequestWithBody(server string, params *ReplyParams, contentType str
 	}
 
 	operationPath := fmt.Sprintf("/v1/reply")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		var headerParamBuf0 []byte
+		headerParamBuf0, err = json.Marshal(params.LocatorCaller)
+		if err != nil {
+			return nil, err
+		}
+		headerParam0 = string(headerParamBuf0)
+
+		req.Header.Set("Locator-Caller", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewReportRequest calls the generic Report builder with application/json body
+func NewReportRequest(server string, params *ReportParams, body ReportJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReportRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewReportRequestWithBody constructs an http.Request for the Report method, with any body, and a specified content type
+func NewReportRequestWithBody(server string, params *ReportParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/report")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3962,6 +4889,61 @@ func NewShortRequestWithBody(server string, params *ShortParams, contentType str
 	}
 
 	operationPath := fmt.Sprintf("/v1/short")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		var headerParamBuf0 []byte
+		headerParamBuf0, err = json.Marshal(params.LocatorCaller)
+		if err != nil {
+			return nil, err
+		}
+		headerParam0 = string(headerParamBuf0)
+
+		req.Header.Set("Locator-Caller", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewSizeRequest calls the generic Size builder with application/json body
+func NewSizeRequest(server string, params *SizeParams, body SizeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSizeRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSizeRequestWithBody constructs an http.Request for the Size method, with any body, and a specified content type
+func NewSizeRequestWithBody(server string, params *SizeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/size")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4206,6 +5188,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/answer (the `Answer` operationId).
 	AnswerWithResponse(ctx context.Context, params *AnswerParams, body AnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerResponse, error)
 
+	// AuditWithBodyWithResponse The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/audit (the `Audit` operationId).
+	AuditWithBodyWithResponse(ctx context.Context, params *AuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuditResponse, error)
+
+	// AuditWithResponse The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/audit (the `Audit` operationId).
+	AuditWithResponse(ctx context.Context, params *AuditParams, body AuditJSONRequestBody, reqEditors ...RequestEditorFn) (*AuditResponse, error)
+
 	// CancelWithBodyWithResponse Withdraws an unfinished workflow.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4332,6 +5328,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/place-order (the `PlaceOrder` operationId).
 	PlaceOrderWithResponse(ctx context.Context, params *PlaceOrderParams, body PlaceOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*PlaceOrderResponse, error)
 
+	// PlanWithBodyWithResponse How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/plan (the `Plan` operationId).
+	PlanWithBodyWithResponse(ctx context.Context, params *PlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PlanResponse, error)
+
+	// PlanWithResponse How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/plan (the `Plan` operationId).
+	PlanWithResponse(ctx context.Context, params *PlanParams, body PlanJSONRequestBody, reqEditors ...RequestEditorFn) (*PlanResponse, error)
+
 	// QuestionsWithResponse The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4367,6 +5377,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/read (the `Read` operationId).
 	ReadWithResponse(ctx context.Context, params *ReadParams, body ReadJSONRequestBody, reqEditors ...RequestEditorFn) (*ReadResponse, error)
 
+	// RecordsWithBodyWithResponse What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/records (the `Records` operationId).
+	RecordsWithBodyWithResponse(ctx context.Context, params *RecordsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordsResponse, error)
+
+	// RecordsWithResponse What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/records (the `Records` operationId).
+	RecordsWithResponse(ctx context.Context, params *RecordsParams, body RecordsJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordsResponse, error)
+
 	// ReplyWithBodyWithResponse Answers a question put on the caller's question stream.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4380,6 +5404,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/reply (the `Reply` operationId).
 	ReplyWithResponse(ctx context.Context, params *ReplyParams, body ReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplyResponse, error)
+
+	// ReportWithBodyWithResponse Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/report (the `Report` operationId).
+	ReportWithBodyWithResponse(ctx context.Context, params *ReportParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReportResponse, error)
+
+	// ReportWithResponse Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/report (the `Report` operationId).
+	ReportWithResponse(ctx context.Context, params *ReportParams, body ReportJSONRequestBody, reqEditors ...RequestEditorFn) (*ReportResponse, error)
 
 	// SessionWithBodyWithResponse Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back.
 	//
@@ -4408,6 +5446,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/short (the `Short` operationId).
 	ShortWithResponse(ctx context.Context, params *ShortParams, body ShortJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortResponse, error)
+
+	// SizeWithBodyWithResponse How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/size (the `Size` operationId).
+	SizeWithBodyWithResponse(ctx context.Context, params *SizeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SizeResponse, error)
+
+	// SizeWithResponse How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/size (the `Size` operationId).
+	SizeWithResponse(ctx context.Context, params *SizeParams, body SizeJSONRequestBody, reqEditors ...RequestEditorFn) (*SizeResponse, error)
 
 	// StatusWithBodyWithResponse The account as its owner sees it now.
 	//
@@ -4508,6 +5560,75 @@ func (r AnswerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AnswerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuditResponse422Headers the declared response headers of an HTTP 422 response for Audit
+type AuditResponse422Headers struct {
+	LocatorSession *string
+}
+
+type AuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditTrail
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Refused
+	// JSON4XX the response for an HTTP 4XX `application/json` response
+	JSON4XX *Rejected
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *Failed
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *AuditResponse422Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuditResponse) GetJSON200() *AuditTrail {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuditResponse) GetJSON422() *Refused {
+	return r.JSON422
+}
+
+// GetJSON4XX returns the response for an HTTP 4XX `application/json` response
+func (r AuditResponse) GetJSON4XX() *Rejected {
+	return r.JSON4XX
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r AuditResponse) GetJSON5XX() *Failed {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r AuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuditResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5197,6 +6318,75 @@ func (r PlaceOrderResponse) ContentType() string {
 	return ""
 }
 
+// PlanResponse422Headers the declared response headers of an HTTP 422 response for Plan
+type PlanResponse422Headers struct {
+	LocatorSession *string
+}
+
+type PlanResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlanResult
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Refused
+	// JSON4XX the response for an HTTP 4XX `application/json` response
+	JSON4XX *Rejected
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *Failed
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PlanResponse422Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PlanResponse) GetJSON200() *PlanResult {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PlanResponse) GetJSON422() *Refused {
+	return r.JSON422
+}
+
+// GetJSON4XX returns the response for an HTTP 4XX `application/json` response
+func (r PlanResponse) GetJSON4XX() *Rejected {
+	return r.JSON4XX
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r PlanResponse) GetJSON5XX() *Failed {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r PlanResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PlanResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PlanResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PlanResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // QuestionsResponse422Headers the declared response headers of an HTTP 422 response for Questions
 type QuestionsResponse422Headers struct {
 	LocatorSession *string
@@ -5397,6 +6587,75 @@ func (r ReadResponse) ContentType() string {
 	return ""
 }
 
+// RecordsResponse422Headers the declared response headers of an HTTP 422 response for Records
+type RecordsResponse422Headers struct {
+	LocatorSession *string
+}
+
+type RecordsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Records
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Refused
+	// JSON4XX the response for an HTTP 4XX `application/json` response
+	JSON4XX *Rejected
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *Failed
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RecordsResponse422Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecordsResponse) GetJSON200() *Records {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RecordsResponse) GetJSON422() *Refused {
+	return r.JSON422
+}
+
+// GetJSON4XX returns the response for an HTTP 4XX `application/json` response
+func (r RecordsResponse) GetJSON4XX() *Rejected {
+	return r.JSON4XX
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r RecordsResponse) GetJSON5XX() *Failed {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r RecordsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecordsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecordsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecordsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReplyResponse422Headers the declared response headers of an HTTP 422 response for Reply
 type ReplyResponse422Headers struct {
 	LocatorSession *string
@@ -5460,6 +6719,75 @@ func (r ReplyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReplyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReportResponse422Headers the declared response headers of an HTTP 422 response for Report
+type ReportResponse422Headers struct {
+	LocatorSession *string
+}
+
+type ReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Report
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Refused
+	// JSON4XX the response for an HTTP 4XX `application/json` response
+	JSON4XX *Rejected
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *Failed
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ReportResponse422Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReportResponse) GetJSON200() *Report {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReportResponse) GetJSON422() *Refused {
+	return r.JSON422
+}
+
+// GetJSON4XX returns the response for an HTTP 4XX `application/json` response
+func (r ReportResponse) GetJSON4XX() *Rejected {
+	return r.JSON4XX
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r ReportResponse) GetJSON5XX() *Failed {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5598,6 +6926,75 @@ func (r ShortResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ShortResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SizeResponse422Headers the declared response headers of an HTTP 422 response for Size
+type SizeResponse422Headers struct {
+	LocatorSession *string
+}
+
+type SizeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Sizing
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Refused
+	// JSON4XX the response for an HTTP 4XX `application/json` response
+	JSON4XX *Rejected
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *Failed
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *SizeResponse422Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SizeResponse) GetJSON200() *Sizing {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SizeResponse) GetJSON422() *Refused {
+	return r.JSON422
+}
+
+// GetJSON4XX returns the response for an HTTP 4XX `application/json` response
+func (r SizeResponse) GetJSON4XX() *Rejected {
+	return r.JSON4XX
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r SizeResponse) GetJSON5XX() *Failed {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r SizeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SizeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SizeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SizeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5828,6 +7225,32 @@ func (c *ClientWithResponses) AnswerWithResponse(ctx context.Context, params *An
 		return nil, err
 	}
 	return ParseAnswerResponse(rsp)
+}
+
+// AuditWithBodyWithResponse The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/audit (the `Audit` operationId).
+func (c *ClientWithResponses) AuditWithBodyWithResponse(ctx context.Context, params *AuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuditResponse, error) {
+	rsp, err := c.AuditWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuditResponse(rsp)
+}
+
+// AuditWithResponse The Reg SHO audit trail of a range: every short sale and what covered it (reads the order book).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/audit (the `Audit` operationId).
+func (c *ClientWithResponses) AuditWithResponse(ctx context.Context, params *AuditParams, body AuditJSONRequestBody, reqEditors ...RequestEditorFn) (*AuditResponse, error) {
+	rsp, err := c.Audit(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuditResponse(rsp)
 }
 
 // CancelWithBodyWithResponse Withdraws an unfinished workflow.
@@ -6064,6 +7487,32 @@ func (c *ClientWithResponses) PlaceOrderWithResponse(ctx context.Context, params
 	return ParsePlaceOrderResponse(rsp)
 }
 
+// PlanWithBodyWithResponse How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/plan (the `Plan` operationId).
+func (c *ClientWithResponses) PlanWithBodyWithResponse(ctx context.Context, params *PlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PlanResponse, error) {
+	rsp, err := c.PlanWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlanResponse(rsp)
+}
+
+// PlanWithResponse How many shares of each symbol of a watchlist to locate before the open, from the last trading days.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/plan (the `Plan` operationId).
+func (c *ClientWithResponses) PlanWithResponse(ctx context.Context, params *PlanParams, body PlanJSONRequestBody, reqEditors ...RequestEditorFn) (*PlanResponse, error) {
+	rsp, err := c.Plan(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlanResponse(rsp)
+}
+
 // QuestionsWithResponse The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6129,6 +7578,32 @@ func (c *ClientWithResponses) ReadWithResponse(ctx context.Context, params *Read
 	return ParseReadResponse(rsp)
 }
 
+// RecordsWithBodyWithResponse What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/records (the `Records` operationId).
+func (c *ClientWithResponses) RecordsWithBodyWithResponse(ctx context.Context, params *RecordsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordsResponse, error) {
+	rsp, err := c.RecordsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordsResponse(rsp)
+}
+
+// RecordsWithResponse What the owner recorded of the account, one kind a request: workflows and orders, a log, job runs, the budget left.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/records (the `Records` operationId).
+func (c *ClientWithResponses) RecordsWithResponse(ctx context.Context, params *RecordsParams, body RecordsJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordsResponse, error) {
+	rsp, err := c.Records(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordsResponse(rsp)
+}
+
 // ReplyWithBodyWithResponse Answers a question put on the caller's question stream.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6153,6 +7628,32 @@ func (c *ClientWithResponses) ReplyWithResponse(ctx context.Context, params *Rep
 		return nil, err
 	}
 	return ParseReplyResponse(rsp)
+}
+
+// ReportWithBodyWithResponse Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/report (the `Report` operationId).
+func (c *ClientWithResponses) ReportWithBodyWithResponse(ctx context.Context, params *ReportParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReportResponse, error) {
+	rsp, err := c.ReportWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportResponse(rsp)
+}
+
+// ReportWithResponse Syncs the cash ledger of a range's fee check and reports what the locates cost and what they were used for.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/report (the `Report` operationId).
+func (c *ClientWithResponses) ReportWithResponse(ctx context.Context, params *ReportParams, body ReportJSONRequestBody, reqEditors ...RequestEditorFn) (*ReportResponse, error) {
+	rsp, err := c.Report(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportResponse(rsp)
 }
 
 // SessionWithBodyWithResponse Earns a session: the hello's challenge answered with the account's key pair; the owner proves it back.
@@ -6205,6 +7706,32 @@ func (c *ClientWithResponses) ShortWithResponse(ctx context.Context, params *Sho
 		return nil, err
 	}
 	return ParseShortResponse(rsp)
+}
+
+// SizeWithBodyWithResponse How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/size (the `Size` operationId).
+func (c *ClientWithResponses) SizeWithBodyWithResponse(ctx context.Context, params *SizeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SizeResponse, error) {
+	rsp, err := c.SizeWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSizeResponse(rsp)
+}
+
+// SizeWithResponse How many shares of a symbol can be shorted now at a price, and what a target would take (GETs only).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/size (the `Size` operationId).
+func (c *ClientWithResponses) SizeWithResponse(ctx context.Context, params *SizeParams, body SizeJSONRequestBody, reqEditors ...RequestEditorFn) (*SizeResponse, error) {
+	rsp, err := c.Size(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSizeResponse(rsp)
 }
 
 // StatusWithBodyWithResponse The account as its owner sees it now.
@@ -6319,6 +7846,66 @@ func ParseAnswerResponse(rsp *http.Response) (*AnswerResponse, error) {
 	switch {
 	case rsp.StatusCode == 422:
 		var headers AnswerResponse422Headers
+		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LocatorSession = &value
+		}
+		response.Headers422 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuditResponse parses an HTTP response from a AuditWithResponse call
+func ParseAuditResponse(rsp *http.Response) (*AuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditTrail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Refused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 4:
+		var dest Rejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON4XX = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest Failed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 422:
+		var headers AuditResponse422Headers
 		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -6925,6 +8512,66 @@ func ParsePlaceOrderResponse(rsp *http.Response) (*PlaceOrderResponse, error) {
 	return response, nil
 }
 
+// ParsePlanResponse parses an HTTP response from a PlanWithResponse call
+func ParsePlanResponse(rsp *http.Response) (*PlanResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PlanResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlanResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Refused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 4:
+		var dest Rejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON4XX = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest Failed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 422:
+		var headers PlanResponse422Headers
+		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LocatorSession = &value
+		}
+		response.Headers422 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseQuestionsResponse parses an HTTP response from a QuestionsWithResponse call
 func ParseQuestionsResponse(rsp *http.Response) (*QuestionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7098,6 +8745,66 @@ func ParseReadResponse(rsp *http.Response) (*ReadResponse, error) {
 	return response, nil
 }
 
+// ParseRecordsResponse parses an HTTP response from a RecordsWithResponse call
+func ParseRecordsResponse(rsp *http.Response) (*RecordsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecordsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Records
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Refused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 4:
+		var dest Rejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON4XX = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest Failed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 422:
+		var headers RecordsResponse422Headers
+		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LocatorSession = &value
+		}
+		response.Headers422 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReplyResponse parses an HTTP response from a ReplyWithResponse call
 func ParseReplyResponse(rsp *http.Response) (*ReplyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7145,6 +8852,66 @@ func ParseReplyResponse(rsp *http.Response) (*ReplyResponse, error) {
 	switch {
 	case rsp.StatusCode == 422:
 		var headers ReplyResponse422Headers
+		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LocatorSession = &value
+		}
+		response.Headers422 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReportResponse parses an HTTP response from a ReportWithResponse call
+func ParseReportResponse(rsp *http.Response) (*ReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Report
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Refused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 4:
+		var dest Rejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON4XX = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest Failed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 422:
+		var headers ReportResponse422Headers
 		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -7265,6 +9032,66 @@ func ParseShortResponse(rsp *http.Response) (*ShortResponse, error) {
 	switch {
 	case rsp.StatusCode == 422:
 		var headers ShortResponse422Headers
+		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LocatorSession = &value
+		}
+		response.Headers422 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSizeResponse parses an HTTP response from a SizeWithResponse call
+func ParseSizeResponse(rsp *http.Response) (*SizeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SizeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Sizing
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Refused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 4:
+		var dest Rejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON4XX = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest Failed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 422:
+		var headers SizeResponse422Headers
 		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

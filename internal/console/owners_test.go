@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/internal/store"
 )
 
 // `locator status` says which accounts a serve lists but
@@ -52,7 +51,7 @@ func TestOwnersSayWhatAServeCannotServe(t *testing.T) {
 func TestStatusSaysWhichRowsWereRefused(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC)
-	rows := []store.RefusedRow{{Account: "LV100001", Kind: "workflow", ID: "wf-forged\x1b[2J", Symbol: "HTBX", Reason: "its row does not verify", At: at}}
+	rows := []locator.RefusedRow{{Account: "LV100001", Kind: "workflow", ID: "wf-forged\x1b[2J", Symbol: "HTBX", Reason: "its row does not verify", At: at}}
 	var table bytes.Buffer
 	Refused(Printer{W: &table, Format: Table}, rows)
 	if got := table.String(); !strings.Contains(got, `account LV100001: refused workflow wf-forged\x1b[2J (HTBX) since `) ||

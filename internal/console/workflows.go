@@ -156,7 +156,7 @@ func Owners(out Printer, leases []locator.Lease, standbys []locator.Standby, now
 // at its last start, and why (docs/design.md rule 10): one line each, a
 // "refused" record in JSON. The owner sends nothing for them; they stay
 // in the list below as they were written.
-func Refused(out Printer, rows []store.RefusedRow) {
+func Refused(out Printer, rows []locator.RefusedRow) {
 	for _, r := range rows {
 		out.Event(map[string]any{"type": "refused", "account": r.Account, "kind": r.Kind, "id": r.ID, "symbol": r.Symbol, "reason": r.Reason, "at": r.At},
 			fmt.Sprintf("account %s: refused %s %s (%s) since %s: %s", r.Account, r.Kind, r.ID, r.Symbol, market.DateTime(r.At), r.Reason))

@@ -89,6 +89,15 @@ func recent(ctx context.Context, st *store.Store, acct string, limit int) (*acco
 	for _, o := range orders {
 		r.Orders = append(r.Orders, *o)
 	}
+	refused, err := st.Refused(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range refused {
+		if acct == "" || row.Account == acct {
+			r.Refused = append(r.Refused, row)
+		}
+	}
 	return r, nil
 }
 

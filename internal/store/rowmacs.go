@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -97,21 +97,9 @@ func scanAll(ctx context.Context, tx *Tx, q, arg string, each func(scanner) erro
 	return rows.Err()
 }
 
-// RefusedRow is a workflow or order row an owner would not act on: its MAC
-// did not verify (changed, or written by someone without the account's
-// secret).
-type RefusedRow struct {
-	Account string
-	Kind    string // "workflow" or "order"
-	ID      string
-	Symbol  string
-	Reason  string
-	At      time.Time
-}
-
 // SetRefused replaces account's list of refused rows with rows (an owner's
 // finding at its start), so that `locator status` shows them.
-func (s *Store) SetRefused(ctx context.Context, account string, rows []RefusedRow) error {
+func (s *Store) SetRefused(ctx context.Context, account string, rows []locator.RefusedRow) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM refused_rows WHERE account = ?`, account); err != nil {
 			return err
@@ -130,15 +118,15 @@ func (s *Store) SetRefused(ctx context.Context, account string, rows []RefusedRo
 
 // Refused lists the rows the owners refused at their last start, every
 // account's, by account then kind and id.
-func (s *Store) Refused(ctx context.Context) ([]RefusedRow, error) {
+func (s *Store) Refused(ctx context.Context) ([]locator.RefusedRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT account, kind, id, symbol, reason, refused_at FROM refused_rows ORDER BY account, kind, id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []RefusedRow
+	var out []locator.RefusedRow
 	for rows.Next() {
-		var r RefusedRow
+		var r locator.RefusedRow
 		var at string
 		if err := rows.Scan(&r.Account, &r.Kind, &r.ID, &r.Symbol, &r.Reason, &at); err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -93,16 +94,16 @@ func TestAdoptMACsOnceAfterTheMigration(t *testing.T) {
 func TestRefusedRowsReplacedPerAccount(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		set := func(account string, rows ...store.RefusedRow) {
+		set := func(account string, rows ...locator.RefusedRow) {
 			t.Helper()
 			if err := b.store.SetRefused(ctx, account, rows); err != nil {
 				t.Fatal(err)
 			}
 		}
-		set("LV100001", store.RefusedRow{Kind: "workflow", ID: "wf-a", Symbol: "HTBX", Reason: "r"},
-			store.RefusedRow{Kind: "order", ID: "ord-a", Symbol: "HTBX", Reason: "r"})
-		set("LV100002", store.RefusedRow{Kind: "workflow", ID: "wf-b", Symbol: "AAPL", Reason: "r"})
-		set("LV100001", store.RefusedRow{Kind: "workflow", ID: "wf-c", Symbol: "HTBX", Reason: "r"})
+		set("LV100001", locator.RefusedRow{Kind: "workflow", ID: "wf-a", Symbol: "HTBX", Reason: "r"},
+			locator.RefusedRow{Kind: "order", ID: "ord-a", Symbol: "HTBX", Reason: "r"})
+		set("LV100002", locator.RefusedRow{Kind: "workflow", ID: "wf-b", Symbol: "AAPL", Reason: "r"})
+		set("LV100001", locator.RefusedRow{Kind: "workflow", ID: "wf-c", Symbol: "HTBX", Reason: "r"})
 		got, err := b.store.Refused(ctx)
 		if err != nil {
 			t.Fatal(err)
