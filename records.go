@@ -119,16 +119,20 @@ type JobRun struct {
 // Transition is one row of a record's append-only log: a workflow's, or an
 // order's (WorkflowID is then its clientOrderId). Package store keeps the
 // logs; the account API hands them out (Account.Records).
+//
+// On the account API a field that is zero is absent: a log's first row
+// comes from no state, and most rows carry no broker row.
 type Transition struct {
-	Seq        int64
-	WorkflowID string
-	From, To   states.State
-	Event      states.Event
-	Reason     string
+	Seq        int64        `json:",omitzero"`
+	WorkflowID string       `json:",omitzero"`
+	From       states.State `json:",omitzero"`
+	To         states.State `json:",omitzero"`
+	Event      states.Event `json:",omitzero"`
+	Reason     string       `json:",omitzero"`
 	// RawRow is the broker's row behind the change, as it came (orders
 	// keep none).
-	RawRow string
-	At     time.Time
+	RawRow string    `json:",omitzero"`
+	At     time.Time `json:",omitzero"`
 }
 
 // RefusedRow is a workflow or order row an owner would not act on: its MAC

@@ -2354,14 +2354,14 @@ type TodayRequest = map[string]interface{}
 
 // Transition defines model for Transition.
 type Transition struct {
-	At         time.Time      `json:"At"`
-	Event      string         `json:"Event"`
-	From       TransitionFrom `json:"From"`
-	RawRow     string         `json:"RawRow"`
-	Reason     string         `json:"Reason"`
-	Seq        int            `json:"Seq"`
-	To         TransitionTo   `json:"To"`
-	WorkflowID string         `json:"WorkflowID"`
+	At         *time.Time      `json:"At,omitempty"`
+	Event      *string         `json:"Event,omitempty"`
+	From       *TransitionFrom `json:"From,omitempty"`
+	RawRow     *string         `json:"RawRow,omitempty"`
+	Reason     *string         `json:"Reason,omitempty"`
+	Seq        *int            `json:"Seq,omitempty"`
+	To         *TransitionTo   `json:"To,omitempty"`
+	WorkflowID *string         `json:"WorkflowID,omitempty"`
 }
 
 // TransitionFrom defines model for Transition.From.
