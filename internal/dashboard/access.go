@@ -104,13 +104,15 @@ type Access struct {
 	// login cookie of a ?token= login. Empty: New makes a random one per
 	// start (see LoginAddress), unless NoToken.
 	Token string
-	// NoToken serves without a token (Token is then ignored), to every
-	// local user: refused beyond loopback (ErrTokenRequired).
+	// NoToken serves without a token (Token is then ignored), on loopback
+	// only (ErrTokenRequired beyond it), where only this user is answered
+	// (ownUser; on Linux).
 	NoToken bool
 	// CertFile and KeyFile (PEM) make the server speak TLS.
 	CertFile, KeyFile string
 	// TrustedProxies are the peers whose X-Forwarded-Proto is believed: a
-	// request one of them forwards as https was encrypted up to it.
+	// request one of them forwards as https was encrypted up to it. One on
+	// loopback is answered only when it runs as this user (ownUser).
 	TrustedProxies []netip.Prefix
 }
 
@@ -270,9 +272,10 @@ func (ss *sessions) check(id string, now time.Time) (ok, rotate bool) {
 // whether the service is healthy, not which accounts it serves.
 type verdictOnly struct{}
 
-// guard lets a request through when it may see the service. Plain HTTP is
-// answered only to loopback peers (a trusted proxy's https counts as
-// encrypted). With a token, a request carries it (bearer header, or the
+// guard lets a request through when it may see the service. First the
+// rules every request passes (reach: plain HTTP only from loopback peers,
+// a trusted proxy's https counting as encrypted, and on loopback only this
+// user's). With a token, a request carries it (bearer header, or the
 // login cookie of a ?token= login), but for GET /healthz, which without it
 // gets the verdict alone (verdictOnly); without one (NoToken, loopback only),
 // it is addressed to a loopback host name, so a page of another site that
@@ -281,9 +284,8 @@ type verdictOnly struct{}
 // read here, bounded by maxFormBody.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secure, ok := s.transport(r)
+		secure, ok := s.reach(w, r)
 		if !ok {
-			http.Error(w, "plain http is answered on loopback only: use https", http.StatusForbidden)
 			return
 		}
 		bearer := false

@@ -18,6 +18,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,11 +94,13 @@ func TestRandomTokenPerStart(t *testing.T) {
 	}
 }
 
-// Another local user (uid 65534 here, as curl) gets 401 from
-// the default dashboard for the page, the event stream, the metrics and
-// an answer carrying a matching Origin (before, the loopback dashboard
-// served them), and from /healthz only the verdict, no account.
-func TestOtherLocalUserGets401(t *testing.T) {
+// Another local user (uid 65534 here, as curl) holding this user's login
+// cookie, as a page of theirs on another 127.0.0.1 port is sent it, is
+// refused 403 for the page, the event stream, the metrics, /healthz and a
+// locate from the page's origin (before, the loopback dashboard served any
+// user holding the cookie, and a locate was filled), saying why; nothing
+// reaches the simulator (spec "Short locates": no quote is sent).
+func TestOtherLocalUserRefused(t *testing.T) {
 	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("running a request as another user needs root")
@@ -106,7 +109,8 @@ func TestOtherLocalUserGets401(t *testing.T) {
 	if err != nil {
 		t.Skip("no curl")
 	}
-	b := setup(t, setupOpt{token: "x"})
+	// The clock stands still: the login lasts the test however slow it is.
+	b := setup(t, setupOpt{token: "x", clock: func(*simtest.Bundle) {}})
 	b.server.Close()
 	srv, err := newServer(Config{Accounts: b.accounts(), FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Clock: b.sim.Clock}, nil)
 	if err != nil {
@@ -114,12 +118,27 @@ func TestOtherLocalUserGets401(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	b.server = srv
-	base, _ := b.start(t)
+	base, addr := b.start(t)
+	jar, _ := cookiejar.New(nil)
+	page, err := (&http.Client{Jar: jar}).Get(srv.LoginAddress(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	u, _ := url.Parse(base)
+	if page.StatusCode != http.StatusOK || len(jar.Cookies(u)) != 1 {
+		t.Fatalf("this user's login: %s, cookies %v", page.Status, jar.Cookies(u))
+	}
+	cookie := jar.Cookies(u)[0]
+	locate := url.Values{"account": {"LV100001"}, "symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}}
+	before := b.sent()
+	// --max-time is a hang guard (a stream served would never end), not
+	// a verdict on speed: a refusal is answered at once.
 	asNobody := func(args ...string) string {
-		cmd := exec.Command(curl, append([]string{"-s", "-w", " %{http_code}"}, args...)...)
+		cmd := exec.Command(curl, append([]string{"-s", "--max-time", "30", "-w", " %{http_code}", "-b", cookie.Name + "=" + cookie.Value}, args...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		out, err := cmd.Output()
-		if err != nil {
+		if err != nil && len(out) == 0 {
 			t.Fatalf("curl as uid 65534: %v", err)
 		}
 		return string(out)
@@ -128,14 +147,32 @@ func TestOtherLocalUserGets401(t *testing.T) {
 		{base + "/"},
 		{base + "/events"},
 		{base + "/metrics"},
-		{"-X", "POST", "-H", "Origin: " + base, "-d", "account=LV100001&id=wf-1&answer=approve", base + "/answer"},
+		{base + "/healthz"},
+		{"-X", "POST", "-H", "Origin: " + base, "-d", locate.Encode(), base + "/locate"},
 	} {
-		if out := asNobody(args...); !strings.HasSuffix(out, " 401") {
-			t.Errorf("uid 65534: %v: %q, want 401", args, out)
+		out := asNobody(args...)
+		body, code := out[:strings.LastIndex(out, " ")], out[strings.LastIndex(out, " ")+1:]
+		if code != "403" || !strings.Contains(body, "answers only the user running it") {
+			t.Errorf("uid 65534 with this user's cookie: %v: %s %.200q, want 403 saying why", args, code, body)
 		}
 	}
-	if out := asNobody(base + "/healthz"); strings.Contains(out, "LV100001") || !strings.HasPrefix(out, `{"healthy":`) {
-		t.Errorf("uid 65534: /healthz: %q, want the verdict alone", out)
+	if n := b.sent() - before; n != 0 {
+		t.Errorf("another user's requests sent %d writes to the broker, want 0", n)
+	}
+	// The same cookie and origin from this user are served (an answer to
+	// no open workflow: 409, nothing sent): what refused them was the
+	// user alone.
+	answer := url.Values{"account": {"LV100001"}, "id": {"wf-none"}, "answer": {"decline"}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/answer", strings.NewReader(answer.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err := (&http.Client{Jar: jar}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("an answer from this user with the same cookie: %s, want 409", resp.Status)
 	}
 }
 

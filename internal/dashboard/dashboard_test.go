@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -173,8 +174,27 @@ func setup(t *testing.T, o setupOpt) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
+	asOwnUser(b.server)
 	t.Cleanup(b.server.Close)
 	return b
+}
+
+// serveLocal is where the requests serve hands the handler came in, as a
+// server's connection says (http.LocalAddrContextKey). No socket holds
+// the pair, so the kernel cannot name their peer's user: asOwnUser says it
+// is this user.
+var serveLocal = netip.MustParseAddrPort("127.0.0.1:8790")
+
+// asOwnUser has s take the requests that came in at serveLocal (handed to
+// its handler by serve, on no socket) for this user's; every other
+// request's user is looked up as the system does (peerUID).
+func asOwnUser(s *Server) {
+	s.peerUID = func(peer, local netip.AddrPort) (int, bool) {
+		if local == serveLocal {
+			return os.Getuid(), true
+		}
+		return peerUID(peer, local)
+	}
 }
 
 // tWriter sends the service's log to the test's log.
@@ -191,9 +211,12 @@ func (b *testBundle) get(t *testing.T, target string, edit func(*http.Request)) 
 	return b.serve(t, httptest.NewRequest(http.MethodGet, target, nil), edit)
 }
 
+// serve serves one request on the handler as if it came in at serveLocal
+// from a loopback peer of this user; edit changes it first.
 func (b *testBundle) serve(t *testing.T, req *http.Request, edit func(*http.Request)) *httptest.ResponseRecorder {
 	t.Helper()
-	req.Host, req.RemoteAddr = "127.0.0.1:8790", "127.0.0.1:50123"
+	req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, net.TCPAddrFromAddrPort(serveLocal)))
+	req.Host, req.RemoteAddr = serveLocal.String(), "127.0.0.1:50123"
 	if edit != nil {
 		edit(req)
 	}

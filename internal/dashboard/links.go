@@ -10,9 +10,10 @@ import (
 // withLinks routes the signed answer links (Config.Links) around the token
 // check of guarded: a link is its own credential, signed for one offer,
 // answered once and only until its deadline, and the phone that opens it
-// has no login. The transport rule still holds (plain HTTP to loopback
-// peers only, so a link crosses a network encrypted), and a POST's body is
-// bounded as the page's forms are. Everything else goes to guarded.
+// has no login. The rules every request passes still hold (reach: plain
+// HTTP to loopback peers only, so a link crosses a network encrypted, and
+// on loopback only this user is answered), and a POST's body is bounded as
+// the page's forms are. Everything else goes to guarded.
 func (s *Server) withLinks(guarded http.Handler) http.Handler {
 	if s.links == nil {
 		return guarded
@@ -22,8 +23,7 @@ func (s *Server) withLinks(guarded http.Handler) http.Handler {
 			guarded.ServeHTTP(w, r)
 			return
 		}
-		if _, ok := s.transport(r); !ok {
-			http.Error(w, "plain http is answered on loopback only: use https", http.StatusForbidden)
+		if _, ok := s.reach(w, r); !ok {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -24,6 +26,7 @@ func TestLinksOutsideTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	asOwnUser(srv)
 	for _, c := range []struct {
 		method, path, peer string
 		status             int
@@ -36,6 +39,7 @@ func TestLinksOutsideTheToken(t *testing.T) {
 		{http.MethodPost, "/answer", "127.0.0.1:5000", http.StatusUnauthorized, 2},
 	} {
 		req := httptest.NewRequest(c.method, c.path, nil)
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, net.TCPAddrFromAddrPort(serveLocal)))
 		req.RemoteAddr = c.peer
 		rec := httptest.NewRecorder()
 		srv.handler.ServeHTTP(rec, req)

@@ -10,6 +10,10 @@ import (
 	"strings"
 )
 
+// peerUIDKnown says that this system tells who owns a peer's socket
+// (peerUID), so a loopback peer of another user is refused (ownUser).
+const peerUIDKnown = true
+
 // peerUID is the user id owning the socket at peer that is connected to
 // local, both on this machine: the kernel's table of TCP sockets
 // (/proc/net/tcp, tcp6) names each socket's owner, as identd reads it.
@@ -29,7 +33,9 @@ func peerUID(peer, local netip.AddrPort) (int, bool) {
 }
 
 // findUID reads the owner of the socket at peer connected to local from
-// file.
+// file. A socket in TIME_WAIT is passed over: the kernel keeps only its
+// addresses and shows it as root's (uid 0), and a new connection may reuse
+// its pair of addresses.
 func findUID(file string, peer, local netip.AddrPort) (int, bool) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -41,7 +47,7 @@ func findUID(file string, peer, local netip.AddrPort) (int, bool) {
 	for sc.Scan() {
 		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid ...
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 || fields[1]+" "+fields[2] != want {
+		if len(fields) < 8 || fields[1]+" "+fields[2] != want || fields[3] == tcpTimeWait {
 			continue
 		}
 		uid, err := strconv.Atoi(fields[7])
@@ -49,6 +55,9 @@ func findUID(file string, peer, local netip.AddrPort) (int, bool) {
 	}
 	return 0, false
 }
+
+// tcpTimeWait is the TIME_WAIT state as the kernel's table writes it (st).
+const tcpTimeWait = "06"
 
 // procAddr writes a as /proc/net/tcp does: the address's 32-bit words in
 // the machine's byte order, in hex, then the port.

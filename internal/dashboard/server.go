@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +80,11 @@ type Server struct {
 	tokenSum  [32]byte
 	tls       *tls.Config // nil: plain HTTP
 	sessions  sessions
+	// uid is the user running the dashboard, the one user it answers on
+	// loopback; peerUID finds the user of a loopback peer's socket (the
+	// system's, peerUID; a test's stand-in for a user it cannot be).
+	uid     int
+	peerUID func(peer, local netip.AddrPort) (int, bool)
 	// wrongTokens are the budgets of wrong tokens, per client, on the
 	// server's clock.
 	wrongTokens    limiters
@@ -131,7 +138,7 @@ func newServer(cfg Config, fed func(account.Update)) (*Server, error) {
 	}
 	s := &Server{accounts: map[string]account.Account{}, metrics: cfg.Metrics, clk: cfg.Clock, log: cfg.Logger,
 		access: cfg.Access, tokenMade: tokenMade, tokenSum: sha256.Sum256([]byte(cfg.Token)), tls: tlsConfig,
-		sessions: sessions{byID: map[[32]byte]session{}}, wrongTokens: limiters{byClient: map[string]*rate.Limiter{}},
+		sessions: sessions{byID: map[[32]byte]session{}}, uid: os.Getuid(), peerUID: peerUID, wrongTokens: limiters{byClient: map[string]*rate.Limiter{}},
 		timeouts: defaultTimeouts, maxConns: maxConns, maxClientConns: maxClientConns, staleAfter: cfg.StaleAfter,
 		feeDays: cfg.FeeDays, feeGrace: cfg.FeeGrace, page: page, links: cfg.Links, fed: fed}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
