@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
@@ -26,21 +25,6 @@ import (
 // token has no flag: argv is visible to every local user). Without it each
 // start makes a random token.
 const TokenEnv = "LOCATOR_DASHBOARD_TOKEN"
-
-// cookieName holds a login session in a browser after a ?token= login:
-// a random session id, never the token.
-const cookieName = "locator_dashboard"
-
-// Login sessions: a cookie is good for sessionTTL; one older than
-// rotateAfter is replaced by a new one at its next request, and the old one
-// then stays good for rotateGrace only (requests already on their way). At
-// most maxSessions live at once; past that the oldest goes.
-const (
-	sessionTTL  = 12 * time.Hour
-	rotateAfter = 15 * time.Minute
-	rotateGrace = time.Minute
-	maxSessions = 64
-)
 
 // Wrong tokens (a login or a bearer) are allowed at tokenBurst at once and
 // one per tokenEvery after, per client (requestClient: an address, and on
@@ -211,63 +195,6 @@ func (s *Server) LoginAddress(addr net.Addr) string {
 	return base + "?token=$" + TokenEnv
 }
 
-// sessions are the live login sessions, by the hash of their id (so a
-// lookup's timing says nothing of an id).
-type sessions struct {
-	mu   sync.Mutex
-	byID map[[32]byte]session
-}
-
-type session struct {
-	issued, expires time.Time
-	rotated         bool // replaced: good until expires, never rotated again
-}
-
-// open starts a session at now and returns its id.
-func (ss *sessions) open(now time.Time) string {
-	id := rand.Text()
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for k, s := range ss.byID {
-		if !now.Before(s.expires) {
-			delete(ss.byID, k)
-		}
-	}
-	for len(ss.byID) >= maxSessions {
-		var oldest [32]byte
-		first := true
-		for k, s := range ss.byID {
-			if first || s.issued.Before(ss.byID[oldest].issued) {
-				oldest, first = k, false
-			}
-		}
-		delete(ss.byID, oldest)
-	}
-	ss.byID[sha256.Sum256([]byte(id))] = session{issued: now, expires: now.Add(sessionTTL)}
-	return id
-}
-
-// check reports whether id is a live session at now, and whether it is
-// due for rotation; a session rotated stays good for rotateGrace only.
-func (ss *sessions) check(id string, now time.Time) (ok, rotate bool) {
-	k := sha256.Sum256([]byte(id))
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	s, found := ss.byID[k]
-	if !found || !now.Before(s.expires) {
-		return false, false
-	}
-	if s.rotated || now.Sub(s.issued) < rotateAfter {
-		return true, false
-	}
-	s.rotated = true
-	if grace := now.Add(rotateGrace); grace.Before(s.expires) {
-		s.expires = grace
-	}
-	ss.byID[k] = s
-	return true, true
-}
-
 // verdictOnly marks a /healthz request without the token: it is told
 // whether the service is healthy, not which accounts it serves.
 type verdictOnly struct{}
@@ -275,20 +202,20 @@ type verdictOnly struct{}
 // guard lets a request through when it may see the service. First the
 // rules every request passes (reach: plain HTTP only from loopback peers,
 // a trusted proxy's https counting as encrypted, and on loopback only this
-// user's). With a token, a request carries it (bearer header, or the
-// login cookie of a ?token= login), but for GET /healthz, which without it
-// gets the verdict alone (verdictOnly); without one (NoToken, loopback only),
-// it is addressed to a loopback host name, so a page of another site that
-// rebinds its name to 127.0.0.1 is refused. A POST must also come from the
-// page's own origin or carry the token in its header, and its form is
-// read here, bounded by maxFormBody.
+// user's). With a token, a request carries it
+// (bearer header, or the login cookie of a ?token= login), but for GET
+// /healthz, which without it gets the verdict alone (verdictOnly); without
+// one (NoToken, loopback only), it is addressed to a loopback host name,
+// so a page of another site that rebinds its name to 127.0.0.1 is refused.
+// A POST must also be the page's own (checkPost). What it found of the
+// request goes to next in its context (visitOf).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secure, ok := s.reach(w, r)
 		if !ok {
 			return
 		}
-		bearer := false
+		v, bearer := visit{secure: secure}, false
 		if s.access.NoToken {
 			host, _, err := net.SplitHostPort(r.Host)
 			if err != nil {
@@ -298,6 +225,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "this dashboard answers to loopback host names only (or set a token)", http.StatusForbidden)
 				return
 			}
+			v.csrf = s.checkSession(w, r, secure)
 		} else {
 			if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
 				if s.checkToken(w, r, t) {
@@ -310,7 +238,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 					return
 				}
 				bearer = true
-			} else if !s.checkSession(w, r, secure) {
+			} else if v.csrf = s.checkSession(w, r, secure); v.csrf == "" {
 				if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
 					// A supervisor's probe: the verdict only.
 					next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictOnly{}, true)))
@@ -321,23 +249,39 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if r.Method == http.MethodPost {
-			if !bearer && !sameOrigin(r) {
-				http.Error(w, "cross-origin request refused", http.StatusForbidden)
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
-			if err := r.ParseForm(); err != nil {
-				status := http.StatusBadRequest
-				if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-					status = http.StatusRequestEntityTooLarge
-				}
-				http.Error(w, "the form could not be read", status)
-				return
-			}
+		if r.Method == http.MethodPost && !s.checkPost(w, r, v.csrf, bearer) {
+			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visitKey{}, v)))
 	})
+}
+
+// checkPost lets a POST through when it is the page's own: it comes from
+// the page's origin and carries its login's form token (csrf, compared in
+// constant time), so neither another site nor another port's page (which
+// may have been sent the cookie) can make a browser answer an offer or
+// place a locate; or it carries the bearer header, which no page can make
+// a browser send. Its form is read here, bounded by maxFormBody. A refusal
+// is answered here, and nothing is done.
+func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, csrf string, bearer bool) bool {
+	if !bearer && !sameOrigin(r) {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+	if err := r.ParseForm(); err != nil {
+		status := http.StatusBadRequest
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			status = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, "the form could not be read", status)
+		return false
+	}
+	if !bearer && !formTokenOK(r.PostFormValue(csrfField), csrf) {
+		http.Error(w, "this form's token is missing or not this login's (a form from an older page, or not from the page): reload the page and try again; nothing was sent", http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 // transport says whether r came encrypted (TLS here, or https at a trusted
@@ -381,39 +325,6 @@ func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, t string) bo
 	w.Header().Set("WWW-Authenticate", `Bearer realm="locator", error="invalid_token"`)
 	http.Error(w, "wrong token", http.StatusUnauthorized)
 	return false
-}
-
-// checkSession reports whether r carries a live login cookie, and replaces
-// one due for rotation.
-func (s *Server) checkSession(w http.ResponseWriter, r *http.Request, secure bool) bool {
-	c, err := r.Cookie(cookieName)
-	if err != nil {
-		return false
-	}
-	ok, rotate := s.sessions.check(c.Value, s.clk.Now())
-	if rotate {
-		s.setSession(w, secure)
-	}
-	return ok
-}
-
-// setSession opens a session and sets its cookie: HttpOnly, same-site
-// only, Secure when the request came encrypted (always, off loopback), and
-// gone after sessionTTL.
-func (s *Server) setSession(w http.ResponseWriter, secure bool) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.sessions.open(s.clk.Now()), Path: "/", HttpOnly: true,
-		Secure: secure, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL.Seconds())})
-}
-
-// login sets a session cookie and redirects to the same path of this
-// server without the token, so it stays out of the history, bookmarks and
-// Referer.
-func (s *Server) login(w http.ResponseWriter, r *http.Request, secure bool) {
-	s.setSession(w, secure)
-	q := r.URL.Query()
-	q.Del("token")
-	to := url.URL{Path: localPath(r.URL.Path), RawQuery: q.Encode()}
-	http.Redirect(w, r, to.String(), http.StatusSeeOther)
 }
 
 // localPath is p cleaned to a path of this server: one leading "/" (so

@@ -95,11 +95,12 @@ func TestRandomTokenPerStart(t *testing.T) {
 }
 
 // Another local user (uid 65534 here, as curl) holding this user's login
-// cookie, as a page of theirs on another 127.0.0.1 port is sent it, is
-// refused 403 for the page, the event stream, the metrics, /healthz and a
-// locate from the page's origin (before, the loopback dashboard served any
-// user holding the cookie, and a locate was filled), saying why; nothing
-// reaches the simulator (spec "Short locates": no quote is sent).
+// cookie, as a page of theirs on another 127.0.0.1 port is sent it, and
+// the page's form token is refused 403 for the page, the event stream, the
+// metrics, /healthz and a locate from the page's origin (before, the
+// loopback dashboard served any user holding the cookie, and a locate was
+// filled), saying why; nothing reaches the simulator (spec "Short locates":
+// no quote is sent).
 func TestOtherLocalUserRefused(t *testing.T) {
 	t.Parallel()
 	if os.Getuid() != 0 {
@@ -124,13 +125,15 @@ func TestOtherLocalUserRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(page.Body)
 	page.Body.Close()
+	m := formToken.FindSubmatch(body)
 	u, _ := url.Parse(base)
-	if page.StatusCode != http.StatusOK || len(jar.Cookies(u)) != 1 {
-		t.Fatalf("this user's login: %s, cookies %v", page.Status, jar.Cookies(u))
+	if page.StatusCode != http.StatusOK || m == nil || len(jar.Cookies(u)) != 1 {
+		t.Fatalf("this user's login: %s, form token %q, cookies %v", page.Status, m, jar.Cookies(u))
 	}
 	cookie := jar.Cookies(u)[0]
-	locate := url.Values{"account": {"LV100001"}, "symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}}
+	locate := url.Values{"account": {"LV100001"}, "symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}, csrfField: {string(m[1])}}
 	before := b.sent()
 	// --max-time is a hang guard (a stream served would never end), not
 	// a verdict on speed: a refusal is answered at once.
@@ -159,10 +162,10 @@ func TestOtherLocalUserRefused(t *testing.T) {
 	if n := b.sent() - before; n != 0 {
 		t.Errorf("another user's requests sent %d writes to the broker, want 0", n)
 	}
-	// The same cookie and origin from this user are served (an answer to
-	// no open workflow: 409, nothing sent): what refused them was the
-	// user alone.
-	answer := url.Values{"account": {"LV100001"}, "id": {"wf-none"}, "answer": {"decline"}}
+	// The same cookie, form token and origin from this user are served
+	// (an answer to no open workflow: 409, nothing sent): what refused
+	// them was the user alone.
+	answer := url.Values{"account": {"LV100001"}, "id": {"wf-none"}, "answer": {"decline"}, csrfField: {string(m[1])}}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/answer", strings.NewReader(answer.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", base)
@@ -172,7 +175,7 @@ func TestOtherLocalUserRefused(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("an answer from this user with the same cookie: %s, want 409", resp.Status)
+		t.Errorf("an answer from this user with the same cookie and form token: %s, want 409", resp.Status)
 	}
 }
 
@@ -259,7 +262,7 @@ func TestAnswerBodyLimit(t *testing.T) {
 	if rec := b.serve(t, req, func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") }); rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 1 MB answer: %d, want 413", rec.Code)
 	}
-	if code := b.answer(t, "decline", func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") }); code != http.StatusConflict {
+	if code := b.answer(t, "decline", "", func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") }); code != http.StatusConflict {
 		t.Errorf("a small answer to no open workflow: %d, want 409", code)
 	}
 }
@@ -465,14 +468,15 @@ func TestClientOfLoopbackUser(t *testing.T) {
 }
 
 // The login cookie expires and rotates: past rotateAfter a
-// request gets a new one, the old one lasts rotateGrace more, and a
-// session ends after sessionTTL.
+// request gets a new one (the login's form token goes on with it), the old
+// one lasts rotateGrace more, and a session ends after sessionTTL.
 func TestSessionsRotateAndExpire(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle, func() bool) {}})
 	clk := b.sim.Clock
 	login := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
 	with := func(c *http.Cookie) func(*http.Request) { return func(r *http.Request) { r.AddCookie(c) } }
+	_, csrf := b.pageSession(t, with(login))
 	if rec := b.get(t, "/metrics", with(login)); rec.Code == http.StatusUnauthorized || len(rec.Result().Cookies()) != 0 {
 		t.Fatalf("a fresh session: %d, cookies %v", rec.Code, rec.Result().Cookies())
 	}
@@ -488,6 +492,14 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	if rec := b.get(t, "/metrics", with(login)); len(rec.Result().Cookies()) != 0 {
 		t.Errorf("a session already replaced was replaced again: %v", rec.Result().Cookies())
 	}
+	// The page loaded before the rotation still posts: its form token is
+	// the login's, handed on to the new cookie.
+	fromPage := func(c *http.Cookie) func(*http.Request) {
+		return func(r *http.Request) { r.AddCookie(c); r.Header.Set("Sec-Fetch-Site", "same-origin") }
+	}
+	if code := b.answer(t, "decline", csrf, fromPage(rotated)); code != http.StatusConflict {
+		t.Errorf("an answer with the rotated cookie and the form token of the page before: %d, want 409", code)
+	}
 	clk.Advance(rotateGrace - time.Second)
 	if rec := b.get(t, "/metrics", with(login)); rec.Code == http.StatusUnauthorized {
 		t.Error("the old cookie failed within the grace")
@@ -500,6 +512,52 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 	clk.Advance(sessionTTL)
 	if rec := b.get(t, "/metrics", with(rotated)); rec.Code != http.StatusUnauthorized {
 		t.Errorf("a session past its lifetime: %d, want 401", rec.Code)
+	}
+}
+
+// A login is logged out by the page's button: a POST of /logout with the
+// login's form token ends it (the cookie of the moment and the one it
+// replaced, still in its grace) and expires the cookie; without the form
+// token, or from another origin, it is refused 403 and the login goes on.
+// A page shown to a login has the button; one shown to a bearer has not.
+func TestLogout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle) {}})
+	first := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
+	with := func(c *http.Cookie) func(*http.Request) { return func(r *http.Request) { r.AddCookie(c) } }
+	_, csrf := b.pageSession(t, with(first))
+	if page := b.get(t, "/", with(first)).Body.String(); !strings.Contains(page, `action="/logout"`) {
+		t.Error("the page of a login has no log-out button")
+	}
+	if page := b.get(t, "/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") }).Body.String(); strings.Contains(page, `action="/logout"`) {
+		t.Error("the page of a bearer has a log-out button")
+	}
+	b.sim.Clock.Advance(rotateAfter)
+	rotated := b.get(t, "/metrics", with(first)).Result().Cookies()[0]
+	logout := func(c *http.Cookie, csrf, site string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/logout", strings.NewReader(url.Values{csrfField: {csrf}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", site)
+		return b.serve(t, req, with(c))
+	}
+	if rec := logout(rotated, "", "same-origin"); rec.Code != http.StatusForbidden {
+		t.Errorf("log out without the form token: %d, want 403", rec.Code)
+	}
+	if rec := logout(rotated, csrf, "cross-site"); rec.Code != http.StatusForbidden {
+		t.Errorf("log out from another site: %d, want 403", rec.Code)
+	}
+	if rec := b.get(t, "/", with(rotated)); rec.Code != http.StatusOK {
+		t.Fatalf("the login after the refused log-outs: %d, want it going on", rec.Code)
+	}
+	rec := logout(rotated, csrf, "same-origin")
+	gone := rec.Result().Cookies()
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "session has ended") || len(gone) != 1 || gone[0].Name != rotated.Name || gone[0].MaxAge >= 0 {
+		t.Errorf("log out: %d %q, cookies %v; want the session ended and its cookie expired", rec.Code, rec.Body.String(), gone)
+	}
+	for name, c := range map[string]*http.Cookie{"the cookie logged out": rotated, "the cookie it replaced": first} {
+		if rec := b.get(t, "/", with(c)); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s after the log-out: %d, want 401", name, rec.Code)
+		}
 	}
 }
 
@@ -567,8 +625,10 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 
 // Beyond loopback the dashboard needs TLS or a TLS proxy in
 // front; with a certificate it serves https, and its login cookie is
-// Secure; behind a trusted proxy, a request the proxy forwards as https
-// gets a Secure cookie, and plain http from elsewhere is refused.
+// __Host-locator_dashboard_PORT: Secure, for Path=/, without a Domain (a
+// browser takes no other of that name, so no page of another port can
+// plant one); behind a trusted proxy, a request the proxy forwards as https
+// gets a Secure __Host- cookie, and plain http from elsewhere is refused.
 func TestTLSBeyondLoopback(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
@@ -611,8 +671,9 @@ func TestTLSBeyondLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if c := resp.Cookies(); len(c) != 1 || !c[0].Secure {
-		t.Errorf("login over TLS: cookies %v, want one Secure", c)
+	hostCookie := fmt.Sprintf("__Host-%s_%d", cookieBase, addr.(*net.TCPAddr).Port)
+	if c := resp.Cookies(); len(c) != 1 || c[0].Name != hostCookie || !c[0].Secure || c[0].Path != "/" || c[0].Domain != "" {
+		t.Errorf("login over TLS: cookies %v, want one %s, Secure, for Path=/, without a Domain", c, hostCookie)
 	}
 
 	pb := setup(t, setupOpt{token: "tok"})
@@ -620,8 +681,8 @@ func TestTLSBeyondLoopback(t *testing.T) {
 	viaProxy := func(proto string) func(*http.Request) {
 		return func(r *http.Request) { r.RemoteAddr = "192.0.2.7:40000"; r.Header.Set("X-Forwarded-Proto", proto) }
 	}
-	if c := pb.get(t, "/?token=tok", viaProxy("https")).Result().Cookies(); len(c) != 1 || !c[0].Secure {
-		t.Errorf("login through the proxy's https: cookies %v, want one Secure", c)
+	if c := pb.get(t, "/?token=tok", viaProxy("https")).Result().Cookies(); len(c) != 1 || !c[0].Secure || !strings.HasPrefix(c[0].Name, "__Host-") {
+		t.Errorf("login through the proxy's https: cookies %v, want one Secure, named __Host-", c)
 	}
 	if rec := pb.get(t, "/?token=tok", viaProxy("http")); rec.Code != http.StatusForbidden {
 		t.Errorf("plain http through the proxy: %d, want 403", rec.Code)
@@ -636,8 +697,9 @@ func TestTLSBeyondLoopback(t *testing.T) {
 
 // In a real browser the token login holds: the login address leaves the
 // token out of the address bar, the cookie carries the event stream (the
-// page goes live) and a same-origin answer from the page's script (refused
-// 409 here, as no offer waits, not 401 or 403).
+// page goes live) and a same-origin answer from the page's script with the
+// page's form token (refused 409 here, as no offer waits, not 401 or 403);
+// without the form token the same answer is 403.
 func TestBrowserTokenLogin(t *testing.T) {
 	t.Parallel()
 	ctx := browsertest.New(t)
@@ -655,15 +717,22 @@ func TestBrowserTokenLogin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/answer", {method: "POST", headers: {"Accept": "application/json"},
-		body: new URLSearchParams({account: "LV100001", id: "wf-none", answer: "decline"})}).then(r => r.status)`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("browser: %v", err)
+	answer := func(csrf string) int {
+		t.Helper()
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/answer", {method: "POST", headers: {"Accept": "application/json"},
+			body: new URLSearchParams({account: "LV100001", id: "wf-none", answer: "decline", csrf: `+csrf+`})}).then(r => r.status)`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		return status
 	}
 	if location != srv.URL+"/" {
 		t.Errorf("address bar %q after the login, want %s/ without the token", location, srv.URL)
 	}
-	if status != http.StatusConflict {
-		t.Errorf("an answer from the page: %d, want 409", status)
+	if status := answer(`document.querySelector('.locate-form input[name="csrf"]').value`); status != http.StatusConflict {
+		t.Errorf("an answer from the page with its form token: %d, want 409", status)
+	}
+	if status := answer(`""`); status != http.StatusForbidden {
+		t.Errorf("an answer from the page without its form token: %d, want 403", status)
 	}
 }

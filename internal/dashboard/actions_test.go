@@ -21,16 +21,38 @@ import (
 	"github.com/locatorhq/locator/workflow"
 )
 
-// act posts one of the page's forms as its script does (same origin,
-// answered in JSON) and returns the answer.
+// act posts one of the page's forms for LV100001 as its script does
+// (answered in JSON) and returns the answer.
 func (b *testBundle) act(t *testing.T, path string, form url.Values) *httptest.ResponseRecorder {
 	t.Helper()
 	form.Set("account", "LV100001")
+	return b.post(t, path, form, "application/json")
+}
+
+// post posts form to path as the page does: from its origin, with the
+// session the page opened and its form token (session), keeping the
+// cookie that replaces it when it rotates, as a browser does; accept is
+// the answer asked for ("" for a form posted without the script).
+func (b *testBundle) post(t *testing.T, path string, form url.Values, accept string) *httptest.ResponseRecorder {
+	t.Helper()
+	cookie, csrf := b.session(t)
+	form.Set(csrfField, csrf)
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	return b.serve(t, req, nil)
+	req.AddCookie(cookie)
+	rec := b.serve(t, req, nil)
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == cookie.Name {
+			b.sessionMu.Lock()
+			b.cookie = c
+			b.sessionMu.Unlock()
+		}
+	}
+	return rec
 }
 
 // sent counts the simulator's requests that changed something at the
@@ -143,11 +165,7 @@ func actions(t *testing.T, follower bool) {
 	}
 	// Without the page's script, the form's post is answered with a page
 	// of what was done: here, nothing left unused.
-	form := url.Values{"account": {"LV100001"}}
-	req := httptest.NewRequest(http.MethodPost, "/credit-back-all", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	if rec := b.serve(t, req, nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "credit back all unused: nothing unused to credit back") ||
+	if rec := b.post(t, "/credit-back-all", url.Values{"account": {"LV100001"}}, ""); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "credit back all unused: nothing unused to credit back") ||
 		!strings.Contains(rec.Body.String(), `href="/"`) {
 		t.Errorf("credit back all without a script: %d %s, want a result page saying nothing was unused, with a way back", rec.Code, rec.Body.String())
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,9 +53,10 @@ const overflowJS = `(() => {
 // or the forms leaves its container, the key Y approves the offer (the
 // simulator's log shows one accept, spec "Short locates"), the positions
 // and P&L on the page equal the P&L stream's snapshot after a price moves
-// (spec "P&L stream"), and stopping the simulator turns the connection
-// state red within 5 s. With LOCATOR_SCREENSHOT=DIR it writes
-// DIR/dashboard-1400.png and DIR/dashboard-390.png (docs/).
+// (spec "P&L stream"), every form carries the session's form token, and
+// stopping the simulator turns the connection state red within 5 s. With
+// LOCATOR_SCREENSHOT=DIR it writes DIR/dashboard-1400.png and
+// DIR/dashboard-390.png (docs/).
 func TestBrowserTradingScreen(t *testing.T) {
 	t.Parallel()
 	for _, width := range []int64{1400, 390} {
@@ -145,6 +147,7 @@ func tradingScreen(t *testing.T, width int64) {
 		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
 		t.Errorf("browser: the title does not flash the offer: %v", err)
 	}
+	formsCarryToken(t, ctx, "/answer", "/cancel-order", "/credit-back", "/credit-back-all", "/locate")
 	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflowJS))
 	if err != nil {
 		t.Fatalf("browser: %v", err)
@@ -263,6 +266,24 @@ func tradingScreen(t *testing.T, width int64) {
 		t.Fatalf("browser: the connection state does not say the broker is unreachable a minute after it went away: %v", err)
 	}
 	t.Logf("red after %v", time.Since(stopped).Round(time.Millisecond))
+}
+
+// formsCarryToken checks that the page's forms post to each of actions,
+// and to nothing else, all with the one form token of the page's session.
+func formsCarryToken(t *testing.T, ctx context.Context, actions ...string) {
+	t.Helper()
+	type forms struct{ Actions, Without []string }
+	fs, err := chromedp.Run(ctx, chromedp.Evaluate[forms](`(() => {
+		const fs = [...document.querySelectorAll('form[method="post"]')], first = fs[0]?.elements.csrf?.value;
+		return {Actions: [...new Set(fs.map(f => new URL(f.action).pathname))],
+			Without: fs.filter(f => !first || f.elements.csrf?.value !== first).map(f => new URL(f.action).pathname)};
+	})()`))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(fs.Actions)), slices.Sorted(slices.Values(actions))) || len(fs.Without) > 0 {
+		t.Errorf("the page's forms %v (want %v), without the session's form token: %v", fs.Actions, actions, fs.Without)
+	}
 }
 
 // awaitSignal waits for ch.

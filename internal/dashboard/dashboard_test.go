@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +70,11 @@ type testBundle struct {
 	// loops is the owner's, once it runs: virtual time waits while it
 	// holds an event or a question (Owner.Idle).
 	loops simtest.Loops
+	// session is the page's session cookie and form token, once loaded
+	// (pageSession).
+	sessionMu sync.Mutex
+	cookie    *http.Cookie
+	csrf      string
 }
 
 type setupOpt struct {
@@ -247,13 +254,56 @@ func (b *testBundle) jobRun(t *testing.T, job string, outcome locator.JobOutcome
 	}
 }
 
-// answer posts the page's answer form for a workflow that is not open and
-// returns the status; edit adds headers.
-func (b *testBundle) answer(t *testing.T, verb string, edit func(*http.Request)) int {
+// answer posts the page's answer form for a workflow that is not open,
+// with form token csrf ("" leaves it out), and returns the status; edit
+// adds headers.
+func (b *testBundle) answer(t *testing.T, verb, csrf string, edit func(*http.Request)) int {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader("account=LV100001&id=wf-none&answer="+verb))
+	form := url.Values{"account": {"LV100001"}, "id": {"wf-none"}, "answer": {verb}}
+	if csrf != "" {
+		form.Set(csrfField, csrf)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return b.serve(t, req, edit).Code
+}
+
+// formToken finds the form token the page's forms carry in page.
+var formToken = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// pageSession loads the page as a browser without a login does (edit adds
+// a login's cookie or a header) and returns the session cookie it was
+// given (nil: none) and the form token its forms carry ("": none).
+func (b *testBundle) pageSession(t *testing.T, edit func(*http.Request)) (*http.Cookie, string) {
+	t.Helper()
+	rec := b.get(t, "/", edit)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("the page: %d %s", rec.Code, rec.Body.String())
+	}
+	var cookie *http.Cookie
+	if cs := rec.Result().Cookies(); len(cs) == 1 {
+		cookie = cs[0]
+	}
+	var csrf string
+	if m := formToken.FindStringSubmatch(rec.Body.String()); m != nil {
+		csrf = m[1]
+	}
+	return cookie, csrf
+}
+
+// session is the session b's posts carry, with its form token: opened
+// once, as the page opens one (pageSession) but without showing the page,
+// whose first view starts the owner's P&L watch, one more sleeper on the
+// virtual clock the actions' tests run on.
+func (b *testBundle) session(t *testing.T) (*http.Cookie, string) {
+	t.Helper()
+	b.sessionMu.Lock()
+	defer b.sessionMu.Unlock()
+	if b.cookie == nil {
+		id, csrf := b.server.sessions.open(b.sim.Clock.Now(), "")
+		b.cookie, b.csrf = &http.Cookie{Name: fmt.Sprintf("%s_%d", cookieBase, serveLocal.Port()), Value: id}, csrf
+	}
+	return b.cookie, b.csrf
 }
 
 // locate runs a locate the policy accepts alone and waits for its end.
@@ -419,9 +469,10 @@ func TestMetricsAfterLocate(t *testing.T) {
 
 // Without a token (NoToken) the server listens on loopback only and
 // answers only to loopback host names; with one, every request needs it
-// (bearer or the cookie of a ?token= login, which redirects the token out
-// of the URL), and an answer must come from the page's origin or carry the
-// bearer.
+// (bearer or the cookie of a ?token= login, locator_dashboard_PORT, which
+// redirects the token out of the URL). An answer must come from the page's
+// origin with the form token of the login (see also
+// TestAnswerNeedsOriginAndFormToken), or carry the bearer.
 func TestTokenRules(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{})
@@ -456,19 +507,10 @@ func TestTokenRules(t *testing.T) {
 	if rec := b.get(t, "/", func(r *http.Request) { r.Host = "rebound.example:8790" }); rec.Code != http.StatusForbidden {
 		t.Errorf("no token, a foreign host name: %d", rec.Code)
 	}
-	answer := func(edit func(*http.Request)) int { return b.answer(t, "approve", edit) }
-	if code := answer(nil); code != http.StatusForbidden {
-		t.Errorf("answer without an origin: %d", code)
-	}
-	if code := answer(func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }); code != http.StatusForbidden {
-		t.Errorf("answer from another origin: %d", code)
-	}
-	if code := answer(func(r *http.Request) { r.Header.Set("Origin", "http://127.0.0.1:8790") }); code != http.StatusConflict {
-		t.Errorf("same-origin answer to no open workflow: %d, want 409", code)
-	}
 
 	const token = "dash-token-7b1e"
 	tb := setup(t, setupOpt{token: token})
+	loginCookie := fmt.Sprintf("%s_%d", cookieBase, serveLocal.Port())
 	for _, tt := range []struct {
 		name string
 		edit func(*http.Request)
@@ -477,8 +519,8 @@ func TestTokenRules(t *testing.T) {
 		{"nothing", nil, http.StatusUnauthorized},
 		{"wrong bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, http.StatusUnauthorized},
 		{"bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }, http.StatusOK},
-		{"wrong cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: "nope"}) }, http.StatusUnauthorized},
-		{"the token as the cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName, Value: token}) }, http.StatusUnauthorized},
+		{"wrong cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: loginCookie, Value: "nope"}) }, http.StatusUnauthorized},
+		{"the token as the cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: loginCookie, Value: token}) }, http.StatusUnauthorized},
 		{"foreign host with bearer", func(r *http.Request) {
 			r.Host = "dash.example:8790"
 			r.Header.Set("Authorization", "Bearer "+token)
@@ -494,27 +536,68 @@ func TestTokenRules(t *testing.T) {
 	rec := tb.get(t, "/?token="+token, nil)
 	cookies := rec.Result().Cookies()
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/" || len(cookies) != 1 ||
-		cookies[0].Name != cookieName || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
-		t.Fatalf("login: %d to %q, cookies %v", rec.Code, rec.Header().Get("Location"), cookies)
+		cookies[0].Name != loginCookie || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d to %q, cookies %v, want %s", rec.Code, rec.Header().Get("Location"), cookies, loginCookie)
 	}
 	withCookie := func(r *http.Request) { r.AddCookie(cookies[0]) }
-	if rec := tb.get(t, "/", withCookie); rec.Code != http.StatusOK {
-		t.Errorf("page with the login cookie: %d", rec.Code)
+	_, loginCSRF := tb.pageSession(t, withCookie)
+	if loginCSRF == "" {
+		t.Fatal("the page of a login has no form token")
 	}
-	ta := func(edit func(*http.Request)) int { return tb.answer(t, "decline", edit) }
-	if code := ta(withCookie); code != http.StatusForbidden {
+	ta := func(csrf string, edit func(*http.Request)) int { return tb.answer(t, "decline", csrf, edit) }
+	if code := ta(loginCSRF, withCookie); code != http.StatusForbidden {
 		t.Errorf("answer with the cookie, no origin: %d", code)
 	}
-	if code := ta(func(r *http.Request) { withCookie(r); r.Header.Set("Sec-Fetch-Site", "same-origin") }); code != http.StatusConflict {
+	fromPage := func(r *http.Request) { withCookie(r); r.Header.Set("Sec-Fetch-Site", "same-origin") }
+	if code := ta("", fromPage); code != http.StatusForbidden {
+		t.Errorf("answer with the cookie from the page, no form token: %d, want 403", code)
+	}
+	if code := ta(loginCSRF, fromPage); code != http.StatusConflict {
 		t.Errorf("answer with the cookie from the page: %d, want 409", code)
 	}
-	if code := ta(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }); code != http.StatusConflict {
+	if code := ta("", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }); code != http.StatusConflict {
 		t.Errorf("answer with the bearer: %d, want 409", code)
 	}
 	// Beyond loopback a token is not enough: it would cross the network in
 	// clear (see TestTLSBeyondLoopback).
 	if _, err := Listen("0.0.0.0:0", Access{Token: token}); !errors.Is(err, ErrTLSRequired) {
 		t.Errorf("beyond loopback with a token, no TLS: %v", err)
+	}
+}
+
+// Without a token, an answer is the page's own only from its origin with
+// the form token of the session the page opened (it opens one for a
+// browser that has none): without an origin, from another site or from a
+// page of another port (same site, sent the cookie), without the form
+// token, with a wrong one or without the session, it is refused 403 and
+// nothing is asked of the account.
+func TestAnswerNeedsOriginAndFormToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	cookie, csrf := b.pageSession(t, nil)
+	if cookie == nil || csrf == "" {
+		t.Fatalf("the page opened no session (cookie %v, form token %q)", cookie, csrf)
+	}
+	withSession := func(origin string) func(*http.Request) {
+		return func(r *http.Request) { r.AddCookie(cookie); r.Header.Set("Origin", origin) }
+	}
+	for _, c := range []struct {
+		name string
+		csrf string
+		edit func(*http.Request)
+		want int
+	}{
+		{"without an origin", csrf, func(r *http.Request) { r.AddCookie(cookie) }, http.StatusForbidden},
+		{"from another origin", csrf, withSession("http://evil.example"), http.StatusForbidden},
+		{"from another port's page", csrf, withSession("http://127.0.0.1:9999"), http.StatusForbidden},
+		{"without the form token", "", withSession("http://127.0.0.1:8790"), http.StatusForbidden},
+		{"with a wrong form token", csrf + "x", withSession("http://127.0.0.1:8790"), http.StatusForbidden},
+		{"without the session", csrf, func(r *http.Request) { r.Header.Set("Origin", "http://127.0.0.1:8790") }, http.StatusForbidden},
+		{"same origin, session and form token (to no open workflow)", csrf, withSession("http://127.0.0.1:8790"), http.StatusConflict},
+	} {
+		if code := b.answer(t, "approve", c.csrf, c.edit); code != c.want {
+			t.Errorf("no token, an answer %s: %d, want %d", c.name, code, c.want)
+		}
 	}
 }
 

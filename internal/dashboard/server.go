@@ -300,6 +300,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /credit-back", s.handleCreditBack)
 	mux.HandleFunc("POST /credit-back-all", s.handleCreditBackAll)
 	mux.HandleFunc("POST /locate", s.handleLocate)
+	mux.HandleFunc("POST /logout", s.handleLogout)
 	static, _ := fs.Sub(assets, "assets")
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	return s.withLinks(s.guard(mux))
@@ -347,9 +348,16 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(h)
 }
 
+// handlePage serves the page with its forms' token: its login's, or
+// without a token (NoToken) that of a session the page opens when the
+// browser has none, so its forms post as they do after a login.
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	v := visitOf(r.Context())
+	if v.csrf == "" && s.access.NoToken {
+		v.csrf = s.setSession(w, r, v.secure, "")
+	}
 	var buf bytes.Buffer
-	if err := s.page.Execute(&buf, s.build(r.Context())); err != nil {
+	if err := s.page.Execute(&buf, s.build(r.Context(), v.csrf)); err != nil {
 		s.log.Error("dashboard page", "err", err)
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
@@ -393,18 +401,24 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, what string, call f
 			Done string `json:"done,omitempty"`
 		}{done})
 	case done != "":
-		var buf bytes.Buffer
-		if err := s.page.ExecuteTemplate(&buf, "done", struct{ What, Done string }{what, done}); err != nil {
-			s.log.Error("dashboard result page", "err", err)
-			http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Write(buf.Bytes())
+		s.done(w, what, done)
 	default:
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	}
+}
+
+// done shows what an action did, in words, on a page of its own (a form
+// posted without the page's script).
+func (s *Server) done(w http.ResponseWriter, what, done string) {
+	var buf bytes.Buffer
+	if err := s.page.ExecuteTemplate(&buf, "done", struct{ What, Done string }{what, done}); err != nil {
+		s.log.Error("dashboard result page", "err", err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(buf.Bytes())
 }
 
 // creditedBack is a credit-back of the unused shares in words: each row started
@@ -556,7 +570,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	es := eventStream{s: s, ctx: ctx, w: w, fl: fl, rc: rc}
+	es := eventStream{s: s, ctx: ctx, w: w, fl: fl, rc: rc, csrf: visitOf(ctx).csrf}
 	// One ticker for the stream's life: a workflow change sends a view and
 	// leaves it be, so a busy engine does not hold the ticks back.
 	tick := s.clk.NewTimer(time.Second)
@@ -627,6 +641,9 @@ type eventStream struct {
 	w   http.ResponseWriter
 	fl  http.Flusher
 	rc  *http.ResponseController
+	// csrf is the form token of the stream's login: the forms of the
+	// views it sends carry it.
+	csrf string
 }
 
 // send writes one event; false when the reader is gone.
@@ -642,7 +659,7 @@ func (es eventStream) send(event, data string) bool {
 // view sends the "view" event: the page's live sections.
 func (es eventStream) view() bool {
 	var buf bytes.Buffer
-	if err := es.s.page.ExecuteTemplate(&buf, "live", es.s.build(es.ctx)); err != nil {
+	if err := es.s.page.ExecuteTemplate(&buf, "live", es.s.build(es.ctx, es.csrf)); err != nil {
 		es.s.log.Error("dashboard view", "err", err)
 		return false
 	}

@@ -33,8 +33,9 @@ func TestOnlyOwnUserOnLoopback(t *testing.T) {
 	b.server.handler = b.server.routes()
 	login := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
 	withLogin := func(r *http.Request) { r.AddCookie(login) }
+	_, csrf := b.pageSession(t, withLogin)
 	locate := func() *http.Request {
-		form := url.Values{"account": {"LV100001"}, "symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}}
+		form := url.Values{"account": {"LV100001"}, "symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}, csrfField: {csrf}}
 		req := httptest.NewRequest(http.MethodPost, "/locate", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
@@ -61,6 +62,12 @@ func TestOnlyOwnUserOnLoopback(t *testing.T) {
 		"a locate from the page": func() (*http.Request, func(*http.Request)) { return locate(), nil },
 		"an answer link's button": func() (*http.Request, func(*http.Request)) {
 			return httptest.NewRequest(http.MethodPost, "/link/TOKEN", nil), nil
+		},
+		"a log-out with a form token": func() (*http.Request, func(*http.Request)) {
+			req := httptest.NewRequest(http.MethodPost, "/logout", strings.NewReader(csrfField+"="+csrf))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			return req, withLogin
 		},
 	}
 	own := os.Getuid()

@@ -21,9 +21,16 @@ import (
 // view is everything the page shows, as of one reading of the clock. It is
 // built through the account API (and the store, for fees and job runs)
 // only: workflows, positions, orders, inventory, fees and job runs, which
-// hold no secret.
+// hold no secret. Beside them it holds its forms' token, the one value of
+// the page meant for that page alone: it is not the login's cookie, and no
+// other origin can read the page to learn it.
 type view struct {
 	Now time.Time
+	// CSRF is the form token of the login the page is shown to ("" for a
+	// bearer's request, which needs none): every form carries it.
+	CSRF string
+	// LogOut shows the log-out button: the page is shown to a token login.
+	LogOut bool
 	// Offers are the offers waiting on a person, of every account, the
 	// nearest deadline first: the banner.
 	Offers   []offerView
@@ -206,11 +213,12 @@ func waitsOnPerson(w *workflow.Workflow) bool {
 	return w.Kind == states.Locate && w.State == states.Offered
 }
 
-// build reads every account for the page.
-func (s *Server) build(ctx context.Context) view {
+// build reads every account for the page, whose forms carry csrf, the
+// form token of the login it is shown to.
+func (s *Server) build(ctx context.Context, csrf string) view {
 	now := s.clk.Now()
 	sts := s.statuses(ctx)
-	v := view{Now: now}
+	v := view{Now: now, CSRF: csrf, LogOut: csrf != "" && !s.access.NoToken}
 	for _, st := range sts {
 		for _, w := range st.Open {
 			if !waitsOnPerson(&w) {
