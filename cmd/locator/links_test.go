@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +22,8 @@ import (
 // block alone) own the account with a webhook asking for offers and answer
 // links on their dashboard; an offer waiting at another process's prompt
 // is sent to the webhook once, with its links; a link with a character
-// changed is refused and sends nothing; the approve link's button approves
-// exactly once (one accept in the simulator's request log), the prompt's
+// changed, or posted without its page's form token, is refused and sends
+// nothing; the approve link's button approves exactly once (one accept in the simulator's request log), the prompt's
 // question is withdrawn and its locate ends filled; the link used again is
 // refused (spec "Short locates" rule 1 and "Locate statuses": an Offered
 // quote is accepted within its 30-second window).
@@ -94,7 +96,8 @@ func offerLinksEndToEnd(t *testing.T, daemon string) {
 	for _, c := range []struct {
 		method, link string
 		status       int
-	}{{http.MethodGet, approve, http.StatusOK}, {http.MethodPost, changed, http.StatusForbidden}} {
+	}{{http.MethodGet, approve, http.StatusOK}, {http.MethodPost, changed, http.StatusForbidden},
+		{http.MethodPost, approve, http.StatusForbidden}} { // without the form token of the link's page
 		req, _ := http.NewRequestWithContext(t.Context(), c.method, c.link, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != c.status {
@@ -103,13 +106,11 @@ func offerLinksEndToEnd(t *testing.T, daemon string) {
 		resp.Body.Close()
 	}
 	if n := len(b.writesAfter(t, 0)) - before; n != 0 {
-		t.Fatalf("%d writes sent by opening the link and by a changed one", n)
+		t.Fatalf("%d writes sent by opening the link, a changed one and one without its page's form token", n)
 	}
-	resp, err := http.Post(approve, "", nil)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST approve link: %v %v", resp, err)
+	if code := pressLink(t, approve); code != http.StatusOK {
+		t.Fatalf("the approve link's button: %d", code)
 	}
-	resp.Body.Close()
 	select {
 	case code := <-done:
 		if code != 0 || !strings.Contains(stdout.String(), "filled") {
@@ -118,8 +119,8 @@ func offerLinksEndToEnd(t *testing.T, daemon string) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the prompt's locate did not end:\n%s", promptErr.String())
 	}
-	if resp, err := http.Post(approve, "", nil); err != nil || resp.StatusCode != http.StatusGone {
-		t.Errorf("approve link used again: %v %v, want 410", resp, err)
+	if code := pressLink(t, approve); code != http.StatusGone {
+		t.Errorf("approve link used again: %d, want 410", code)
 	}
 	accepts := 0
 	for _, r := range b.requests(t) {
@@ -135,4 +136,26 @@ func offerLinksEndToEnd(t *testing.T, daemon string) {
 		t.Errorf("a second notification: %+v", again)
 	default:
 	}
+}
+
+// pressLink opens link's page and presses its button as a person does (a
+// POST with the page's form token) and returns the answer's status.
+func pressLink(t *testing.T, link string) int {
+	t.Helper()
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]*)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the link's page has no form token: %s", page)
+	}
+	resp, err = http.PostForm(link, url.Values{"csrf": {string(m[1])}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -19,9 +19,10 @@ import (
 // accepted within its 30-second window, or it expires): the
 // offer's notification carries an approve and a decline link; opening one
 // (GET) answers nothing; a link with any one character changed, and one
-// past its deadline, are refused and send nothing; the approve link's POST
-// approves exactly once (the simulator's request log holds one accept); a
-// second use of it, or of the decline link, is refused and sends nothing.
+// past its deadline, are refused and send nothing; the button of the
+// approve link's page approves exactly once (the simulator's request log
+// holds one accept); a second use of it, or of the decline link, is
+// refused and sends nothing.
 // The link's answer goes through the account API of a process that owns
 // the account and of one that follows its owner alike.
 func TestApproveLinkOnce(t *testing.T) {
@@ -44,7 +45,7 @@ func TestApproveLinkOnce(t *testing.T) {
 
 			// Opening a link shows the offer and a button; it answers nothing.
 			status, page := visit(t, http.MethodGet, approve)
-			if status != http.StatusOK || !strings.Contains(page, `<form method="post"><button type="submit">Approve</button></form>`) ||
+			if status != http.StatusOK || !strings.Contains(page, `<button type="submit">Approve</button></form>`) || formToken(page) == "" ||
 				!strings.Contains(page, "Locate 200 HTBX") {
 				t.Fatalf("GET approve link: %d\n%s", status, page)
 			}
@@ -84,7 +85,7 @@ func TestApproveLinkOnce(t *testing.T) {
 			}
 
 			// The approve link's button: approved, once.
-			if status, page := visit(t, http.MethodPost, approve); status != http.StatusOK || !strings.Contains(page, "<h1>Approved</h1>") {
+			if status, page := press(t, approve); status != http.StatusOK || !strings.Contains(page, "<h1>Approved</h1>") {
 				t.Fatalf("POST approve link: %d\n%s", status, page)
 			}
 			w, err := a.Follow(t.Context(), account.FollowRequest{ID: id}, nil)
@@ -96,7 +97,7 @@ func TestApproveLinkOnce(t *testing.T) {
 			}
 			after := b.writes()
 			for _, link := range []string{approve, decline} {
-				if status, page := visit(t, http.MethodPost, link); status != http.StatusGone || !strings.Contains(page, "was used at") {
+				if status, page := press(t, link); status != http.StatusGone || !strings.Contains(page, "was used at") {
 					t.Errorf("POST %s again: %d, want 410 (used)\n%s", link[len(link)-8:], status, page)
 				}
 			}
@@ -112,6 +113,40 @@ func TestApproveLinkOnce(t *testing.T) {
 	}
 }
 
+// A link's POST is answered only from the button of its own page, which
+// carries the page's form token: without it, or with the other link's
+// (a form another page makes a browser post, a page of another user on
+// this machine say), it is refused 403, nothing is sent (spec "Short
+// locates": no accept) and the offer still waits; the page's own button
+// then approves it, and the locate fills.
+func TestLinkNeedsItsPageFormToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a := b.account(t, false, "test links")
+	b.answerWith(a)
+	id, ev := b.offerWaiting(t)
+	before := b.writes()
+	_, declinePage := visit(t, http.MethodGet, ev.Offer.DeclineURL)
+	for name, form := range map[string]string{"no": "", "the decline link's": formToken(declinePage)} {
+		if status, page := post(t, ev.Offer.ApproveURL, form); status != http.StatusForbidden || !strings.Contains(page, "Not answered from the link") ||
+			!strings.Contains(page, "Nothing was sent to the broker.") {
+			t.Errorf("POST approve link with %s form token: %d, want 403\n%s", name, status, page)
+		}
+	}
+	if n := b.writes() - before; n != 0 {
+		t.Errorf("%d writes sent by posts without the page's form token, want 0", n)
+	}
+	if st := b.state(t, a, id); st != states.Offered {
+		t.Fatalf("the offer is %s after the refused posts, want still offered", st)
+	}
+	if status, page := press(t, ev.Offer.ApproveURL); status != http.StatusOK || !strings.Contains(page, "<h1>Approved</h1>") {
+		t.Fatalf("the approve link's button: %d\n%s", status, page)
+	}
+	if w, err := a.Follow(t.Context(), account.FollowRequest{ID: id}, nil); err != nil || w.State != states.Filled {
+		t.Errorf("follow %s: %+v, %v; want filled", id, w, err)
+	}
+}
+
 // The decline link declines the offer in a person's words (exit 0) and
 // sends no accept (spec "Short locates" rule 6: the declined offer is
 // cancelled); the approve link is refused after it.
@@ -121,7 +156,7 @@ func TestDeclineLink(t *testing.T) {
 	a := b.account(t, false, "test links")
 	b.answerWith(a)
 	id, ev := b.offerWaiting(t)
-	if status, page := visit(t, http.MethodPost, ev.Offer.DeclineURL); status != http.StatusOK || !strings.Contains(page, "<h1>Declined</h1>") {
+	if status, page := press(t, ev.Offer.DeclineURL); status != http.StatusOK || !strings.Contains(page, "<h1>Declined</h1>") {
 		t.Fatalf("POST decline link: %d\n%s", status, page)
 	}
 	w, err := a.Follow(t.Context(), account.FollowRequest{ID: id}, nil)
@@ -131,7 +166,7 @@ func TestDeclineLink(t *testing.T) {
 	if o := account.OutcomeOf(w); w.State != states.Declined || !strings.Contains(o.Words, "declined by a person with a signed link") || console.Exit(o.End) != console.ExitOK {
 		t.Errorf("outcome %s %q exit %d, want declined by a person with a signed link, exit 0", w.State, o.Words, console.Exit(o.End))
 	}
-	if status, _ := visit(t, http.MethodPost, ev.Offer.ApproveURL); status != http.StatusGone {
+	if status, _ := press(t, ev.Offer.ApproveURL); status != http.StatusGone {
 		t.Errorf("approve after decline: %d, want 410", status)
 	}
 	if n := b.accepts(); n != 0 {
@@ -155,7 +190,7 @@ func TestLinkSurvivesOwnerRestart(t *testing.T) {
 	if st := b.state(t, a, id); st != states.Offered {
 		t.Fatalf("the offer is %s at the next owner, want offered", st)
 	}
-	if status, page := visit(t, http.MethodPost, ev.Offer.ApproveURL); status != http.StatusOK {
+	if status, page := press(t, ev.Offer.ApproveURL); status != http.StatusOK {
 		t.Fatalf("POST approve link at the next owner: %d\n%s", status, page)
 	}
 	b.hold.Store(false)
@@ -163,7 +198,7 @@ func TestLinkSurvivesOwnerRestart(t *testing.T) {
 	if err != nil || w.State != states.Filled {
 		t.Fatalf("follow %s: %+v, %v; want filled", id, w, err)
 	}
-	if status, _ := visit(t, http.MethodPost, ev.Offer.ApproveURL); status != http.StatusGone {
+	if status, _ := press(t, ev.Offer.ApproveURL); status != http.StatusGone {
 		t.Errorf("approve link used again: %d, want 410", status)
 	}
 	if n := b.accepts(); n != 1 {

@@ -16,8 +16,11 @@
 //
 // Opening a link (GET) only shows what it would do and a button: link
 // previewers and chat unfurlers fetch what they see. The button's POST
-// answers through the account API like `locator approve` (Answer with
-// ByLink), and the owner records the use of the offer's links before it
-// answers, so they answer once between them, even across a restart.
+// carries the page's form token (an HMAC of the link's token under the
+// links' key), so a form another page makes a browser post to the link is
+// refused; it answers through the account API like `locator approve`
+// (Answer with ByLink), and the owner records the use of the offer's links
+// before it answers, so they answer once between them, even across a
+// restart.
 // Neither a token nor a link's address reaches a log line or an error.
 package answerlink

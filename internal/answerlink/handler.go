@@ -3,6 +3,7 @@ package answerlink
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -20,6 +21,9 @@ import (
 // Prefix is the path the links are served under; a dashboard routes it
 // to Handler outside its token check.
 const Prefix = "/link/"
+
+// formField is the form field the page's button posts its form token in.
+const formField = "csrf"
 
 // answerTimeout bounds an answer once its button was pressed: it is given
 // even if the phone goes away meanwhile (its link is used by then).
@@ -50,6 +54,8 @@ type page struct {
 	Title  string
 	Lines  []string
 	Button string // set on the confirm page
+	// Form is the form token the button's form posts (Key.formToken).
+	Form string
 	// Decline colours the button as a decline (red, not green).
 	Decline bool
 }
@@ -76,7 +82,7 @@ var pageTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 <style>` + pageStyle + `</style></head>
 <body><h1>{{.Title}}</h1>
 {{range .Lines}}<p>{{.}}</p>
-{{end}}{{if .Button}}<form method="post"><button type="submit"{{if .Decline}} class="decline"{{end}}>{{.Button}}</button></form>
+{{end}}{{if .Button}}<form method="post"><input type="hidden" name="` + formField + `" value="{{.Form}}"><button type="submit"{{if .Decline}} class="decline"{{end}}>{{.Button}}</button></form>
 {{end}}</body></html>
 `))
 
@@ -143,17 +149,24 @@ func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
 	if l.Answer == Decline {
 		title, button = "Decline this locate offer?", "Decline"
 	}
-	render(w, http.StatusOK, page{Title: title, Button: button, Decline: l.Answer == Decline, Lines: []string{
+	render(w, http.StatusOK, page{Title: title, Button: button, Decline: l.Answer == Decline, Form: h.ls.key.formToken(r.PathValue("token")), Lines: []string{
 		offer(l),
 		"Answer by " + l.Deadline.In(market.NewYork).Format("15:04:05") + " ET. Opening this page answered nothing; the button answers, once.",
 	}})
 }
 
 // answer answers the link's offer through the account API, as a person's
-// answer by link (the owner records the use first, so it answers once).
+// answer by link (the owner records the use first, so it answers once),
+// when the button of the link's page posted it: with the page's form token,
+// compared in constant time.
 func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
 	l, a, ok := h.verify(w, r)
 	if !ok {
+		return
+	}
+	if !hmac.Equal([]byte(r.PostFormValue(formField)), []byte(h.ls.key.formToken(r.PathValue("token")))) {
+		h.refuse(w, http.StatusForbidden, "Not answered from the link's page",
+			"An answer is taken only from the button of the link's own page: open the link and press its button.", "no form token", l)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), answerTimeout)

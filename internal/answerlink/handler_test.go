@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -238,6 +239,42 @@ func visit(t *testing.T, method, link string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// formTokenField finds the form token a link's page carries.
+var formTokenField = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+
+// formToken is the form token of a link's page ("": none).
+func formToken(page string) string {
+	if m := formTokenField.FindStringSubmatch(page); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// post posts link's form with form token csrf ("" leaves it out) and
+// returns the status and the page.
+func post(t *testing.T, link, csrf string) (int, string) {
+	t.Helper()
+	form := url.Values{}
+	if csrf != "" {
+		form.Set("csrf", csrf)
+	}
+	resp, err := http.PostForm(link, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// press opens link's page and presses its button, as a person does: a
+// POST with the page's form token.
+func press(t *testing.T, link string) (int, string) {
+	t.Helper()
+	_, page := visit(t, http.MethodGet, link)
+	return post(t, link, formToken(page))
 }
 
 // token is a link's token.

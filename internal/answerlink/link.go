@@ -98,6 +98,19 @@ func (k *Key) sum(payload []byte) []byte {
 	return m.Sum(nil)
 }
 
+// formLabel separates a link page's form token from a link's signature,
+// both HMACs under the key (a signed payload is JSON: it never begins so).
+const formLabel = "form\x00"
+
+// formToken is what the form of link token's page carries back: an HMAC
+// of the token under the key, so only a page served with this key holds
+// it. A POST to the link without it (a form of another site, or of a page
+// of another user on another port of this machine, which a browser would
+// post) is refused.
+func (k *Key) formToken(token string) string {
+	return tokenEncoding.EncodeToString(k.sum([]byte(formLabel + token)))
+}
+
 // Sign returns l's token: the claims and their HMAC, each in unpadded
 // base64url, joined by a dot. It holds no character a URL path escapes.
 func (k *Key) Sign(l Link) string {
