@@ -322,47 +322,8 @@ func TestIdleConnectionsOfAnotherUserKeepNobodyWaiting(t *testing.T) {
 	b := setup(t, setupOpt{token: "tok"})
 	b.server.timeouts.header, b.server.timeouts.read = time.Minute, time.Minute
 	base, addr := b.start(t)
-	// The build's folder is its user's alone: another user runs a copy.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "holder")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	holder := filepath.Join(dir, "dashboard.test")
-	if err := os.WriteFile(holder, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(holder)
-	cmd.Env = append(os.Environ(), holdConnsEnv+"="+addr.String())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	release, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer release.Close() // the holder closes its connections and exits
-	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("the holder of another user: %q %v: %s", line, err, stderr.String())
+	if _, ready := asUser(t, 65534, 65534, holdConnsEnv+"="+addr.String()); ready != "ready" {
+		t.Fatalf("the holder of another user said %q, want ready", ready)
 	}
 	client := &http.Client{Timeout: idleAnswerBound, Transport: &http.Transport{}}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
@@ -387,7 +348,69 @@ const idleAnswerBound = 10 * time.Second
 // connections to it, say "ready" and keep them until its stdin closes.
 const holdConnsEnv = "LOCATOR_TEST_HOLD_CONNS"
 
+// asUser runs this test binary again as user uid (group gid), with env
+// (NAME=value) added, which makes its TestMain play a part instead of
+// running the tests; it returns its output and the first line it says
+// (without its end: "ready ..."). The build's folder is its user's alone,
+// so the other user runs a copy. When the test ends its stdin is closed,
+// which ends it, and it is waited for. Root only.
+func asUser(t *testing.T, uid, gid uint32, env string) (out *bufio.Reader, ready string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "other-user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(dir, "dashboard.test")
+	if err := os.WriteFile(copied, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copied)
+	cmd.Env = append(os.Environ(), env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the process of uid %d: %v: %s", uid, err, stderr.String())
+		}
+	})
+	out = bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("the process of uid %d: %v: %s", uid, err, stderr.String())
+	}
+	return out, strings.TrimSuffix(line, "\n")
+}
+
 func TestMain(m *testing.M) {
+	if dashboard := os.Getenv(collectEnv); dashboard != "" {
+		collectAndReplay(dashboard)
+		return
+	}
 	if addr := os.Getenv(holdConnsEnv); addr != "" {
 		for range 70 {
 			c, err := net.Dial("tcp", addr)

