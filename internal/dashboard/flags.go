@@ -23,7 +23,7 @@ type Flags struct {
 func (l *Flags) Register(fs *pflag.FlagSet) {
 	l.fs = fs
 	fs.StringVar(&l.addr, "listen", DefaultAddr, `address of /healthz, /metrics and the dashboard ("" turns them off); beyond loopback it needs --tls-cert/--tls-key or --trusted-proxy`)
-	fs.BoolVar(&l.noToken, "dashboard-no-token-on-loopback", false, "serve the dashboard without a token, to every user of this machine (loopback only); by default each start makes a random token and prints its login address")
+	fs.BoolVar(&l.noToken, "dashboard-no-token-on-loopback", false, "serve the dashboard without a token (loopback only, where it answers only the user running it); by default each start makes a random token and prints its login address")
 	fs.StringVar(&l.certFile, "tls-cert", "", "serve the dashboard over TLS with this PEM certificate (with --tls-key)")
 	fs.StringVar(&l.keyFile, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.StringSliceVar(&l.trustedProxies, "trusted-proxy", nil, "address or CIDR of a TLS proxy in front of the dashboard, whose X-Forwarded-Proto is believed (repeatable)")
