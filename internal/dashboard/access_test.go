@@ -111,7 +111,7 @@ func TestOtherLocalUserRefused(t *testing.T) {
 		t.Skip("no curl")
 	}
 	// The clock stands still: the login lasts the test however slow it is.
-	b := setup(t, setupOpt{token: "x", clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{token: "x", clock: func(*simtest.Bundle, func() bool) {}})
 	b.server.Close()
 	srv, err := newServer(Config{Accounts: b.accounts(), FeeDays: jobs.DefaultDays, FeeGrace: jobs.DefaultGrace, Clock: b.sim.Clock}, nil)
 	if err != nil {
@@ -545,7 +545,7 @@ func TestSessionsRotateAndExpire(t *testing.T) {
 // A page shown to a login has the button; one shown to a bearer has not.
 func TestLogout(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle, func() bool) {}})
 	first := b.get(t, "/?token=tok", nil).Result().Cookies()[0]
 	with := func(c *http.Cookie) func(*http.Request) { return func(r *http.Request) { r.AddCookie(c) } }
 	_, csrf := b.pageSession(t, with(first))

@@ -464,7 +464,7 @@ func TestBrowserOtherUserGetsNothing(t *testing.T) {
 	// The clock stands still: nothing here waits on it, and the login
 	// lasts the test however slow the machine.
 	const token = "tok-other-user"
-	b := setup(t, setupOpt{token: token, clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{token: token, clock: func(*simtest.Bundle, func() bool) {}})
 	base, addr := b.start(t)
 	out, ready := asUser(t, uid, gid, collectEnv+"="+base)
 	page, ok := strings.CutPrefix(ready, "ready ")

@@ -27,7 +27,7 @@ import (
 // same requests from this user are served.
 func TestOnlyOwnUserOnLoopback(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle) {}})
+	b := setup(t, setupOpt{token: "tok", clock: func(*simtest.Bundle, func() bool) {}})
 	var links atomic.Int32
 	b.server.links = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { links.Add(1) })
 	b.server.handler = b.server.routes()
