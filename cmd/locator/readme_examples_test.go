@@ -50,6 +50,8 @@ var readmeShell = map[string]string{
 	"curl":                      "the curl sample: TestREADMESamples replays it",
 	"sleep":                     "the curl sample: TestREADMESamples replays it",
 	"PYTHONPATH=clients/python": "the Python client's example: TestPythonClient (clients/python) runs it against locator sim and serve",
+	"pip":                       "the Python client's install: TestPythonClient (clients/python) installs it the same way, offline (--no-index), and imports it",
+	"printf":                    "the curl example of the bearer door: TestBearerCurlExample (internal/service) runs it against an owner's TLS port",
 }
 
 // readmeExample is one command line of a shell block of a page.
