@@ -50,7 +50,7 @@ var readmeShell = map[string]string{
 	"curl":                      "the curl sample: TestREADMESamples replays it",
 	"sleep":                     "the curl sample: TestREADMESamples replays it",
 	"PYTHONPATH=clients/python": "the Python client's example: TestPythonClient (clients/python) runs it against locator sim and serve",
-	"pip":                       "the Python client's install: TestPythonClient (clients/python) installs it the same way, offline (--no-index), and imports it",
+	"pip":                       "the Python client's install: TestPythonClient (clients/python) installs it the same way, with no index (--no-index), and imports it",
 	"printf":                    "the curl example of the bearer door: TestBearerCurlExample (internal/service) runs it against an owner's TLS port",
 }
 
