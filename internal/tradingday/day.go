@@ -95,6 +95,9 @@ type Op struct {
 	// CreditBack, on OpEvening, credits the symbol's unused shares back
 	// as soon as its locate ends, moments before 8 PM.
 	CreditBack bool
+	// MCP, on OpCancelCall, makes the call through an agent's MCP client
+	// and `locator mcp`'s server (agent.go), not a follower's socket.
+	MCP bool
 }
 
 func (o Op) String() string {
@@ -123,6 +126,9 @@ func (o Op) String() string {
 	}
 	if o.CreditBack {
 		b.WriteString(", then credit-back")
+	}
+	if o.MCP {
+		b.WriteString(" via mcp")
 	}
 	return b.String()
 }

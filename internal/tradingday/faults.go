@@ -132,7 +132,8 @@ func (r *runner) crash(ctx context.Context, op Op) (string, error) {
 // faults draws, from a stream of the seed's own (so the operations op
 // drew stay what they were), how each evening operation times its locate
 // before 8 PM, whether the broker loses stream pushes (a day in three
-// loses one in three), and which waits become an owner handover or a
+// loses one in three), which abandoned calls an agent makes over MCP
+// (one in two), and which waits become an owner handover or a
 // locate of followers in other processes (one wait in four each).
 func faults(d *Day, rng *rand.Rand) {
 	if rng.IntN(3) == 0 {
@@ -140,6 +141,8 @@ func faults(d *Day, rng *rand.Rand) {
 	}
 	for i := range d.Ops {
 		switch d.Ops[i].Kind {
+		case OpCancelCall:
+			d.Ops[i].MCP = rng.IntN(2) == 0
 		case OpEvening:
 			d.Ops[i].Wait = time.Duration(2000+rng.IntN(90000)) * time.Millisecond
 			d.Ops[i].CreditBack = rng.IntN(2) == 0

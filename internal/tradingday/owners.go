@@ -51,6 +51,9 @@ const OpFollower Kind = "follower"
 // the follower goes away. Checked (owner-serves-after-cancel): the owner
 // goes on serving (another shell's Status answers), the locate ends final
 // and agrees with the broker, and nothing is left open at the broker.
+// With MCP set the caller is an agent, through the Go SDK's MCP client
+// and `locator mcp`'s server (abandonMCP): the server answers its next
+// call too.
 const OpCancelCall Kind = "cancel-call"
 
 // daemon is an owner run as `locator serve` runs one (service.Own), on the
@@ -358,6 +361,9 @@ func (r *runner) answerElsewhere(ctx context.Context, other account.Account, id 
 
 // cancelCall runs op (see OpCancelCall).
 func (r *runner) cancelCall(ctx context.Context, op Op) (string, error) {
+	if op.MCP {
+		return r.onDaemon(ctx, op, r.abandonMCP)
+	}
 	return r.onDaemon(ctx, op, r.abandon)
 }
 
@@ -406,6 +412,14 @@ func (r *runner) abandon(ctx context.Context, d *daemon, op Op) (string, error) 
 	cancel()
 	<-followed
 	caller.Close()
+	return r.servesAfterCancel(ctx, d, st.ID, st.Symbol)
+}
+
+// servesAfterCancel checks, once a call that started workflow id went
+// away mid-flight, that the owner still serves another shell (Status
+// answers), and follows id from there to its end, which must agree with
+// the broker (owner-serves-after-cancel, and checkWorkflow's).
+func (r *runner) servesAfterCancel(ctx context.Context, d *daemon, id, symbol string) (string, error) {
 	other, err := r.shell(d, "another shell", nil)
 	if err != nil {
 		return "", err
@@ -417,14 +431,14 @@ func (r *runner) abandon(ctx context.Context, d *daemon, op Op) (string, error) 
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", &Violation{Invariant: "owner-serves-after-cancel", Detail: fmt.Sprintf("%s (%s): after its caller went away, another shell's status failed: %v", st.ID, st.Symbol, err)}
+		return "", &Violation{Invariant: "owner-serves-after-cancel", Detail: fmt.Sprintf("%s (%s): after its caller went away, another shell's status failed: %v", id, symbol, err)}
 	}
-	w, err := other.Follow(fctx, account.FollowRequest{ID: st.ID}, nil)
+	w, err := other.Follow(fctx, account.FollowRequest{ID: id}, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", &Violation{Invariant: "owner-serves-after-cancel", Detail: fmt.Sprintf("%s (%s): after its caller went away, following it from another shell failed: %v; the owner's record: %s", st.ID, st.Symbol, err, r.recorded(st.ID))}
+		return "", &Violation{Invariant: "owner-serves-after-cancel", Detail: fmt.Sprintf("%s (%s): after its caller went away, following it from another shell failed: %v; the owner's record: %s", id, symbol, err, r.recorded(id))}
 	}
 	o := account.OutcomeOf(w)
 	words := fmt.Sprintf("[%s %s exit %d] ", w.Symbol, o.Words, console.Exit(o.End))
