@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -20,6 +21,7 @@ type Command struct {
 	Days    DaysOptions
 	victim  string
 	victimN int
+	worker  bool
 }
 
 // Register declares the flags of every mode on fs.
@@ -36,7 +38,9 @@ func (c *Command) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.victimN, "victim-workflows", 1000, "internal: how many --victim seeds")
 	c.Fleet.Register(fs)
 	c.Days.Register(fs)
+	fs.BoolVar(&c.worker, "days-worker", false, "internal: run the generated days read from stdin, one at a time, their results on stdout")
 	fs.MarkHidden("victim")
+	fs.MarkHidden("days-worker")
 	fs.MarkHidden("victim-workflows")
 }
 
@@ -45,8 +49,11 @@ func (c *Command) Register(fs *pflag.FlagSet) {
 // database of a fleet (LOCATOR_DB). An option a mode cannot run with is
 // refused (exit 2) before anything runs.
 func (c *Command) Run(ctx context.Context, w, logw io.Writer, exe, db string) error {
-	if c.victim != "" {
+	switch {
+	case c.victim != "":
 		return Victim(ctx, c.victim, c.victimN)
+	case c.worker:
+		return DaysWorker(ctx, os.Stdin, w)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", args...) }
 	switch c.Mode {
@@ -54,7 +61,7 @@ func (c *Command) Run(ctx context.Context, w, logw io.Writer, exe, db string) er
 		if err := c.Days.Check(); err != nil {
 			return console.Usagef("%v", err)
 		}
-		return Days(ctx, c.Days, w)
+		return Days(ctx, c.Days, w, exe)
 	case "fleet":
 		c.Fleet.Exe, c.Fleet.DB, c.Fleet.Logf = exe, db, logf
 		if err := c.Fleet.Check(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,7 +19,7 @@ type DaysOptions struct {
 	Days     int    // days to run, of seeds Seed, Seed+1, ...
 	Seed     uint64 // the first seed
 	Ops      int    // operations a day
-	Parallel int    // days at once
+	Parallel int    // days at once, each in a worker process of its own
 }
 
 // Register adds the flags of --mode days.
@@ -26,7 +27,7 @@ func (o *DaysOptions) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Days, "days", 100, "--mode days: generated trading days to run")
 	fs.Uint64Var(&o.Seed, "seed", 1, "--mode days: the first day's seed (one day: --days 1 --seed N)")
 	fs.IntVar(&o.Ops, "ops", 40, "--mode days: operations a day")
-	fs.IntVar(&o.Parallel, "days-parallel", 6, "--mode days: days run at once")
+	fs.IntVar(&o.Parallel, "days-parallel", 6, "--mode days: days run at once, each in a process of its own")
 }
 
 // Check refuses options that cannot run.
@@ -37,23 +38,21 @@ func (o DaysOptions) Check() error {
 	return nil
 }
 
-// Days runs the generated days and writes a line per failed day (its
+// Days runs the generated days, in o.Parallel worker processes of exe
+// (`locator bench --days-worker`, DaysWorker), and writes a line per failed day (its
 // seed, the first invariant broken, the command that reruns it and the
 // operations that led to it), then days/s and the count of violations;
 // it reports an error when a day broke an invariant or failed to run.
-func Days(ctx context.Context, o DaysOptions, w io.Writer) error {
-	dir, err := os.MkdirTemp("", "locator-days-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+func Days(ctx context.Context, o DaysOptions, w io.Writer, exe string) error {
 	seeds := make([]uint64, o.Days)
 	for i := range seeds {
 		seeds[i] = o.Seed + uint64(i)
 	}
 	fmt.Fprintf(w, "generated days: seeds %d..%d, %d operations each, %d at once\n", seeds[0], seeds[len(seeds)-1], o.Ops, o.Parallel)
 	start := time.Now()
-	runs := tradingday.RunDays(ctx, seeds, o.Ops, dir, o.Parallel)
+	runs := tradingday.RunDays(ctx, seeds, o.Ops, o.Parallel, func() *exec.Cmd {
+		return exec.CommandContext(ctx, exe, "bench", "--days-worker")
+	})
 	wall := time.Since(start)
 	violations, failed, ops := 0, 0, 0
 	for _, d := range runs {
@@ -75,4 +74,16 @@ func Days(ctx context.Context, o DaysOptions, w io.Writer) error {
 		return fmt.Errorf("%d of %d generated days broke an invariant or did not run", violations+failed, len(runs))
 	}
 	return nil
+}
+
+// DaysWorker is a worker process of Days: the days whose seeds in holds,
+// run one at a time in a folder of its own, their results on out
+// (tradingday.Work).
+func DaysWorker(ctx context.Context, in io.Reader, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "locator-days-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	return tradingday.Work(ctx, in, out, dir)
 }

@@ -207,7 +207,8 @@ func (r *runner) close() {
 }
 
 // days is the one driver of the virtual time of every day run in this
-// process (RunDays runs several side by side): one goroutine, so that
+// process (a worker of RunDays runs one at a time; a caller of Run may
+// run several side by side): one goroutine, so that
 // clock.Busy, which it asks once a tick, counts the days' work and not
 // their drivers (a driver per day, each woken every 200 µs, left some
 // ready to run nearly always, and time crawled).
@@ -701,35 +702,4 @@ func (r *runner) followAll(ctx context.Context, a account.Account, started []acc
 		}
 	}
 	return words, nil
-}
-
-// DayRun is one seed's day as RunDays ran it.
-type DayRun struct {
-	Seed   uint64
-	Result *Result
-	Err    error
-	Wall   time.Duration
-}
-
-// RunDays runs the days of seeds, ops operations each, at most parallel at
-// a time (each is mostly its virtual clock waiting for its goroutines to
-// sleep, not CPU), each on its own simulator and database under dir and
-// within dayWait, and returns them in the order of seeds.
-func RunDays(ctx context.Context, seeds []uint64, ops int, dir string, parallel int) []DayRun {
-	out := make([]DayRun, len(seeds))
-	sem := make(chan struct{}, max(parallel, 1))
-	var wg sync.WaitGroup
-	for i, seed := range seeds {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			dctx, cancel := context.WithTimeout(ctx, dayWait)
-			defer cancel()
-			start := time.Now()
-			res, err := Run(dctx, Generate(seed, ops), dir)
-			out[i] = DayRun{Seed: seed, Result: res, Err: err, Wall: time.Since(start)}
-		})
-	}
-	wg.Wait()
-	return out
 }

@@ -1,7 +1,11 @@
 package tradingday_test
 
 import (
+	"context"
 	"flag"
+	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/locatorhq/locator/internal/tradingday"
@@ -12,6 +16,25 @@ var (
 	daysFlag = flag.Int("days", 30, "generated days to run (-short: at most 4)")
 	opsFlag  = flag.Int("ops", 40, "operations a generated day")
 )
+
+// workerEnv, set, makes this test binary a worker process of RunDays.
+const workerEnv = "LOCATOR_TRADINGDAY_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "locator-days-")
+	if err == nil {
+		err = tradingday.Work(context.Background(), os.Stdin, os.Stdout, dir)
+		os.RemoveAll(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
 
 // TestGeneratedDays runs generated trading days (30 of 40 operations by
 // default, seeds 1..30; -seed N runs one) against the simulator and checks
@@ -33,9 +56,13 @@ func TestGeneratedDays(t *testing.T) {
 		}
 	}
 	t.Logf("days of seeds %d..%d, %d operations each", seeds[0], seeds[len(seeds)-1], *opsFlag)
-	// Four at a time: ten at once under -race on two cores outran the two
-	// minutes each day is given (CI, with the handover operations).
-	results := tradingday.RunDays(t.Context(), seeds, *opsFlag, t.TempDir(), 4)
+	// Four worker processes, each this test binary (TestMain) running a
+	// day at a time.
+	results := tradingday.RunDays(t.Context(), seeds, *opsFlag, 4, func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), workerEnv+"=1")
+		return cmd
+	})
 	for _, d := range results {
 		switch {
 		case d.Err != nil:
