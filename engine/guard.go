@@ -52,7 +52,7 @@ func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard, position
 		}
 		off := p.d.Sub(ref.price).Abs().Div(ref.price)
 		if off.GreaterThan(g.Distance()) {
-			return ref, brokercode.Invalid(p.name, "%s is %s%% from %s, more than the %s%% the fat-finger guard allows: check it, or pass --force to send it",
+			return ref, brokercode.Invalid(p.name, "%s is %s%% from %s, more than the %s%% the fat-finger guard allows: check it; only a forced order goes past the guard (a person's locator short or cover --force)",
 				workflow.PriceShown(p.d), off.Shift(2).StringFixed(1), ref, g.Distance().Shift(2).String())
 		}
 	}
@@ -64,7 +64,7 @@ func (e *Engine) guard(ctx context.Context, o *Order, g workflow.Guard, position
 		price = ref.price // a market order: at the reference price
 	}
 	if notional := price.Mul(decimal.NewFromInt(o.Quantity)); g.MaxNotional.IsPositive() && notional.GreaterThan(g.MaxNotional) {
-		return ref, brokercode.Invalid("notional", "%d %s at %s is %s, over the %s the fat-finger guard allows (%s): check it, or pass --force to send it",
+		return ref, brokercode.Invalid("notional", "%d %s at %s is %s, over the %s the fat-finger guard allows (%s): check it; only a forced order goes past the guard (a person's locator short or cover --force)",
 			o.Quantity, o.Symbol, workflow.PriceShown(price), notional.StringFixed(2), g.MaxNotional.StringFixed(2), ref)
 	}
 	return ref, nil

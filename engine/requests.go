@@ -177,7 +177,7 @@ func (e *Engine) withinUnused(ctx context.Context, symbol string, typ brokercode
 	for _, sk := range skipped {
 		why = sk.Reason
 	}
-	return brokercode.Invalid("quantity", "credit back %d %s %s: %d of them are unused (%s); pass --force to credit them back anyway",
+	return brokercode.Invalid("quantity", "credit back %d %s %s: %d of them are unused (%s); only a forced credit-back takes more (a person's locator credit-back --force)",
 		shares, symbol, typ, free, why)
 }
 
