@@ -45,12 +45,15 @@ func RunDay(ctx context.Context, seed uint64, ops int, dir string) DayRun {
 func RunDays(ctx context.Context, seeds []uint64, ops, procs int, worker func() *exec.Cmd) []DayRun {
 	out := make([]DayRun, len(seeds))
 	next := make(chan int)
+	// The feeder stops when the run is cancelled or every worker ended.
+	feed, stop := context.WithCancel(ctx)
+	defer stop()
 	go func() {
 		defer close(next)
 		for i := range seeds {
 			select {
 			case next <- i:
-			case <-ctx.Done():
+			case <-feed.Done():
 				return
 			}
 		}
@@ -60,9 +63,10 @@ func RunDays(ctx context.Context, seeds []uint64, ops, procs int, worker func() 
 		wg.Go(func() { runWorker(ctx, worker(), ops, seeds, next, out) })
 	}
 	wg.Wait()
+	stop()
 	for i, d := range out {
 		if d.Result == nil && d.Err == nil {
-			out[i] = DayRun{Seed: seeds[i], Err: fmt.Errorf("not run: %w", context.Cause(ctx))}
+			out[i] = DayRun{Seed: seeds[i], Err: errors.New("not run: the run was cancelled, or every worker process ended")}
 		}
 	}
 	return out
