@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/locatorhq/locator/internal/tradingday"
@@ -89,5 +91,25 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 	if c := tradingday.Generate(8, 60); c.Ops[0].String() == a.Ops[0].String() && c.Ops[1].String() == a.Ops[1].String() && c.Ops[2].String() == a.Ops[2].String() {
 		t.Errorf("seeds 7 and 8 start alike: %v", c.Ops[:3])
+	}
+}
+
+// TestRunDaysSaysWhyADayDidNotRun: a worker that cannot start, or ends
+// before it answers, fails the days it was given with why, and the others
+// are said not run; none is lost or counted as passed.
+func TestRunDaysSaysWhyADayDidNotRun(t *testing.T) {
+	for name, worker := range map[string]func() *exec.Cmd{
+		"cannot start": func() *exec.Cmd { return exec.Command(filepath.Join(t.TempDir(), "no-such-worker")) },
+		"ends at once": func() *exec.Cmd { return exec.Command("true") },
+	} {
+		runs := tradingday.RunDays(t.Context(), []uint64{1, 2, 3}, 5, 2, worker)
+		for i, d := range runs {
+			if d.Seed != uint64(i+1) || d.Err == nil || d.Result != nil {
+				t.Errorf("%s: day %d: %+v, want seed %d failed", name, i, d, i+1)
+			}
+		}
+		if !strings.Contains(runs[0].Err.Error(), map[string]string{"cannot start": "start a worker process", "ends at once": "the worker process ended"}[name]) {
+			t.Errorf("%s: %v", name, runs[0].Err)
+		}
 	}
 }
