@@ -195,8 +195,11 @@ func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int, idle func() bool) {
 				quiet = 0
 				continue
 			}
-			// Quiet for about a millisecond, so a goroutine that just woke
-			// has had a moment to start its work before time moves again.
+			// Quiet for five ticks, so a goroutine that just woke has had a
+			// moment to start its work before time moves again. The runtime
+			// delivers a ticker this short about once a millisecond on
+			// Linux, so the spell is about 5 ms: the pace of virtual time,
+			// one jump per spell at most.
 			if quiet++; quiet >= 5 {
 				quiet = 0
 				f.AdvanceToNext()

@@ -210,7 +210,7 @@ func (r *runner) close() {
 // process (a worker of RunDays runs one at a time; a caller of Run may
 // run several side by side): one goroutine, so that
 // clock.Busy, which it asks once a tick, counts the days' work and not
-// their drivers (a driver per day, each woken every 200 µs, left some
+// their drivers (a driver per day, each woken every tick, left some
 // ready to run nearly always, and time crawled).
 var days struct {
 	sync.Mutex
@@ -242,7 +242,7 @@ func undrive(r *runner) {
 
 // driveDays drives each day's clock as virtual time, as clock.RunWhen
 // drives one, until no day is left: it jumps a day's clock to its next
-// timer once, for five ticks in a row (about a millisecond), no request of
+// timer once, for five ticks in a row (about 5 ms: see clock.RunWhen), no request of
 // the day is in flight, every goroutine its clock woke has taken its
 // wake-up (on a busy machine it may not have run for longer than that
 // quiet spell), the engine's poller and dispatcher sleep (2 timers), or,
