@@ -43,6 +43,7 @@ import (
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/poller"
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -217,7 +218,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	book, err := e.reconcile(ctx, l)
+	book, rows, err := e.reconcile(ctx, l)
 	if err != nil {
 		return err
 	}
@@ -237,6 +238,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	if err == nil && rows != nil {
+		err = e.request(ctx, func(r chan error) event { return bookSeenEv{rows: rows, reply: r} })
+	}
 	if err != nil {
 		e.Close()
 		return err
@@ -254,23 +258,35 @@ func (e *Engine) Start(ctx context.Context) error {
 
 // reconcile makes the reads the recovered workflows need before they step,
 // before the loop runs: the history rows and the inventory queue on the
-// loop's mailbox ahead of startEv, so the loop takes them first. It returns
-// the order book when a recovered locate has yet to quote (nil otherwise).
-func (e *Engine) reconcile(ctx context.Context, l *loop) ([]workflow.BookOrder, error) {
+// loop's mailbox ahead of startEv, so the loop takes them first. It reads
+// the order book once when a recovered locate has yet to quote (book, for
+// its shortfall) or an order was left working (rows, which bring it up to
+// the broker's record: a fill while no owner ran, which no stream pushed
+// to anyone, is in today's book until the broker's day rolls over, and
+// gone after); nil for what needs none.
+func (e *Engine) reconcile(ctx context.Context, l *loop) (book []workflow.BookOrder, rows []brokerclient.Order, err error) {
 	if err := e.poll.PollHistory(ctx); err != nil {
-		return nil, fmt.Errorf("reconcile: history: %w", err)
+		return nil, nil, fmt.Errorf("reconcile: history: %w", err)
 	}
 	if err := e.poll.PollInventory(ctx); err != nil {
-		return nil, fmt.Errorf("reconcile: inventory: %w", err)
+		return nil, nil, fmt.Errorf("reconcile: inventory: %w", err)
 	}
-	if !slices.ContainsFunc(slices.Collect(maps.Values(l.open)), toQuote) {
-		return nil, nil
+	quote := slices.ContainsFunc(slices.Collect(maps.Values(l.open)), toQuote)
+	working := slices.ContainsFunc(slices.Collect(maps.Values(l.orders.open)), func(o *Order) bool { return o.State == states.OrderWorking })
+	if !quote && !working {
+		return nil, nil, nil
 	}
 	orders, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: order book: %w", err)
+		return nil, nil, fmt.Errorf("reconcile: order book: %w", err)
 	}
-	return ledger.BookOrders(orders), nil
+	if quote {
+		book = ledger.BookOrders(orders)
+	}
+	if working {
+		rows = orders
+	}
+	return book, rows, nil
 }
 
 // fail reports an error that stopped the engine's background work.

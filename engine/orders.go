@@ -261,13 +261,15 @@ func (e *Engine) send(ctx context.Context, o *Order) (*Order, error) {
 // RefreshOrders brings every order the engine holds as working up to the
 // broker's order book, read once now, and returns once their records are
 // committed. A working order nobody waits on rests after followFor
-// (orderBook.resting) and learns nothing more by itself: a fill at the
-// next session's opening, or one while no owner ran, stays unknown to the
-// database. What reads locator's orders as the broker's now (`report`'s
-// shares shorted and P&L, through FeesRequest.Orders) asks for this
-// first. An order the book no longer lists (a day order of an earlier
-// trading day: the book holds today's and the still-working multi-day
-// ones) is left as recorded.
+// (orderBook.resting) and learns nothing more by itself but from the
+// stream: a fill at the next session's opening whose push was lost stays
+// unknown to the database until the book is read (Start reads it once
+// when it holds a working order, for the fills while no owner ran). What
+// reads locator's orders as the broker's now (`report`'s shares shorted
+// and P&L, through FeesRequest.Orders) asks for this first. An order the
+// book no longer lists (a day order of an earlier trading day: the book
+// holds today's and the still-working multi-day ones) is left as
+// recorded.
 func (e *Engine) RefreshOrders(ctx context.Context) error {
 	book, _, err := e.client.Orders.Book(ctx, e.cfg.Account)
 	if err != nil {
@@ -720,6 +722,9 @@ func settle(ctx context.Context, clk clock.Clock, watch *brokerclient.OrderWatch
 func seenOf(o *brokerclient.Order) workflow.OrderSeen {
 	in := workflow.OrderSeen{ClientOrderID: o.ClientOrderID, Status: o.OrderStatus, Executed: o.Executed,
 		PriceAvg: o.PriceAvg, Route: string(o.Route)}
+	if t := o.LastUpdated; !t.IsZero() && !t.NoZone && !t.DateOnly {
+		in.At = t.Time
+	}
 	if rej := o.Rejection(); rej != nil {
 		in.Code = rej.Code
 		if rej.Text != nil {

@@ -312,3 +312,32 @@ func TestRefreshOrdersLearnsALaterFill(t *testing.T) {
 		t.Errorf("after the refresh: %+v, %v; want Filled, 10 at 190 as the broker's book says", rec, err)
 	}
 }
+
+// TestStartLearnsAFillWhileNoOwnerRan (spec "Orders": the book holds
+// today's orders, and "Order record": lastUpdated): an order left working
+// fills at the opening while no engine runs, so no stream pushes it to
+// anyone. The next engine's Start reads the book once because it holds a
+// working order, and records the fill with the broker's time of it, so
+// that `report` dates it on the trading day the broker made it (generated
+// day seed 18 of 60 operations: an evening restart, then a report that
+// counted 0 shares shorted of a short filled at 4:00).
+func TestStartLearnsAFillWhileNoOwnerRan(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{sim: []simtest.Option{simtest.WithStart(time.Date(2026, 11, 25, 16, 30, 0, 0, market.NewYork))}})
+	o := &engine.Order{ClientOrderID: uuid.NewString(), Account: "LV100001", Symbol: "AAPL", Side: "Buy", OpenClose: "Open",
+		OrderType: "Limit", TimeInForce: "GoodTillCancel", Quantity: 10, LimitPrice: decimal.NewFromInt(200), Route: "SMART"}
+	if got, err := b.engine.PlaceOrder(t.Context(), o, workflow.Guard{RefPrice: decimal.NewFromInt(190)}); err != nil || got.State != states.OrderWorking {
+		t.Fatalf("a marketable limit after the close: %+v, %v; want it working", got, err)
+	}
+	b.engine.Close()
+	opening := time.Date(2026, 11, 27, 9, 30, 0, 0, market.NewYork)
+	b.sim.Advance(opening.Add(time.Hour).Sub(b.sim.Clock.Now()))
+	b.start(t, nil)
+	rec, err := b.store.GetOrder(t.Context(), o.ClientOrderID)
+	if err != nil || rec.State != states.Filled || rec.Executed != 10 || !rec.PriceAvg.Equal(decimal.NewFromInt(190)) {
+		t.Fatalf("after Start: %+v, %v; want Filled, 10 at 190 as the broker's book says", rec, err)
+	}
+	if !rec.ExecutedAt.Equal(opening) {
+		t.Errorf("executed at %s; want the broker's time of the fill, %s (recorded at %s)", rec.ExecutedAt, opening, rec.UpdatedAt)
+	}
+}

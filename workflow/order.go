@@ -27,6 +27,9 @@ type OrderSeen struct {
 	Route         string
 	Code          string // rejection code parsed from the text
 	Text          string
+	// At is the broker's lastUpdated of the record, on its clock; zero
+	// when it sent none with a zone.
+	At time.Time
 }
 
 // OrderRefused: the broker answered the placement with an error status.
@@ -167,6 +170,9 @@ func moveOrder(o *Order, ev states.Event, reason string, edit func(*Order), effe
 func seen(n *Order, in OrderSeen) {
 	if in.ClientOrderID != "" && in.ClientOrderID != n.ClientOrderID {
 		n.BrokerOrderID = in.ClientOrderID // spec: use the id answered
+	}
+	if in.Executed != n.Executed {
+		n.ExecutedAt = in.At
 	}
 	n.OrderStatus, n.Executed, n.PriceAvg = string(in.Status), in.Executed, in.PriceAvg
 	if n.Route == "" {

@@ -194,7 +194,13 @@ type Order struct {
 	CreatedAt        time.Time       `json:",omitzero"`
 	SentAt           time.Time       `json:",omitzero"`
 	UpdatedAt        time.Time       `json:",omitzero"`
-	Version          int64           `json:",omitzero"`
+	// ExecutedAt is when the broker last executed shares of the order, on
+	// the broker's clock (the lastUpdated of the answer that showed them),
+	// so that a fill is dated on the trading day the broker made it, not
+	// the one locator heard of it; zero when that answer gave no time with
+	// a zone.
+	ExecutedAt time.Time `json:",omitzero"`
+	Version    int64     `json:",omitzero"`
 	// MAC authenticates the request part of the row (RowKey.Order), as
 	// Workflow.MAC does.
 	MAC string `json:"-"`

@@ -1870,6 +1870,7 @@ type Order struct {
 	Code          *string    `json:"Code,omitempty"`
 	CreatedAt     *time.Time `json:"CreatedAt,omitempty"`
 	Executed      *int       `json:"Executed,omitempty"`
+	ExecutedAt    *time.Time `json:"ExecutedAt,omitempty"`
 
 	// LimitPrice a decimal number, exact, as a string (never a JSON number)
 	//

@@ -245,7 +245,12 @@ func (b *builder) shorts(orders []*workflow.Order, skew time.Duration) {
 	slices.SortStableFunc(filled, func(x, y *workflow.Order) int { return x.UpdatedAt.Compare(y.UpdatedAt) })
 	open := map[string][]openShort{}
 	for _, o := range filled {
+		// The broker's time of the fill when locator has it, else when
+		// locator recorded it, on the broker's clock.
 		date := ledger.TradeDate(o.UpdatedAt.Add(skew))
+		if !o.ExecutedAt.IsZero() {
+			date = ledger.TradeDate(o.ExecutedAt)
+		}
 		switch {
 		case o.Side == string(brokerclient.SideSell) && o.OpenClose == string(brokerclient.OpenCloseOpen):
 			open[o.Symbol] = append(open[o.Symbol], openShort{o.Executed, o.PriceAvg})

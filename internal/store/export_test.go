@@ -59,10 +59,13 @@ func QueryRow(ctx context.Context, s *Store, query string, dest ...any) error {
 }
 
 // UndoRowMACs takes s back to the schema before migration row_macs (its
-// columns and tables dropped, its record forgotten), keeping every row, so
+// columns and tables dropped, its record and those of the migrations after
+// it forgotten), keeping every row, so
 // that the next Open applies it to rows an older locator wrote.
 func UndoRowMACs(ctx context.Context, s *Store) error {
-	for _, q := range []string{`ALTER TABLE workflows DROP COLUMN mac`, `ALTER TABLE orders DROP COLUMN mac`,
+	// The migrations after it first (the orders' executed_at), then its own.
+	for _, q := range []string{`ALTER TABLE orders DROP COLUMN executed_at`, `DELETE FROM schema_migrations WHERE name LIKE '%order_executed_at%'`,
+		`ALTER TABLE workflows DROP COLUMN mac`, `ALTER TABLE orders DROP COLUMN mac`,
 		`DROP TABLE row_macs_pending`, `DROP TABLE refused_rows`} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return err

@@ -18,7 +18,7 @@ import (
 // ErrOrderNotFound is returned for an unknown clientOrderId.
 var ErrOrderNotFound = errors.New("no such order")
 
-const orderColumns = `client_order_id, broker_order_id, account, symbol, side, open_close, order_type, time_in_force, quantity, limit_price, stop_price, route, locate_workflow_id, state, order_status, executed, price_avg, code, text, reason, created_at, sent_at, updated_at, version, mac`
+const orderColumns = `client_order_id, broker_order_id, account, symbol, side, open_close, order_type, time_in_force, quantity, limit_price, stop_price, route, locate_workflow_id, state, order_status, executed, price_avg, code, text, reason, created_at, sent_at, updated_at, version, mac, executed_at`
 
 // CreateOrder records the intent to place o, before anything is sent; the
 // ClientOrderID must be set. Its state is states.OrderIntent.
@@ -29,7 +29,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *workflow.Order) error {
 	o.State = states.OrderIntent
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		o.CreatedAt, o.UpdatedAt, o.Version = tx.now, tx.now, 1
-		_, err := tx.ExecContext(ctx, `INSERT INTO orders (`+orderColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, orderArgs(o)...)
+		_, err := tx.ExecContext(ctx, `INSERT INTO orders (`+orderColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, orderArgs(o)...)
 		if err != nil {
 			return fmt.Errorf("store: create order %s: %w", o.ClientOrderID, err)
 		}
@@ -172,7 +172,7 @@ func orderArgs(o *workflow.Order) []any {
 		o.ClientOrderID, o.BrokerOrderID, o.Account, o.Symbol, o.Side, o.OpenClose, o.OrderType, o.TimeInForce,
 		o.Quantity, priceText(o.LimitPrice), priceText(o.StopPrice), o.Route, o.LocateWorkflowID, string(o.State), o.OrderStatus, o.Executed,
 		priceText(o.PriceAvg), o.Code, o.Text, o.Reason, formatTime(o.CreatedAt), formatTime(o.SentAt),
-		formatTime(o.UpdatedAt), o.Version, o.MAC,
+		formatTime(o.UpdatedAt), o.Version, o.MAC, formatTime(o.ExecutedAt),
 	}
 }
 
@@ -186,10 +186,10 @@ func getOrder(ctx context.Context, q querier, id string) (*workflow.Order, error
 
 func scanOrder(sc scanner) (*workflow.Order, error) {
 	var o workflow.Order
-	var state, limit, stop, avg, created, sent, updated string
+	var state, limit, stop, avg, created, sent, updated, executedAt string
 	err := sc.Scan(&o.ClientOrderID, &o.BrokerOrderID, &o.Account, &o.Symbol, &o.Side, &o.OpenClose, &o.OrderType,
 		&o.TimeInForce, &o.Quantity, &limit, &stop, &o.Route, &o.LocateWorkflowID, &state, &o.OrderStatus, &o.Executed,
-		&avg, &o.Code, &o.Text, &o.Reason, &created, &sent, &updated, &o.Version, &o.MAC)
+		&avg, &o.Code, &o.Text, &o.Reason, &created, &sent, &updated, &o.Version, &o.MAC, &executedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func scanOrder(sc scanner) (*workflow.Order, error) {
 	for _, p := range []struct {
 		s string
 		t *time.Time
-	}{{created, &o.CreatedAt}, {sent, &o.SentAt}, {updated, &o.UpdatedAt}} {
+	}{{created, &o.CreatedAt}, {sent, &o.SentAt}, {updated, &o.UpdatedAt}, {executedAt, &o.ExecutedAt}} {
 		if *p.t, err = parseTime(p.s); err != nil {
 			return nil, fmt.Errorf("store: order %s time: %w", o.ClientOrderID, err)
 		}
