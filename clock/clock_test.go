@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -614,6 +615,45 @@ func TestFakeUnreceived(t *testing.T) {
 	}
 }
 
+// TestQuietSeesASystemCall: a goroutine blocked in a system call (a read
+// of a pipe no poller watches, as an fsync of a busy disk blocks) is work
+// under way that Busy sees; once it returns, Busy says no again. Not
+// parallel, as TestBusy.
+func TestQuietSeesASystemCall(t *testing.T) {
+	var q clock.Quiet
+	settled := func(want bool) bool {
+		for range 1000 { // the runtime's counts are approximate
+			if q.Busy() == want {
+				return true
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return false
+	}
+	if !settled(false) {
+		t.Fatal("Busy() = true for a second at rest")
+	}
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	read := make(chan struct{})
+	go func() {
+		syscall.Read(p[0], make([]byte, 1)) // blocks in the kernel until written
+		close(read)
+	}()
+	if !settled(true) {
+		t.Error("Busy() = false for a second with a goroutine in a read system call")
+	}
+	syscall.Write(p[1], []byte{1})
+	<-read
+	if !settled(false) {
+		t.Error("Busy() = true for a second after the system call returned")
+	}
+}
+
 // TestBusy: goroutines ready to run but waiting for a thread (more of them
 // computing than there are threads, as a woken event loop waits on a
 // loaded machine) are seen by Busy, which a driver of virtual time waits
@@ -635,13 +675,14 @@ func TestBusy(t *testing.T) {
 		})
 	}
 	started.Wait()
-	if !clock.Busy() {
+	var q clock.Quiet
+	if !q.Busy() {
 		t.Errorf("Busy() = false with %d goroutines computing on %d threads", n, runtime.GOMAXPROCS(0))
 	}
 	stop.Store(true)
 	done.Wait()
 	for range 1000 {
-		if !clock.Busy() {
+		if !q.Busy() {
 			return
 		}
 		time.Sleep(time.Millisecond)

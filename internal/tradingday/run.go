@@ -209,13 +209,14 @@ func (r *runner) close() {
 // days is the one driver of the virtual time of every day run in this
 // process (a worker of RunDays runs one at a time; a caller of Run may
 // run several side by side): one goroutine, so that
-// clock.Busy, which it asks once a tick, counts the days' work and not
+// clock.Quiet, which it asks once a tick, counts the days' work and not
 // their drivers (a driver per day, each woken every tick, left some
 // ready to run nearly always, and time crawled).
 var days struct {
 	sync.Mutex
 	quiet map[*runner]int // each day's quiet ticks in a row
 	on    bool            // the driver runs
+	calls clock.Quiet     // the process's goroutines, asleep or not
 }
 
 // drive has the driver move r's clock from now on.
@@ -242,14 +243,15 @@ func undrive(r *runner) {
 
 // driveDays drives each day's clock as virtual time, as clock.RunWhen
 // drives one, until no day is left: it jumps a day's clock to its next
-// timer once, for five ticks in a row (about 5 ms: see clock.RunWhen), no request of
-// the day is in flight, every goroutine its clock woke has taken its
-// wake-up (on a busy machine it may not have run for longer than that
-// quiet spell), the engine's poller and dispatcher sleep (2 timers), or,
-// while an owner starts, its client paces a read (1), and no goroutine of
-// the process waits for a thread (clock.Busy): woken by a channel or a
-// socket, not the clock, the engine's loop handed a history read, a worker
-// handed an accept, a reader handed a stream push would otherwise see time
+// timer once, for five ticks in a row (about 5 ms: see clock.RunWhen), no
+// request of the day is in flight, every goroutine its clock woke has
+// taken its wake-up (on a busy machine it may not have run for longer
+// than that quiet spell), the engine's poller and dispatcher sleep (2
+// timers), or, while an owner starts, its client paces a read (1), and no
+// goroutine of the process waits for a thread or sits in a system call
+// (clock.Quiet): woken by a channel or a socket, not the clock, the
+// engine's loop handed a history read, a worker handed an accept, a
+// reader handed a stream push, a commit's fsync would otherwise see time
 // run past a window it meets in real time (seeds 259, 445, 459 under
 // load).
 func driveDays() {
@@ -262,7 +264,7 @@ func driveDays() {
 			days.Unlock()
 			return
 		}
-		busy := clock.Busy()
+		busy := days.calls.Busy()
 		for r, q := range days.quiet {
 			if busy || r.inflight.Load() != 0 || r.clk.Unreceived() != 0 || r.clk.Timers() < 1 ||
 				(!r.starting.Load() && r.clk.Timers() < 2) {
