@@ -35,7 +35,7 @@ import (
 // *Error whose Kind says what happened.
 type Account interface {
 	// Reader is what can be read of the account: Read, Records, Audit,
-	// Plan, Size.
+	// Plan, Size, Watch.
 	Reader
 	// Locate ensures located shares for each item of the request, quoting
 	// only the shortfall, and returns the workflows it started without

@@ -10,12 +10,12 @@ import (
 )
 
 // Reader is what can be read of an account without changing anything:
-// what the broker says (Read), what the owner recorded (Records), and what
-// is worked out of both (Audit, Plan, Size). Every Account is a Reader. A
+// what the broker says (Read, and as it pushes it: Watch), what the owner
+// recorded (Records), and what is worked out of both (Audit, Plan, Size). Every Account is a Reader. A
 // process that finds no live owner of the account runs the same reads
 // itself (local.Alone, through service.Dialer.Reader), so that no command
 // opens a database or makes a broker client of its own. Its reads send the
-// broker only GETs.
+// broker only GETs, and Watch a stream's handshake and subscribe.
 type Reader interface {
 	// Read is what the broker says about the account now, one record kind
 	// a request (see ReadKind), read by the owner on its key pair's pacer:
@@ -43,6 +43,16 @@ type Reader interface {
 	// target (ledger.Size). It reads the account, the easy-to-borrow
 	// answer, the inventory, the positions and the order book.
 	Size(ctx context.Context, req SizeRequest) (*locator.Sizing, error)
+	// Watch follows one of the broker's push streams of the account,
+	// calling on with each change (WatchEvent), the first a
+	// StreamConnecting one before anything is awaited, until ctx ends
+	// (its error) or the stream fails for good: KindRefused when the
+	// broker refuses the keys or the account on it, KindOwnerGone when
+	// the owner stops. The owner relays the streams it follows itself
+	// (its P&L watch, its engine's portfolio stream), so a watcher opens
+	// no connection of its own to the broker; alone, the reader opens
+	// them on its own client.
+	Watch(ctx context.Context, req WatchRequest, on func(WatchEvent)) error
 }
 
 // RecordsKind names what a Records call asks for.

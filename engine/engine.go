@@ -148,7 +148,8 @@ type Engine struct {
 	rows workflow.RowKey
 
 	streamOnce sync.Once
-	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed
+	stream     *brokerclient.OrderFollower // the portfolio stream, once an order was placed or it was watched
+	streamErr  error                       // why it could not be had
 }
 
 // New validates cfg and returns an engine; Start runs it.

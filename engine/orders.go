@@ -192,12 +192,30 @@ func (e *Engine) orderStream() *brokerclient.OrderFollower {
 	e.streamOnce.Do(func() {
 		f, err := e.client.Streams.FollowOrders(e.ctx, e.cfg.Account, brokerclient.WithPollInterval(0))
 		if err != nil {
+			e.streamErr = err
 			e.log.Warn("portfolio stream unavailable; orders are followed by REST lookups", "err", err)
 			return
 		}
 		e.stream = f
 	})
 	return e.stream
+}
+
+// OrderStream is the account's portfolio-stream follower, the one the
+// engine learns its orders' fates from (started now when no order has
+// started it), or why it cannot be had (ErrStopped once the engine
+// stopped): what the owner relays to a watcher of the account's orders,
+// rather than open a second stream for it. It reads the order book only
+// when asked (OrderFollower.Load): while it is down the engine looks its
+// own orders up.
+func (e *Engine) OrderStream() (*brokerclient.OrderFollower, error) {
+	if f := e.orderStream(); f != nil {
+		return f, nil
+	}
+	if e.streamErr != nil {
+		return nil, e.streamErr
+	}
+	return nil, ErrStopped
 }
 
 // validOrder checks what the client would refuse to send: its refusal is

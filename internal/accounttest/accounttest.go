@@ -50,7 +50,7 @@ func Run(t *testing.T, setup Setup) {
 }
 
 // RunReads runs the read cases (account.Reader's: Read, Records, Audit,
-// Plan, Size) against the reader setup's Env.Reader makes.
+// Plan, Size, Watch) against the reader setup's Env.Reader makes.
 func RunReads(t *testing.T, setup Setup) { run(t, setup, readCases) }
 
 func run(t *testing.T, setup Setup, cs []testCase) {
@@ -108,4 +108,7 @@ var readCases = []testCase{
 	{"ReadAsTheBrokerSays", readAsTheBrokerSays},
 	{"RecordsAsTheOwnerRecorded", recordsAsRecorded},
 	{"AuditPlanSizeOfAShort", auditPlanSize},
+	{"WatchPnLStream", watchPnL},
+	{"WatchPortfolioStreamOrders", watchOrders},
+	{"WatchUnknownStreamRefused", watchUnknownStream},
 }

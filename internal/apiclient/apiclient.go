@@ -433,43 +433,43 @@ func (e PositionSide) Valid() bool {
 
 // Defines values for ReadRequestWhat.
 const (
-	Account             ReadRequestWhat = "account"
-	Accounts            ReadRequestWhat = "accounts"
-	ClosedPositions     ReadRequestWhat = "closedPositions"
-	Fills               ReadRequestWhat = "fills"
-	HistoricalPositions ReadRequestWhat = "historicalPositions"
-	Inventory           ReadRequestWhat = "inventory"
-	LocateHistory       ReadRequestWhat = "locateHistory"
-	Orders              ReadRequestWhat = "orders"
-	Pnl                 ReadRequestWhat = "pnl"
-	Positions           ReadRequestWhat = "positions"
-	Routes              ReadRequestWhat = "routes"
+	ReadRequestWhatAccount             ReadRequestWhat = "account"
+	ReadRequestWhatAccounts            ReadRequestWhat = "accounts"
+	ReadRequestWhatClosedPositions     ReadRequestWhat = "closedPositions"
+	ReadRequestWhatFills               ReadRequestWhat = "fills"
+	ReadRequestWhatHistoricalPositions ReadRequestWhat = "historicalPositions"
+	ReadRequestWhatInventory           ReadRequestWhat = "inventory"
+	ReadRequestWhatLocateHistory       ReadRequestWhat = "locateHistory"
+	ReadRequestWhatOrders              ReadRequestWhat = "orders"
+	ReadRequestWhatPnl                 ReadRequestWhat = "pnl"
+	ReadRequestWhatPositions           ReadRequestWhat = "positions"
+	ReadRequestWhatRoutes              ReadRequestWhat = "routes"
 )
 
 // Valid indicates whether the value is a known member of the ReadRequestWhat enum.
 func (e ReadRequestWhat) Valid() bool {
 	switch e {
-	case Account:
+	case ReadRequestWhatAccount:
 		return true
-	case Accounts:
+	case ReadRequestWhatAccounts:
 		return true
-	case ClosedPositions:
+	case ReadRequestWhatClosedPositions:
 		return true
-	case Fills:
+	case ReadRequestWhatFills:
 		return true
-	case HistoricalPositions:
+	case ReadRequestWhatHistoricalPositions:
 		return true
-	case Inventory:
+	case ReadRequestWhatInventory:
 		return true
-	case LocateHistory:
+	case ReadRequestWhatLocateHistory:
 		return true
-	case Orders:
+	case ReadRequestWhatOrders:
 		return true
-	case Pnl:
+	case ReadRequestWhatPnl:
 		return true
-	case Positions:
+	case ReadRequestWhatPositions:
 		return true
-	case Routes:
+	case ReadRequestWhatRoutes:
 		return true
 	default:
 		return false
@@ -1013,6 +1013,24 @@ func (e FollowParamsFromStart) Valid() bool {
 	}
 }
 
+// Defines values for WatchParamsStream.
+const (
+	WatchParamsStreamOrders WatchParamsStream = "orders"
+	WatchParamsStreamPnl    WatchParamsStream = "pnl"
+)
+
+// Valid indicates whether the value is a known member of the WatchParamsStream enum.
+func (e WatchParamsStream) Valid() bool {
+	switch e {
+	case WatchParamsStreamOrders:
+		return true
+	case WatchParamsStreamPnl:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnswerRequest defines model for AnswerRequest.
 type AnswerRequest struct {
 	Accept bool    `json:"accept"`
@@ -1349,6 +1367,13 @@ type BrokerPnLCalc struct {
 	UnrealizedPnL string `json:"unrealizedPnL"`
 }
 
+// BrokerPnLPosition defines model for BrokerPnLPosition.
+type BrokerPnLPosition struct {
+	PnlCalc    BrokerPnLCalc `json:"pnlCalc"`
+	PositionId string        `json:"positionId"`
+	Symbol     string        `json:"symbol"`
+}
+
 // BrokerPnLRow defines model for BrokerPnLRow.
 type BrokerPnLRow struct {
 	// DayPctPnLMove a decimal number, exact, as a string (never a JSON number)
@@ -1387,6 +1412,66 @@ type BrokerPnLRow struct {
 	//
 	// Examples: 0.05
 	UnrealizedPnL string `json:"unrealizedPnL"`
+}
+
+// BrokerPnLSnapshot defines model for BrokerPnLSnapshot.
+type BrokerPnLSnapshot struct {
+	// AccountValue a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	AccountValue string `json:"accountValue"`
+
+	// AllowedLeverage a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	AllowedLeverage string `json:"allowedLeverage"`
+
+	// AvailableCash a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	AvailableCash string `json:"availableCash"`
+
+	// DayPnl a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	DayPnl string `json:"dayPnl"`
+
+	// DayRealized a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	DayRealized string `json:"dayRealized"`
+
+	// DayUnrealized a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	DayUnrealized string `json:"dayUnrealized"`
+
+	// EquityRatio a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	EquityRatio string `json:"equityRatio"`
+
+	// Exposure a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	Exposure string `json:"exposure"`
+
+	// OptionCashUsed a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	OptionCashUsed string               `json:"optionCashUsed"`
+	Positions      *[]BrokerPnLPosition `json:"positions"`
+	SharesTraded   int                  `json:"sharesTraded"`
+
+	// TotalUnrealized a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	TotalUnrealized string `json:"totalUnrealized"`
+
+	// UsedLeverage a decimal number, exact, as a string (never a JSON number)
+	//
+	// Examples: 0.05
+	UsedLeverage string `json:"usedLeverage"`
 }
 
 // BrokerPnLTotals defines model for BrokerPnLTotals.
@@ -1825,12 +1910,13 @@ type LocateResult struct {
 
 // Message defines model for Message.
 type Message struct {
-	Answered  *bool     `json:"answered,omitempty"`
-	End       *Workflow `json:"end,omitempty"`
-	Error     *Error    `json:"error,omitempty"`
-	Question  *Question `json:"question,omitempty"`
-	Update    *Update   `json:"update,omitempty"`
-	Withdrawn *string   `json:"withdrawn,omitempty"`
+	Answered  *bool       `json:"answered,omitempty"`
+	End       *Workflow   `json:"end,omitempty"`
+	Error     *Error      `json:"error,omitempty"`
+	Question  *Question   `json:"question,omitempty"`
+	Update    *Update     `json:"update,omitempty"`
+	Watch     *WatchEvent `json:"watch,omitempty"`
+	Withdrawn *string     `json:"withdrawn,omitempty"`
 }
 
 // NotServed defines model for NotServed.
@@ -2386,6 +2472,14 @@ type Update struct {
 // UpdateFrom defines model for Update.From.
 type UpdateFrom string
 
+// WatchEvent defines model for WatchEvent.
+type WatchEvent struct {
+	Order *BrokerOrder       `json:"order,omitempty"`
+	Pnl   *BrokerPnLSnapshot `json:"pnl,omitempty"`
+	State string             `json:"state"`
+	Time  time.Time          `json:"time"`
+}
+
 // Workflow defines model for Workflow.
 type Workflow struct {
 	AcceptedID     string          `json:"AcceptedID"`
@@ -2576,6 +2670,17 @@ type TodayParams struct {
 	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
 	LocatorCaller Caller `json:"Locator-Caller"`
 }
+
+// WatchParams defines parameters for Watch.
+type WatchParams struct {
+	Stream WatchParamsStream `form:"stream" json:"stream"`
+
+	// LocatorCaller who calls, as JSON: an id of the caller's session (its questions are put to it; keep it across requests), a name for people, the environment it means (live or paper: writes on an account of the other kind are refused), whether it answers questions (not a bearer caller)
+	LocatorCaller Caller `json:"Locator-Caller"`
+}
+
+// WatchParamsStream defines parameters for Watch.
+type WatchParamsStream string
 
 // AnswerJSONRequestBody defines body for Answer for application/json ContentType.
 type AnswerJSONRequestBody = AnswerRequest
@@ -3027,6 +3132,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/today (the `Today` operationId).
 	Today(ctx context.Context, params *TodayParams, body TodayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Watch One of the broker's push streams of the account as the owner follows it (stream=pnl: the P&L model; stream=orders: the order book, then each order's next state), one line each ({watch}), the stream's state on every line, until the stream closes or fails ({error}).
+	//
+	// Corresponds with GET /v1/watch (the `Watch` operationId).
+	Watch(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // AnswerWithBody A person's answer to the offer waiting on a workflow.
@@ -3793,6 +3903,21 @@ func (c *Client) TodayWithBody(ctx context.Context, params *TodayParams, content
 // Corresponds with POST /v1/today (the `Today` operationId).
 func (c *Client) Today(ctx context.Context, params *TodayParams, body TodayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTodayRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Watch One of the broker's push streams of the account as the owner follows it (stream=pnl: the P&L model; stream=orders: the order book, then each order's next state), one line each ({watch}), the stream's state on every line, until the stream closes or fails ({error}).
+//
+// Corresponds with GET /v1/watch (the `Watch` operationId).
+func (c *Client) Watch(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWatchRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5131,6 +5256,71 @@ func NewTodayRequestWithBody(server string, params *TodayParams, contentType str
 	return req, nil
 }
 
+// NewWatchRequest constructs an http.Request for the Watch method
+func NewWatchRequest(server string, params *WatchParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		var headerParamBuf0 []byte
+		headerParamBuf0, err = json.Marshal(params.LocatorCaller)
+		if err != nil {
+			return nil, err
+		}
+		headerParam0 = string(headerParamBuf0)
+
+		req.Header.Set("Locator-Caller", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -5496,6 +5686,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/today (the `Today` operationId).
 	TodayWithResponse(ctx context.Context, params *TodayParams, body TodayJSONRequestBody, reqEditors ...RequestEditorFn) (*TodayResponse, error)
+
+	// WatchWithResponse One of the broker's push streams of the account as the owner follows it (stream=pnl: the P&L model; stream=orders: the order book, then each order's next state), one line each ({watch}), the stream's state on every line, until the stream closes or fails ({error}).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/watch (the `Watch` operationId).
+	WatchWithResponse(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*WatchResponse, error)
 }
 
 // AnswerResponse422Headers the declared response headers of an HTTP 422 response for Answer
@@ -7202,6 +7399,68 @@ func (r TodayResponse) ContentType() string {
 	return ""
 }
 
+// WatchResponse422Headers the declared response headers of an HTTP 422 response for Watch
+type WatchResponse422Headers struct {
+	LocatorSession *string
+}
+
+type WatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Refused
+	// JSON4XX the response for an HTTP 4XX `application/json` response
+	JSON4XX *Rejected
+	// JSON5XX the response for an HTTP 5XX `application/json` response
+	JSON5XX *Failed
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *WatchResponse422Headers
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r WatchResponse) GetJSON422() *Refused {
+	return r.JSON422
+}
+
+// GetJSON4XX returns the response for an HTTP 4XX `application/json` response
+func (r WatchResponse) GetJSON4XX() *Rejected {
+	return r.JSON4XX
+}
+
+// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
+func (r WatchResponse) GetJSON5XX() *Failed {
+	return r.JSON5XX
+}
+
+// GetBody returns the raw response body bytes
+func (r WatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // AnswerWithBodyWithResponse A person's answer to the offer waiting on a workflow.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7798,6 +8057,19 @@ func (c *ClientWithResponses) TodayWithResponse(ctx context.Context, params *Tod
 		return nil, err
 	}
 	return ParseTodayResponse(rsp)
+}
+
+// WatchWithResponse One of the broker's push streams of the account as the owner follows it (stream=pnl: the P&L model; stream=orders: the order book, then each order's next state), one line each ({watch}), the stream's state on every line, until the stream closes or fails ({error}).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/watch (the `Watch` operationId).
+func (c *ClientWithResponses) WatchWithResponse(ctx context.Context, params *WatchParams, reqEditors ...RequestEditorFn) (*WatchResponse, error) {
+	rsp, err := c.Watch(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWatchResponse(rsp)
 }
 
 // ParseAnswerResponse parses an HTTP response from a AnswerWithResponse call
@@ -9266,6 +9538,59 @@ func ParseTodayResponse(rsp *http.Response) (*TodayResponse, error) {
 	switch {
 	case rsp.StatusCode == 422:
 		var headers TodayResponse422Headers
+		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LocatorSession = &value
+		}
+		response.Headers422 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWatchResponse parses an HTTP response from a WatchWithResponse call
+func ParseWatchResponse(rsp *http.Response) (*WatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Refused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 4:
+		var dest Rejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON4XX = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
+		var dest Failed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON5XX = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 422:
+		var headers WatchResponse422Headers
 		if values := rsp.Header.Values("Locator-Session"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Locator-Session", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

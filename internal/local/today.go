@@ -42,6 +42,7 @@ type dayWatch struct {
 	// start (failed set).
 	pnl    atomic.Pointer[brokerclient.PnLWatcher]
 	failed atomic.Bool
+	err    error       // why it could not start (written once, in once)
 	wasUp  atomic.Bool // the stream was live at some point
 
 	mu          sync.Mutex
@@ -50,10 +51,10 @@ type dayWatch struct {
 }
 
 // watchPnL starts the P&L stream's watch of the account once (nil, with
-// the error logged, when it cannot start), waiting at most
+// the error logged and returned, when it cannot start), waiting at most
 // firstSnapshotWait or until ctx ends for its first snapshot; the watch
-// ends when the engine does.
-func (l *Account) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
+// ends when the engine does. Today reads it, and Watch relays it.
+func (l *Account) watchPnL(ctx context.Context) (*brokerclient.PnLWatcher, error) {
 	d := &l.day
 	d.once.Do(func() {
 		// The watch outlives the call that starts it.
@@ -62,6 +63,7 @@ func (l *Account) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
 		if err != nil {
 			cancel()
 			d.failed.Store(true)
+			d.err = err
 			l.log.Warn("P&L stream not watched", "account", l.account, "err", err)
 			return
 		}
@@ -87,7 +89,7 @@ func (l *Account) watchPnL(ctx context.Context) *brokerclient.PnLWatcher {
 			l.log.Warn("P&L stream stopped", "account", l.account, "err", err)
 		}
 	})
-	return d.pnl.Load()
+	return d.pnl.Load(), d.err
 }
 
 // streamState is the P&L stream's state as Status reports it.
@@ -165,7 +167,7 @@ func (l *Account) openPositions(ctx context.Context, now time.Time) ([]brokercli
 // working orders and today's workflows, and the report's spend per symbol,
 // all on the broker's calendar.
 func (l *Account) today(ctx context.Context) (*account.Today, error) {
-	pw := l.watchPnL(ctx)
+	pw, _ := l.watchPnL(ctx) // one that cannot start is logged; Today has no P&L then
 	now := l.clk.Now()
 	skew := l.client.ClockSkew()
 	date := ledger.TradeDate(now.Add(skew))

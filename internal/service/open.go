@@ -600,6 +600,13 @@ func (h *Handle) Read(ctx context.Context, req account.ReadRequest) (r *account.
 	return r, err
 }
 
+// Watch: see account.Account. When the owner goes away, it watches the
+// stream on the next owner (this process, perhaps), whose first event
+// says it is connecting.
+func (h *Handle) Watch(ctx context.Context, req account.WatchRequest, on func(account.WatchEvent)) error {
+	return h.do(ctx, func(a account.Account) error { return a.Watch(ctx, req, on) })
+}
+
 // Records: see account.Account.
 func (h *Handle) Records(ctx context.Context, req account.RecordsRequest) (r *account.Records, err error) {
 	err = h.do(ctx, func(a account.Account) error { r, err = a.Records(ctx, req); return err })

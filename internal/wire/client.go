@@ -323,6 +323,21 @@ func (c *Client) Subscribe(ctx context.Context) (<-chan account.Update, error) {
 	}
 }
 
+// Watch: see account.Reader; the owner relays the stream over the
+// connection, and a connection that breaks is KindOwnerGone.
+func (c *Client) Watch(ctx context.Context, req account.WatchRequest, on func(account.WatchEvent)) error {
+	q := url.Values{"stream": {string(req.Stream)}}
+	return c.lines(ctx, opWatch.path+"?"+q.Encode(), nil, func(m message) (bool, error) {
+		switch {
+		case m.Error != nil:
+			return true, m.Error
+		case m.Watch != nil && on != nil:
+			on(*m.Watch)
+		}
+		return false, nil
+	})
+}
+
 // answer keeps the question stream open while the client lives, putting
 // each question to the caller's Ask and replying.
 func (c *Client) answer(ctx context.Context) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"reflect"
 	"sort"
@@ -90,15 +91,22 @@ func TestOpenAPIDescribesErrorKinds(t *testing.T) {
 }
 
 // TestOpenAPIExamplesDecode proves each route's published example is a
-// request the server takes: it passes decodeJSON, as a body of its route.
+// request the server takes: it passes decodeJSON, as a body of its route,
+// or queryConforms, as the query of a stream's.
 func TestOpenAPIExamplesDecode(t *testing.T) {
 	for _, r := range NewServer(nil, nil, nil, "").table() {
-		if r.in == nil || r.query {
+		if r.in == nil {
 			continue
 		}
 		ex, ok := examples[r.path]
 		if !ok {
 			t.Errorf("%s has no example", r.path)
+			continue
+		}
+		if r.query {
+			if q := queryOf(ex); queryConforms(r.in, q) != nil {
+				t.Errorf("%s: its example ?%s is refused: %v", r.path, q.Encode(), queryConforms(r.in, q))
+			}
 			continue
 		}
 		b, err := json.Marshal(ex)
@@ -109,6 +117,23 @@ func TestOpenAPIExamplesDecode(t *testing.T) {
 			t.Errorf("%s: its example %s is refused: %v", r.path, b, err)
 		}
 	}
+}
+
+// queryOf is a stream's request as its query: each field as its JSON
+// value's text, a bool set as 1.
+func queryOf(req any) url.Values {
+	q := url.Values{}
+	for k, v := range asJSON(req).(map[string]any) {
+		switch v := v.(type) {
+		case bool:
+			if v {
+				q.Set(k, "1")
+			}
+		default:
+			q.Set(k, fmt.Sprint(v))
+		}
+	}
+	return q
 }
 
 type obj = map[string]any
@@ -221,7 +246,7 @@ func (g *schemas) operation(r route) obj {
 		params = append(params, obj{"$ref": "#/components/parameters/Caller"})
 	}
 	if r.in != nil && r.query {
-		params = append(params, g.query(r.in)...)
+		params = append(params, g.query(r.in, examples[r.path])...)
 	} else if r.in != nil {
 		media := obj{"schema": g.of(r.in)}
 		if ex, ok := examples[r.path]; ok {
@@ -405,16 +430,24 @@ func enumSchema(vals []string) obj {
 	return obj{"type": "string", "enum": enum}
 }
 
-// query is the query parameters of a request type: a bool is set by the
-// value 1.
-func (g *schemas) query(t reflect.Type) []any {
+// query is the query parameters of a request type, each with its value
+// in the route's example when it has one: a bool is set by the value 1.
+func (g *schemas) query(t reflect.Type, example any) []any {
+	var ex url.Values
+	if example != nil {
+		ex = queryOf(example)
+	}
 	var out []any
 	for _, f := range fields(t) {
 		s := g.of(f.t)
 		if f.t.Kind() == reflect.Bool {
 			s = obj{"type": "string", "enum": []any{"1"}}
 		}
-		out = append(out, obj{"name": f.name, "in": "query", "required": !f.optional, "schema": s})
+		p := obj{"name": f.name, "in": "query", "required": !f.optional, "schema": s}
+		if v := ex.Get(f.name); v != "" {
+			p["example"] = v
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -452,4 +485,6 @@ var examples = map[string]any{
 		Config: []byte(`{"jobs":[{"name":"credit-back-unused","kind":"credit-back-unused","schedule":"0 45 15 * * MON-FRI"}]}`)}, Ref: "job-example"},
 	opJobStop.path: jobStop{Ref: "job-example"},
 	opReply.path:   reply{Question: "question-example", Accept: true},
+	opFollow.path:  account.FollowRequest{ID: "wf-example-locate", FromStart: true},
+	opWatch.path:   account.WatchRequest{Stream: account.WatchPnL},
 }

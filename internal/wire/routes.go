@@ -74,6 +74,7 @@ var (
 
 	opFollow    = streamOf[account.FollowRequest]("/v1/follow", "Every change of a workflow (from its start with fromStart=1), one line each ({update}), then its final record ({end}) or {error}.")
 	opSubscribe = streamOf[noBody]("/v1/subscribe", "Every change of the account's workflows and orders, one line each ({update}), for as long as the stream stays open.")
+	opWatch     = streamOf[account.WatchRequest]("/v1/watch", "One of the broker's push streams of the account as the owner follows it (stream=pnl: the P&L model; stream=orders: the order book, then each order's next state), one line each ({watch}), the stream's state on every line, until the stream closes or fails ({error}).")
 	opQuestions = person(streamOf[noBody]("/v1/questions", "The questions of this caller's requests ({question}), and those withdrawn ({withdrawn}); answer each by /v1/reply."))
 	opReply     = person(post[reply, struct{}]("/v1/reply", "Answers a question put on the caller's question stream."))
 )

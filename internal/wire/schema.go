@@ -83,6 +83,7 @@ var kinds = []account.Kind{account.KindInput, account.KindRefused, account.KindN
 var enums = map[reflect.Type][]string{
 	reflect.TypeFor[account.Kind]():              strs(kinds),
 	reflect.TypeFor[account.ReadKind]():          strs([]account.ReadKind{account.ReadAccounts, account.ReadAccount, account.ReadPnL, account.ReadPositions, account.ReadClosedPositions, account.ReadHistoricalPositions, account.ReadOrders, account.ReadFills, account.ReadRoutes, account.ReadInventory, account.ReadLocateHistory}),
+	reflect.TypeFor[account.WatchStream]():       strs([]account.WatchStream{account.WatchPnL, account.WatchOrders}),
 	reflect.TypeFor[brokerclient.Env]():          strs([]brokerclient.Env{brokerclient.EnvLive, brokerclient.EnvPaper}),
 	reflect.TypeFor[brokerclient.PositionSide](): strs([]brokerclient.PositionSide{brokerclient.PositionLong, brokerclient.PositionShort}),
 	reflect.TypeFor[states.Kind]():               strs(states.Kinds()),
@@ -234,7 +235,8 @@ func quoted(vals []string) []string {
 }
 
 // queryConforms checks a stream's query parameters against t, its
-// request type: each required one given, a bool as 1, no other.
+// request type: each required one given, a bool as 1, a value of an enum
+// among its values, no other.
 func queryConforms(t reflect.Type, q url.Values) error {
 	known := map[string]bool{}
 	for _, f := range fields(t) {
@@ -245,6 +247,11 @@ func queryConforms(t reflect.Type, q url.Values) error {
 			return fmt.Errorf("the query parameter %s is required", f.name)
 		case v != "" && f.t.Kind() == reflect.Bool && v != "1":
 			return fmt.Errorf("the query parameter %s takes 1 (set) or nothing, not %q", f.name, v)
+		}
+		if vals := enumOf(t, f.name, f.t); v != "" && vals != nil {
+			if err := oneOf(vals, v, "the query parameter "+f.name); err != nil {
+				return err
+			}
 		}
 	}
 	for k := range q {

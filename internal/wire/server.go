@@ -230,6 +230,7 @@ func (s *Server) table() []route {
 		opJobStop.route(s.jobStop),
 		opFollow.route(s.follow),
 		opSubscribe.route(s.subscribe),
+		opWatch.route(s.watch),
 		opQuestions.route(s.questions),
 		opReply.route(s.reply),
 	}
@@ -476,6 +477,28 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 		if !put(message{Update: &u}) {
 			return
 		}
+	}
+}
+
+// watch relays a push stream of the broker's, as the owner follows it,
+// for as long as the stream stays open; its query is held to the
+// document first (an unknown stream is refused, nothing sent).
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.session(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	if err := queryConforms(reflect.TypeFor[account.WatchRequest](), q); err != nil {
+		fail(w, account.Errorf(account.KindInput, "bad request: "+err.Error()+"; nothing was sent"))
+		return
+	}
+	put := stream(w)
+	err := a.Watch(r.Context(), account.WatchRequest{Stream: account.WatchStream(q.Get("stream"))}, func(e account.WatchEvent) {
+		put(message{Watch: &e})
+	})
+	if err != nil && r.Context().Err() == nil {
+		put(message{Error: account.AsError(err)})
 	}
 }
 

@@ -119,11 +119,12 @@ type wireCaller struct {
 
 // message is one line of a stream.
 type message struct {
-	Update    *account.Update    `json:"update,omitempty"`
-	End       *workflow.Workflow `json:"end,omitempty"`
-	Error     *account.Error     `json:"error,omitempty"`
-	Question  *account.Question  `json:"question,omitempty"`
-	Withdrawn string             `json:"withdrawn,omitempty"`
+	Update    *account.Update     `json:"update,omitempty"`
+	End       *workflow.Workflow  `json:"end,omitempty"`
+	Error     *account.Error      `json:"error,omitempty"`
+	Question  *account.Question   `json:"question,omitempty"`
+	Watch     *account.WatchEvent `json:"watch,omitempty"`
+	Withdrawn string              `json:"withdrawn,omitempty"`
 	// Answered says the withdrawn question was answered elsewhere (else
 	// its time ran out).
 	Answered bool `json:"answered,omitempty"`
