@@ -46,6 +46,6 @@ func (c *connFlags) dialer() *service.Dialer {
 		c.ownerToken = c.m.secretEnv(wire.OwnerTokenEnv)
 	}
 	c.dial = &service.Dialer{Getenv: c.m.Getenv, Logger: c.logger(), Clock: c.m.Clock,
-		OwnerToken: c.ownerToken, NoDump: c.m.NoDump, Standby: c.standby, Network: c.network}
+		OwnerToken: c.ownerToken, NoDump: c.m.NoDump, Standby: c.standby, Network: c.network, StreamURL: c.streamURL}
 	return c.dial
 }

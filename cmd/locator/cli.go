@@ -200,7 +200,7 @@ func readCommands(conn connFlags) []spec {
 		{"routes", "", groupRead, console.Formats,
 			"print the order routes available to the account", reader(conn, "routes", account.ReadRoutes, func(o console.Printer, r *account.ReadResult) { console.Routes(o, r.Routes) })},
 		{"watch", "pnl|orders", groupRead, lines,
-			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams", func() command { return &watchCommand{conn: conn} }},
+			"follow the P&L (watch pnl) or the orders (watch orders) live from the broker's streams, relayed by the account's owner when one runs", func() command { return &watchCommand{conn: conn} }},
 	}
 }
 

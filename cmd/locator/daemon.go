@@ -26,6 +26,7 @@ func (c *runCommand) flags(fs *pflag.FlagSet) {
 	c.serve.conn.register(fs)
 	c.serve.listen.Register(fs)
 	c.serve.jobsFlags(fs, "config")
+	c.serve.conn.registerStreamURL(fs, ownerStreamURL)
 	fs.StringVar(&c.once, "once", "", "run the job named JOB now, once, and exit with its outcome")
 }
 

@@ -51,7 +51,11 @@ func (c *serveCommand) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.notify, "notify", "", `push offers waiting on a person, with signed approve and decline links, to webhooks: a file with run's "notify" block`)
 	fs.StringVar(&c.config, "config", "", `accounts to own, JSON: {"accounts":[{"account":"LV100001","keyIdEnv":"LOCATOR_KEY_ID","secretEnv":"LOCATOR_SECRET","env":"live"}]}; default: --account with LOCATOR_KEY_ID/LOCATOR_SECRET`)
 	c.jobsFlags(fs, "jobs")
+	c.conn.registerStreamURL(fs, ownerStreamURL)
 }
+
+// ownerStreamURL is what --ws-url is to the daemon (serve, run).
+const ownerStreamURL = "the broker's stream address ws(s)://host[:port] its owners follow the P&L and portfolio streams at (default: the REST address with ws or wss); a watch of its accounts gets them relayed"
 
 // jobsFlags declares the flags of the daemon's jobs: the file under name
 // (serve's --jobs, run's --config) and the grace of a stop.

@@ -29,6 +29,10 @@ type connFlags struct {
 	standby    bool
 	ownerToken string          // wire.OwnerTokenEnv, read once
 	dial       *service.Dialer // see dialer
+	// streamURL is the broker's stream address of the clients this
+	// process makes (service.Dialer.StreamURL): serve's, run's and
+	// watch's --ws-url.
+	streamURL string
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -44,6 +48,11 @@ func (c *connFlags) registerAccount(fs *pflag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "SQLite database path or postgres:// URL (env LOCATOR_DB; default ~/.local/state/locator/locator.db)")
 	fs.StringVar(&c.env, "env", "", "environment you mean to use: live or paper (env LOCATOR_ENV; default live); writes are refused when the account is the other kind")
 	fs.StringVar(&c.auth, "auth", "", "credentials: keys (LOCATOR_KEY_ID and LOCATOR_SECRET) or partner (the tokens of 'locator login --partner'; needs LOCATOR_CLIENT_SECRET) (env LOCATOR_AUTH; default keys)")
+}
+
+// registerStreamURL declares --ws-url, saying what it is to the command.
+func (c *connFlags) registerStreamURL(fs *pflag.FlagSet, usage string) {
+	fs.StringVar(&c.streamURL, "ws-url", "", usage)
 }
 
 // flags are the settings given on this command's line.

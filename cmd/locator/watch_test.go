@@ -86,12 +86,37 @@ func (w *watching) interrupt(t *testing.T) int {
 	}
 }
 
-// `watch pnl` off a terminal prints one JSON line per change of the P&L
-// stream's model: the snapshot first, then after each tick; Ctrl-C exits
-// 130.
+// watchWays runs test in two parallel subtests: "alone", where watch
+// follows the broker's streams itself (no owner runs: local.Alone), and
+// "beside serve", where a `serve` owns the account (its stream address
+// given by serve's --ws-url) and watch gets its streams relayed through
+// the account API.
+func watchWays(t *testing.T, test func(t *testing.T, b *cliBundle)) {
+	for _, beside := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "beside serve"}[beside], func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			if beside {
+				owner := b.startMain(t, "serve", "--ws-url", wsURL(b))
+				waitFor(t, "the owner", func() bool { return strings.Contains(owner.stderr.String(), "serving LV100001") })
+			}
+			test(t, b)
+		})
+	}
+}
+
+// wsURL is the simulator's stream address: its REST address with ws.
+func wsURL(b *cliBundle) string { return "ws" + strings.TrimPrefix(b.env["LOCATOR_BASE_URL"], "http") }
+
+// Spec "P&L stream": `watch pnl` off a terminal prints one JSON line per
+// change of the P&L stream's model: the snapshot first, then after each
+// tick; Ctrl-C exits 130.
 func TestWatchPnL(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	watchWays(t, testWatchPnL)
+}
+
+func testWatchPnL(t *testing.T, b *cliBundle) {
 	w := b.watch(t, "watch", "pnl")
 	first := w.next(t, func(m map[string]any) bool { return m["connected"] == true })
 	if first["account"] != "LV100001" {
@@ -107,11 +132,16 @@ func TestWatchPnL(t *testing.T) {
 	}
 }
 
-// `watch orders --json` prints today's orders, then each order change from
-// the portfolio stream, one JSON object per line.
+// Spec "Portfolio stream": `watch orders --json` prints today's orders,
+// then each order change from the portfolio stream, one JSON object per
+// line; a stream that is not one is refused (exit 2), and so is a format
+// watch cannot print.
 func TestWatchOrders(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	watchWays(t, testWatchOrders)
+}
+
+func testWatchOrders(t *testing.T, b *cliBundle) {
 	before := b.placeLimit(t, brokerclient.SideBuy, brokerclient.OpenCloseOpen, "AAPL", 10, "150")
 	w := b.watch(t, "watch", "orders", "--json")
 	w.next(t, func(m map[string]any) bool { return m["clientOrderId"] == before.ClientOrderID })
@@ -122,26 +152,29 @@ func TestWatchOrders(t *testing.T) {
 	if code := w.interrupt(t); code != console.ExitInterrupted {
 		t.Errorf("exit %d after Ctrl-C, want 130", code)
 	}
-	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != console.ExitUsage {
-		t.Errorf("watch positions: exit %d (%s), want 2", code, errOut)
+	sent := len(b.sim.Requests())
+	if code, _, errOut := b.MustRunMain(t, nil, "watch", "positions"); code != console.ExitUsage || !strings.Contains(errOut, "positions") {
+		t.Errorf("watch positions: exit %d (%s), want 2 naming the stream", code, errOut)
 	}
 	// A format watch cannot print is refused, not
 	// answered with another one; nothing is opened.
-	sent := len(b.sim.Requests())
 	if code, out, errOut := b.MustRunMain(t, nil, "watch", "pnl", "-o", "csv"); code != console.ExitUsage || out != "" || !strings.Contains(errOut, "this command prints table or json, not csv") {
 		t.Errorf("watch pnl -o csv: exit %d, stdout %q, stderr %q; want 2, nothing printed", code, out, errOut)
 	}
 	if n := len(b.sim.Requests()) - sent; n != 0 {
-		t.Errorf("watch pnl -o csv sent %d requests", n)
+		t.Errorf("watch positions and watch pnl -o csv sent %d requests", n)
 	}
 }
 
-// Watch says its stream's state: off a terminal one JSON
-// line per change (connecting, live, reconnecting), so a dropped
+// Spec "WebSocket streams": watch says its stream's state, off a terminal
+// one JSON line per change (connecting, live, reconnecting), so a dropped
 // connection and its recovery show, for the P&L and the orders alike.
 func TestWatchShowsTheStreamsState(t *testing.T) {
 	t.Parallel()
-	b := setupCLI(t)
+	watchWays(t, testWatchShowsTheStreamsState)
+}
+
+func testWatchShowsTheStreamsState(t *testing.T, b *cliBundle) {
 	for what, stream := range map[string]string{"pnl": "pnl", "orders": "portfolio"} {
 		w := b.watch(t, "watch", what, "--json")
 		state := func(want string) {
@@ -157,6 +190,35 @@ func TestWatchShowsTheStreamsState(t *testing.T) {
 		state("live")
 		if code := w.interrupt(t); code != console.ExitInterrupted {
 			t.Errorf("watch %s: exit %d after Ctrl-C, want 130", what, code)
+		}
+	}
+}
+
+// --ws-url is the stream address of a watch with no owner (the broker's
+// streams followed there), and is refused beside an owner, which follows
+// its own (serve --ws-url): exit 2, nothing sent. An address that is not a
+// stream's is refused before anything is sent.
+func TestWatchStreamURL(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	w := b.watch(t, "watch", "pnl", "--ws-url", wsURL(b))
+	w.next(t, func(m map[string]any) bool { return m["connected"] == true })
+	if code := w.interrupt(t); code != console.ExitInterrupted {
+		t.Errorf("exit %d after Ctrl-C, want 130", code)
+	}
+
+	sent := len(b.sim.Requests())
+	if code, _, errOut := b.MustRunMain(t, nil, "watch", "pnl", "--ws-url", "ftp://127.0.0.1:1"); code != console.ExitUsage {
+		t.Errorf("watch --ws-url ftp://…: exit %d (%s), want 2", code, errOut)
+	}
+	b.startServe(t)
+	if code, _, errOut := b.MustRunMain(t, nil, "watch", "orders", "--ws-url", wsURL(b)); code != console.ExitUsage || !strings.Contains(errOut, "serve --ws-url") {
+		t.Errorf("watch --ws-url beside serve: exit %d (%s), want 2 saying the owner's is serve --ws-url", code, errOut)
+	}
+	for _, r := range b.sim.Requests()[sent:] {
+		// The owner's own start-up and polls.
+		if r.Method != "GET" {
+			t.Errorf("%s %s sent by refused watches", r.Method, r.Path)
 		}
 	}
 }

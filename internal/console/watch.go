@@ -2,11 +2,11 @@ package console
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
 	"github.com/locatorhq/locator/market"
 )
@@ -18,11 +18,12 @@ func redraw(w io.Writer, status string, draw func(Printer)) {
 	draw(Printer{W: w})
 }
 
-func streamStatus(state string) string {
+// streamStatus is the status line of a watch on a terminal, as of at.
+func streamStatus(at time.Time, state string) string {
 	if state != "live" {
 		state += "…"
 	}
-	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", market.TimeOfDay(time.Now()), state)
+	return fmt.Sprintf("%s  stream %s  (Ctrl-C to stop)", market.TimeOfDay(at), state)
 }
 
 // stateLine is the JSON line of a watch whose stream changed state.
@@ -33,41 +34,6 @@ type stateLine struct {
 	State   string    `json:"state"`  // connecting, live or reconnecting
 }
 
-// streamShow follows a watch's stream connection: connecting until it is
-// first live, then live or reconnecting. Off a terminal each change of
-// state is a JSON line; on a terminal the redrawn status line says it.
-type streamShow struct {
-	w               io.Writer
-	live            bool // a terminal
-	account, stream string
-	state           string // the last one shown
-	everUp          bool
-}
-
-// begin shows the first connection under way, before anything has come
-// (an unreachable broker shows as connecting, not as a blank screen).
-func (s *streamShow) begin() {
-	if s.set(false); s.live {
-		redraw(s.w, streamStatus(s.state), func(Printer) {})
-	}
-}
-
-// set records whether the stream is up and returns its state.
-func (s *streamShow) set(up bool) string {
-	state := "connecting"
-	switch {
-	case up:
-		state, s.everUp = "live", true
-	case s.everUp:
-		state = "reconnecting"
-	}
-	if !s.live && state != s.state {
-		Printer{W: s.w, Format: JSON}.Event(stateLine{Time: time.Now().UTC(), Account: s.account, Stream: s.stream, State: state}, "")
-	}
-	s.state = state
-	return state
-}
-
 // pnlLine is one JSON line of watch pnl.
 type pnlLine struct {
 	Time      time.Time                `json:"time"`
@@ -76,122 +42,84 @@ type pnlLine struct {
 	PnL       brokerclient.PnLSnapshot `json:"pnl"`
 }
 
-// watchPnL follows the account's P&L on the broker's stream until ctx ends:
-// on a terminal (live) a table redrawn in place under the stream's state
-// (connecting, live, reconnecting), otherwise one JSON line per change
-// while connected and one per change of the stream's state.
-func watchPnL(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
-	show := streamShow{w: w, live: live, account: account, stream: "pnl"}
-	show.begin()
-	pw, err := client.Streams.WatchPnL(ctx, []string{account})
-	if err != nil {
-		return err
+// watchShow prints a watch's events: on a terminal (live) a table redrawn
+// in place under the stream's state, otherwise one JSON line per change
+// of the stream's state and one per change of what it carries (the P&L
+// model while live; an order's state, as the broker names its fields).
+// The stream is connecting until it is first live, then live or
+// reconnecting.
+type watchShow struct {
+	w               io.Writer
+	live            bool // a terminal
+	account, stream string
+	state           string // the last one shown
+	pnl             *brokerclient.PnLSnapshot
+	ids             []string // the orders seen, first seen first
+	orders          map[string]brokerclient.Order
+}
+
+// set records the stream's state as of e and returns it in words, with a
+// JSON line off a terminal when it changed.
+func (s *watchShow) set(e account.WatchEvent) string {
+	state := "connecting"
+	switch e.State {
+	case account.StreamLive:
+		state = "live"
+	case account.StreamDown:
+		state = "reconnecting"
 	}
-	defer pw.Close()
-	for {
-		changed := pw.Changed()
-		if err := pw.Err(); err != nil {
-			return err
+	if !s.live && state != s.state {
+		Printer{W: s.w, Format: JSON}.Event(stateLine{Time: e.Time.UTC(), Account: s.account, Stream: s.stream, State: state}, "")
+	}
+	s.state = state
+	return state
+}
+
+// show prints one event of the watch.
+func (s *watchShow) show(e account.WatchEvent) {
+	state := s.set(e)
+	if e.PnL != nil {
+		s.pnl = e.PnL
+		if !s.live {
+			Printer{W: s.w, Format: JSON}.Event(pnlLine{Time: e.Time.UTC(), Account: s.account, Connected: true, PnL: *e.PnL}, "")
 		}
-		snap, up := pw.Snapshot(account)
-		state := show.set(up)
+	}
+	if o := e.Order; o != nil {
+		if !s.live {
+			Printer{W: s.w, Format: JSON}.Event(o, "")
+		}
+		if _, seen := s.orders[o.ClientOrderID]; !seen {
+			s.ids = append(s.ids, o.ClientOrderID)
+		}
+		s.orders[o.ClientOrderID] = *o
+	}
+	if !s.live {
+		return
+	}
+	redraw(s.w, streamStatus(e.Time, state), func(p Printer) {
 		switch {
-		case live:
-			redraw(w, streamStatus(state), func(p Printer) {
-				if show.everUp {
-					PnLSnapshot(p, snap)
-				}
-			})
-		case up:
-			Printer{W: w, Format: JSON}.Event(pnlLine{Time: time.Now().UTC(), Account: account, Connected: up, PnL: snap}, "")
+		case s.stream == string(account.WatchOrders):
+			orders := make([]brokerclient.Order, len(s.ids))
+			for i, id := range s.ids {
+				orders[i] = s.orders[id]
+			}
+			OrderBook(p, orders)
+		case s.pnl != nil:
+			PnLSnapshot(p, *s.pnl)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		}
-	}
+	})
 }
 
-// watchOrders follows the account's orders on the broker's portfolio
-// stream until ctx ends: on a terminal (live) the orders seen redrawn in
-// place under the stream's state, otherwise one JSON line per order change
-// and one per change of the stream's state (while it is down the orders
-// come from the order book).
-func watchOrders(ctx context.Context, client *brokerclient.Client, account string, w io.Writer, live bool) error {
-	show := streamShow{w: w, live: live, account: account, stream: "orders"}
-	show.begin()
-	f, err := client.Streams.FollowOrders(ctx, account)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	ow := f.Watch("")
-	defer ow.Close()
-	up, changed := f.Connected()
-	if state := show.set(up); live {
-		redraw(w, streamStatus(state), func(Printer) {})
-	}
-	if err := f.Load(ctx); err != nil {
-		return err
-	}
-	next, failed := make(chan *brokerclient.Order), make(chan error, 1)
-	go func() {
-		for {
-			o, err := ow.Next(ctx)
-			if err != nil {
-				failed <- err
-				return
-			}
-			next <- o
-		}
-	}()
-	var ids []string
-	latest := map[string]brokerclient.Order{}
-	for {
-		select {
-		case err := <-failed:
-			return err
-		case <-changed:
-		case o := <-next:
-			if !live {
-				Printer{W: w, Format: JSON}.Event(o, "")
-			}
-			if _, seen := latest[o.ClientOrderID]; !seen {
-				ids = append(ids, o.ClientOrderID)
-			}
-			latest[o.ClientOrderID] = *o
-		}
-		up, changed = f.Connected()
-		state := show.set(up)
-		if live {
-			orders := make([]brokerclient.Order, len(ids))
-			for i, id := range ids {
-				orders[i] = latest[id]
-			}
-			redraw(w, streamStatus(state), func(p Printer) { OrderBook(p, orders) })
-		}
-	}
-}
-
-// Watch follows stream what ("pnl" or "orders") of account on client
+// Watch follows stream what of acct through the account API (r.Watch:
+// the owner's streams relayed, or this process's own when none runs)
 // until ctx ends (exit 130), printing to w, redrawn in place when live.
-// The broker's refusal of the keys or of the account on the stream is a
-// usage error (exit 2): nothing was sent.
-func Watch(ctx context.Context, client *brokerclient.Client, what, account string, w io.Writer, live bool) error {
-	var err error
-	if what == "pnl" {
-		err = watchPnL(ctx, client, account, w, live)
-	} else {
-		err = watchOrders(ctx, client, account, w, live)
-	}
-	switch {
-	case ctx.Err() != nil:
+// Its errors are the account API's: the broker's refusal of the keys or
+// of the account on the stream is KindRefused (exit 2, nothing was sent).
+func Watch(ctx context.Context, r account.Reader, what account.WatchStream, acct string, w io.Writer, live bool) error {
+	s := watchShow{w: w, live: live, account: acct, stream: string(what), orders: map[string]brokerclient.Order{}}
+	err := r.Watch(ctx, account.WatchRequest{Stream: what}, s.show)
+	if ctx.Err() != nil {
 		return &CodeError{Code: ExitInterrupted, Msg: "interrupted"}
-	case errors.Is(err, brokerclient.ErrStreamAuth):
-		return Usagef("the broker refused these keys on the stream: check LOCATOR_KEY_ID and LOCATOR_SECRET")
-	case errors.Is(err, brokerclient.ErrStreamSubscribe):
-		return Usagef("account %s not found for these keys; nothing was sent", account)
 	}
 	return err
 }

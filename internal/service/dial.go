@@ -54,6 +54,11 @@ type Dialer struct {
 	// Offers, when set, is the hook that tells of the offers of an
 	// account waiting on a person (OwnerConfig.Offers), by account.
 	Offers func(account string) func(account.Question)
+	// StreamURL is the broker's stream address ({ws_base_url}) of the
+	// clients it makes (serve's and watch's --ws-url): its owners follow
+	// the broker's push streams there, and so do a watch's alone. Empty:
+	// the REST address with ws or wss.
+	StreamURL string
 
 	clients map[string]*brokerclient.Client // by address and key id
 }
@@ -68,8 +73,8 @@ func (d *Dialer) Time() clock.Clock {
 	return d.Clock
 }
 
-// Client is a new broker client of settings s (with extra options, a
-// stream address say): its credentials, pacing clock, log and observer.
+// Client is a new broker client of settings s (with extra options): its
+// credentials, stream address, pacing clock, log and observer.
 // Partner tokens come from the encrypted token file, and every renewed pair
 // goes back to it before the old refresh token is forgotten.
 func (d *Dialer) Client(s config.Settings, extra ...brokerclient.Option) (*brokerclient.Client, error) {
@@ -92,6 +97,9 @@ func (d *Dialer) Client(s config.Settings, extra ...brokerclient.Option) (*broke
 	}
 	if d.HTTPClient != nil {
 		opts = append(opts, brokerclient.WithHTTPClient(d.HTTPClient))
+	}
+	if d.StreamURL != "" {
+		opts = append(opts, brokerclient.WithStreamURL(d.StreamURL))
 	}
 	return brokerclient.NewClient(append(opts, extra...)...)
 }

@@ -19,7 +19,10 @@ import (
 // live owner's reads, or this process's own; Close ends it.
 type Reading struct {
 	account.Reader
-	close func()
+	// Followed says the reads go through the account's live owner (its
+	// broker client, its streams), not this process's own.
+	Followed bool
+	close    func()
 }
 
 // Close ends the reading: the connection to the owner, or the database
@@ -54,7 +57,7 @@ func (d *Dialer) Reader(ctx context.Context, s config.Settings, command string) 
 			if err != nil {
 				return nil, err
 			}
-			return &Reading{Reader: owner, close: owner.Close}, nil
+			return &Reading{Reader: owner, Followed: true, close: owner.Close}, nil
 		}
 	}
 	alone := &local.Alone{Account: s.Account, Clock: d.Time(), Store: st, NoStore: noStore, Budget: s.LocateBudget,
