@@ -951,8 +951,8 @@ func TestFailingSinceFirstFailedRead(t *testing.T) {
 }
 
 // An account with nothing open (SetQuiet) reads the broker at most once a
-// virtual minute: history every 2 minutes (with the owner's ledger sync
-// every 2 minutes, one read a minute), inventory only once a history read
+// virtual minute: history every 2 minutes (with the owner's ledger sync,
+// two reads every 4 minutes, one read a minute), inventory only once a history read
 // shows a change (a locate made in the broker's own window, "Short
 // locates"), since only another program on the account could change them.
 // A request opened on it (leaving quiet) wakes it at once: inventory 5 s
