@@ -321,11 +321,21 @@ func (p *Poller) holdLocked() {
 // broker's own window), since only another program on the account could
 // change them, and what it changes of inventory history shows first (a
 // request reads inventory anew anyway when its last read is older than
-// 5 s). Leaving quiet, as a locate or credit-back starts, brings each
+// 5 s). Turning quiet drops the reads due on the idle cadence or for a
+// write whose workflow has ended (history comes Quiet after the last
+// read; an inventory read asked for after a fill, or never made yet,
+// stays). Leaving quiet, as a locate or credit-back starts, brings each
 // read to no later than the idle cadence from now, at once.
 func (p *Poller) SetQuiet(quiet bool) {
 	p.mu.Lock()
 	wake := p.quiet && !quiet
+	if quiet && !p.quiet {
+		p.nextHist = later(p.nextHist, p.lastHist.Add(p.cfg.Cadence.Quiet))
+		p.writePoll = 0
+		if !p.invAsked && p.nextInv.After(p.cfg.Clock.Now()) {
+			p.nextInv = time.Time{}
+		}
+	}
 	p.quiet = quiet
 	if wake {
 		now := p.cfg.Clock.Now()

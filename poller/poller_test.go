@@ -1007,6 +1007,26 @@ func TestQuietAccountReadsAtMostOnceAMinute(t *testing.T) {
 	}
 }
 
+// An account that turns quiet (its last workflow ended) drops the reads
+// due on the idle cadence: history comes 2 minutes after its last read,
+// inventory once history changes.
+func TestTurningQuietDropsTheIdleReadsDue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	b.start(t, p)
+	b.advanceTo(t, time.Second) // read at 0; due: inventory at 5 s, history at 8 s
+	p.SetQuiet(true)            // nothing sooner to read: the poller sleeps on
+	b.advanceTo(t, 200*time.Second)
+	hist, inv := b.calls()
+	if diff := cmp.Diff(secs(0, 120), hist); diff != "" {
+		t.Errorf("History calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0), inv); diff != "" {
+		t.Errorf("Inventory calls (-want +got):\n%s", diff)
+	}
+}
+
 // An account awaiting its quote's offer holds its key
 // pair's idle reads while the quote is in its settle window ("Locate
 // status": 1.5 to 3 s), so its reads every half second across the window
