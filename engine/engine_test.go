@@ -142,7 +142,12 @@ func (b *testBundle) locate(t *testing.T, symbol string, qty int64, p workflow.P
 
 func (b *testBundle) wait(t *testing.T, id string) *workflow.Workflow {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	// A hang guard, not a bound on speed: virtual time moves a timer at a
+	// time, each after a quiet spell, and a quote's settle window read
+	// every half second makes many timers; a workflow whose quote was lost
+	// twice spans a minute of virtual time, and under the whole suite on
+	// two cores 20 s of the wall's did not always cover it.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	w, err := b.engine.Wait(ctx, id)
 	if err != nil {
