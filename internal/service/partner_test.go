@@ -77,8 +77,12 @@ func TestOwnerKeepsPartnerTokensRenewed(t *testing.T) {
 			break
 		}
 	}
-	if refresh == nil || !refresh.Time.Equal(tok.RenewAt()) {
-		t.Errorf("refresh %+v, want one at RenewAt %s", refresh, tok.RenewAt())
+	// Renewed once due and before the pair expired, with no call waiting
+	// on it. (Not exactly at RenewAt: the clock runs as virtual time
+	// without waiting on the renewing goroutine, which a loaded machine
+	// may wake after the clock has jumped to the idle account's next read.)
+	if refresh == nil || refresh.Time.Before(tok.RenewAt()) || !refresh.Time.Before(tok.Expiry) {
+		t.Errorf("refresh %+v, want one from RenewAt %s, before the expiry %s", refresh, tok.RenewAt(), tok.Expiry)
 	}
 	if !o.Held() {
 		t.Error("the owner lost the account while renewing")
