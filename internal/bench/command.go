@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locatorhq/locator/internal/console"
+	"github.com/locatorhq/locator/internal/tradingday"
 )
 
 // Command is `locator bench`: its flags (Register), then the benchmark
@@ -53,7 +54,7 @@ func (c *Command) Run(ctx context.Context, w, logw io.Writer, exe, db string) er
 	case c.victim != "":
 		return Victim(ctx, c.victim, c.victimN)
 	case c.worker:
-		return DaysWorker(ctx, os.Stdin, w)
+		return tradingday.Work(ctx, os.Stdin, w)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", args...) }
 	switch c.Mode {

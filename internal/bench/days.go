@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"time"
 
@@ -39,7 +38,7 @@ func (o DaysOptions) Check() error {
 }
 
 // Days runs the generated days, in o.Parallel worker processes of exe
-// (`locator bench --days-worker`, DaysWorker), and writes a line per failed day (its
+// (`locator bench --days-worker`, tradingday.Work), and writes a line per failed day (its
 // seed, the first invariant broken, the command that reruns it and the
 // operations that led to it), then days/s and the count of violations;
 // it reports an error when a day broke an invariant or failed to run.
@@ -74,16 +73,4 @@ func Days(ctx context.Context, o DaysOptions, w io.Writer, exe string) error {
 		return fmt.Errorf("%d of %d generated days broke an invariant or did not run", violations+failed, len(runs))
 	}
 	return nil
-}
-
-// DaysWorker is a worker process of Days: the days whose seeds in holds,
-// run one at a time in a folder of its own, their results on out
-// (tradingday.Work).
-func DaysWorker(ctx context.Context, in io.Reader, out io.Writer) error {
-	dir, err := os.MkdirTemp("", "locator-days-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	return tradingday.Work(ctx, in, out, dir)
 }

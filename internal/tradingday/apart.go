@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -124,9 +125,14 @@ func runWorker(ctx context.Context, cmd *exec.Cmd, ops int, seeds []uint64, next
 }
 
 // Work is a worker process of RunDays: it reads a day a line from in
-// (its seed and its count of operations), runs it under dir, and writes
-// its DayRun to out as a JSON line, until in ends.
-func Work(ctx context.Context, in io.Reader, out io.Writer, dir string) error {
+// (its seed and its count of operations), runs it in a temporary folder
+// of its own, and writes its DayRun to out as a JSON line, until in ends.
+func Work(ctx context.Context, in io.Reader, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "locator-days-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	seeds := bufio.NewScanner(in)
 	enc := json.NewEncoder(out)
 	for seeds.Scan() {

@@ -26,12 +26,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "" {
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "locator-days-")
-	if err == nil {
-		err = tradingday.Work(context.Background(), os.Stdin, os.Stdout, dir)
-		os.RemoveAll(dir)
-	}
-	if err != nil {
+	if err := tradingday.Work(context.Background(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
