@@ -96,7 +96,8 @@ func BenchmarkClientHistory(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			sb := benchBundle(b)
 			seedHistory(b, sb)
-			// 2/s less the client's 5% margin refills a token every ~526 ms.
+			// 2/s, the history route's whole rate (marginOf), refills a
+			// token every 500 ms.
 			benchCalls(b, sb, paced, 550*time.Millisecond, history)
 		})
 	}

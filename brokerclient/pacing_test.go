@@ -154,9 +154,10 @@ func TestPaceAfterStartsEmpty(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	// 2/s at 95 %: a token every 526 ms, 100 ms of which had passed.
-	if waited := b.Clock.Now().Sub(start); waited < 420*time.Millisecond || waited > 430*time.Millisecond {
-		t.Errorf("the first request waited %v, want 426 ms", waited)
+	// History at its whole 2/s (marginOf): a token every 500 ms, 100 ms
+	// of which had passed.
+	if waited := b.Clock.Now().Sub(start); waited != 400*time.Millisecond {
+		t.Errorf("the first request waited %v, want 400 ms", waited)
 	}
 	if last := c.LastRequest(); !last.Equal(b.Clock.Now()) {
 		t.Errorf("LastRequest %v, want %v", last, b.Clock.Now())

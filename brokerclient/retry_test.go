@@ -124,10 +124,10 @@ func TestRetry5xxOnReads(t *testing.T) {
 		t.Fatalf("statuses %v, want %v", got, want)
 	}
 	// The client's documented back-off: 250 ms doubling, plus up to half
-	// again; a retry also waits for the route's pacer (history: 2/s, paced
-	// at 95 %, burst 1), so no wait is shorter than its interval.
+	// again; a retry also waits for the route's pacer (history: its whole
+	// 2/s, burst 1), so no wait is shorter than its interval.
 	base := 250 * time.Millisecond
-	paced := 2 * 0.95 // per second
+	paced := 2.0 // per second
 	pace := time.Duration(float64(time.Second) / paced)
 	for i, g := range gaps(reqs) {
 		lo, hi := max(base, pace), max(base*3/2, pace+10*time.Millisecond)

@@ -9,11 +9,12 @@ import (
 	"github.com/locatorhq/locator/states"
 )
 
-// Spec "Short locates" rule 7 with "Locate status" (a quote
-// settles in 1.5 to 3 s): once the broker has answered the quote, the
-// account's history is read 2 s after it and then every second while the
-// quote waits for its offer, so the offer is accepted within a second of
-// showing; nothing is read for it while the quote has not left.
+// Spec "Locate status" (a quote settles in 1.5 to 3 s) and "Rate limits"
+// (history 2/s): once the broker has answered the quote, the account's
+// history is read every half second across the settle window, the first
+// read half a second after it opens, so the offer is accepted within half
+// a second of settling; nothing is read for it while the quote has not
+// left.
 //
 // Virtual time stands still from the read that shows the offer until the
 // accept has reached the broker: the engine's reaction takes no time of
@@ -69,11 +70,56 @@ func TestHistoryFollowsTheQuoteFromItsAnswer(t *testing.T) {
 		t.Fatalf("history reads after the quote, from it: %v; want the first 2 s after it", reads)
 	}
 	for i := 1; i < len(reads); i++ {
-		if gap := reads[i] - reads[i-1]; gap > time.Second {
-			t.Errorf("history reads %v and %v after the quote: %v apart while it waited for its offer, want 1 s", reads[i-1], reads[i], gap)
+		if gap := reads[i] - reads[i-1]; gap > 500*time.Millisecond {
+			t.Errorf("history reads %v and %v after the quote: %v apart while it waited for its offer, want 500ms", reads[i-1], reads[i], gap)
 		}
 	}
-	if wait := accepted.Sub(offered); wait > time.Second {
-		t.Errorf("offer at %v after the quote accepted %v after it, want within a second", offered.Sub(quoted), wait)
+	if wait := accepted.Sub(offered); wait > 500*time.Millisecond {
+		t.Errorf("offer at %v after the quote accepted %v after it, want within half a second", offered.Sub(quoted), wait)
+	}
+}
+
+// An account with nothing open reads the broker at most once a virtual
+// minute (history every 2 minutes; inventory only when history changed:
+// only another program could change them), and a locate started on it
+// wakes its reads at once: its quote's settle window is read from half a
+// second after it opens ("Locate status"), not at the next quiet read.
+func TestIdleAccountReadsOnceAMinuteAndWakesForALocate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpt{})
+	started := b.sim.Clock.Now()
+	idle := b.sim.Clock.NewTimer(10 * time.Minute) // the engine idles meanwhile, on virtual time
+	select {
+	case <-idle.C():
+	case <-time.After(20 * time.Second): // a hang guard, never a timing
+		t.Fatal("10 virtual minutes never passed")
+	}
+	perMinute := map[time.Duration]int{}
+	for _, r := range b.sim.Sim.Requests() {
+		if at := r.Time.Sub(started); at >= time.Minute { // the start-up reads aside
+			perMinute[at/time.Minute]++
+		}
+	}
+	for m, n := range perMinute {
+		if n > 1 {
+			t.Errorf("idle minute %d: %d broker requests, want at most 1", m, n)
+		}
+	}
+	if len(perMinute) == 0 {
+		t.Error("no broker read in 9 idle minutes, want one every 2 minutes")
+	}
+	w := b.locate(t, "HTBX", 100, auto("0.02"))
+	expect(t, w, states.Filled)
+	quotes := b.requests("/locates/quote")
+	if len(quotes) != 1 {
+		t.Fatalf("%d quotes, want 1", len(quotes))
+	}
+	for _, r := range b.requests("/locates/history") {
+		if r.Time.After(quotes[0].Time) {
+			if after := r.Time.Sub(quotes[0].Time); after > 2*time.Second+500*time.Millisecond {
+				t.Errorf("the first history read %v after the quote, want by 2 s (its window opens 1.5 s after)", after)
+			}
+			break
+		}
 	}
 }

@@ -264,8 +264,15 @@ func (e *Engine) Start(ctx context.Context) error {
 // its shortfall) or an order was left working (rows, which bring it up to
 // the broker's record: a fill while no owner ran, which no stream pushed
 // to anyone, is in today's book until the broker's day rolls over, and
-// gone after); nil for what needs none.
+// gone after); nil for what needs none. With no workflow recovered, the
+// reads are an idle account's refresh: the reads of the key pair's other
+// accounts that an offer waits on go first (brokerclient.PriorityIdle,
+// HoldIdle), so a serve starting its accounts beside a locate takes none
+// of that locate's turns.
 func (e *Engine) reconcile(ctx context.Context, l *loop) (book []workflow.BookOrder, rows []brokerclient.Order, err error) {
+	if len(l.open) == 0 {
+		ctx = brokerclient.WithPriority(ctx, brokerclient.PriorityIdle)
+	}
 	if err := e.poll.PollHistory(ctx); err != nil {
 		return nil, nil, fmt.Errorf("reconcile: history: %w", err)
 	}

@@ -3,11 +3,12 @@
 // or changed since the last read go to one receiver (Config.Rows), the
 // account's engine, which alone knows which workflow a row belongs to. The cadence follows the broker's polling
 // guidance (docs/broker.md, "Polling"): after a write about 2 s then 2 s
-// spacing (after a quote, at the middle and the end of its 1.5 to 3 s
-// settle window, Quoted); idle, inventory every 5 s and history every 8 s (both every
-// 30 s while nothing is open on the account, SetQuiet); about 1 s while
-// an offer is live or a quote is young, which stays under the history
-// route's 2-per-second limit. The accounts of a key pair share its buckets:
+// spacing; after a quote, every half second across its 1.5 to 3 s settle
+// window (Quoted), the history route's 2 per second, so an offer is seen
+// within one read of settling; idle, inventory every 5 s and history every
+// 8 s; while nothing is open on the account (SetQuiet), history every
+// 2 minutes and inventory only when history changed; about 1 s while
+// an offer is live. The accounts of a key pair share its buckets:
 // a history read an open workflow waits on asks its key pair's pacer
 // first (brokerclient.PriorityUrgent), an idle account's reads last, so
 // with many accounts on one key pair the idle cadence is a ceiling that
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,8 +71,12 @@ type Cadence struct {
 	// has (1.5 and 3 s: the spec's States table, "settles in about 1.5 to
 	// 3 seconds"); see Quoted.
 	SettleMin, SettleMax time.Duration
-	// Quiet spaces both reads while the account has nothing open
-	// (SetQuiet): nothing locator does can change them then (30 s).
+	// Quiet spaces history while the account has nothing open
+	// (SetQuiet): nothing locator does can change it then, and the
+	// streams carry the account's orders, positions and P&L (2 min:
+	// with the owner's ledger sync, two reads every
+	// service.LedgerSyncEvery, an idle account reads the broker once a
+	// minute).
 	Quiet            time.Duration
 	MaxBackoff       time.Duration // cap of the error back-off (60 s)
 	InventoryOnWrite time.Duration // delay of the inventory refresh asked for after fills and sells
@@ -80,7 +86,7 @@ type Cadence struct {
 var DefaultCadence = Cadence{
 	AfterWrite: 2 * time.Second, WriteSpacing: 2 * time.Second, WritePolls: 4,
 	SettleMin: 1500 * time.Millisecond, SettleMax: 3 * time.Second,
-	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second, Quiet: 30 * time.Second,
+	Hot: time.Second, IdleHistory: 8 * time.Second, IdleInventory: 5 * time.Second, Quiet: 2 * time.Minute,
 	MaxBackoff: 60 * time.Second, InventoryOnWrite: time.Second,
 }
 
@@ -141,12 +147,12 @@ type Poller struct {
 	ran       bool      // Run has returned: no hold is taken any more
 	writePoll int       // follow-up polls left after a write
 	writeDue  time.Time // the first history read after the last write (AfterWrite)
-	// settles are the ends of the settle windows of the quotes answered
-	// (Quoted) that no history read has begun after yet, soonest first.
-	settles  []time.Time
+	// settles are the settle windows of the quotes answered (Quoted)
+	// that no history read has begun after the end of yet, soonest first.
+	settles  []window
 	nextHist time.Time // when history is due
 	lastHist time.Time // when the last history read began
-	nextInv  time.Time // when inventory is due
+	nextInv  time.Time // when inventory is due (zero: not until asked, SetQuiet)
 	invAsked bool      // an inventory read was asked for (RefreshInventory)
 	// preemptIdle gives up the idle read in flight (nil: none).
 	preemptIdle context.CancelFunc
@@ -193,35 +199,63 @@ func (p *Poller) Wrote() {
 	p.kick()
 }
 
+// window is a quote's settle window: the broker settles it no sooner
+// than from and no later than to (Quoted).
+type window struct{ from, to time.Time }
+
 // Quoted tells the poller a quote was answered at answered: the broker
 // has it and settles it 1.5 to 3 s from then (Cadence.SettleMin,
 // SettleMax), however long the answer took to reach the poller (the
-// engine's loop writes other workflows' records first). History
-// is read at the middle of that window and again at its end, rather than
-// 2 s after and then every second: an offer waits at most a quarter of
-// the window for the read that shows it, a quote is never seen later
-// than its settle's end by more than that read takes, and a quote needs
-// 1.5 reads on average rather than 1.67, on a history bucket that one
-// key pair's accounts share. The follow-up polls of a write follow.
+// engine's loop writes other workflows' records first). History is read
+// every half second across that window, the route's pace, the first read
+// half a second after it opens and the last at or after its end
+// (settleReadLocked): an offer is seen within one read of settling, at
+// most half a second, and accepted at once (an offer seen late is
+// accepted late, and the 30 s window runs from the broker's offer). One
+// read serves every window open, so quotes a second apart cost two reads
+// each. The reads end with the window, or sooner once no sent quote
+// awaits its outcome (SetAwaiting); the follow-up polls of a write follow.
 func (p *Poller) Quoted(answered time.Time) {
 	c := p.cfg.Cadence
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
-	due := later(answered.Add((c.SettleMin+c.SettleMax)/2), p.quietUntil)
 	// A read due sooner on the idle or quiet cadence alone would show
 	// nothing of the quote (it settles SettleMin after its answer at the soonest)
 	// and take a turn of the key pair's bucket: it moves to the window's
-	// middle. One due for another write's or quote's sake stays.
-	if due.Before(p.nextHist) || (!p.writeDue.After(now) && len(p.settles) == 0) {
+	// first read. One due for another write's or quote's sake stays.
+	alone := !p.writeDue.After(now) && len(p.settles) == 0
+	p.settles = append(p.settles, window{answered.Add(c.SettleMin), answered.Add(c.SettleMax)})
+	due, _ := p.settleReadLocked(p.lastHist)
+	due = later(due, p.quietUntil)
+	if due.Before(p.nextHist) || alone {
 		p.nextHist = due
 	}
 	p.writeDue = due
 	p.writePoll = c.WritePolls
-	p.settles = append(p.settles, answered.Add(c.SettleMax))
 	p.holdLocked()
 	p.preemptLocked()
 	p.mu.Unlock()
 	p.kick()
+}
+
+// settleReadLocked is when history must next be read for the settle
+// windows open (false: none is), the last read having begun at last:
+// half a second after the later of last and a window's opening (an offer
+// settled since last waits at most that for the read that shows it), or
+// at a window's end when that comes sooner, never sooner than the route's
+// pace after last. p.mu is held.
+func (p *Poller) settleReadLocked(last time.Time) (time.Time, bool) {
+	var next time.Time
+	for i, w := range p.settles {
+		due := later(w.from, last).Add(historyGap)
+		if due.After(w.to) {
+			due = later(w.to, last.Add(historyGap))
+		}
+		if i == 0 || due.Before(next) {
+			next = due
+		}
+	}
+	return next, len(p.settles) > 0
 }
 
 // SetHot tightens history polling to about 1 s (an offer is live or a quote
@@ -249,12 +283,16 @@ func (p *Poller) SetHot(hot bool) {
 // in history (a quote not yet offered, a sell not yet queued): those reads
 // go first on the key pair's history bucket, before an account's reads
 // for anything else (a fill after an accept, an offer a person is asked
-// about) and before the idle accounts'. It changes the reads' priority,
-// not their cadence (SetHot, Wrote). See holdLocked.
+// about) and before the idle accounts'. See holdLocked. Once none awaits,
+// the settle windows' reads end (every quote answered has its outcome),
+// and the cadence is the write's and SetHot's.
 func (p *Poller) SetAwaiting(awaiting bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.awaiting = awaiting
+	if !awaiting {
+		p.settles = nil
+	}
 	p.holdLocked()
 }
 
@@ -277,24 +315,32 @@ func (p *Poller) holdLocked() {
 }
 
 // SetQuiet says whether the account has nothing open (no workflow, sent
-// or queued): its history and inventory are then read every Cadence.Quiet
-// rather than at the idle cadence, since only another program on the
-// account could change them (a request reads inventory anew anyway when
-// its last read is older than 5 s, and a health check calls history stale
-// after a minute). Leaving quiet brings each read to no later than the
-// idle cadence from now.
+// or queued): its history is then read every Cadence.Quiet rather than at
+// the idle cadence, and its inventory only after a history read that
+// changed (a locate or credit-back made by another program, in the
+// broker's own window), since only another program on the account could
+// change them, and what it changes of inventory history shows first (a
+// request reads inventory anew anyway when its last read is older than
+// 5 s). Turning quiet drops the reads due on the idle cadence or for a
+// write whose workflow has ended (history comes Quiet after the last
+// read; an inventory read asked for after a fill, or never made yet,
+// stays). Leaving quiet, as a locate or credit-back starts, brings each
+// read to no later than the idle cadence from now, at once.
 func (p *Poller) SetQuiet(quiet bool) {
 	p.mu.Lock()
 	wake := p.quiet && !quiet
+	if quiet && !p.quiet {
+		p.nextHist = later(p.nextHist, p.lastHist.Add(p.cfg.Cadence.Quiet))
+		p.writePoll = 0
+		if !p.invAsked && p.nextInv.After(p.cfg.Clock.Now()) {
+			p.nextInv = time.Time{}
+		}
+	}
 	p.quiet = quiet
 	if wake {
 		now := p.cfg.Clock.Now()
-		if due := later(now.Add(p.cfg.Cadence.IdleHistory), p.quietUntil); due.Before(p.nextHist) {
-			p.nextHist = due
-		}
-		if due := later(now.Add(p.cfg.Cadence.IdleInventory), p.quietUntil); due.Before(p.nextInv) {
-			p.nextInv = due
-		}
+		sooner(&p.nextHist, later(now.Add(p.cfg.Cadence.IdleHistory), p.quietUntil))
+		sooner(&p.nextInv, later(now.Add(p.cfg.Cadence.IdleInventory), p.quietUntil))
 	}
 	p.mu.Unlock()
 	if wake {
@@ -324,9 +370,7 @@ func (p *Poller) Expect() {
 // RefreshInventory asks for an inventory read soon (after fills and sells).
 func (p *Poller) RefreshInventory() {
 	p.mu.Lock()
-	if due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite), p.quietUntil); due.Before(p.nextInv) {
-		p.nextInv = due
-	}
+	sooner(&p.nextInv, later(p.cfg.Clock.Now().Add(p.cfg.Cadence.InventoryOnWrite), p.quietUntil))
 	p.invAsked = true
 	p.mu.Unlock()
 	p.kick()
@@ -380,15 +424,11 @@ func (p *Poller) PollHistory(ctx context.Context) error {
 	p.deliver(rows, read)
 	p.mu.Lock()
 	p.nextHist = p.cfg.Clock.Now().Add(p.historySpacingLocked())
-	// A quote's settle window ends before then: read at its end (see
-	// Quoted), no sooner than the route's pace allows.
-	i := 0
-	for i < len(p.settles) && !p.settles[i].After(read) {
-		i++
-	}
-	p.settles = p.settles[i:]
-	if len(p.settles) > 0 && p.settles[0].Before(p.nextHist) {
-		p.nextHist = later(p.settles[0], read.Add(historyGap))
+	// A read begun at or after a settle window's end has shown its
+	// outcome; the windows still open are read across (see Quoted).
+	p.settles = slices.DeleteFunc(p.settles, func(w window) bool { return !w.to.After(read) })
+	if due, ok := p.settleReadLocked(read); ok {
+		sooner(&p.nextHist, due)
 	}
 	p.holdLocked()
 	p.mu.Unlock()
@@ -396,7 +436,8 @@ func (p *Poller) PollHistory(ctx context.Context) error {
 }
 
 // PollInventory reads inventory once now, hands it to OnInventory and
-// counts the idle inventory spacing from this read. The engine's Start
+// counts the idle inventory spacing from this read (while quiet, the next
+// read waits for a change in history, see SetQuiet). The engine's Start
 // calls it, beside PollHistory, so a recovered request quotes only its
 // shortfall; the poller's own ticks call it too.
 func (p *Poller) PollInventory(ctx context.Context) error {
@@ -408,11 +449,10 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 		p.cfg.OnInventory(rows)
 	}
 	p.mu.Lock()
-	spacing := p.cfg.Cadence.IdleInventory
-	if p.quiet {
-		spacing = p.cfg.Cadence.Quiet
+	p.nextInv = time.Time{}
+	if !p.quiet {
+		p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
 	}
-	p.nextInv = p.cfg.Clock.Now().Add(spacing)
 	p.invAsked = false
 	p.mu.Unlock()
 	return nil
@@ -433,6 +473,10 @@ func (p *Poller) deliver(rows []brokerclient.HistoryRow, read time.Time) {
 	p.forgetGoneLocked(rows)
 	p.polls++
 	p.polledAt = p.cfg.Clock.Now()
+	if p.quiet && len(changed) > 0 {
+		// Another program located or credited back: inventory moved too.
+		sooner(&p.nextInv, later(p.polledAt, p.quietUntil))
+	}
 	p.mu.Unlock()
 	if len(changed) > 0 && p.cfg.Rows != nil {
 		p.cfg.Rows(changed)
@@ -482,9 +526,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	for {
 		p.mu.Lock()
 		next := p.nextHist
-		if p.nextInv.Before(next) {
-			next = p.nextInv
-		}
+		sooner(&next, p.nextInv)
 		p.mu.Unlock()
 		if wait := next.Sub(p.cfg.Clock.Now()); wait > 0 {
 			t := p.cfg.Clock.NewTimer(wait)
@@ -526,7 +568,10 @@ func (p *Poller) Run(ctx context.Context) error {
 		p.cfg.Logger.Warn("poll failed; backing off", "account", p.cfg.Account, "err", err, "wait", back)
 		p.mu.Lock()
 		at := p.cfg.Clock.Now().Add(back)
-		p.nextHist, p.nextInv, p.quietUntil = later(p.nextHist, at), later(p.nextInv, at), at
+		p.nextHist, p.quietUntil = later(p.nextHist, at), at
+		if !p.nextInv.IsZero() {
+			p.nextInv = later(p.nextInv, at)
+		}
 		p.mu.Unlock()
 	}
 }
@@ -535,28 +580,15 @@ func (p *Poller) Run(ctx context.Context) error {
 func (p *Poller) tick(ctx context.Context) error {
 	now := p.cfg.Clock.Now()
 	p.mu.Lock()
-	histDue, invDue := !now.Before(p.nextHist), !now.Before(p.nextInv)
-	// The key pair's buckets are shared by its accounts (spec "Rate
-	// limits"): a read that a sent quote or sell-back waits on goes
-	// before the others of the key pair, one that another sent write
-	// waits on (the fill after an accept) next, an idle account's (or
-	// one whose workflows have sent nothing yet) after them.
-	// An account's inventory read goes at its history's priority (on its
-	// own bucket): it must not hold the account's next history read
-	// behind the idle accounts' inventory reads.
-	histPrio := p.priorityLocked()
-	invPrio := histPrio
-	if p.invAsked && invPrio == brokerclient.PriorityIdle {
-		invPrio = brokerclient.PriorityNormal
-	}
+	histDue, invDue := !now.Before(p.nextHist), !p.nextInv.IsZero() && !now.Before(p.nextInv)
 	p.mu.Unlock()
 	if histDue {
-		if err := p.idleRead(ctx, histPrio, p.PollHistory, &p.nextHist); err != nil {
+		if err := p.paced(ctx, p.PollHistory, false, &p.nextHist); err != nil {
 			return err
 		}
 	}
 	if invDue {
-		if err := p.idleRead(ctx, invPrio, p.PollInventory, &p.nextInv); err != nil {
+		if err := p.paced(ctx, p.PollInventory, true, &p.nextInv); err != nil {
 			return err
 		}
 	}
@@ -578,21 +610,36 @@ func (p *Poller) priorityLocked() brokerclient.Priority {
 	return brokerclient.PriorityIdle
 }
 
-// idleRead runs read at prio. An idle read waiting for the key pair's
-// bucket is given up when the account turns urgent meanwhile (a quote or
-// sell-back sent, see preempt): the poller's next tick reads again (next,
-// the read's due time, p.mu held to change it) at the urgent priority
-// rather than waiting behind the idle accounts.
-func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read func(context.Context) error, next *time.Time) error {
-	if prio != brokerclient.PriorityIdle {
-		return read(brokerclient.WithPriority(ctx, prio))
-	}
+// paced runs read at this account's priority as it is when the read
+// begins. The key pair's buckets are shared by its accounts (spec "Rate
+// limits"): a read that a sent quote or sell-back waits on goes before
+// the others of the key pair, one that another sent write waits on (the
+// fill after an accept) next, an idle account's (or one whose workflows
+// have sent nothing yet) after them. An inventory read (on a bucket of
+// its own) asked for after a fill or sell goes no lower than normal.
+// An idle read waiting for the key pair's bucket is given up when the
+// account turns urgent meanwhile (a quote or sell-back sent, see
+// preemptLocked; the priority is chosen and the read made preemptible
+// under one lock, so none begins idle after the quote): the poller's
+// next tick reads again (next, the read's due time, p.mu held to change
+// it) at the urgent priority rather than waiting behind the idle
+// accounts, or behind the hold of idle reads its own quote took.
+func (p *Poller) paced(ctx context.Context, read func(context.Context) error, inventory bool, next *time.Time) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p.mu.Lock()
-	p.preemptIdle = cancel
+	prio := p.priorityLocked()
+	if inventory && p.invAsked && prio == brokerclient.PriorityIdle {
+		prio = brokerclient.PriorityNormal
+	}
+	if prio == brokerclient.PriorityIdle {
+		p.preemptIdle = cancel
+	}
 	p.mu.Unlock()
 	err := read(brokerclient.WithPriority(rctx, prio))
+	if prio != brokerclient.PriorityIdle {
+		return err
+	}
 	p.mu.Lock()
 	p.preemptIdle = nil
 	p.mu.Unlock()
@@ -608,7 +655,7 @@ func (p *Poller) idleRead(ctx context.Context, prio brokerclient.Priority, read 
 	return err
 }
 
-// preemptLocked gives up the idle read in flight, if any (see idleRead).
+// preemptLocked gives up the idle read in flight, if any (see paced).
 // p.mu is held.
 func (p *Poller) preemptLocked() {
 	if p.preemptIdle != nil {
@@ -648,6 +695,14 @@ func (p *Poller) backoff(n int) time.Duration {
 func irrecoverable(err error) bool {
 	return errors.Is(err, brokerclient.ErrNotFound) || errors.Is(err, brokerclient.ErrUnauthorized) ||
 		errors.Is(err, brokerclient.ErrBadRequest) || errors.Is(err, brokercode.ErrInput)
+}
+
+// sooner moves *next to due when due comes first, or when *next is zero
+// (no read is due: inventory while quiet).
+func sooner(next *time.Time, due time.Time) {
+	if next.IsZero() || (!due.IsZero() && due.Before(*next)) {
+		*next = due
+	}
 }
 
 func later(a, b time.Time) time.Time {

@@ -502,6 +502,8 @@ func TestRunCadence(t *testing.T) {
 	refresh := func(p *poller.Poller, _ time.Time) { p.RefreshInventory() }
 	expect := func(p *poller.Poller, _ time.Time) { p.Expect() }
 	quoted := func(p *poller.Poller, now time.Time) { p.Quoted(now) }
+	awaiting := func(p *poller.Poller, _ time.Time) { p.SetAwaiting(true) }
+	answered := func(p *poller.Poller, _ time.Time) { p.SetAwaiting(false) }
 	tests := []struct {
 		name     string
 		actions  []action
@@ -570,39 +572,55 @@ func TestRunCadence(t *testing.T) {
 		},
 		{
 			// "Locate status": an Offered quote settles in 1.5 to 3 s.
-			// A quote answered is read at the middle of that window and
-			// at its end, then every second while hot.
-			name: "a quote: read at its settle window's middle and end, then 1 s",
+			// A quote answered is read every half second across that
+			// window (the history route's 2/s, "Rate limits"), the last
+			// read at its end, then every second while hot.
+			name: "a quote: read every half second across its settle window, then 1 s",
 			actions: []action{
 				{at: 5 * time.Second, do: quoted, kicks: true},
 				{at: 5 * time.Second, do: hot, kicks: true},
 			},
 			until:    10 * time.Second,
-			hist:     secs(0, 7.25, 8, 9, 10),
+			hist:     secs(0, 7, 7.5, 8, 9, 10),
 			inv:      secs(0, 5, 10),
-			minSpace: 750 * time.Millisecond,
+			minSpace: 500 * time.Millisecond,
 		},
 		{
-			name: "quotes a second apart: each window's end is read",
+			name: "quotes a second apart: one read every half second serves both windows",
 			actions: []action{
 				{at: 5 * time.Second, do: quoted, kicks: true},
 				{at: 5 * time.Second, do: hot, kicks: true},
 				{at: 6 * time.Second, do: quoted, kicks: true},
 			},
 			until:    11 * time.Second,
-			hist:     secs(0, 7.25, 8, 9, 10, 11),
+			hist:     secs(0, 7, 7.5, 8, 8.5, 9, 10, 11),
 			inv:      secs(0, 5, 10),
-			minSpace: 750 * time.Millisecond,
+			minSpace: 500 * time.Millisecond,
 		},
 		{
-			name: "a quote while idle: its two reads, then the write's follow-ups",
+			// The quote's outcome seen (nothing awaits any more), the
+			// window's reads end: the read due stays, the write's
+			// follow-ups go on at 2 s.
+			name: "an outcome seen ends its window's reads",
+			actions: []action{
+				{at: 5 * time.Second, do: awaiting},
+				{at: 5 * time.Second, do: quoted, kicks: true},
+				{at: 7200 * time.Millisecond, do: answered},
+			},
+			until:    12 * time.Second,
+			hist:     secs(0, 7, 7.5, 9.5, 11.5),
+			inv:      secs(0, 5, 10),
+			minSpace: 500 * time.Millisecond,
+		},
+		{
+			name: "a quote while idle: its window's reads, then the write's follow-ups",
 			actions: []action{
 				{at: 1 * time.Second, do: quoted, kicks: true},
 			},
 			until:    20 * time.Second,
-			hist:     secs(0, 3.25, 4, 6, 8, 16),
+			hist:     secs(0, 3, 3.5, 4, 6, 14),
 			inv:      secs(0, 5, 10, 15, 20),
-			minSpace: 750 * time.Millisecond,
+			minSpace: 500 * time.Millisecond,
 		},
 		{
 			name: "Expect brings history to half a second after the last read; hot counts on from it",
@@ -932,40 +950,87 @@ func TestFailingSinceFirstFailedRead(t *testing.T) {
 	}
 }
 
-// An account with nothing open (SetQuiet) reads history
-// and inventory every 30 s, not every 8 s and 5 s: only another program
-// on the account could change them. Leaving quiet brings each read to the
-// idle cadence from then (a request opened at 95 s: inventory at 100 s,
-// history at 103 s).
-func TestQuietAccountReadsEvery30s(t *testing.T) {
+// An account with nothing open (SetQuiet) reads the broker at most once a
+// virtual minute: history every 2 minutes (with the owner's ledger sync,
+// two reads every 4 minutes, one read a minute), inventory only once a history read
+// shows a change (a locate made in the broker's own window, "Short
+// locates"), since only another program on the account could change them.
+// A request opened on it (leaving quiet) wakes it at once: inventory 5 s
+// and history 8 s from then, the idle cadence, not a minute later.
+func TestQuietAccountReadsAtMostOnceAMinute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	p := b.newPoller(poller.Config{})
 	p.SetQuiet(true)
 	b.start(t, p)
-	b.advanceTo(t, 95*time.Second)
+	b.advanceTo(t, 10*time.Minute+30*time.Second)
 	hist, inv := b.calls()
-	if diff := cmp.Diff(secs(0, 30, 60, 90), hist); diff != "" {
+	if diff := cmp.Diff(secs(0, 120, 240, 360, 480, 600), hist); diff != "" {
 		t.Errorf("quiet History calls (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(secs(0, 30, 60, 90), inv); diff != "" {
+	if diff := cmp.Diff(secs(0), inv); diff != "" {
 		t.Errorf("quiet Inventory calls (-want +got):\n%s", diff)
 	}
-	b.kick(t, func() { p.SetQuiet(false) })
-	b.advanceTo(t, 112*time.Second)
+	perMinute := map[time.Duration]int{}
+	for _, at := range append(hist, inv...) {
+		if at > 0 { // the start's reads aside
+			perMinute[at/time.Minute]++
+		}
+	}
+	for m, n := range perMinute {
+		if n > 1 {
+			t.Errorf("minute %d: %d reads, want at most 1", m, n)
+		}
+	}
+	// Another program locates: the next history read shows its row, and
+	// inventory is read at once after it.
+	b.setRows(row("elsewhere", brokercode.LocateStatusFilled))
+	b.advanceTo(t, 12*time.Minute+time.Second)
 	hist, inv = b.calls()
-	if diff := cmp.Diff(secs(0, 30, 60, 90, 103, 111), hist); diff != "" {
+	if diff := cmp.Diff(secs(0, 120, 240, 360, 480, 600, 720), hist); diff != "" {
+		t.Errorf("History calls after a row changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0, 720), inv); diff != "" {
+		t.Errorf("Inventory calls after a row changed (-want +got):\n%s", diff)
+	}
+	b.kick(t, func() { p.SetQuiet(false) }) // a locate starts at 721 s
+	if next, want := b.clk.nextDeadline(), t0.Add(726*time.Second); next.After(want) {
+		t.Errorf("woken at 721 s, the next read is due at %v, want by 726 s", next.Sub(t0))
+	}
+	b.advanceTo(t, 735*time.Second)
+	hist, inv = b.calls()
+	if diff := cmp.Diff(secs(0, 120, 240, 360, 480, 600, 720, 729), hist); diff != "" {
 		t.Errorf("History calls after quiet (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(secs(0, 30, 60, 90, 100, 105, 110), inv); diff != "" {
+	if diff := cmp.Diff(secs(0, 720, 726, 731), inv); diff != "" {
 		t.Errorf("Inventory calls after quiet (-want +got):\n%s", diff)
+	}
+}
+
+// An account that turns quiet (its last workflow ended) drops the reads
+// due on the idle cadence: history comes 2 minutes after its last read,
+// inventory once history changes.
+func TestTurningQuietDropsTheIdleReadsDue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	b.start(t, p)
+	b.advanceTo(t, time.Second) // read at 0; due: inventory at 5 s, history at 8 s
+	p.SetQuiet(true)            // nothing sooner to read: the poller sleeps on
+	b.advanceTo(t, 200*time.Second)
+	hist, inv := b.calls()
+	if diff := cmp.Diff(secs(0, 120), hist); diff != "" {
+		t.Errorf("History calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(secs(0), inv); diff != "" {
+		t.Errorf("Inventory calls (-want +got):\n%s", diff)
 	}
 }
 
 // An account awaiting its quote's offer holds its key
 // pair's idle reads while the quote is in its settle window ("Locate
-// status": 1.5 to 3 s), so its reads at the window's middle and end find
-// their token; the hold ends with the read at the window's end (a quote
+// status": 1.5 to 3 s), so its reads every half second across the window
+// find their token; the hold ends with the read at the window's end (a quote
 // left pending at the broker holds nobody's reads), and with the poller.
 func TestAwaitingHoldsIdleReadsThroughTheSettleWindow(t *testing.T) {
 	t.Parallel()
@@ -981,9 +1046,9 @@ func TestAwaitingHoldsIdleReadsThroughTheSettleWindow(t *testing.T) {
 	if n := b.src.holds.Load(); n != 1 {
 		t.Fatalf("%d holds once the quote was answered, want 1", n)
 	}
-	b.advanceTo(t, 7500*time.Millisecond) // the window's middle read
+	b.advanceTo(t, 7600*time.Millisecond) // the window's first two reads
 	if n := b.src.holds.Load(); n != 1 {
-		t.Fatalf("%d holds after the middle read, want 1", n)
+		t.Fatalf("%d holds after the window's first reads, want 1", n)
 	}
 	b.advanceTo(t, 8100*time.Millisecond) // the window's end read
 	if n := b.src.holds.Load(); n != 0 {

@@ -207,8 +207,8 @@ func (l *stderrLines) next(t *testing.T, ctx context.Context, what string) strin
 func (l *stderrLines) String() string { return strings.Join(l.said, "\n") }
 
 // The daemon's read path: a `locator serve` owning LV100001 starts on the
-// simulator's answers, then its poller's idle inventory reads (spec:
-// "Short locates" rule 7) meet 8 MB of empty rows. Each read fails with
+// simulator's answers, then its poller's quiet history reads (spec:
+// "Short locates": the day's history) meet 8 MB of empty rows. Each read fails with
 // the client's error (logged: the account stays served and the poller
 // backs off and reads again) and nothing of the answer is used; after
 // three such reads serve still stops cleanly on SIGTERM (exit 0), its
@@ -230,15 +230,16 @@ func TestServeAnswerOfManyRowsPeakRSS(t *testing.T) {
 	}
 	t.Cleanup(func() { run.cmd.Process.Kill(); run.cmd.Wait() })
 	log := readLines(stderr)
-	// A hang guard, ten times what the run takes: serving within a few
-	// seconds, then the quiet poller's inventory read every 30 s of the
-	// shared clock (6 s of the wall's) and its back-off after each failure.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// A hang guard, several times what the run takes: serving within a
+	// few seconds, then the quiet poller's history read every 2 minutes of
+	// the shared clock (24 s of the wall's) and its back-off after each
+	// failure.
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 	for !strings.HasPrefix(log.next(t, ctx, "serving line"), "serving LV100001") {
 	}
-	h.arm("/v1/api/accounts/LV100001/locates/inventory")
-	want := "locate inventory (GET /v1/api/accounts/{accountId}/locates/inventory): the broker's answer holds more than 10000 rows, this endpoint's cap; none of it was used"
+	h.arm("/v1/api/accounts/LV100001/locates/history")
+	want := "locate history (GET /v1/api/accounts/{accountId}/locates/history): the broker's answer holds more than 50000 rows, this endpoint's cap; none of it was used"
 	// Three reads, each answered whole or cut off by the client, and the
 	// poller's error said at least once.
 	for reads, said := 0, false; reads < 3 || !said; {

@@ -132,7 +132,11 @@ type FleetRun struct {
 	// IdleRequestsPerAccountMinute: the broker requests the simulator saw
 	// while every account was owned and idle, per account and minute.
 	IdleRequestsPerAccountMinute float64 `json:"idleRequestsPerAccountMinute"`
-	CPUmsPerLocate               float64 `json:"cpuMsPerLocate"`
+	// IdleGoroutinesPerAccount: the goroutines of the processes alive at
+	// the end of the run, every account idle again (each process's
+	// SIGQUIT dump), over the accounts.
+	IdleGoroutinesPerAccount float64 `json:"idleGoroutinesPerAccount"`
+	CPUmsPerLocate           float64 `json:"cpuMsPerLocate"`
 }
 
 // FleetProcess is one serve process's share and cost.
@@ -152,6 +156,10 @@ type FleetProcess struct {
 	// first line of service.Fleet.Say): every account it lists opened,
 	// each engine's start-up reads done, or its failure told.
 	serving chan struct{}
+	// stderrDone is closed once its stderr ended (the process exited);
+	// dumped counts the goroutines of its SIGQUIT dump there.
+	stderrDone chan struct{}
+	dumped     int
 }
 
 // FleetAccount names account i of a fleet run.
@@ -288,6 +296,17 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 			run.Exited++
 		}
 	}
+	goroutines := 0
+	for _, p := range run.Processes {
+		if p.alive() {
+			n, err := p.goroutines()
+			if err != nil {
+				return nil, err
+			}
+			goroutines += n
+		}
+	}
+	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(o.Accounts)
 	return run, nil
 }
 

@@ -59,14 +59,18 @@ func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd, serving: make(chan struct{})}
+	proc := &FleetProcess{PID: cmd.Process.Pid, cmd: cmd, serving: make(chan struct{}), stderrDone: make(chan struct{})}
 	go func() {
+		defer close(proc.stderrDone)
 		if f, ok := log.(io.Closer); ok {
 			defer f.Close()
 		}
 		said := false
 		for lines := bufio.NewScanner(stderr); lines.Scan(); {
 			fmt.Fprintln(log, lines.Text())
+			if strings.HasPrefix(lines.Text(), "goroutine ") && strings.HasSuffix(lines.Text(), ":") {
+				proc.dumped++ // a goroutine's head in the runtime's SIGQUIT dump
+			}
 			if !said && slices.ContainsFunc([]string{"serving ", "standing by for ", "waiting for ", "not serving "}, func(p string) bool { return strings.HasPrefix(lines.Text(), p) }) {
 				said = true
 				close(proc.serving)
@@ -74,6 +78,27 @@ func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess
 		}
 	}()
 	return proc, nil
+}
+
+// goroutines ends the process with SIGQUIT and counts the goroutines of
+// the runtime's dump (every goroutine's stack, each headed "goroutine N
+// [state]:"): a serve has no other count of them to give without its
+// dashboard, whose start reads every account.
+func (p *FleetProcess) goroutines() (int, error) {
+	if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		return 0, fmt.Errorf("serve process %d: %w", p.PID, err)
+	}
+	select {
+	case <-p.stderrDone:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.stderrDone
+	}
+	p.cmd.Wait()
+	if p.dumped == 0 {
+		return 0, fmt.Errorf("serve process %d dumped no goroutine on SIGQUIT", p.PID)
+	}
+	return p.dumped, nil
 }
 
 // stop ends the serve process as a user would (SIGTERM), and kills it

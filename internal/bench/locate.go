@@ -42,8 +42,10 @@ type Run struct {
 	LastSettle float64 `json:"lastSettleSeconds"`
 	// QuoteGapP50 is the median gap between consecutive quotes.
 	QuoteGapP50 float64 `json:"quoteGapP50Seconds"`
-	// OfferToAccept: from the row reaching Offered (the broker's time) to
-	// the accept reaching the broker.
+	// OfferToAccept: from the instant the offer settled at the broker
+	// (the simulator's record of it, GET /_sim/locates) to the accept
+	// reaching the broker (its request log): how long an offer waits for
+	// the read that shows it, and then for the accept.
 	OfferToAcceptP50 float64 `json:"offerToAcceptP50Seconds"`
 	OfferToAcceptP99 float64 `json:"offerToAcceptP99Seconds"`
 	Filled           int     `json:"filled"`
@@ -57,7 +59,6 @@ type Run struct {
 // result is what a runner saw of one symbol.
 type result struct {
 	quoteReqID string
-	offeredAt  time.Time // the row's time when it reached Offered
 	filledAt   time.Time // when the runner saw it filled
 	state      states.State
 }
@@ -97,7 +98,7 @@ func RunEngine(ctx context.Context, t *Target, dir string, symbols []string) (Ru
 			if err != nil {
 				return nil, err
 			}
-			out[i] = result{quoteReqID: w.QuoteReqID, offeredAt: w.OfferedAt, filledAt: w.UpdatedAt, state: w.State}
+			out[i] = result{quoteReqID: w.QuoteReqID, filledAt: w.UpdatedAt, state: w.State}
 		}
 		return out, nil
 	})
@@ -149,7 +150,6 @@ func naiveOne(ctx context.Context, t *Target, c *brokerclient.Client, symbol str
 		switch row.LocateStatus {
 		case brokercode.LocateStatusOffered:
 			if !accepted {
-				r.offeredAt = row.UpdatedDate.Time
 				if _, _, err := c.Locates.Accept(ctx, Account, r.quoteReqID); err != nil {
 					return r, err
 				}
@@ -169,8 +169,8 @@ func naiveOne(ctx context.Context, t *Target, c *brokerclient.Client, symbol str
 }
 
 // measure runs one runner and reads its figures from the simulator's
-// request log (only the requests made during the run) and what the runner
-// saw.
+// request log (only the requests made during the run), its record of when
+// each quote settled, and what the runner saw.
 func measure(ctx context.Context, t *Target, runner string, symbols []string, run func() ([]result, error)) (Run, error) {
 	before, err := t.Requests(ctx)
 	if err != nil {
@@ -186,6 +186,16 @@ func measure(ctx context.Context, t *Target, runner string, symbols []string, ru
 		return Run{}, err
 	}
 	log = log[len(before):]
+	rows, err := t.Locates(ctx)
+	if err != nil {
+		return Run{}, err
+	}
+	offered := map[string]time.Time{} // when the broker offered, by quoteReqID (a .SU side its own)
+	for _, row := range rows {
+		if !row.Offered.IsZero() {
+			offered[row.QuoteReqID] = row.Offered
+		}
+	}
 	out := Run{Runner: runner, N: len(symbols), CallsPerFill: map[string]float64{}}
 	quoted, accepted := map[string]time.Time{}, map[string]time.Time{}
 	var quotes []time.Time
@@ -213,6 +223,11 @@ func measure(ctx context.Context, t *Target, runner string, symbols []string, ru
 	var end, lastQuote time.Time
 	var lastSettle time.Duration
 	var toAccept []time.Duration
+	for id, at := range accepted {
+		if o, ok := offered[id]; ok {
+			toAccept = append(toAccept, at.Sub(o))
+		}
+	}
 	for _, r := range results {
 		switch r.state {
 		case states.Filled:
@@ -223,11 +238,12 @@ func measure(ctx context.Context, t *Target, runner string, symbols []string, ru
 		if r.filledAt.After(end) {
 			end = r.filledAt
 		}
-		if q, ok := quoted[r.quoteReqID]; ok && !r.offeredAt.IsZero() && q.After(lastQuote) {
-			lastQuote, lastSettle = q, r.offeredAt.Sub(q)
+		settled := offered[r.quoteReqID]
+		if settled.IsZero() {
+			settled = offered[r.quoteReqID+".SU"]
 		}
-		if a, ok := accepted[strings.TrimSuffix(r.quoteReqID, ".SU")]; ok && !r.offeredAt.IsZero() {
-			toAccept = append(toAccept, a.Sub(r.offeredAt))
+		if q, ok := quoted[r.quoteReqID]; ok && !settled.IsZero() && q.After(lastQuote) {
+			lastQuote, lastSettle = q, settled.Sub(q)
 		}
 	}
 	out.Wall = end.Sub(start).Seconds()

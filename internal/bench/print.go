@@ -72,8 +72,8 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 		fmt.Fprintf(w, "failover: the %d accounts of the killed process owned again in %.1f s; locates on them after: %d of %d filled; the processes left, owning all %d accounts: %.1f MB resident\n",
 			r.Moved, r.FailoverSeconds, r.MovedFilled, r.Moved, r.Accounts, r.AfterRSSMB)
 	}
-	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU and %.1f broker requests a minute idle (over %.0f s), %.1f ms CPU per locate\n",
-		r.RSSMBPerAccount, r.IdleCPUmsPerAccountMinute, r.IdleRequestsPerAccountMinute, r.IdleSeconds, r.CPUmsPerLocate)
+	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU and %.1f broker requests a minute idle (over %.0f s), %.1f goroutines idle, %.1f ms CPU per locate\n",
+		r.RSSMBPerAccount, r.IdleCPUmsPerAccountMinute, r.IdleRequestsPerAccountMinute, r.IdleSeconds, r.IdleGoroutinesPerAccount, r.CPUmsPerLocate)
 	if out == "" {
 		return nil
 	}

@@ -18,6 +18,7 @@ type Options struct {
 	Sizes     []int   // watchlist sizes
 	Mode      string  // "in-process", "sim" or "both"
 	Speed     float64 // clock speed of the in-process runs
+	Naive     bool    // run the naive loop beside the engine
 	SimURL    string  // a running simulator to use (default: spawn one)
 	Out       string  // folder for bench.json and bench.svg ("": write neither)
 	Changes   int     // state changes of the store throughput run
@@ -106,8 +107,8 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	return &rep, rep.save(o.Out)
 }
 
-// locates runs the engine and the naive loop for every size against the
-// target open() gives for the symbols of all runs.
+// locates runs the engine and (with Naive) the naive loop for every size
+// against the target open() gives for the symbols of all runs.
 func (o Options) locates(ctx context.Context, name string, speed float64, open func([]string) (*Target, error)) (Mode, error) {
 	mode := Mode{Name: name, Speed: speed}
 	var all []string
@@ -132,6 +133,9 @@ func (o Options) locates(ctx context.Context, name string, speed float64, open f
 			return mode, err
 		}
 		mode.Runs = append(mode.Runs, r)
+		if !o.Naive {
+			continue
+		}
 		o.Logf("%s: naive loop, N=%d", name, n)
 		if r, err = RunNaive(ctx, t, Symbols('N', n, n)); err != nil {
 			return mode, err
@@ -147,8 +151,8 @@ func (o Options) commandLine() string {
 	for i, n := range o.Sizes {
 		ns[i] = fmt.Sprint(n)
 	}
-	line := fmt.Sprintf("locator bench --mode %s --n %s --speed %g --changes %d --group %d --workflows %d",
-		o.Mode, strings.Join(ns, ","), o.Speed, o.Changes, o.Group, o.Workflows)
+	line := fmt.Sprintf("locator bench --mode %s --n %s --speed %g --changes %d --group %d --workflows %d --naive=%t",
+		o.Mode, strings.Join(ns, ","), o.Speed, o.Changes, o.Group, o.Workflows, o.Naive)
 	if o.SimURL != "" {
 		line += " --sim-url URL"
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/locatorhq/locator/brokercode"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/market"
+	"github.com/locatorhq/locator/poller"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -58,8 +59,7 @@ type Config struct {
 	// answerlink.Prefix, outside the token check (see withLinks).
 	Links http.Handler
 	// StaleAfter is how old the last successful history read may be
-	// before /healthz says unhealthy (default one minute; the idle
-	// cadence reads every 8 s).
+	// before /healthz says unhealthy (default 3 minutes; see setDefaults).
 	StaleAfter time.Duration
 	// FeeDays and FeeGrace are the reconciliation window behind the fee
 	// problems metric (serve gives the reconcile job's: jobs.DefaultDays,
@@ -167,7 +167,11 @@ func (cfg *Config) setDefaults() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = time.Minute
+		// An account with nothing open reads history once a quiet
+		// spacing (2 minutes); a minute more leaves that read room to
+		// wait its turn on a busy key pair (an idle read goes last)
+		// before a healthy account is called stale.
+		cfg.StaleAfter = poller.DefaultCadence.Quiet + time.Minute
 	}
 }
 

@@ -340,8 +340,12 @@ const helloWait = 2 * time.Second
 // LedgerSyncEvery is how often a daemon owner syncs today's cash ledger
 // into its database: what reads the store alone (the dashboard's fees
 // panel, its spend and recovery) is then never more than this behind the
-// broker's ledger, with no command run.
-const LedgerSyncEvery = 2 * time.Minute
+// broker's ledger, with no command run. A sync reads the broker twice
+// (the account's detail, the ledger); with the quiet account's history
+// read every 2 minutes (poller.DefaultCadence.Quiet), an account with
+// nothing open reads the broker once a minute. A locate's fee posts later
+// than its fill anyway.
+const LedgerSyncEvery = 4 * time.Minute
 
 // syncLedger syncs and reconciles today's ledger through the account API
 // (the Fees operation, as `locator fees` and the reconcile job do) at
