@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -116,6 +117,7 @@ func setupCLIAt(t *testing.T, start time.Time, speed float64, opts ...brokersim.
 	}
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { logRequestsIfFailed(t, sim) })
 	return &cliBundle{sim: sim, clk: clk, env: map[string]string{
 		"LOCATOR_BASE_URL": srv.URL, "LOCATOR_KEY_ID": "SIMLIVEKEY01", "LOCATOR_SECRET": "sim-live-secret-01",
 		"LOCATOR_ACCOUNT": "LV100001", "LOCATOR_DB": filepath.Join(t.TempDir(), "locator.db"),
@@ -123,6 +125,20 @@ func setupCLIAt(t *testing.T, start time.Time, speed float64, opts ...brokersim.
 		"XDG_CONFIG_HOME": t.TempDir(),
 		clock.SettingEnv:  setting,
 	}}
+}
+
+// logRequestsIfFailed logs what the simulator was asked, on the
+// simulator's clock, when t failed: a flake under load is told by the
+// spacing of the reads and the answers.
+func logRequestsIfFailed(t *testing.T, sim *brokersim.Sim) {
+	if !t.Failed() {
+		return
+	}
+	var b strings.Builder
+	for _, r := range sim.Requests() {
+		fmt.Fprintf(&b, "%s %d %s %s\n", r.Time.Format("15:04:05.000"), r.Status, r.Method, r.Path)
+	}
+	t.Logf("the simulator's requests:\n%s", b.String())
 }
 
 // MustRunMain runs the CLI in-process and returns its exit code and output.
