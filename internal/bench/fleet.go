@@ -291,8 +291,19 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
 		return nil, err
 	}
+	if err := run.tally(o.Failover && len(run.Processes) > 1); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// tally counts the serve processes that ended by themselves (the first
+// not, when killed for the failover), and the goroutines of those alive
+// per account, every account idle again (goroutines ends each process
+// counted).
+func (run *FleetRun) tally(killedFirst bool) error {
 	for i, p := range run.Processes {
-		if (i > 0 || !o.Failover || len(run.Processes) == 1) && !p.alive() {
+		if (i > 0 || !killedFirst) && !p.alive() {
 			run.Exited++
 		}
 	}
@@ -301,13 +312,13 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		if p.alive() {
 			n, err := p.goroutines()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			goroutines += n
 		}
 	}
-	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(o.Accounts)
-	return run, nil
+	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(run.Accounts)
+	return nil
 }
 
 // command is the bench command that runs o.

@@ -196,30 +196,9 @@ func measure(ctx context.Context, t *Target, runner string, symbols []string, ru
 			offered[row.QuoteReqID] = row.Offered
 		}
 	}
-	out := Run{Runner: runner, N: len(symbols), CallsPerFill: map[string]float64{}}
-	quoted, accepted := map[string]time.Time{}, map[string]time.Time{}
-	var quotes []time.Time
-	calls := map[string]int{}
-	for _, r := range log {
-		if r.Status == 429 {
-			out.Status429++
-		}
-		route := routeOf(r)
-		calls[route]++
-		var body struct {
-			QuoteReqID string `json:"quoteReqID"`
-		}
-		json.Unmarshal([]byte(r.Body), &body)
-		switch route {
-		case "quote":
-			quotes = append(quotes, r.Time)
-			quoted[body.QuoteReqID] = r.Time
-		case "accept":
-			if _, ok := accepted[body.QuoteReqID]; !ok {
-				accepted[body.QuoteReqID] = r.Time
-			}
-		}
-	}
+	seen := requestsOf(log)
+	calls, quotes, quoted, accepted := seen.calls, seen.quotes, seen.quoted, seen.accepted
+	out := Run{Runner: runner, N: len(symbols), CallsPerFill: map[string]float64{}, Status429: seen.status429}
 	var end, lastQuote time.Time
 	var lastSettle time.Duration
 	var toAccept []time.Duration
@@ -261,6 +240,42 @@ func measure(ctx context.Context, t *Target, runner string, symbols []string, ru
 	}
 	out.Wall, out.Floor, out.LastSettle = round(out.Wall, 3), round(out.Floor, 3), round(out.LastSettle, 3)
 	return out, nil
+}
+
+// requestsSeen is what a run's requests show: the responses 429, the
+// calls by route, and when each quote and each quote's first accept
+// reached the broker (by quoteReqID).
+type requestsSeen struct {
+	status429        int
+	calls            map[string]int
+	quotes           []time.Time
+	quoted, accepted map[string]time.Time
+}
+
+// requestsOf reads log, the simulator's record of a run's requests.
+func requestsOf(log []brokersim.RequestRecord) requestsSeen {
+	seen := requestsSeen{calls: map[string]int{}, quoted: map[string]time.Time{}, accepted: map[string]time.Time{}}
+	for _, r := range log {
+		if r.Status == 429 {
+			seen.status429++
+		}
+		route := routeOf(r)
+		seen.calls[route]++
+		var body struct {
+			QuoteReqID string `json:"quoteReqID"`
+		}
+		json.Unmarshal([]byte(r.Body), &body)
+		switch route {
+		case "quote":
+			seen.quotes = append(seen.quotes, r.Time)
+			seen.quoted[body.QuoteReqID] = r.Time
+		case "accept":
+			if _, ok := seen.accepted[body.QuoteReqID]; !ok {
+				seen.accepted[body.QuoteReqID] = r.Time
+			}
+		}
+	}
+	return seen
 }
 
 // routeOf names a logged request by the spec's rate-limit route.

@@ -193,7 +193,7 @@ func actions(t *testing.T, follower bool) {
 	held.release()
 	w, err := b.wait(ctx, id)
 	if err != nil || w.State != states.Declined || !strings.Contains(w.Reason, "the dashboard") {
-		t.Errorf("the declined offer: %+v %v, want declined with the dashboard", w, err)
+		t.Fatalf("the declined offer: %+v %v, want declined with the dashboard", w, err)
 	}
 	for _, r := range b.sim.Sim.Requests() {
 		if r.Path == "/v1/api/accounts/locates/accept" && strings.Contains(r.Body, w.QuoteReqID) {
