@@ -189,9 +189,7 @@ func New(cfg Config) *Poller {
 func (p *Poller) Wrote() {
 	p.mu.Lock()
 	due := later(p.cfg.Clock.Now().Add(p.cfg.Cadence.AfterWrite), p.quietUntil)
-	if due.Before(p.nextHist) {
-		p.nextHist = due
-	}
+	sooner(&p.nextHist, due)
 	p.writeDue = due
 	p.writePoll = p.cfg.Cadence.WritePolls
 	p.preemptLocked()
@@ -269,9 +267,7 @@ func (p *Poller) SetHot(hot bool) {
 	p.hot = hot
 	if hot {
 		p.preemptLocked()
-		if due := later(later(p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot), p.quietUntil), p.writeDue); due.Before(p.nextHist) {
-			p.nextHist = due
-		}
+		sooner(&p.nextHist, later(later(p.cfg.Clock.Now().Add(p.cfg.Cadence.Hot), p.quietUntil), p.writeDue))
 	}
 	p.mu.Unlock()
 	if changed {
@@ -359,10 +355,7 @@ const historyGap = time.Second / 2
 // half a second sooner at the cost of at most one read in three.
 func (p *Poller) Expect() {
 	p.mu.Lock()
-	due := later(later(p.lastHist.Add(historyGap), p.cfg.Clock.Now()), p.quietUntil)
-	if due.Before(p.nextHist) {
-		p.nextHist = due
-	}
+	sooner(&p.nextHist, later(later(p.lastHist.Add(historyGap), p.cfg.Clock.Now()), p.quietUntil))
 	p.mu.Unlock()
 	p.kick()
 }
