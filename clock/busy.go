@@ -1,6 +1,9 @@
 package clock
 
-import "runtime/metrics"
+import (
+	"runtime/metrics"
+	"time"
+)
 
 // Quiet tells a driver of virtual time whether the goroutines of this
 // process are all asleep: none ready to run and none in a system call,
@@ -9,10 +12,10 @@ import "runtime/metrics"
 //
 // A goroutine ready to run but not running is work under way, whatever
 // woke it (a channel, a socket, a timer), that a driver waits for before
-// it moves the clock (see RunWhen): one a fake timer or a channel woke is
+// it moves the clock (see Drive): one a fake timer or a channel woke is
 // one until it runs (an event loop handed a history read, a worker handed
 // an accept, a reader handed a stream push), and on a loaded machine it
-// may wait for a thread longer than RunWhen's quiet spell. Running
+// may wait for a thread longer than Drive's quiet spell. Running
 // goroutines are not counted: a thread looking for work counts as one
 // too, and with a driver per day run side by side one nearly always is.
 //
@@ -24,15 +27,24 @@ import "runtime/metrics"
 // approval already taken (generated days 350, 644 and 984 of 60
 // operations, a thousand days run beside other builds). Some goroutines
 // are in one for good (os/signal's receiver, once signal.Notify was
-// called): the fewest seen at once is taken as theirs, and only those
-// beyond it count.
+// called; a child process's waiter, as a browser under test's): the
+// fewest seen at once over the last full second (foreverCall) is taken
+// as theirs, and only those beyond it count. A system call longer than
+// that is taken for one of them until it returns.
 //
 // The runtime's counts are approximate: a driver moves time only once
-// Busy has said no for a quiet spell, as RunWhen does.
+// Busy has said no for a quiet spell, as Drive does.
 type Quiet struct {
-	floor uint64 // the fewest goroutines seen in a system call at once
-	seen  bool
+	floor  uint64    // the fewest goroutines in a system call at once, over the last full window
+	least  uint64    // the fewest seen so far in the window under way
+	since  time.Time // when the window under way began
+	seeing bool
 }
+
+// foreverCall is how long a goroutine sits in a system call before Quiet
+// takes it for one in it for good: far longer than a commit's fsync on a
+// busy disk.
+const foreverCall = time.Second
 
 // Busy reports whether a goroutine is ready to run, or one more than
 // always is sits in a system call.
@@ -43,8 +55,15 @@ func (q *Quiet) Busy() bool {
 		return false
 	}
 	runnable, inCalls := s[0].Value.Uint64(), s[1].Value.Uint64()
-	if !q.seen || inCalls < q.floor {
-		q.floor, q.seen = inCalls, true
+	now := time.Now()
+	switch {
+	case !q.seeing:
+		q.floor, q.least, q.since, q.seeing = inCalls, inCalls, now, true
+	case now.Sub(q.since) >= foreverCall:
+		q.floor, q.least, q.since = min(q.least, inCalls), inCalls, now
+	default:
+		q.least = min(q.least, inCalls)
+		q.floor = min(q.floor, inCalls)
 	}
 	return runnable > 0 || inCalls > q.floor
 }

@@ -422,19 +422,20 @@ func TestWithDeadlineOnReal(t *testing.T) {
 	}
 }
 
-func TestFakeRunWhen(t *testing.T) {
-	t.Parallel()
-	// In a synctest bubble RunWhen's wall-clock ticker is virtual: a bubble
-	// second is thousands of RunWhen ticks, with no real sleeping.
+// TestFakeDrive: Drive moves the clock only while minTimers timers are
+// pending and ready says so. Not parallel: the driver's goroutine is the
+// process's one, started in this test's synctest bubble (another test's
+// clocks would be moved from inside it), and Quiet counts every
+// goroutine of the process.
+func TestFakeDrive(t *testing.T) {
+	// In a synctest bubble the driver's wall-clock ticker is virtual: a
+	// bubble second is thousands of its ticks, with no real sleeping.
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.NewFake(t0)
 		var idle atomic.Bool
-		stop := make(chan struct{})
-		ran := make(chan struct{})
-		go func() { clk.RunWhen(stop, 2, idle.Load); close(ran) }()
-		defer func() { close(stop); <-ran }()
+		defer clk.Drive(2, idle.Load)()
 
-		// Bubble time bounds the wait should RunWhen never fire the timers.
+		// Bubble time bounds the wait should Drive never fire the timers.
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
 		var woke []time.Duration
@@ -464,7 +465,7 @@ func TestFakeRunWhen(t *testing.T) {
 		idle.Store(false)
 		stays("2 timers pending but idle() false")
 
-		// Idle with two timers: RunWhen drives the sleeper through its three
+		// Idle with two timers: Drive moves the sleeper through its three
 		// seconds; then only the long timer is left and time stops.
 		idle.Store(true)
 		<-slept
@@ -485,14 +486,12 @@ func TestFakeRunWhen(t *testing.T) {
 	})
 }
 
-func TestFakeRunWhenNilIdle(t *testing.T) {
-	t.Parallel()
+// TestFakeDriveNilReady: without ready, a sleeper alone is moved through
+// its wait. Not parallel, as TestFakeDrive.
+func TestFakeDriveNilReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.NewFake(t0)
-		stop := make(chan struct{})
-		ran := make(chan struct{})
-		go func() { clk.RunWhen(stop, 1, nil); close(ran) }()
-		defer func() { close(stop); <-ran }()
+		defer clk.Drive(1, nil)()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
 		if err := clock.Sleep(ctx, clk, 30*time.Second); err != nil {
@@ -654,6 +653,47 @@ func TestQuietSeesASystemCall(t *testing.T) {
 	}
 }
 
+// TestQuietTakesALongCallForGood: a goroutine in a system call for more
+// than a full second (a child process's waiter, say) is taken for one in
+// it for good: Busy says no again within two seconds, and stays so once
+// the call returns. Not parallel, as TestBusy.
+func TestQuietTakesALongCallForGood(t *testing.T) {
+	var q clock.Quiet
+	settled := func(want bool, within time.Duration) bool {
+		for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if q.Busy() == want {
+				return true
+			}
+		}
+		return false
+	}
+	if !settled(false, time.Second) {
+		t.Fatal("Busy() = true for a second at rest")
+	}
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	read := make(chan struct{})
+	go func() {
+		syscall.Read(p[0], make([]byte, 1))
+		close(read)
+	}()
+	if !settled(true, time.Second) {
+		t.Fatal("Busy() = false for a second with a goroutine in a read system call")
+	}
+	if !settled(false, time.Minute) { // a hang guard: two seconds, by Quiet's window
+		t.Error("Busy() = true for a minute with one goroutine in a system call throughout")
+	}
+	syscall.Write(p[1], []byte{1})
+	<-read
+	if !settled(false, time.Second) {
+		t.Error("Busy() = true for a second after the long call returned")
+	}
+}
+
 // TestBusy: goroutines ready to run but waiting for a thread (more of them
 // computing than there are threads, as a woken event loop waits on a
 // loaded machine) are seen by Busy, which a driver of virtual time waits
@@ -713,5 +753,57 @@ func TestScaledSettingRoundTrips(t *testing.T) {
 		if _, err := clock.ParseSetting(bad); err == nil {
 			t.Errorf("ParseSetting(%q): no error", bad)
 		}
+	}
+}
+
+// TestDriveWaitsForWorkUnderWay: the driver does not move a clock while a
+// goroutine of the process sits in a system call (a read of a pipe no
+// poller watches, as a commit's fsync on a busy disk); once it returns,
+// the clock moves. Not parallel: Quiet counts every goroutine of the
+// process.
+func TestDriveWaitsForWorkUnderWay(t *testing.T) {
+	clk := clock.NewFake(t0)
+	defer clk.Drive(1, nil)() // with no timer yet: it learns the process at rest
+	var q clock.Quiet
+	settled := func(want bool) {
+		t.Helper()
+		for range 1000 { // the runtime's counts are approximate
+			if q.Busy() == want {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Fatalf("Busy() never %v in a second", want)
+	}
+	settled(false)
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	read := make(chan struct{})
+	go func() {
+		syscall.Read(p[0], make([]byte, 1)) // blocks in the kernel until written
+		close(read)
+	}()
+	settled(true)
+	later := clk.NewTimer(time.Minute)
+	defer later.Stop()
+
+	still := func(why string) {
+		t.Helper()
+		time.Sleep(200 * time.Millisecond) // forty quiet spells, were it quiet
+		if got := clk.Now(); !got.Equal(t0) {
+			t.Fatalf("Now() = %v with %s, want %v", got, why, t0)
+		}
+	}
+	still("a goroutine in a system call")
+	syscall.Write(p[1], []byte{1})
+	<-read
+	select {
+	case <-later.C():
+	case <-time.After(time.Minute): // a hang guard: the driver moves it in milliseconds
+		t.Fatal("the clock never moved to the one-minute timer once the process was quiet")
 	}
 }

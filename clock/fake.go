@@ -176,34 +176,3 @@ func (f *Fake) AdvanceToNext() bool {
 	}
 	return true
 }
-
-// RunWhen drives the clock as virtual time until stop is closed, for code
-// whose goroutines all sleep on the clock when idle: it jumps to the next
-// deadline only while at least minTimers timers are pending (everyone is
-// asleep) and idle, when given, reports true (no request in flight, say), so
-// time never moves under a goroutine that is busy with I/O.
-func (f *Fake) RunWhen(stop <-chan struct{}, minTimers int, idle func() bool) {
-	tick := time.NewTicker(200 * time.Microsecond)
-	defer tick.Stop()
-	quiet := 0
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			if f.Timers() < minTimers || (idle != nil && !idle()) {
-				quiet = 0
-				continue
-			}
-			// Quiet for five ticks, so a goroutine that just woke has had a
-			// moment to start its work before time moves again. The runtime
-			// delivers a ticker this short about once a millisecond on
-			// Linux, so the spell is about 5 ms: the pace of virtual time,
-			// one jump per spell at most.
-			if quiet++; quiet >= 5 {
-				quiet = 0
-				f.AdvanceToNext()
-			}
-		}
-	}
-}

@@ -61,25 +61,20 @@ func (b *Bundle) newClient(tb testing.TB, opts []brokerclient.Option) *brokercli
 // request of a Client is in flight.
 func (b *Bundle) RunClock(tb testing.TB) { b.RunClockWhen(tb, 1) }
 
-// RunClockWhen drives the fake clock as virtual time, jumping only while at
-// least minTimers timers are pending and no request of a Client is in
-// flight: use it with code whose goroutines all sleep on the clock when idle
-// (the engine's poller and dispatcher: 2). Time then never moves between a
-// request leaving and its answer, so the simulator sees requests at the
-// instants the client paced them.
+// RunClockWhen drives the fake clock as virtual time (clock.Drive), jumping
+// only while at least minTimers timers are pending, no request of a Client
+// is in flight and the process is quiet: use it with code whose goroutines
+// all sleep on the clock when idle (the engine's poller and dispatcher: 2).
+// Time then never moves between a request leaving and its answer, so the
+// simulator sees requests at the instants the client paced them, nor
+// under a goroutine woken but not yet run.
 func (b *Bundle) RunClockWhen(tb testing.TB, minTimers int) { b.RunClockWhile(tb, minTimers, nil) }
 
 // RunClockWhile is RunClockWhen that moves time only while run, when given,
 // reports true: a test holds the clock still while a person's part plays
 // out (an offer on a page, say), and lets it go on after.
 func (b *Bundle) RunClockWhile(tb testing.TB, minTimers int, run func() bool) {
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b.Clock.RunWhen(stop, minTimers, func() bool { return b.inflight.Load() == 0 && (run == nil || run()) })
-	}()
-	tb.Cleanup(func() { close(stop); <-done })
+	tb.Cleanup(b.Clock.Drive(minTimers, func() bool { return b.inflight.Load() == 0 && (run == nil || run()) }))
 }
 
 // InFlight counts in n the requests sent through base from send until their

@@ -125,9 +125,7 @@ func TestNotifyNeverLogsURL(t *testing.T) {
 	}
 	logs := &notifytest.Log{}
 	clk := clock.NewFake(event.Time)
-	stop := make(chan struct{})
-	go clk.RunWhen(stop, 1, nil) // jump over every backoff
-	defer close(stop)
+	defer clk.Drive(1, nil)() // jump over every backoff
 	n, err := notify.New(notify.Config{
 		Webhooks: hooks, LookupEnv: env(urls), Clock: clk,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

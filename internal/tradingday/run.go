@@ -102,6 +102,7 @@ type runner struct {
 	link     *link                // its link to the broker
 	inflight atomic.Int64
 	starting atomic.Bool // an owner is starting: no poller sleeps yet
+	undrive  func()      // stops clock.Drive moving clk
 	callers  int         // callers made, for their ids
 	db       string
 
@@ -126,7 +127,13 @@ func newRunner(ctx context.Context, day Day, dir string) (*runner, error) {
 	}
 	r := &runner{day: day, sim: sim, clk: clk, srv: httptest.NewServer(sim),
 		db: filepath.Join(sub, "locator.db")}
-	drive(r)
+	// While an owner starts, no poller sleeps yet: its client pacing a
+	// read is the one timer (1); else the engine's poller and dispatcher
+	// sleep (2). Every timer of a day's code is waited on: one fired and
+	// not yet received is a goroutine woken and not yet at work.
+	r.undrive = clk.Drive(1, func() bool {
+		return r.inflight.Load() == 0 && clk.Unreceived() == 0 && (r.starting.Load() || clk.Timers() >= 2)
+	})
 	if err := r.startOwner(ctx, false); err != nil {
 		r.close()
 		return nil, err
@@ -202,84 +209,8 @@ func (r *runner) stopOwner() {
 
 func (r *runner) close() {
 	r.stopOwner()
-	undrive(r)
+	r.undrive()
 	r.srv.Close()
-}
-
-// days is the one driver of the virtual time of every day run in this
-// process (a worker of RunDays runs one at a time; a caller of Run may
-// run several side by side): one goroutine, so that
-// clock.Quiet, which it asks once a tick, counts the days' work and not
-// their drivers (a driver per day, each woken every tick, left some
-// ready to run nearly always, and time crawled).
-var days struct {
-	sync.Mutex
-	quiet map[*runner]int // each day's quiet ticks in a row
-	on    bool            // the driver runs
-	calls clock.Quiet     // the process's goroutines, asleep or not
-}
-
-// drive has the driver move r's clock from now on.
-func drive(r *runner) {
-	days.Lock()
-	defer days.Unlock()
-	if days.quiet == nil {
-		days.quiet = map[*runner]int{}
-	}
-	days.quiet[r] = 0
-	if !days.on {
-		days.on = true
-		go driveDays()
-	}
-}
-
-// undrive stops moving r's clock; it returns once the driver no longer
-// does.
-func undrive(r *runner) {
-	days.Lock()
-	defer days.Unlock()
-	delete(days.quiet, r)
-}
-
-// driveDays drives each day's clock as virtual time, as clock.RunWhen
-// drives one, until no day is left: it jumps a day's clock to its next
-// timer once, for five ticks in a row (about 5 ms: see clock.RunWhen), no
-// request of the day is in flight, every goroutine its clock woke has
-// taken its wake-up (on a busy machine it may not have run for longer
-// than that quiet spell), the engine's poller and dispatcher sleep (2
-// timers), or, while an owner starts, its client paces a read (1), and no
-// goroutine of the process waits for a thread or sits in a system call
-// (clock.Quiet): woken by a channel or a socket, not the clock, the
-// engine's loop handed a history read, a worker handed an accept, a
-// reader handed a stream push, a commit's fsync would otherwise see time
-// run past a window it meets in real time (seeds 259, 445, 459 under
-// load).
-func driveDays() {
-	tick := time.NewTicker(200 * time.Microsecond)
-	defer tick.Stop()
-	for range tick.C {
-		days.Lock()
-		if len(days.quiet) == 0 {
-			days.on = false
-			days.Unlock()
-			return
-		}
-		busy := days.calls.Busy()
-		for r, q := range days.quiet {
-			if busy || r.inflight.Load() != 0 || r.clk.Unreceived() != 0 || r.clk.Timers() < 1 ||
-				(!r.starting.Load() && r.clk.Timers() < 2) {
-				days.quiet[r] = 0
-				continue
-			}
-			if q++; q < 5 {
-				days.quiet[r] = q
-				continue
-			}
-			days.quiet[r] = 0
-			r.clk.AdvanceToNext()
-		}
-		days.Unlock()
-	}
 }
 
 // sleep waits d of virtual time.
@@ -309,7 +240,7 @@ func (r *runner) as(name string, ask func(context.Context, account.Question) boo
 // followWait bounds, in wall time, how long a follower may wait for a
 // workflow's end: a hang guard, not a verdict on speed. Virtual time
 // reaches the end in well under a second of wall time on a quiet machine,
-// but it runs only while the whole process is quiet (driveDays), and six
+// but it runs only while the whole process is quiet (clock.Drive), and six
 // days side by side beside a CI run once took over 30 s: a bound that
 // tight made a seed's verdict depend on the machine.
 const followWait = 5 * time.Minute
