@@ -151,12 +151,14 @@ func Spawn(ctx context.Context, exe, dir string, sc brokersim.Scenario) (*Target
 		BaseURL string `json:"baseURL"`
 	}
 	go func() {
-		sc := bufio.NewScanner(out)
-		if !sc.Scan() {
-			ready <- fmt.Errorf("locator sim ended before it was ready: %v", sc.Err())
+		// The line lists every key pair and its accounts: a desk of
+		// thousands makes it longer than a bufio.Scanner's line.
+		b, err := bufio.NewReader(out).ReadBytes('\n')
+		if err != nil {
+			ready <- fmt.Errorf("locator sim ended before it was ready: %v", err)
 			return
 		}
-		ready <- json.Unmarshal(sc.Bytes(), &line)
+		ready <- json.Unmarshal(b, &line)
 	}()
 	select {
 	case err = <-ready:
