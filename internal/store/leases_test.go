@@ -555,3 +555,63 @@ func TestTakeoverPastAPausedWrite(t *testing.T) {
 		t.Error("the paused write committed after its session was ended")
 	}
 }
+
+// A process that takes a lease on Postgres holds a database session of
+// its own for as long as it lives: when the server ends it (as it does
+// when the process dies), the process hears at once, other processes see
+// it gone, and one takes over a lease that would have lived an hour more,
+// in the next term, with the dead owner's writes fenced off. A process
+// that lives keeps its session, and one that never held one is not known
+// either way (its lease's time alone frees it). On SQLite there are no
+// sessions: the machine lock tells a dead owner there.
+func TestSessionEndFreesTheLease(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		other := mustOpen(t, b.dsn, b.clock)
+		mine := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1", Process: "process-a"}
+		l, err := b.store.AcquireLease(ctx, mine, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended, err := b.store.Attend(ctx, mine.Process)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !b.store.Postgres() {
+			if s, err := other.Session(ctx, mine.Process); ended != nil || s != store.SessionUnknown || err != nil {
+				t.Fatalf("on SQLite: session %v (%v), ended %v; want none", s, err, ended)
+			}
+			return
+		}
+		for process, want := range map[string]store.SessionState{mine.Process: store.SessionLive, "process-never": store.SessionUnknown} {
+			if s, err := other.Session(ctx, process); s != want || err != nil {
+				t.Fatalf("session of %s: %v, %v; want %v", process, s, err, want)
+			}
+		}
+		storetest.EndSession(t, b.dsn, mine.Process)
+		select {
+		case <-ended:
+		case <-time.After(30 * time.Second): // a hang guard
+			t.Fatal("the process was not told that its session ended")
+		}
+		if s, err := other.Session(ctx, mine.Process); s != store.SessionEnded || err != nil {
+			t.Fatalf("session after it ended: %v, %v; want ended", s, err)
+		}
+		next := locator.Lease{Account: "LV100001", Owner: "b", PID: 2, Host: "h2", Endpoint: "e2", Process: "process-b"}
+		took, err := other.TakeOverLease(ctx, next, "a", time.Hour)
+		if err != nil || took.Term != l.Term+1 {
+			t.Fatalf("take over from the dead process: term %d, %v; want %d", took.Term, err, l.Term+1)
+		}
+		fenced := b.store.Fenced(store.Fence{Account: l.Account, Owner: l.Owner, Term: l.Term})
+		if err := fenced.Create(ctx, newLocate("w1")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("a write under the dead owner's term: %v", err)
+		}
+		// A process whose session ended but lives on gets a new one.
+		if _, err := b.store.Attend(ctx, mine.Process); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := other.Session(ctx, mine.Process); s != store.SessionLive || err != nil {
+			t.Fatalf("session after attending again: %v, %v; want live", s, err)
+		}
+	})
+}

@@ -6,6 +6,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,4 +96,25 @@ func Stoppable(t testing.TB) (dsn string, stop, start func()) {
 		}
 	})
 	return dsn, func() { run("stop"); stopped = true }, func() { run("start"); stopped = false }
+}
+
+// EndSession ends, from the server, the database session that process
+// holds on the Postgres database dsn (see store.Attend), as the server
+// does when the process dies, and returns once the session has ended.
+func EndSession(t testing.TB, dsn, process string) {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The lock's 64-bit key is shown as two halves (pg_locks: classid
+	// the high one, objid the low one).
+	var ended bool
+	err = db.QueryRowContext(t.Context(), `SELECT pg_terminate_backend(pid, 30000) FROM pg_locks
+		WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('locator process ' || $1, 0)`, process).Scan(&ended)
+	if err != nil || !ended {
+		t.Fatalf("end the session of process %s: ended %t, %v", process, ended, err)
+	}
 }
