@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,8 +59,12 @@ const LeaseChannel = "locator_leases"
 // its lease has lapsed, or l.Owner holds it already (keeping its term);
 // otherwise it returns a *LeaseHeldError naming the holder. A new owner
 // starts the next term. Two processes racing for it cannot both win: the
-// write is a compare-and-set on the owner and term read.
+// write is a compare-and-set on the owner and term read. On Postgres
+// l.Process holds its session first (see Attend).
 func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Duration) (locator.Lease, error) {
+	if _, err := s.Attend(ctx, l.Process); err != nil {
+		return l, err
+	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
@@ -87,6 +92,9 @@ func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Dura
 // to another owner. The dead owner's process is gone too: the leases it
 // still holds on the key pair do not keep l from it.
 func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string, ttl time.Duration) (locator.Lease, error) {
+	if _, err := s.Attend(ctx, l.Process); err != nil {
+		return l, err
+	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
@@ -193,52 +201,58 @@ type Term struct {
 	Term    int64
 }
 
-// renewBatch is the most terms one renewal statement names (three
-// parameters each, well under either database's limit).
+// renewBatch is the most records one statement of a batch write names
+// (the standbys' records, the accounts they leave), well under either
+// database's limit of parameters.
 const renewBatch = 1000
 
 // RenewLeases extends, by ttl from the database's now, every lease of
-// terms that is still live and still in its term, in one statement (per
-// renewBatch terms): one process renews all the leases it holds at once,
-// not one statement per account. It returns the terms it renewed; one it
-// did not has lapsed or moved on, and its owner asks RenewLease, which
-// says which (and renews a lapsed lease nobody took).
+// terms that is still live and still in its term, in one statement: one
+// process renews all the leases it holds at once, not one statement per
+// account. The terms are one parameter (a JSON array of their owners: an
+// owner id is one account's, in one term), so the statement costs the
+// database no more to read for thousands of leases than for one. It
+// returns the terms it renewed; one it did not has lapsed or moved on,
+// and its owner asks RenewLease, which says which (and renews a lapsed
+// lease nobody took).
 func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (map[Term]bool, error) {
 	renewed := make(map[Term]bool, len(terms))
-	for batch := range slices.Chunk(terms, renewBatch) {
-		err := s.renewTx(ctx, func(ctx context.Context, tx *Tx) error {
-			now, err := s.leaseNow(ctx, tx)
-			if err != nil {
+	if len(terms) == 0 {
+		return renewed, nil
+	}
+	wanted := make(map[Term]bool, len(terms))
+	owners := make([]string, len(terms))
+	for i, t := range terms {
+		wanted[t], owners[i] = true, t.Owner
+	}
+	list, err := json.Marshal(owners)
+	if err != nil {
+		return nil, err
+	}
+	err = s.renewTx(ctx, func(ctx context.Context, tx *Tx) error {
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE leases SET heartbeat = ?, expires = ? WHERE expires > ? AND `+tx.c.inJSON("owner")+` RETURNING account, owner, term`,
+			formatTime(now), formatTime(now.Add(ttl)), formatTime(now), string(list))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t Term
+			if err := rows.Scan(&t.Account, &t.Owner, &t.Term); err != nil {
 				return err
 			}
-			var q strings.Builder
-			q.WriteString(`UPDATE leases SET heartbeat = ?, expires = ? WHERE expires > ? AND (`)
-			args := []any{formatTime(now), formatTime(now.Add(ttl)), formatTime(now)}
-			for i, t := range batch {
-				if i > 0 {
-					q.WriteString(` OR `)
-				}
-				q.WriteString(`(account = ? AND owner = ? AND term = ?)`)
-				args = append(args, t.Account, t.Owner, t.Term)
-			}
-			q.WriteString(`) RETURNING account, owner, term`)
-			rows, err := tx.QueryContext(ctx, q.String(), args...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var t Term
-				if err := rows.Scan(&t.Account, &t.Owner, &t.Term); err != nil {
-					return err
-				}
+			if wanted[t] {
 				renewed[t] = true
 			}
-			return rows.Err()
-		})
-		if err != nil {
-			return nil, err
 		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
 	return renewed, nil
 }
@@ -419,10 +433,16 @@ func scanLease(sc scanner) (*locator.Lease, error) {
 // and, by account, why each other was not: a *LeaseHeldError or a
 // *KeyPairHeldError, as AcquireLease says. Every lease of ls is of one
 // process (l.Process); the write is a compare-and-set on each term read,
-// so a process that took one of them meanwhile keeps it.
+// so a process that took one of them meanwhile keeps it. On Postgres the
+// process holds its session first (see Attend).
 func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.Duration) ([]locator.Lease, map[string]error, error) {
 	var taken []locator.Lease
 	var refused map[string]error
+	if len(ls) > 0 {
+		if _, err := s.Attend(ctx, ls[0].Process); err != nil {
+			return nil, nil, err
+		}
+	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		taken, refused = nil, map[string]error{}
 		now, err := s.leaseNow(ctx, tx)

@@ -421,6 +421,15 @@ func (c *conn) bind(q string) string {
 	return b.String()
 }
 
+// inJSON is SQL saying that column is one of the strings of a JSON array
+// bound to its one placeholder: a list of any length as one parameter.
+func (c *conn) inJSON(column string) string {
+	if c.dialect == "postgres" {
+		return column + ` IN (SELECT jsonb_array_elements_text(?::jsonb))`
+	}
+	return column + ` IN (SELECT value FROM json_each(?))`
+}
+
 func (c *conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return c.DB.ExecContext(ctx, c.bind(q), args...)
 }
