@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +18,9 @@ func (s *Store) StandBy(ctx context.Context, sb locator.Standby, ttl time.Durati
 
 // StandByAll records (or renews) each of sbs standing by for its account,
 // for ttl from now by the database's clock, and why it cannot serve it
-// (NotServed, Retry; empty: it is about to own it), in one statement: a
-// daemon announces at once every account it is about to own.
+// (NotServed, Retry; empty: it is about to own it), in one transaction
+// (a statement per thousand records): a daemon announces at once every
+// account it is about to own.
 func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.Duration) error {
 	if len(sbs) == 0 {
 		return nil
@@ -28,20 +30,47 @@ func (s *Store) StandByAll(ctx context.Context, sbs []locator.Standby, ttl time.
 		if err != nil {
 			return err
 		}
-		var q strings.Builder
-		q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank) VALUES `)
-		var args []any
-		for i, sb := range sbs {
-			if i > 0 {
-				q.WriteString(`, `)
+		for batch := range slices.Chunk(sbs, renewBatch) {
+			if err := standByBatch(ctx, tx, batch, now, ttl); err != nil {
+				return err
 			}
-			q.WriteString(`(?,?,?,?,?,?,?,?,?,?)`)
-			args = append(args, sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)),
-				sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry), sb.Rank)
 		}
-		q.WriteString(` ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
-			not_served_since = excluded.not_served_since, retry_at = excluded.retry_at, pair_rank = excluded.pair_rank`)
-		_, err = tx.ExecContext(ctx, q.String(), args...)
+		return nil
+	})
+}
+
+// standByBatch is one statement of StandByAll: renewBatch records at
+// most, ten parameters each (Postgres takes 65,535 parameters a
+// statement).
+func standByBatch(ctx context.Context, tx *Tx, sbs []locator.Standby, now time.Time, ttl time.Duration) error {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO standbys (account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank) VALUES `)
+	var args []any
+	for i, sb := range sbs {
+		if i > 0 {
+			q.WriteString(`, `)
+		}
+		q.WriteString(`(?,?,?,?,?,?,?,?,?,?)`)
+		args = append(args, sb.Account, sb.Process, sb.PID, sb.Host, formatTime(now), formatTime(now.Add(ttl)),
+			sb.NotServed, formatTime(sb.NotServedSince), formatTime(sb.Retry), sb.Rank)
+	}
+	q.WriteString(` ON CONFLICT (account, process) DO UPDATE SET expires = excluded.expires, not_served = excluded.not_served,
+		not_served_since = excluded.not_served_since, retry_at = excluded.retry_at, pair_rank = excluded.pair_rank`)
+	_, err := tx.ExecContext(ctx, q.String(), args...)
+	return err
+}
+
+// RenewStandbys extends by ttl, from now by the database's clock, every
+// record of process standing by, in one statement: a daemon standing by
+// for thousands of accounts renews its records without writing them
+// again.
+func (s *Store) RenewStandbys(ctx context.Context, process string, ttl time.Duration) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+		now, err := s.leaseNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE process = ?`, formatTime(now.Add(ttl)), process)
 		return err
 	})
 }
@@ -53,14 +82,17 @@ func (s *Store) LeaveStandby(ctx context.Context, process string, accounts ...st
 	if len(accounts) == 0 {
 		return nil
 	}
-	args := []any{process}
-	for _, a := range accounts {
-		args = append(args, a)
-	}
-	q := `DELETE FROM standbys WHERE process = ? AND account IN (?` + strings.Repeat(`,?`, len(accounts)-1) + `)`
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.ExecContext(ctx, q, args...)
-		return err
+		for batch := range slices.Chunk(accounts, renewBatch) {
+			args := []any{process}
+			for _, a := range batch {
+				args = append(args, a)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE process = ? AND account IN (`+marks(len(batch))+`)`, args...); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
