@@ -53,7 +53,7 @@ func (s *Store) Attend(ctx context.Context, process string) (<-chan struct{}, er
 	if !s.Postgres() || process == "" {
 		return nil, nil
 	}
-	return s.db.sessions.attend(ctx, s.db, process)
+	return attend(ctx, s.db, process)
 }
 
 // Session says whether process holds its session, or held one that
@@ -84,30 +84,39 @@ func (s *Store) Session(ctx context.Context, process string) (SessionState, erro
 	return state, err
 }
 
-// sessions are the sessions a store's processes hold (a process has one;
-// tests play several processes on one store).
-type sessions struct {
+// attended are the sessions this process's stores hold, by database
+// (its URL) and process id: every store of the process on a database
+// shares one (the lock is the process's: a second session could not take
+// it), kept while any of them is open.
+var attended = struct {
 	mu   sync.Mutex
-	held map[string]*session
-}
+	held map[sessionKey]*session
+}{held: map[sessionKey]*session{}}
 
-// session is one process's: the connection, and ended, closed when it ends.
+type sessionKey struct{ dsn, process string }
+
+// session is one process's: the connection, the stores that use it, and
+// ended, closed when it ends.
 type session struct {
 	pc     *pgx.Conn
+	users  map[*conn]bool
 	ended  chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{} // closed when watch returned
 }
 
-// attend returns the live session of process, opening one when it has
-// none (or its last one ended).
-func (ss *sessions) attend(ctx context.Context, c *conn, process string) (<-chan struct{}, error) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if se := ss.held[process]; se != nil {
+// attend returns the live session of process on c's database, opening
+// one when it has none (or its last one ended), and counts c among its
+// users.
+func attend(ctx context.Context, c *conn, process string) (<-chan struct{}, error) {
+	attended.mu.Lock()
+	defer attended.mu.Unlock()
+	k := sessionKey{c.dsn, process}
+	if se := attended.held[k]; se != nil {
 		select {
 		case <-se.ended:
 		default:
+			se.users[c] = true
 			return se.ended, nil
 		}
 	}
@@ -130,18 +139,15 @@ func (ss *sessions) attend(ctx context.Context, c *conn, process string) (<-chan
 		return nil, fmt.Errorf("store: the process's own database session: %w", err)
 	}
 	wctx, cancel := context.WithCancel(context.Background())
-	se := &session{pc: pc, ended: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
-	if ss.held == nil {
-		ss.held = map[string]*session{}
-	}
-	ss.held[process] = se
+	se := &session{pc: pc, users: map[*conn]bool{c: true}, ended: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	attended.held[k] = se
 	go se.watch(wctx)
 	return se.ended, nil
 }
 
 // watch reads the session's connection until it fails (the session
-// ended) or the store closes: the connection is idle, and a read is what
-// learns at once that the server or the network ended it.
+// ended) or the last store using it closes: the connection is idle, and a
+// read is what learns at once that the server or the network ended it.
 func (se *session) watch(ctx context.Context) {
 	defer close(se.done)
 	for {
@@ -153,18 +159,26 @@ func (se *session) watch(ctx context.Context) {
 	se.pc.Close(context.Background())
 }
 
-// close ends every session, its process's record taken off first: the
-// process leaves, having given its leases up, and the table keeps no row
-// of it (a process that dies keeps its row, which says it is gone).
-func (ss *sessions) close(c *conn) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for process, se := range ss.held {
+// leave takes c off the sessions it uses; a session left with no store
+// ends, its process's record taken off first: the process leaves the
+// database, having given its leases up, and the table keeps no row of it
+// (a process that dies keeps its row, which says it is gone).
+func leave(c *conn) {
+	attended.mu.Lock()
+	defer attended.mu.Unlock()
+	for k, se := range attended.held {
+		if !se.users[c] {
+			continue
+		}
+		delete(se.users, c)
+		if len(se.users) > 0 {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), postgresTimeout)
-		c.ExecContext(ctx, `DELETE FROM process_sessions WHERE process = ?`, process)
+		c.ExecContext(ctx, `DELETE FROM process_sessions WHERE process = ?`, k.process)
 		cancel()
 		se.cancel()
 		<-se.done
+		delete(attended.held, k)
 	}
-	ss.held = nil
 }

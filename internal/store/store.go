@@ -380,15 +380,12 @@ type conn struct {
 	dsn     string // Postgres: the URL, for the LISTEN connection
 	notices notices
 	waits   leaseWaits
-	// sessions are the sessions of the processes this store's leases
-	// are taken for (see Attend): on Postgres, a connection each.
-	sessions sessions
 }
 
-// Close ends the processes' sessions, stops the lease listener and
-// closes the database.
+// Close leaves the processes' sessions (see Attend), stops the lease
+// listener and closes the database.
 func (c *conn) Close() error {
-	c.sessions.close(c)
+	leave(c)
 	c.notices.close()
 	if c.beat != c.DB {
 		c.beat.Close()
