@@ -20,3 +20,7 @@ func (o *Owner) Routes() http.Handler { return o.api.Routes() }
 // Paths is the lock and socket of an account at a broker address in a
 // runtime folder, for tests that hold other clients to the rule.
 var Paths = paths
+
+// Process is this run's process id, which names its database session (see
+// store.Attend).
+func Process() string { return process }

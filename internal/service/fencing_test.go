@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store/storetest"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -137,5 +139,38 @@ func TestNoBrokerRequestWithoutTrust(t *testing.T) {
 	}
 	for _, r := range o.sim.Sim.Requests()[stepped:] {
 		t.Errorf("%s %s reached the broker after the owner stepped down", r.Method, r.Path)
+	}
+}
+
+// An owner on Postgres whose process's database session ends (the server
+// ended it: other processes now take this process for dead, and may take
+// the account at once, as when it is killed) holds the account no longer,
+// at once: a locate handed to it sends the broker nothing, and it steps
+// down saying why, long before its lease would have lapsed.
+func TestSessionEndStepsTheOwnerDown(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	o := ownOn(t, dsn, nil)
+	storetest.EndSession(t, dsn, service.Process())
+	select {
+	case err := <-o.owner.Fatal():
+		if !errors.Is(err, service.ErrSteppedDown) || !strings.Contains(err.Error(), "database session ended") {
+			t.Fatalf("why it stepped down: %v", err)
+		}
+	case <-time.After(30 * time.Second): // a hang guard
+		t.Fatal("the owner whose session ended never stepped down")
+	}
+	if o.owner.Held() {
+		t.Fatal("the owner whose session ended still holds the account")
+	}
+	res, err := o.owner.Local().As(account.Caller{ID: "test"}).Locate(t.Context(), account.LocateRequest{Items: []account.LocateItem{{Symbol: "HTBX", Quantity: 100, Policy: workflow.Policy{AutoAccept: true}}}})
+	if err == nil {
+		err = res.Err()
+	}
+	if err == nil {
+		t.Fatal("a locate through the owner whose session ended was started")
+	}
+	if n := quotesSent(o); n != 0 {
+		t.Fatalf("%d quotes sent by the owner whose session ended", n)
 	}
 }

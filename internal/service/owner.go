@@ -36,17 +36,25 @@ import (
 // the account only until the start of its last successful renewal attempt
 // plus LeaseTTL less TrustMargin, by its own monotonic clock (the margin
 // covers the two clocks' drift over a TTL): past that it sends nothing,
-// and it steps down when renewals keep failing. A dead owner's account is free LeaseTTL after its last
-// renewal, so the standby can take it by then, and no write of the old
-// one can still be leaving.
+// and it steps down when renewals keep failing. A stopped owner's account
+// is free LeaseTTL after its last renewal, so the standby can take it by
+// then, and no request of the old one can still be leaving (its trust
+// ended TrustMargin before); a dead one's at once, on Postgres, as its
+// database session ends (store.Attend). The lease is as short as a
+// renewal's round trip allows on a loaded machine: four renewals a TTL,
+// so that a renewal late by a whole round still leaves trust, and one
+// statement renews every lease of a process (store.RenewLeases), so that
+// renewing often costs a desk of thousands of accounts little.
 const (
-	LeaseTTL    = 5 * time.Second
-	RenewEvery  = 1500 * time.Millisecond
-	TrustMargin = time.Second
+	LeaseTTL    = 2 * time.Second
+	RenewEvery  = 500 * time.Millisecond
+	TrustMargin = 500 * time.Millisecond
 	// AcceptBudget is the trust an accept needs left to start: its
 	// answer must come back while this owner still owns the account, or
-	// the offer's outcome lands on the next owner unannounced.
-	AcceptBudget = 2 * time.Second
+	// the offer's outcome lands on the next owner unannounced. Less than
+	// the trust a renewal on time leaves (LeaseTTL - TrustMargin -
+	// RenewEvery), so that an accept never waits for one.
+	AcceptBudget = 750 * time.Millisecond
 )
 
 // roleOf is the role of the process holding l: its owner id starts with
@@ -117,8 +125,12 @@ type Owner struct {
 	srv    *http.Server
 	net    *http.Server  // serving other hosts (Network), or nil
 	lost   chan struct{} // closed when the lease was lost, after lostWhy is set
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	// session is closed when this process's database session ends (see
+	// store.Attend; nil on SQLite): other processes may then take the
+	// account at once, and this owner holds it no longer.
+	session <-chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
 
 	// trustUntil is when this owner stops trusting itself to own the
 	// account (unix nanoseconds, real time): see LeaseTTL.
@@ -199,6 +211,15 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		}
 		want.Address = n.Address()
 	}
+	// The process's database session before the lease: should it end
+	// meanwhile, this owner steps down at once (see Held).
+	session, err := o.st.Attend(ctx, process)
+	if err != nil {
+		if remote != nil {
+			remote.Close()
+		}
+		return err
+	}
 	attempt := time.Now()
 	lease, takenOver, err := o.acquire(ctx, want)
 	if err != nil {
@@ -207,7 +228,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		}
 		return err
 	}
-	o.lease = lease
+	o.lease, o.session = lease, session
 	o.trust(attempt)
 	// The lease is kept from now on, whatever the start below waits for:
 	// its reads queue on the key pair's pacer behind the other accounts'
@@ -403,6 +424,13 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	if !errors.As(err, &held) {
 		return lease, false, err
 	}
+	// The holder's database session says at once whether its process
+	// lives, on any host (a process stopped keeps it: its lease's time
+	// frees the account then, by which its trust has run out).
+	session, serr := o.st.Session(ctx, held.Holder.Process)
+	if serr == nil && session == store.SessionEnded {
+		return o.takeOver(ctx, want, held.Holder)
+	}
 	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
 		// A socket outside the runtime folder is never dialled nor
 		// removed: following the lease then says why.
@@ -422,19 +450,30 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	if o.st.Postgres() && !refused(held.Holder.Endpoint) {
 		// Without a machine lock, a holder that does not answer may be one
 		// that has just taken the lease and listens a moment later (its
-		// socket is not there yet), or one stopped: it is taken for dead
-		// once it has missed two renewals. A socket that refuses
-		// connections is a dead process's: taken over at once.
+		// socket is not there yet), or one stopped. One whose session
+		// lives is not taken for dead (its lease lapses by itself); one of
+		// a locator that holds no session, once it has missed two
+		// renewals. A socket that refuses connections is a dead
+		// process's: taken over at once.
+		if session != store.SessionUnknown || serr != nil {
+			return lease, false, err
+		}
 		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
 			return lease, false, err
 		}
 	}
+	return o.takeOver(ctx, want, held.Holder)
+}
+
+// takeOver takes the account from dead, the holder of its lease, found
+// gone (see acquire).
+func (o *Owner) takeOver(ctx context.Context, want, dead locator.Lease) (locator.Lease, bool, error) {
 	if err := o.leaveToStandby(ctx); err != nil {
 		return locator.Lease{}, false, err
 	}
-	lease, err = o.st.TakeOverLease(ctx, want, held.Holder.Owner, LeaseTTL)
-	if err == nil && held.Holder.Endpoint != want.Endpoint {
-		os.Remove(held.Holder.Endpoint) // the dead owner's
+	lease, err := o.st.TakeOverLease(ctx, want, dead.Owner, LeaseTTL)
+	if err == nil && dead.Endpoint != want.Endpoint && dead.Host == want.Host && checkSocketPath(o.cfg.RuntimeDir, dead.Endpoint) == nil {
+		os.Remove(dead.Endpoint) // the dead owner's
 	}
 	return lease, err == nil, err
 }
@@ -522,6 +561,8 @@ func (o *Owner) Held() bool {
 	select {
 	case <-o.lost:
 		return false
+	case <-o.session:
+		return false
 	case <-o.stop:
 		return false
 	default:
@@ -574,6 +615,11 @@ func (o *Owner) trusted() time.Duration {
 // less is left. (On SQLite the machine lock alone makes the owner: no
 // other process can take the account while it lives.)
 func (o *Owner) maySend(accept bool) error {
+	select {
+	case <-o.session:
+		o.stepDown(o.sessionEnded()) // the reason, before any other
+	default:
+	}
 	need := time.Duration(0)
 	if accept {
 		need = AcceptBudget
@@ -595,6 +641,12 @@ func (o *Owner) maySend(accept bool) error {
 		return err
 	}
 	return nil
+}
+
+// sessionEnded is why an owner whose process's database session ended
+// holds its account no longer.
+func (o *Owner) sessionEnded() error {
+	return fmt.Errorf("account %s: this process's database session ended, and with it the proof that it lives: another process may take the account at once", o.lease.Account)
 }
 
 // ErrSteppedDown is matched by the error Fatal delivers when the owner
@@ -620,6 +672,8 @@ func (o *Owner) Fatal() <-chan error {
 		select {
 		case <-o.lost:
 			ch <- o.lostWhy
+		case <-o.session:
+			ch <- fmt.Errorf("%w: %w", ErrSteppedDown, o.sessionEnded())
 		case err := <-o.eng.Err():
 			ch <- fmt.Errorf("account %s: the engine stopped: %w", o.lease.Account, err)
 		case <-o.stop:
