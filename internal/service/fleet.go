@@ -67,7 +67,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	}
 	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	f.stop, f.done = stop, make(chan struct{})
-	announced := map[*Handle]bool{}
+	announced := map[*Handle]locator.Standby{}
 	// Before the first is opened: commands for the others wait from now
 	// on, and a daemon starting beside this one sees where it lists each
 	// key pair.
@@ -75,7 +75,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	graceEnds := time.Now().Add(claimGrace)
 	go func() {
 		defer close(f.done)
-		for clock.Sleep(actx, clock.Real{}, RenewEvery) == nil {
+		for clock.Sleep(actx, clock.Real{}, announceEvery) == nil {
 			f.announce(actx, announced)
 		}
 		f.announce(context.WithoutCancel(actx), nil)
@@ -116,6 +116,16 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	f.announce(actx, announced) // with why each account it could not open is not served
 	return f, nil
 }
+
+// A daemon's record of standing by for an account (see announce) lasts
+// StandbyTTL, and is renewed every announceEvery: a command waits for a
+// daemon that died standing by for at most that long. It is not the
+// lease's: a desk's daemons stand by for thousands of accounts each, and
+// a record says who is to own an account next, not who owns it now.
+const (
+	StandbyTTL    = 10 * time.Second
+	announceEvery = 3 * time.Second
+)
 
 // ledgerSyncsAtOnce is how many of a fleet's accounts sync their ledger at
 // once (see OwnerConfig.ledgerSyncs).
@@ -334,30 +344,34 @@ func (f *Fleet) Close() {
 // the account under these keys, say; a database that is down or an engine
 // that stopped pass by themselves, and a command waits for them, while
 // Handle.Status and /metrics say every reason) (one statement per store,
-// renewed every RenewEvery while the fleet lives, in real time as leases
-// are), and takes the record of one it owns off (announced: those it
-// recorded; nil: every account, as the fleet closes; one statement per
-// store and process too). A command for such
+// renewed every announceEvery while the fleet lives, in real time as
+// leases are: a record is written again only when it changed, the others
+// renewed by one statement per store and process), and takes the record
+// of one it owns off (announced: those it recorded, as recorded; nil:
+// every account, as the fleet closes; one statement per store and process
+// too). A command for such
 // an account waits for this process to own it and follows it (see
 // Owner.leaveToStandby), rather than own it, or be refused it because this
 // process owns another account of its key pair: a daemon of many
 // key pairs opens them 16 at a time, and each account's start-up takes a
 // while.
-func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
+func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Standby) {
 	f.announcing.Lock()
 	defer f.announcing.Unlock()
 	host, _ := os.Hostname()
-	byStore := map[*store.Store][]locator.Standby{}
 	type records struct {
 		st      *store.Store
 		process string
 	}
+	changed := map[*store.Store][]locator.Standby{}
+	kept := map[records]bool{}
 	leaving := map[records][]*Handle{}
 	for _, h := range f.handles {
 		st, sb := h.cfg.Engine.Store, h.standby(host)
+		k := records{st, sb.Process}
+		last, was := announced[h]
 		switch {
-		case announced == nil || h.Owner() != nil && announced[h]:
-			k := records{st, sb.Process}
+		case announced == nil || h.Owner() != nil && was:
 			leaving[k] = append(leaving[k], h)
 		case h.Owner() == nil:
 			h.mu.Lock()
@@ -365,13 +379,22 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]bool) {
 				sb.NotServed, sb.NotServedSince, sb.Retry = h.notOpened.Error(), h.notSince, h.retryAt
 			}
 			h.mu.Unlock()
-			byStore[st] = append(byStore[st], sb)
-			announced[h] = true
+			if was && last == sb {
+				kept[k] = true
+				continue
+			}
+			changed[st] = append(changed[st], sb)
+			announced[h] = sb
 		}
 	}
-	for st, sbs := range byStore {
-		if err := st.StandByAll(ctx, sbs, LeaseTTL); err != nil && ctx.Err() == nil {
+	for st, sbs := range changed {
+		if err := st.StandByAll(ctx, sbs, StandbyTTL); err != nil && ctx.Err() == nil {
 			f.handles[0].cfg.Engine.Logger.Warn("cannot announce this process as its accounts' next owner", "err", err)
+		}
+	}
+	for k := range kept {
+		if err := k.st.RenewStandbys(ctx, k.process, StandbyTTL); err != nil && ctx.Err() == nil {
+			f.handles[0].cfg.Engine.Logger.Warn("cannot renew the announcement of this process as its accounts' next owner", "err", err)
 		}
 	}
 	for k, hs := range leaving {
@@ -437,7 +460,7 @@ func (h *Handle) yieldTo(ctx context.Context) bool {
 func listedFirst(sbs []locator.Standby, process string, rank int) *locator.Standby {
 	for i, sb := range sbs {
 		if sb.Process != process && sb.NotServed == "" && sb.Rank >= 0 && sb.Rank < rank &&
-			sb.Expires.Sub(sb.Since) < yieldAtMost+LeaseTTL {
+			sb.Expires.Sub(sb.Since) < yieldAtMost+StandbyTTL {
 			return &sbs[i]
 		}
 	}
@@ -461,7 +484,7 @@ func (h *Handle) keep(ctx context.Context) {
 				// owning other accounts of its key pair (Fleet.announce
 				// keeps the record from its next round on).
 				host, _ := os.Hostname()
-				if err := h.cfg.Engine.Store.StandBy(ctx, h.standby(host), LeaseTTL); err != nil && ctx.Err() == nil {
+				if err := h.cfg.Engine.Store.StandBy(ctx, h.standby(host), StandbyTTL); err != nil && ctx.Err() == nil {
 					log.Warn("cannot record this process as the account's next owner", "account", h.cfg.Engine.Account, "err", err)
 				}
 				if errors.Is(err, ErrSteppedDown) {
@@ -563,34 +586,38 @@ func (h *Handle) follower() *wire.Client {
 // over at once).
 func (h *Handle) standBy(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
-	hello, err := c.Hello(ctx)
+	hctx, cancel := context.WithTimeout(ctx, helloWait) // a stopped owner never answers
+	hello, err := c.Hello(hctx)
+	cancel()
 	if err != nil {
 		clock.Sleep(ctx, clk, reopenWait) // the owner followed is gone or unreachable
-		return
-	}
-	updates, err := c.Subscribe(ctx)
-	if err != nil {
-		clock.Sleep(ctx, clk, reopenWait)
 		return
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	freed := make(chan error, 1)
 	go func() { freed <- st.WaitLease(wctx, hello.Lease) }()
-	for {
-		select {
-		case <-ctx.Done():
+	// The owner's stream ends with its connection; a stopped owner may
+	// never answer the subscription, and the lease's end is waited for
+	// meanwhile all the same.
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		updates, err := c.Subscribe(wctx)
+		if err != nil {
+			clock.Sleep(wctx, clk, reopenWait)
 			return
-		case err := <-freed:
-			if err != nil && ctx.Err() == nil {
-				log.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
-				clock.Sleep(ctx, clk, reopenWait)
-			}
-			return
-		case _, ok := <-updates:
-			if !ok {
-				return // the owner's connection ended
-			}
+		}
+		for range updates {
+		}
+	}()
+	select {
+	case <-ctx.Done():
+	case <-ended:
+	case err := <-freed:
+		if err != nil && ctx.Err() == nil {
+			log.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
+			clock.Sleep(ctx, clk, reopenWait)
 		}
 	}
 }

@@ -283,7 +283,12 @@ func (h *Handle) dialOwner(ownErr error) (*wire.Client, bool, error) {
 // follows only another daemon it stands by for. c is closed when it is
 // not used.
 func (h *Handle) followOwner(ctx context.Context, c *wire.Client) (account.Account, bool, error) {
-	hello, err := c.Hello(ctx)
+	// A live owner answers at once; a stopped one never does, and is not
+	// waited for: its lease lapses meanwhile, and the next look owns the
+	// account.
+	hctx, cancel := context.WithTimeout(ctx, helloWait)
+	defer cancel()
+	hello, err := c.Hello(hctx)
 	if err != nil {
 		// An owner that does not answer yet is looked for again; one that
 		// refuses this process (another host's owner, without its token)
@@ -297,9 +302,9 @@ func (h *Handle) followOwner(ctx context.Context, c *wire.Client) (account.Accou
 	}
 	// The owner serves only a process holding the account's credentials:
 	// proven now, so a refusal ends the command before it does anything.
-	if _, err := c.Authenticate(ctx); err != nil {
+	if _, err := c.Authenticate(hctx); err != nil {
 		c.Close()
-		return nil, errors.Is(err, account.ErrOwnerGone), err
+		return nil, errors.Is(err, account.ErrOwnerGone) || hctx.Err() != nil, err
 	}
 	if h.cfg.Role == wire.RoleDaemon && !(h.cfg.Standby && hello.Role == wire.RoleDaemon) {
 		c.Close()

@@ -18,9 +18,9 @@ func TestListedFirst(t *testing.T) {
 	since := time.Date(2026, 11, 27, 14, 30, 0, 0, time.UTC)
 	other := func(rank int, stood time.Duration, notServed string) locator.Standby {
 		return locator.Standby{Account: "LV100001", Process: "daemon:other", PID: 7, Host: "h", Rank: rank,
-			Since: since, Expires: since.Add(stood + LeaseTTL), NotServed: notServed}
+			Since: since, Expires: since.Add(stood + StandbyTTL), NotServed: notServed}
 	}
-	mine := locator.Standby{Account: "LV100001", Process: "daemon:me", Rank: 0, Since: since, Expires: since.Add(LeaseTTL)}
+	mine := locator.Standby{Account: "LV100001", Process: "daemon:me", Rank: 0, Since: since, Expires: since.Add(StandbyTTL)}
 	for _, tc := range []struct {
 		name string
 		sbs  []locator.Standby
