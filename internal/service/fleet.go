@@ -364,12 +364,15 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 		process string
 	}
 	changed := map[*store.Store][]locator.Standby{}
-	kept := map[records]bool{}
+	kept := map[records][]string{}
 	leaving := map[records][]*Handle{}
 	for _, h := range f.handles {
 		st, sb := h.cfg.Engine.Store, h.standby(host)
 		k := records{st, sb.Process}
 		last, was := announced[h]
+		h.mu.Lock()
+		was = was || h.steppedDown
+		h.mu.Unlock()
 		switch {
 		case announced == nil || h.Owner() != nil && was:
 			leaving[k] = append(leaving[k], h)
@@ -380,7 +383,7 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 			}
 			h.mu.Unlock()
 			if was && last == sb {
-				kept[k] = true
+				kept[k] = append(kept[k], sb.Account)
 				continue
 			}
 			changed[st] = append(changed[st], sb)
@@ -392,8 +395,8 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 			f.handles[0].cfg.Engine.Logger.Warn("cannot announce this process as its accounts' next owner", "err", err)
 		}
 	}
-	for k := range kept {
-		if err := k.st.RenewStandbys(ctx, k.process, StandbyTTL); err != nil && ctx.Err() == nil {
+	for k, accounts := range kept {
+		if err := k.st.RenewStandbys(ctx, k.process, accounts, StandbyTTL); err != nil && ctx.Err() == nil {
 			f.handles[0].cfg.Engine.Logger.Warn("cannot renew the announcement of this process as its accounts' next owner", "err", err)
 		}
 	}
@@ -409,6 +412,9 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 		}
 		for _, h := range hs {
 			delete(announced, h)
+			h.mu.Lock()
+			h.steppedDown = false
+			h.mu.Unlock()
 		}
 	}
 }
@@ -487,6 +493,9 @@ func (h *Handle) keep(ctx context.Context) {
 				if err := h.cfg.Engine.Store.StandBy(ctx, h.standby(host), StandbyTTL); err != nil && ctx.Err() == nil {
 					log.Warn("cannot record this process as the account's next owner", "account", h.cfg.Engine.Account, "err", err)
 				}
+				h.mu.Lock()
+				h.steppedDown = true
+				h.mu.Unlock()
 				if errors.Is(err, ErrSteppedDown) {
 					log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
 					break
@@ -586,11 +595,13 @@ func (h *Handle) follower() *wire.Client {
 // over at once).
 func (h *Handle) standBy(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
-	hctx, cancel := context.WithTimeout(ctx, helloWait) // a stopped owner never answers
+	hctx, cancel := context.WithTimeout(ctx, helloWait)
 	hello, err := c.Hello(hctx)
 	cancel()
 	if err != nil {
-		clock.Sleep(ctx, clk, reopenWait) // the owner followed is gone or unreachable
+		// The owner followed is gone, unreachable or stopped (it never
+		// answers): keep looks again at once (its lease may have lapsed
+		// meanwhile), each look bounded by helloWait.
 		return
 	}
 	wctx, cancel := context.WithCancel(ctx)

@@ -78,6 +78,10 @@ type Handle struct {
 	// (see yieldTo).
 	rank    int
 	yielded *locator.Standby
+	// steppedDown says that keep recorded this process as the account's
+	// next owner as its owner stepped down: the fleet's announce takes
+	// that record off once it owns the account again.
+	steppedDown bool
 	// connecting holds one connect at a time: a fleet's keep and a call
 	// in flight (Status, say) finding no account API at once would
 	// otherwise both own it, or one follow the other's socket.

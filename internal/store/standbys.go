@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -60,17 +61,23 @@ func standByBatch(ctx context.Context, tx *Tx, sbs []locator.Standby, now time.T
 	return err
 }
 
-// RenewStandbys extends by ttl, from now by the database's clock, every
-// record of process standing by, in one statement: a daemon standing by
-// for thousands of accounts renews its records without writing them
-// again.
-func (s *Store) RenewStandbys(ctx context.Context, process string, ttl time.Duration) error {
+// RenewStandbys extends by ttl, from now by the database's clock, the
+// records of process standing by for accounts, in one statement (the
+// accounts are one parameter, a JSON array): a daemon standing by for
+// thousands of accounts renews its records without writing them again.
+// A record of another account of the process is left to lapse.
+func (s *Store) RenewStandbys(ctx context.Context, process string, accounts []string, ttl time.Duration) error {
+	list, err := json.Marshal(accounts)
+	if err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE process = ?`, formatTime(now.Add(ttl)), process)
+		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE process = ? AND `+tx.c.inJSON("account"),
+			formatTime(now.Add(ttl)), process, string(list))
 		return err
 	})
 }
