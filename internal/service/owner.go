@@ -428,8 +428,13 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	// lives, on any host (a process stopped keeps it: its lease's time
 	// frees the account then, by which its trust has run out).
 	session, serr := o.st.Session(ctx, held.Holder.Process)
-	if serr == nil && session == store.SessionEnded {
+	switch {
+	case serr == nil && session == store.SessionEnded:
 		return o.takeOver(ctx, want, held.Holder)
+	case serr == nil && session == store.SessionLive:
+		// The owner to follow (following it checks what it serves): a
+		// stopped one is not waited for here (its hello never comes).
+		return lease, false, err
 	}
 	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
 		// A socket outside the runtime folder is never dialled nor
@@ -450,12 +455,11 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	if o.st.Postgres() && !refused(held.Holder.Endpoint) {
 		// Without a machine lock, a holder that does not answer may be one
 		// that has just taken the lease and listens a moment later (its
-		// socket is not there yet), or one stopped. One whose session
-		// lives is not taken for dead (its lease lapses by itself); one of
-		// a locator that holds no session, once it has missed two
+		// socket is not there yet), or one stopped: one of a locator that
+		// holds no session is taken for dead once it has missed two
 		// renewals. A socket that refuses connections is a dead
 		// process's: taken over at once.
-		if session != store.SessionUnknown || serr != nil {
+		if serr != nil {
 			return lease, false, err
 		}
 		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
