@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,13 +32,19 @@ type FleetOptions struct {
 	KeyPairs  int
 	Processes int           // serve processes, each standing by for what the others own
 	Idle      time.Duration // how long the owned accounts are watched doing nothing
-	Parallel  int           // locate commands at once
+	// Parallel is how many locates run at once: calls on the account API
+	// (the owner's socket, as a follower dials it), or with AtStart
+	// `locator locate` commands.
+	Parallel int
 	// Locating is how many accounts locate (the first ones), the others
 	// staying idle meanwhile; 0: every account.
 	Locating int
-	// Failover kills the first process (SIGKILL) after the locates, and
+	// Failover signals a process after the locates (FailoverSignal: kill,
+	// stop, or both in turn), Trials times, each process in turn, and
 	// locates again on the accounts it owned once the others own them.
-	Failover bool
+	Failover       bool
+	FailoverSignal string
+	Trials         int
 	// AtStart starts the locates with the serve processes, before they own
 	// their accounts (no idle phase, no failover): each command waits for
 	// the process that is to own its account and follows it, and none
@@ -57,8 +62,12 @@ func (o FleetOptions) Check() error {
 	switch {
 	case !store.IsPostgres(o.DB) && (o.DB != "" || o.Processes != 1):
 		return errors.New("the fleet run needs LOCATOR_DB set to a postgres:// URL (it makes a database of its own on that server, and drops it after), or unset with --processes 1 (a SQLite file of its own)")
-	case o.KeyPairs < 1 || o.Accounts < o.KeyPairs || o.Accounts > 9999:
-		return fmt.Errorf("--accounts %d over --key-pairs %d: want 1 to 9999 accounts, at least one per key pair", o.Accounts, o.KeyPairs)
+	case o.KeyPairs < 1 || o.Accounts < o.KeyPairs || o.Accounts > maxFleetAccounts:
+		return fmt.Errorf("--accounts %d over --key-pairs %d: want 1 to %d accounts, at least one per key pair", o.Accounts, o.KeyPairs, maxFleetAccounts)
+	case !slices.Contains([]string{"", "kill", "stop", "both"}, o.FailoverSignal):
+		return fmt.Errorf("--failover-signal %q: want kill, stop or both", o.FailoverSignal)
+	case o.Trials < 0 || o.Trials > 20:
+		return fmt.Errorf("--trials %d: want 1 to 20", o.Trials)
 	case o.Processes < 1 || o.Processes > 16:
 		return fmt.Errorf("--processes %d: want 1 to 16", o.Processes)
 	case o.Parallel < 1 || o.Idle < 0:
@@ -68,6 +77,10 @@ func (o FleetOptions) Check() error {
 	}
 	return nil
 }
+
+// maxFleetAccounts bounds a fleet run's accounts (their names have five
+// digits).
+const maxFleetAccounts = 20000
 
 // FleetRun is what a fleet run measured. CPU and memory come from
 // /proc of each serve process: CPU as user + system time, memory as the
@@ -91,17 +104,20 @@ type FleetRun struct {
 	// the run stopped them (the one killed for the failover aside).
 	Exited      int     `json:"exited"`
 	IdleSeconds float64 `json:"idleSeconds"`
-	// Locates one per account, through the account's owner (a `locator
-	// locate` command following it); Filled of them exited 0.
+	// Locates one per account, through the account's owner (its account
+	// API, or with AtStart a `locator locate` command following it);
+	// Filled of them filled.
 	Locates       int     `json:"locates"`
 	Filled        int     `json:"filled"`
 	LocateSeconds float64 `json:"locateSeconds"`
-	// With Failover: the accounts the killed process owned, the seconds
-	// from its kill until the others owned them all, and how many of the
-	// locates then made on them (one each, through their new owner) filled.
-	Moved           int     `json:"moved,omitempty"`
-	FailoverSeconds float64 `json:"failoverSeconds,omitempty"`
-	MovedFilled     int     `json:"movedFilled,omitempty"`
+	// With Failover: each trial, the p50 and the max of their seconds,
+	// and the first trial's figures (see FailoverTrial).
+	Trials          []FailoverTrial `json:"failoverTrials,omitempty"`
+	FailoverP50     float64         `json:"failoverP50Seconds,omitempty"`
+	FailoverMax     float64         `json:"failoverMaxSeconds,omitempty"`
+	Moved           int             `json:"moved,omitempty"`
+	FailoverSeconds float64         `json:"failoverSeconds,omitempty"`
+	MovedFilled     int             `json:"movedFilled,omitempty"`
 	// AfterRSSMB is the resident set of the processes left, owning every
 	// account, after those locates.
 	AfterRSSMB float64 `json:"afterRSSMB,omitempty"`
@@ -179,14 +195,14 @@ func fleetKey(k int) (id, secret string) {
 }
 
 // fleetSymbol is account i's symbol of round r (the locates, and those
-// after the failover): one each, so every quote of a symbol beyond the
+// after each failover): one each, so every quote of a symbol beyond the
 // first is a duplicate.
 func fleetSymbol(i, r int) string { return fmt.Sprintf("ZF%c%05d", 'A'+r, i) }
 
 // FleetScenario is the default scenario with o's key pairs, each owning
 // its share of the accounts (account i belongs to key pair i mod
-// KeyPairs), and a Locate pool per account.
-func FleetScenario(accounts, keyPairs int) brokersim.Scenario {
+// KeyPairs), and a Locate pool per account and round of locates.
+func FleetScenario(accounts, keyPairs, rounds int) brokersim.Scenario {
 	sc := brokersim.DefaultScenario()
 	keys := make([]brokersim.ScenarioKey, keyPairs)
 	for k := range keys {
@@ -199,7 +215,7 @@ func FleetScenario(accounts, keyPairs int) brokersim.Scenario {
 		sc.Accounts = append(sc.Accounts, brokersim.ScenarioAccount{ID: acct, Type: "Margin", Status: "Active",
 			Cash: brokersim.Dec(decimal.NewFromInt(100000)), SODEquity: brokersim.Dec(decimal.NewFromInt(100000)),
 			Leverage: brokersim.Dec(decimal.NewFromInt(4)), OptLevel: 2})
-		for r := range 2 {
+		for r := range rounds {
 			sc.Pools = append(sc.Pools, brokersim.ScenarioPool{Symbol: fleetSymbol(i, r), LocateType: 1, Shares: 1_000_000,
 				Price: brokersim.Dec(decimal.RequireFromString("0.01"))})
 		}
@@ -228,7 +244,7 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	defer os.RemoveAll(dir)
 	o.Logf("starting locator sim: %d accounts over %d key pairs", o.Accounts, o.KeyPairs)
-	sim, err := Spawn(ctx, o.Exe, dir, FleetScenario(o.Accounts, o.KeyPairs))
+	sim, err := Spawn(ctx, o.Exe, dir, FleetScenario(o.Accounts, o.KeyPairs, 1+len(o.signals())))
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +266,7 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		Accounts: o.Accounts, KeyPairs: o.KeyPairs}
 	start := time.Now()
 	for p := range o.Processes {
-		proc, err := o.startServe(dir, env, p)
+		proc, err := o.startServe(dir, env, p, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -259,12 +275,12 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	if o.AtStart {
 		o.Logf("%d serve processes started; locating on every account at once, %d at a time", len(run.Processes), o.Parallel)
-		run.Locates, run.Filled = o.Accounts, o.locateAll(ctx, env, o.first(o.Accounts), 0)
+		run.Locates, run.Filled = o.Accounts, o.commandAll(ctx, env, o.first(o.Accounts))
 		run.LocateSeconds = time.Since(start).Seconds()
 	} else {
 		o.Logf("%d serve processes started; waiting for every account to be owned", len(run.Processes))
 	}
-	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute); err != nil {
+	if err := awaitOwned(ctx, st, run.Processes, o.Accounts, 5*time.Minute, 200*time.Millisecond); err != nil {
 		return nil, err
 	}
 	if err := awaitServing(ctx, run.Processes, start.Add(5*time.Minute)); err != nil {
@@ -278,32 +294,21 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		}
 		err = run.cost(ctx, st, run.Processes)
 	} else {
-		idleFrom, idleTo, err = o.idleThenLocate(ctx, run, st, env)
+		idleFrom, idleTo, err = o.idleThenLocate(ctx, run, st, sim.BaseURL)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if o.Failover && !o.AtStart && len(run.Processes) > 1 {
-		if err := o.failover(ctx, run, st, env); err != nil {
+		if err := o.failover(ctx, run, st, dir, env, sim.BaseURL); err != nil {
 			return nil, err
 		}
 	}
 	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
 		return nil, err
 	}
-	if err := run.tally(o.Failover && len(run.Processes) > 1); err != nil {
-		return nil, err
-	}
-	return run, nil
-}
-
-// tally counts the serve processes that ended by themselves (the first
-// not, when killed for the failover), and the goroutines of those alive
-// per account, every account idle again (goroutines ends each process
-// counted).
-func (run *FleetRun) tally(killedFirst bool) error {
-	for i, p := range run.Processes {
-		if (i > 0 || !killedFirst) && !p.alive() {
+	for _, p := range run.Processes { // those killed were replaced
+		if !p.alive() {
 			run.Exited++
 		}
 	}
@@ -312,19 +317,19 @@ func (run *FleetRun) tally(killedFirst bool) error {
 		if p.alive() {
 			n, err := p.goroutines()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			goroutines += n
 		}
 	}
-	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(run.Accounts)
-	return nil
+	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(o.Accounts)
+	return run, nil
 }
 
 // command is the bench command that runs o.
 func (o FleetOptions) command() string {
-	return fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --locating %d --failover=%t --locate-at-start=%t",
-		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Locating, o.Failover, o.AtStart)
+	return fmt.Sprintf("locator bench --mode fleet --accounts %d --key-pairs %d --processes %d --idle %s --parallel %d --locating %d --failover=%t --failover-signal %s --trials %d --locate-at-start=%t",
+		o.Accounts, o.KeyPairs, o.Processes, o.Idle, o.Parallel, o.Locating, o.Failover, o.FailoverSignal, o.Trials, o.AtStart)
 }
 
 // awaitServing waits until every process said what it serves (its
@@ -369,7 +374,7 @@ func (o FleetOptions) environment(ctx context.Context, dir, baseURL string) (env
 // one locate on each of the first o.Locating (0: all) at once, and each
 // process's CPU over start-up, the idle phase and the locates; it returns
 // when the idle phase began and ended.
-func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *store.Store, env []string) (idleFrom, idleTo time.Time, err error) {
+func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *store.Store, baseURL string) (idleFrom, idleTo time.Time, err error) {
 	if err := run.phase(func(p *FleetProcess, d float64) { p.StartCPU = d }); err != nil {
 		return idleFrom, idleTo, err
 	}
@@ -383,13 +388,16 @@ func (o FleetOptions) idleThenLocate(ctx context.Context, run *FleetRun, st *sto
 	if err := run.phase(func(p *FleetProcess, d float64) { p.IdleCPU = d }); err != nil {
 		return idleFrom, idleTo, err
 	}
-	o.Logf("locating: one locate per account, %d at a time", o.Parallel)
+	o.Logf("locating: one locate per account through its owner's account API, %d at a time", o.Parallel)
 	locFrom := time.Now()
 	locating := o.Locating
 	if locating == 0 {
 		locating = o.Accounts
 	}
-	run.Locates, run.Filled = locating, o.locateAll(ctx, env, o.first(locating), 0)
+	run.Locates = locating
+	if run.Filled, err = o.locateAll(ctx, st, baseURL, o.first(locating), 0); err != nil {
+		return idleFrom, idleTo, err
+	}
 	run.LocateSeconds = time.Since(locFrom).Seconds()
 	if err := run.phase(func(p *FleetProcess, d float64) { p.LocateCPU = d }); err != nil {
 		return idleFrom, idleTo, err
@@ -410,45 +418,9 @@ func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
 	return nil
 }
 
-// failover kills the first process, waits for the others to own every
-// account, and locates once more on each account that moved.
-func (o FleetOptions) failover(ctx context.Context, run *FleetRun, st *store.Store, env []string) error {
-	victim := run.Processes[0]
-	owned, err := ownedBy(ctx, st)
-	if err != nil {
-		return err
-	}
-	var moved []int
-	for _, l := range owned[victim.PID] {
-		i, err := strconv.Atoi(strings.TrimPrefix(l.Account, "FL"))
-		if err != nil {
-			return fmt.Errorf("lease of %s: not an account of the run", l.Account)
-		}
-		moved = append(moved, i)
-	}
-	o.Logf("failover: SIGKILL of pid %d, which owns %d accounts", victim.PID, len(moved))
-	killed := time.Now()
-	victim.cmd.Process.Kill()
-	victim.cmd.Wait()
-	if err := awaitOwned(ctx, st, run.Processes[1:], o.Accounts, 2*time.Minute); err != nil {
-		return err
-	}
-	run.Moved, run.FailoverSeconds = len(moved), time.Since(killed).Seconds()
-	o.Logf("failover: every account owned again after %.1f s; locating on those that moved", run.FailoverSeconds)
-	run.MovedFilled = o.locateAll(ctx, env, moved, 1)
-	for _, p := range run.Processes[1:] {
-		rss, _, err := p.memory()
-		if err != nil {
-			return err
-		}
-		run.AfterRSSMB += rss
-	}
-	return nil
-}
-
-// awaitOwned polls the database until n accounts have a live owner among
-// procs, or the bound passes.
-func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, bound time.Duration) error {
+// awaitOwned polls the database every poll until n accounts have a live
+// owner among procs, or the bound passes.
+func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, bound, poll time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
 		owned, err := ownedBy(ctx, st)
@@ -470,7 +442,7 @@ func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n i
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d accounts owned after %s", total, n, bound)
 		}
-		if err := clock.Sleep(ctx, clock.Real{}, 200*time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, clock.Real{}, poll); err != nil {
 			return err
 		}
 	}
@@ -504,10 +476,11 @@ func (o FleetOptions) first(n int) []int {
 	return all
 }
 
-// locateAll runs one `locator locate` per account of accounts on its
-// symbol of round r, o.Parallel at a time, and counts those that exit 0
-// (filled).
-func (o FleetOptions) locateAll(ctx context.Context, env []string, accounts []int, r int) int {
+// commandAll runs one `locator locate` per account of accounts on its
+// first symbol, o.Parallel at a time, and counts those that exit 0
+// (filled): the commands started with the serve processes (AtStart) wait
+// for the process that is to own their account, and follow it.
+func (o FleetOptions) commandAll(ctx context.Context, env []string, accounts []int) int {
 	var mu sync.Mutex
 	filled := 0
 	sem := make(chan struct{}, o.Parallel)
@@ -519,7 +492,7 @@ func (o FleetOptions) locateAll(ctx context.Context, env []string, accounts []in
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			cmd := exec.CommandContext(ctx, o.Exe, "locate", fleetSymbol(i, r), "100", "--max-price", "0.02", "--yes")
+			cmd := exec.CommandContext(ctx, o.Exe, "locate", fleetSymbol(i, 0), "100", "--max-price", "0.02", "--yes")
 			cmd.Env = slices.Concat(env, []string{"LOCATOR_ACCOUNT=" + FleetAccount(i), "LOCATOR_KEY_ID=" + id, "LOCATOR_SECRET=" + secret})
 			out, err := cmd.CombinedOutput()
 			mu.Lock()

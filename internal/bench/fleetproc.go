@@ -17,8 +17,9 @@ import (
 )
 
 // startServe starts serve process p with its accounts file: every account,
-// p's share of the key pairs first.
-func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess, error) {
+// p's share of the key pairs first; gen counts the processes started in
+// p's place before (a killed one is replaced), naming its log.
+func (o FleetOptions) startServe(dir string, env []string, p, gen int) (*FleetProcess, error) {
 	type entry struct {
 		Account   string `json:"account"`
 		KeyIDEnv  string `json:"keyIdEnv"`
@@ -46,7 +47,11 @@ func (o FleetOptions) startServe(dir string, env []string, p int) (*FleetProcess
 	cmd.Env = env
 	log := io.Discard
 	if o.LogDir != "" {
-		f, err := os.Create(filepath.Join(o.LogDir, fmt.Sprintf("serve-%d.log", p)))
+		name := fmt.Sprintf("serve-%d.log", p)
+		if gen > 0 {
+			name = fmt.Sprintf("serve-%d-%d.log", p, gen)
+		}
+		f, err := os.Create(filepath.Join(o.LogDir, name))
 		if err != nil {
 			return nil, err
 		}

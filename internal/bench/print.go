@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -41,10 +42,12 @@ func (o *FleetOptions) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KeyPairs, "key-pairs", 100, "--mode fleet: key pairs")
 	fs.IntVar(&o.Processes, "processes", 2, "--mode fleet: serve processes on the one database (LOCATOR_DB, a postgres:// URL; unset: one process on a SQLite file)")
 	fs.DurationVar(&o.Idle, "idle", time.Minute, "--mode fleet: how long the owned accounts are watched doing nothing")
-	fs.IntVar(&o.Parallel, "parallel", 20, "--mode fleet: locate commands at once")
+	fs.IntVar(&o.Parallel, "parallel", 20, "--mode fleet: locates at once (calls on the owners' account API; with --locate-at-start, locate commands)")
 	fs.IntVar(&o.Locating, "locating", 0, "--mode fleet: how many accounts locate (the first ones), the others idle meanwhile (0: all)")
 	fs.StringVar(&o.LogDir, "log-dir", "", "--mode fleet: keep each serve process's log (serve-P.log) and the simulator's request log (requests.json) in this folder")
-	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then SIGKILL the first process, and locate on the accounts it owned through the others")
+	fs.BoolVar(&o.Failover, "failover", true, "--mode fleet: then signal a process (--failover-signal), --trials times, each process in turn, and locate on the accounts it owned through the others")
+	fs.StringVar(&o.FailoverSignal, "failover-signal", "kill", "--mode fleet: kill (SIGKILL, a new serve process started in its place), stop (SIGSTOP, continued once the others own its accounts), or both in turn")
+	fs.IntVar(&o.Trials, "trials", 1, "--mode fleet: failovers, each timed from the signal until every account the process owned is owned by another")
 	fs.BoolVar(&o.AtStart, "locate-at-start", false, "--mode fleet: start the locates with the serve processes, before they own their accounts (each follows the process that is to own it; no idle phase, no failover)")
 }
 
@@ -68,9 +71,13 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 		r.QuoteToAcceptP50, r.QuoteToAcceptP99, r.OfferSeenToAcceptP50, r.OfferSeenToAcceptP99)
 	fmt.Fprintf(w, "of which quote → offer (the broker settling) p50 %.2f s, p99 %.2f s; offer → the account's first history read after it p50 %.2f s, p99 %.2f s\n",
 		r.QuoteToOfferP50, r.QuoteToOfferP99, r.OfferToReadP50, r.OfferToReadP99)
-	if r.Moved > 0 {
-		fmt.Fprintf(w, "failover: the %d accounts of the killed process owned again in %.1f s; locates on them after: %d of %d filled; the processes left, owning all %d accounts: %.1f MB resident\n",
-			r.Moved, r.FailoverSeconds, r.MovedFilled, r.Moved, r.Accounts, r.AfterRSSMB)
+	for i, t := range r.Trials {
+		fmt.Fprintf(w, "failover %d: SIG%s of pid %d; its %d accounts owned again by the others in %.2f s; locates on them after: %d of %d filled\n",
+			i+1, strings.ToUpper(t.Signal), t.PID, t.Moved, t.Seconds, t.Filled, t.Moved)
+	}
+	if len(r.Trials) > 0 {
+		fmt.Fprintf(w, "failover over %d trials: p50 %.2f s, max %.2f s; the processes at the end, owning all %d accounts: %.1f MB resident\n",
+			len(r.Trials), r.FailoverP50, r.FailoverMax, r.Accounts, r.AfterRSSMB)
 	}
 	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU and %.1f broker requests a minute idle (over %.0f s), %.1f goroutines idle, %.1f ms CPU per locate\n",
 		r.RSSMBPerAccount, r.IdleCPUmsPerAccountMinute, r.IdleRequestsPerAccountMinute, r.IdleSeconds, r.IdleGoroutinesPerAccount, r.CPUmsPerLocate)

@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/internal/store"
+)
+
+// FailoverTrial is one failover of a fleet run: a process signalled, the
+// accounts it owned, the seconds from the signal until every one of them
+// had a live owner among the other processes, and how many of the locates
+// then made on them (one each, through their new owner) filled.
+type FailoverTrial struct {
+	Signal  string  `json:"signal"` // kill (SIGKILL) or stop (SIGSTOP)
+	PID     int     `json:"pid"`
+	Moved   int     `json:"moved"`
+	Seconds float64 `json:"seconds"`
+	Filled  int     `json:"filled"`
+}
+
+// signals are the failover signals o's trials send, in order: kill,
+// stop, or both taken in turn (kill first).
+func (o FleetOptions) signals() []string {
+	out := make([]string, max(o.Trials, 1))
+	for t := range out {
+		switch {
+		case o.FailoverSignal == "both" && t%2 == 1, o.FailoverSignal == "stop":
+			out[t] = "stop"
+		default:
+			out[t] = "kill"
+		}
+	}
+	return out
+}
+
+// failover runs o's trials: in each, one process (each in turn) is killed
+// (SIGKILL, and a new serve process started in its place, standing by)
+// or stopped (SIGSTOP, until the others own its accounts; then it runs
+// again, finds its leases gone, and stands by); the others are to own
+// its accounts, and a locate is made on each through its new owner. It
+// fills run's trials and their p50 and max, and the first trial's figures
+// as Moved, FailoverSeconds and MovedFilled.
+func (o FleetOptions) failover(ctx context.Context, run *FleetRun, st *store.Store, dir string, env []string, baseURL string) error {
+	for t, signal := range o.signals() {
+		p := t % len(run.Processes)
+		victim := run.Processes[p]
+		trial, err := o.failOne(ctx, run, st, victim, signal)
+		if err != nil {
+			return err
+		}
+		o.Logf("failover %d (%s of pid %d): its %d accounts owned again after %.2f s; locating on them", t+1, signal, victim.PID, trial.Moved, trial.Seconds)
+		if trial.Filled, err = o.locateAll(ctx, st, baseURL, trial.moved, 1+t); err != nil {
+			return err
+		}
+		switch signal {
+		case "kill":
+			o.Logf("starting a serve process in place of pid %d", victim.PID)
+			next, err := o.startServe(dir, env, p, t+1)
+			if err != nil {
+				return err
+			}
+			run.Processes[p] = next
+			// Standing by for every account before the next trial: it
+			// said what it serves, and has had standbyFollows to follow
+			// the owners (a standby that is still saying hello to an
+			// owner when it stops waits for the hello first).
+			if err := awaitServing(ctx, []*FleetProcess{next}, time.Now().Add(5*time.Minute)); err != nil {
+				return err
+			}
+			if err := clock.Sleep(ctx, clock.Real{}, standbyFollows); err != nil {
+				return err
+			}
+		case "stop":
+			victim.cmd.Process.Signal(syscall.SIGCONT)
+		}
+		run.Trials = append(run.Trials, trial.FailoverTrial)
+	}
+	var took []time.Duration
+	for _, t := range run.Trials {
+		took = append(took, time.Duration(t.Seconds*float64(time.Second)))
+	}
+	run.FailoverP50, run.FailoverMax = percentile(took, 0.5), percentile(took, 1)
+	first := run.Trials[0]
+	run.Moved, run.FailoverSeconds, run.MovedFilled = first.Moved, first.Seconds, first.Filled
+	for _, p := range run.Processes {
+		if p.alive() {
+			rss, _, err := p.memory()
+			if err != nil {
+				return err
+			}
+			run.AfterRSSMB += rss
+		}
+	}
+	return nil
+}
+
+// standbyFollows is how long a serve process started in place of a killed
+// one is given, once it said what it serves, before the next trial.
+const standbyFollows = 3 * time.Second
+
+// trial is a FailoverTrial and the accounts that moved, by index.
+type trial struct {
+	FailoverTrial
+	moved []int
+}
+
+// failOne signals victim and waits until every account it owned has a
+// live owner among the other processes.
+func (o FleetOptions) failOne(ctx context.Context, run *FleetRun, st *store.Store, victim *FleetProcess, signal string) (trial, error) {
+	owned, err := ownedBy(ctx, st)
+	if err != nil {
+		return trial{}, err
+	}
+	tr := trial{FailoverTrial: FailoverTrial{Signal: signal, PID: victim.PID}}
+	for _, l := range owned[victim.PID] {
+		i, err := strconv.Atoi(strings.TrimPrefix(l.Account, "FL"))
+		if err != nil {
+			return trial{}, fmt.Errorf("lease of %s: not an account of the run", l.Account)
+		}
+		tr.moved = append(tr.moved, i)
+	}
+	tr.Moved = len(tr.moved)
+	if tr.Moved == 0 {
+		return trial{}, fmt.Errorf("failover: pid %d owns no account", victim.PID)
+	}
+	o.Logf("failover: SIG%s of pid %d, which owns %d accounts", strings.ToUpper(signal), victim.PID, tr.Moved)
+	others := slices.DeleteFunc(slices.Clone(run.Processes), func(p *FleetProcess) bool { return p == victim })
+	signalled := time.Now()
+	if signal == "kill" {
+		victim.cmd.Process.Kill()
+		victim.cmd.Wait()
+	} else {
+		victim.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+	if err := awaitOwned(ctx, st, others, o.Accounts, 2*time.Minute, 50*time.Millisecond); err != nil {
+		return trial{}, err
+	}
+	tr.Seconds = time.Since(signalled).Seconds()
+	return tr, nil
+}
