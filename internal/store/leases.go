@@ -66,6 +66,12 @@ func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Dura
 		return l, err
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+		if err := lockKeyPairs(ctx, tx, l.PacingKey); err != nil {
+			return err
+		}
+		if err := lockLeases(ctx, tx, l.Account); err != nil {
+			return err
+		}
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -96,6 +102,12 @@ func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string,
 		return l, err
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+		if err := lockKeyPairs(ctx, tx, l.PacingKey); err != nil {
+			return err
+		}
+		if err := lockLeases(ctx, tx, l.Account); err != nil {
+			return err
+		}
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -349,14 +361,15 @@ func (s *Store) Fenced(f Fence) *Store {
 }
 
 // check fails with ErrLeaseLost unless f's term is current. On Postgres it
-// holds a share lock on the lease row until the transaction ends, so a
-// takeover (an update of that row) waits for the fenced write to commit
-// and is never interleaved with it; on SQLite the immediate transaction
-// already excludes every other writer.
+// holds a key-share lock on the lease row until the transaction ends, so
+// a takeover (which locks the row for update first: lockLeases) waits for
+// the fenced write to commit and is never interleaved with it, while a
+// renewal (an update of the row's times alone) does not wait for it; on
+// SQLite the immediate transaction already excludes every other writer.
 func (f *Fence) check(ctx context.Context, tx *Tx) error {
 	q := `SELECT term FROM leases WHERE account = ? AND owner = ?`
 	if tx.c.dialect == "postgres" {
-		q += ` FOR SHARE`
+		q += ` FOR KEY SHARE`
 	}
 	var term int64
 	err := tx.QueryRowContext(ctx, q, f.Account, f.Owner).Scan(&term)
@@ -376,10 +389,8 @@ func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l locator.Lease, deadP
 	if l.PacingKey == "" {
 		return nil
 	}
-	if s.Postgres() {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "locator key pair "+l.PacingKey); err != nil {
-			return err
-		}
+	if err := lockKeyPairs(ctx, tx, l.PacingKey); err != nil {
+		return err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE pacing_key = ? AND account != ?`, l.PacingKey, l.Account)
 	if err != nil {
@@ -396,6 +407,38 @@ func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l locator.Lease, deadP
 		}
 	}
 	return rows.Err()
+}
+
+// lockKeyPairs takes, on Postgres, the lock that serializes the checks of
+// a key pair (see checkKeyPair) until tx ends, for each key pair of keys
+// in order ("" has none). It is taken before any lease row's lock
+// (lockLeases), always in that order, so two takes never wait on each
+// other; taken twice in one transaction, it is held once.
+func lockKeyPairs(ctx context.Context, tx *Tx, keys ...string) error {
+	if tx.c.dialect != "postgres" {
+		return nil
+	}
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "locator key pair "+k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockLeases locks, on Postgres, the lease rows of accounts for update
+// until tx ends: what changes a lease's owner takes them so, and so waits
+// for every fenced write of the term it ends (see Fence.check). A renewal
+// or a release, which change only the term's own times, need not.
+func lockLeases(ctx context.Context, tx *Tx, accounts ...any) error {
+	if tx.c.dialect != "postgres" || len(accounts) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT account FROM leases WHERE account IN (`+marks(len(accounts))+`) ORDER BY account FOR UPDATE`, accounts...)
+	return err
 }
 
 const leaseColumns = `account, owner, pid, host, endpoint, address, pin, pacing_key, process, term, since, heartbeat, expires`
@@ -491,13 +534,14 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now ti
 			keys = append(keys, l.PacingKey)
 		}
 	}
-	if s.Postgres() {
-		slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
-		for _, k := range keys {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "locator key pair "+k.(string)); err != nil {
-				return nil, nil, err
-			}
+	slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+	for _, k := range keys {
+		if err := lockKeyPairs(ctx, tx, k.(string)); err != nil {
+			return nil, nil, err
 		}
+	}
+	if err := lockLeases(ctx, tx, accounts...); err != nil {
+		return nil, nil, err
 	}
 	q := `SELECT ` + leaseColumns + ` FROM leases WHERE account IN (` + marks(len(accounts)) + `)`
 	if len(keys) > 0 {
