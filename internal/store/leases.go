@@ -246,8 +246,12 @@ func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `UPDATE leases SET heartbeat = ?, expires = ? WHERE expires > ? AND `+tx.c.inJSON("owner")+` RETURNING account, owner, term`,
-			formatTime(now), formatTime(now.Add(ttl)), formatTime(now), string(list))
+		// The rows are locked in the order of their accounts, as every
+		// other write of several leases locks them (lockLeases), so two
+		// such writes never wait on each other.
+		rows, err := tx.QueryContext(ctx, `WITH due AS (SELECT account FROM leases WHERE expires > ? AND `+tx.c.inJSON("owner")+` ORDER BY account`+tx.c.forUpdate()+`)
+			UPDATE leases SET heartbeat = ?, expires = ? FROM due WHERE leases.account = due.account RETURNING leases.account, leases.owner, leases.term`,
+			formatTime(now), string(list), formatTime(now), formatTime(now.Add(ttl)))
 		if err != nil {
 			return err
 		}

@@ -427,6 +427,17 @@ func (c *conn) inJSON(column string) string {
 	return column + ` IN (SELECT value FROM json_each(?))`
 }
 
+// forUpdate is the clause that locks the rows a SELECT reads until the
+// transaction ends, as an update of other columns than their key would
+// (Postgres); on SQLite, whose immediate transactions exclude every other
+// writer, none.
+func (c *conn) forUpdate() string {
+	if c.dialect == "postgres" {
+		return ` FOR NO KEY UPDATE`
+	}
+	return ""
+}
+
 func (c *conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return c.DB.ExecContext(ctx, c.bind(q), args...)
 }
