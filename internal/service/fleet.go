@@ -135,7 +135,7 @@ const ledgerSyncsAtOnce = 2
 // opened one after another took 283 s to own (each waiting for the
 // start-up reads of the one before), 16 at once 18.8 s (docs/benchmarks.md,
 // "A desk on Postgres").
-const pairsAtOnce = 16
+const pairsAtOnce = 64
 
 // claimGrace is how long after announcing its accounts a fleet waits
 // before it takes any key pair but the one it lists first, so that a
@@ -166,7 +166,7 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 	errs := make([]error, len(pair))
 	var wg sync.WaitGroup
 	for i, h := range pair {
-		wg.Go(func() { _, errs[i] = h.current(ctx) })
+		wg.Go(func() { errs[i] = h.claim(ctx) })
 	}
 	wg.Wait()
 	for i, h := range pair {
@@ -311,6 +311,8 @@ func (f *Fleet) Say(ctx context.Context, w io.Writer) {
 			fmt.Fprintf(w, "not serving %s yet (pid %d), trying again: %v\n", h.cfg.Engine.Account, os.Getpid(), err)
 		} else if sb := h.yieldedTo(); sb != nil {
 			fmt.Fprintf(w, "waiting for %s (pid %d): pid %d on %s lists its key pair first and is to own it\n", h.cfg.Engine.Account, os.Getpid(), sb.PID, sb.Host)
+		} else if l := h.watching(); l != nil {
+			fmt.Fprintf(w, "standing by for %s (pid %d): %s\n", l.Account, os.Getpid(), l)
 		} else if h.follower() == nil {
 			fmt.Fprintf(w, "waiting for %s (pid %d): the process owning its key pair's other accounts is to own it\n", h.cfg.Engine.Account, os.Getpid())
 		} else if hello, err := h.Followed(ctx); err == nil && hello != nil {
@@ -505,8 +507,10 @@ func (h *Handle) keep(ctx context.Context) {
 				h.setNotYet(fmt.Errorf("engine stopped: %w", err), reopenWait)
 				clock.Sleep(ctx, clk, reopenWait)
 			}
+		} else if l := h.watching(); l != nil {
+			h.standBy(ctx, *l, clk)
 		} else if c := h.follower(); c != nil {
-			h.standBy(ctx, c, clk)
+			h.follow(ctx, c, clk)
 		} else if h.notYet() != nil {
 			clock.Sleep(ctx, clk, h.retryIn()) // refused as the fleet opened: refusedWait
 		}
@@ -517,7 +521,7 @@ func (h *Handle) keep(ctx context.Context) {
 				clock.Sleep(ctx, clk, reopenWait)
 				continue
 			}
-			_, err := h.current(ctx)
+			err := h.claim(ctx)
 			if ctx.Err() != nil {
 				return
 			}
@@ -589,12 +593,24 @@ func (h *Handle) follower() *wire.Client {
 }
 
 // standBy waits, as a standby listed in the database (Fleet.announce
-// records it), until the account may be free: the lease it follows
-// lapsed or was released (see store.WaitLease), or the connection to its
-// owner ended (an owner of this host that died: its lease is then taken
-// over at once).
-func (h *Handle) standBy(ctx context.Context, c *wire.Client, clk clock.Clock) {
-	log, st := h.cfg.Engine.Logger, h.cfg.Engine.Store
+// records it), until the account whose lease it watches (see claim) may
+// be free: the lease lapsed, was released or moved on, or its process's
+// database session ended (it died: its lease is then taken over at
+// once); see store.WaitLease.
+func (h *Handle) standBy(ctx context.Context, l locator.Lease, clk clock.Clock) {
+	err := h.cfg.Engine.Store.WaitLease(ctx, l)
+	if err != nil && ctx.Err() == nil {
+		h.cfg.Engine.Logger.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
+		clock.Sleep(ctx, clk, reopenWait)
+	}
+}
+
+// follow waits, as a daemon following the account's owner (a call
+// needed it, or it followed it to own the rest of its key pair), until
+// the account may be free: the lease it follows may be free (see
+// standBy), or the connection to its owner ended (an owner of this host
+// that died: its lease is then taken over at once).
+func (h *Handle) follow(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	hctx, cancel := context.WithTimeout(ctx, helloWait)
 	hello, err := c.Hello(hctx)
 	cancel()
@@ -606,8 +622,11 @@ func (h *Handle) standBy(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	freed := make(chan error, 1)
-	go func() { freed <- st.WaitLease(wctx, hello.Lease) }()
+	freed := make(chan struct{})
+	go func() {
+		defer close(freed)
+		h.standBy(wctx, hello.Lease, clk)
+	}()
 	// The owner's stream ends with its connection; a stopped owner may
 	// never answer the subscription, and the lease's end is waited for
 	// meanwhile all the same.
@@ -625,10 +644,6 @@ func (h *Handle) standBy(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	select {
 	case <-ctx.Done():
 	case <-ended:
-	case err := <-freed:
-		if err != nil && ctx.Err() == nil {
-			log.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
-			clock.Sleep(ctx, clk, reopenWait)
-		}
+	case <-freed:
 	}
 }

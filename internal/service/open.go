@@ -78,6 +78,9 @@ type Handle struct {
 	// (see yieldTo).
 	rank    int
 	yielded *locator.Standby
+	// watched is the lease of another daemon this daemon stands by for
+	// without following it (see claim), until it may be free.
+	watched *locator.Lease
 	// steppedDown says that keep recorded this process as the account's
 	// next owner as its owner stepped down: the fleet's announce takes
 	// that record off once it owns the account again.
@@ -229,6 +232,54 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		return nil, retry, err
 	}
 	return h.followOwner(ctx, c)
+}
+
+// claim owns the account for a standby daemon's fleet, or, when another
+// live daemon holds it, records that daemon's lease as the one this
+// process stands by for (watched, see Handle.standBy) without following
+// it: a desk's daemons stand by for thousands of accounts each, and a
+// connection, a handshake and an update stream per account and standby
+// cost them more than their owners' work. A call on the account follows
+// its owner then (current). Any other outcome is current's.
+func (h *Handle) claim(ctx context.Context) error {
+	if !h.cfg.Standby || h.yieldedTo() != nil {
+		_, err := h.current(ctx)
+		return err
+	}
+	select {
+	case h.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	cfg := h.cfg.OwnerConfig
+	h.mu.Lock()
+	cfg.owner, h.reserved = h.reserved, ""
+	h.mu.Unlock()
+	o, err := Own(ctx, cfg)
+	var held *store.LeaseHeldError
+	switch {
+	case err == nil:
+		_, err = h.takeOwnership(o)
+		<-h.connecting
+		return err
+	case errors.As(err, &held) && roleOf(held.Holder) == wire.RoleDaemon:
+		h.mu.Lock()
+		h.watched = &held.Holder
+		h.mu.Unlock()
+		<-h.connecting
+		return nil
+	}
+	<-h.connecting
+	_, err = h.current(ctx)
+	return err
+}
+
+// watching is the lease this daemon stands by for without following its
+// owner (see claim), or nil.
+func (h *Handle) watching() *locator.Lease {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.watched
 }
 
 // takeOwnership makes the handle use o, the account's ownership this
@@ -385,7 +436,7 @@ func (h *Handle) drop(gone account.Account) {
 		return
 	}
 	owner, client, release := h.owner, h.client, h.release
-	h.owner, h.client, h.cur, h.release = nil, nil, nil, nil
+	h.owner, h.client, h.cur, h.release, h.watched = nil, nil, nil, nil, nil
 	h.mu.Unlock()
 	if release != nil {
 		release()

@@ -2,12 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/locatorhq/locator"
 )
 
 // A process's session. On Postgres each process that takes leases holds,
@@ -42,8 +46,11 @@ const (
 	SessionEnded
 )
 
-// sessionLock is the advisory lock a process's session holds, as SQL.
-const sessionLock = `hashtextextended('locator process ' || ?, 0)`
+// sessionLock is the advisory lock the session of the process named by
+// the SQL expression process holds.
+func sessionLock(process string) string {
+	return `hashtextextended('locator process ' || ` + process + `, 0)`
+}
 
 // Attend makes sure process holds its session (see above) and returns a
 // channel closed when that session ends; on SQLite, or for no process,
@@ -72,7 +79,7 @@ func (s *Store) Session(ctx context.Context, process string) (SessionState, erro
 		// can be had now means no session holds the process's any more.
 		// It is the transaction's, given back as it ends.
 		var free bool
-		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock_shared(`+sessionLock+`)`, process).Scan(&free); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock_shared(`+sessionLock("?")+`)`, process).Scan(&free); err != nil {
 			return err
 		}
 		state = SessionLive
@@ -82,6 +89,42 @@ func (s *Store) Session(ctx context.Context, process string) (SessionState, erro
 		return nil
 	})
 	return state, err
+}
+
+// endedSessions are the processes, among the holders of leases, whose
+// session ended (see Session), in one query; on SQLite none.
+func (s *Store) endedSessions(ctx context.Context, leases map[string]*locator.Lease) (map[string]bool, error) {
+	var processes []string
+	for _, l := range leases {
+		if l.Process != "" && !slices.Contains(processes, l.Process) {
+			processes = append(processes, l.Process)
+		}
+	}
+	if !s.Postgres() || len(processes) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(processes)
+	if err != nil {
+		return nil, err
+	}
+	ended := map[string]bool{}
+	err = s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT process FROM process_sessions WHERE `+tx.c.inJSON("process")+
+			` AND pg_try_advisory_xact_lock_shared(`+sessionLock("process")+`)`, string(list))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			ended[p] = true
+		}
+		return rows.Err()
+	})
+	return ended, err
 }
 
 // attended are the sessions this process's stores hold, by database
@@ -125,7 +168,7 @@ func attend(ctx context.Context, c *conn, process string) (<-chan struct{}, erro
 		return nil, fmt.Errorf("store: the process's own database session: %w", err)
 	}
 	var got bool
-	if err := pc.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+c.bind(sessionLock)+`)`, process).Scan(&got); err != nil || !got {
+	if err := pc.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+sessionLock("$1")+`)`, process).Scan(&got); err != nil || !got {
 		pc.Close(context.Background())
 		if err == nil {
 			// The server has not yet ended this process's last session.

@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,20 +16,22 @@ import (
 )
 
 // leasePoll is how often a standby looks at a lease it waits on when
-// nothing else wakes it: on Postgres a release is notified at once, so
-// the poll only covers a lost notification.
+// nothing else wakes it: on Postgres a release is notified at once, and
+// the poll covers a lost notification and a holder's session that ended
+// (a death notifies nobody).
 const (
 	leasePollSQLite   = 250 * time.Millisecond
-	leasePollPostgres = time.Second
+	leasePollPostgres = 500 * time.Millisecond
 )
 
 // WaitLease returns when held, a lease seen held by another process, may
-// be free: it lapsed, was released, or passed to another owner or term.
-// The leases waited on are looked at again at the soonest expiry among
-// them, at a release notified on Postgres (LISTEN on LeaseChannel), and
-// every poll interval, in one query for all the standbys of the store (a
-// daemon standing by for hundreds of accounts reads their leases once a
-// poll, not once per account). An error reading the leases is returned
+// be free: it lapsed, was released, or passed to another owner or term,
+// or (on Postgres) its process's session ended (see Session: the process
+// died). The leases waited on are looked at again at the soonest expiry
+// among them, at a release notified on Postgres (LISTEN on LeaseChannel),
+// and every poll interval, in one query for all the standbys of the store
+// (a daemon standing by for thousands of accounts reads their leases once
+// a poll, not once per account), and their holders' sessions in one more. An error reading the leases is returned
 // (the database may be unreachable: the caller waits and tries again).
 func (s *Store) WaitLease(ctx context.Context, held locator.Lease) error {
 	w := &leaseWait{held: held, done: make(chan error, 1)}
@@ -125,13 +127,17 @@ func (lw *leaseWaits) look(s *Store, waits []*leaseWait) time.Duration {
 	ctx, cancel := context.WithTimeout(context.Background(), postgresTimeout)
 	defer cancel()
 	cur, now, err := s.waitedLeases(ctx, waits)
+	var ended map[string]bool
+	if err == nil {
+		ended, err = s.endedSessions(ctx, cur)
+	}
 	soonest := time.Duration(math.MaxInt64)
 	for _, w := range waits {
 		l, ok := cur[w.held.Account]
 		switch {
 		case err != nil:
 			lw.finish(w, err)
-		case !ok || l.Owner != w.held.Owner || l.Term != w.held.Term || !l.Expires.After(now):
+		case !ok || l.Owner != w.held.Owner || l.Term != w.held.Term || !l.Expires.After(now) || ended[l.Process]:
 			lw.finish(w, nil)
 		default:
 			soonest = min(soonest, l.Expires.Sub(now)+time.Millisecond)
@@ -141,33 +147,32 @@ func (lw *leaseWaits) look(s *Store, waits []*leaseWait) time.Duration {
 }
 
 // waitedLeases reads the current leases of the accounts waits wait on, by
-// account, and the database's now.
+// account (one query: the accounts are one parameter, a JSON array), and
+// the database's now.
 func (s *Store) waitedLeases(ctx context.Context, waits []*leaseWait) (map[string]*locator.Lease, time.Time, error) {
 	accounts := map[string]bool{}
 	for _, w := range waits {
 		accounts[w.held.Account] = true
 	}
+	list, err := json.Marshal(slices.Sorted(maps.Keys(accounts)))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE `+s.db.inJSON("account"), string(list))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer rows.Close()
 	out := make(map[string]*locator.Lease, len(accounts))
-	for batch := range slices.Chunk(slices.Sorted(maps.Keys(accounts)), renewBatch) {
-		args := make([]any, len(batch))
-		for i, a := range batch {
-			args[i] = a
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE account IN (?`+strings.Repeat(", ?", len(batch)-1)+`)`, args...)
+	for rows.Next() {
+		l, err := scanLease(rows)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
-		for rows.Next() {
-			l, err := scanLease(rows)
-			if err != nil {
-				rows.Close()
-				return nil, time.Time{}, err
-			}
-			out[l.Account] = l
-		}
-		if err := rows.Close(); err != nil {
-			return nil, time.Time{}, err
-		}
+		out[l.Account] = l
+	}
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, err
 	}
 	now, err := s.leaseNow(ctx, s.db)
 	return out, now, err
