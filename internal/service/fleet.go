@@ -134,8 +134,10 @@ const ledgerSyncsAtOnce = 2
 // pairsAtOnce is how many key pairs a fleet opens at once: 500 key pairs
 // opened one after another took 283 s to own (each waiting for the
 // start-up reads of the one before), 16 at once 18.8 s (docs/benchmarks.md,
-// "A desk on Postgres").
-const pairsAtOnce = 64
+// "A desk on Postgres"); a process of a desk of 5,000 key pairs on four
+// opens 1,250, each pair's start-up about a second of its pacer's, so
+// more at once, as many as the machine's CPU keeps up with.
+const pairsAtOnce = 32
 
 // claimGrace is how long after announcing its accounts a fleet waits
 // before it takes any key pair but the one it lists first, so that a

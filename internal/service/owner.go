@@ -44,17 +44,20 @@ import (
 // renewal's round trip allows on a loaded machine: four renewals a TTL,
 // so that a renewal late by a whole round still leaves trust, and one
 // statement renews every lease of a process (store.RenewLeases), so that
-// renewing often costs a desk of thousands of accounts little.
+// renewing often costs a desk of thousands of accounts little. (At 2 s,
+// renewed every 0.5 s, 10,000 accounts starting on two loaded cores
+// starved the renewals of CPU for longer than the 1.5 s of trust, and
+// owners stepped down by the thousand.)
 const (
-	LeaseTTL    = 2 * time.Second
-	RenewEvery  = 500 * time.Millisecond
-	TrustMargin = 500 * time.Millisecond
+	LeaseTTL    = 3 * time.Second
+	RenewEvery  = 750 * time.Millisecond
+	TrustMargin = 750 * time.Millisecond
 	// AcceptBudget is the trust an accept needs left to start: its
 	// answer must come back while this owner still owns the account, or
 	// the offer's outcome lands on the next owner unannounced. Less than
 	// the trust a renewal on time leaves (LeaseTTL - TrustMargin -
 	// RenewEvery), so that an accept never waits for one.
-	AcceptBudget = 750 * time.Millisecond
+	AcceptBudget = time.Second
 )
 
 // roleOf is the role of the process holding l: its owner id starts with
