@@ -106,10 +106,9 @@ func renewAll(st *store.Store, owners []*Owner) {
 		case err == nil && renewed[terms[i]]:
 			o.trust(attempt)
 		case err == nil:
-			// Lapsed (this process stalled) or taken: RenewLease says
-			// which, and renews a lapsed lease nobody took.
-			attempt := time.Now()
-			o.renewalDone(attempt, st.RenewLease(context.Background(), o.lease.Account, o.lease.Owner, o.lease.Term, LeaseTTL))
+			// Taken, or its key pair taken while it lapsed (RenewLeases
+			// renews a lapsed lease nobody took).
+			o.renewalDone(attempt, fmt.Errorf("%w: %s, term %d", store.ErrLeaseLost, o.lease.Account, o.lease.Term))
 		default:
 			o.renewalDone(attempt, err)
 		}

@@ -219,19 +219,45 @@ type Term struct {
 const renewBatch = 1000
 
 // RenewLeases extends, by ttl from the database's now, every lease of
-// terms that is still live and still in its term, in one statement: one
-// process renews all the leases it holds at once, not one statement per
-// account. The terms are one parameter (a JSON array of their owners: an
-// owner id is one account's, in one term), so the statement costs the
-// database no more to read for thousands of leases than for one. It
-// returns the terms it renewed; one it did not has lapsed or moved on,
-// and its owner asks RenewLease, which says which (and renews a lapsed
-// lease nobody took).
+// terms that is still in its term, in two statements at most: one process
+// renews all the leases it holds at once, not one statement per account.
+// The terms are one parameter (a JSON array of their owners: an owner id
+// is one account's, in one term), so a statement costs the database no
+// more to read for thousands of leases than for one. A live lease is
+// renewed by the first; one that lapsed (this process's renewals were
+// late) by the second, unless another process holds a live lease of its
+// key pair meanwhile (under the key pairs' locks, as checkKeyPair). It
+// returns the terms it renewed; one it did not is lost (ErrLeaseLost): it
+// moved on to another owner, or its key pair did. Were the lapsed ones
+// renewed one by one, a desk whose renewals fell behind would take a
+// transaction per account to catch up, and fall further behind.
 func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (map[Term]bool, error) {
 	renewed := make(map[Term]bool, len(terms))
 	if len(terms) == 0 {
 		return renewed, nil
 	}
+	if err := s.renewTerms(ctx, terms, ttl, renewed, false); err != nil {
+		return nil, err
+	}
+	var lapsed []Term
+	for _, t := range terms {
+		if !renewed[t] {
+			lapsed = append(lapsed, t)
+		}
+	}
+	if len(lapsed) > 0 {
+		if err := s.renewTerms(ctx, lapsed, ttl, renewed, true); err != nil {
+			return nil, err
+		}
+	}
+	return renewed, nil
+}
+
+// renewTerms is one statement of RenewLeases, in a transaction of its
+// own on the heartbeat's connection: the live leases of terms, or with
+// lapsed those that lapsed and whose key pair no other process holds. It
+// marks those renewed in renewed.
+func (s *Store) renewTerms(ctx context.Context, terms []Term, ttl time.Duration, renewed map[Term]bool, lapsed bool) error {
 	wanted := make(map[Term]bool, len(terms))
 	owners := make([]string, len(terms))
 	for i, t := range terms {
@@ -239,19 +265,28 @@ func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration
 	}
 	list, err := json.Marshal(owners)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.renewTx(ctx, func(ctx context.Context, tx *Tx) error {
+	return s.renewTx(ctx, func(ctx context.Context, tx *Tx) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
 		}
+		due, args := `expires > ?`, []any{formatTime(now)}
+		if lapsed {
+			if err := lockKeyPairsOf(ctx, tx, string(list)); err != nil {
+				return err
+			}
+			due = `expires <= ? AND NOT EXISTS (SELECT 1 FROM leases o WHERE o.pacing_key = leases.pacing_key AND o.pacing_key != ''
+				AND o.process != leases.process AND o.expires > ?)`
+			args = append(args, formatTime(now))
+		}
 		// The rows are locked in the order of their accounts, as every
 		// other write of several leases locks them (lockLeases), so two
 		// such writes never wait on each other.
-		rows, err := tx.QueryContext(ctx, `WITH due AS (SELECT account FROM leases WHERE expires > ? AND `+tx.c.inJSON("owner")+` ORDER BY account`+tx.c.forUpdate()+`)
+		rows, err := tx.QueryContext(ctx, `WITH due AS (SELECT account FROM leases WHERE `+due+` AND `+tx.c.inJSON("owner")+` ORDER BY account`+tx.c.forUpdate()+`)
 			UPDATE leases SET heartbeat = ?, expires = ? FROM due WHERE leases.account = due.account RETURNING leases.account, leases.owner, leases.term`,
-			formatTime(now), string(list), formatTime(now), formatTime(now.Add(ttl)))
+			append(args, string(list), formatTime(now), formatTime(now.Add(ttl)))...)
 		if err != nil {
 			return err
 		}
@@ -267,10 +302,6 @@ func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return renewed, nil
 }
 
 // ReleaseLease gives the account up, if owner still holds it in term: the
@@ -431,6 +462,31 @@ func lockKeyPairs(ctx context.Context, tx *Tx, keys ...string) error {
 		}
 	}
 	return nil
+}
+
+// lockKeyPairsOf takes lockKeyPairs for the key pairs of the leases whose
+// owners list names (a JSON array), in order.
+func lockKeyPairsOf(ctx context.Context, tx *Tx, list string) error {
+	if tx.c.dialect != "postgres" {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT pacing_key FROM leases WHERE `+tx.c.inJSON("owner")+` ORDER BY pacing_key`, list)
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	return lockKeyPairs(ctx, tx, keys...)
 }
 
 // lockLeases locks, on Postgres, the lease rows of accounts for update

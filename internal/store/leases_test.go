@@ -359,9 +359,11 @@ func TestKeyPairOneProcess(t *testing.T) {
 	})
 }
 
-// One process renews every lease it holds in one statement:
-// the live leases of the terms named are extended, a lapsed one and one
-// another owner took are not (their owners learn which from RenewLease).
+// One process renews every lease it holds at once: the live leases of
+// the terms named are extended, and a lapsed one nobody took (the
+// process's renewals were late), in one more statement; one another owner
+// took is not, nor a lapsed one whose key pair another process holds
+// meanwhile (one process owns a key pair's accounts).
 func TestRenewLeasesAtOnce(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
@@ -378,9 +380,17 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Another key pair's account of p1's, which lapses while p3 takes
+		// another account of that key pair.
+		l, err := b.store.AcquireLease(ctx, locator.Lease{Account: "LV900000", Owner: "p1-LV900000", PID: 1, Host: "h", Endpoint: "e", PacingKey: "L", Process: "p1"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairMoved := store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+		terms = append(terms, pairMoved)
 		// The second lapses; the third lapses and another owner takes it.
 		lapsed, moved := terms[1], terms[2]
-		for _, x := range []store.Term{lapsed, moved} {
+		for _, x := range []store.Term{lapsed, moved, pairMoved} {
 			if err := b.store.RenewLease(ctx, x.Account, x.Owner, x.Term, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -388,19 +398,26 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: moved.Account, Owner: "p2", PID: 2, Host: "h", Endpoint: "e2", Process: "p2"}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: "LV900001", Owner: "p3", PID: 3, Host: "h", Endpoint: "e3", PacingKey: "L", Process: "p3"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
 		renewed, err := b.store.RenewLeases(ctx, terms, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(renewed) != len(terms)-2 || renewed[lapsed] || renewed[moved] || !renewed[terms[0]] || !renewed[terms[len(terms)-1]] {
-			t.Fatalf("renewed %d of %d (lapsed %v, moved %v); want all but the lapsed and the moved", len(renewed), len(terms), renewed[lapsed], renewed[moved])
+		if len(renewed) != len(terms)-2 || !renewed[lapsed] || renewed[moved] || renewed[pairMoved] || !renewed[terms[0]] || !renewed[terms[5]] {
+			t.Fatalf("renewed %d of %d (lapsed %v, moved %v, its key pair moved %v); want all but the moved and the one whose key pair moved",
+				len(renewed), len(terms), renewed[lapsed], renewed[moved], renewed[pairMoved])
 		}
 		after, err := b.store.LiveLease(ctx, terms[0].Account)
 		if err != nil || !after.Expires.After(before.Expires) || after.Term != before.Term {
 			t.Fatalf("a renewed lease: %+v, %v; want its term %d, expiring after %v", after, err, before.Term, before.Expires)
 		}
-		if _, err := b.store.LiveLease(ctx, lapsed.Account); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("the lapsed lease renewed: %v", err)
+		if l, err := b.store.LiveLease(ctx, lapsed.Account); err != nil || l.Term != lapsed.Term {
+			t.Fatalf("the lapsed lease nobody took: %+v, %v; want it renewed in its term", l, err)
+		}
+		if _, err := b.store.LiveLease(ctx, pairMoved.Account); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the lapsed lease whose key pair moved was renewed: %v", err)
 		}
 		if l, err := b.store.LiveLease(ctx, moved.Account); err != nil || l.Owner != "p2" || l.Term != moved.Term+1 {
 			t.Fatalf("the moved lease: %+v, %v; want p2's term %d", l, err, moved.Term+1)
