@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
 	"github.com/locatorhq/locator/states"
@@ -20,21 +22,14 @@ import (
 // locate SYMBOL 100 --max-price 0.02 --yes`), through the account API of
 // the account's owner: its socket, named in its lease, dialled as a
 // follower dials it, proving the account's key pair. o.Parallel run at
-// once. It counts those filled. A desk of thousands of accounts cannot
+// once. A locate not yet started whose owner is gone or moving (no live
+// lease, its socket gone) is made again through the owner the lease then
+// names, as a follower follows the next owner, for up to ownerMoves. It
+// counts those filled. A desk of thousands of accounts cannot
 // start a `locator locate` process for each on two cores (each is a Go
 // binary starting, reading its settings and opening the database), so
 // the bench is the follower itself, as a helper of the desk would be.
 func (o FleetOptions) locateAll(ctx context.Context, st *store.Store, baseURL string, accounts []int, r int) (int, error) {
-	owned, err := ownedBy(ctx, st)
-	if err != nil {
-		return 0, err
-	}
-	endpoint := map[string]string{}
-	for _, ls := range owned {
-		for _, l := range ls {
-			endpoint[l.Account] = l.Endpoint
-		}
-	}
 	provers := make([]*brokerclient.Client, o.KeyPairs) // one per key pair, made as needed
 	var mu sync.Mutex
 	prover := func(k int) (*brokerclient.Client, error) {
@@ -57,7 +52,7 @@ func (o FleetOptions) locateAll(ctx context.Context, st *store.Store, baseURL st
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := o.locateOne(ctx, endpoint[FleetAccount(i)], prover, baseURL, i, r)
+			err := o.locateOne(ctx, st, prover, baseURL, i, r)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -71,24 +66,41 @@ func (o FleetOptions) locateAll(ctx context.Context, st *store.Store, baseURL st
 	return filled, ctx.Err()
 }
 
-// locateOne makes account i's locate of round r through its owner at
-// endpoint and follows it to its end: nil when it filled.
-func (o FleetOptions) locateOne(ctx context.Context, endpoint string, prover func(int) (*brokerclient.Client, error), baseURL string, i, r int) error {
-	if endpoint == "" {
-		return fmt.Errorf("no live owner of %s", FleetAccount(i))
-	}
+// ownerMoves bounds how long a locate waits for its account's next owner
+// (see locateAll).
+const ownerMoves = 30 * time.Second
+
+// locateOne makes account i's locate of round r through its owner and
+// follows it to its end: nil when it filled.
+func (o FleetOptions) locateOne(ctx context.Context, st *store.Store, prover func(int) (*brokerclient.Client, error), baseURL string, i, r int) error {
 	keys, err := prover(i % o.KeyPairs)
 	if err != nil {
 		return err
 	}
-	c := wire.Dial(endpoint, account.Caller{Name: "bench", ID: "bench-" + FleetAccount(i), Env: brokerclient.EnvLive}, keys, baseURL)
-	defer c.Close()
 	policy := workflow.Policy{MaxPrice: decimal.RequireFromString("0.02"), AutoAccept: true}
-	res, err := c.Locate(ctx, account.LocateRequest{Items: []account.LocateItem{{Symbol: fleetSymbol(i, r), Quantity: 100, Policy: policy}}})
-	if err == nil {
-		err = res.Err()
+	req := account.LocateRequest{Items: []account.LocateItem{{Symbol: fleetSymbol(i, r), Quantity: 100, Policy: policy}}}
+	var c *wire.Client
+	var res *account.LocateResult
+	for deadline := time.Now().Add(ownerMoves); ; {
+		l, lerr := st.LiveLease(ctx, FleetAccount(i))
+		if lerr == nil {
+			c = wire.Dial(l.Endpoint, account.Caller{Name: "bench", ID: "bench-" + FleetAccount(i), Env: brokerclient.EnvLive}, keys, baseURL)
+			if res, err = c.Locate(ctx, req); err == nil {
+				break
+			}
+			c.Close()
+		} else {
+			err = lerr
+		}
+		if (lerr == nil && account.KindOf(err) != account.KindOwnerGone) || time.Now().After(deadline) {
+			return err
+		}
+		if err := clock.Sleep(ctx, clock.Real{}, 250*time.Millisecond); err != nil {
+			return err
+		}
 	}
-	if err != nil {
+	defer c.Close()
+	if err := res.Err(); err != nil {
 		return err
 	}
 	ws, err := account.FollowAll(ctx, c, res.Started, nil)
