@@ -99,16 +99,17 @@ func renewAll(st *store.Store, owners []*Owner) {
 		terms[i] = store.Term{Account: o.lease.Account, Owner: o.lease.Owner, Term: o.lease.Term}
 	}
 	attempt := time.Now()
-	renewed, err := st.RenewLeases(context.Background(), terms, LeaseTTL)
+	renewed, lost, err := st.RenewLeases(context.Background(), terms, LeaseTTL)
 	for i, o := range owners {
 		switch {
 		case !o.Held(): // stepped down or closing meanwhile
 		case err == nil && renewed[terms[i]]:
 			o.trust(attempt)
-		case err == nil:
+		case err == nil && lost[terms[i]]:
 			// Taken, or its key pair taken while it lapsed (RenewLeases
 			// renews a lapsed lease nobody took).
 			o.renewalDone(attempt, fmt.Errorf("%w: %s, term %d", store.ErrLeaseLost, o.lease.Account, o.lease.Term))
+		case err == nil: // its row was held by a take in flight: the next round
 		default:
 			o.renewalDone(attempt, err)
 		}

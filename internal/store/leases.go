@@ -224,33 +224,79 @@ const renewBatch = 1000
 // The terms are one parameter (a JSON array of their owners: an owner id
 // is one account's, in one term), so a statement costs the database no
 // more to read for thousands of leases than for one. A live lease is
-// renewed by the first; one that lapsed (this process's renewals were
-// late) by the second, unless another process holds a live lease of its
-// key pair meanwhile (under the key pairs' locks, as checkKeyPair). It
-// returns the terms it renewed; one it did not is lost (ErrLeaseLost): it
-// moved on to another owner, or its key pair did. Were the lapsed ones
-// renewed one by one, a desk whose renewals fell behind would take a
-// transaction per account to catch up, and fall further behind.
-func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (map[Term]bool, error) {
-	renewed := make(map[Term]bool, len(terms))
+// renewed by the first, unless another transaction holds its row (a take
+// of its key pair in flight: the renewal never waits behind one, and the
+// lease is renewed at the next round); one that lapsed (this process's
+// renewals were late) by the second, unless another process holds a live
+// lease of its key pair meanwhile (under the key pairs' locks, as
+// checkKeyPair). It returns the terms it renewed and those lost (moved on
+// to another owner, or their key pair did): any other was skipped. Were
+// the lapsed ones renewed one by one, a desk whose renewals fell behind
+// would take a transaction per account to catch up, and fall further
+// behind.
+func (s *Store) RenewLeases(ctx context.Context, terms []Term, ttl time.Duration) (renewed, lost map[Term]bool, err error) {
+	renewed, lost = make(map[Term]bool, len(terms)), map[Term]bool{}
 	if len(terms) == 0 {
-		return renewed, nil
+		return renewed, lost, nil
 	}
 	if err := s.renewTerms(ctx, terms, ttl, renewed, false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var lapsed []Term
+	if rest := unrenewed(terms, renewed); len(rest) > 0 {
+		if err := s.renewTerms(ctx, rest, ttl, renewed, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	rest := unrenewed(terms, renewed)
+	if len(rest) == 0 {
+		return renewed, lost, nil
+	}
+	// Lost: the lease moved on, or lapsed and could not be renewed.
+	accounts := make([]string, len(rest))
+	for i, t := range rest {
+		accounts[i] = t.Account
+	}
+	list, err := json.Marshal(accounts)
+	if err != nil {
+		return nil, nil, err
+	}
+	now, err := s.leaseNow(ctx, s.db.beat)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.db.beat.QueryContext(ctx, s.db.bind(`SELECT `+leaseColumns+` FROM leases WHERE `+s.db.inJSON("account")), string(list))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	cur := map[string]*locator.Lease{}
+	for rows.Next() {
+		l, err := scanLease(rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur[l.Account] = l
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	for _, t := range rest {
+		if l := cur[t.Account]; l == nil || l.Owner != t.Owner || l.Term != t.Term || !l.Expires.After(now) {
+			lost[t] = true
+		}
+	}
+	return renewed, lost, nil
+}
+
+// unrenewed are the terms not in renewed.
+func unrenewed(terms []Term, renewed map[Term]bool) []Term {
+	var out []Term
 	for _, t := range terms {
 		if !renewed[t] {
-			lapsed = append(lapsed, t)
+			out = append(out, t)
 		}
 	}
-	if len(lapsed) > 0 {
-		if err := s.renewTerms(ctx, lapsed, ttl, renewed, true); err != nil {
-			return nil, err
-		}
-	}
-	return renewed, nil
+	return out
 }
 
 // renewTerms is one statement of RenewLeases, in a transaction of its
@@ -284,7 +330,7 @@ func (s *Store) renewTerms(ctx context.Context, terms []Term, ttl time.Duration,
 		// The rows are locked in the order of their accounts, as every
 		// other write of several leases locks them (lockLeases), so two
 		// such writes never wait on each other.
-		rows, err := tx.QueryContext(ctx, `WITH due AS (SELECT account FROM leases WHERE `+due+` AND `+tx.c.inJSON("owner")+` ORDER BY account`+tx.c.forUpdate()+`)
+		rows, err := tx.QueryContext(ctx, `WITH due AS (SELECT account FROM leases WHERE `+due+` AND `+tx.c.inJSON("owner")+` ORDER BY account`+tx.c.forUpdate(!lapsed)+`)
 			UPDATE leases SET heartbeat = ?, expires = ? FROM due WHERE leases.account = due.account RETURNING leases.account, leases.owner, leases.term`,
 			append(args, string(list), formatTime(now), formatTime(now.Add(ttl)))...)
 		if err != nil {

@@ -401,9 +401,12 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: "LV900001", Owner: "p3", PID: 3, Host: "h", Endpoint: "e3", PacingKey: "L", Process: "p3"}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		renewed, err := b.store.RenewLeases(ctx, terms, time.Hour)
+		renewed, lost, err := b.store.RenewLeases(ctx, terms, time.Hour)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(lost) != 2 || !lost[moved] || !lost[pairMoved] {
+			t.Fatalf("lost %v; want the moved one and the one whose key pair moved", lost)
 		}
 		if len(renewed) != len(terms)-2 || !renewed[lapsed] || renewed[moved] || renewed[pairMoved] || !renewed[terms[0]] || !renewed[terms[5]] {
 			t.Fatalf("renewed %d of %d (lapsed %v, moved %v, its key pair moved %v); want all but the moved and the one whose key pair moved",

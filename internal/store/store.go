@@ -429,13 +429,17 @@ func (c *conn) inJSON(column string) string {
 
 // forUpdate is the clause that locks the rows a SELECT reads until the
 // transaction ends, as an update of other columns than their key would
-// (Postgres); on SQLite, whose immediate transactions exclude every other
-// writer, none.
-func (c *conn) forUpdate() string {
-	if c.dialect == "postgres" {
-		return ` FOR NO KEY UPDATE`
+// (Postgres), skipping those another transaction holds with skipLocked;
+// on SQLite, whose immediate transactions exclude every other writer,
+// none.
+func (c *conn) forUpdate(skipLocked bool) string {
+	switch {
+	case c.dialect != "postgres":
+		return ""
+	case skipLocked:
+		return ` FOR NO KEY UPDATE SKIP LOCKED`
 	}
-	return ""
+	return ` FOR NO KEY UPDATE`
 }
 
 func (c *conn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
