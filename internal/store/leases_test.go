@@ -579,7 +579,8 @@ func TestTakeoverPastAPausedWrite(t *testing.T) {
 // A process that takes a lease on Postgres holds a database session of
 // its own for as long as it lives: when the server ends it (as it does
 // when the process dies), the process hears at once, other processes see
-// it gone, and one takes over a lease that would have lived an hour more,
+// it gone (a standby waiting on its lease is woken), and one takes over a
+// lease that would have lived an hour more,
 // in the next term, with the dead owner's writes fenced off. A process
 // that lives keeps its session, and one that never held one is not known
 // either way (its lease's time alone frees it). On SQLite there are no
@@ -608,11 +609,22 @@ func TestSessionEndFreesTheLease(t *testing.T) {
 				t.Fatalf("session of %s: %v, %v; want %v", process, s, err, want)
 			}
 		}
+		// A standby waits on the lease, which would live an hour more.
+		waited := make(chan error, 1)
+		go func() { waited <- other.WaitLease(ctx, l) }()
 		storetest.EndSession(t, b.dsn, mine.Process)
 		select {
 		case <-ended:
 		case <-time.After(30 * time.Second): // a hang guard
 			t.Fatal("the process was not told that its session ended")
+		}
+		select {
+		case err := <-waited:
+			if err != nil {
+				t.Fatalf("the standby's wait: %v", err)
+			}
+		case <-time.After(30 * time.Second): // a hang guard
+			t.Fatal("the standby still waits on the lease of a process whose session ended")
 		}
 		if s, err := other.Session(ctx, mine.Process); s != store.SessionEnded || err != nil {
 			t.Fatalf("session after it ended: %v, %v; want ended", s, err)
