@@ -75,3 +75,21 @@ func UndoRowMACs(ctx context.Context, s *Store) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE name LIKE '%_row_macs.up.sql'`)
 	return err
 }
+
+// HoldForTake opens a transaction on s that locks the lease row of
+// account as a change of owner does (lockLeases), signals held, and
+// rolls back once release is closed: a take of the key pair in flight.
+func HoldForTake(s *Store, account string, held chan<- struct{}, release <-chan struct{}) error {
+	ctx := context.Background()
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer sqlTx.Rollback()
+	if err := lockLeases(ctx, &Tx{tx: sqlTx, c: s.db}, account); err != nil {
+		return err
+	}
+	close(held)
+	<-release
+	return nil
+}

@@ -647,3 +647,38 @@ func TestSessionEndFreesTheLease(t *testing.T) {
 		}
 	})
 }
+
+// A renewal never waits behind a take in flight: a lease row another
+// transaction holds for update (a change of owner, about to commit or
+// roll back) is skipped, neither renewed nor lost, and renewed at the
+// next round once the take let it go. Postgres only (SQLite's one writer
+// has no row locks).
+func TestRenewalSkipsARowATakeHolds(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	a, other := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	ctx := t.Context()
+	var terms []store.Term
+	for _, acct := range []string{"LV100001", "LV100002"} {
+		l, err := a.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", Process: "p1"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+	}
+	held, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() { ended <- store.HoldForTake(other, "LV100001", held, release) }()
+	<-held
+	renewed, lost, err := a.RenewLeases(ctx, terms, time.Hour) // bounded by the transaction's 5 s, were it to wait
+	if err != nil || renewed[terms[0]] || lost[terms[0]] || !renewed[terms[1]] {
+		t.Fatalf("with the first held: renewed %v, lost %v, %v; want the second renewed and the first skipped", renewed, lost, err)
+	}
+	close(release)
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if renewed, _, err := a.RenewLeases(ctx, terms, time.Hour); err != nil || !renewed[terms[0]] {
+		t.Fatalf("the next round: renewed %v, %v; want the first renewed", renewed, err)
+	}
+}
