@@ -76,20 +76,25 @@ func UndoRowMACs(ctx context.Context, s *Store) error {
 	return err
 }
 
-// HoldForTake opens a transaction on s that locks the lease row of
-// account as a change of owner does (lockLeases), signals held, and
-// rolls back once release is closed: a take of the key pair in flight.
-func HoldForTake(s *Store, account string, held chan<- struct{}, release <-chan struct{}) error {
+// HoldForTake opens a transaction on s that locks the lease rows of
+// account and of its key pair key ("" none) as a change of owner does
+// (lockLeases), signals held, and rolls back once release is closed: a
+// take of the key pair in flight.
+func HoldForTake(s *Store, account, key string, held chan<- struct{}, release <-chan struct{}) error {
 	ctx := context.Background()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer sqlTx.Rollback()
-	if err := lockLeases(ctx, &Tx{tx: sqlTx, c: s.db}, account); err != nil {
+	if err := lockLeases(ctx, &Tx{tx: sqlTx, c: s.db}, []string{key}, account); err != nil {
 		return err
 	}
 	close(held)
 	<-release
 	return nil
 }
+
+// OnRenewRead has f called by each statement of s's RenewLeases once it
+// has read the time, before it writes.
+func OnRenewRead(s *Store, f func()) { s.renewRead = f }

@@ -69,7 +69,7 @@ func (s *Store) AcquireLease(ctx context.Context, l locator.Lease, ttl time.Dura
 		if err := lockKeyPairs(ctx, tx, l.PacingKey); err != nil {
 			return err
 		}
-		if err := lockLeases(ctx, tx, l.Account); err != nil {
+		if err := lockLeases(ctx, tx, []string{l.PacingKey}, l.Account); err != nil {
 			return err
 		}
 		now, err := s.leaseNow(ctx, tx)
@@ -105,7 +105,7 @@ func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string,
 		if err := lockKeyPairs(ctx, tx, l.PacingKey); err != nil {
 			return err
 		}
-		if err := lockLeases(ctx, tx, l.Account); err != nil {
+		if err := lockLeases(ctx, tx, []string{l.PacingKey}, l.Account); err != nil {
 			return err
 		}
 		now, err := s.leaseNow(ctx, tx)
@@ -181,8 +181,9 @@ func (s *Store) RenewLease(ctx context.Context, account, owner string, term int6
 		q := `UPDATE leases SET heartbeat = ?, expires = ? WHERE account = ? AND owner = ? AND term = ?`
 		args := []any{formatTime(now), formatTime(now.Add(ttl)), account, owner, term}
 		// While the lease lives no other process can own an account of its
-		// key pair: one statement renews it (times are sortable text).
-		res, err := tx.ExecContext(ctx, q+` AND expires > ?`, append(args, formatTime(now))...)
+		// key pair: one statement renews it (times are sortable text),
+		// judged live when it writes (leaseNowSQL).
+		res, err := tx.ExecContext(ctx, q+` AND expires > `+tx.c.leaseNowSQL(), args...)
 		if err != nil {
 			return err
 		}
@@ -318,21 +319,28 @@ func (s *Store) renewTerms(ctx context.Context, terms []Term, ttl time.Duration,
 		if err != nil {
 			return err
 		}
-		due, args := `expires > ?`, []any{formatTime(now)}
+		if s.renewRead != nil {
+			s.renewRead()
+		}
+		// Live or lapsed as each row is locked, not at now: a renewal
+		// held up past its leases' end while another process took an
+		// account of their key pair would renew the others by now, and
+		// two processes would own the key pair.
+		clock := tx.c.leaseNowSQL()
+		due := `expires > ` + clock
 		if lapsed {
 			if err := lockKeyPairsOf(ctx, tx, string(list)); err != nil {
 				return err
 			}
-			due = `expires <= ? AND NOT EXISTS (SELECT 1 FROM leases o WHERE o.pacing_key = leases.pacing_key AND o.pacing_key != ''
-				AND o.process != leases.process AND o.expires > ?)`
-			args = append(args, formatTime(now))
+			due = `expires <= ` + clock + ` AND NOT EXISTS (SELECT 1 FROM leases o WHERE o.pacing_key = leases.pacing_key AND o.pacing_key != ''
+				AND o.process != leases.process AND o.expires > ` + clock + `)`
 		}
 		// The rows are locked in the order of their accounts, as every
 		// other write of several leases locks them (lockLeases), so two
 		// such writes never wait on each other.
 		rows, err := tx.QueryContext(ctx, `WITH due AS (SELECT account FROM leases WHERE `+due+` AND `+tx.c.inJSON("owner")+` ORDER BY account`+tx.c.forUpdate(!lapsed)+`)
 			UPDATE leases SET heartbeat = ?, expires = ? FROM due WHERE leases.account = due.account RETURNING leases.account, leases.owner, leases.term`,
-			append(args, string(list), formatTime(now), formatTime(now.Add(ttl)))...)
+			string(list), formatTime(now), formatTime(now.Add(ttl)))
 		if err != nil {
 			return err
 		}
@@ -423,6 +431,18 @@ func (s *Store) leaseNow(ctx context.Context, q querier) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return now.UTC(), nil
+}
+
+// leaseNowSQL is SQL for the time by the clock leases are kept on (see
+// leaseNow), as formatTime writes it, read as the statement reads each
+// row: a condition on a lease's times, judged at the moment its row is
+// written rather than at a time read before, cannot be stale however long
+// the process was held up in between.
+func (c *conn) leaseNowSQL() string {
+	if c.dialect == "postgres" {
+		return `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')`
+	}
+	return `(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000000Z')`
 }
 
 // Fence is one owner's term of an account. A store fenced by it (Fenced)
@@ -535,15 +555,33 @@ func lockKeyPairsOf(ctx context.Context, tx *Tx, list string) error {
 	return lockKeyPairs(ctx, tx, keys...)
 }
 
-// lockLeases locks, on Postgres, the lease rows of accounts for update
-// until tx ends: what changes a lease's owner takes them so, and so waits
-// for every fenced write of the term it ends (see Fence.check). A renewal
-// or a release, which change only the term's own times, need not.
-func lockLeases(ctx context.Context, tx *Tx, accounts ...any) error {
+// lockLeases locks, on Postgres, until tx ends, the lease rows of
+// accounts for update: what changes a lease's owner takes them so, and so
+// waits for every fenced write of the term it ends (see Fence.check). It
+// then locks the other lease rows of keys, the key pairs taken, as an
+// update of their times would (a fenced write of an account that keeps
+// its owner does not hold the take up): a renewal skips a row another
+// transaction holds, so no lease of a key pair is renewed while a take of
+// it reads them. Otherwise a renewal of a lease about to lapse, committed
+// after the take read it lapsed, would leave two processes owning the key
+// pair. A renewal or a release, which change only the term's own times,
+// need not take this.
+func lockLeases(ctx context.Context, tx *Tx, keys []string, accounts ...any) error {
 	if tx.c.dialect != "postgres" || len(accounts) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `SELECT account FROM leases WHERE account IN (`+marks(len(accounts))+`) ORDER BY account FOR UPDATE`, accounts...)
+	if _, err := tx.ExecContext(ctx, `SELECT account FROM leases WHERE account IN (`+marks(len(accounts))+`) ORDER BY account FOR UPDATE`, accounts...); err != nil {
+		return err
+	}
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" })
+	if len(keys) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `SELECT account FROM leases WHERE `+tx.c.inJSON("pacing_key")+` ORDER BY account`+tx.c.forUpdate(false), string(list))
 	return err
 }
 
@@ -633,27 +671,29 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 // on their key pairs (on Postgres under the key pairs' locks, taken in one
 // order as checkKeyPair takes them): by account, and those live at now.
 func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now time.Time) (map[string]*locator.Lease, []locator.Lease, error) {
-	var accounts, keys []any
+	var accounts, keyArgs []any
+	var keys []string
 	for _, l := range ls {
 		accounts = append(accounts, l.Account)
-		if l.PacingKey != "" && !slices.Contains(keys, any(l.PacingKey)) {
+		if l.PacingKey != "" && !slices.Contains(keys, l.PacingKey) {
 			keys = append(keys, l.PacingKey)
 		}
 	}
-	slices.SortFunc(keys, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
-	for _, k := range keys {
-		if err := lockKeyPairs(ctx, tx, k.(string)); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := lockLeases(ctx, tx, accounts...); err != nil {
+	slices.Sort(keys)
+	if err := lockKeyPairs(ctx, tx, keys...); err != nil {
 		return nil, nil, err
+	}
+	if err := lockLeases(ctx, tx, keys, accounts...); err != nil {
+		return nil, nil, err
+	}
+	for _, k := range keys {
+		keyArgs = append(keyArgs, k)
 	}
 	q := `SELECT ` + leaseColumns + ` FROM leases WHERE account IN (` + marks(len(accounts)) + `)`
 	if len(keys) > 0 {
 		q += ` OR pacing_key IN (` + marks(len(keys)) + `)`
 	}
-	rows, err := tx.QueryContext(ctx, q, append(accounts, keys...)...)
+	rows, err := tx.QueryContext(ctx, q, append(accounts, keyArgs...)...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -648,11 +648,14 @@ func TestSessionEndFreesTheLease(t *testing.T) {
 	})
 }
 
-// A renewal never waits behind a take in flight: a lease row another
-// transaction holds for update (a change of owner, about to commit or
-// roll back) is skipped, neither renewed nor lost, and renewed at the
-// next round once the take let it go. Postgres only (SQLite's one writer
-// has no row locks).
+// A renewal never waits behind a take in flight: the lease rows another
+// transaction holds for update (a change of owner of an account of their
+// key pair, about to commit or roll back) are skipped, neither renewed nor
+// lost, and renewed at the next round once the take let them go. Every
+// lease of the key pair is skipped, not only the account taken: a renewal
+// committed after the take read them lapsed would leave two processes
+// owning the key pair. Postgres only (SQLite's one writer has no row
+// locks).
 func TestRenewalSkipsARowATakeHolds(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.Postgres(t)
@@ -660,25 +663,79 @@ func TestRenewalSkipsARowATakeHolds(t *testing.T) {
 	a, other := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
 	ctx := t.Context()
 	var terms []store.Term
-	for _, acct := range []string{"LV100001", "LV100002"} {
-		l, err := a.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", Process: "p1"}, time.Hour)
+	for _, x := range []struct{ account, key string }{{"LV100001", "K"}, {"LV100002", "K"}, {"LV100003", "K2"}} {
+		l, err := a.AcquireLease(ctx, locator.Lease{Account: x.account, Owner: "p1-" + x.account, PID: 1, Host: "h", Endpoint: "e", PacingKey: x.key, Process: "p1"}, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
 		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
 	}
 	held, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() { ended <- store.HoldForTake(other, "LV100001", held, release) }()
+	go func() { ended <- store.HoldForTake(other, "LV100001", "K", held, release) }()
 	<-held
 	renewed, lost, err := a.RenewLeases(ctx, terms, time.Hour) // bounded by the transaction's 5 s, were it to wait
-	if err != nil || renewed[terms[0]] || lost[terms[0]] || !renewed[terms[1]] {
-		t.Fatalf("with the first held: renewed %v, lost %v, %v; want the second renewed and the first skipped", renewed, lost, err)
+	if err != nil || renewed[terms[0]] || lost[terms[0]] || renewed[terms[1]] || lost[terms[1]] || !renewed[terms[2]] {
+		t.Fatalf("with a take of K in flight: renewed %v, lost %v, %v; want K2's renewed and K's two skipped", renewed, lost, err)
 	}
 	close(release)
 	if err := <-ended; err != nil {
 		t.Fatal(err)
 	}
-	if renewed, _, err := a.RenewLeases(ctx, terms, time.Hour); err != nil || !renewed[terms[0]] {
-		t.Fatalf("the next round: renewed %v, %v; want the first renewed", renewed, err)
+	if renewed, _, err := a.RenewLeases(ctx, terms, time.Hour); err != nil || !renewed[terms[0]] || !renewed[terms[1]] {
+		t.Fatalf("the next round: renewed %v, %v; want K's two renewed", renewed, err)
+	}
+}
+
+// A renewal held up between reading the time and writing (its heartbeat
+// descheduled on a loaded machine) while its leases lapsed and another
+// process took an account of their key pair renews none of the others:
+// one process owns a key pair's accounts at a time (the broker's rate
+// limits are per key pair). Judged by the time it read, it renewed them,
+// and two processes owned the key pair at once until one stepped down.
+// Postgres only (SQLite's one writer excludes the take meanwhile).
+func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	ctx := t.Context()
+	var terms []store.Term
+	for _, acct := range []string{"LV100001", "LV100002"} {
+		l, err := a.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", PacingKey: "K", Process: "p1"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+	}
+	read, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	store.OnRenewRead(a, func() { once.Do(func() { close(read); <-resume }) })
+	type outcome struct {
+		renewed, lost map[store.Term]bool
+		err           error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		renewed, lost, err := a.RenewLeases(ctx, terms, time.Hour)
+		done <- outcome{renewed, lost, err}
+	}()
+	<-read
+	// Meanwhile both leases lapse (a zero TTL lapses at once) and the
+	// other process takes the first account.
+	for _, tm := range terms {
+		if err := b.RenewLease(ctx, tm.Account, tm.Owner, tm.Term, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.AcquireLease(ctx, locator.Lease{Account: "LV100001", Owner: "p2-LV100001", PID: 2, Host: "h", Endpoint: "e2", PacingKey: "K", Process: "p2"}, time.Hour); err != nil {
+		t.Fatalf("the take of a lapsed key pair: %v", err)
+	}
+	close(resume)
+	got := <-done
+	if got.err != nil || len(got.renewed) != 0 || !got.lost[terms[0]] || !got.lost[terms[1]] {
+		t.Fatalf("the late renewal: renewed %v, lost %v, %v; want both lost", got.renewed, got.lost, got.err)
+	}
+	if l, err := b.LiveLease(ctx, "LV100002"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the second account: %v, %v; want lapsed (its key pair is p2's)", l, err)
 	}
 }

@@ -45,6 +45,10 @@ type Store struct {
 	// fence, when set, is the owner's term every transaction checks first
 	// (see Fenced).
 	fence *Fence
+	// renewRead, when set (tests), is called by each statement of
+	// RenewLeases once it has read the time, before it writes: a
+	// heartbeat descheduled there on a loaded machine.
+	renewRead func()
 }
 
 // IsPostgres reports whether dsn names a Postgres database (a postgres://
