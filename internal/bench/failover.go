@@ -46,12 +46,13 @@ func (o FleetOptions) signals() []string {
 // again, finds its leases gone, and stands by); the others are to own
 // its accounts, and a locate is made on each through its new owner. It
 // fills run's trials and their p50 and max, and the first trial's figures
-// as Moved, FailoverSeconds and MovedFilled.
-func (o FleetOptions) failover(ctx context.Context, run *FleetRun, st *store.Store, dir string, env []string, baseURL string) error {
+// as Moved, FailoverSeconds and MovedFilled. live are the serve processes
+// running, one killed replaced there by the one started in its place.
+func (o FleetOptions) failover(ctx context.Context, run *FleetRun, live []*FleetProcess, st *store.Store, dir string, env []string, baseURL string) error {
 	for t, signal := range o.signals() {
-		p := t % len(run.Processes)
-		victim := run.Processes[p]
-		trial, err := o.failOne(ctx, run, st, victim, signal)
+		p := t % len(live)
+		victim := live[p]
+		trial, err := o.failOne(ctx, live, st, victim, signal)
 		if err != nil {
 			return err
 		}
@@ -66,7 +67,7 @@ func (o FleetOptions) failover(ctx context.Context, run *FleetRun, st *store.Sto
 			if err != nil {
 				return err
 			}
-			run.Processes[p] = next
+			live[p] = next
 			// Standing by for every account before the next trial: it
 			// said what it serves, and has had standbyFollows to follow
 			// the owners (a standby that is still saying hello to an
@@ -89,7 +90,7 @@ func (o FleetOptions) failover(ctx context.Context, run *FleetRun, st *store.Sto
 	run.FailoverP50, run.FailoverMax = percentile(took, 0.5), percentile(took, 1)
 	first := run.Trials[0]
 	run.Moved, run.FailoverSeconds, run.MovedFilled = first.Moved, first.Seconds, first.Filled
-	for _, p := range run.Processes {
+	for _, p := range live {
 		if p.alive() {
 			rss, _, err := p.memory()
 			if err != nil {
@@ -112,8 +113,8 @@ type trial struct {
 }
 
 // failOne signals victim and waits until every account it owned has a
-// live owner among the other processes.
-func (o FleetOptions) failOne(ctx context.Context, run *FleetRun, st *store.Store, victim *FleetProcess, signal string) (trial, error) {
+// live owner among the other processes of live.
+func (o FleetOptions) failOne(ctx context.Context, live []*FleetProcess, st *store.Store, victim *FleetProcess, signal string) (trial, error) {
 	owned, err := ownedBy(ctx, st)
 	if err != nil {
 		return trial{}, err
@@ -131,7 +132,7 @@ func (o FleetOptions) failOne(ctx context.Context, run *FleetRun, st *store.Stor
 		return trial{}, fmt.Errorf("failover: pid %d owns no account", victim.PID)
 	}
 	o.Logf("failover: SIG%s of pid %d, which owns %d accounts", strings.ToUpper(signal), victim.PID, tr.Moved)
-	others := slices.DeleteFunc(slices.Clone(run.Processes), func(p *FleetProcess) bool { return p == victim })
+	others := slices.DeleteFunc(slices.Clone(live), func(p *FleetProcess) bool { return p == victim })
 	signalled := time.Now()
 	if signal == "kill" {
 		victim.cmd.Process.Kill()

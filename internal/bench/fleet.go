@@ -86,12 +86,15 @@ const maxFleetAccounts = 20000
 // /proc of each serve process: CPU as user + system time, memory as the
 // resident set.
 type FleetRun struct {
-	Command   string          `json:"command"`
-	Database  string          `json:"database"` // postgres or sqlite
-	Date      string          `json:"date"`
-	Host      Host            `json:"host"`
-	Accounts  int             `json:"accounts"`
-	KeyPairs  int             `json:"keyPairs"`
+	Command  string `json:"command"`
+	Database string `json:"database"` // postgres or sqlite
+	Date     string `json:"date"`
+	Host     Host   `json:"host"`
+	Accounts int    `json:"accounts"`
+	KeyPairs int    `json:"keyPairs"`
+	// Processes are the serve processes as measured before any failover
+	// (one killed keeps its figures; the process started in its place is
+	// not measured).
 	Processes []*FleetProcess `json:"processes"`
 	// StartSeconds: from the serve processes' start until every account
 	// has a live owner and every process has started its engines (said
@@ -265,14 +268,20 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	run := &FleetRun{Command: o.command(), Database: dialect(o.DB), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
 		Accounts: o.Accounts, KeyPairs: o.KeyPairs}
 	start := time.Now()
+	var live []*FleetProcess // running: a failover replaces one it kills
+	defer func() {
+		for _, p := range live {
+			p.stop()
+		}
+	}()
 	for p := range o.Processes {
 		proc, err := o.startServe(dir, env, p, 0)
 		if err != nil {
 			return nil, err
 		}
-		defer proc.stop()
-		run.Processes = append(run.Processes, proc)
+		live = append(live, proc)
 	}
+	run.Processes = slices.Clone(live)
 	if o.AtStart {
 		o.Logf("%d serve processes started; locating on every account at once, %d at a time", len(run.Processes), o.Parallel)
 		run.Locates, run.Filled = o.Accounts, o.commandAll(ctx, env, o.first(o.Accounts))
@@ -300,20 +309,20 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 		return nil, err
 	}
 	if o.Failover && !o.AtStart && len(run.Processes) > 1 {
-		if err := o.failover(ctx, run, st, dir, env, sim.BaseURL); err != nil {
+		if err := o.failover(ctx, run, live, st, dir, env, sim.BaseURL); err != nil {
 			return nil, err
 		}
 	}
 	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
 		return nil, err
 	}
-	for _, p := range run.Processes { // those killed were replaced
+	for _, p := range live {
 		if !p.alive() {
 			run.Exited++
 		}
 	}
 	goroutines := 0
-	for _, p := range run.Processes {
+	for _, p := range live {
 		if p.alive() {
 			n, err := p.goroutines()
 			if err != nil {
