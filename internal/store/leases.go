@@ -614,9 +614,12 @@ func scanLease(sc scanner) (*locator.Lease, error) {
 }
 
 // AcquireLeases takes, for ttl, each account of ls that AcquireLease would
-// give its l.Owner (free, lapsed, or l.Owner's already, keeping its term),
-// in one transaction and one write: a process owns all of a key pair's
-// accounts at once, not one after another. It returns the leases taken
+// give its l.Owner (free, lapsed, or l.Owner's already, keeping its term)
+// or TakeOverLease would (held by a process whose session ended: it is
+// gone, and neither its lease of the account nor those of the key pair's
+// other accounts keep it), in one transaction and one write: a process
+// owns all of a key pair's accounts at once, not one after another, and
+// takes a dead process's key pair so too. It returns the leases taken
 // and, by account, why each other was not: a *LeaseHeldError or a
 // *KeyPairHeldError, as AcquireLease says. Every lease of ls is of one
 // process (l.Process); the write is a compare-and-set on each term read,
@@ -640,6 +643,11 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 		if err != nil {
 			return err
 		}
+		gone, err := endedIn(ctx, tx, cur)
+		if err != nil {
+			return err
+		}
+		live = slices.DeleteFunc(live, func(o locator.Lease) bool { return gone[o.Process] })
 		write := leaseTakes(ls, cur, live, now, ttl, refused)
 		if len(write) == 0 {
 			return nil
@@ -714,15 +722,16 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now ti
 }
 
 // leaseTakes is the leases of ls to write, by the rules of AcquireLease,
-// given the current leases (cur, by account; live, those live at now): a
-// live lease of another owner refuses its account (LeaseHeldError), a live
-// lease of another process on the key pair refuses it too
-// (KeyPairHeldError), each refusal put in refused.
+// given the current leases (cur, by account; live, those that hold: live
+// at now and of a process that lives): a lease of another owner among
+// live refuses its account (LeaseHeldError), one of another process on
+// the key pair refuses it too (KeyPairHeldError), each refusal put in
+// refused.
 func leaseTakes(ls []locator.Lease, cur map[string]*locator.Lease, live []locator.Lease, now time.Time, ttl time.Duration, refused map[string]error) []locator.Lease {
 	var write []locator.Lease
 	for _, l := range ls {
-		if c := cur[l.Account]; c != nil && c.Owner != l.Owner && c.Expires.After(now) {
-			refused[l.Account] = &LeaseHeldError{Holder: *c}
+		if i := slices.IndexFunc(live, func(o locator.Lease) bool { return o.Account == l.Account && o.Owner != l.Owner }); i >= 0 {
+			refused[l.Account] = &LeaseHeldError{Holder: live[i]}
 			continue
 		}
 		if i := slices.IndexFunc(live, func(o locator.Lease) bool {

@@ -739,3 +739,49 @@ func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 		t.Fatalf("the second account: %v, %v; want lapsed (its key pair is p2's)", l, err)
 	}
 }
+
+// A process whose database session ended (it died) leaves its key pair
+// whole to the next AcquireLeases, though its leases would live an hour
+// more: every account of the pair is taken at its next term in the one
+// statement (one time for all), none left behind for a take of its own,
+// and the dead owner can write nothing more. While the process lives,
+// both are refused. Postgres only (SQLite keeps no sessions).
+func TestAcquireLeasesTakesADeadProcesssKeyPair(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	ctx := t.Context()
+	dead, next := "dead-"+t.Name(), "next-"+t.Name()
+	leases := func(process string) []locator.Lease {
+		var out []locator.Lease
+		for _, acct := range []string{"LV100001", "LV100002"} {
+			out = append(out, locator.Lease{Account: acct, Owner: process + "-" + acct, PID: 1, Host: "h", Endpoint: "e-" + process, PacingKey: "K", Process: process})
+		}
+		return out
+	}
+	old, _, err := a.AcquireLeases(ctx, leases(dead), time.Hour)
+	if err != nil || len(old) != 2 {
+		t.Fatalf("the first process's take: %v, %v; want both", old, err)
+	}
+	if taken, refused, err := b.AcquireLeases(ctx, leases(next), time.Hour); err != nil || len(taken) != 0 || len(refused) != 2 {
+		t.Fatalf("while the first process lives: taken %v, refused %v, %v; want both refused", taken, refused, err)
+	}
+	storetest.EndSession(t, dsn, dead)
+	taken, refused, err := b.AcquireLeases(ctx, leases(next), time.Hour)
+	if err != nil || len(taken) != 2 || len(refused) != 0 {
+		t.Fatalf("once its session ended: taken %v, refused %v, %v; want both taken", taken, refused, err)
+	}
+	for i, l := range taken {
+		if l.Term != old[i].Term+1 || !l.Since.Equal(taken[0].Since) {
+			t.Errorf("%s taken at term %d since %v; want term %d, since %v as the other (one statement)", l.Account, l.Term, l.Since, old[i].Term+1, taken[0].Since)
+		}
+		if got, err := b.LiveLease(ctx, l.Account); err != nil || got.Owner != l.Owner || got.Term != l.Term {
+			t.Errorf("%s's lease %+v, %v; want the next process's term %d", l.Account, got, err, l.Term)
+		}
+		fenced := a.Fenced(store.Fence{Account: old[i].Account, Owner: old[i].Owner, Term: old[i].Term})
+		if err := fenced.Create(ctx, newLocate("w-"+l.Account)); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("a write under the dead owner's term of %s: %v; want ErrLeaseLost", l.Account, err)
+		}
+	}
+}

@@ -94,37 +94,50 @@ func (s *Store) Session(ctx context.Context, process string) (SessionState, erro
 // endedSessions are the processes, among the holders of leases, whose
 // session ended (see Session), in one query; on SQLite none.
 func (s *Store) endedSessions(ctx context.Context, leases map[string]*locator.Lease) (map[string]bool, error) {
+	if !s.Postgres() {
+		return nil, nil
+	}
+	var ended map[string]bool
+	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+		var err error
+		ended, err = endedIn(ctx, tx, leases)
+		return err
+	})
+	return ended, err
+}
+
+// endedIn is endedSessions in tx: the shared locks it takes are held
+// until tx ends, so a process found gone cannot take its session again
+// (it lived on, and its connection had ended) before tx's writes commit.
+func endedIn(ctx context.Context, tx *Tx, leases map[string]*locator.Lease) (map[string]bool, error) {
 	var processes []string
 	for _, l := range leases {
 		if l.Process != "" && !slices.Contains(processes, l.Process) {
 			processes = append(processes, l.Process)
 		}
 	}
-	if !s.Postgres() || len(processes) == 0 {
+	if tx.c.dialect != "postgres" || len(processes) == 0 {
 		return nil, nil
 	}
 	list, err := json.Marshal(processes)
 	if err != nil {
 		return nil, err
 	}
+	rows, err := tx.QueryContext(ctx, `SELECT process FROM process_sessions WHERE `+tx.c.inJSON("process")+
+		` AND pg_try_advisory_xact_lock_shared(`+sessionLock("process")+`)`, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	ended := map[string]bool{}
-	err = s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT process FROM process_sessions WHERE `+tx.c.inJSON("process")+
-			` AND pg_try_advisory_xact_lock_shared(`+sessionLock("process")+`)`, string(list))
-		if err != nil {
-			return err
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				return err
-			}
-			ended[p] = true
-		}
-		return rows.Err()
-	})
-	return ended, err
+		ended[p] = true
+	}
+	return ended, rows.Err()
 }
 
 // attended are the sessions this process's stores hold, by database
