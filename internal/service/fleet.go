@@ -61,8 +61,9 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 	}
 	pairs := f.pairs()
 	for rank, pair := range pairs {
+		kp := &keyPair{handles: pair}
 		for _, h := range pair {
-			h.rank = rank
+			h.rank, h.pair = rank, kp
 		}
 	}
 	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -164,7 +165,7 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 	if yield {
 		return
 	}
-	reserved := reserve(ctx, pair)
+	reserved := reserve(ctx, pair, false)
 	errs := make([]error, len(pair))
 	var wg sync.WaitGroup
 	for i, h := range pair {
@@ -215,13 +216,14 @@ func (f *Fleet) pairs() [][]*Handle {
 }
 
 // reserve takes, in one statement, the leases of those of pair's accounts
-// (one key pair's, of one store) that are free or lapsed
-// (store.AcquireLeases: a key pair another process holds is left to it),
-// each under the owner id its handle then owns it with, keeping the term
-// and fenced as any other take: a process owns all of a key pair's
-// accounts at once. It returns the terms taken; an account not taken is
-// opened as a single take would.
-func reserve(ctx context.Context, pair []*Handle) map[*Handle]store.Term {
+// (one key pair's, of one store) that are free, lapsed or held by a
+// process that died (store.AcquireLeases: a key pair another live process
+// holds is left to it), each under the owner id its handle then owns it
+// with, keeping the term and fenced as any other take: a process owns all
+// of a key pair's accounts at once. over says they are taken over from
+// an owner that went (see takePair). It returns the terms taken; an
+// account not taken is opened as a single take would.
+func reserve(ctx context.Context, pair []*Handle, over bool) map[*Handle]store.Term {
 	host, _ := os.Hostname()
 	var leases []locator.Lease
 	var handles []*Handle
@@ -247,11 +249,44 @@ func reserve(ctx context.Context, pair []*Handle) map[*Handle]store.Term {
 	for _, l := range taken {
 		h := handles[slices.IndexFunc(leases, func(x locator.Lease) bool { return x.Account == l.Account })]
 		h.mu.Lock()
-		h.reserved = l.Owner
+		h.reserved, h.reservedOver = l.Owner, over
 		h.mu.Unlock()
 		out[h] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
 	}
 	return out
+}
+
+// keyPair is a fleet's handles of one key pair (and store), and the lock
+// that makes their takes of it (takePair) one at a time.
+type keyPair struct {
+	mu      sync.Mutex
+	handles []*Handle
+}
+
+// takePair takes, in one statement (see reserve), the leases of the
+// accounts of h's key pair that no handle of the fleet owns, has reserved
+// or leaves to another daemon, once h stood by and its lease may be free:
+// it lapsed, was released, or its process's database session ended. A
+// dead process's key pair so moves whole, rather than account by account
+// as each handle took its own lease over, and each handle then owns its
+// account under the term taken for it. Outside a fleet, nothing.
+func (h *Handle) takePair(ctx context.Context) {
+	if h.pair == nil {
+		return
+	}
+	h.pair.mu.Lock()
+	defer h.pair.mu.Unlock()
+	var free []*Handle
+	for _, x := range h.pair.handles {
+		x.mu.Lock()
+		if x.owner == nil && x.reserved == "" && x.yielded == nil && !x.closed {
+			free = append(free, x)
+		}
+		x.mu.Unlock()
+	}
+	if slices.Contains(free, h) {
+		reserve(ctx, free, true)
+	}
 }
 
 // refused is the first account's refusal when every account of the fleet
@@ -483,6 +518,7 @@ func (h *Handle) keep(ctx context.Context) {
 	log := h.cfg.Engine.Logger
 	clk := h.cfg.Engine.Clock
 	for ctx.Err() == nil {
+		freed := false // the lease stood by for may be free: see takePair
 		if o := h.Owner(); o != nil {
 			select {
 			case <-ctx.Done():
@@ -511,8 +547,10 @@ func (h *Handle) keep(ctx context.Context) {
 			}
 		} else if l := h.watching(); l != nil {
 			h.standBy(ctx, *l, clk)
+			freed = true
 		} else if c := h.follower(); c != nil {
 			h.follow(ctx, c, clk)
+			freed = true
 		} else if h.notYet() != nil {
 			clock.Sleep(ctx, clk, h.retryIn()) // refused as the fleet opened: refusedWait
 		}
@@ -522,6 +560,10 @@ func (h *Handle) keep(ctx context.Context) {
 			if h.yieldTo(ctx) { // see OpenFleet
 				clock.Sleep(ctx, clk, reopenWait)
 				continue
+			}
+			if freed {
+				h.takePair(ctx)
+				freed = false
 			}
 			err := h.claim(ctx)
 			if ctx.Err() != nil {

@@ -14,11 +14,14 @@ import (
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokerclient"
+	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/service"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/store/storetest"
 	"github.com/locatorhq/locator/internal/wire"
+	"github.com/locatorhq/locator/simtest"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -265,4 +268,81 @@ func (o *opener) store(t *testing.T) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// A dead process's key pair moves whole. A fleet standing by for the two
+// accounts of one key pair (LV100001 and LV100002, made Active here; the
+// broker's rate limits are per key pair, spec "Rate limits"), which
+// another daemon's process owns, takes both in one statement once that
+// process's database session ends (it died), each at its next term,
+// rather than one account after the other as each standby finds its own
+// lease free; both are then served here. Postgres only (a dead owner is
+// known at once by its session there).
+func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
+	t.Parallel()
+	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
+		for i := range sc.Accounts {
+			sc.Accounts[i].Status = "Active"
+		}
+	}))
+	o.db = storetest.Postgres(t)
+	st, other := o.store(t), o.store(t)
+	client := o.sim.Client(t, o.sim.Live)
+	dead := "dead-" + t.Name()
+	var leases []locator.Lease
+	for _, acct := range []string{"LV100001", "LV100002"} {
+		leases = append(leases, locator.Lease{Account: acct, Owner: string(wire.RoleDaemon) + ":dead-" + acct, PID: 4242, Host: "elsewhere",
+			Endpoint: "/nowhere/" + acct + ".sock", PacingKey: client.PacingKey(), Process: dead})
+	}
+	old, _, err := other.AcquireLeases(t.Context(), leases, time.Hour)
+	if err != nil || len(old) != 2 {
+		t.Fatalf("the other process's leases: %v, %v", old, err)
+	}
+	cfg := func(acct string) service.Config {
+		return service.Config{
+			OwnerConfig: service.OwnerConfig{
+				Engine: engine.Config{Client: client, Store: st, Clock: o.sim.Clock, Account: acct, Env: brokerclient.EnvLive},
+				DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run,
+			},
+			Caller: account.Caller{Name: "serve"}, Standby: true,
+		}
+	}
+	f, err := service.OpenFleet(t.Context(), []service.Config{cfg("LV100001"), cfg("LV100002")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	waited := make(chan error, 1)
+	go func() { waited <- f.Wait(ctx) }()
+	defer func() { cancel(); <-waited }()
+	storetest.EndSession(t, o.db, dead)
+	// The leases move in the fleet's goroutines, which tell nobody: the
+	// database is looked at until they did (bounded against a hang).
+	var took []*locator.Lease
+	for deadline := time.Now().Add(30 * time.Second); len(took) < 2; {
+		took = took[:0]
+		for _, l := range old {
+			if cur, err := st.LiveLease(t.Context(), l.Account); err == nil && cur.Process == service.Process() {
+				took = append(took, cur)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the dead process's 2 accounts owned here after 30 s", len(took))
+		}
+		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, l := range took {
+		if l.Term != old[i].Term+1 || !l.Since.Equal(took[0].Since) {
+			t.Errorf("%s taken at term %d since %v; want term %d since %v, as the other (one statement)", l.Account, l.Term, l.Since, old[i].Term+1, took[0].Since)
+		}
+	}
+	for _, acct := range []string{"LV100001", "LV100002"} {
+		s, err := f.ByAccount()[acct].Status(t.Context(), account.StatusRequest{})
+		if err != nil || !s.Held {
+			t.Errorf("status of %s: %+v, %v; want it served here", acct, s, err)
+		}
+	}
 }

@@ -71,8 +71,13 @@ type Handle struct {
 	notOpened         error
 	notSince, retryAt time.Time
 	// reserved is the owner id of the lease a fleet took for the
-	// account (see Fleet.reserve), until the next attempt to own it.
-	reserved string
+	// account (see reserve), until the next attempt to own it, and
+	// reservedOver whether it was taken over (see takePair).
+	reserved     string
+	reservedOver bool
+	// pair is the fleet's handles of the account's key pair (see
+	// takePair); nil outside a fleet.
+	pair *keyPair
 	// rank is where the fleet lists the account's key pair (0: first);
 	// yielded is the daemon that lists it before, the account is left to
 	// (see yieldTo).
@@ -218,11 +223,7 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		// daemon to own it and follows it, as a command would.
 		return nil, true, errStandby
 	}
-	cfg := h.cfg.OwnerConfig
-	h.mu.Lock()
-	cfg.owner, h.reserved = h.reserved, ""
-	h.mu.Unlock()
-	o, err := Own(ctx, cfg)
+	o, err := Own(ctx, h.ownerConfig())
 	if err == nil {
 		a, err := h.takeOwnership(o)
 		return a, false, err
@@ -232,6 +233,17 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		return nil, retry, err
 	}
 	return h.followOwner(ctx, c)
+}
+
+// ownerConfig is the config of an attempt to own the account: with the
+// lease reserved for it, if any, which is then no longer reserved.
+func (h *Handle) ownerConfig() OwnerConfig {
+	cfg := h.cfg.OwnerConfig
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cfg.owner, cfg.tookOver = h.reserved, h.reservedOver
+	h.reserved, h.reservedOver = "", false
+	return cfg
 }
 
 // claim owns the account for a standby daemon's fleet, or, when another
@@ -251,11 +263,7 @@ func (h *Handle) claim(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	cfg := h.cfg.OwnerConfig
-	h.mu.Lock()
-	cfg.owner, h.reserved = h.reserved, ""
-	h.mu.Unlock()
-	o, err := Own(ctx, cfg)
+	o, err := Own(ctx, h.ownerConfig())
 	var held *store.LeaseHeldError
 	switch {
 	case err == nil:

@@ -27,14 +27,14 @@ type opener struct {
 	run string
 }
 
-func newOpener(t *testing.T) *opener {
+func newOpener(t *testing.T, opts ...simtest.Option) *opener {
 	t.Helper()
 	run, err := os.MkdirTemp("", "lr")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
-	o := &opener{sim: simtest.New(t), db: filepath.Join(t.TempDir(), "locator.db"), run: run}
+	o := &opener{sim: simtest.New(t, opts...), db: filepath.Join(t.TempDir(), "locator.db"), run: run}
 	o.sim.RunClock(t)
 	return o
 }

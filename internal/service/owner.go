@@ -101,9 +101,12 @@ type OwnerConfig struct {
 	// records out of the database's connections. nil: no gate.
 	ledgerSyncs chan struct{}
 	// owner, when set, is the owner id of the lease the fleet took for
-	// this account with its key pair's others (see Fleet.reserve): the
-	// owner takes it on as its own term. Empty: a new id.
-	owner string
+	// this account with its key pair's others (see reserve): the owner
+	// takes it on as its own term. Empty: a new id. tookOver says that
+	// lease was taken from an owner that went (see takePair): its pacer
+	// starts as after any takeover.
+	owner    string
+	tookOver bool
 }
 
 // Owner is the live owner of one account: it holds the account's lease in
@@ -225,6 +228,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}
 	attempt := time.Now()
 	lease, takenOver, err := o.acquire(ctx, want)
+	takenOver = takenOver || o.cfg.tookOver
 	if err != nil {
 		if remote != nil {
 			remote.Close()
