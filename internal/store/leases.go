@@ -482,10 +482,12 @@ func (f *Fence) check(ctx context.Context, tx *Tx) error {
 
 // checkKeyPair refuses l with a *KeyPairHeldError while another process
 // than l's (and than deadProcess, one found gone) holds a live lease of
-// another account of l's key pair. On Postgres, checks of one key pair
-// are serialized by a lock held to the end of the transaction (SQLite's
-// immediate transactions are already), so two processes taking two
-// accounts of one key pair at once cannot both pass it.
+// another account of l's key pair, unless that process's session ended
+// (see Session: it died, and its leases go to whoever takes them). On
+// Postgres, checks of one key pair are serialized by a lock held to the
+// end of the transaction (SQLite's immediate transactions are already),
+// so two processes taking two accounts of one key pair at once cannot
+// both pass it.
 func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l locator.Lease, deadProcess string, now time.Time) error {
 	if l.PacingKey == "" {
 		return nil
@@ -493,21 +495,39 @@ func (s *Store) checkKeyPair(ctx context.Context, tx *Tx, l locator.Lease, deadP
 	if err := lockKeyPairs(ctx, tx, l.PacingKey); err != nil {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE pacing_key = ? AND account != ?`, l.PacingKey, l.Account)
+	rows, err := tx.QueryContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE pacing_key = ? AND account != ? ORDER BY account`, l.PacingKey, l.Account)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	var held []*locator.Lease
 	for rows.Next() {
 		o, err := scanLease(rows)
 		if err != nil {
 			return err
 		}
 		if o.Expires.After(now) && o.Process != l.Process && (deadProcess == "" || o.Process != deadProcess) {
+			held = append(held, o)
+		}
+	}
+	if err := rows.Err(); err != nil || len(held) == 0 {
+		return err
+	}
+	rows.Close() // before tx's next query
+	byAccount := make(map[string]*locator.Lease, len(held))
+	for _, o := range held {
+		byAccount[o.Account] = o
+	}
+	gone, err := endedIn(ctx, tx, byAccount)
+	if err != nil {
+		return err
+	}
+	for _, o := range held {
+		if !gone[o.Process] {
 			return &KeyPairHeldError{Account: l.Account, Holder: *o}
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // lockKeyPairs takes, on Postgres, the lock that serializes the checks of

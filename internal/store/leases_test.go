@@ -744,8 +744,10 @@ func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 // whole to the next AcquireLeases, though its leases would live an hour
 // more: every account of the pair is taken at its next term in the one
 // statement (one time for all), none left behind for a take of its own,
-// and the dead owner can write nothing more. While the process lives,
-// both are refused. Postgres only (SQLite keeps no sessions).
+// and the dead owner can write nothing more. Its leases no longer keep
+// another account of the key pair from a take of its own either. While
+// the process lives, all are refused. Postgres only (SQLite keeps no
+// sessions).
 func TestAcquireLeasesTakesADeadProcesssKeyPair(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.Postgres(t)
@@ -767,7 +769,15 @@ func TestAcquireLeasesTakesADeadProcesssKeyPair(t *testing.T) {
 	if taken, refused, err := b.AcquireLeases(ctx, leases(next), time.Hour); err != nil || len(taken) != 0 || len(refused) != 2 {
 		t.Fatalf("while the first process lives: taken %v, refused %v, %v; want both refused", taken, refused, err)
 	}
+	third := locator.Lease{Account: "LV100003", Owner: next + "-LV100003", PID: 2, Host: "h", Endpoint: "e-" + next, PacingKey: "K", Process: next}
+	var pair *store.KeyPairHeldError
+	if _, err := b.AcquireLease(ctx, third, time.Hour); !errors.As(err, &pair) {
+		t.Fatalf("another account of the key pair while the first process lives: %v; want a KeyPairHeldError", err)
+	}
 	storetest.EndSession(t, dsn, dead)
+	if _, err := b.AcquireLease(ctx, third, time.Hour); err != nil {
+		t.Fatalf("another account of the key pair once the first process's session ended: %v", err)
+	}
 	taken, refused, err := b.AcquireLeases(ctx, leases(next), time.Hour)
 	if err != nil || len(taken) != 2 || len(refused) != 0 {
 		t.Fatalf("once its session ended: taken %v, refused %v, %v; want both taken", taken, refused, err)
