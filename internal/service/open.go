@@ -195,10 +195,12 @@ func (h *Handle) connect(ctx context.Context) (account.Account, error) {
 		if err == nil || !retry {
 			return a, err
 		}
-		if errors.Is(err, errStandby) {
+		if errors.Is(err, errStandby) || errors.Is(err, errBusyOwner) {
 			// A live daemon is to own the account (it stands by, or is
-			// starting, its accounts' start-up under way): waited
-			// for as long as it says so.
+			// starting, its accounts' start-up under way), or a live
+			// owner keeps its lease but has not answered yet: waited for
+			// as long as it says so (a stopped owner's lease lapses, and
+			// the next look owns the account).
 			deadline = clk.Now().Add(ownerWait)
 		}
 		if clk.Now().After(deadline) {
@@ -290,6 +292,20 @@ func (h *Handle) watching() *locator.Lease {
 	return h.watched
 }
 
+// errBusyOwner: the owner holds the account's lease but did not answer
+// within helloWait (it is starting its accounts, their start-up reads
+// queued on their key pairs' pacers).
+var errBusyOwner = errors.New("service: the owner has not answered yet")
+
+// busyOwner is err, marked errBusyOwner when the wait for the owner's
+// answer (hctx) ran out while the caller's own (ctx) did not.
+func busyOwner(ctx, hctx context.Context, err error) error {
+	if hctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w: %w", errBusyOwner, err)
+	}
+	return err
+}
+
 // takeOwnership makes the handle use o, the account's ownership this
 // process just took, unless the handle was closed meanwhile or the process
 // cannot be made non-dumpable (then o is given up).
@@ -357,7 +373,7 @@ func (h *Handle) followOwner(ctx context.Context, c *wire.Client) (account.Accou
 		// refuses this process (another host's owner, without its token)
 		// is not.
 		c.Close()
-		return nil, account.KindOf(err) != account.KindRefused, err
+		return nil, account.KindOf(err) != account.KindRefused, busyOwner(ctx, hctx, err)
 	}
 	if err := h.followable(hello); err != nil {
 		c.Close()
@@ -367,7 +383,7 @@ func (h *Handle) followOwner(ctx context.Context, c *wire.Client) (account.Accou
 	// proven now, so a refusal ends the command before it does anything.
 	if _, err := c.Authenticate(hctx); err != nil {
 		c.Close()
-		return nil, errors.Is(err, account.ErrOwnerGone) || hctx.Err() != nil, err
+		return nil, errors.Is(err, account.ErrOwnerGone) || hctx.Err() != nil, busyOwner(ctx, hctx, err)
 	}
 	if h.cfg.Role == wire.RoleDaemon && !(h.cfg.Standby && hello.Role == wire.RoleDaemon) {
 		c.Close()
