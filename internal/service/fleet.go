@@ -385,10 +385,12 @@ func (f *Fleet) Close() {
 // Handle.Status and /metrics say every reason) (one statement per store,
 // renewed every announceEvery while the fleet lives, in real time as
 // leases are: a record is written again only when it changed, the others
-// renewed by one statement per store and process), and takes the record
-// of one it owns off (announced: those it recorded, as recorded; nil:
-// every account, as the fleet closes; one statement per store and process
-// too). A command for such
+// renewed by one statement per store: each handle's record carries its
+// caller's id as its process, so grouped by process they were one
+// transaction per account every announceEvery, half an idle desk's CPU),
+// and takes the record of one it owns off (announced: those it recorded,
+// as recorded; nil: every account, as the fleet closes; a statement per
+// record's process). A command for such
 // an account waits for this process to own it and follows it (see
 // Owner.leaveToStandby), rather than own it, or be refused it because this
 // process owns another account of its key pair: a daemon of many
@@ -403,7 +405,7 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 		process string
 	}
 	changed := map[*store.Store][]locator.Standby{}
-	kept := map[records][]string{}
+	kept := map[*store.Store][]locator.Standby{}
 	leaving := map[records][]*Handle{}
 	for _, h := range f.handles {
 		st, sb := h.cfg.Engine.Store, h.standby(host)
@@ -422,7 +424,7 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 			}
 			h.mu.Unlock()
 			if was && last == sb {
-				kept[k] = append(kept[k], sb.Account)
+				kept[st] = append(kept[st], sb)
 				continue
 			}
 			changed[st] = append(changed[st], sb)
@@ -434,8 +436,8 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 			f.handles[0].cfg.Engine.Logger.Warn("cannot announce this process as its accounts' next owner", "err", err)
 		}
 	}
-	for k, accounts := range kept {
-		if err := k.st.RenewStandbys(ctx, k.process, accounts, StandbyTTL); err != nil && ctx.Err() == nil {
+	for st, sbs := range kept {
+		if err := st.RenewStandbys(ctx, sbs, StandbyTTL); err != nil && ctx.Err() == nil {
 			f.handles[0].cfg.Engine.Logger.Warn("cannot renew the announcement of this process as its accounts' next owner", "err", err)
 		}
 	}

@@ -272,6 +272,37 @@ func TestStandbys(t *testing.T) {
 	})
 }
 
+// A daemon renews every record it keeps in one statement, whatever
+// process id each carries (a fleet's accounts stand by each under its
+// caller's id): the records named live on, one not named lapses, and
+// another process's record of a named account is not renewed for it.
+func TestRenewStandbysByRecord(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		mine := []locator.Standby{{Account: "LV100001", Process: "daemon:a1", PID: 2, Host: "h"}, {Account: "LV100002", Process: "daemon:a2", PID: 2, Host: "h"}}
+		dropped := locator.Standby{Account: "LV100003", Process: "daemon:a3", PID: 2, Host: "h"}
+		other := locator.Standby{Account: "LV100001", Process: "daemon:b", PID: 3, Host: "h2"}
+		if err := b.store.StandByAll(ctx, append([]locator.Standby{dropped, other}, mine...), 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 0 {
+			t.Fatalf("standbys written lapsed: %+v, %v; want none", got, err)
+		}
+		if err := b.store.RenewStandbys(ctx, mine, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.store.Standbys(ctx, "")
+		if err != nil || len(got) != 2 {
+			t.Fatalf("standbys after the renewal: %+v, %v; want the two renewed", got, err)
+		}
+		for _, sb := range got {
+			if !slices.ContainsFunc(mine, func(m locator.Standby) bool { return m.Account == sb.Account && m.Process == sb.Process }) {
+				t.Errorf("%s of %s renewed; it was not named", sb.Account, sb.Process)
+			}
+		}
+	})
+}
+
 // The broker's rate limits are per key pair (spec "Rate limits": several
 // processes sharing one key pair share the buckets), so the accounts of
 // one key pair are owned by one process at a time: another process is

@@ -62,12 +62,20 @@ func standByBatch(ctx context.Context, tx *Tx, sbs []locator.Standby, now time.T
 }
 
 // RenewStandbys extends by ttl, from now by the database's clock, the
-// records of process standing by for accounts, in one statement (the
-// accounts are one parameter, a JSON array): a daemon standing by for
-// thousands of accounts renews its records without writing them again.
-// A record of another account of the process is left to lapse.
-func (s *Store) RenewStandbys(ctx context.Context, process string, accounts []string, ttl time.Duration) error {
-	list, err := json.Marshal(accounts)
+// records sbs name (each by its account and process), in one statement
+// (the records are one parameter, a JSON array): a daemon standing by for
+// thousands of accounts renews its records without writing them again,
+// whatever process id each of its accounts' records carries. A record sbs
+// does not name is left to lapse.
+func (s *Store) RenewStandbys(ctx context.Context, sbs []locator.Standby, ttl time.Duration) error {
+	if len(sbs) == 0 {
+		return nil
+	}
+	keys := make([]string, len(sbs))
+	for i, sb := range sbs {
+		keys[i] = sb.Process + " " + sb.Account
+	}
+	list, err := json.Marshal(keys)
 	if err != nil {
 		return err
 	}
@@ -76,8 +84,8 @@ func (s *Store) RenewStandbys(ctx context.Context, process string, accounts []st
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE process = ? AND `+tx.c.inJSON("account"),
-			formatTime(now.Add(ttl)), process, string(list))
+		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE `+tx.c.inJSON("(process || ' ' || account)"),
+			formatTime(now.Add(ttl)), string(list))
 		return err
 	})
 }
