@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"time"
+
+	"github.com/locatorhq/locator"
 )
 
 // ForgetMigration deletes the record of the latest migration applied, as
@@ -98,3 +100,14 @@ func HoldForTake(s *Store, account, key string, held chan<- struct{}, release <-
 // OnRenewRead has f called by each statement of s's RenewLeases once it
 // has read the time, before it writes.
 func OnRenewRead(s *Store, f func()) { s.renewRead = f }
+
+// Unchanged says whether each of held is still held as it was and live,
+// as a standby's look reads it in one row (see leaseWaits.look).
+func (s *Store) Unchanged(ctx context.Context, held ...locator.Lease) (bool, error) {
+	waits := make([]*leaseWait, len(held))
+	for i, l := range held {
+		waits[i] = &leaseWait{held: l}
+	}
+	_, same, err := s.unchanged(ctx, waits)
+	return same, err
+}

@@ -167,6 +167,49 @@ func TestWaitLease(t *testing.T) {
 	})
 }
 
+// A standby's look at the leases it waits on reads one row while each is
+// held as it saw it: it tells a lease renewed (still held) from one passed
+// to another owner or term, or lapsed, which the look then reads whole.
+func TestStandbyLookSeesChangesInOneRow(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		var held []locator.Lease
+		for _, acct := range []string{"LV100001", "LV100002"} {
+			l, err := b.store.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "a-" + acct, PID: 1, Host: "h1", Endpoint: "e1"}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, l)
+		}
+		if same, err := b.store.Unchanged(ctx, held...); err != nil || !same {
+			t.Fatalf("leases as held: unchanged %v, %v; want true", same, err)
+		}
+		if err := b.store.RenewLease(ctx, held[0].Account, held[0].Owner, held[0].Term, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if same, err := b.store.Unchanged(ctx, held...); err != nil || !same {
+			t.Fatalf("a lease renewed: unchanged %v, %v; want true", same, err)
+		}
+		if err := b.store.ReleaseLease(ctx, held[1].Account, held[1].Owner, held[1].Term); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.AcquireLease(ctx, locator.Lease{Account: held[1].Account, Owner: "b", PID: 2, Host: "h2", Endpoint: "e2"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if same, err := b.store.Unchanged(ctx, held...); err != nil || same {
+			t.Fatalf("a lease passed to another owner: unchanged %v, %v; want false", same, err)
+		}
+		// Lapsed a second ago (SQLite's clock in SQL counts milliseconds:
+		// a lease lapsing now may read live for one more).
+		if err := b.store.RenewLease(ctx, held[0].Account, held[0].Owner, held[0].Term, -time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if same, err := b.store.Unchanged(ctx, held[0]); err != nil || same {
+			t.Fatalf("a lease lapsed: unchanged %v, %v; want false", same, err)
+		}
+	})
+}
+
 // Many standbys of one store wait at once (one look at their leases
 // serves them all): a release wakes its own standby alone, one whose
 // caller gives up ends with its context's error, and the others wait on.
