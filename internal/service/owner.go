@@ -136,7 +136,12 @@ type Owner struct {
 	// account at once, and this owner holds it no longer.
 	session <-chan struct{}
 	stop    chan struct{}
-	wg      sync.WaitGroup
+	// stopped is done when stop is closed: the context of the owner's own
+	// background work (a goroutine each relaying stop to a context cost a
+	// desk of thousands of accounts a stack per account).
+	stopped  context.Context
+	stopWork context.CancelFunc
+	wg       sync.WaitGroup
 
 	// trustUntil is when this owner stops trusting itself to own the
 	// account (unix nanoseconds, real time): see LeaseTTL.
@@ -179,10 +184,12 @@ func Own(ctx context.Context, cfg OwnerConfig) (*Owner, error) {
 	}
 	o := &Owner{cfg: cfg, st: ec.Store, lock: lock, clk: ec.Clock, log: ec.Logger, lost: make(chan struct{}), stop: make(chan struct{}),
 		renewals: cfg.renewals}
+	o.stopped, o.stopWork = context.WithCancel(context.Background())
 	if o.renewals == nil {
 		o.renewals = newRenewals()
 	}
 	if err := o.start(ctx, sockPath); err != nil {
+		o.stopWork()
 		lock.unlock()
 		return nil, err
 	}
@@ -354,8 +361,7 @@ func (o *Owner) serve(remote net.Listener) {
 // call should wait for a renewal.
 func (o *Owner) keepRenewed() {
 	defer o.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-o.stop; cancel() }()
+	ctx := o.stopped
 	if err := o.cfg.Engine.Client.Partner.KeepRenewed(ctx); err != nil && ctx.Err() == nil {
 		o.log.Error("partner token renewal stopped; run 'locator login --partner' again", "account", o.lease.Account, "err", err)
 	}
@@ -380,9 +386,7 @@ const LedgerSyncEvery = 4 * time.Minute
 // start and every LedgerSyncEvery while the owner lives.
 func (o *Owner) syncLedger() {
 	defer o.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-o.stop; cancel() }()
+	ctx := o.stopped
 	a := o.local.As(account.Caller{Name: "ledger sync"})
 	for {
 		if o.cfg.ledgerSyncs != nil {
@@ -699,6 +703,7 @@ func (o *Owner) Fatal() <-chan error {
 func (o *Owner) Close() {
 	o.closeOnce.Do(func() {
 		close(o.stop)
+		o.stopWork()
 		// The engine first: a follower's stream cut below is the owner
 		// going, not the asker, and must decline nothing.
 		o.eng.Close()
