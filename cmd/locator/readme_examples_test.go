@@ -32,12 +32,12 @@ var readmeNotRun = map[string]string{
 	"sim --addr 127.0.0.1:8700":              "serves until Ctrl-C: TestREADMESamples runs it to its ready line",
 	"bench --mode days --days 1000 --ops 60": "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",
 	"bench --mode days --days 1000":          "runs for minutes: TestGeneratedDays runs 30 days of the same generator in CI, TestBenchDays the command",
-	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 1000 --key-pairs 500":                                                                             "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
-	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 1000 --key-pairs 500 --idle 30s --parallel 100 --failover-signal both --trials 6":                 "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness, a failover included, at 8 accounts over 4 key pairs",
-	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 10000 --key-pairs 5000 --processes 4 --idle 10s --parallel 200 --failover-signal kill --trials 1": "needs a Postgres server and runs for many minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
-	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 60s --parallel 50":                                            "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
-	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 10 --locating 10":                              "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
-	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 1 --locating 20":                               "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
+	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 1000 --key-pairs 500":                                                                            "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
+	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 1000 --key-pairs 500 --idle 4m --parallel 100 --failover-signal both --trials 4":                 "needs a Postgres server and runs for minutes: TestFleetOnPostgres runs its harness, a failover included, at 8 accounts over 4 key pairs",
+	"LOCATOR_DB=$SERVER bench --mode fleet --accounts 10000 --key-pairs 5000 --processes 4 --idle 1m --parallel 200 --failover-signal kill --trials 1": "needs a Postgres server and runs for many minutes: TestFleetOnPostgres runs its harness at 8 accounts over 4 key pairs",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 60s --parallel 50":                                           "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 10 --locating 10":                             "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
+	"bench --mode fleet --accounts 50 --key-pairs 1 --processes 1 --failover=false --idle 30s --parallel 1 --locating 20":                              "runs for minutes: TestDeskOnOneKeyPair runs its harness at 20 accounts on one key pair",
 }
 
 // readmeShell are the other commands of the pages' shell blocks, by
