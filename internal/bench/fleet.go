@@ -268,19 +268,15 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	run := &FleetRun{Command: o.command(), Database: dialect(o.DB), Date: time.Now().UTC().Format(time.RFC3339), Host: ThisHost(),
 		Accounts: o.Accounts, KeyPairs: o.KeyPairs}
 	start := time.Now()
-	var live []*FleetProcess // running: a failover replaces one it kills
+	live, err := o.startServes(dir, env) // running: a failover replaces one it kills
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		for _, p := range live {
 			p.stop()
 		}
 	}()
-	for p := range o.Processes {
-		proc, err := o.startServe(dir, env, p, 0)
-		if err != nil {
-			return nil, err
-		}
-		live = append(live, proc)
-	}
 	run.Processes = slices.Clone(live)
 	if o.AtStart {
 		o.Logf("%d serve processes started; locating on every account at once, %d at a time", len(run.Processes), o.Parallel)
@@ -316,23 +312,47 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	if err := run.requests(ctx, sim, o.Logf, o.LogDir, idleFrom, idleTo); err != nil {
 		return nil, err
 	}
+	if err := run.tally(live); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// startServes starts o.Processes serve processes (none left running on
+// an error).
+func (o FleetOptions) startServes(dir string, env []string) ([]*FleetProcess, error) {
+	var live []*FleetProcess
+	for p := range o.Processes {
+		proc, err := o.startServe(dir, env, p, 0)
+		if err != nil {
+			for _, started := range live {
+				started.stop()
+			}
+			return nil, err
+		}
+		live = append(live, proc)
+	}
+	return live, nil
+}
+
+// tally counts the serve processes of live that ended by themselves, and
+// the goroutines of the others per account, every account idle again
+// (goroutines ends each process counted).
+func (run *FleetRun) tally(live []*FleetProcess) error {
+	goroutines := 0
 	for _, p := range live {
 		if !p.alive() {
 			run.Exited++
+			continue
 		}
-	}
-	goroutines := 0
-	for _, p := range live {
-		if p.alive() {
-			n, err := p.goroutines()
-			if err != nil {
-				return nil, err
-			}
-			goroutines += n
+		n, err := p.goroutines()
+		if err != nil {
+			return err
 		}
+		goroutines += n
 	}
-	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(o.Accounts)
-	return run, nil
+	run.IdleGoroutinesPerAccount = float64(goroutines) / float64(run.Accounts)
+	return nil
 }
 
 // command is the bench command that runs o.
