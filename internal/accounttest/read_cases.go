@@ -59,7 +59,7 @@ func statusAndSubscribe(t *testing.T, e *Env) {
 	if len(st.Standbys) != 1 || st.Standbys[0].PID != 4242 || st.Standbys[0].Host != "standby-host" {
 		t.Errorf("standbys %+v, want the one recorded", st.Standbys)
 	}
-	ok(t, e.Store.LeaveStandby(ctx(t), sb.Process, sb.Account))
+	ok(t, e.Store.LeaveStandby(ctx(t), sb))
 	sctx, stop := context.WithCancel(ctx(t))
 	defer stop()
 	updates, err := a.Subscribe(sctx)

@@ -389,8 +389,8 @@ func (f *Fleet) Close() {
 // caller's id as its process, so grouped by process they were one
 // transaction per account every announceEvery, half an idle desk's CPU),
 // and takes the record of one it owns off (announced: those it recorded,
-// as recorded; nil: every account, as the fleet closes; a statement per
-// record's process). A command for such
+// as recorded; nil: every account, as the fleet closes; one statement per
+// store too). A command for such
 // an account waits for this process to own it and follows it (see
 // Owner.leaveToStandby), rather than own it, or be refused it because this
 // process owns another account of its key pair: a daemon of many
@@ -400,23 +400,18 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 	f.announcing.Lock()
 	defer f.announcing.Unlock()
 	host, _ := os.Hostname()
-	type records struct {
-		st      *store.Store
-		process string
-	}
 	changed := map[*store.Store][]locator.Standby{}
 	kept := map[*store.Store][]locator.Standby{}
-	leaving := map[records][]*Handle{}
+	leaving := map[*store.Store][]*Handle{}
 	for _, h := range f.handles {
 		st, sb := h.cfg.Engine.Store, h.standby(host)
-		k := records{st, sb.Process}
 		last, was := announced[h]
 		h.mu.Lock()
 		was = was || h.steppedDown
 		h.mu.Unlock()
 		switch {
 		case announced == nil || h.Owner() != nil && was:
-			leaving[k] = append(leaving[k], h)
+			leaving[st] = append(leaving[st], h)
 		case h.Owner() == nil:
 			h.mu.Lock()
 			if h.notOpened != nil && account.KindOf(h.notOpened) == account.KindRefused {
@@ -441,14 +436,14 @@ func (f *Fleet) announce(ctx context.Context, announced map[*Handle]locator.Stan
 			f.handles[0].cfg.Engine.Logger.Warn("cannot renew the announcement of this process as its accounts' next owner", "err", err)
 		}
 	}
-	for k, hs := range leaving {
-		accounts := make([]string, len(hs))
+	for st, hs := range leaving {
+		sbs := make([]locator.Standby, len(hs))
 		for i, h := range hs {
-			accounts[i] = h.cfg.Engine.Account
+			sbs[i] = h.standby(host)
 		}
-		if err := k.st.LeaveStandby(ctx, k.process, accounts...); err != nil {
+		if err := st.LeaveStandby(ctx, sbs...); err != nil {
 			// Tried again at the next round; the records lapse meanwhile.
-			hs[0].cfg.Engine.Logger.Warn("the announcement of this process as its accounts' next owner was not taken off", "accounts", len(accounts), "err", err)
+			hs[0].cfg.Engine.Logger.Warn("the announcement of this process as its accounts' next owner was not taken off", "accounts", len(sbs), "err", err)
 			continue
 		}
 		for _, h := range hs {

@@ -247,7 +247,7 @@ func TestFleetLeavesAKeyPairListedFirstElsewhere(t *testing.T) {
 	if err := <-announcing; err != nil && actx.Err() == nil {
 		t.Fatal(err)
 	}
-	if err := other.LeaveStandby(t.Context(), elsewhere.Process, elsewhere.Account); err != nil {
+	if err := other.LeaveStandby(t.Context(), elsewhere); err != nil {
 		t.Fatal(err)
 	}
 	s, err := lv3.Status(t.Context(), account.StatusRequest{})

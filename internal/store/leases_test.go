@@ -282,7 +282,7 @@ func TestStandbys(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" || got[0].Rank != 3 {
 			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed), its key pair listed fourth", got, err)
 		}
-		if err := b.store.LeaveStandby(ctx, "daemon:b", "LV100001"); err != nil {
+		if err := b.store.LeaveStandby(ctx, sb); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := b.store.Standbys(ctx, "LV100001"); err != nil || len(got) != 0 {
@@ -306,7 +306,7 @@ func TestStandbys(t *testing.T) {
 			}
 		}
 		// b leaves both its accounts in one statement; c's record stays.
-		if err := b.store.LeaveStandby(ctx, "daemon:b", "LV100001", "LV100002"); err != nil {
+		if err := b.store.LeaveStandby(ctx, all[0], all[1]); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 1 || got[0].Process != "daemon:c" {

@@ -71,11 +71,7 @@ func (s *Store) RenewStandbys(ctx context.Context, sbs []locator.Standby, ttl ti
 	if len(sbs) == 0 {
 		return nil
 	}
-	keys := make([]string, len(sbs))
-	for i, sb := range sbs {
-		keys[i] = sb.Process + " " + sb.Account
-	}
-	list, err := json.Marshal(keys)
+	list, err := standbyKeys(sbs)
 	if err != nil {
 		return err
 	}
@@ -84,31 +80,40 @@ func (s *Store) RenewStandbys(ctx context.Context, sbs []locator.Standby, ttl ti
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE `+tx.c.inJSON("(process || ' ' || account)"),
-			formatTime(now.Add(ttl)), string(list))
+		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE `+tx.c.inJSON(standbyKey), formatTime(now.Add(ttl)), list)
 		return err
 	})
 }
 
-// LeaveStandby says the process stands by for accounts no longer, in one
-// statement: a daemon closing, or owning what it announced, takes its
-// records of many accounts off at once.
-func (s *Store) LeaveStandby(ctx context.Context, process string, accounts ...string) error {
-	if len(accounts) == 0 {
+// LeaveStandby takes the records sbs name (each by its account and
+// process) off, in one statement: a daemon closing, or owning what it
+// announced, takes its records of many accounts off at once, whatever
+// process id each carries.
+func (s *Store) LeaveStandby(ctx context.Context, sbs ...locator.Standby) error {
+	if len(sbs) == 0 {
 		return nil
 	}
+	list, err := standbyKeys(sbs)
+	if err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		for batch := range slices.Chunk(accounts, renewBatch) {
-			args := []any{process}
-			for _, a := range batch {
-				args = append(args, a)
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE process = ? AND account IN (`+marks(len(batch))+`)`, args...); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE `+tx.c.inJSON(standbyKey), list)
+		return err
 	})
+}
+
+// standbyKey is SQL for a standby record's key, as standbyKeys writes it.
+const standbyKey = "(process || ' ' || account)"
+
+// standbyKeys is the keys of sbs, one parameter (a JSON array).
+func standbyKeys(sbs []locator.Standby) (string, error) {
+	keys := make([]string, len(sbs))
+	for i, sb := range sbs {
+		keys[i] = sb.Process + " " + sb.Account
+	}
+	list, err := json.Marshal(keys)
+	return string(list), err
 }
 
 // Standbys lists the live standbys of account ("": of every account),
