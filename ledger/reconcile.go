@@ -300,15 +300,12 @@ func loadItems(ctx context.Context, st *store.Store, account string, since time.
 		state states.State
 		line  locator.FeeLineKind
 	}{{states.Locate, states.Filled, locator.LineFee}, {states.CreditBack, states.Credited, locator.LineCredit}} {
-		// All accounts, then the account case-insensitively: ids are
-		// case-insensitive at the broker, and a workflow may have been
-		// stored under the spelling its caller used.
-		ws, err := st.List(ctx, store.Filter{Kind: k.kind, Since: from})
+		ws, err := st.List(ctx, store.Filter{Account: account, AnyCase: true, Kind: k.kind, Since: from})
 		if err != nil {
 			return nil, err
 		}
 		for _, w := range ws {
-			if w.State != k.state || !strings.EqualFold(w.Account, account) {
+			if w.State != k.state {
 				continue
 			}
 			at, err := ReachedAt(ctx, st, w)

@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
 
@@ -69,6 +71,31 @@ func TestListUpdatedSince(t *testing.T) {
 		}
 		if ws, err := b.store.List(ctx, store.Filter{Since: minute}); err != nil || len(ws) != 0 {
 			t.Errorf("created in the last minute: %v, %v; want none", ws, err)
+		}
+	})
+}
+
+// An account's workflows under any spelling of its id (broker ids are
+// case-insensitive, spec "Accounts"; a workflow keeps its caller's
+// spelling) are listed with AnyCase, and no other account's: the cash
+// ledger's check of one account reads only its own fills (at 10,000
+// accounts it read every account's at each sync).
+func TestListAnyCase(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		for id, acct := range map[string]string{"upper": "LV100001", "lower": "lv100001", "other": "LV100002"} {
+			w := newLocate(id)
+			w.Account = acct
+			if err := b.store.Create(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ws, err := b.store.List(ctx, store.Filter{Account: "Lv100001", AnyCase: true, Kind: states.Locate, Since: b.clock.Now().Add(-time.Hour)})
+		if got := ids(ws); err != nil || !slices.Equal(got, []string{"lower", "upper"}) && !slices.Equal(got, []string{"upper", "lower"}) {
+			t.Errorf("Lv100001 in any case: %v, %v; want lower and upper", got, err)
+		}
+		if ws, err := b.store.List(ctx, store.Filter{Account: "lv100001"}); err != nil || len(ws) != 1 || ws[0].ID != "lower" {
+			t.Errorf("lv100001 exactly: %v, %v; want lower", ids(ws), err)
 		}
 	})
 }

@@ -205,6 +205,10 @@ func (s *Store) Find(ctx context.Context, account, ref string) (*workflow.Workfl
 // Filter selects workflows for List.
 type Filter struct {
 	Account string
+	// AnyCase matches Account whatever its case: broker ids are
+	// case-insensitive, and a workflow is stored under the spelling its
+	// caller used.
+	AnyCase bool
 	Kind    states.Kind
 	Symbol  string
 	// Open keeps only workflows that have not reached a terminal state.
@@ -223,8 +227,14 @@ type Filter struct {
 func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error) {
 	var where []string
 	var args []any
-	if f.Account != "" {
+	switch {
+	case f.Account == "":
+	case !f.AnyCase:
 		where, args = append(where, "account = ?"), append(args, f.Account)
+	case s.db.dialect == "postgres": // by the index workflows_account_fold
+		where, args = append(where, "lower(account) = lower(?)"), append(args, f.Account)
+	default:
+		where, args = append(where, "account = ? COLLATE NOCASE"), append(args, f.Account)
 	}
 	if f.Kind != "" {
 		where, args = append(where, "kind = ?"), append(args, string(f.Kind))
