@@ -424,9 +424,16 @@ func (c *conn) bind(q string) string {
 
 // inJSON is SQL saying that column is one of the strings of a JSON array
 // bound to its one placeholder: a list of any length as one parameter.
+//
+// On Postgres the list is made an array first (= ANY of an ARRAY(...)
+// run once), which the planner meets with the column's index whatever
+// it knows of the table: as IN (SELECT ...), a set of a hundred rows by
+// its guess, it hash-joined a scan of the whole table, and on a table
+// never analyzed (the leases of a fleet starting) it did so every time,
+// 165 ms a take at 10,000 leases where the index takes 0.1 ms.
 func (c *conn) inJSON(column string) string {
 	if c.dialect == "postgres" {
-		return column + ` IN (SELECT jsonb_array_elements_text(?::jsonb))`
+		return column + ` = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))`
 	}
 	return column + ` IN (SELECT value FROM json_each(?))`
 }
