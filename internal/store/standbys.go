@@ -80,7 +80,7 @@ func (s *Store) RenewStandbys(ctx context.Context, sbs []locator.Standby, ttl ti
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE `+tx.c.inJSON(standbyKey), formatTime(now.Add(ttl)), list)
+		_, err = tx.ExecContext(ctx, `UPDATE standbys SET expires = ? WHERE `+tx.c.inJSONKeys(standbyKey), formatTime(now.Add(ttl)), list)
 		return err
 	})
 }
@@ -98,7 +98,7 @@ func (s *Store) LeaveStandby(ctx context.Context, sbs ...locator.Standby) error 
 		return err
 	}
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE `+tx.c.inJSON(standbyKey), list)
+		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE `+tx.c.inJSONKeys(standbyKey), list)
 		return err
 	})
 }

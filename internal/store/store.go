@@ -438,6 +438,18 @@ func (c *conn) inJSON(column string) string {
 	return column + ` IN (SELECT value FROM json_each(?))`
 }
 
+// inJSONKeys is inJSON for a key computed from a row's columns, which no
+// index serves: every row is read, and each looked up once in the list,
+// which Postgres hashes for an IN (SELECT ...) (as = ANY of an array,
+// each row was compared with every element: a standby's look at 7,500
+// leases took 2.2 s).
+func (c *conn) inJSONKeys(key string) string {
+	if c.dialect == "postgres" {
+		return key + ` IN (SELECT jsonb_array_elements_text(?::jsonb))`
+	}
+	return c.inJSON(key)
+}
+
 // forUpdate is the clause that locks the rows a SELECT reads until the
 // transaction ends, as an update of other columns than their key would
 // (Postgres), skipping those another transaction holds with skipLocked;

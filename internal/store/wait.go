@@ -182,7 +182,7 @@ func (s *Store) unchanged(ctx context.Context, waits []*leaseWait) (time.Duratio
 	}
 	var n int
 	var soonest sql.NullString
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(expires) FROM leases WHERE `+s.db.inJSON("(account || ' ' || owner || ' ' || term)")+
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(expires) FROM leases WHERE `+s.db.inJSONKeys("(account || ' ' || owner || ' ' || term)")+
 		` AND expires > `+s.db.leaseNowSQL(), string(list)).Scan(&n, &soonest); err != nil || n != len(keys) {
 		return 0, false, err
 	}
