@@ -452,13 +452,13 @@ func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
 func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, bound, poll time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
-		owned, err := ownedBy(ctx, st)
+		owned, err := st.LiveLeasesByPID(ctx)
 		if err != nil {
 			return err
 		}
 		total := 0
 		for _, p := range procs {
-			total += len(owned[p.PID])
+			total += owned[p.PID]
 		}
 		if total >= n {
 			return nil

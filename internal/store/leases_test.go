@@ -869,3 +869,23 @@ func TestAcquireLeasesTakesADeadProcesssKeyPair(t *testing.T) {
 		}
 	}
 }
+
+// LiveLeasesByPID counts only live leases, by their owner's process.
+func TestLiveLeasesByPID(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		for i, acct := range []string{"A", "B", "C"} {
+			l := locator.Lease{Account: acct, Owner: "o-" + acct, PID: 1 + i%2, Host: "h", Endpoint: "e-" + acct, PacingKey: "K" + acct, Process: "p"}
+			if _, err := b.store.AcquireLease(ctx, l, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.store.RenewLease(ctx, "C", "o-C", 1, 0); err != nil { // lapsed now
+			t.Fatal(err)
+		}
+		got, err := b.store.LiveLeasesByPID(ctx)
+		if err != nil || len(got) != 2 || got[1] != 1 || got[2] != 1 {
+			t.Errorf("LiveLeasesByPID() = %v, %v; want pid 1: 1 (C lapsed), pid 2: 1", got, err)
+		}
+	})
+}
