@@ -614,41 +614,55 @@ func TestFakeUnreceived(t *testing.T) {
 	}
 }
 
-// TestQuietSeesASystemCall: a goroutine blocked in a system call (a read
-// of a pipe no poller watches, as an fsync of a busy disk blocks) is work
-// under way that Busy sees; once it returns, Busy says no again. Not
-// parallel, as TestBusy.
-func TestQuietSeesASystemCall(t *testing.T) {
-	var q clock.Quiet
-	settled := func(want bool) bool {
-		for range 1000 { // the runtime's counts are approximate
-			if q.Busy() == want {
-				return true
-			}
-			time.Sleep(time.Millisecond)
-		}
-		return false
-	}
-	if !settled(false) {
-		t.Fatal("Busy() = true for a second at rest")
-	}
+// inSystemCall starts a goroutine blocked in a read system call of a pipe
+// no poller watches (as a commit's fsync on a busy disk blocks), and
+// returns what ends it, once its call has returned.
+func inSystemCall(t *testing.T) (end func()) {
+	t.Helper()
 	var p [2]int
 	if err := syscall.Pipe(p[:]); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
 	read := make(chan struct{})
 	go func() {
 		syscall.Read(p[0], make([]byte, 1)) // blocks in the kernel until written
 		close(read)
 	}()
-	if !settled(true) {
+	end = sync.OnceFunc(func() {
+		syscall.Write(p[1], []byte{1})
+		<-read
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+	})
+	t.Cleanup(end)
+	return end
+}
+
+// settles reports whether q.Busy() says want within d: the runtime's
+// counts are approximate, so it is asked again, a millisecond apart.
+func settles(q *clock.Quiet, want bool, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if q.Busy() == want {
+			return true
+		}
+	}
+	return false
+}
+
+// TestQuietSeesASystemCall: a goroutine blocked in a system call is work
+// under way that Busy sees; once it returns, Busy says no again. Not
+// parallel, as TestBusy.
+func TestQuietSeesASystemCall(t *testing.T) {
+	var q clock.Quiet
+	if !settles(&q, false, time.Second) {
+		t.Fatal("Busy() = true for a second at rest")
+	}
+	end := inSystemCall(t)
+	if !settles(&q, true, time.Second) {
 		t.Error("Busy() = false for a second with a goroutine in a read system call")
 	}
-	syscall.Write(p[1], []byte{1})
-	<-read
-	if !settled(false) {
+	end()
+	if !settles(&q, false, time.Second) {
 		t.Error("Busy() = true for a second after the system call returned")
 	}
 }
@@ -659,37 +673,18 @@ func TestQuietSeesASystemCall(t *testing.T) {
 // the call returns. Not parallel, as TestBusy.
 func TestQuietTakesALongCallForGood(t *testing.T) {
 	var q clock.Quiet
-	settled := func(want bool, within time.Duration) bool {
-		for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(time.Millisecond) {
-			if q.Busy() == want {
-				return true
-			}
-		}
-		return false
-	}
-	if !settled(false, time.Second) {
+	if !settles(&q, false, time.Second) {
 		t.Fatal("Busy() = true for a second at rest")
 	}
-	var p [2]int
-	if err := syscall.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
-	read := make(chan struct{})
-	go func() {
-		syscall.Read(p[0], make([]byte, 1))
-		close(read)
-	}()
-	if !settled(true, time.Second) {
+	end := inSystemCall(t)
+	if !settles(&q, true, time.Second) {
 		t.Fatal("Busy() = false for a second with a goroutine in a read system call")
 	}
-	if !settled(false, time.Minute) { // a hang guard: two seconds, by Quiet's window
+	if !settles(&q, false, time.Minute) { // a hang guard: two seconds, by Quiet's window
 		t.Error("Busy() = true for a minute with one goroutine in a system call throughout")
 	}
-	syscall.Write(p[1], []byte{1})
-	<-read
-	if !settled(false, time.Second) {
+	end()
+	if !settles(&q, false, time.Second) {
 		t.Error("Busy() = true for a second after the long call returned")
 	}
 }
@@ -757,50 +752,26 @@ func TestScaledSettingRoundTrips(t *testing.T) {
 }
 
 // TestDriveWaitsForWorkUnderWay: the driver does not move a clock while a
-// goroutine of the process sits in a system call (a read of a pipe no
-// poller watches, as a commit's fsync on a busy disk); once it returns,
-// the clock moves. Not parallel: Quiet counts every goroutine of the
-// process.
+// goroutine of the process sits in a system call; once it returns, the
+// clock moves. Not parallel: Quiet counts every goroutine of the process.
 func TestDriveWaitsForWorkUnderWay(t *testing.T) {
 	clk := clock.NewFake(t0)
 	defer clk.Drive(1, nil)() // with no timer yet: it learns the process at rest
 	var q clock.Quiet
-	settled := func(want bool) {
-		t.Helper()
-		for range 1000 { // the runtime's counts are approximate
-			if q.Busy() == want {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-		t.Fatalf("Busy() never %v in a second", want)
+	if !settles(&q, false, time.Second) {
+		t.Fatal("Busy() = true for a second at rest")
 	}
-	settled(false)
-	var p [2]int
-	if err := syscall.Pipe(p[:]); err != nil {
-		t.Fatal(err)
+	end := inSystemCall(t)
+	if !settles(&q, true, time.Second) {
+		t.Fatal("Busy() = false for a second with a goroutine in a read system call")
 	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
-	read := make(chan struct{})
-	go func() {
-		syscall.Read(p[0], make([]byte, 1)) // blocks in the kernel until written
-		close(read)
-	}()
-	settled(true)
 	later := clk.NewTimer(time.Minute)
 	defer later.Stop()
-
-	still := func(why string) {
-		t.Helper()
-		time.Sleep(200 * time.Millisecond) // forty quiet spells, were it quiet
-		if got := clk.Now(); !got.Equal(t0) {
-			t.Fatalf("Now() = %v with %s, want %v", got, why, t0)
-		}
+	time.Sleep(200 * time.Millisecond) // forty quiet spells, were it quiet
+	if got := clk.Now(); !got.Equal(t0) {
+		t.Fatalf("Now() = %v with a goroutine in a system call, want %v", got, t0)
 	}
-	still("a goroutine in a system call")
-	syscall.Write(p[1], []byte{1})
-	<-read
+	end()
 	select {
 	case <-later.C():
 	case <-time.After(time.Minute): // a hang guard: the driver moves it in milliseconds
