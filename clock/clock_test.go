@@ -649,18 +649,27 @@ func settles(q *clock.Quiet, want bool, d time.Duration) bool {
 	return false
 }
 
+// seenInSystemCall checks that q sees the process at rest, then starts a
+// goroutine in a system call (inSystemCall) and checks that q sees it;
+// it returns what ends the call.
+func seenInSystemCall(t *testing.T, q *clock.Quiet) (end func()) {
+	t.Helper()
+	if !settles(q, false, time.Second) {
+		t.Fatal("Busy() = true for a second at rest")
+	}
+	end = inSystemCall(t)
+	if !settles(q, true, time.Second) {
+		t.Fatal("Busy() = false for a second with a goroutine in a read system call")
+	}
+	return end
+}
+
 // TestQuietSeesASystemCall: a goroutine blocked in a system call is work
 // under way that Busy sees; once it returns, Busy says no again. Not
 // parallel, as TestBusy.
 func TestQuietSeesASystemCall(t *testing.T) {
 	var q clock.Quiet
-	if !settles(&q, false, time.Second) {
-		t.Fatal("Busy() = true for a second at rest")
-	}
-	end := inSystemCall(t)
-	if !settles(&q, true, time.Second) {
-		t.Error("Busy() = false for a second with a goroutine in a read system call")
-	}
+	end := seenInSystemCall(t, &q)
 	end()
 	if !settles(&q, false, time.Second) {
 		t.Error("Busy() = true for a second after the system call returned")
@@ -673,13 +682,7 @@ func TestQuietSeesASystemCall(t *testing.T) {
 // the call returns. Not parallel, as TestBusy.
 func TestQuietTakesALongCallForGood(t *testing.T) {
 	var q clock.Quiet
-	if !settles(&q, false, time.Second) {
-		t.Fatal("Busy() = true for a second at rest")
-	}
-	end := inSystemCall(t)
-	if !settles(&q, true, time.Second) {
-		t.Fatal("Busy() = false for a second with a goroutine in a read system call")
-	}
+	end := seenInSystemCall(t, &q)
 	if !settles(&q, false, time.Minute) { // a hang guard: two seconds, by Quiet's window
 		t.Error("Busy() = true for a minute with one goroutine in a system call throughout")
 	}
@@ -758,13 +761,7 @@ func TestDriveWaitsForWorkUnderWay(t *testing.T) {
 	clk := clock.NewFake(t0)
 	defer clk.Drive(1, nil)() // with no timer yet: it learns the process at rest
 	var q clock.Quiet
-	if !settles(&q, false, time.Second) {
-		t.Fatal("Busy() = true for a second at rest")
-	}
-	end := inSystemCall(t)
-	if !settles(&q, true, time.Second) {
-		t.Fatal("Busy() = false for a second with a goroutine in a read system call")
-	}
+	end := seenInSystemCall(t, &q)
 	later := clk.NewTimer(time.Minute)
 	defer later.Stop()
 	time.Sleep(200 * time.Millisecond) // forty quiet spells, were it quiet

@@ -68,14 +68,7 @@ func standByBatch(ctx context.Context, tx *Tx, sbs []locator.Standby, now time.T
 // whatever process id each of its accounts' records carries. A record sbs
 // does not name is left to lapse.
 func (s *Store) RenewStandbys(ctx context.Context, sbs []locator.Standby, ttl time.Duration) error {
-	if len(sbs) == 0 {
-		return nil
-	}
-	list, err := standbyKeys(sbs)
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
+	return s.byStandbyKeys(ctx, sbs, func(ctx context.Context, tx *Tx, list string) error {
 		now, err := s.leaseNow(ctx, tx)
 		if err != nil {
 			return err
@@ -90,6 +83,15 @@ func (s *Store) RenewStandbys(ctx context.Context, sbs []locator.Standby, ttl ti
 // announced, takes its records of many accounts off at once, whatever
 // process id each carries.
 func (s *Store) LeaveStandby(ctx context.Context, sbs ...locator.Standby) error {
+	return s.byStandbyKeys(ctx, sbs, func(ctx context.Context, tx *Tx, list string) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE `+tx.c.inJSONKeys(standbyKey), list)
+		return err
+	})
+}
+
+// byStandbyKeys runs f in a transaction, with the keys of sbs as one
+// parameter (standbyKeys); nothing when sbs is empty.
+func (s *Store) byStandbyKeys(ctx context.Context, sbs []locator.Standby, f func(ctx context.Context, tx *Tx, list string) error) error {
 	if len(sbs) == 0 {
 		return nil
 	}
@@ -97,10 +99,7 @@ func (s *Store) LeaveStandby(ctx context.Context, sbs ...locator.Standby) error 
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM standbys WHERE `+tx.c.inJSONKeys(standbyKey), list)
-		return err
-	})
+	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error { return f(ctx, tx, list) })
 }
 
 // standbyKey is SQL for a standby record's key, as standbyKeys writes it.
