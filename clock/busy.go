@@ -17,7 +17,8 @@ import (
 // an accept, a reader handed a stream push), and on a loaded machine it
 // may wait for a thread longer than Drive's quiet spell. Running
 // goroutines are not counted: a thread looking for work counts as one
-// too, and with a driver per day run side by side one nearly always is.
+// too, and with several tests or days at work in a process one nearly
+// always is.
 //
 // A goroutine in a system call is work under way too: an fsync of
 // SQLite's commit, or any file I/O, neither runs Go code nor waits for a
@@ -35,10 +36,9 @@ import (
 // The runtime's counts are approximate: a driver moves time only once
 // Busy has said no for a quiet spell, as Drive does.
 type Quiet struct {
-	floor  uint64    // the fewest goroutines in a system call at once, over the last full window
-	least  uint64    // the fewest seen so far in the window under way
-	since  time.Time // when the window under way began
-	seeing bool
+	floor uint64    // the fewest goroutines in a system call at once, over the last full window
+	least uint64    // the fewest seen so far in the window under way
+	since time.Time // when the window under way began; zero before the first look
 }
 
 // foreverCall is how long a goroutine sits in a system call before Quiet
@@ -57,8 +57,8 @@ func (q *Quiet) Busy() bool {
 	runnable, inCalls := s[0].Value.Uint64(), s[1].Value.Uint64()
 	now := time.Now()
 	switch {
-	case !q.seeing:
-		q.floor, q.least, q.since, q.seeing = inCalls, inCalls, now, true
+	case q.since.IsZero():
+		q.floor, q.least, q.since = inCalls, inCalls, now
 	case now.Sub(q.since) >= foreverCall:
 		q.floor, q.least, q.since = min(q.least, inCalls), inCalls, now
 	default:

@@ -80,22 +80,17 @@ func undrive(d *driven) {
 	}
 }
 
-// drive ticks until stop is closed. The runtime delivers a ticker this
-// short about once a millisecond on Linux, so the quiet spell of five
-// ticks is about 5 ms: the pace of virtual time, one jump per spell at
-// most.
+// drive ticks until stop is closed (seen at the next tick). The runtime
+// delivers a ticker this short about once a millisecond on Linux, so the
+// quiet spell of five ticks is about 5 ms: the pace of virtual time, one
+// jump per spell at most.
 func drive(stop, done chan struct{}) {
 	defer close(done)
 	tick := time.NewTicker(200 * time.Microsecond)
 	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
+	for range tick.C {
+		if !driveTick(stop) {
 			return
-		case <-tick.C:
-			if !driveTick(stop) {
-				return
-			}
 		}
 	}
 }
