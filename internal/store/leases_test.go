@@ -722,6 +722,23 @@ func TestSessionEndFreesTheLease(t *testing.T) {
 	})
 }
 
+// heldByP1 takes on s, for process p1, an hour's lease of each account of
+// accountKeys (pairs of an account and its key pair) and returns their
+// terms, in order.
+func heldByP1(t *testing.T, s *store.Store, accountKeys ...string) []store.Term {
+	t.Helper()
+	var terms []store.Term
+	for i := 0; i+1 < len(accountKeys); i += 2 {
+		acct, key := accountKeys[i], accountKeys[i+1]
+		l, err := s.AcquireLease(t.Context(), locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", PacingKey: key, Process: "p1"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+	}
+	return terms
+}
+
 // A renewal never waits behind a take in flight: the lease rows another
 // transaction holds for update (a change of owner of an account of their
 // key pair, about to commit or roll back) are skipped, neither renewed nor
@@ -736,14 +753,7 @@ func TestRenewalSkipsARowATakeHolds(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
 	a, other := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
 	ctx := t.Context()
-	var terms []store.Term
-	for _, x := range []struct{ account, key string }{{"LV100001", "K"}, {"LV100002", "K"}, {"LV100003", "K2"}} {
-		l, err := a.AcquireLease(ctx, locator.Lease{Account: x.account, Owner: "p1-" + x.account, PID: 1, Host: "h", Endpoint: "e", PacingKey: x.key, Process: "p1"}, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
-	}
+	terms := heldByP1(t, a, "LV100001", "K", "LV100002", "K", "LV100003", "K2")
 	held, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() { ended <- store.HoldForTake(other, "LV100001", "K", held, release) }()
 	<-held
@@ -773,14 +783,7 @@ func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
 	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
 	ctx := t.Context()
-	var terms []store.Term
-	for _, acct := range []string{"LV100001", "LV100002"} {
-		l, err := a.AcquireLease(ctx, locator.Lease{Account: acct, Owner: "p1-" + acct, PID: 1, Host: "h", Endpoint: "e", PacingKey: "K", Process: "p1"}, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
-	}
+	terms := heldByP1(t, a, "LV100001", "K", "LV100002", "K")
 	read, resume := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	store.OnRenewRead(a, func() { once.Do(func() { close(read); <-resume }) })
