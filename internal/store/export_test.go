@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/clock"
 )
 
 // ForgetMigration deletes the record of the latest migration applied, as
@@ -95,6 +96,36 @@ func HoldForTake(s *Store, account, key string, held chan<- struct{}, release <-
 	close(held)
 	<-release
 	return nil
+}
+
+// HoldKeyPair holds key's key-pair lock (lockKeyPairs) in a transaction
+// on s until a session of the database waits for a lock, then reads the
+// database's time and gives the lock up: a take of the key pair in flight
+// that another take waits behind. It returns the time read.
+func HoldKeyPair(ctx context.Context, s *Store, key string) (time.Time, error) {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer sqlTx.Rollback()
+	tx := &Tx{tx: sqlTx, c: s.db}
+	if err := lockKeyPairs(ctx, tx, key); err != nil {
+		return time.Time{}, err
+	}
+	for {
+		var waiting int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting); err != nil {
+			return time.Time{}, err
+		}
+		if waiting > 0 {
+			break
+		}
+		if err := clock.Sleep(ctx, clock.Real{}, 5*time.Millisecond); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return s.leaseNow(ctx, tx)
 }
 
 // OnRenewRead has f called by each statement of s's RenewLeases once it

@@ -679,11 +679,7 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		taken, refused = nil, map[string]error{}
-		now, err := s.leaseNow(ctx, tx)
-		if err != nil {
-			return err
-		}
-		cur, live, err := s.leasesOf(ctx, tx, ls, now)
+		cur, live, now, err := s.leasesOf(ctx, tx, ls)
 		if err != nil {
 			return err
 		}
@@ -721,8 +717,12 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 
 // leasesOf reads, in tx, the leases of ls's accounts and of every account
 // on their key pairs (on Postgres under the key pairs' locks, taken in one
-// order as checkKeyPair takes them): by account, and those live at now.
-func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now time.Time) (map[string]*locator.Lease, []locator.Lease, error) {
+// order as checkKeyPair takes them): by account, those live at now, and
+// now, the database's time once the locks are held. Read before them, a
+// take that waited seconds for a key pair's lock would write leases that
+// lapse that much sooner, or have lapsed already (a desk starting on a
+// loaded database lost its fresh leases so, and took them back).
+func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease) (map[string]*locator.Lease, []locator.Lease, time.Time, error) {
 	var accounts, keyArgs []any
 	var keys []string
 	for _, l := range ls {
@@ -733,10 +733,14 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now ti
 	}
 	slices.Sort(keys)
 	if err := lockKeyPairs(ctx, tx, keys...); err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
 	if err := lockLeases(ctx, tx, keys, accounts...); err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
+	}
+	now, err := s.leaseNow(ctx, tx)
+	if err != nil {
+		return nil, nil, time.Time{}, err
 	}
 	for _, k := range keys {
 		keyArgs = append(keyArgs, k)
@@ -747,7 +751,7 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now ti
 	}
 	rows, err := tx.QueryContext(ctx, q, append(accounts, keyArgs...)...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
 	defer rows.Close()
 	cur := map[string]*locator.Lease{}
@@ -755,14 +759,14 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease, now ti
 	for rows.Next() {
 		l, err := scanLease(rows)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, time.Time{}, err
 		}
 		cur[l.Account] = l
 		if l.Expires.After(now) {
 			live = append(live, *l)
 		}
 	}
-	return cur, live, rows.Err()
+	return cur, live, now, rows.Err()
 }
 
 // leaseTakes is the leases of ls to write, by the rules of AcquireLease,

@@ -817,6 +817,45 @@ func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 	}
 }
 
+// A take that waited behind another take of its key pair (seconds, on a
+// loaded database) times its leases from when it holds the lock, not from
+// when it began: timed from before, they lapsed that much sooner, or had
+// lapsed as they were written, and a desk starting on a loaded database
+// lost the leases it had just taken. Postgres only (SQLite's one writer
+// has no such wait).
+func TestAcquireLeasesTimesItsLeasesOnceItHoldsTheKeyPair(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	a, other := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	ctx := t.Context()
+	type outcome struct {
+		taken []locator.Lease
+		err   error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		taken, _, err := a.AcquireLeases(ctx, []locator.Lease{
+			{Account: "A", Owner: "p1-a", PID: 1, Host: "h", Endpoint: "e-a", PacingKey: "K", Process: "p1"},
+			{Account: "B", Owner: "p1-b", PID: 1, Host: "h", Endpoint: "e-b", PacingKey: "K", Process: "p1"},
+		}, time.Hour)
+		done <- outcome{taken, err}
+	}()
+	released, err := store.HoldKeyPair(ctx, other, "K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil || len(got.taken) != 2 {
+		t.Fatalf("the take behind the other: %v, %v; want both accounts", got.taken, got.err)
+	}
+	for _, l := range got.taken {
+		if l.Heartbeat.Before(released) || l.Expires.Before(released.Add(time.Hour)) {
+			t.Errorf("%s: taken at %s, lapses at %s; want timed from the lock's release at %s or later", l.Account, l.Heartbeat, l.Expires, released)
+		}
+	}
+}
+
 // A process whose database session ended (it died) leaves its key pair
 // whole to the next AcquireLeases, though its leases would live an hour
 // more: every account of the pair is taken at its next term in the one
