@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +35,8 @@ type Fleet struct {
 	done chan struct{}
 	// announcing serializes announce.
 	announcing sync.Mutex
+	// takes are the takeovers of the key pairs its standbys find free.
+	takes *takeovers
 }
 
 // OpenFleet opens every account of cfgs as a daemon (see Open), the
@@ -60,8 +61,9 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		f.handles = append(f.handles, newHandle(cfg))
 	}
 	pairs := f.pairs()
+	f.takes = &takeovers{}
 	for rank, pair := range pairs {
-		kp := &keyPair{handles: pair}
+		kp := &keyPair{handles: pair, takes: f.takes}
 		for _, h := range pair {
 			h.rank, h.pair = rank, kp
 		}
@@ -215,25 +217,25 @@ func (f *Fleet) pairs() [][]*Handle {
 	return out
 }
 
-// reserve takes, in one statement, the leases of those of pair's accounts
-// (one key pair's, of one store) that are free, lapsed or held by a
-// process that died (store.AcquireLeases: a key pair another live process
-// holds is left to it), each under the owner id its handle then owns it
-// with, keeping the term and fenced as any other take: a process owns all
-// of a key pair's accounts at once. over says they are taken over from
-// an owner that went (see takePair). It returns the terms taken; an
-// account not taken is opened as a single take would.
-func reserve(ctx context.Context, pair []*Handle, over bool) map[*Handle]store.Term {
+// reserve takes, in one statement, the leases of those of handles'
+// accounts (whole key pairs, of one store) that are free, lapsed or held
+// by a process that died (store.AcquireLeases: a key pair another live
+// process holds is left to it), each under the owner id its handle then
+// owns it with, keeping the term and fenced as any other take: a process
+// owns all of a key pair's accounts at once. over says they are taken
+// over from an owner that went (see takePair). It returns the terms
+// taken; an account not taken is opened as a single take would.
+func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]store.Term {
 	host, _ := os.Hostname()
 	var leases []locator.Lease
-	var handles []*Handle
-	for _, h := range pair {
+	byAccount := map[string]*Handle{}
+	for _, h := range handles {
 		ec := h.cfg.Engine
 		_, sock, err := ownerPaths(h.cfg.OwnerConfig)
 		if err != nil {
 			continue // Own says why
 		}
-		handles = append(handles, h)
+		byAccount[ec.Account] = h
 		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(wire.RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
 			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
 	}
@@ -241,13 +243,13 @@ func reserve(ctx context.Context, pair []*Handle, over bool) map[*Handle]store.T
 	if len(leases) < 2 {
 		return out // one account: the single take
 	}
-	taken, _, err := pair[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
+	taken, _, err := handles[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
 	if err != nil {
-		pair[0].cfg.Engine.Logger.Warn("cannot take the key pair's accounts at once; taking them one by one", "err", err)
+		handles[0].cfg.Engine.Logger.Warn("cannot take the accounts' leases at once; taking them one by one", "accounts", len(leases), "err", err)
 		return out
 	}
 	for _, l := range taken {
-		h := handles[slices.IndexFunc(leases, func(x locator.Lease) bool { return x.Account == l.Account })]
+		h := byAccount[l.Account]
 		h.mu.Lock()
 		h.reserved, h.reservedOver = l.Owner, over
 		h.mu.Unlock()
@@ -256,36 +258,123 @@ func reserve(ctx context.Context, pair []*Handle, over bool) map[*Handle]store.T
 	return out
 }
 
-// keyPair is a fleet's handles of one key pair (and store), and the lock
-// that makes their takes of it (takePair) one at a time.
+// keyPair is a fleet's handles of one key pair (and store), and the
+// fleet's takeovers, which take its free accounts (see takePair).
 type keyPair struct {
-	mu      sync.Mutex
 	handles []*Handle
+	takes   *takeovers
 }
 
-// takePair takes, in one statement (see reserve), the leases of the
-// accounts of h's key pair that no handle of the fleet owns, has reserved
-// or leaves to another daemon, once h stood by and its lease may be free:
-// it lapsed, was released, or its process's database session ended. A
-// dead process's key pair so moves whole, rather than account by account
-// as each handle took its own lease over, and each handle then owns its
-// account under the term taken for it. Outside a fleet, nothing.
+// takePair has the accounts of h's key pair that no handle of the fleet
+// owns, has reserved or leaves to another daemon taken, once h stood by
+// and its lease may be free: it lapsed, was released, or its process's
+// database session ended. A dead process's key pair so moves whole,
+// rather than account by account as each handle took its own lease over,
+// and each handle then owns its account under the term taken for it. It
+// returns once the fleet's next takeover, which takes h's key pair with
+// every other one found free meanwhile, is done (see takeovers). Outside
+// a fleet, nothing.
 func (h *Handle) takePair(ctx context.Context) {
-	if h.pair == nil {
-		return
+	if h.pair != nil {
+		h.pair.takes.take(ctx, h.pair)
 	}
-	h.pair.mu.Lock()
-	defer h.pair.mu.Unlock()
-	var free []*Handle
-	for _, x := range h.pair.handles {
-		x.mu.Lock()
-		if x.owner == nil && x.reserved == "" && x.yielded == nil && !x.closed {
-			free = append(free, x)
+}
+
+// takeovers are a fleet's takes of the key pairs its standbys found
+// free: one at a time, each of every key pair found free while the one
+// before ran, in statements of takeoverBatch accounts. A process that
+// died frees its thousands of accounts at once: taken one key pair per
+// transaction, each standby's take queued for the database's few
+// connections behind the others' and behind the accounts' start-up
+// reads, and the last was owned seconds later (and, at 10,000 accounts
+// on four processes, the statements timed out and were tried again);
+// one pass takes them all within a few statements.
+type takeovers struct {
+	mu      sync.Mutex
+	next    *takeover // gathering, taken once the one running is done
+	running bool
+	wg      sync.WaitGroup // the running passes' goroutine
+}
+
+// takeover is one pass of takeovers: its key pairs, and done, closed once
+// they were taken (or could not be).
+type takeover struct {
+	pairs map[*keyPair]bool
+	done  chan struct{}
+}
+
+// takeoverBatch is the most accounts one statement of a takeover takes
+// (whole key pairs), so that each transaction, which holds its key
+// pairs' locks until it ends, stays short.
+const takeoverBatch = 256
+
+// take has p taken in the next pass and waits for it.
+func (t *takeovers) take(ctx context.Context, p *keyPair) {
+	t.mu.Lock()
+	if t.next == nil {
+		t.next = &takeover{pairs: map[*keyPair]bool{}, done: make(chan struct{})}
+	}
+	next := t.next
+	next.pairs[p] = true
+	if !t.running {
+		t.running = true
+		t.wg.Go(func() { t.run(ctx) }) // the fleet's (see Wait)
+	}
+	t.mu.Unlock()
+	select {
+	case <-next.done:
+	case <-ctx.Done():
+	}
+}
+
+// run runs the passes gathered, one after another, until none is left.
+func (t *takeovers) run(ctx context.Context) {
+	for {
+		t.mu.Lock()
+		pass := t.next
+		t.next = nil
+		if pass == nil {
+			t.running = false
+			t.mu.Unlock()
+			return
 		}
-		x.mu.Unlock()
+		t.mu.Unlock()
+		pass.run(ctx)
+		close(pass.done)
 	}
-	if slices.Contains(free, h) {
-		reserve(ctx, free, true)
+}
+
+// run takes the free accounts of the pass's key pairs (see takePair), by
+// store, takeoverBatch accounts a statement at most (see reserve).
+func (pass *takeover) run(ctx context.Context) {
+	byStore := map[*store.Store][]*Handle{}
+	var stores []*store.Store
+	for p := range pass.pairs {
+		var free []*Handle
+		for _, x := range p.handles {
+			x.mu.Lock()
+			if x.owner == nil && x.reserved == "" && x.yielded == nil && !x.closed {
+				free = append(free, x)
+			}
+			x.mu.Unlock()
+		}
+		if len(free) == 0 {
+			continue
+		}
+		st := free[0].cfg.Engine.Store
+		if byStore[st] == nil {
+			stores = append(stores, st)
+		}
+		if n := len(byStore[st]); n > 0 && n+len(free) > takeoverBatch {
+			reserve(ctx, byStore[st], true)
+			byStore[st] = nil
+		}
+		byStore[st] = append(byStore[st], free...)
+	}
+	for _, st := range stores {
+		if len(byStore[st]) > 0 {
+			reserve(ctx, byStore[st], true)
+		}
 	}
 }
 
@@ -332,6 +421,7 @@ func (f *Fleet) Wait(ctx context.Context) error {
 		wg.Go(func() { h.keep(ctx) })
 	}
 	wg.Wait()
+	f.takes.wg.Wait()
 	return ctx.Err()
 }
 

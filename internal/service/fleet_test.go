@@ -270,14 +270,16 @@ func (o *opener) store(t *testing.T) *store.Store {
 	return st
 }
 
-// A dead process's key pair moves whole. A fleet standing by for the two
-// accounts of one key pair (LV100001 and LV100002, made Active here; the
-// broker's rate limits are per key pair, spec "Rate limits"), which
-// another daemon's process owns, takes both in one statement once that
-// process's database session ends (it died), each at its next term,
-// rather than one account after the other as each standby finds its own
-// lease free; both are then served here. Postgres only (a dead owner is
-// known at once by its session there).
+// A dead process's key pairs move whole. A fleet standing by for the
+// three accounts of two key pairs (LV100001 and LV100002 of one, LV300001
+// of the other, made Active here; the broker's rate limits are per key
+// pair, spec "Rate limits"), which another daemon's process owns, takes
+// each key pair in one statement once that process's database session
+// ends (it died), each account at its next term, rather than one account
+// after the other as each standby finds its own lease free (the fleet's
+// takeovers gather the key pairs found free at once); all three are then
+// served here. Postgres only (a dead owner is known at once by its
+// session there).
 func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
@@ -287,27 +289,30 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	}))
 	o.db = storetest.Postgres(t)
 	st, other := o.store(t), o.store(t)
-	client := o.sim.Client(t, o.sim.Live)
+	clients := map[string]*brokerclient.Client{}
+	clients["LV100001"] = o.sim.Client(t, o.sim.Live)
+	clients["LV100002"], clients["LV300001"] = clients["LV100001"], o.sim.Client(t, o.sim.Live2)
+	accounts := []string{"LV100001", "LV100002", "LV300001"}
 	dead := "dead-" + t.Name()
 	var leases []locator.Lease
-	for _, acct := range []string{"LV100001", "LV100002"} {
+	for _, acct := range accounts {
 		leases = append(leases, locator.Lease{Account: acct, Owner: string(wire.RoleDaemon) + ":dead-" + acct, PID: 4242, Host: "elsewhere",
-			Endpoint: "/nowhere/" + acct + ".sock", PacingKey: client.PacingKey(), Process: dead})
+			Endpoint: "/nowhere/" + acct + ".sock", PacingKey: clients[acct].PacingKey(), Process: dead})
 	}
 	old, _, err := other.AcquireLeases(t.Context(), leases, time.Hour)
-	if err != nil || len(old) != 2 {
+	if err != nil || len(old) != 3 {
 		t.Fatalf("the other process's leases: %v, %v", old, err)
 	}
 	cfg := func(acct string) service.Config {
 		return service.Config{
 			OwnerConfig: service.OwnerConfig{
-				Engine: engine.Config{Client: client, Store: st, Clock: o.sim.Clock, Account: acct, Env: brokerclient.EnvLive},
+				Engine: engine.Config{Client: clients[acct], Store: st, Clock: o.sim.Clock, Account: acct, Env: brokerclient.EnvLive},
 				DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run,
 			},
 			Caller: account.Caller{Name: "serve"}, Standby: true,
 		}
 	}
-	f, err := service.OpenFleet(t.Context(), []service.Config{cfg("LV100001"), cfg("LV100002")})
+	f, err := service.OpenFleet(t.Context(), []service.Config{cfg("LV100001"), cfg("LV100002"), cfg("LV300001")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +326,7 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	// database is looked at until they did, with a hang guard far past a
 	// loaded machine's seconds.
 	var took []*locator.Lease
-	for deadline := time.Now().Add(2 * time.Minute); len(took) < 2; {
+	for deadline := time.Now().Add(2 * time.Minute); len(took) < len(old); {
 		took = took[:0]
 		for _, l := range old {
 			if cur, err := st.LiveLease(t.Context(), l.Account); err == nil && cur.Process == service.Process() {
@@ -329,18 +334,21 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of the dead process's 2 accounts owned here after 2 minutes", len(took))
+			t.Fatalf("%d of the dead process's %d accounts owned here after 2 minutes", len(took), len(old))
 		}
 		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, l := range took {
-		if l.Term != old[i].Term+1 || !l.Since.Equal(took[0].Since) {
-			t.Errorf("%s taken at term %d since %v; want term %d since %v, as the other (one statement)", l.Account, l.Term, l.Since, old[i].Term+1, took[0].Since)
+		if l.Term != old[i].Term+1 {
+			t.Errorf("%s taken at term %d; want term %d", l.Account, l.Term, old[i].Term+1)
 		}
 	}
-	for _, acct := range []string{"LV100001", "LV100002"} {
+	if !took[1].Since.Equal(took[0].Since) {
+		t.Errorf("LV100002 taken since %v, LV100001 since %v; want one time (one statement for their key pair)", took[1].Since, took[0].Since)
+	}
+	for _, acct := range accounts {
 		s, err := f.ByAccount()[acct].Status(t.Context(), account.StatusRequest{})
 		if err != nil || !s.Held {
 			t.Errorf("status of %s: %+v, %v; want it served here", acct, s, err)
