@@ -80,6 +80,16 @@ func (o FleetOptions) failover(ctx context.Context, run *FleetRun, live []*Fleet
 			}
 		case "stop":
 			victim.cmd.Process.Signal(syscall.SIGCONT)
+			// Standing by again before the next trial, as a process
+			// started in place of a killed one is: run on at once, the
+			// next trial timed its own recovery too (its 1,000 owners
+			// stepping down as the other process died).
+			if err := awaitStoodBy(ctx, st, victim, trial.moved, time.Now().Add(5*time.Minute)); err != nil {
+				return err
+			}
+			if err := clock.Sleep(ctx, clock.Real{}, standbyFollows); err != nil {
+				return err
+			}
 		}
 		run.Trials = append(run.Trials, trial.FailoverTrial)
 	}
@@ -100,6 +110,39 @@ func (o FleetOptions) failover(ctx context.Context, run *FleetRun, live []*Fleet
 		}
 	}
 	return nil
+}
+
+// awaitStoodBy waits until p, continued after a stop, stands by again for
+// each account of moved: its owners found their leases taken and stepped
+// down, each recording p as the account's next owner (its standby record).
+func awaitStoodBy(ctx context.Context, st *store.Store, p *FleetProcess, moved []int, deadline time.Time) error {
+	for {
+		sbs, err := st.Standbys(ctx, "")
+		if err != nil {
+			return err
+		}
+		stood := map[string]bool{}
+		for _, sb := range sbs {
+			if sb.PID == p.PID {
+				stood[sb.Account] = true
+			}
+		}
+		left := len(moved)
+		for _, i := range moved {
+			if stood[FleetAccount(i)] {
+				left--
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("serve process %d, continued, stands by for %d of its %d accounts after 5 minutes", p.PID, len(moved)-left, len(moved))
+		}
+		if err := clock.Sleep(ctx, clock.Real{}, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // standbyFollows is how long a serve process started in place of a killed
