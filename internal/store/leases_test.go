@@ -602,8 +602,8 @@ func TestAcquireLeasesAtOnce(t *testing.T) {
 
 // A process stopped half-way through a fenced write (SIGSTOP, a frozen VM)
 // holds a share lock on its lease row that it cannot give up: the server
-// ends its session once it has sat idle in its transaction for the
-// transaction bound (5 s), so another process takes over the lapsed lease
+// ends its session once it has sat idle in its transaction for 2 s (less
+// than a lease lasts), so another process takes over the lapsed lease
 // without waiting for the stopped one to run again, and the stopped one's
 // write is lost, not applied late. Postgres only: SQLite's one writer is a
 // process of this machine's.
@@ -613,8 +613,8 @@ func TestTakeoverPastAPausedWrite(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
 	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
 	var setting string
-	if err := store.QueryRow(t.Context(), a, `SHOW idle_in_transaction_session_timeout`, &setting); err != nil || setting != "5s" {
-		t.Fatalf("idle_in_transaction_session_timeout %q, %v; want 5s", setting, err)
+	if err := store.QueryRow(t.Context(), a, `SHOW idle_in_transaction_session_timeout`, &setting); err != nil || setting != "2s" {
+		t.Fatalf("idle_in_transaction_session_timeout %q, %v; want 2s", setting, err)
 	}
 	ctx := t.Context()
 	mine := locator.Lease{Account: "LV100001", Owner: "a", PID: 1, Host: "h1", Endpoint: "e1"}
