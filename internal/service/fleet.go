@@ -633,7 +633,9 @@ func (h *Handle) keep(ctx context.Context) {
 				clock.Sleep(ctx, clk, reopenWait)
 			}
 		} else if l := h.watching(); l != nil {
-			h.standBy(ctx, *l, clk)
+			if !h.standBy(ctx, *l, clk) {
+				continue // not read: stood by for again (see standBy)
+			}
 			freed = true
 		} else if c := h.follower(); c != nil {
 			h.follow(ctx, c, clk)
@@ -727,13 +729,20 @@ func (h *Handle) follower() *wire.Client {
 // records it), until the account whose lease it watches (see claim) may
 // be free: the lease lapsed, was released or moved on, or its process's
 // database session ended (it died: its lease is then taken over at
-// once); see store.WaitLease.
-func (h *Handle) standBy(ctx context.Context, l locator.Lease, clk clock.Clock) {
+// once); see store.WaitLease. It reports whether it may be: false when
+// the lease could not be read (after reopenWait) or ctx ended. A standby
+// that took a failed read for a free lease tried to take its key pair:
+// on a database loaded by a failover, one look at 7,500 leases timed out
+// and each of a process's thousands of standbys took its key pair, the
+// takes locking the lease rows of live owners, whose renewals skip such
+// rows, and leases were lost and moved again.
+func (h *Handle) standBy(ctx context.Context, l locator.Lease, clk clock.Clock) bool {
 	err := h.cfg.Engine.Store.WaitLease(ctx, l)
 	if err != nil && ctx.Err() == nil {
 		h.cfg.Engine.Logger.Warn("cannot read the account's lease; trying again", "account", h.cfg.Engine.Account, "err", err)
 		clock.Sleep(ctx, clk, reopenWait)
 	}
+	return err == nil
 }
 
 // follow waits, as a daemon following the account's owner (a call
@@ -756,7 +765,8 @@ func (h *Handle) follow(ctx context.Context, c *wire.Client, clk clock.Clock) {
 	freed := make(chan struct{})
 	go func() {
 		defer close(freed)
-		h.standBy(wctx, hello.Lease, clk)
+		for !h.standBy(wctx, hello.Lease, clk) && wctx.Err() == nil {
+		}
 	}()
 	// The owner's stream ends with its connection; a stopped owner may
 	// never answer the subscription, and the lease's end is waited for
