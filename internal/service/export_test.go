@@ -1,6 +1,10 @@
 package service
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/locatorhq/locator/internal/store"
+)
 
 // ExpireTrust makes o as unsure of its lease as an owner whose renewals
 // failed for a TTL, for tests of what it then holds back.
@@ -24,3 +28,13 @@ var Paths = paths
 // Process is this run's process id, which names its database session (see
 // store.Attend).
 func Process() string { return process }
+
+// Reserve puts the leases of terms, taken on st, on a lease heartbeat of
+// their own as a fleet reserves them (see renewals.reserve), for tests of
+// how long they are kept; unreserve takes one off (see
+// renewals.unreserve).
+func Reserve(st *store.Store, terms []store.Term) (unreserve func(account, owner string)) {
+	r := newRenewals()
+	r.reserve(st, terms)
+	return r.unreserve
+}

@@ -177,7 +177,9 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 	for i, h := range pair {
 		cfg, err := h.cfg, errs[i]
 		if t, ok := reserved[h]; ok && h.Owner() == nil {
-			// The lease taken for it and not owned: given back.
+			// The lease taken for it and not owned: given back, no
+			// longer renewed.
+			cfg.renewals.unreserve(t.Account, t.Owner)
 			if rerr := cfg.Engine.Store.ReleaseLease(context.WithoutCancel(ctx), t.Account, t.Owner, t.Term); rerr != nil {
 				cfg.Engine.Logger.Warn("the lease taken for the account was not given back; it lapses", "account", t.Account, "err", rerr)
 			}
@@ -248,12 +250,19 @@ func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]stor
 		handles[0].cfg.Engine.Logger.Warn("cannot take the accounts' leases at once; taking them one by one", "accounts", len(leases), "err", err)
 		return out
 	}
-	for _, l := range taken {
+	terms := make([]store.Term, len(taken))
+	for i, l := range taken {
+		terms[i] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+	}
+	// Kept until each account's owner takes its lease on (see
+	// renewals.reserve).
+	handles[0].cfg.renewals.reserve(handles[0].cfg.Engine.Store, terms)
+	for i, l := range taken {
 		h := byAccount[l.Account]
 		h.mu.Lock()
 		h.reserved, h.reservedOver = l.Owner, over
 		h.mu.Unlock()
-		out[h] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+		out[h] = terms[i]
 	}
 	return out
 }

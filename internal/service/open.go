@@ -153,7 +153,11 @@ func (h *Handle) Followed(ctx context.Context) (*wire.Hello, error) {
 func (h *Handle) Close() {
 	h.mu.Lock()
 	h.closed = true
+	reserved := h.reserved
 	h.mu.Unlock()
+	if reserved != "" && h.cfg.renewals != nil {
+		h.cfg.renewals.unreserve(h.cfg.Engine.Account, reserved) // it lapses
+	}
 	h.drop(nil)
 }
 
@@ -225,7 +229,7 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 		// daemon to own it and follows it, as a command would.
 		return nil, true, errStandby
 	}
-	o, err := Own(ctx, h.ownerConfig())
+	o, err := h.own(ctx)
 	if err == nil {
 		a, err := h.takeOwnership(o)
 		return a, false, err
@@ -237,15 +241,20 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 	return h.followOwner(ctx, c)
 }
 
-// ownerConfig is the config of an attempt to own the account: with the
-// lease reserved for it, if any, which is then no longer reserved.
-func (h *Handle) ownerConfig() OwnerConfig {
+// own makes an attempt to own the account (Own), on the lease reserved
+// for it, if any, which is then no longer reserved: taken on by the owner,
+// or, when the attempt fails, no longer renewed (see renewals.reserve).
+func (h *Handle) own(ctx context.Context) (*Owner, error) {
 	cfg := h.cfg.OwnerConfig
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	cfg.owner, cfg.tookOver = h.reserved, h.reservedOver
 	h.reserved, h.reservedOver = "", false
-	return cfg
+	h.mu.Unlock()
+	o, err := Own(ctx, cfg)
+	if err != nil && cfg.owner != "" && cfg.renewals != nil {
+		cfg.renewals.unreserve(cfg.Engine.Account, cfg.owner)
+	}
+	return o, err
 }
 
 // claim owns the account for a standby daemon's fleet, or, when another
@@ -265,7 +274,7 @@ func (h *Handle) claim(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	o, err := Own(ctx, h.ownerConfig())
+	o, err := h.own(ctx)
 	var held *store.LeaseHeldError
 	switch {
 	case err == nil:
