@@ -247,7 +247,9 @@ func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]stor
 	}
 	taken, _, err := handles[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
 	if err != nil {
-		handles[0].cfg.Engine.Logger.Warn("cannot take the accounts' leases at once; taking them one by one", "accounts", len(leases), "err", err)
+		if ctx.Err() == nil { // not the fleet closing
+			handles[0].cfg.Engine.Logger.Warn("cannot take the accounts' leases at once; taking them one by one", "accounts", len(leases), "err", err)
+		}
 		return out
 	}
 	terms := make([]store.Term, len(taken))
