@@ -609,9 +609,7 @@ func TestAcquireLeasesAtOnce(t *testing.T) {
 // process of this machine's.
 func TestTakeoverPastAPausedWrite(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.Postgres(t)
-	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
-	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	a, b, _ := onePostgres(t)
 	var setting string
 	if err := store.QueryRow(t.Context(), a, `SHOW idle_in_transaction_session_timeout`, &setting); err != nil || setting != "2s" {
 		t.Fatalf("idle_in_transaction_session_timeout %q, %v; want 2s", setting, err)
@@ -749,9 +747,7 @@ func heldByP1(t *testing.T, s *store.Store, accountKeys ...string) []store.Term 
 // locks).
 func TestRenewalSkipsARowATakeHolds(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.Postgres(t)
-	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
-	a, other := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	a, other, _ := onePostgres(t)
 	ctx := t.Context()
 	terms := heldByP1(t, a, "LV100001", "K", "LV100002", "K", "LV100003", "K2")
 	held, release, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
@@ -779,9 +775,7 @@ func TestRenewalSkipsARowATakeHolds(t *testing.T) {
 // Postgres only (SQLite's one writer excludes the take meanwhile).
 func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.Postgres(t)
-	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
-	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	a, b, _ := onePostgres(t)
 	ctx := t.Context()
 	terms := heldByP1(t, a, "LV100001", "K", "LV100002", "K")
 	read, resume := make(chan struct{}), make(chan struct{})
@@ -825,9 +819,7 @@ func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 // has no such wait).
 func TestAcquireLeasesTimesItsLeasesOnceItHoldsTheKeyPair(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.Postgres(t)
-	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
-	a, other := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	a, other, _ := onePostgres(t)
 	ctx := t.Context()
 	type outcome struct {
 		taken []locator.Lease
@@ -866,9 +858,7 @@ func TestAcquireLeasesTimesItsLeasesOnceItHoldsTheKeyPair(t *testing.T) {
 // sessions).
 func TestAcquireLeasesTakesADeadProcesssKeyPair(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.Postgres(t)
-	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
-	a, b := mustOpen(t, dsn, clk), mustOpen(t, dsn, clk)
+	a, b, dsn := onePostgres(t)
 	ctx := t.Context()
 	dead, next := "dead-"+t.Name(), "next-"+t.Name()
 	leases := func(process string) []locator.Lease {
@@ -930,4 +920,14 @@ func TestLiveLeasesByPID(t *testing.T) {
 			t.Errorf("LiveLeasesByPID() = %v, %v; want pid 1: 1 (C lapsed), pid 2: 1", got, err)
 		}
 	})
+}
+
+// onePostgres is two stores on one new Postgres database, as two processes
+// open it (their lease times real, their records on a fake clock), and
+// the database's URL.
+func onePostgres(t *testing.T) (a, b *store.Store, dsn string) {
+	t.Helper()
+	dsn = storetest.Postgres(t)
+	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	return mustOpen(t, dsn, clk), mustOpen(t, dsn, clk), dsn
 }
