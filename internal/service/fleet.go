@@ -61,7 +61,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		f.handles = append(f.handles, newHandle(cfg))
 	}
 	pairs := f.pairs()
-	f.takes = &takeovers{}
+	f.takes = &takeovers{opening: make(chan struct{}, takeoverOpens)}
 	for rank, pair := range pairs {
 		kp := &keyPair{handles: pair, takes: f.takes}
 		for _, h := range pair {
@@ -285,9 +285,17 @@ type keyPair struct {
 // returns once the fleet's next takeover, which takes h's key pair with
 // every other one found free meanwhile, is done (see takeovers). Outside
 // a fleet, nothing.
-func (h *Handle) takePair(ctx context.Context) {
-	if h.pair != nil {
-		h.pair.takes.take(ctx, h.pair)
+func (h *Handle) takePair(ctx context.Context) (opened func()) {
+	if h.pair == nil {
+		return func() {}
+	}
+	t := h.pair.takes
+	t.take(ctx, h.pair)
+	select {
+	case t.opening <- struct{}{}:
+		return func() { <-t.opening }
+	case <-ctx.Done():
+		return func() {}
 	}
 }
 
@@ -301,6 +309,9 @@ func (h *Handle) takePair(ctx context.Context) {
 // on four processes, the statements timed out and were tried again);
 // one pass takes them all within a few statements.
 type takeovers struct {
+	// opening holds takeoverOpens of the accounts taken over opening at
+	// once (see takePair).
+	opening chan struct{}
 	mu      sync.Mutex
 	next    *takeover // gathering, taken once the one running is done
 	running bool
@@ -313,6 +324,12 @@ type takeover struct {
 	pairs map[*keyPair]bool
 	done  chan struct{}
 }
+
+// takeoverOpens is how many accounts a fleet opens at once after taking
+// them over, as OpenFleet opens pairsAtOnce key pairs at once: their
+// leases are kept meanwhile (renewals.reserve), and 2,500 opened at once
+// loaded the database past its transactions' 5 s bound.
+const takeoverOpens = 2 * pairsAtOnce
 
 // takeoverBatch is the most accounts one statement of a takeover takes
 // (whole key pairs), so that each transaction, which holds its key
@@ -661,11 +678,13 @@ func (h *Handle) keep(ctx context.Context) {
 				clock.Sleep(ctx, clk, reopenWait)
 				continue
 			}
+			opened := func() {}
 			if freed {
-				h.takePair(ctx)
+				opened = h.takePair(ctx)
 				freed = false
 			}
 			err := h.claim(ctx)
+			opened()
 			if ctx.Err() != nil {
 				return
 			}
