@@ -283,8 +283,9 @@ type keyPair struct {
 // rather than account by account as each handle took its own lease over,
 // and each handle then owns its account under the term taken for it. It
 // returns once the fleet's next takeover, which takes h's key pair with
-// every other one found free meanwhile, is done (see takeovers). Outside
-// a fleet, nothing.
+// every other one found free meanwhile, is done (see takeovers), holding
+// one of the fleet's takeoverOpens places for the open that follows,
+// which opened gives back. Outside a fleet, nothing.
 func (h *Handle) takePair(ctx context.Context) (opened func()) {
 	if h.pair == nil {
 		return func() {}
