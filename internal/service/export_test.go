@@ -33,7 +33,7 @@ func Process() string { return process }
 // their own as a fleet reserves them (see renewals.reserve), for tests of
 // how long they are kept; unreserve takes one off (see
 // renewals.unreserve).
-func Reserve(st *store.Store, terms []store.Term) (unreserve func(account, owner string)) {
+func Reserve(st *store.Store, terms []store.Term) (unreserve func(owner string)) {
 	r := newRenewals()
 	r.reserve(st, terms)
 	return r.unreserve

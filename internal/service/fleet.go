@@ -179,7 +179,7 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 		if t, ok := reserved[h]; ok && h.Owner() == nil {
 			// The lease taken for it and not owned: given back, no
 			// longer renewed.
-			cfg.renewals.unreserve(t.Account, t.Owner)
+			cfg.renewals.unreserve(t.Owner)
 			if rerr := cfg.Engine.Store.ReleaseLease(context.WithoutCancel(ctx), t.Account, t.Owner, t.Term); rerr != nil {
 				cfg.Engine.Logger.Warn("the lease taken for the account was not given back; it lapses", "account", t.Account, "err", rerr)
 			}

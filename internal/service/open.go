@@ -156,7 +156,7 @@ func (h *Handle) Close() {
 	reserved := h.reserved
 	h.mu.Unlock()
 	if reserved != "" && h.cfg.renewals != nil {
-		h.cfg.renewals.unreserve(h.cfg.Engine.Account, reserved) // it lapses
+		h.cfg.renewals.unreserve(reserved) // it lapses
 	}
 	h.drop(nil)
 }
@@ -252,7 +252,7 @@ func (h *Handle) own(ctx context.Context) (*Owner, error) {
 	h.mu.Unlock()
 	o, err := Own(ctx, cfg)
 	if err != nil && cfg.owner != "" && cfg.renewals != nil {
-		cfg.renewals.unreserve(cfg.Engine.Account, cfg.owner)
+		cfg.renewals.unreserve(cfg.owner)
 	}
 	return o, err
 }

@@ -31,13 +31,20 @@ type renewals struct {
 	// 2,500 accounts taken over in a few statements were opened one by
 	// one behind each other's start-up on the database's 8 connections,
 	// and unrenewed, hundreds of the leases lapsed before their owner
-	// took them on, and moved again for 20 s.
-	reserved map[store.Term]*store.Store
+	// took them on, and moved again for 20 s. By owner id: each lease
+	// taken has an owner id of its own.
+	reserved map[string]reservation
 	running  bool
 }
 
+// reservation is a lease reserved, and the store it was taken on.
+type reservation struct {
+	term store.Term
+	st   *store.Store
+}
+
 func newRenewals() *renewals {
-	return &renewals{kick: make(chan struct{}, 1), owners: map[*Owner]bool{}, reserved: map[store.Term]*store.Store{}}
+	return &renewals{kick: make(chan struct{}, 1), owners: map[*Owner]bool{}, reserved: map[string]reservation{}}
 }
 
 // join adds o, whose lease was just taken, to the heartbeat, in place of
@@ -46,7 +53,7 @@ func (r *renewals) join(o *Owner) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.owners[o] = true
-	r.forget(o.lease.Account, o.lease.Owner)
+	delete(r.reserved, o.lease.Owner)
 	r.start()
 }
 
@@ -56,29 +63,20 @@ func (r *renewals) reserve(st *store.Store, terms []store.Term) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range terms {
-		r.reserved[t] = st
+		r.reserved[t.Owner] = reservation{t, st}
 	}
 	r.start()
 }
 
-// unreserve takes the lease reserved for owner of account off the
-// heartbeat, after the round in flight: the lease is then given up, or
-// lapses, and no renewal of it is under way.
-func (r *renewals) unreserve(account, owner string) {
+// unreserve takes the lease reserved for owner off the heartbeat, after
+// the round in flight: the lease is then given up, or lapses, and no
+// renewal of it is under way.
+func (r *renewals) unreserve(owner string) {
 	r.pass.Lock()
 	defer r.pass.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.forget(account, owner)
-}
-
-// forget drops the reservation of owner's lease of account; r.mu held.
-func (r *renewals) forget(account, owner string) {
-	for t := range r.reserved {
-		if t.Account == account && t.Owner == owner {
-			delete(r.reserved, t)
-		}
-	}
+	delete(r.reserved, owner)
 }
 
 // start runs the loop unless it runs; r.mu held.
@@ -123,25 +121,32 @@ func (r *renewals) loop() {
 			r.pass.Unlock()
 			return
 		}
-		byStore := map[*store.Store][]*Owner{}
-		for o := range r.owners {
-			byStore[o.st] = append(byStore[o.st], o)
+		byStore := map[*store.Store]*renewal{}
+		of := func(st *store.Store) *renewal {
+			if byStore[st] == nil {
+				byStore[st] = &renewal{}
+			}
+			return byStore[st]
 		}
-		reserved := map[*store.Store][]store.Term{}
-		for t, st := range r.reserved {
-			reserved[st] = append(reserved[st], t)
+		for o := range r.owners {
+			of(o.st).owners = append(of(o.st).owners, o)
+		}
+		for _, res := range r.reserved {
+			of(res.st).reserved = append(of(res.st).reserved, res.term)
 		}
 		r.mu.Unlock()
-		for st := range reserved {
-			if byStore[st] == nil {
-				byStore[st] = []*Owner{}
-			}
-		}
-		for st, group := range byStore {
-			r.renewAll(st, group, reserved[st])
+		for st, rn := range byStore {
+			r.renewAll(st, rn.owners, rn.reserved)
 		}
 		r.pass.Unlock()
 	}
+}
+
+// renewal is what one round renews on a store: its owners' leases and
+// the reserved ones.
+type renewal struct {
+	owners   []*Owner
+	reserved []store.Term
 }
 
 // renewAll renews the leases of owners and the reserved ones, all on st,
@@ -157,7 +162,7 @@ func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.T
 	r.mu.Lock()
 	for _, t := range reserved {
 		if lost[t] {
-			delete(r.reserved, t)
+			delete(r.reserved, t.Owner)
 		}
 	}
 	r.mu.Unlock()

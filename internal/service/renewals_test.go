@@ -46,7 +46,7 @@ func TestReservedLeasesAreKeptUntilGivenUp(t *testing.T) {
 				terms[i] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
 			}
 			unreserve := service.Reserve(st, terms)
-			defer unreserve("LV100002", terms[1].Owner)
+			defer unreserve(terms[1].Owner)
 			// Renewed by the heartbeat's rounds (every RenewEvery), looked
 			// at until they were, with a hang guard far past them.
 			beat := func(acct string, after time.Time) time.Time {
@@ -65,7 +65,7 @@ func TestReservedLeasesAreKeptUntilGivenUp(t *testing.T) {
 			}
 			beat("LV100001", taken[0].Heartbeat)
 			last := beat("LV100002", taken[1].Heartbeat)
-			unreserve("LV100001", terms[0].Owner)
+			unreserve(terms[0].Owner)
 			if err := st.ReleaseLease(ctx, "LV100001", terms[0].Owner, terms[0].Term); err != nil {
 				t.Fatal(err)
 			}
