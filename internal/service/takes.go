@@ -1,0 +1,205 @@
+package service
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
+)
+
+// A fleet takes the leases of whole key pairs at once: the pairs it opens
+// at its start (openPair), and those its standbys find free, in passes
+// (takeovers).
+
+// reserve takes, in one statement, the leases of those of handles'
+// accounts (whole key pairs, of one store) that are free, lapsed or held
+// by a process that died (store.AcquireLeases: a key pair another live
+// process holds is left to it), each under the owner id its handle then
+// owns it with, keeping the term and fenced as any other take: a process
+// owns all of a key pair's accounts at once. over says they are taken
+// over from an owner that went (see takePair). It returns the terms
+// taken; an account not taken is opened as a single take would.
+func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]store.Term {
+	host, _ := os.Hostname()
+	var leases []locator.Lease
+	byAccount := map[string]*Handle{}
+	for _, h := range handles {
+		ec := h.cfg.Engine
+		_, sock, err := ownerPaths(h.cfg.OwnerConfig)
+		if err != nil {
+			continue // Own says why
+		}
+		byAccount[ec.Account] = h
+		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(wire.RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
+			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
+	}
+	out := map[*Handle]store.Term{}
+	if len(leases) < 2 {
+		return out // one account: the single take
+	}
+	taken, _, err := handles[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
+	if err != nil {
+		if ctx.Err() == nil { // not the fleet closing
+			handles[0].cfg.Engine.Logger.Warn("cannot take the accounts' leases at once; taking them one by one", "accounts", len(leases), "err", err)
+		}
+		return out
+	}
+	terms := make([]store.Term, len(taken))
+	for i, l := range taken {
+		terms[i] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+	}
+	// Kept until each account's owner takes its lease on (see
+	// renewals.reserve).
+	handles[0].cfg.renewals.reserve(handles[0].cfg.Engine.Store, terms)
+	for i, l := range taken {
+		h := byAccount[l.Account]
+		h.mu.Lock()
+		h.reserved, h.reservedOver = l.Owner, over
+		h.mu.Unlock()
+		out[h] = terms[i]
+	}
+	return out
+}
+
+// keyPair is a fleet's handles of one key pair (and store), and the
+// fleet's takeovers, which take its free accounts (see takePair).
+type keyPair struct {
+	handles []*Handle
+	takes   *takeovers
+}
+
+// takePair has the accounts of h's key pair that no handle of the fleet
+// owns, has reserved or leaves to another daemon taken, once h stood by
+// and its lease may be free: it lapsed, was released, or its process's
+// database session ended. A dead process's key pair so moves whole,
+// rather than account by account as each handle took its own lease over,
+// and each handle then owns its account under the term taken for it. It
+// returns once the fleet's next takeover, which takes h's key pair with
+// every other one found free meanwhile, is done (see takeovers), holding
+// one of the fleet's takeoverOpens places for the open that follows,
+// which opened gives back. Outside a fleet, nothing.
+func (h *Handle) takePair(ctx context.Context) (opened func()) {
+	if h.pair == nil {
+		return func() {}
+	}
+	t := h.pair.takes
+	t.take(ctx, h.pair)
+	select {
+	case t.opening <- struct{}{}:
+		return func() { <-t.opening }
+	case <-ctx.Done():
+		return func() {}
+	}
+}
+
+// takeovers are a fleet's takes of the key pairs its standbys found
+// free: one at a time, each of every key pair found free while the one
+// before ran, in statements of takeoverBatch accounts. A process that
+// died frees its thousands of accounts at once: taken one key pair per
+// transaction, each standby's take queued for the database's few
+// connections behind the others' and behind the accounts' start-up
+// reads, and the last was owned seconds later (and, at 10,000 accounts
+// on four processes, the statements timed out and were tried again);
+// one pass takes them all within a few statements.
+type takeovers struct {
+	// opening holds takeoverOpens of the accounts taken over opening at
+	// once (see takePair).
+	opening chan struct{}
+	mu      sync.Mutex
+	next    *takeover // gathering, taken once the one running is done
+	running bool
+	wg      sync.WaitGroup // the running passes' goroutine
+}
+
+// takeover is one pass of takeovers: its key pairs, and done, closed once
+// they were taken (or could not be).
+type takeover struct {
+	pairs map[*keyPair]bool
+	done  chan struct{}
+}
+
+// takeoverOpens is how many accounts a fleet opens at once after taking
+// them over, as OpenFleet opens pairsAtOnce key pairs at once: their
+// leases are kept meanwhile (renewals.reserve), and 2,500 opened at once
+// loaded the database past its transactions' 5 s bound.
+const takeoverOpens = 2 * pairsAtOnce
+
+// takeoverBatch is the most accounts one statement of a takeover takes
+// (whole key pairs), so that each transaction, which holds its key
+// pairs' locks until it ends, stays short.
+const takeoverBatch = 256
+
+// take has p taken in the next pass and waits for it.
+func (t *takeovers) take(ctx context.Context, p *keyPair) {
+	t.mu.Lock()
+	if t.next == nil {
+		t.next = &takeover{pairs: map[*keyPair]bool{}, done: make(chan struct{})}
+	}
+	next := t.next
+	next.pairs[p] = true
+	if !t.running {
+		t.running = true
+		t.wg.Go(func() { t.run(ctx) }) // the fleet's (see Wait)
+	}
+	t.mu.Unlock()
+	select {
+	case <-next.done:
+	case <-ctx.Done():
+	}
+}
+
+// run runs the passes gathered, one after another, until none is left.
+func (t *takeovers) run(ctx context.Context) {
+	for {
+		t.mu.Lock()
+		pass := t.next
+		t.next = nil
+		if pass == nil {
+			t.running = false
+			t.mu.Unlock()
+			return
+		}
+		t.mu.Unlock()
+		pass.run(ctx)
+		close(pass.done)
+	}
+}
+
+// run takes the free accounts of the pass's key pairs (see takePair), by
+// store, takeoverBatch accounts a statement at most (see reserve).
+func (pass *takeover) run(ctx context.Context) {
+	byStore := map[*store.Store][]*Handle{}
+	var stores []*store.Store
+	for p := range pass.pairs {
+		var free []*Handle
+		for _, x := range p.handles {
+			x.mu.Lock()
+			if x.owner == nil && x.reserved == "" && x.yielded == nil && !x.closed {
+				free = append(free, x)
+			}
+			x.mu.Unlock()
+		}
+		if len(free) == 0 {
+			continue
+		}
+		st := free[0].cfg.Engine.Store
+		if byStore[st] == nil {
+			stores = append(stores, st)
+		}
+		if n := len(byStore[st]); n > 0 && n+len(free) > takeoverBatch {
+			reserve(ctx, byStore[st], true)
+			byStore[st] = nil
+		}
+		byStore[st] = append(byStore[st], free...)
+	}
+	for _, st := range stores {
+		if len(byStore[st]) > 0 {
+			reserve(ctx, byStore[st], true)
+		}
+	}
+}
