@@ -415,6 +415,15 @@ func (o *Owner) syncLedger() {
 // (refused), or, on Postgres, is the owner to follow (its
 // *store.LeaseHeldError is returned).
 func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease, bool, error) {
+	if o.cfg.owner != "" {
+		// The lease the fleet took for it (see reserve), live and this
+		// process's: taken on in one statement. One that lapsed or
+		// moved meanwhile is taken as any other.
+		lease, err := o.st.TakeOnLease(ctx, want, LeaseTTL)
+		if !errors.Is(err, store.ErrLeaseLost) {
+			return lease, false, err
+		}
+	}
 	if _, err := o.st.LiveLease(ctx, want.Account); errors.Is(err, store.ErrNotFound) {
 		if err := o.leaveToStandby(ctx); err != nil {
 			return locator.Lease{}, false, err

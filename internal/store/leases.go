@@ -131,6 +131,33 @@ func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string,
 	return l, err
 }
 
+// TakeOnLease takes on, for ttl from now, for the owner about to serve
+// it, the lease of l.Account that l.Owner of l.Process holds live: one a
+// fleet took with the others of its key pair (AcquireLeases) before the
+// account's owner opened. It writes the serving owner's endpoint,
+// address, pin, pid and host, and returns the lease; ErrLeaseLost when
+// l.Owner no longer holds it live (it lapsed, or moved on). One
+// statement: the take made every check a take makes (a live lease of
+// this process keeps every other process off its key pair), and
+// AcquireLease would make them again, in a transaction, for each of a
+// desk's thousands of accounts as they open.
+func (s *Store) TakeOnLease(ctx context.Context, l locator.Lease, ttl time.Duration) (locator.Lease, error) {
+	now, err := s.leaseNow(ctx, s.db)
+	if err != nil {
+		return l, err
+	}
+	got, err := scanLease(s.db.QueryRowContext(ctx, `UPDATE leases SET pid = ?, host = ?, endpoint = ?, address = ?, pin = ?, heartbeat = ?, expires = ?
+		WHERE account = ? AND owner = ? AND process = ? AND expires > `+s.db.leaseNowSQL()+` RETURNING `+leaseColumns,
+		l.PID, l.Host, l.Endpoint, l.Address, l.Pin, formatTime(now), formatTime(now.Add(ttl)), l.Account, l.Owner, l.Process))
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, fmt.Errorf("%w: %s is not %s's live lease any more", ErrLeaseLost, l.Account, l.Owner)
+	}
+	if err != nil {
+		return l, err
+	}
+	return *got, nil
+}
+
 // putLease writes l as the account's lease in place of cur (nil: none),
 // from now for ttl: the same term when cur is l.Owner's, the next one
 // otherwise. The write is conditional on cur, so a process that read the

@@ -931,3 +931,52 @@ func onePostgres(t *testing.T) (a, b *store.Store, dsn string) {
 	clk := clock.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
 	return mustOpen(t, dsn, clk), mustOpen(t, dsn, clk), dsn
 }
+
+// An owner takes on the lease its fleet took for its account with the
+// others of its key pair (AcquireLeases) in one statement: in its term,
+// with its endpoint, address and pin written and its time renewed. A
+// lease that lapsed, moved to another owner or is another process's is
+// not taken on (ErrLeaseLost), and nothing is written: the owner then
+// takes the account as any other would.
+func TestTakeOnLease(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		lease := func(acct, owner, process string) locator.Lease {
+			return locator.Lease{Account: acct, Owner: owner, PID: 1, Host: "h", Endpoint: "fleet", PacingKey: "K", Process: process}
+		}
+		taken, _, err := b.store.AcquireLeases(ctx, []locator.Lease{lease("A", "p1-a", "p1"), lease("B", "p1-b", "p1")}, time.Second)
+		if err != nil || len(taken) != 2 {
+			t.Fatalf("the fleet's take: %+v, %v", taken, err)
+		}
+		want := lease("A", "p1-a", "p1")
+		want.PID, want.Endpoint, want.Address, want.Pin = 2, "a.sock", "10.0.0.1:7000", "pin-a"
+		got, err := b.store.TakeOnLease(ctx, want, time.Hour)
+		if err != nil || got.Term != taken[0].Term || got.Endpoint != "a.sock" || got.Address != want.Address || got.Pin != "pin-a" || got.PID != 2 ||
+			!got.Since.Equal(taken[0].Since) || !got.Expires.After(taken[0].Expires) {
+			t.Fatalf("taken on: %+v, %v; want term %d since %v, the owner's endpoint, address, pin and pid, and renewed past %v",
+				got, err, taken[0].Term, taken[0].Since, taken[0].Expires)
+		}
+		if l, err := b.store.LiveLease(ctx, "A"); err != nil || *l != got {
+			t.Fatalf("stored: %+v, %v; want %+v", l, err, got)
+		}
+		other := lease("B", "p1-b", "p2")
+		if _, err := b.store.TakeOnLease(ctx, other, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("another process takes on B: %v; want ErrLeaseLost", err)
+		}
+		if err := b.store.RenewLease(ctx, "B", "p1-b", taken[1].Term, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.TakeOnLease(ctx, lease("B", "p1-b", "p1"), time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("B lapsed: %v; want ErrLeaseLost", err)
+		}
+		if _, err := b.store.AcquireLease(ctx, lease("B", "p1-b2", "p1"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.TakeOnLease(ctx, lease("B", "p1-b", "p1"), time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("B moved to another owner: %v; want ErrLeaseLost", err)
+		}
+		if l, err := b.store.LiveLease(ctx, "B"); err != nil || l.Owner != "p1-b2" || l.Endpoint != "fleet" {
+			t.Fatalf("B after the refused take-ons: %+v, %v; want p1-b2's, unchanged", l, err)
+		}
+	})
+}
