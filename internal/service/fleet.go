@@ -165,11 +165,14 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 	if yield {
 		return
 	}
-	reserved := reserve(ctx, pair, false)
+	reserved, refused := reserve(ctx, pair, false)
+	watching := standByHolders(ctx, pair, refused)
 	errs := make([]error, len(pair))
 	var wg sync.WaitGroup
 	for i, h := range pair {
-		wg.Go(func() { errs[i] = h.claim(ctx) })
+		if !watching[h] {
+			wg.Go(func() { errs[i] = h.claim(ctx) })
+		}
 	}
 	wg.Wait()
 	for i, h := range pair {
@@ -193,6 +196,38 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 			h.setNotYet(err, wait)
 		}
 	}
+}
+
+// standByHolders has each standby handle of pair whose lease reserve
+// found held by another daemon whose process lives (its database session
+// says so: see store.Session) stand by for that lease, as claim would
+// once its own take was refused so, and returns them. A desk's daemons
+// each list every account: each found the others' thousands of accounts
+// owned as it came to them, and refused the take of each again, in a
+// transaction of its own, and read its holder's session, per account,
+// while the accounts it owns were starting.
+func standByHolders(ctx context.Context, pair []*Handle, refused map[*Handle]error) map[*Handle]bool {
+	out := map[*Handle]bool{}
+	lives := map[string]bool{} // by process
+	for _, h := range pair {
+		var held *store.LeaseHeldError
+		if !h.cfg.Standby || h.yieldedTo() != nil || !errors.As(refused[h], &held) || roleOf(held.Holder) != wire.RoleDaemon {
+			continue
+		}
+		live, known := lives[held.Holder.Process]
+		if !known {
+			state, err := h.cfg.Engine.Store.Session(ctx, held.Holder.Process)
+			live = err == nil && state == store.SessionLive
+			lives[held.Holder.Process] = live
+		}
+		if live {
+			h.mu.Lock()
+			h.watched = &held.Holder
+			h.mu.Unlock()
+			out[h] = true
+		}
+	}
+	return out
 }
 
 // pairs are the fleet's handles by key pair (and store), in the order

@@ -278,8 +278,8 @@ func (o *opener) store(t *testing.T) *store.Store {
 // ends (it died), each account at its next term, rather than one account
 // after the other as each standby finds its own lease free (the fleet's
 // takeovers gather the key pairs found free at once); all three are then
-// served here. Postgres only (a dead owner is known at once by its
-// session there).
+// served here. Until then it stands by for them. Postgres only (a dead
+// owner is known at once by its session there).
 func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
@@ -317,6 +317,16 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	// While that process lives, the fleet stands by for its accounts:
+	// the key pair of two, refused at once (its take names the holder),
+	// and the account alone on its key pair.
+	var said strings.Builder
+	f.Say(t.Context(), &said)
+	for _, acct := range accounts {
+		if !strings.Contains(said.String(), "standing by for "+acct+" (pid "+strconv.Itoa(os.Getpid())+"): account "+acct+" is owned by pid 4242 on elsewhere") {
+			t.Errorf("the fleet says %q; want it standing by for %s, owned by pid 4242", said.String(), acct)
+		}
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	waited := make(chan error, 1)
 	go func() { waited <- f.Wait(ctx) }()

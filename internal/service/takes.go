@@ -23,8 +23,10 @@ import (
 // owns it with, keeping the term and fenced as any other take: a process
 // owns all of a key pair's accounts at once. over says they are taken
 // over from an owner that went (see takePair). It returns the terms
-// taken; an account not taken is opened as a single take would.
-func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]store.Term {
+// taken, and why each other account was not (see AcquireLeases; none
+// when the take failed); an account not taken is opened as a single take
+// would.
+func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]store.Term, map[*Handle]error) {
 	host, _ := os.Hostname()
 	var leases []locator.Lease
 	byAccount := map[string]*Handle{}
@@ -38,16 +40,19 @@ func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]stor
 		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(wire.RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
 			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
 	}
-	out := map[*Handle]store.Term{}
+	out, refusals := map[*Handle]store.Term{}, map[*Handle]error{}
 	if len(leases) < 2 {
-		return out // one account: the single take
+		return out, refusals // one account: the single take
 	}
-	taken, _, err := handles[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
+	taken, refused, err := handles[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
 	if err != nil {
 		if ctx.Err() == nil { // not the fleet closing
 			handles[0].cfg.Engine.Logger.Warn("cannot take the accounts' leases at once; taking them one by one", "accounts", len(leases), "err", err)
 		}
-		return out
+		return out, refusals
+	}
+	for account, err := range refused {
+		refusals[byAccount[account]] = err
 	}
 	terms := make([]store.Term, len(taken))
 	for i, l := range taken {
@@ -63,7 +68,7 @@ func reserve(ctx context.Context, handles []*Handle, over bool) map[*Handle]stor
 		h.mu.Unlock()
 		out[h] = terms[i]
 	}
-	return out
+	return out, refusals
 }
 
 // keyPair is a fleet's handles of one key pair (and store), and the
