@@ -16,9 +16,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/store"
+	"github.com/locatorhq/locator/internal/wire"
 )
 
 // FleetOptions are a fleet run's settings: a desk's accounts on one
@@ -448,7 +450,8 @@ func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
 }
 
 // awaitOwned polls the database every poll until n accounts have a live
-// owner among procs, or the bound passes.
+// owner among procs, or the bound passes, and then until every one of
+// those owners answers on its account's socket (see awaitServed).
 func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, bound, poll time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
@@ -461,7 +464,7 @@ func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n i
 			total += owned[p.PID]
 		}
 		if total >= n {
-			return nil
+			return awaitServed(ctx, st, procs, deadline, poll)
 		}
 		for _, p := range procs {
 			if p.cmd.ProcessState != nil {
@@ -476,6 +479,80 @@ func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n i
 		}
 	}
 }
+
+// awaitServed waits, until deadline, for the owner of each account that
+// procs own to answer a hello on the socket its lease names, as the
+// account's followers reach it: a lease is taken before its owner opens
+// (a fleet takes a key pair's leases at once, and opens a takeover's
+// accounts a few dozen at a time), and a lease counted owned whose owner
+// does not answer yet serves nobody. Each account is asked, every poll,
+// until its owner answered once.
+func awaitServed(ctx context.Context, st *store.Store, procs []*FleetProcess, deadline time.Time, poll time.Duration) error {
+	answered := map[string]bool{}
+	for {
+		owned, err := ownedBy(ctx, st)
+		if err != nil {
+			return err
+		}
+		var ask []locator.Lease
+		for _, p := range procs {
+			for _, l := range owned[p.PID] {
+				if !answered[l.Account] {
+					ask = append(ask, l)
+				}
+			}
+		}
+		if len(ask) == 0 {
+			return nil
+		}
+		left := len(ask) - hello(ctx, ask, answered, helloWait)
+		switch {
+		case left == 0:
+			continue // read the leases again: none moved meanwhile?
+		case time.Now().After(deadline):
+			return fmt.Errorf("%d accounts owned whose owner does not answer on its socket", left)
+		}
+		if err := clock.Sleep(ctx, clock.Real{}, poll); err != nil {
+			return err
+		}
+	}
+}
+
+// hello asks the owner named by each lease of ls for its hello on its
+// socket, servedAtOnce at a time, each within wait, marks in answered
+// the accounts whose owner answered, and returns how many did.
+func hello(ctx context.Context, ls []locator.Lease, answered map[string]bool, wait time.Duration) int {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	n := 0
+	sem := make(chan struct{}, servedAtOnce)
+	for _, l := range ls {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c := wire.Dial(l.Endpoint, account.Caller{Name: "hello"}, nil, "")
+			defer c.Close()
+			hctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			if h, err := c.Hello(hctx); err == nil && h.Account == l.Account {
+				mu.Lock()
+				answered[l.Account] = true
+				n++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return n
+}
+
+// servedAtOnce is how many owners awaitServed asks at once, and
+// helloWait how long it waits for each: an owner that listens but is
+// still opening answers once it serves.
+const (
+	servedAtOnce = 64
+	helloWait    = 2 * time.Second
+)
 
 // ownedBy is the live leases by owning pid.
 func ownedBy(ctx context.Context, st *store.Store) (map[int][]locator.Lease, error) {
