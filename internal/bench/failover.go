@@ -117,7 +117,7 @@ func (o FleetOptions) failover(ctx context.Context, run *FleetRun, live []*Fleet
 // down, each recording p as the account's next owner (its standby record).
 func awaitStoodBy(ctx context.Context, st *store.Store, p *FleetProcess, moved []int, deadline time.Time) error {
 	for {
-		sbs, err := st.Standbys(ctx, "")
+		sbs, err := st.Standbys(ctx)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,8 @@ import (
 // key pairs at once. A fleet leaves an account to the record of another
 // daemon that lists its key pair earlier, unless that record is its own,
 // says the daemon cannot serve it, gives no rank (a daemon of an older
-// version), or has stood by longer than yieldAtMost without owning it.
+// version), or has stood by longer than yieldAtMost without owning it;
+// the records of another account (the key pair's other) are not its.
 func TestListedFirst(t *testing.T) {
 	t.Parallel()
 	since := time.Date(2026, 11, 27, 14, 30, 0, 0, time.UTC)
@@ -37,8 +38,9 @@ func TestListedFirst(t *testing.T) {
 		{"the other gave no rank", []locator.Standby{other(-1, 0, "")}, 2, false},
 		{"the other stood by too long without owning it", []locator.Standby{other(0, yieldAtMost, "")}, 2, false},
 		{"one of several", []locator.Standby{mine, other(5, 0, ""), other(1, 0, "")}, 2, true},
+		{"another account's", []locator.Standby{{Account: "LV100002", Process: "daemon:other", Rank: 0, Since: since, Expires: since.Add(StandbyTTL)}}, 2, false},
 	} {
-		got := listedFirst(tc.sbs, "daemon:me", tc.rank)
+		got := listedFirst(tc.sbs, "LV100001", "daemon:me", tc.rank)
 		if (got != nil) != tc.want || got != nil && (got.Process != "daemon:other" || got.Rank >= tc.rank) {
 			t.Errorf("%s: %+v, want yielded %t", tc.name, got, tc.want)
 		}

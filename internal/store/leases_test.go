@@ -267,7 +267,7 @@ func TestWaitLeases(t *testing.T) {
 }
 
 // Standbys are listed while they renew, and no more once they leave or
-// lapse.
+// lapse; of every account, or of those named.
 func TestStandbys(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
@@ -278,7 +278,7 @@ func TestStandbys(t *testing.T) {
 		if err := b.store.StandBy(ctx, locator.Standby{Account: "LV100002", Process: "daemon:c", PID: 3, Host: "h3"}, 0); err != nil {
 			t.Fatal(err)
 		}
-		got, err := b.store.Standbys(ctx, "")
+		got, err := b.store.Standbys(ctx)
 		if err != nil || len(got) != 1 || got[0].Process != "daemon:b" || got[0].Host != "h2" || got[0].Rank != 3 {
 			t.Fatalf("standbys: %+v, %v; want b alone (c lapsed), its key pair listed fourth", got, err)
 		}
@@ -296,7 +296,7 @@ func TestStandbys(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err = b.store.Standbys(ctx, "")
+		got, err = b.store.Standbys(ctx)
 		if err != nil || len(got) != 3 {
 			t.Fatalf("standbys after StandByAll: %+v, %v; want 3", got, err)
 		}
@@ -305,11 +305,19 @@ func TestStandbys(t *testing.T) {
 				t.Errorf("%s of %s ranks its key pair %d, want %d", sb.Account, sb.Process, sb.Rank, want)
 			}
 		}
+		// The records of several accounts (a key pair's) in one read, by
+		// account; those of an account not named are not among them.
+		if got, err := b.store.Standbys(ctx, "LV100002", "LV100003"); err != nil || len(got) != 2 || got[0].Account != "LV100002" || got[1].Account != "LV100002" {
+			t.Fatalf("the standbys of LV100002 and LV100003: %+v, %v; want LV100002's two", got, err)
+		}
+		if got, err := b.store.Standbys(ctx, "LV100001", "LV100002"); err != nil || len(got) != 3 || got[0].Account != "LV100001" {
+			t.Fatalf("the standbys of LV100001 and LV100002: %+v, %v; want all three, LV100001's first", got, err)
+		}
 		// b leaves both its accounts in one statement; c's record stays.
 		if err := b.store.LeaveStandby(ctx, all[0], all[1]); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 1 || got[0].Process != "daemon:c" {
+		if got, err := b.store.Standbys(ctx); err != nil || len(got) != 1 || got[0].Process != "daemon:c" {
 			t.Fatalf("standbys after b left both: %+v, %v; want c's alone", got, err)
 		}
 	})
@@ -328,13 +336,13 @@ func TestRenewStandbysByRecord(t *testing.T) {
 		if err := b.store.StandByAll(ctx, append([]locator.Standby{dropped, other}, mine...), 0); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := b.store.Standbys(ctx, ""); err != nil || len(got) != 0 {
+		if got, err := b.store.Standbys(ctx); err != nil || len(got) != 0 {
 			t.Fatalf("standbys written lapsed: %+v, %v; want none", got, err)
 		}
 		if err := b.store.RenewStandbys(ctx, mine, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		got, err := b.store.Standbys(ctx, "")
+		got, err := b.store.Standbys(ctx)
 		if err != nil || len(got) != 2 {
 			t.Fatalf("standbys after the renewal: %+v, %v; want the two renewed", got, err)
 		}

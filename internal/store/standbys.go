@@ -115,15 +115,21 @@ func standbyKeys(sbs []locator.Standby) (string, error) {
 	return string(list), err
 }
 
-// Standbys lists the live standbys of account ("": of every account),
-// oldest first.
-func (s *Store) Standbys(ctx context.Context, account string) ([]locator.Standby, error) {
-	now, err := s.leaseNow(ctx, s.db)
-	if err != nil {
-		return nil, err
+// Standbys lists the live standbys of accounts (none named: of every
+// account), by account, oldest first, in one statement: a daemon opening
+// a key pair's accounts reads their records at once.
+func (s *Store) Standbys(ctx context.Context, accounts ...string) ([]locator.Standby, error) {
+	q := `SELECT account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank FROM standbys
+		WHERE expires > ` + s.db.leaseNowSQL()
+	var args []any
+	if len(accounts) > 0 {
+		list, err := json.Marshal(accounts)
+		if err != nil {
+			return nil, err
+		}
+		q, args = q+` AND `+s.db.inJSON("account"), append(args, string(list))
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT account, process, pid, host, since, expires, not_served, not_served_since, retry_at, pair_rank FROM standbys
-		WHERE (? = '' OR account = ?) AND expires > ? ORDER BY account, since`, account, account, formatTime(now))
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY account, since`, args...)
 	if err != nil {
 		return nil, err
 	}
