@@ -35,13 +35,23 @@ type Fleet struct {
 	announcing sync.Mutex
 	// takes are the takeovers of the key pairs its standbys find free.
 	takes *takeovers
+	// holders are the processes whose database sessions were found live
+	// (true) or not as the fleet opened, by store (see standByHolders).
+	holdersMu sync.Mutex
+	holders   map[holder]bool
+}
+
+// holder is a process holding leases in a store.
+type holder struct {
+	st      *store.Store
+	process string
 }
 
 // OpenFleet opens every account of cfgs as a daemon (see Open), the
 // accounts of a key pair at once and up to pairsAtOnce key pairs at once,
 // in the order listed: two standbys started together that list the same
 // key pairs in different orders each own the pairs it lists first (see
-// Handle.yieldTo). An account that cannot be opened
+// yieldTo). An account that cannot be opened
 // (refused: another daemon owns it, its keys do not reach it, ...; or not
 // yet: the broker or the database out of reach, its owner starting) is
 // logged, told by Say, and left to Wait, which tries it again while the
@@ -50,7 +60,7 @@ type Fleet struct {
 // when every account is refused does OpenFleet give up and say why (the
 // first refusal).
 func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
-	f := &Fleet{}
+	f := &Fleet{holders: map[holder]bool{}}
 	beat := newRenewals() // one statement renews every lease the fleet holds
 	syncs := make(chan struct{}, ledgerSyncsAtOnce)
 	for _, cfg := range cfgs {
@@ -59,7 +69,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		f.handles = append(f.handles, newHandle(cfg))
 	}
 	pairs := f.pairs()
-	f.takes = &takeovers{opening: make(chan struct{}, takeoverOpens)}
+	f.takes = &takeovers{}
 	for rank, pair := range pairs {
 		kp := &keyPair{handles: pair, takes: f.takes}
 		for _, h := range pair {
@@ -155,18 +165,13 @@ const yieldAtMost = 30 * time.Second
 // openPair takes the leases of pair's accounts (one key pair's) at once and
 // opens each of them; an account it cannot open yet is recorded for Wait
 // to try again (see OpenFleet). A key pair another daemon lists first is
-// left to it (see Handle.yieldTo): Wait follows that daemon once it owns
-// it.
+// left to it (see yieldTo): Wait follows that daemon once it owns it.
 func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
-	yield := false
-	for _, h := range pair {
-		yield = h.yieldTo(ctx) || yield // each told by Say
-	}
-	if yield {
+	if yieldTo(ctx, pair...) { // each told by Say
 		return
 	}
 	reserved, refused := reserve(ctx, pair, false)
-	watching := standByHolders(ctx, pair, refused)
+	watching := f.standByHolders(ctx, pair, refused)
 	errs := make([]error, len(pair))
 	var wg sync.WaitGroup
 	for i, h := range pair {
@@ -205,22 +210,17 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 // each list every account: each found the others' thousands of accounts
 // owned as it came to them, and refused the take of each again, in a
 // transaction of its own, and read its holder's session, per account,
-// while the accounts it owns were starting.
-func standByHolders(ctx context.Context, pair []*Handle, refused map[*Handle]error) map[*Handle]bool {
+// while the accounts it owns were starting. A session is read once as
+// the fleet opens: one that ends meanwhile is the standbys' to find (see
+// Handle.standBy), as after the open.
+func (f *Fleet) standByHolders(ctx context.Context, pair []*Handle, refused map[*Handle]error) map[*Handle]bool {
 	out := map[*Handle]bool{}
-	lives := map[string]bool{} // by process
 	for _, h := range pair {
 		var held *store.LeaseHeldError
 		if !h.cfg.Standby || h.yieldedTo() != nil || !errors.As(refused[h], &held) || roleOf(held.Holder) != wire.RoleDaemon {
 			continue
 		}
-		live, known := lives[held.Holder.Process]
-		if !known {
-			state, err := h.cfg.Engine.Store.Session(ctx, held.Holder.Process)
-			live = err == nil && state == store.SessionLive
-			lives[held.Holder.Process] = live
-		}
-		if live {
+		if f.holderLives(ctx, h.cfg.Engine.Store, held.Holder.Process) {
 			h.mu.Lock()
 			h.watched = &held.Holder
 			h.mu.Unlock()
@@ -228,6 +228,22 @@ func standByHolders(ctx context.Context, pair []*Handle, refused map[*Handle]err
 		}
 	}
 	return out
+}
+
+// holderLives reports whether process's session in st was live when the
+// fleet first asked, as it opened (see standByHolders).
+func (f *Fleet) holderLives(ctx context.Context, st *store.Store, process string) bool {
+	f.holdersMu.Lock()
+	defer f.holdersMu.Unlock()
+	live, known := f.holders[holder{st, process}]
+	if !known {
+		state, err := st.Session(ctx, process)
+		live = err == nil && state == store.SessionLive
+		if err == nil {
+			f.holders[holder{st, process}] = live
+		}
+	}
+	return live
 }
 
 // pairs are the fleet's handles by key pair (and store), in the order
@@ -436,36 +452,44 @@ func (h *Handle) standby(host string) locator.Standby {
 	return locator.Standby{Account: h.cfg.Engine.Account, Process: "daemon:" + h.cfg.Caller.ID, PID: os.Getpid(), Host: host, Rank: h.rank}
 }
 
-// yieldTo reports whether the account is left, for now, to another
-// daemon that lists its key pair before this fleet does (see listedFirst),
-// and records which one for Say and for calls meanwhile (see Handle.try):
-// of two daemons started together, each owns the key pairs it lists
-// first. That daemon drops its record once it owns the account, and this
-// one then follows it; one that dies lets its record lapse. A database
-// that cannot say leaves the account to the open that follows (which
-// says why).
-func (h *Handle) yieldTo(ctx context.Context) bool {
-	var first *locator.Standby
-	if h.rank > 0 { // none lists a key pair before first
-		if sbs, err := h.cfg.Engine.Store.Standbys(ctx, h.cfg.Engine.Account); err == nil {
-			first = listedFirst(sbs, h.standby("").Process, h.rank)
+// yieldTo reports whether any of hs's accounts (of one key pair and
+// store) is left, for now, to another daemon that lists its key pair
+// before this fleet does (see listedFirst), and records for each which
+// one for Say and for calls meanwhile (see Handle.try): of two daemons
+// started together, each owns the key pairs it lists first. That daemon
+// drops its record once it owns the account, and this one then follows
+// it; one that dies lets its record lapse. The records of a key pair's
+// accounts are read at once. A database that cannot say leaves the
+// accounts to the open that follows (which says why).
+func yieldTo(ctx context.Context, hs ...*Handle) bool {
+	var sbs []locator.Standby
+	if hs[0].rank > 0 { // none lists a key pair before first
+		accounts := make([]string, len(hs))
+		for i, h := range hs {
+			accounts[i] = h.cfg.Engine.Account
 		}
+		sbs, _ = hs[0].cfg.Engine.Store.Standbys(ctx, accounts...)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.yielded = first
-	return first != nil
+	yield := false
+	for _, h := range hs {
+		first := listedFirst(sbs, h.cfg.Engine.Account, h.standby("").Process, h.rank)
+		h.mu.Lock()
+		h.yielded = first
+		h.mu.Unlock()
+		yield = yield || first != nil
+	}
+	return yield
 }
 
-// listedFirst is the live standby record, among sbs (an account's), of a
+// listedFirst is the live standby record of account, among sbs, of a
 // daemon other than process that lists the account's key pair before
 // rank and may still own it: nothing on its record against serving it,
 // and standing by for less than yieldAtMost (by the database's clock: its
 // last renewal against its first), so that one that lives but never comes
 // to the account (stuck starting) does not keep it unserved. Nil if none.
-func listedFirst(sbs []locator.Standby, process string, rank int) *locator.Standby {
+func listedFirst(sbs []locator.Standby, account, process string, rank int) *locator.Standby {
 	for i, sb := range sbs {
-		if sb.Process != process && sb.NotServed == "" && sb.Rank >= 0 && sb.Rank < rank &&
+		if sb.Account == account && sb.Process != process && sb.NotServed == "" && sb.Rank >= 0 && sb.Rank < rank &&
 			sb.Expires.Sub(sb.Since) < yieldAtMost+StandbyTTL {
 			return &sbs[i]
 		}
@@ -520,17 +544,15 @@ func (h *Handle) keep(ctx context.Context) {
 		h.drop(nil)
 		said := ""
 		for ctx.Err() == nil {
-			if h.yieldTo(ctx) { // see OpenFleet
+			if yieldTo(ctx, h) { // see OpenFleet
 				clock.Sleep(ctx, clk, reopenWait)
 				continue
 			}
-			opened := func() {}
 			if freed {
-				opened = h.takePair(ctx)
+				h.takePair(ctx)
 				freed = false
 			}
 			err := h.claim(ctx)
-			opened()
 			if ctx.Err() != nil {
 				return
 			}

@@ -424,12 +424,21 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 			return lease, false, err
 		}
 	}
-	if _, err := o.st.LiveLease(ctx, want.Account); errors.Is(err, store.ErrNotFound) {
+	cur, err := o.st.LiveLease(ctx, want.Account)
+	if errors.Is(err, store.ErrNotFound) {
 		if err := o.leaveToStandby(ctx); err != nil {
 			return locator.Lease{}, false, err
 		}
 	}
-	lease, err := o.st.AcquireLease(ctx, want, LeaseTTL)
+	lease := want
+	if err == nil && cur.Owner != want.Owner {
+		// Another owner's live lease, which AcquireLease would refuse
+		// naming it, in a transaction of its own (for each of the
+		// thousands of accounts a desk's daemons stand by for).
+		err = &store.LeaseHeldError{Holder: *cur}
+	} else {
+		lease, err = o.st.AcquireLease(ctx, want, LeaseTTL)
+	}
 	if errors.Is(err, store.ErrKeyPairHeld) {
 		// A daemon that lists the account may have announced itself and
 		// taken its key pair's accounts since leaveToStandby looked (a

@@ -85,20 +85,17 @@ type keyPair struct {
 // rather than account by account as each handle took its own lease over,
 // and each handle then owns its account under the term taken for it. It
 // returns once the fleet's next takeover, which takes h's key pair with
-// every other one found free meanwhile, is done (see takeovers), holding
-// one of the fleet's takeoverOpens places for the open that follows,
-// which opened gives back. Outside a fleet, nothing.
-func (h *Handle) takePair(ctx context.Context) (opened func()) {
-	if h.pair == nil {
-		return func() {}
-	}
-	t := h.pair.takes
-	t.take(ctx, h.pair)
-	select {
-	case t.opening <- struct{}{}:
-		return func() { <-t.opening }
-	case <-ctx.Done():
-		return func() {}
+// every other one found free meanwhile, is done (see takeovers). The
+// accounts taken then open all at once: each owner takes its lease on in
+// one statement (store.TakeOnLease) and its engine's first broker reads
+// wait a second or two on its key pair's pacer (the dead owner may have
+// emptied its buckets), so opened 64 at a time a dead process's 2,500
+// accounts served 20.9 s after its kill, and all at once 12.5 s, with
+// nothing late at the database (docs/benchmarks.md). Outside a fleet,
+// nothing.
+func (h *Handle) takePair(ctx context.Context) {
+	if h.pair != nil {
+		h.pair.takes.take(ctx, h.pair)
 	}
 }
 
@@ -112,9 +109,6 @@ func (h *Handle) takePair(ctx context.Context) (opened func()) {
 // on four processes, the statements timed out and were tried again);
 // one pass takes them all within a few statements.
 type takeovers struct {
-	// opening holds takeoverOpens of the accounts taken over opening at
-	// once (see takePair).
-	opening chan struct{}
 	mu      sync.Mutex
 	next    *takeover // gathering, taken once the one running is done
 	running bool
@@ -127,12 +121,6 @@ type takeover struct {
 	pairs map[*keyPair]bool
 	done  chan struct{}
 }
-
-// takeoverOpens is how many accounts a fleet opens at once after taking
-// them over, as OpenFleet opens pairsAtOnce key pairs at once: their
-// leases are kept meanwhile (renewals.reserve), and 2,500 opened at once
-// loaded the database past its transactions' 5 s bound.
-const takeoverOpens = 2 * pairsAtOnce
 
 // takeoverBatch is the most accounts one statement of a takeover takes
 // (whole key pairs), so that each transaction, which holds its key
