@@ -15,14 +15,17 @@ import (
 
 // FailoverTrial is one failover of a fleet run: a process signalled, the
 // accounts it owned, the seconds from the signal until every one of them
-// had a live owner among the other processes, and how many of the locates
-// then made on them (one each, through their new owner) filled.
+// had its lease held by another process (LeaseSeconds) and until each of
+// those owners answered on its socket (Seconds: see awaitServed), and how
+// many of the locates then made on them (one each, through their new
+// owner) filled.
 type FailoverTrial struct {
-	Signal  string  `json:"signal"` // kill (SIGKILL) or stop (SIGSTOP)
-	PID     int     `json:"pid"`
-	Moved   int     `json:"moved"`
-	Seconds float64 `json:"seconds"`
-	Filled  int     `json:"filled"`
+	Signal       string  `json:"signal"` // kill (SIGKILL) or stop (SIGSTOP)
+	PID          int     `json:"pid"`
+	Moved        int     `json:"moved"`
+	LeaseSeconds float64 `json:"leaseSeconds"`
+	Seconds      float64 `json:"seconds"`
+	Filled       int     `json:"filled"`
 }
 
 // signals are the failover signals o's trials send, in order: kill,
@@ -56,7 +59,8 @@ func (o FleetOptions) failover(ctx context.Context, run *FleetRun, live []*Fleet
 		if err != nil {
 			return err
 		}
-		o.Logf("failover %d (%s of pid %d): its %d accounts owned again after %.2f s; locating on them", t+1, signal, victim.PID, trial.Moved, trial.Seconds)
+		o.Logf("failover %d (%s of pid %d): its %d accounts' leases held by the others after %.2f s, each served after %.2f s; locating on them",
+			t+1, signal, victim.PID, trial.Moved, trial.LeaseSeconds, trial.Seconds)
 		if trial.Filled, err = o.locateAll(ctx, st, baseURL, trial.moved, 1+t); err != nil {
 			return err
 		}
@@ -183,7 +187,12 @@ func (o FleetOptions) failOne(ctx context.Context, live []*FleetProcess, st *sto
 	} else {
 		victim.cmd.Process.Signal(syscall.SIGSTOP)
 	}
-	if err := awaitOwned(ctx, st, others, o.Accounts, 2*time.Minute, 50*time.Millisecond); err != nil {
+	deadline := signalled.Add(2 * time.Minute)
+	if err := awaitLeased(ctx, st, others, o.Accounts, deadline, 50*time.Millisecond); err != nil {
+		return trial{}, err
+	}
+	tr.LeaseSeconds = time.Since(signalled).Seconds()
+	if err := awaitServed(ctx, st, others, deadline, 50*time.Millisecond); err != nil {
 		return trial{}, err
 	}
 	tr.Seconds = time.Since(signalled).Seconds()

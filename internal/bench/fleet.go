@@ -449,11 +449,20 @@ func (r *FleetRun) phase(set func(*FleetProcess, float64)) error {
 	return nil
 }
 
-// awaitOwned polls the database every poll until n accounts have a live
-// owner among procs, or the bound passes, and then until every one of
-// those owners answers on its account's socket (see awaitServed).
+// awaitOwned waits, within bound, until n accounts have a live owner
+// among procs and each of those owners answers on its account's socket
+// (awaitLeased, then awaitServed).
 func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, bound, poll time.Duration) error {
 	deadline := time.Now().Add(bound)
+	if err := awaitLeased(ctx, st, procs, n, deadline, poll); err != nil {
+		return err
+	}
+	return awaitServed(ctx, st, procs, deadline, poll)
+}
+
+// awaitLeased polls the database every poll until n accounts have a live
+// lease held by one of procs, or the deadline passes.
+func awaitLeased(ctx context.Context, st *store.Store, procs []*FleetProcess, n int, deadline time.Time, poll time.Duration) error {
 	for {
 		owned, err := st.LiveLeasesByPID(ctx)
 		if err != nil {
@@ -464,7 +473,7 @@ func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n i
 			total += owned[p.PID]
 		}
 		if total >= n {
-			return awaitServed(ctx, st, procs, deadline, poll)
+			return nil
 		}
 		for _, p := range procs {
 			if p.cmd.ProcessState != nil {
@@ -472,7 +481,7 @@ func awaitOwned(ctx context.Context, st *store.Store, procs []*FleetProcess, n i
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d accounts owned after %s", total, n, bound)
+			return fmt.Errorf("%d of %d accounts owned by the deadline", total, n)
 		}
 		if err := clock.Sleep(ctx, clock.Real{}, poll); err != nil {
 			return err

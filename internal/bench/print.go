@@ -72,11 +72,11 @@ func (r *FleetRun) Print(w io.Writer, out string) error {
 	fmt.Fprintf(w, "of which quote → offer (the broker settling) p50 %.2f s, p99 %.2f s; offer → the account's first history read after it p50 %.2f s, p99 %.2f s\n",
 		r.QuoteToOfferP50, r.QuoteToOfferP99, r.OfferToReadP50, r.OfferToReadP99)
 	for i, t := range r.Trials {
-		fmt.Fprintf(w, "failover %d: SIG%s of pid %d; its %d accounts owned again by the others in %.2f s; locates on them after: %d of %d filled\n",
-			i+1, strings.ToUpper(t.Signal), t.PID, t.Moved, t.Seconds, t.Filled, t.Moved)
+		fmt.Fprintf(w, "failover %d: SIG%s of pid %d; its %d accounts' leases held by the others in %.2f s, every one served in %.2f s; locates on them after: %d of %d filled\n",
+			i+1, strings.ToUpper(t.Signal), t.PID, t.Moved, t.LeaseSeconds, t.Seconds, t.Filled, t.Moved)
 	}
 	if len(r.Trials) > 0 {
-		fmt.Fprintf(w, "failover over %d trials: p50 %.2f s, max %.2f s; the processes at the end, owning all %d accounts: %.1f MB resident\n",
+		fmt.Fprintf(w, "failover over %d trials, until served: p50 %.2f s, max %.2f s; the processes at the end, owning all %d accounts: %.1f MB resident\n",
 			len(r.Trials), r.FailoverP50, r.FailoverMax, r.Accounts, r.AfterRSSMB)
 	}
 	fmt.Fprintf(w, "per account: %.2f MB resident, %.1f ms CPU and %.1f broker requests a minute idle (over %.0f s), %.1f goroutines idle, %.1f ms CPU per locate\n",
