@@ -89,10 +89,10 @@ type keyPair struct {
 // accounts taken then open all at once: each owner takes its lease on in
 // one statement (store.TakeOnLease) and its engine's first broker reads
 // wait a second or two on its key pair's pacer (the dead owner may have
-// emptied its buckets), so opened 64 at a time a dead process's 2,500
-// accounts served 20.9 s after its kill, and all at once 12.5 s, with
-// nothing late at the database (docs/benchmarks.md). Outside a fleet,
-// nothing.
+// emptied its buckets), waits a bound on the opens would queue one behind
+// another (64 at a time, a dead process's 2,500 accounts were served
+// 20.9 s after its kill; all at once, 12.5 to 19.2 s; see
+// docs/benchmarks.md). Outside a fleet, nothing.
 func (h *Handle) takePair(ctx context.Context) {
 	if h.pair != nil {
 		h.pair.takes.take(ctx, h.pair)
