@@ -453,6 +453,13 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	if !errors.As(err, &held) {
 		return lease, false, err
 	}
+	return o.fromHolder(ctx, want, held)
+}
+
+// fromHolder is acquire's outcome for an account whose lease another
+// owner holds live (held): taken over when that owner is gone, else held
+// returned (the owner to follow), or a refusal.
+func (o *Owner) fromHolder(ctx context.Context, want locator.Lease, held *store.LeaseHeldError) (locator.Lease, bool, error) {
 	// The holder's database session says at once whether its process
 	// lives, on any host (a process stopped keeps it: its lease's time
 	// frees the account then, by which its trust has run out).
@@ -463,12 +470,12 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	case serr == nil && session == store.SessionLive:
 		// The owner to follow (following it checks what it serves): a
 		// stopped one is not waited for here (its hello never comes).
-		return lease, false, err
+		return want, false, held
 	}
 	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
 		// A socket outside the runtime folder is never dialled nor
 		// removed: following the lease then says why.
-		return lease, false, err
+		return want, false, held
 	}
 	c := wire.Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
 	hctx, cancel := context.WithTimeout(ctx, helloWait)
@@ -477,9 +484,9 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 	c.Close()
 	if herr == nil {
 		if o.st.Postgres() && hello.BaseURL == o.cfg.BaseURL {
-			return lease, false, err
+			return want, false, held
 		}
-		return lease, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
+		return want, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
 	}
 	if o.st.Postgres() && !refused(held.Holder.Endpoint) {
 		// Without a machine lock, a holder that does not answer may be one
@@ -489,10 +496,10 @@ func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease,
 		// renewals. A socket that refuses connections is a dead
 		// process's: taken over at once.
 		if serr != nil {
-			return lease, false, err
+			return want, false, held
 		}
 		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
-			return lease, false, err
+			return want, false, held
 		}
 	}
 	return o.takeOver(ctx, want, held.Holder)
