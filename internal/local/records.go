@@ -72,7 +72,11 @@ func recent(ctx context.Context, st *store.Store, acct string, limit int) (*acco
 			r.Leases = append(r.Leases, l)
 		}
 	}
-	if r.Standbys, err = st.Standbys(ctx, acct); err != nil {
+	var of []string // every account's
+	if acct != "" {
+		of = []string{acct}
+	}
+	if r.Standbys, err = st.Standbys(ctx, of...); err != nil {
 		return nil, err
 	}
 	ws, err := st.List(ctx, store.Filter{Account: acct, Limit: limit})
