@@ -16,7 +16,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/locatorhq/locator"
-	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/brokersim"
 	"github.com/locatorhq/locator/clock"
 	"github.com/locatorhq/locator/internal/store"
@@ -492,9 +491,9 @@ func awaitLeased(ctx context.Context, st *store.Store, procs []*FleetProcess, n 
 // awaitServed waits, until deadline, for the owner of each account that
 // procs own to answer a hello on the socket its lease names, as the
 // account's followers reach it: a lease is taken before its owner opens
-// (a fleet takes a key pair's leases at once, and opens a takeover's
-// accounts a few dozen at a time), and a lease counted owned whose owner
-// does not answer yet serves nobody. Each account is asked, every poll,
+// (a fleet takes a key pair's leases at once, a takeover's thousands
+// before any of them opens), and a lease counted owned whose owner does
+// not answer yet serves nobody. Each account is asked, every poll,
 // until its owner answered once.
 func awaitServed(ctx context.Context, st *store.Store, procs []*FleetProcess, deadline time.Time, poll time.Duration) error {
 	answered := map[string]bool{}
@@ -517,7 +516,7 @@ func awaitServed(ctx context.Context, st *store.Store, procs []*FleetProcess, de
 		left := len(ask) - hello(ctx, ask, answered, helloWait)
 		switch {
 		case left == 0:
-			continue // read the leases again: none moved meanwhile?
+			continue // every one asked answered: read the leases again, in case one moved
 		case time.Now().After(deadline):
 			return fmt.Errorf("%d accounts owned whose owner does not answer on its socket", left)
 		}
@@ -539,11 +538,7 @@ func hello(ctx context.Context, ls []locator.Lease, answered map[string]bool, wa
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			c := wire.Dial(l.Endpoint, account.Caller{Name: "hello"}, nil, "")
-			defer c.Close()
-			hctx, cancel := context.WithTimeout(ctx, wait)
-			defer cancel()
-			if h, err := c.Hello(hctx); err == nil && h.Account == l.Account {
+			if h, err := wire.HelloAt(ctx, l.Endpoint, wait); err == nil && h.Account == l.Account {
 				mu.Lock()
 				answered[l.Account] = true
 				n++

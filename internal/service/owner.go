@@ -477,12 +477,7 @@ func (o *Owner) fromHolder(ctx context.Context, want locator.Lease, held *store.
 		// removed: following the lease then says why.
 		return want, false, held
 	}
-	c := wire.Dial(held.Holder.Endpoint, account.Caller{Name: "hello"}, nil, "") // hello needs no session
-	hctx, cancel := context.WithTimeout(ctx, helloWait)
-	hello, herr := c.Hello(hctx)
-	cancel()
-	c.Close()
-	if herr == nil {
+	if hello, herr := wire.HelloAt(ctx, held.Holder.Endpoint, helloWait); herr == nil {
 		if o.st.Postgres() && hello.BaseURL == o.cfg.BaseURL {
 			return want, false, held
 		}

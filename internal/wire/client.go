@@ -172,6 +172,18 @@ func pinShown(cs *tls.ConnectionState) string {
 	return PinOf(cs.PeerCertificates[0])
 }
 
+// HelloAt asks the owner listening on the socket at endpoint who it is,
+// within wait, on a connection of its own closed after: a hello needs no
+// session, so it tells a live owner from a socket nobody serves yet (or
+// any more) without proving a key pair.
+func HelloAt(ctx context.Context, endpoint string, wait time.Duration) (*Hello, error) {
+	c := Dial(endpoint, account.Caller{Name: "hello"}, nil, "")
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return c.Hello(ctx)
+}
+
 // Hello asks who owns the account, through which database.
 func (c *Client) Hello(ctx context.Context) (*Hello, error) {
 	req, err := request(ctx, c.base, opHello, noBody{})
