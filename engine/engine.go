@@ -75,6 +75,12 @@ type Config struct {
 	// Env, when set, is checked against the account's accountType at Start,
 	// together with the account being Active (spec "API keys" rule 5).
 	Env brokerclient.Env
+	// EnvChecked says the account detail already allowed writes in Env to
+	// the key pair's previous owner of the account, whom this engine takes
+	// over from (store.Store.EnvChecked): Start goes on from that check, as
+	// that owner would have, rather than read the detail again from a
+	// bucket the dead owner may just have emptied.
+	EnvChecked bool
 	// Ask is consulted for an offer within policy when the request neither
 	// auto-accepts nor sets a cap. It must answer before ctx's deadline (the
 	// last moment an accept can still land). Nil means nobody can answer:
@@ -138,7 +144,7 @@ type Engine struct {
 	done   chan struct{} // closed when the loop has ended
 
 	// detail is the account as read at Start (nil when Config.Env was not
-	// set: nothing was checked).
+	// set, or Config.EnvChecked: nothing was read).
 	detail *brokerclient.Account
 
 	routes routeCache // the account's routes, read once a trading day
@@ -198,7 +204,7 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Start checks the account, loads every unfinished workflow and order,
+// Start checks the account (unless Config.EnvChecked), loads every unfinished workflow and order,
 // and reconciles them before any of them steps (docs/design.md rule 1):
 // one history read moves each recovered workflow to what the broker's
 // history shows, so nothing it shows settled (an accept or cancel whose row
@@ -208,7 +214,7 @@ func New(cfg Config) (*Engine, error) {
 // each was doing and starts the poller. It returns once the resumed records
 // are committed.
 func (e *Engine) Start(ctx context.Context) error {
-	if e.cfg.Env != "" {
+	if e.cfg.Env != "" && !e.cfg.EnvChecked {
 		acct, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env)
 		if err != nil {
 			return err
@@ -425,7 +431,7 @@ func (e *Engine) Queued() int {
 }
 
 // Detail is the account detail Start read to check the environment (nil
-// when Config.Env was not set).
+// when it read none: Config.Env was not set, or Config.EnvChecked).
 func (e *Engine) Detail() *brokerclient.Account { return e.detail }
 
 // Idle reports whether the loop has nothing in hand: every event handed

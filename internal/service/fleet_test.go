@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -312,6 +313,15 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 			Caller: account.Caller{Name: "serve"}, Standby: true,
 		}
 	}
+	// The dead process had checked LV100001 with its key pair, and
+	// LV300001 with another: the takeover goes on from the first check
+	// (engine.Config.EnvChecked) and reads the other two accounts' detail.
+	if err := st.NoteEnvChecked(t.Context(), "LV100001", clients["LV100001"].PacingKey(), string(brokerclient.EnvLive)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.NoteEnvChecked(t.Context(), "LV300001", clients["LV100001"].PacingKey(), string(brokerclient.EnvLive)); err != nil {
+		t.Fatal(err)
+	}
 	f, err := service.OpenFleet(t.Context(), []service.Config{cfg("LV100001"), cfg("LV100002"), cfg("LV300001")})
 	if err != nil {
 		t.Fatal(err)
@@ -362,6 +372,25 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 		s, err := f.ByAccount()[acct].Status(t.Context(), account.StatusRequest{})
 		if err != nil || !s.Held {
 			t.Errorf("status of %s: %+v, %v; want it served here", acct, s, err)
+		}
+	}
+	// The start's reads: those before the account's first history read
+	// (the ledger's sync reads the detail too, once the account serves).
+	detail, started := map[string]int{}, map[string]bool{}
+	for _, r := range o.sim.Sim.Requests() {
+		if acct, ok := strings.CutPrefix(r.Path, "/v1/api/account/"); ok && !started[acct] {
+			detail[acct]++
+		}
+		if acct, ok := strings.CutSuffix(strings.TrimPrefix(r.Path, "/v1/api/accounts/"), "/locates/history"); ok {
+			started[acct] = true
+		}
+	}
+	if want := map[string]int{"LV100002": 1, "LV300001": 1}; !maps.Equal(detail, want) {
+		t.Errorf("account detail read at the takeover's start %v; want %v (LV100001's check taken over)", detail, want)
+	}
+	for _, acct := range accounts {
+		if env, err := st.EnvChecked(t.Context(), acct, clients[acct].PacingKey()); err != nil || env != string(brokerclient.EnvLive) {
+			t.Errorf("%s's check with its key pair: %q, %v; want live (recorded for the next takeover)", acct, env, err)
 		}
 	}
 }

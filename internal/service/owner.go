@@ -256,6 +256,12 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.serve(remote)
+	if o.eng.Detail() != nil {
+		// For the owner that takes over from this one (see open).
+		if err := o.st.NoteEnvChecked(ctx, lease.Account, ec.Client.PacingKey(), string(ec.Env)); err != nil {
+			o.log.Warn("the account's check not recorded: a takeover will read its detail again", "account", lease.Account, "err", err)
+		}
+	}
 	if o.cfg.Role == wire.RoleDaemon {
 		o.wg.Add(1)
 		go o.syncLedger()
@@ -284,13 +290,22 @@ func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string
 	// The broker's buckets are per key pair and may still hold the requests
 	// of the previous owner of this key pair: start the pacer as if emptied
 	// when that owner sent its last, or now when it died (it may have sent
-	// until then).
-	last, err := o.st.LastRequest(ctx, ec.Client.PacingKey())
-	if err != nil {
-		return err
-	}
+	// until then). A takeover goes on from the check of the account's
+	// detail that owner passed (see engine.Config.EnvChecked): that bucket
+	// would hold the start of the key pair's second account a second.
+	var last time.Time
+	var err error
 	if takenOver {
 		last = o.clk.Now()
+		if ec.Env != "" {
+			checked, err := o.st.EnvChecked(ctx, lease.Account, ec.Client.PacingKey())
+			if err != nil {
+				return err
+			}
+			ec.EnvChecked = checked == string(ec.Env)
+		}
+	} else if last, err = o.st.LastRequest(ctx, ec.Client.PacingKey()); err != nil {
+		return err
 	}
 	if !last.IsZero() {
 		ec.Client.PaceAfter(last)
