@@ -270,20 +270,24 @@ func (e *Engine) Start(ctx context.Context) error {
 // its shortfall) or an order was left working (rows, which bring it up to
 // the broker's record: a fill while no owner ran, which no stream pushed
 // to anyone, is in today's book until the broker's day rolls over, and
-// gone after); nil for what needs none. With no workflow recovered, the
-// reads are an idle account's refresh: the reads of the key pair's other
-// accounts that an offer waits on go first (brokerclient.PriorityIdle,
-// HoldIdle), so a serve starting its accounts beside a locate takes none
-// of that locate's turns.
+// gone after); nil for what needs none. With no workflow recovered there
+// is nothing for history or inventory to settle: the poller's first reads,
+// due at once, are the idle account's refresh, made once it serves (a
+// takeover's accounts served a second sooner, each second account of a
+// key pair no longer waiting on its bucket); a book read for a working
+// order then goes after the reads of the key pair's other accounts that an
+// offer waits on (brokerclient.PriorityIdle, HoldIdle), so a serve
+// starting its accounts beside a locate takes none of that locate's turns.
 func (e *Engine) reconcile(ctx context.Context, l *loop) (book []workflow.BookOrder, rows []brokerclient.Order, err error) {
 	if len(l.open) == 0 {
 		ctx = brokerclient.WithPriority(ctx, brokerclient.PriorityIdle)
-	}
-	if err := e.poll.PollHistory(ctx); err != nil {
-		return nil, nil, fmt.Errorf("reconcile: history: %w", err)
-	}
-	if err := e.poll.PollInventory(ctx); err != nil {
-		return nil, nil, fmt.Errorf("reconcile: inventory: %w", err)
+	} else {
+		if err := e.poll.PollHistory(ctx); err != nil {
+			return nil, nil, fmt.Errorf("reconcile: history: %w", err)
+		}
+		if err := e.poll.PollInventory(ctx); err != nil {
+			return nil, nil, fmt.Errorf("reconcile: inventory: %w", err)
+		}
 	}
 	quote := slices.ContainsFunc(slices.Collect(maps.Values(l.open)), toQuote)
 	working := slices.ContainsFunc(slices.Collect(maps.Values(l.orders.open)), func(o *Order) bool { return o.State == states.OrderWorking })
