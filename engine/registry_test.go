@@ -72,27 +72,38 @@ func TestRegistryForgetsFinishedWorkflows(t *testing.T) {
 
 // An idle account's inventory reads (every 5 s) write a
 // snapshot only when the inventory changed, not one row per read: three
-// reads of the same rows and one changed leave two snapshots.
+// reads of the same rows and one changed leave two snapshots. The next
+// owner's first read (a restart, a takeover's thousands) compares with the
+// last snapshot saved: the same rows save none, others one.
 func TestInventorySavedWhenChanged(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "inventory.db")
-	l, _, clk := groupBundleAt(t, path)
 	same := []brokerclient.InventoryRow{{AccountID: "LV100001", Symbol: "HTBX", Available: 300, LocateType: 3}}
 	changed := []brokerclient.InventoryRow{{AccountID: "LV100001", Symbol: "HTBX", Available: 200, LocateType: 3}}
-	for _, rows := range [][]brokerclient.InventoryRow{same, same, same, changed} {
-		clk.Advance(5 * time.Second)
-		l.handle(t.Context(), inventoryEv{rows: rows, at: clk.Now()})
-	}
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n int
-	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM inventory_snapshots WHERE account = ?`, "LV100001").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 {
-		t.Errorf("%d inventory snapshots after 4 reads, 2 distinct; want 2", n)
+	for _, run := range []struct {
+		reads [][]brokerclient.InventoryRow
+		want  int
+	}{
+		{[][]brokerclient.InventoryRow{same, same, same, changed}, 2},
+		{[][]brokerclient.InventoryRow{changed}, 2},
+		{[][]brokerclient.InventoryRow{same}, 3},
+	} {
+		l, _, clk := groupBundleAt(t, path)
+		for _, rows := range run.reads {
+			clk.Advance(5 * time.Second)
+			l.handle(t.Context(), inventoryEv{rows: rows, at: clk.Now()})
+		}
+		var n int
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM inventory_snapshots WHERE account = ?`, "LV100001").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != run.want {
+			t.Errorf("%d inventory snapshots after a start's %d reads; want %d", n, len(run.reads), run.want)
+		}
 	}
 }
