@@ -81,6 +81,12 @@ type Config struct {
 	// that owner would have, rather than read the detail again from a
 	// bucket the dead owner may just have emptied.
 	EnvChecked bool
+	// Recovery, when set, is the account's rows as the store held them
+	// once this engine's term began (store.Recoveries, Recent from
+	// RecoverySince: read for many accounts at once by whoever took their
+	// leases together, a fleet's takeover): Start goes on from it rather
+	// than read it itself.
+	Recovery *store.Recovery
 	// Ask is consulted for an offer within policy when the request neither
 	// auto-accepts nor sets a cap. It must answer before ctx's deadline (the
 	// last moment an accept can still land). Nil means nobody can answer:
@@ -181,7 +187,7 @@ func New(cfg Config) (*Engine, error) {
 	def(&cfg.Rules.OfferWindow, workflow.DefaultRules.OfferWindow)
 	def(&cfg.Rules.AcceptMargin, workflow.DefaultRules.AcceptMargin)
 	def(&cfg.Rules.SettleGrace, workflow.DefaultRules.SettleGrace)
-	def(&cfg.QuoteSpacing, 30*time.Second)
+	def(&cfg.QuoteSpacing, defaultQuoteSpacing)
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
 	}
@@ -202,6 +208,21 @@ func New(cfg Config) (*Engine, error) {
 		AfterPoll:   func(read time.Time) { e.inbox.push(tickEv{read: read}) },
 	})
 	return e, nil
+}
+
+// defaultQuoteSpacing is Config.QuoteSpacing's default.
+const defaultQuoteSpacing = 30 * time.Second
+
+// RecoverySince is the time from which Start of an engine of cfg needs the
+// account's workflows updated (store.Recovery.Recent): a quote sent in
+// that time may still hold its symbol's spacing, however old its
+// workflow.
+func RecoverySince(cfg Config, now time.Time) time.Time {
+	spacing := cfg.QuoteSpacing
+	if spacing <= 0 {
+		spacing = defaultQuoteSpacing
+	}
+	return now.Add(-2 * spacing)
 }
 
 // Start checks the account (unless Config.EnvChecked), loads every unfinished workflow and order,

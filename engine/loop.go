@@ -136,20 +136,13 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		waiters: map[string][]chan *Workflow{}, orders: newOrderBook(), askers: map[string]asker{},
 		quoting: map[string]bool{}, selling: map[string]bool{},
 	}
-	if err := e.adoptMACs(ctx); err != nil {
-		return nil, err
-	}
-	open, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, Open: true})
+	rec, err := e.recovery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// A quote sent in that time was updated in it, however old its workflow.
-	recent, err := e.store.List(ctx, store.Filter{Account: e.cfg.Account, UpdatedSince: e.clock.Now().Add(-2 * e.cfg.QuoteSpacing)})
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range recent {
-		if !states.Quotes(w.Kind) {
+	since := RecoverySince(e.cfg, e.clock.Now())
+	for _, w := range rec.Recent {
+		if !states.Quotes(w.Kind) || w.UpdatedAt.Before(since) {
 			continue
 		}
 		// The broker had its quote by the time this process last
@@ -170,11 +163,8 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 		}
 		l.noteQuote(w.Symbol, at)
 	}
-	orders, err := e.store.Orders(ctx, store.OrderFilter{Account: e.cfg.Account, Open: true})
+	open, orders, err := e.authentic(ctx, rec.Open, rec.Orders, rec.Refused)
 	if err != nil {
-		return nil, err
-	}
-	if open, orders, err = e.authentic(ctx, open, orders); err != nil {
 		return nil, err
 	}
 	for _, w := range open {

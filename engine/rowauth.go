@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/internal/store"
 )
 
 // refusedReason is why a row is refused: its MAC (workflow.RowKey) does not
@@ -22,12 +23,39 @@ func (e *Engine) adoptMACs(ctx context.Context) error {
 	return err
 }
 
+// recovery is what Start goes on from: Config.Recovery, or the store's
+// Recovery of the account read now. Rows from before row MACs get theirs
+// first (adoptMACs), and are read again with them.
+func (e *Engine) recovery(ctx context.Context) (*store.Recovery, error) {
+	read := func() (*store.Recovery, error) {
+		recs, err := e.store.Recoveries(ctx, []string{e.cfg.Account}, RecoverySince(e.cfg, e.clock.Now()))
+		if err != nil {
+			return nil, err
+		}
+		return recs[e.cfg.Account], nil
+	}
+	rec := e.cfg.Recovery
+	if rec == nil {
+		var err error
+		if rec, err = read(); err != nil {
+			return nil, err
+		}
+	}
+	if !rec.MACsPending {
+		return rec, nil
+	}
+	if err := e.adoptMACs(ctx); err != nil {
+		return nil, err
+	}
+	return read()
+}
+
 // authentic keeps the loaded rows whose MAC verifies: only those are
 // resumed, reconciled or looked up. Each other one is logged and recorded
-// as refused (store.SetRefused, which `locator status` lists), and left as
-// it is: the owner neither sends for it nor changes it (docs/design.md
-// rule 10).
-func (e *Engine) authentic(ctx context.Context, flows []*Workflow, orders []*Order) ([]*Workflow, []*Order, error) {
+// as refused (store.SetRefused, which `locator status` lists, in place of
+// what was listed: listed says some was), and left as it is: the owner
+// neither sends for it nor changes it (docs/design.md rule 10).
+func (e *Engine) authentic(ctx context.Context, flows []*Workflow, orders []*Order, listed bool) ([]*Workflow, []*Order, error) {
 	var refused []locator.RefusedRow
 	var okFlows []*Workflow
 	for _, w := range flows {
@@ -47,6 +75,9 @@ func (e *Engine) authentic(ctx context.Context, flows []*Workflow, orders []*Ord
 	}
 	for _, r := range refused {
 		e.log.Error("engine: row refused", "account", e.cfg.Account, "kind", r.Kind, "id", r.ID, "symbol", r.Symbol, "reason", refusedReason)
+	}
+	if len(refused) == 0 && !listed {
+		return okFlows, okOrders, nil
 	}
 	return okFlows, okOrders, e.store.SetRefused(ctx, e.cfg.Account, refused)
 }

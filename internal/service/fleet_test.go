@@ -388,9 +388,13 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	if want := map[string]int{"LV100002": 1, "LV300001": 1}; !maps.Equal(detail, want) {
 		t.Errorf("account detail read at the takeover's start %v; want %v (LV100001's check taken over)", detail, want)
 	}
+	recs, err := st.Recoveries(t.Context(), accounts, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, acct := range accounts {
-		if env, err := st.EnvChecked(t.Context(), acct, clients[acct].PacingKey()); err != nil || env != string(brokerclient.EnvLive) {
-			t.Errorf("%s's check with its key pair: %q, %v; want live (recorded for the next takeover)", acct, env, err)
+		if want := (store.EnvCheck{PacingKey: clients[acct].PacingKey(), Env: string(brokerclient.EnvLive)}); recs[acct].Checked != want {
+			t.Errorf("%s's check: %+v; want %+v (recorded for the next takeover)", acct, recs[acct].Checked, want)
 		}
 	}
 }

@@ -71,10 +71,13 @@ type Handle struct {
 	notOpened         error
 	notSince, retryAt time.Time
 	// reserved is the owner id of the lease a fleet took for the
-	// account (see reserve), until the next attempt to own it, and
-	// reservedOver whether it was taken over (see takePair).
+	// account (see reserve), until the next attempt to own it,
+	// reservedOver whether it was taken over (see takePair), and
+	// recovery what the account's engine starts from in that term (nil:
+	// the engine reads it).
 	reserved     string
 	reservedOver bool
+	recovery     *store.Recovery
 	// pair is the fleet's handles of the account's key pair (see
 	// takePair); nil outside a fleet.
 	pair *keyPair
@@ -247,8 +250,8 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 func (h *Handle) own(ctx context.Context) (*Owner, error) {
 	cfg := h.cfg.OwnerConfig
 	h.mu.Lock()
-	cfg.owner, cfg.tookOver = h.reserved, h.reservedOver
-	h.reserved, h.reservedOver = "", false
+	cfg.owner, cfg.tookOver, cfg.recovery = h.reserved, h.reservedOver, h.recovery
+	h.reserved, h.reservedOver, h.recovery = "", false, nil
 	h.mu.Unlock()
 	o, err := Own(ctx, cfg)
 	if err != nil && cfg.owner != "" && cfg.renewals != nil {

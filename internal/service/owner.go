@@ -107,6 +107,10 @@ type OwnerConfig struct {
 	// starts as after any takeover.
 	owner    string
 	tookOver bool
+	// recovery is what the fleet read for the account once it took that
+	// lease (see reserve): the engine starts from it when the owner takes
+	// that lease on, in the same term.
+	recovery *store.Recovery
 }
 
 // Owner is the live owner of one account: it holds the account's lease in
@@ -243,12 +247,16 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.lease, o.session = lease, session
+	rec := o.cfg.recovery
+	if lease.Owner != o.cfg.owner {
+		rec = nil // not the term it was read in
+	}
 	o.trust(attempt)
 	// The lease is kept from now on, whatever the start below waits for:
 	// its reads queue on the key pair's pacer behind the other accounts'
 	// (see brokerclient's priorities), and trust must not run out meanwhile.
 	o.renewals.join(o)
-	if err := o.open(ctx, ec, sockPath, want.Pin, takenOver); err != nil {
+	if err := o.open(ctx, ec, sockPath, want.Pin, takenOver, rec); err != nil {
 		close(o.stop)
 		o.wg.Wait()
 		o.renewals.leave(o)
@@ -275,8 +283,10 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 
 // open starts what the owner serves once it holds the lease: the pacer
 // from where the key pair's last owner left it, the socket, the engine
-// and the account API over them. On an error nothing of it is left open.
-func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string, takenOver bool) error {
+// (from rec, what the fleet read for the account in this term; nil: read
+// here on a takeover, else by the engine) and the account API over them.
+// On an error nothing of it is left open.
+func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string, takenOver bool, rec *store.Recovery) error {
 	lease := o.lease
 	// Every write of this owner carries its term, and no broker request
 	// leaves without trust in it (see LeaseTTL).
@@ -297,16 +307,18 @@ func (o *Owner) open(ctx context.Context, ec engine.Config, sockPath, pin string
 	var err error
 	if takenOver {
 		last = o.clk.Now()
-		if ec.Env != "" {
-			checked, err := o.st.EnvChecked(ctx, lease.Account, ec.Client.PacingKey())
+		if rec == nil {
+			recs, err := o.st.Recoveries(ctx, []string{lease.Account}, engine.RecoverySince(ec, last))
 			if err != nil {
 				return err
 			}
-			ec.EnvChecked = checked == string(ec.Env)
+			rec = recs[lease.Account]
 		}
+		ec.EnvChecked = ec.Env != "" && rec.Checked == store.EnvCheck{PacingKey: ec.Client.PacingKey(), Env: string(ec.Env)}
 	} else if last, err = o.st.LastRequest(ctx, ec.Client.PacingKey()); err != nil {
 		return err
 	}
+	ec.Recovery = rec
 	if !last.IsZero() {
 		ec.Client.PaceAfter(last)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
 )
@@ -25,7 +26,9 @@ import (
 // over from an owner that went (see takePair). It returns the terms
 // taken, and why each other account was not (see AcquireLeases; none
 // when the take failed); an account not taken is opened as a single take
-// would.
+// would. What the accounts taken start from is read for all of them at
+// once (store.Recoveries: after the take, so that an earlier owner can
+// write nothing of it any more), not by each engine on its own.
 func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]store.Term, map[*Handle]error) {
 	host, _ := os.Hostname()
 	var leases []locator.Lease
@@ -61,10 +64,19 @@ func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]sto
 	// Kept until each account's owner takes its lease on (see
 	// renewals.reserve).
 	handles[0].cfg.renewals.reserve(handles[0].cfg.Engine.Store, terms)
+	accounts := make([]string, len(taken))
+	for i, l := range taken {
+		accounts[i] = l.Account
+	}
+	ec := handles[0].cfg.Engine
+	recs, err := ec.Store.Recoveries(ctx, accounts, engine.RecoverySince(ec, ec.Clock.Now()))
+	if err != nil && ctx.Err() == nil {
+		ec.Logger.Warn("cannot read what the accounts start from at once; each reads its own", "accounts", len(accounts), "err", err)
+	}
 	for i, l := range taken {
 		h := byAccount[l.Account]
 		h.mu.Lock()
-		h.reserved, h.reservedOver = l.Owner, over
+		h.reserved, h.reservedOver, h.recovery = l.Owner, over, recs[l.Account]
 		h.mu.Unlock()
 		out[h] = terms[i]
 	}
@@ -86,12 +98,13 @@ type keyPair struct {
 // and each handle then owns its account under the term taken for it. It
 // returns once the fleet's next takeover, which takes h's key pair with
 // every other one found free meanwhile, is done (see takeovers). The
-// accounts taken then open all at once: each owner takes its lease on in
-// one statement (store.TakeOnLease) and its engine's first broker reads
-// wait a second or two on its key pair's pacer (the dead owner may have
-// emptied its buckets), waits a bound on the opens would queue one behind
-// another (64 at a time, a dead process's 2,500 accounts were served
-// 20.9 s after its kill; all at once, 12.5 to 19.2 s; see
+// accounts taken then open all at once, each from what reserve read for
+// all of them: each owner takes its lease on in one statement
+// (store.TakeOnLease), and its engine, with nothing to recover, starts
+// without a broker read (the dead owner may have emptied its key pair's
+// buckets: see engine.Config.EnvChecked and Engine.Start). A bound on the
+// opens would queue them one behind another (64 at a time, a dead
+// process's 2,500 accounts were served 20.9 s after its kill; see
 // docs/benchmarks.md). Outside a fleet, nothing.
 func (h *Handle) takePair(ctx context.Context) {
 	if h.pair != nil {

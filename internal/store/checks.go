@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 )
 
 // NoteEnvChecked records that the account detail, read with the key pair
@@ -19,16 +17,4 @@ func (s *Store) NoteEnvChecked(ctx context.Context, account, pacingKey, env stri
 		WHERE account_checks.pacing_key != excluded.pacing_key OR account_checks.env != excluded.env`,
 		account, pacingKey, env)
 	return err
-}
-
-// EnvChecked is the environment whose writes the account detail last
-// allowed to an owner reading it with the key pair named pacingKey; ""
-// when none was recorded, or the last check was made with another key pair.
-func (s *Store) EnvChecked(ctx context.Context, account, pacingKey string) (string, error) {
-	var env string
-	err := s.db.QueryRowContext(ctx, `SELECT env FROM account_checks WHERE account = ? AND pacing_key = ?`, account, pacingKey).Scan(&env)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return env, err
 }

@@ -14,13 +14,8 @@ import (
 // account already carries a MAC key makes (an owner with the key has run
 // since, so a row without one was added by someone else). The account
 // leaves the pending list either way, in the same transaction, so later
-// starts never bless a row. It returns how many rows it blessed. An
-// account not pending (every start but its first after the migration) is
-// found so by a read, without a transaction under the owner's term.
+// starts never bless a row. It returns how many rows it blessed.
 func (s *Store) AdoptMACs(ctx context.Context, account string, key workflow.RowKey) (int, error) {
-	if pending, err := s.any(ctx, `row_macs_pending`, account); err != nil || !pending {
-		return 0, err
-	}
 	n := 0
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		n = 0
@@ -103,15 +98,8 @@ func scanAll(ctx context.Context, tx *Tx, q, arg string, each func(scanner) erro
 }
 
 // SetRefused replaces account's list of refused rows with rows (an owner's
-// finding at its start), so that `locator status` shows them. An empty
-// list where none was (every start of an account whose rows all verify)
-// is found so by a read, without a transaction under the owner's term.
+// finding at its start), so that `locator status` shows them.
 func (s *Store) SetRefused(ctx context.Context, account string, rows []locator.RefusedRow) error {
-	if len(rows) == 0 {
-		if listed, err := s.any(ctx, `refused_rows`, account); err != nil || !listed {
-			return err
-		}
-	}
 	return s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM refused_rows WHERE account = ?`, account); err != nil {
 			return err
@@ -149,11 +137,4 @@ func (s *Store) Refused(ctx context.Context) ([]locator.RefusedRow, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-// any says whether table (a constant name) has a row of account.
-func (s *Store) any(ctx context.Context, table, account string) (bool, error) {
-	var found bool
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE account = ?)`, account).Scan(&found)
-	return found, err
 }

@@ -223,6 +223,19 @@ type Filter struct {
 	Limit int
 }
 
+// terminalStates lists, for SQL, the states in which a workflow has ended.
+var terminalStates = func() string {
+	var terminal []string
+	for _, kind := range states.Kinds() {
+		for _, st := range states.All(kind) {
+			if states.Terminal(st) {
+				terminal = append(terminal, "'"+string(st)+"'")
+			}
+		}
+	}
+	return strings.Join(terminal, ",")
+}()
+
 // List returns workflows matching f, oldest first (newest first with Limit).
 func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error) {
 	var where []string
@@ -249,15 +262,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*workflow.Workflow, error
 		where, args = append(where, "updated_at >= ?"), append(args, formatTime(f.UpdatedSince))
 	}
 	if f.Open {
-		var terminal []string
-		for _, kind := range states.Kinds() {
-			for _, st := range states.All(kind) {
-				if states.Terminal(st) {
-					terminal = append(terminal, "'"+string(st)+"'")
-				}
-			}
-		}
-		where = append(where, "state NOT IN ("+strings.Join(terminal, ",")+")")
+		where = append(where, "state NOT IN ("+terminalStates+")")
 	}
 	q := `SELECT ` + workflowColumns + ` FROM workflows`
 	if len(where) > 0 {

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/locatorhq/locator/workflow"
+)
+
+// Recovery is what an account's owner starts from (engine.Engine.Start),
+// as the store holds it once the owner's term has begun: nothing of it
+// changes until that owner writes, since an earlier owner's writes fail
+// (Fenced).
+type Recovery struct {
+	// Open are the workflows that have not ended, oldest first; Recent
+	// those updated at or after the time asked for (the quotes sent
+	// lately, whose symbols' spacing still runs), ended or not.
+	Open, Recent []*workflow.Workflow
+	// Orders are the orders that have not ended, newest first.
+	Orders []*workflow.Order
+	// MACsPending: the account's rows wait for their MACs (AdoptMACs).
+	MACsPending bool
+	// Refused: rows of the account are listed as refused (SetRefused).
+	Refused bool
+	// Checked is what the account's detail last allowed (NoteEnvChecked):
+	// the environment, and the key pair it was read with; zero when none.
+	Checked EnvCheck
+}
+
+// EnvCheck is a check of an account's detail (NoteEnvChecked).
+type EnvCheck struct {
+	PacingKey string
+	Env       string
+}
+
+// Recoveries reads the Recovery of each of accounts, Recent from
+// updatedSince, in five statements whatever their number: a fleet taking
+// a dead process's thousands of accounts at once starts them on what it
+// read for all of them, not on a dozen statements each (the takeover's
+// accounts were served over seconds, behind one another's round trips).
+// Every account named has its Recovery, empty when the store holds
+// nothing of it.
+func (s *Store) Recoveries(ctx context.Context, accounts []string, updatedSince time.Time) (map[string]*Recovery, error) {
+	out := make(map[string]*Recovery, len(accounts))
+	for _, a := range accounts {
+		out[a] = &Recovery{}
+	}
+	list, err := json.Marshal(accounts)
+	if err != nil {
+		return nil, err
+	}
+	since := formatTime(updatedSince)
+	each := func(q string, args []any, scan func(*sql.Rows) error) error {
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	in := s.db.inJSON("account")
+	err = each(`SELECT `+workflowColumns+` FROM workflows WHERE `+in+` AND (state NOT IN (`+terminalStates+`) OR updated_at >= ?) ORDER BY created_at, id`,
+		[]any{string(list), since}, func(rows *sql.Rows) error {
+			w, err := scanWorkflow(rows)
+			if err != nil {
+				return err
+			}
+			r := out[w.Account]
+			if !w.Terminal() {
+				r.Open = append(r.Open, w)
+			}
+			if !w.UpdatedAt.Before(updatedSince) {
+				r.Recent = append(r.Recent, w)
+			}
+			return nil
+		})
+	if err == nil {
+		err = each(`SELECT `+orderColumns+` FROM orders WHERE `+in+` AND state IN (`+openOrderStates+`) ORDER BY created_at DESC, client_order_id`,
+			[]any{string(list)}, func(rows *sql.Rows) error {
+				o, err := scanOrder(rows)
+				if err == nil {
+					out[o.Account].Orders = append(out[o.Account].Orders, o)
+				}
+				return err
+			})
+	}
+	for _, flag := range []struct {
+		table string
+		set   func(*Recovery)
+	}{
+		{`row_macs_pending`, func(r *Recovery) { r.MACsPending = true }},
+		{`refused_rows`, func(r *Recovery) { r.Refused = true }},
+	} {
+		if err != nil {
+			break
+		}
+		err = each(`SELECT DISTINCT account FROM `+flag.table+` WHERE `+in, []any{string(list)}, func(rows *sql.Rows) error {
+			var a string
+			if err := rows.Scan(&a); err != nil {
+				return err
+			}
+			flag.set(out[a])
+			return nil
+		})
+	}
+	if err == nil {
+		err = each(`SELECT account, pacing_key, env FROM account_checks WHERE `+in, []any{string(list)}, func(rows *sql.Rows) error {
+			var a string
+			var c EnvCheck
+			if err := rows.Scan(&a, &c.PacingKey, &c.Env); err != nil {
+				return err
+			}
+			out[a].Checked = c
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
