@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"time"
 
@@ -51,24 +50,10 @@ func (s *Store) Recoveries(ctx context.Context, accounts []string, updatedSince 
 	if err != nil {
 		return nil, err
 	}
-	since := formatTime(updatedSince)
-	each := func(q string, args []any, scan func(*sql.Rows) error) error {
-		rows, err := s.db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
-	in := s.db.inJSON("account")
-	err = each(`SELECT `+workflowColumns+` FROM workflows WHERE `+in+` AND (state NOT IN (`+terminalStates+`) OR updated_at >= ?) ORDER BY created_at, id`,
-		[]any{string(list), since}, func(rows *sql.Rows) error {
-			w, err := scanWorkflow(rows)
+	in, arg := s.db.inJSON("account"), []any{string(list)}
+	err = scanAll(ctx, s.db, `SELECT `+workflowColumns+` FROM workflows WHERE `+in+` AND (state NOT IN (`+terminalStates+`) OR updated_at >= ?) ORDER BY created_at, id`,
+		append(arg, formatTime(updatedSince)), func(sc scanner) error {
+			w, err := scanWorkflow(sc)
 			if err != nil {
 				return err
 			}
@@ -82,9 +67,9 @@ func (s *Store) Recoveries(ctx context.Context, accounts []string, updatedSince 
 			return nil
 		})
 	if err == nil {
-		err = each(`SELECT `+orderColumns+` FROM orders WHERE `+in+` AND state IN (`+openOrderStates+`) ORDER BY created_at DESC, client_order_id`,
-			[]any{string(list)}, func(rows *sql.Rows) error {
-				o, err := scanOrder(rows)
+		err = scanAll(ctx, s.db, `SELECT `+orderColumns+` FROM orders WHERE `+in+` AND state IN (`+openOrderStates+`) ORDER BY created_at DESC, client_order_id`,
+			arg, func(sc scanner) error {
+				o, err := scanOrder(sc)
 				if err == nil {
 					out[o.Account].Orders = append(out[o.Account].Orders, o)
 				}
@@ -98,27 +83,26 @@ func (s *Store) Recoveries(ctx context.Context, accounts []string, updatedSince 
 		{`row_macs_pending`, func(r *Recovery) { r.MACsPending = true }},
 		{`refused_rows`, func(r *Recovery) { r.Refused = true }},
 	} {
-		if err != nil {
-			break
-		}
-		err = each(`SELECT DISTINCT account FROM `+flag.table+` WHERE `+in, []any{string(list)}, func(rows *sql.Rows) error {
-			var a string
-			if err := rows.Scan(&a); err != nil {
+		if err == nil {
+			err = scanAll(ctx, s.db, `SELECT DISTINCT account FROM `+flag.table+` WHERE `+in, arg, func(sc scanner) error {
+				var a string
+				err := sc.Scan(&a)
+				if err == nil {
+					flag.set(out[a])
+				}
 				return err
-			}
-			flag.set(out[a])
-			return nil
-		})
+			})
+		}
 	}
 	if err == nil {
-		err = each(`SELECT account, pacing_key, env FROM account_checks WHERE `+in, []any{string(list)}, func(rows *sql.Rows) error {
+		err = scanAll(ctx, s.db, `SELECT account, pacing_key, env FROM account_checks WHERE `+in, arg, func(sc scanner) error {
 			var a string
 			var c EnvCheck
-			if err := rows.Scan(&a, &c.PacingKey, &c.Env); err != nil {
-				return err
+			err := sc.Scan(&a, &c.PacingKey, &c.Env)
+			if err == nil {
+				out[a].Checked = c
 			}
-			out[a].Checked = c
-			return nil
+			return err
 		})
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/locatorhq/locator"
@@ -66,7 +67,7 @@ func (s *Store) AdoptMACs(ctx context.Context, account string, key workflow.RowK
 // accountRows reads every workflow and order of account.
 func accountRows(ctx context.Context, tx *Tx, account string) ([]*workflow.Workflow, []*workflow.Order, error) {
 	var flows []*workflow.Workflow
-	err := scanAll(ctx, tx, `SELECT `+workflowColumns+` FROM workflows WHERE account = ?`, account, func(sc scanner) error {
+	err := scanAll(ctx, tx, `SELECT `+workflowColumns+` FROM workflows WHERE account = ?`, []any{account}, func(sc scanner) error {
 		w, err := scanWorkflow(sc)
 		flows = append(flows, w)
 		return err
@@ -75,7 +76,7 @@ func accountRows(ctx context.Context, tx *Tx, account string) ([]*workflow.Workf
 		return nil, nil, err
 	}
 	var orders []*workflow.Order
-	err = scanAll(ctx, tx, `SELECT `+orderColumns+` FROM orders WHERE account = ?`, account, func(sc scanner) error {
+	err = scanAll(ctx, tx, `SELECT `+orderColumns+` FROM orders WHERE account = ?`, []any{account}, func(sc scanner) error {
 		o, err := scanOrder(sc)
 		orders = append(orders, o)
 		return err
@@ -83,8 +84,9 @@ func accountRows(ctx context.Context, tx *Tx, account string) ([]*workflow.Workf
 	return flows, orders, err
 }
 
-func scanAll(ctx context.Context, tx *Tx, q, arg string, each func(scanner) error) error {
-	rows, err := tx.QueryContext(ctx, q, arg)
+// scanAll runs q with args on db and hands each row to each.
+func scanAll(ctx context.Context, db rowsQuerier, q string, args []any, each func(scanner) error) error {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -95,6 +97,11 @@ func scanAll(ctx context.Context, tx *Tx, q, arg string, each func(scanner) erro
 		}
 	}
 	return rows.Err()
+}
+
+// rowsQuerier runs a query of rows: a store's pool (conn) or a transaction.
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
 // SetRefused replaces account's list of refused rows with rows (an owner's
