@@ -97,18 +97,25 @@ type keyPair struct {
 // rather than account by account as each handle took its own lease over,
 // and each handle then owns its account under the term taken for it. It
 // returns once the fleet's next takeover, which takes h's key pair with
-// every other one found free meanwhile, is done (see takeovers). The
-// accounts taken then open all at once, each from what reserve read for
-// all of them: each owner takes its lease on in one statement
+// every other one found free meanwhile, is done (see takeovers), holding
+// one of the fleet's takeoverOpens places for the open that follows,
+// which opened gives back. The accounts taken open from what reserve read
+// for all of them: each owner takes its lease on in one statement
 // (store.TakeOnLease), and its engine, with nothing to recover, starts
 // without a broker read (the dead owner may have emptied its key pair's
-// buckets: see engine.Config.EnvChecked and Engine.Start). A bound on the
-// opens would queue them one behind another (64 at a time, a dead
-// process's 2,500 accounts were served 20.9 s after its kill; see
-// docs/benchmarks.md). Outside a fleet, nothing.
-func (h *Handle) takePair(ctx context.Context) {
-	if h.pair != nil {
-		h.pair.takes.take(ctx, h.pair)
+// buckets: see engine.Config.EnvChecked and Engine.Start). Outside a
+// fleet, nothing.
+func (h *Handle) takePair(ctx context.Context) (opened func()) {
+	if h.pair == nil {
+		return func() {}
+	}
+	t := h.pair.takes
+	t.take(ctx, h.pair)
+	select {
+	case t.opening <- struct{}{}:
+		return func() { <-t.opening }
+	case <-ctx.Done():
+		return func() {}
 	}
 }
 
@@ -122,6 +129,9 @@ func (h *Handle) takePair(ctx context.Context) {
 // on four processes, the statements timed out and were tried again);
 // one pass takes them all within a few statements.
 type takeovers struct {
+	// opening holds takeoverOpens of the accounts taken over opening at
+	// once (see takePair).
+	opening chan struct{}
 	mu      sync.Mutex
 	next    *takeover // gathering, taken once the one running is done
 	running bool
@@ -134,6 +144,14 @@ type takeover struct {
 	pairs map[*keyPair]bool
 	done  chan struct{}
 }
+
+// takeoverOpens is how many accounts a fleet opens at once after taking
+// them over (their leases are kept meanwhile, renewals.reserve): with no
+// broker read to wait for, a dead process's 2,500 accounts opened all at
+// once on three processes loaded the database until their own renewals
+// ran late, and 263 of their own leases went; 64 at a time, 3
+// (docs/benchmarks.md).
+const takeoverOpens = 64
 
 // takeoverBatch is the most accounts one statement of a takeover takes
 // (whole key pairs), so that each transaction, which holds its key
