@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,14 +40,16 @@ func (g *gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // inventory to settle (spec "Short locates": GET .../locates/history and
 // .../locates/inventory), so Start returns without either read, even were
 // the broker slow to answer them (a takeover's idle accounts serve a
-// second sooner), and the poller's first reads, due at once, refresh it.
+// second sooner), and the poller's first reads refresh it (at once here;
+// within their idle spacing for an engine a fleet starts with others,
+// poller.Stagger).
 func TestIdleStartReadsOnceStarted(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpt{noStart: true})
 	gate := &gatedTransport{base: b.sim.HTTPClient().Transport, paths: []string{"/locates/history", "/locates/inventory"},
 		seen: make(chan string, 8), release: make(chan struct{})}
 	e, err := engine.New(engine.Config{Client: b.sim.Client(t, b.sim.Live, brokerclient.WithHTTPClient(&http.Client{Transport: gate})),
-		Store: b.store, Clock: b.sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive})
+		Store: b.store, Clock: b.sim.Clock, Account: "LV100001", Env: brokerclient.EnvLive, Logger: slog.New(slog.NewTextHandler(tWriter{t}, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,6 +154,7 @@ type Poller struct {
 	lastHist time.Time // when the last history read began
 	nextInv  time.Time // when inventory is due (zero: not until asked, SetQuiet)
 	invAsked bool      // an inventory read was asked for (RefreshInventory)
+	invRead  bool      // an inventory read was made
 	// preemptIdle gives up the idle read in flight (nil: none).
 	preemptIdle context.CancelFunc
 	quietUntil  time.Time // after a failed read, nothing is pulled in before this
@@ -182,6 +183,20 @@ func New(cfg Config) *Poller {
 		nextHist: now, nextInv: now,
 		rng: rand.New(rand.NewPCG(uint64(now.UnixNano()), 7)),
 	}
+}
+
+// Stagger moves the first reads, due at once, to a moment drawn within the
+// idle spacing of each (history's, inventory's): an account with nothing
+// to recover needs its refresh within that time, not at once, and the
+// thousands a takeover or a desk's start opens together spread their
+// reads over it, rather than send them all as the others still open. A
+// write, or a read asked for, brings them forward as ever.
+func (p *Poller) Stagger() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.cfg.Clock.Now()
+	p.nextHist = now.Add(time.Duration(p.rng.Int64N(int64(p.cfg.Cadence.IdleHistory))))
+	p.nextInv = now.Add(time.Duration(p.rng.Int64N(int64(p.cfg.Cadence.IdleInventory))))
 }
 
 // Wrote tells the poller a write was sent: history is polled about 2 s later
@@ -328,7 +343,7 @@ func (p *Poller) SetQuiet(quiet bool) {
 	if quiet && !p.quiet {
 		p.nextHist = later(p.nextHist, p.lastHist.Add(p.cfg.Cadence.Quiet))
 		p.writePoll = 0
-		if !p.invAsked && p.nextInv.After(p.cfg.Clock.Now()) {
+		if !p.invAsked && p.invRead && p.nextInv.After(p.cfg.Clock.Now()) {
 			p.nextInv = time.Time{}
 		}
 	}
@@ -446,7 +461,7 @@ func (p *Poller) PollInventory(ctx context.Context) error {
 	if !p.quiet {
 		p.nextInv = p.cfg.Clock.Now().Add(p.cfg.Cadence.IdleInventory)
 	}
-	p.invAsked = false
+	p.invAsked, p.invRead = false, true
 	p.mu.Unlock()
 	return nil
 }

@@ -1007,6 +1007,31 @@ func TestQuietAccountReadsAtMostOnceAMinute(t *testing.T) {
 	}
 }
 
+// A start with nothing to recover staggers its first reads (Stagger):
+// each comes at a moment within its idle spacing (history's 8 s,
+// inventory's 5 s), not at once, and the first inventory read, never made
+// yet, stays when the account is quiet; then the quiet cadence.
+func TestStaggeredFirstReads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.newPoller(poller.Config{})
+	p.Stagger()
+	p.SetQuiet(true)
+	b.start(t, p)
+	b.advanceTo(t, 10*time.Second)
+	hist, inv := b.calls()
+	if len(hist) != 1 || len(inv) != 1 || hist[0] >= 8*time.Second || inv[0] >= 5*time.Second {
+		t.Fatalf("first reads: history at %v, inventory at %v; want one each, within 8 s and 5 s", hist, inv)
+	}
+	if hist[0] == 0 && inv[0] == 0 {
+		t.Errorf("both first reads at the start; want them drawn within their spacing")
+	}
+	b.advanceTo(t, 3*time.Minute)
+	if h, i := b.calls(); len(h) != 2 || h[1] != hist[0]+2*time.Minute || len(i) != 1 {
+		t.Errorf("then: history at %v, inventory at %v; want history 2 minutes after its first, no other inventory read", h, i)
+	}
+}
+
 // An account that turns quiet (its last workflow ended) drops the reads
 // due on the idle cadence: history comes 2 minutes after its last read,
 // inventory once history changes.

@@ -374,19 +374,34 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 			t.Errorf("status of %s: %+v, %v; want it served here", acct, s, err)
 		}
 	}
-	// The start's reads: those before the account's first history read
-	// (the ledger's sync reads the detail too, once the account serves).
-	detail, started := map[string]int{}, map[string]bool{}
-	for _, r := range o.sim.Sim.Requests() {
-		if acct, ok := strings.CutPrefix(r.Path, "/v1/api/account/"); ok && !started[acct] {
-			detail[acct]++
+	// Each account's ledger sync reads its detail, then its cash ledger
+	// (ledger.Reconcile): once every account's ledger was read, the
+	// detail reads are the syncs' and the starts'.
+	detail := map[string]int{}
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		clear(detail)
+		synced := map[string]bool{}
+		for _, r := range o.sim.Sim.Requests() {
+			rest, _ := strings.CutPrefix(r.Path, "/v1/api/account/")
+			if rest != r.Path {
+				detail[rest]++
+			}
+			if acct, _, ok := strings.Cut(strings.TrimPrefix(r.Path, "/v1/api/accounts/"), "/cash-transactions/"); ok {
+				synced[acct] = true
+			}
 		}
-		if acct, ok := strings.CutSuffix(strings.TrimPrefix(r.Path, "/v1/api/accounts/"), "/locates/history"); ok {
-			started[acct] = true
+		if len(synced) == len(accounts) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ledgers read %v after 2 minutes; want every account's", synced)
+		}
+		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if want := map[string]int{"LV100002": 1, "LV300001": 1}; !maps.Equal(detail, want) {
-		t.Errorf("account detail read at the takeover's start %v; want %v (LV100001's check taken over)", detail, want)
+	if want := map[string]int{"LV100001": 1, "LV100002": 2, "LV300001": 2}; !maps.Equal(detail, want) {
+		t.Errorf("account detail read %v; want %v: each account's ledger sync's, and the start's of the two whose check was not taken over", detail, want)
 	}
 	recs, err := st.Recoveries(t.Context(), accounts, time.Time{})
 	if err != nil {
