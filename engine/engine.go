@@ -292,22 +292,23 @@ func (e *Engine) Start(ctx context.Context) error {
 // the broker's record: a fill while no owner ran, which no stream pushed
 // to anyone, is in today's book until the broker's day rolls over, and
 // gone after); nil for what needs none. With no workflow recovered there
-// is nothing for history or inventory to settle: the poller's first reads
-// are the idle account's refresh, made once it serves (a takeover's
-// accounts served a second sooner, each second account of a key pair no
-// longer waiting on its bucket), and an engine started with others from
-// what was read for all of them (Config.Recovery: a fleet's start or
-// takeover) draws them within its idle spacing (poller.Stagger), so that
-// the thousands started together spread their reads; a book read for a working
+// is nothing for history or inventory to settle: an engine started from
+// what was read for it (Config.Recovery: a fleet's, for many accounts at
+// once, or a takeover's) leaves its idle account's refresh to the poller's
+// first reads, once it serves (a takeover's accounts served a second
+// sooner, each second account of a key pair no longer waiting on its
+// bucket), drawn within its idle spacing (poller.Stagger) so that the
+// thousands started together spread them; an engine on its own reads
+// them at once, as its refresh, before it serves; a book read for a working
 // order then goes after the reads of the key pair's other accounts that an
 // offer waits on (brokerclient.PriorityIdle, HoldIdle), so a serve
 // starting its accounts beside a locate takes none of that locate's turns.
 func (e *Engine) reconcile(ctx context.Context, l *loop) (book []workflow.BookOrder, rows []brokerclient.Order, err error) {
 	if len(l.open) == 0 {
 		ctx = brokerclient.WithPriority(ctx, brokerclient.PriorityIdle)
-		if e.cfg.Recovery != nil {
-			e.poll.Stagger()
-		}
+	}
+	if len(l.open) == 0 && e.cfg.Recovery != nil {
+		e.poll.Stagger()
 	} else {
 		if err := e.poll.PollHistory(ctx); err != nil {
 			return nil, nil, fmt.Errorf("reconcile: history: %w", err)
