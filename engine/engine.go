@@ -77,7 +77,7 @@ type Config struct {
 	Env brokerclient.Env
 	// EnvChecked says the account detail already allowed writes in Env to
 	// the key pair's previous owner of the account, whom this engine takes
-	// over from (store.Store.EnvChecked): Start goes on from that check, as
+	// over from (store.Recovery.Checked): Start goes on from that check, as
 	// that owner would have, rather than read the detail again from a
 	// bucket the dead owner may just have emptied.
 	EnvChecked bool
