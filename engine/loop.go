@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/locatorhq/locator/brokerclient"
-	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
 )
@@ -113,19 +111,16 @@ type loop struct {
 	lastAny   time.Time
 	waiters   map[string][]chan *Workflow
 	inventory []brokerclient.InventoryRow
-	invAt     time.Time // when inventory arrived
-	savedInv  []byte    // the last inventory snapshot saved (JSON)
-	// savedInvRead: savedInv holds the store's last snapshot, read at
-	// the first inventory after the start.
-	savedInvRead bool
-	touched      map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
-	quoting      map[string]bool      // workflows whose quote is with a worker, not yet answered
-	selling      map[string]bool      // workflows whose sell (credit-back) is with a worker, not yet answered
-	group        *group               // steps awaiting one commit while a batch of events is handled
-	retries      []retry
-	subs         []*feed // the Subscribe callers'
-	orders       orderBook
-	askers       map[string]asker // who answers a workflow's offer, when not Config.Ask
+	invAt     time.Time            // when inventory arrived
+	savedInv  []byte               // the last inventory snapshot saved (JSON)
+	touched   map[string]time.Time // symbol → when a fill, credit-back, cancel or order last moved its inventory
+	quoting   map[string]bool      // workflows whose quote is with a worker, not yet answered
+	selling   map[string]bool      // workflows whose sell (credit-back) is with a worker, not yet answered
+	group     *group               // steps awaiting one commit while a batch of events is handled
+	retries   []retry
+	subs      []*feed // the Subscribe callers'
+	orders    orderBook
+	askers    map[string]asker // who answers a workflow's offer, when not Config.Ask
 }
 
 // load reads what an earlier run left unfinished and builds the loop.
@@ -140,6 +135,7 @@ func (e *Engine) load(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.savedInv = rec.Inventory
 	since := RecoverySince(e.cfg, e.clock.Now())
 	for _, w := range rec.Recent {
 		if !states.Quotes(w.Kind) || w.UpdatedAt.Before(since) {
@@ -395,14 +391,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		// account's reads (every 5 s) otherwise wrote a row each, a
 		// transaction per account and read, and a table growing for ever.
 		// The first read after a start compares with the last owner's
-		// snapshot (a takeover's thousands of accounts otherwise each
-		// saved the one their last owner had).
-		if !l.savedInvRead {
-			last, _, err := l.e.store.LatestInventory(ctx, l.e.cfg.Account)
-			if err == nil || errors.Is(err, store.ErrNotFound) {
-				l.savedInv, l.savedInvRead = last, true
-			}
-		}
+		// snapshot (store.Recovery.Inventory: a takeover's thousands of
+		// accounts otherwise each saved the one their last owner had).
 		if raw := rawJSON(ev.rows); !bytes.Equal(raw, l.savedInv) {
 			if err := l.e.store.SaveInventory(ctx, l.e.cfg.Account, raw); err != nil {
 				l.e.log.Warn("inventory snapshot not saved", "err", err)

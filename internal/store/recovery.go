@@ -26,6 +26,9 @@ type Recovery struct {
 	// Checked is what the account's detail last allowed (NoteEnvChecked):
 	// the environment, and the key pair it was read with; zero when none.
 	Checked EnvCheck
+	// Inventory is the account's last inventory snapshot (SaveInventory's
+	// rows), nil when none was saved.
+	Inventory []byte
 }
 
 // EnvCheck is a check of an account's detail (NoteEnvChecked).
@@ -35,7 +38,7 @@ type EnvCheck struct {
 }
 
 // Recoveries reads the Recovery of each of accounts, Recent from
-// updatedSince, in five statements whatever their number: a fleet taking
+// updatedSince, in six statements whatever their number: a fleet taking
 // a dead process's thousands of accounts at once starts them on what it
 // read for all of them, not on a dozen statements each (the takeover's
 // accounts were served over seconds, behind one another's round trips).
@@ -101,6 +104,17 @@ func (s *Store) Recoveries(ctx context.Context, accounts []string, updatedSince 
 			err := sc.Scan(&a, &c.PacingKey, &c.Env)
 			if err == nil {
 				out[a].Checked = c
+			}
+			return err
+		})
+	}
+	if err == nil {
+		err = scanAll(ctx, s.db, `SELECT account, rows FROM inventory_snapshots s WHERE `+in+
+			` AND seq = (SELECT MAX(seq) FROM inventory_snapshots m WHERE m.account = s.account)`, arg, func(sc scanner) error {
+			var a, rows string
+			err := sc.Scan(&a, &rows)
+			if err == nil {
+				out[a].Inventory = []byte(rows)
 			}
 			return err
 		})

@@ -16,8 +16,9 @@ import (
 // Recoveries reads what each account's owner starts from, for many
 // accounts in one go: its open workflows, those updated since the time
 // asked (ended or not), its open orders, its refused and MAC-pending
-// flags, and its latest check (with the key pair it was made with),
-// every account named having one, each only its own.
+// flags, its latest check (with the key pair it was made with) and its
+// last inventory snapshot, every account named having one, each only its
+// own.
 func TestRecoveries(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
@@ -55,6 +56,11 @@ func TestRecoveries(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		for _, rows := range []string{`[{"symbol":"HTBX","available":300}]`, `[{"symbol":"HTBX","available":200}]`} {
+			if err := b.store.SaveInventory(ctx, "A", []byte(rows)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		recs, err := b.store.Recoveries(ctx, []string{"A", "B", "C"}, since)
 		if err != nil {
 			t.Fatal(err)
@@ -82,10 +88,13 @@ func TestRecoveries(t *testing.T) {
 		if a.Checked != (store.EnvCheck{PacingKey: "K", Env: "paper"}) || bb.Checked != (store.EnvCheck{PacingKey: "K2", Env: "live"}) {
 			t.Errorf("checks A %+v, B %+v; want A's with K, B's latest with K2", a.Checked, bb.Checked)
 		}
+		if got := string(a.Inventory); got != `[{"symbol":"HTBX","available":200}]` || bb.Inventory != nil {
+			t.Errorf("last inventory snapshots: A %s, B %s; want A's latest, none of B", got, bb.Inventory)
+		}
 		if got := ids(bb.Open); !slices.Equal(got, []string{"wf-b"}) {
 			t.Errorf("B open %v; want [wf-b]", got)
 		}
-		if c == nil || len(c.Open)+len(c.Recent)+len(c.Orders) != 0 || c.Refused || c.MACsPending || c.Checked != (store.EnvCheck{}) {
+		if c == nil || len(c.Open)+len(c.Recent)+len(c.Orders) != 0 || c.Refused || c.MACsPending || c.Checked != (store.EnvCheck{}) || c.Inventory != nil {
 			t.Errorf("C, of which nothing is stored: %+v; want an empty recovery", c)
 		}
 	})

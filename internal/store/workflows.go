@@ -327,22 +327,6 @@ func (s *Store) SaveInventory(ctx context.Context, account string, rows []byte) 
 	})
 }
 
-// LatestInventory is the account's newest inventory snapshot (the rows
-// SaveInventory was given) and when it was taken; ErrNotFound when none
-// was saved.
-func (s *Store) LatestInventory(ctx context.Context, account string) ([]byte, time.Time, error) {
-	var rows, at string
-	err := s.db.QueryRowContext(ctx, `SELECT rows, taken_at FROM inventory_snapshots WHERE account = ? ORDER BY seq DESC LIMIT 1`, account).Scan(&rows, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, time.Time{}, ErrNotFound
-	}
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	t, err := parseTime(at)
-	return []byte(rows), t, err
-}
-
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
