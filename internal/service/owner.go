@@ -264,9 +264,11 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.serve(remote)
-	if o.eng.Detail() != nil {
-		// For the owner that takes over from this one (see open).
-		if err := o.st.NoteEnvChecked(ctx, lease.Account, ec.Client.PacingKey(), string(ec.Env)); err != nil {
+	if checked := (store.EnvCheck{PacingKey: ec.Client.PacingKey(), Env: string(ec.Env)}); o.eng.Detail() != nil && (rec == nil || rec.Checked != checked) {
+		// For the owner that takes over from this one (see open); a
+		// check the store already holds (rec, a fleet's start) is not
+		// written again, a statement an account at each start.
+		if err := o.st.NoteEnvChecked(ctx, lease.Account, checked.PacingKey, checked.Env); err != nil {
 			o.log.Warn("the account's check not recorded: a takeover will read its detail again", "account", lease.Account, "err", err)
 		}
 	}
