@@ -69,7 +69,7 @@ func OpenFleet(ctx context.Context, cfgs []Config) (*Fleet, error) {
 		f.handles = append(f.handles, newHandle(cfg))
 	}
 	pairs := f.pairs()
-	f.takes = &takeovers{opening: make(chan struct{}, takeoverOpens)}
+	f.takes = &takeovers{fleet: f, opening: make(chan struct{}, takeoverOpens)}
 	for rank, pair := range pairs {
 		kp := &keyPair{handles: pair, takes: f.takes}
 		for _, h := range pair {
@@ -212,9 +212,10 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 // each list every account: each found the others' thousands of accounts
 // owned as it came to them, and refused the take of each again, in a
 // transaction of its own, and read its holder's session, per account,
-// while the accounts it owns were starting. A session is read once as
-// the fleet opens: one that ends meanwhile is the standbys' to find (see
-// Handle.standBy), as after the open.
+// while the accounts it owns were starting; and each daemon that lost a
+// takeover's race so for each account (see takeover.run). A session is
+// read once in the fleet's life: one that ends later is the standbys' to
+// find (see Handle.standBy).
 func (f *Fleet) standByHolders(ctx context.Context, pair []*Handle, refused map[*Handle]error) map[*Handle]bool {
 	out := map[*Handle]bool{}
 	for _, h := range pair {
@@ -233,7 +234,7 @@ func (f *Fleet) standByHolders(ctx context.Context, pair []*Handle, refused map[
 }
 
 // holderLives reports whether process's session in st was live when the
-// fleet first asked, as it opened (see standByHolders).
+// fleet first asked (see standByHolders).
 func (f *Fleet) holderLives(ctx context.Context, st *store.Store, process string) bool {
 	f.holdersMu.Lock()
 	defer f.holdersMu.Unlock()
@@ -552,7 +553,9 @@ func (h *Handle) keep(ctx context.Context) {
 			}
 			opened := func() {}
 			if freed {
-				opened = h.takePair(ctx)
+				if opened = h.takePair(ctx); opened == nil {
+					break // stood by for the daemon that took it
+				}
 				freed = false
 			}
 			err := h.claim(ctx)

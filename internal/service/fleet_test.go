@@ -375,15 +375,15 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 		}
 	}
 	// Each account's ledger sync reads its detail, then its cash ledger
-	// (ledger.Reconcile): once every account's ledger was read, the
-	// detail reads are the syncs' and the starts'.
+	// (ledger.Reconcile): up to its first ledger read, an account's
+	// detail reads are its start's and its first sync's (the simulator's
+	// clock may reach the next sync, LedgerSyncEvery later, meanwhile).
 	detail := map[string]int{}
 	for deadline := time.Now().Add(2 * time.Minute); ; {
 		clear(detail)
 		synced := map[string]bool{}
 		for _, r := range o.sim.Sim.Requests() {
-			rest, _ := strings.CutPrefix(r.Path, "/v1/api/account/")
-			if rest != r.Path {
+			if rest, ok := strings.CutPrefix(r.Path, "/v1/api/account/"); ok && !synced[rest] {
 				detail[rest]++
 			}
 			if acct, _, ok := strings.Cut(strings.TrimPrefix(r.Path, "/v1/api/accounts/"), "/cash-transactions/"); ok {
@@ -410,6 +410,120 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	for _, acct := range accounts {
 		if want := (store.EnvCheck{PacingKey: clients[acct].PacingKey(), Env: string(brokerclient.EnvLive)}); recs[acct].Checked != want {
 			t.Errorf("%s's check: %+v; want %+v (recorded for the next takeover)", acct, recs[acct].Checked, want)
+		}
+	}
+}
+
+// The daemons that lose a takeover's race stand by for the one that won
+// it. Two fleets standing by for a key pair of two accounts (LV100001
+// and LV100002) whose owner's process dies both take it over: one
+// statement takes it for one of them, and the other's take, refused,
+// names that fleet's leases, which it then stands by for, taking the key
+// pair once that fleet gives it up. Postgres only (a dead owner is known
+// at once by its session there).
+func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
+	t.Parallel()
+	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
+		for i := range sc.Accounts {
+			sc.Accounts[i].Status = "Active"
+		}
+	}))
+	o.db = storetest.Postgres(t)
+	other := o.store(t)
+	client := o.sim.Client(t, o.sim.Live)
+	accounts := []string{"LV100001", "LV100002"}
+	dead := "dead-" + t.Name()
+	var leases []locator.Lease
+	for _, acct := range accounts {
+		leases = append(leases, locator.Lease{Account: acct, Owner: string(wire.RoleDaemon) + ":dead-" + acct, PID: 4242, Host: "elsewhere",
+			Endpoint: "/nowhere/" + acct + ".sock", PacingKey: client.PacingKey(), Process: dead})
+	}
+	if old, _, err := other.AcquireLeases(t.Context(), leases, time.Hour); err != nil || len(old) != 2 {
+		t.Fatalf("the other process's leases: %v, %v", old, err)
+	}
+	open := func() (*service.Fleet, *store.Store, func()) {
+		st := o.store(t)
+		var cfgs []service.Config
+		for _, acct := range accounts {
+			cfgs = append(cfgs, service.Config{
+				OwnerConfig: service.OwnerConfig{
+					Engine: engine.Config{Client: client, Store: st, Clock: o.sim.Clock, Account: acct, Env: brokerclient.EnvLive},
+					DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run,
+				},
+				Caller: account.Caller{Name: "serve"}, Standby: true,
+			})
+		}
+		f, err := service.OpenFleet(t.Context(), cfgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		waited := make(chan error, 1)
+		go func() { waited <- f.Wait(ctx) }()
+		return f, st, func() { cancel(); <-waited; f.Close() }
+	}
+	f1, st1, close1 := open()
+	f2, st2, close2 := open()
+	defer close2()
+	closed1 := false
+	defer func() {
+		if !closed1 {
+			close1()
+		}
+	}()
+	storetest.EndSession(t, o.db, dead)
+	// Whichever fleet won, its store's owners hold both leases under
+	// owner ids of their own (each fleet's owners are its own), and the
+	// other fleet stands by for them.
+	held := func(st *store.Store) bool {
+		for _, acct := range accounts {
+			if s, err := st.LiveLease(t.Context(), acct); err != nil || s.Process != service.Process() || strings.HasSuffix(s.Owner, "dead-"+acct) || s.Endpoint == leases[0].Endpoint {
+				return false
+			}
+		}
+		return true
+	}
+	won := func(f *service.Fleet) bool {
+		for _, acct := range accounts {
+			if s, err := f.ByAccount()[acct].Status(t.Context(), account.StatusRequest{}); err != nil || !s.Held {
+				return false
+			}
+		}
+		return true
+	}
+	var winner, loser *service.Fleet
+	for deadline := time.Now().Add(2 * time.Minute); winner == nil; {
+		switch {
+		case held(st1) && won(f1):
+			winner, loser = f1, f2
+		case held(st2) && won(f2):
+			winner, loser = f2, f1
+		case time.Now().After(deadline):
+			t.Fatal("neither fleet served the dead process's accounts after 2 minutes")
+		}
+		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); winner == nil && err != nil {
+			t.Fatal(err)
+		}
+	}
+	var said strings.Builder
+	loser.Say(t.Context(), &said)
+	for _, acct := range accounts {
+		if !strings.Contains(said.String(), "standing by for "+acct) {
+			t.Errorf("the fleet that lost the race says %q; want it standing by for %s", said.String(), acct)
+		}
+	}
+	if winner == f1 {
+		close1()
+		closed1 = true
+	} else {
+		close2()
+	}
+	for deadline := time.Now().Add(2 * time.Minute); !won(loser); {
+		if time.Now().After(deadline) {
+			t.Fatal("the fleet that lost the race does not serve the accounts 2 minutes after the winner gave them up")
+		}
+		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -99,7 +99,8 @@ type keyPair struct {
 // returns once the fleet's next takeover, which takes h's key pair with
 // every other one found free meanwhile, is done (see takeovers), holding
 // one of the fleet's takeoverOpens places for the open that follows,
-// which opened gives back. The accounts taken open from what reserve read
+// which opened gives back; nil when another daemon took h's key pair in
+// the race, and h stands by for it (see takeover.run). The accounts taken open from what reserve read
 // for all of them: each owner takes its lease on in one statement
 // (store.TakeOnLease), and its engine, with nothing to recover, starts
 // without a broker read (the dead owner may have emptied its key pair's
@@ -111,6 +112,9 @@ func (h *Handle) takePair(ctx context.Context) (opened func()) {
 	}
 	t := h.pair.takes
 	t.take(ctx, h.pair)
+	if h.watching() != nil {
+		return nil // left to the daemon that took it (see takeover.run)
+	}
 	select {
 	case t.opening <- struct{}{}:
 		return func() { <-t.opening }
@@ -129,6 +133,7 @@ func (h *Handle) takePair(ctx context.Context) (opened func()) {
 // on four processes, the statements timed out and were tried again);
 // one pass takes them all within a few statements.
 type takeovers struct {
+	fleet *Fleet
 	// opening holds takeoverOpens of the accounts taken over opening at
 	// once (see takePair).
 	opening chan struct{}
@@ -189,14 +194,20 @@ func (t *takeovers) run(ctx context.Context) {
 			return
 		}
 		t.mu.Unlock()
-		pass.run(ctx)
+		pass.run(ctx, t.fleet)
 		close(pass.done)
 	}
 }
 
 // run takes the free accounts of the pass's key pairs (see takePair), by
-// store, takeoverBatch accounts a statement at most (see reserve).
-func (pass *takeover) run(ctx context.Context) {
+// store, takeoverBatch accounts a statement at most (see reserve). An
+// account another daemon took first (each of a dead process's standbys
+// races for it) stands by for that daemon's lease at once (see
+// Fleet.standByHolders), as a claim would have it after reading the lease
+// and its holder's session: the 2,500 accounts of a process killed at
+// 10,000 went to one of three survivors each, and the other two made
+// those two reads for each, holding the places of the winner's opens.
+func (pass *takeover) run(ctx context.Context, f *Fleet) {
 	byStore := map[*store.Store][]*Handle{}
 	var stores []*store.Store
 	for p := range pass.pairs {
@@ -216,14 +227,21 @@ func (pass *takeover) run(ctx context.Context) {
 			stores = append(stores, st)
 		}
 		if n := len(byStore[st]); n > 0 && n+len(free) > takeoverBatch {
-			reserve(ctx, byStore[st], true)
+			pass.take(ctx, f, byStore[st])
 			byStore[st] = nil
 		}
 		byStore[st] = append(byStore[st], free...)
 	}
 	for _, st := range stores {
 		if len(byStore[st]) > 0 {
-			reserve(ctx, byStore[st], true)
+			pass.take(ctx, f, byStore[st])
 		}
 	}
+}
+
+// take is one statement of run: handles' accounts taken, and those
+// another daemon holds stood by for.
+func (pass *takeover) take(ctx context.Context, f *Fleet, handles []*Handle) {
+	_, refused := reserve(ctx, handles, true)
+	f.standByHolders(ctx, handles, refused)
 }
