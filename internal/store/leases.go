@@ -140,15 +140,14 @@ func (s *Store) TakeOverLease(ctx context.Context, l locator.Lease, dead string,
 // statement: the take made every check a take makes (a live lease of
 // this process keeps every other process off its key pair), and
 // AcquireLease would make them again, in a transaction, for each of a
-// desk's thousands of accounts as they open.
+// desk's thousands of accounts as they open; its times are the
+// database's as it writes them (leaseNowSQL), not read first in a round
+// trip of their own.
 func (s *Store) TakeOnLease(ctx context.Context, l locator.Lease, ttl time.Duration) (locator.Lease, error) {
-	now, err := s.leaseNow(ctx, s.db)
-	if err != nil {
-		return l, err
-	}
-	got, err := scanLease(s.db.QueryRowContext(ctx, `UPDATE leases SET pid = ?, host = ?, endpoint = ?, address = ?, pin = ?, heartbeat = ?, expires = ?
+	expires, ttlArg := s.db.leaseAfterSQL(ttl)
+	got, err := scanLease(s.db.QueryRowContext(ctx, `UPDATE leases SET pid = ?, host = ?, endpoint = ?, address = ?, pin = ?, heartbeat = `+s.db.leaseNowSQL()+`, expires = `+expires+`
 		WHERE account = ? AND owner = ? AND process = ? AND expires > `+s.db.leaseNowSQL()+` RETURNING `+leaseColumns,
-		l.PID, l.Host, l.Endpoint, l.Address, l.Pin, formatTime(now), formatTime(now.Add(ttl)), l.Account, l.Owner, l.Process))
+		l.PID, l.Host, l.Endpoint, l.Address, l.Pin, ttlArg, l.Account, l.Owner, l.Process))
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, fmt.Errorf("%w: %s is not %s's live lease any more", ErrLeaseLost, l.Account, l.Owner)
 	}
@@ -343,6 +342,15 @@ func (c *conn) leaseNowSQL() string {
 		return `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')`
 	}
 	return `(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000000Z')`
+}
+
+// leaseAfterSQL is leaseNowSQL d later: the SQL, with one parameter, and
+// that parameter's value.
+func (c *conn) leaseAfterSQL(d time.Duration) (string, any) {
+	if c.dialect == "postgres" {
+		return `to_char((clock_timestamp() + make_interval(secs => ?)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')`, d.Seconds()
+	}
+	return `(strftime('%Y-%m-%dT%H:%M:%f', 'now', ?) || '000000Z')`, fmt.Sprintf("%+.3f seconds", d.Seconds())
 }
 
 // Fence is one owner's term of an account. A store fenced by it (Fenced)

@@ -964,6 +964,11 @@ func TestTakeOnLease(t *testing.T) {
 			t.Fatalf("taken on: %+v, %v; want term %d since %v, the owner's endpoint, address, pin and pid, and renewed past %v",
 				got, err, taken[0].Term, taken[0].Since, taken[0].Expires)
 		}
+		// Both times are the database's as it writes them (one clock
+		// read each, on Postgres microseconds apart).
+		if d := got.Expires.Sub(got.Heartbeat); d < time.Hour || d > time.Hour+time.Millisecond || got.Heartbeat.Before(taken[0].Heartbeat) {
+			t.Fatalf("taken on at %v until %v (%v); want until an hour after, from no sooner than the take's %v", got.Heartbeat, got.Expires, d, taken[0].Heartbeat)
+		}
 		if l, err := b.store.LiveLease(ctx, "A"); err != nil || *l != got {
 			t.Fatalf("stored: %+v, %v; want %+v", l, err, got)
 		}
