@@ -2,7 +2,9 @@ package service
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/internal/store"
 )
 
@@ -33,8 +35,8 @@ func Process() string { return process }
 // their own as a fleet reserves them (see renewals.reserve), for tests of
 // how long they are kept; unreserve takes one off (see
 // renewals.unreserve).
-func Reserve(st *store.Store, terms []store.Term) (unreserve func(owner string)) {
+func Reserve(st *store.Store, leases []locator.Lease) (unreserve func(owner string)) {
 	r := newRenewals()
-	r.reserve(st, terms)
+	r.reserve(st, leases, time.Now())
 	return r.unreserve
 }

@@ -237,8 +237,17 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		}
 		return err
 	}
+	// A lease the fleet took for this owner (see reserve) is taken on
+	// from its heartbeat, trusted from its last renewal; any other is
+	// acquired, and trusted from now.
 	attempt := time.Now()
-	lease, takenOver, err := o.acquire(ctx, want)
+	lease, trusted, takenOn := o.renewals.takeOn(want)
+	takenOver := false
+	if takenOn {
+		attempt = trusted
+	} else {
+		lease, takenOver, err = o.acquire(ctx, want)
+	}
 	takenOver = takenOver || o.cfg.tookOver
 	if err != nil {
 		if remote != nil {
@@ -446,8 +455,10 @@ func (o *Owner) syncLedger() {
 func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease, bool, error) {
 	if o.cfg.owner != "" {
 		// The lease the fleet took for it (see reserve), live and this
-		// process's: taken on in one statement. One that lapsed or
-		// moved meanwhile is taken as any other.
+		// process's, with what this owner serves at to write (another
+		// host's address; else renewals.takeOn took it on): taken on in
+		// one statement. One that lapsed or moved meanwhile is taken as
+		// any other.
 		lease, err := o.st.TakeOnLease(ctx, want, LeaseTTL)
 		if !errors.Is(err, store.ErrLeaseLost) {
 			return lease, false, err

@@ -45,7 +45,7 @@ func TestReservedLeasesAreKeptUntilGivenUp(t *testing.T) {
 			for i, l := range taken {
 				terms[i] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
 			}
-			unreserve := service.Reserve(st, terms)
+			unreserve := service.Reserve(st, taken)
 			defer unreserve(terms[1].Owner)
 			// Renewed by the heartbeat's rounds (every RenewEvery), looked
 			// at until they were, with a hang guard far past them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -47,6 +48,7 @@ func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]sto
 	if len(leases) < 2 {
 		return out, refusals // one account: the single take
 	}
+	attempt := time.Now()
 	taken, refused, err := handles[0].cfg.Engine.Store.AcquireLeases(ctx, leases, LeaseTTL)
 	if err != nil {
 		if ctx.Err() == nil { // not the fleet closing
@@ -57,13 +59,9 @@ func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]sto
 	for account, err := range refused {
 		refusals[byAccount[account]] = err
 	}
-	terms := make([]store.Term, len(taken))
-	for i, l := range taken {
-		terms[i] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
-	}
 	// Kept until each account's owner takes its lease on (see
 	// renewals.reserve).
-	handles[0].cfg.renewals.reserve(handles[0].cfg.Engine.Store, terms)
+	handles[0].cfg.renewals.reserve(handles[0].cfg.Engine.Store, taken, attempt)
 	accounts := make([]string, len(taken))
 	for i, l := range taken {
 		accounts[i] = l.Account
@@ -73,12 +71,12 @@ func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]sto
 	if err != nil && ctx.Err() == nil {
 		ec.Logger.Warn("cannot read what the accounts start from at once; each reads its own", "accounts", len(accounts), "err", err)
 	}
-	for i, l := range taken {
+	for _, l := range taken {
 		h := byAccount[l.Account]
 		h.mu.Lock()
 		h.reserved, h.reservedOver, h.recovery = l.Owner, over, recs[l.Account]
 		h.mu.Unlock()
-		out[h] = terms[i]
+		out[h] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
 	}
 	return out, refusals
 }
