@@ -74,9 +74,9 @@ type Cadence struct {
 	// Quiet spaces history while the account has nothing open
 	// (SetQuiet): nothing locator does can change it then, and the
 	// streams carry the account's orders, positions and P&L (2 min:
-	// with the owner's ledger sync, two reads every
-	// service.LedgerSyncEvery, an idle account reads the broker once a
-	// minute).
+	// with the owner's ledger sync, a read every
+	// service.LedgerSyncEvery, an idle account reads the broker three
+	// times in 4 minutes).
 	Quiet            time.Duration
 	MaxBackoff       time.Duration // cap of the error back-off (60 s)
 	InventoryOnWrite time.Duration // delay of the inventory refresh asked for after fills and sells

@@ -679,6 +679,18 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// SyncLedger copies the account's cash ledger of today, on the broker's
+// calendar, into the store (ledger.Sync), and reconciles nothing: what a
+// daemon owner does by itself every service.LedgerSyncEvery, so that what
+// reconciles the stored ledger alone (Fees with Stored: the dashboard's
+// fees panel) is current. One read of the broker: Fees would read the
+// account's detail as well, for its totalLocateCosts, into a report
+// nobody reads, a quarter of an idle account's broker reads.
+func (l *Account) SyncLedger(ctx context.Context) (locator.SyncResult, error) {
+	today := ledger.TradeDate(l.clk.Now().Add(l.client.ClockSkew()))
+	return ledger.Sync(l.gated(ctx), l.client, l.st, l.account, today, today.AddDate(0, 0, 1))
+}
+
 // gated is ctx with the owner's gate, if any: a broker request made for a
 // caller leaves only while the owner trusts its lease, as the engine's.
 func (l *Account) gated(ctx context.Context) context.Context {

@@ -25,7 +25,6 @@ import (
 	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
-	"github.com/locatorhq/locator/ledger"
 	"github.com/locatorhq/locator/market"
 )
 
@@ -412,20 +411,20 @@ const helloWait = 2 * time.Second
 // LedgerSyncEvery is how often a daemon owner syncs today's cash ledger
 // into its database: what reads the store alone (the dashboard's fees
 // panel, its spend and recovery) is then never more than this behind the
-// broker's ledger, with no command run. A sync reads the broker twice
-// (the account's detail, the ledger); with the quiet account's history
-// read every 2 minutes (poller.DefaultCadence.Quiet), an account with
-// nothing open reads the broker once a minute. A locate's fee posts later
-// than its fill anyway.
+// broker's ledger, with no command run. A sync reads the broker once
+// (the ledger); with the quiet account's history read every 2 minutes
+// (poller.DefaultCadence.Quiet), an account with nothing open reads the
+// broker three times in 4 minutes. A locate's fee posts later than its
+// fill anyway.
 const LedgerSyncEvery = 4 * time.Minute
 
-// syncLedger syncs and reconciles today's ledger through the account API
-// (the Fees operation, as `locator fees` and the reconcile job do) at
-// start and every LedgerSyncEvery while the owner lives.
+// syncLedger syncs today's ledger (local.Account.SyncLedger) at start and
+// every LedgerSyncEvery while the owner lives. It reconciles nothing:
+// `locator fees` and the reconcile job do, through the account API (the
+// Fees operation), and the dashboard from the store.
 func (o *Owner) syncLedger() {
 	defer o.wg.Done()
 	ctx := o.stopped
-	a := o.local.As(account.Caller{Name: "ledger sync"})
 	for {
 		if o.cfg.ledgerSyncs != nil {
 			select {
@@ -434,7 +433,7 @@ func (o *Owner) syncLedger() {
 				return
 			}
 		}
-		if _, err := a.Fees(ctx, account.FeesRequest{Window: locator.FeeWindow{Days: 1}, Grace: ledger.FeeGrace}); err != nil && ctx.Err() == nil {
+		if _, err := o.local.SyncLedger(ctx); err != nil && ctx.Err() == nil {
 			o.log.Warn("ledger not synced", "account", o.lease.Account, "err", err)
 		}
 		if o.cfg.ledgerSyncs != nil {
