@@ -73,17 +73,14 @@ func (e *AccountNotActiveError) Is(target error) bool { return target == ErrAcco
 //
 // Spec: Authentication, "API keys" rule 5; GET /v1/api/account/{accountId}.
 func (c *Client) CheckEnvironment(ctx context.Context, accountID string, want Env) (*Account, error) {
-	if want != EnvPaper && want != EnvLive {
-		return nil, brokercode.Invalid("env", "%q: want %q or %q", string(want), EnvPaper, EnvLive)
+	if err := checkWant(want); err != nil {
+		return nil, err
 	}
 	acct, _, err := c.Accounts.Get(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
-	if got := EnvOf(acct.AccountType); got != want {
-		return acct, &EnvMismatchError{AccountID: acct.Account, AccountType: acct.AccountType, Want: want, Got: got}
-	}
-	return acct, nil
+	return acct, checkEnv(acct, want)
 }
 
 // GuardWrites is the check to run before any write (orders, locates,
@@ -95,8 +92,38 @@ func (c *Client) GuardWrites(ctx context.Context, accountID string, want Env) (*
 	if err != nil {
 		return acct, err
 	}
-	if !acct.IsActive() {
-		return acct, &AccountNotActiveError{AccountID: acct.Account, Status: acct.AccountStatus}
+	return acct, CheckWrites(acct, want)
+}
+
+// CheckWrites is GuardWrites's check of an account already read: its row
+// in the key pair's account list (AccountsService.List: the list and the
+// detail share the fields checked), read once for all of a key pair's
+// accounts rather than each account's detail in turn.
+func CheckWrites(acct *Account, want Env) error {
+	if err := checkWant(want); err != nil {
+		return err
 	}
-	return acct, nil
+	if err := checkEnv(acct, want); err != nil {
+		return err
+	}
+	if !acct.IsActive() {
+		return &AccountNotActiveError{AccountID: acct.Account, Status: acct.AccountStatus}
+	}
+	return nil
+}
+
+// checkWant refuses an environment that is neither paper nor live.
+func checkWant(want Env) error {
+	if want != EnvPaper && want != EnvLive {
+		return brokercode.Invalid("env", "%q: want %q or %q", string(want), EnvPaper, EnvLive)
+	}
+	return nil
+}
+
+// checkEnv is an *EnvMismatchError when acct's accountType is not of want.
+func checkEnv(acct *Account, want Env) error {
+	if got := EnvOf(acct.AccountType); got != want {
+		return &EnvMismatchError{AccountID: acct.Account, AccountType: acct.AccountType, Want: want, Got: got}
+	}
+	return nil
 }

@@ -81,6 +81,12 @@ type Config struct {
 	// that owner would have, rather than read the detail again from a
 	// bucket the dead owner may just have emptied.
 	EnvChecked bool
+	// Listed, when set, is the account as its key pair's account list
+	// showed it (read once for all the accounts a fleet opens on one key
+	// pair): Start checks it (brokerclient.CheckWrites) rather than read
+	// the account's detail. The detail route is spaced a second apart per
+	// key pair, and a key pair's second account waited that second.
+	Listed *brokerclient.Account
 	// Recovery, when set, is the account's rows as the store held them
 	// once this engine's term began (store.Recoveries, Recent from
 	// RecoverySince: read for many accounts at once by whoever took their
@@ -149,8 +155,8 @@ type Engine struct {
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the loop has ended
 
-	// detail is the account as read at Start (nil when Config.Env was not
-	// set, or Config.EnvChecked: nothing was read).
+	// detail is the account as read at Start, or as listed (Config.Listed;
+	// nil when Config.Env was not set, or Config.EnvChecked).
 	detail *brokerclient.Account
 
 	routes routeCache // the account's routes, read once a trading day
@@ -225,7 +231,8 @@ func RecoverySince(cfg Config, now time.Time) time.Time {
 	return now.Add(-2 * spacing)
 }
 
-// Start checks the account (unless Config.EnvChecked), loads every unfinished workflow and order,
+// Start checks the account (unless Config.EnvChecked; on Config.Listed when
+// set), loads every unfinished workflow and order,
 // and reconciles them before any of them steps (docs/design.md rule 1):
 // one history read moves each recovered workflow to what the broker's
 // history shows, so nothing it shows settled (an accept or cancel whose row
@@ -236,7 +243,13 @@ func RecoverySince(cfg Config, now time.Time) time.Time {
 // are committed.
 func (e *Engine) Start(ctx context.Context) error {
 	if e.cfg.Env != "" && !e.cfg.EnvChecked {
-		acct, err := e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env)
+		acct := e.cfg.Listed
+		var err error
+		if acct == nil {
+			acct, err = e.client.GuardWrites(ctx, e.cfg.Account, e.cfg.Env)
+		} else {
+			err = brokerclient.CheckWrites(acct, e.cfg.Env)
+		}
 		if err != nil {
 			return err
 		}
@@ -462,8 +475,9 @@ func (e *Engine) Queued() int {
 	return n
 }
 
-// Detail is the account detail Start read to check the environment (nil
-// when it read none: Config.Env was not set, or Config.EnvChecked).
+// Detail is the account Start checked the environment on: its detail as
+// read, or its row of the key pair's list (Config.Listed); nil when it
+// checked none (Config.Env was not set, or Config.EnvChecked).
 func (e *Engine) Detail() *brokerclient.Account { return e.detail }
 
 // Idle reports whether the loop has nothing in hand: every event handed

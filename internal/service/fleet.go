@@ -173,6 +173,7 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 		return
 	}
 	reserved, refused := reserve(ctx, pair, false)
+	list(ctx, pair, reserved)
 	watching := f.standByHolders(ctx, pair, refused)
 	errs := make([]error, len(pair))
 	var wg sync.WaitGroup
@@ -201,6 +202,38 @@ func (f *Fleet) openPair(ctx context.Context, pair []*Handle) {
 				wait = refusedWait
 			}
 			h.setNotYet(err, wait)
+		}
+	}
+}
+
+// list reads pair's key pair's account list once for the accounts of
+// pair taken (reserved) that check their environment at start, when
+// there are two or more: each engine checks its row (engine.Config.Listed)
+// rather than read its account's detail, which the key pair allows once a
+// second (a fleet's start opened each key pair a second after the other
+// for it). An account the list does not show, or a list that cannot be
+// read, reads its detail as before, which says why.
+func list(ctx context.Context, pair []*Handle, reserved map[*Handle]store.Term) {
+	var check []*Handle
+	for _, h := range pair {
+		if _, ok := reserved[h]; ok && h.cfg.Engine.Env != "" {
+			check = append(check, h)
+		}
+	}
+	if len(check) < 2 {
+		return
+	}
+	rows, _, err := check[0].cfg.Engine.Client.Accounts.List(ctx)
+	if err != nil {
+		return
+	}
+	for _, h := range check {
+		for i := range rows {
+			if strings.EqualFold(rows[i].Account, h.cfg.Engine.Account) {
+				h.mu.Lock()
+				h.listed = &rows[i]
+				h.mu.Unlock()
+			}
 		}
 	}
 }

@@ -105,6 +105,57 @@ func TestFleetServesPastARefusedAccount(t *testing.T) {
 	}
 }
 
+// A fleet checks a key pair's accounts on one read of its account list,
+// not on each account's detail in turn (spec "API keys" rule 5: writes are
+// blocked unless the accountType matches the environment and the
+// account is Active; the list rows and the detail share those fields).
+// Of LV100001 and LV100002, one key pair, LV100002 is not Active: the
+// fleet serves LV100001 and tells why it does not serve LV100002, having
+// read the list once and neither account's detail.
+func TestFleetChecksAKeyPairOnItsList(t *testing.T) {
+	t.Parallel()
+	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
+		for i := range sc.Accounts {
+			sc.Accounts[i].Status = "Active"
+			if sc.Accounts[i].ID == "LV100002" {
+				sc.Accounts[i].Status = "Restricted"
+			}
+		}
+	}))
+	st := o.store(t)
+	client := o.sim.Client(t, o.sim.Live)
+	var cfgs []service.Config
+	for _, acct := range []string{"LV100001", "LV100002"} {
+		cfgs = append(cfgs, service.Config{
+			OwnerConfig: service.OwnerConfig{
+				Engine: engine.Config{Client: client, Store: st, Clock: o.sim.Clock, Account: acct, Env: brokerclient.EnvLive},
+				DB:     o.db, BaseURL: o.sim.URL, RuntimeDir: o.run,
+			},
+			Caller: account.Caller{Name: "serve"},
+		})
+	}
+	f, err := service.OpenFleet(t.Context(), cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reads := map[string]int{}
+	for _, r := range o.sim.Sim.Requests() {
+		if r.Method == "GET" && (r.Path == "/v1/api/accounts" || strings.HasPrefix(r.Path, "/v1/api/account/")) {
+			reads[r.Path]++
+		}
+	}
+	if want := map[string]int{"/v1/api/accounts": 1}; !maps.Equal(reads, want) {
+		t.Errorf("the fleet's start read %v; want %v: the key pair's list once, no account's detail", reads, want)
+	}
+	var said strings.Builder
+	f.Say(t.Context(), &said)
+	if !strings.Contains(said.String(), "serving LV100001") || !strings.Contains(said.String(), "not serving LV100002 yet") ||
+		!strings.Contains(said.String(), `accountStatus "Restricted"`) {
+		t.Errorf("the fleet says %q; want LV100001 served, and LV100002 not, as it is not Active", said.String())
+	}
+}
+
 // "an account that cannot start yet is retried and
 // reported": a daemon's fleet of three accounts, one with a secret the
 // broker does not know (spec "Failure behavior": foreign credentials read

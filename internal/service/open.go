@@ -72,12 +72,15 @@ type Handle struct {
 	notSince, retryAt time.Time
 	// reserved is the owner id of the lease a fleet took for the
 	// account (see reserve), until the next attempt to own it,
-	// reservedOver whether it was taken over (see takePair), and
-	// recovery what the account's engine starts from in that term (nil:
-	// the engine reads it).
+	// reservedOver whether it was taken over (see takePair), recovery
+	// what the account's engine starts from in that term (nil: the
+	// engine reads it), and listed the account's row of its key pair's
+	// list, read for it then (see list; nil: the engine reads its
+	// detail).
 	reserved     string
 	reservedOver bool
 	recovery     *store.Recovery
+	listed       *brokerclient.Account
 	// pair is the fleet's handles of the account's key pair (see
 	// takePair); nil outside a fleet.
 	pair *keyPair
@@ -250,8 +253,8 @@ func (h *Handle) try(ctx context.Context) (account.Account, bool, error) {
 func (h *Handle) own(ctx context.Context) (*Owner, error) {
 	cfg := h.cfg.OwnerConfig
 	h.mu.Lock()
-	cfg.owner, cfg.tookOver, cfg.recovery = h.reserved, h.reservedOver, h.recovery
-	h.reserved, h.reservedOver, h.recovery = "", false, nil
+	cfg.owner, cfg.tookOver, cfg.recovery, cfg.listed = h.reserved, h.reservedOver, h.recovery, h.listed
+	h.reserved, h.reservedOver, h.recovery, h.listed = "", false, nil, nil
 	h.mu.Unlock()
 	o, err := Own(ctx, cfg)
 	if err != nil && cfg.owner != "" && cfg.renewals != nil {

@@ -108,8 +108,11 @@ type OwnerConfig struct {
 	tookOver bool
 	// recovery is what the fleet read for the account once it took that
 	// lease (see reserve): the engine starts from it when the owner takes
-	// that lease on, in the same term.
+	// that lease on, in the same term; and checks the account on listed,
+	// its row of its key pair's list read then (see list;
+	// engine.Config.Listed).
 	recovery *store.Recovery
+	listed   *brokerclient.Account
 }
 
 // Owner is the live owner of one account: it holds the account's lease in
@@ -256,7 +259,9 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 	}
 	o.lease, o.session = lease, session
 	rec := o.cfg.recovery
-	if lease.Owner != o.cfg.owner {
+	if lease.Owner == o.cfg.owner {
+		ec.Listed = o.cfg.listed
+	} else {
 		rec = nil // not the term it was read in
 	}
 	o.trust(attempt)
