@@ -167,7 +167,9 @@ func (o FleetOptions) failOne(ctx context.Context, live []*FleetProcess, st *sto
 		return trial{}, err
 	}
 	tr := trial{FailoverTrial: FailoverTrial{Signal: signal, PID: victim.PID}}
+	moved := map[string]bool{}
 	for _, l := range owned[victim.PID] {
+		moved[l.Account] = true
 		i, err := strconv.Atoi(strings.TrimPrefix(l.Account, "FL"))
 		if err != nil {
 			return trial{}, fmt.Errorf("lease of %s: not an account of the run", l.Account)
@@ -192,7 +194,7 @@ func (o FleetOptions) failOne(ctx context.Context, live []*FleetProcess, st *sto
 		return trial{}, err
 	}
 	tr.LeaseSeconds = time.Since(signalled).Seconds()
-	if err := awaitServed(ctx, st, others, deadline, 50*time.Millisecond); err != nil {
+	if err := awaitServed(ctx, st, others, moved, deadline, 50*time.Millisecond); err != nil {
 		return trial{}, err
 	}
 	tr.Seconds = time.Since(signalled).Seconds()
