@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -493,64 +494,117 @@ func awaitLeased(ctx context.Context, st *store.Store, procs []*FleetProcess, n 
 // account's followers reach it: a lease is taken before its owner opens
 // (a fleet takes a key pair's leases at once, a takeover's thousands
 // before any of them opens), and a lease counted owned whose owner does
-// not answer yet serves nobody. Each account is asked, every poll,
-// until its owner answered once. Only the accounts of only are asked (nil:
-// every one): after a failover, those that moved, not the thousands the
-// other processes kept serving (at 10,000 accounts, a round of hellos to
-// all of them took 8 s of the 2 cores the takeover had).
+// not answer yet serves nobody. Only the accounts of only are asked (nil:
+// every one procs own as it begins): after a failover, those that moved,
+// not the thousands the other processes kept serving (at 10,000
+// accounts, a round of hellos to all of them took 8 s of the 2 cores the
+// takeover had). servedAtOnce askers each take the next account not
+// answered yet and ask its owner, an account whose owner did not answer
+// going to the back of the line, no sooner than poll later; the leases
+// are read again every poll, in case one moved. Asked in rounds, each
+// waiting for its slowest hello and asking every account again, the
+// failover's last owners were seen answering two seconds after they
+// did.
 func awaitServed(ctx context.Context, st *store.Store, procs []*FleetProcess, only map[string]bool, deadline time.Time, poll time.Duration) error {
-	answered := map[string]bool{}
-	for {
-		owned, err := ownedBy(ctx, st)
-		if err != nil {
-			return err
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	w := &servedWait{procs: procs, leases: map[string]locator.Lease{}}
+	if err := w.read(ctx, st); err != nil {
+		return err
+	}
+	var line []string
+	for account := range w.leases {
+		if only == nil || only[account] {
+			line = append(line, account)
 		}
-		var ask []locator.Lease
-		for _, p := range procs {
-			for _, l := range owned[p.PID] {
-				if !answered[l.Account] && (only == nil || only[l.Account]) {
-					ask = append(ask, l)
+	}
+	for account := range only {
+		if _, ok := w.leases[account]; !ok {
+			line = append(line, account) // not owned by procs yet
+		}
+	}
+	if len(line) == 0 {
+		return nil
+	}
+	queue := make(chan string, len(line))
+	for _, account := range line {
+		queue <- account
+	}
+	left := int64(len(line))
+	done := make(chan struct{})
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	for range min(servedAtOnce, len(line)) {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-done:
+					return
+				case account := <-queue:
+					if l, ok := w.lease(account); ok {
+						if h, err := wire.HelloAt(ctx, l.Endpoint, helloWait); err == nil && h.Account == l.Account {
+							if answered.Add(1) == left {
+								close(done)
+							}
+							continue
+						}
+					}
+					time.AfterFunc(poll, func() { queue <- account })
 				}
 			}
-		}
-		if len(ask) == 0 {
+		})
+	}
+	defer func() { cancel(); wg.Wait() }()
+	for {
+		select {
+		case <-done:
 			return nil
-		}
-		left := len(ask) - hello(ctx, ask, answered, helloWait)
-		switch {
-		case left == 0:
-			continue // every one asked answered: read the leases again, in case one moved
-		case time.Now().After(deadline):
-			return fmt.Errorf("%d accounts owned whose owner does not answer on its socket", left)
-		}
-		if err := clock.Sleep(ctx, clock.Real{}, poll); err != nil {
-			return err
+		case <-ctx.Done():
+			if answered.Load() == left {
+				return nil
+			}
+			return fmt.Errorf("%d accounts owned whose owner does not answer on its socket", left-answered.Load())
+		case <-time.After(poll):
+			if err := w.read(ctx, st); err != nil && ctx.Err() == nil {
+				return err
+			}
 		}
 	}
 }
 
-// hello asks the owner named by each lease of ls for its hello on its
-// socket, servedAtOnce at a time, each within wait, marks in answered
-// the accounts whose owner answered, and returns how many did.
-func hello(ctx context.Context, ls []locator.Lease, answered map[string]bool, wait time.Duration) int {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	n := 0
-	sem := make(chan struct{}, servedAtOnce)
-	for _, l := range ls {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if h, err := wire.HelloAt(ctx, l.Endpoint, wait); err == nil && h.Account == l.Account {
-				mu.Lock()
-				answered[l.Account] = true
-				n++
-				mu.Unlock()
-			}
-		})
+// servedWait is what awaitServed's askers share: the live leases of the
+// accounts procs own, as last read.
+type servedWait struct {
+	procs  []*FleetProcess
+	mu     sync.Mutex
+	leases map[string]locator.Lease
+}
+
+// read reads the leases again.
+func (w *servedWait) read(ctx context.Context, st *store.Store) error {
+	owned, err := ownedBy(ctx, st)
+	if err != nil {
+		return err
 	}
-	wg.Wait()
-	return n
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	clear(w.leases)
+	for _, p := range w.procs {
+		for _, l := range owned[p.PID] {
+			w.leases[l.Account] = l
+		}
+	}
+	return nil
+}
+
+// lease is account's live lease held by one of procs, as last read.
+func (w *servedWait) lease(account string) (locator.Lease, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l, ok := w.leases[account]
+	return l, ok
 }
 
 // servedAtOnce is how many owners awaitServed asks at once, and
