@@ -856,6 +856,41 @@ func TestAcquireLeasesTimesItsLeasesOnceItHoldsTheKeyPair(t *testing.T) {
 	}
 }
 
+// A take of several key pairs locks each of them (one statement for them
+// all, in their order): one of two key pairs held by another take's
+// transaction, the second in order, holds the take up until it ends, and
+// the take times its leases from then. Postgres only.
+func TestAcquireLeasesLocksEachKeyPair(t *testing.T) {
+	t.Parallel()
+	a, other, _ := onePostgres(t)
+	ctx := t.Context()
+	type outcome struct {
+		taken []locator.Lease
+		err   error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		taken, _, err := a.AcquireLeases(ctx, []locator.Lease{
+			{Account: "A", Owner: "p1-a", PID: 1, Host: "h", Endpoint: "e-a", PacingKey: "K1", Process: "p1"},
+			{Account: "B", Owner: "p1-b", PID: 1, Host: "h", Endpoint: "e-b", PacingKey: "K2", Process: "p1"},
+		}, time.Hour)
+		done <- outcome{taken, err}
+	}()
+	released, err := store.HoldKeyPair(ctx, other, "K2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil || len(got.taken) != 2 {
+		t.Fatalf("the take behind the other: %v, %v; want both accounts", got.taken, got.err)
+	}
+	for _, l := range got.taken {
+		if l.Heartbeat.Before(released) {
+			t.Errorf("%s: taken at %s; want once K2's lock was released at %s or later", l.Account, l.Heartbeat, released)
+		}
+	}
+}
+
 // A process whose database session ended (it died) leaves its key pair
 // whole to the next AcquireLeases, though its leases would live an hour
 // more: every account of the pair is taken at its next term in the one
