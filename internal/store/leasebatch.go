@@ -176,8 +176,10 @@ func (s *Store) renewTerms(ctx context.Context, terms []Term, ttl time.Duration,
 // and, by account, why each other was not: a *LeaseHeldError or a
 // *KeyPairHeldError, as AcquireLease says. Every lease of ls is of one
 // process (l.Process); the write is a compare-and-set on each term read,
-// so a process that took one of them meanwhile keeps it. On Postgres the
-// process holds its session first (see Attend).
+// so a process that took one of them meanwhile keeps it. Only the lease
+// rows of the key pairs it writes are locked (lockLeases): a take that
+// refuses every account locks none. On Postgres the process holds its
+// session first (see Attend).
 func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.Duration) ([]locator.Lease, map[string]error, error) {
 	var taken []locator.Lease
 	var refused map[string]error
@@ -188,16 +190,41 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *Tx) error {
 		taken, refused = nil, map[string]error{}
-		cur, live, now, err := s.leasesOf(ctx, tx, ls)
-		if err != nil {
+		if err := lockKeyPairs(ctx, tx, pacingKeys(ls)...); err != nil {
 			return err
 		}
-		gone, err := endedIn(ctx, tx, cur)
-		if err != nil {
+		// Read first without the rows' locks: a take that refuses every
+		// account (another live process holds them: one that lost a
+		// takeover's race) locks none of them. Its locks made the
+		// renewals of the winner's leases skip them, round after round,
+		// until owners that had just taken them on stepped down.
+		write, err := s.planTakes(ctx, tx, ls, ttl, refused)
+		if err != nil || len(write) == 0 {
 			return err
 		}
-		live = slices.DeleteFunc(live, func(o locator.Lease) bool { return gone[o.Process] })
-		write := leaseTakes(ls, cur, live, now, ttl, refused)
+		// The rows of the key pairs to write locked (lockLeases), all is
+		// read and planned again; a key pair refused at first stays
+		// refused, its rows not locked.
+		first := refused
+		refused = map[string]error{}
+		locked := pacingKeys(write)
+		accounts := make([]any, len(write))
+		for i, l := range write {
+			accounts[i] = l.Account
+		}
+		if err := lockLeases(ctx, tx, locked, accounts...); err != nil {
+			return err
+		}
+		if write, err = s.planTakes(ctx, tx, ls, ttl, refused); err != nil {
+			return err
+		}
+		write = slices.DeleteFunc(write, func(l locator.Lease) bool {
+			if first[l.Account] == nil {
+				return false
+			}
+			refused[l.Account] = first[l.Account]
+			return true
+		})
 		if len(write) == 0 {
 			return nil
 		}
@@ -224,33 +251,38 @@ func (s *Store) AcquireLeases(ctx context.Context, ls []locator.Lease, ttl time.
 	return taken, refused, nil
 }
 
-// leasesOf reads, in tx, the leases of ls's accounts and of every account
-// on their key pairs (on Postgres under the key pairs' locks, taken in one
-// order as checkKeyPair takes them): by account, those live at now, and
-// now, the database's time once the locks are held. Read before them, a
-// take that waited seconds for a key pair's lock would write leases that
-// lapse that much sooner, or have lapsed already (a desk starting on a
-// loaded database lost its fresh leases so, and took them back).
-func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease) (map[string]*locator.Lease, []locator.Lease, time.Time, error) {
-	var accounts, keyArgs []any
+// pacingKeys are the key pairs of ls, sorted, each once ("" for none
+// left out).
+func pacingKeys(ls []locator.Lease) []string {
 	var keys []string
 	for _, l := range ls {
-		accounts = append(accounts, l.Account)
 		if l.PacingKey != "" && !slices.Contains(keys, l.PacingKey) {
 			keys = append(keys, l.PacingKey)
 		}
 	}
 	slices.Sort(keys)
-	if err := lockKeyPairs(ctx, tx, keys...); err != nil {
-		return nil, nil, time.Time{}, err
-	}
-	if err := lockLeases(ctx, tx, keys, accounts...); err != nil {
-		return nil, nil, time.Time{}, err
-	}
+	return keys
+}
+
+// planTakes reads, in tx, the leases of ls's accounts and of every
+// account on their key pairs, and the sessions of their processes, and
+// returns the leases of ls to write by the rules of AcquireLease
+// (leaseTakes), each refusal put in refused. The time they are written
+// at is the database's as they are read, once the key pairs' locks are
+// held: read before them, a take that waited seconds for a key pair's
+// lock would write leases that lapse that much sooner, or have lapsed
+// already (a desk starting on a loaded database lost its fresh leases
+// so, and took them back).
+func (s *Store) planTakes(ctx context.Context, tx *Tx, ls []locator.Lease, ttl time.Duration, refused map[string]error) ([]locator.Lease, error) {
 	now, err := s.leaseNow(ctx, tx)
 	if err != nil {
-		return nil, nil, time.Time{}, err
+		return nil, err
 	}
+	var accounts, keyArgs []any
+	for _, l := range ls {
+		accounts = append(accounts, l.Account)
+	}
+	keys := pacingKeys(ls)
 	for _, k := range keys {
 		keyArgs = append(keyArgs, k)
 	}
@@ -260,7 +292,7 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease) (map[s
 	}
 	rows, err := tx.QueryContext(ctx, q, append(accounts, keyArgs...)...)
 	if err != nil {
-		return nil, nil, time.Time{}, err
+		return nil, err
 	}
 	defer rows.Close()
 	cur := map[string]*locator.Lease{}
@@ -268,14 +300,22 @@ func (s *Store) leasesOf(ctx context.Context, tx *Tx, ls []locator.Lease) (map[s
 	for rows.Next() {
 		l, err := scanLease(rows)
 		if err != nil {
-			return nil, nil, time.Time{}, err
+			return nil, err
 		}
 		cur[l.Account] = l
 		if l.Expires.After(now) {
 			live = append(live, *l)
 		}
 	}
-	return cur, live, now, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	gone, err := endedIn(ctx, tx, cur)
+	if err != nil {
+		return nil, err
+	}
+	live = slices.DeleteFunc(live, func(o locator.Lease) bool { return gone[o.Process] })
+	return leaseTakes(ls, cur, live, now, ttl, refused), nil
 }
 
 // leaseTakes is the leases of ls to write, by the rules of AcquireLease,
