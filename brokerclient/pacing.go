@@ -338,25 +338,30 @@ func (p *pacer) routeLocked(route string, now time.Time) *routePace {
 	if q := p.routes[route]; q != nil {
 		return q
 	}
+	q := &routePace{lim: newLimiter(route, p.emptyAt, now)}
+	p.routes[route] = q
+	return q
+}
+
+// newLimiter is route's bucket as of now: full, or emptied at emptyAt
+// (non-zero: see PaceAfter) and refilling since.
+func newLimiter(route string, emptyAt, now time.Time) *rate.Limiter {
 	l, ok := RateLimits[route]
 	if !ok {
 		l = Limit{1, 1}
 	}
 	r := rate.Limit(l.PerSecond * marginOf(route))
 	lim := rate.NewLimiter(r, burstOf(l))
-	if p.emptyAt.IsZero() {
+	if emptyAt.IsZero() {
 		lim.SetLimitAt(now, r) // start full on clk's time
-	} else {
-		at := p.emptyAt
-		if at.After(now) {
-			at = now // a limiter's time never goes back
-		}
-		lim.SetLimitAt(at, r)
-		lim.ReserveN(at, burstOf(l)) // empty then, refilling since
+		return lim
 	}
-	q := &routePace{lim: lim}
-	p.routes[route] = q
-	return q
+	if emptyAt.After(now) {
+		emptyAt = now // a limiter's time never goes back
+	}
+	lim.SetLimitAt(emptyAt, r)
+	lim.ReserveN(emptyAt, burstOf(l)) // empty then, refilling since
+	return lim
 }
 
 // wait blocks on clk until the route's bucket grants a token to this
@@ -524,12 +529,25 @@ func (c *Client) Load() []RouteLoad {
 
 // PaceAfter starts every route's bucket as if emptied at t: the broker's
 // buckets are per key pair, and another process (the account's previous
-// owner, a moment ago) may have drawn them down until then. Call it before
-// the first request; a t in the future counts as now.
+// owner, a moment ago) may have drawn them down until then. A bucket this
+// client drew on before (a fleet's key pair it owned, gave up and owns
+// again) is drawn down to what one emptied at t holds now, if it holds
+// more: left full, its first requests met the other process's last ones
+// at the broker, and drew 429s. A t in the future counts as now.
 func (c *Client) PaceAfter(t time.Time) {
-	c.pacer.mu.Lock()
-	defer c.pacer.mu.Unlock()
-	c.pacer.emptyAt = t
+	p := c.pacer
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.emptyAt = t
+	now := c.clock.Now()
+	for route, q := range p.routes {
+		// One holding more than a bucket emptied at t would (none holds a
+		// token reserved then: its tokens would be below zero) is
+		// replaced by such a bucket.
+		if fresh := newLimiter(route, t, now); q.lim.TokensAt(now) > fresh.TokensAt(now) {
+			q.lim = fresh
+		}
+	}
 }
 
 // LastRequest is when the client's latest request was let go by its pacer

@@ -167,6 +167,35 @@ func TestPaceAfterStartsEmpty(t *testing.T) {
 	}
 }
 
+// Spec: Limits, "Rate limits" are per key pair. A client whose bucket is
+// full again (it owned the key pair, gave it up, and owns it again) is
+// drawn down by PaceAfter as a new one would start: the other process
+// drew on it until a moment ago.
+func TestPaceAfterDrainsABucketInUse(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	c := b.Client(t, b.Live)
+	if _, _, err := c.Locates.History(t.Context(), "LV100001"); err != nil {
+		t.Fatal(err)
+	}
+	b.Clock.Advance(5 * time.Second) // full again
+	start := b.Clock.Now()
+	c.PaceAfter(start.Add(-100 * time.Millisecond)) // the other owner's last request
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Locates.History(t.Context(), "LV100001")
+		done <- err
+	}()
+	<-b.Clock.BlockUntil(1) // paced: the bucket is refilling
+	b.Clock.AdvanceToNext()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if waited := b.Clock.Now().Sub(start); waited != 400*time.Millisecond {
+		t.Errorf("the first request after PaceAfter waited %v, want 400 ms", waited)
+	}
+}
+
 // Spec: Limits, "Rate limits" (quote 1/s, burst 1, per key pair: "several
 // processes sharing one key pair share the buckets"). Quotes sent at once
 // on one client, as the engines of two accounts of one key pair send
