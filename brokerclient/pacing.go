@@ -529,16 +529,22 @@ func (c *Client) Load() []RouteLoad {
 
 // PaceAfter starts every route's bucket as if emptied at t: the broker's
 // buckets are per key pair, and another process (the account's previous
-// owner, a moment ago) may have drawn them down until then. A bucket this
-// client drew on before (a fleet's key pair it owned, gave up and owns
-// again) is drawn down to what one emptied at t holds now, if it holds
-// more: left full, its first requests met the other process's last ones
-// at the broker, and drew 429s. A t in the future counts as now.
+// owner, a moment ago) may have drawn them down until then. When t is
+// after this client's own last request, so that another process drew on
+// them since (a fleet's key pair it owned, gave up and owns again), a
+// bucket this client drew on before is drawn down to what one emptied at
+// t holds now, if it holds more: left full, its first requests could
+// meet the other process's last ones at the broker. Otherwise this
+// client's buckets know what was drawn, as they are. A t in the future
+// counts as now.
 func (c *Client) PaceAfter(t time.Time) {
 	p := c.pacer
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.emptyAt = t
+	if !t.After(p.last) {
+		return
+	}
 	now := c.clock.Now()
 	for route, q := range p.routes {
 		// One holding more than a bucket emptied at t would (none holds a
