@@ -449,19 +449,26 @@ func lockKeyPairs(ctx context.Context, tx *Tx, keys ...string) error {
 	if tx.c.dialect != "postgres" {
 		return nil
 	}
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" })
-	if len(keys) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(keys)
-	if err != nil {
+	list, err := keyList(keys)
+	if err != nil || list == "" {
 		return err
 	}
 	// A volatile function of the select list is evaluated after the sort:
 	// the locks are taken in the order of keys.
 	_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('locator key pair ' || k, 0))
-		FROM jsonb_array_elements_text(?::jsonb) WITH ORDINALITY AS a(k, n) ORDER BY n`, string(list))
+		FROM jsonb_array_elements_text(?::jsonb) WITH ORDINALITY AS a(k, n) ORDER BY n`, list)
 	return err
+}
+
+// keyList is keys, less "" (no key pair), as one JSON parameter; "" when
+// none is left.
+func keyList(keys []string) (string, error) {
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" })
+	if len(keys) == 0 {
+		return "", nil
+	}
+	list, err := json.Marshal(keys)
+	return string(list), err
 }
 
 // lockLeases locks, on Postgres, until tx ends, the lease rows of
@@ -482,15 +489,11 @@ func lockLeases(ctx context.Context, tx *Tx, keys []string, accounts ...any) err
 	if _, err := tx.ExecContext(ctx, `SELECT account FROM leases WHERE account IN (`+marks(len(accounts))+`) ORDER BY account FOR UPDATE`, accounts...); err != nil {
 		return err
 	}
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" })
-	if len(keys) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(keys)
-	if err != nil {
+	list, err := keyList(keys)
+	if err != nil || list == "" {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `SELECT account FROM leases WHERE `+tx.c.inJSON("pacing_key")+` ORDER BY account`+tx.c.forUpdate(false), string(list))
+	_, err = tx.ExecContext(ctx, `SELECT account FROM leases WHERE `+tx.c.inJSON("pacing_key")+` ORDER BY account`+tx.c.forUpdate(false), list)
 	return err
 }
 

@@ -828,32 +828,41 @@ func TestLateRenewalLeavesATakenKeyPair(t *testing.T) {
 func TestAcquireLeasesTimesItsLeasesOnceItHoldsTheKeyPair(t *testing.T) {
 	t.Parallel()
 	a, other, _ := onePostgres(t)
-	ctx := t.Context()
+	taken, released := takeBehind(t, a, other, "K", []locator.Lease{
+		{Account: "A", Owner: "p1-a", PID: 1, Host: "h", Endpoint: "e-a", PacingKey: "K", Process: "p1"},
+		{Account: "B", Owner: "p1-b", PID: 1, Host: "h", Endpoint: "e-b", PacingKey: "K", Process: "p1"},
+	})
+	for _, l := range taken {
+		if l.Heartbeat.Before(released) || l.Expires.Before(released.Add(time.Hour)) {
+			t.Errorf("%s: taken at %s, lapses at %s; want timed from the lock's release at %s or later", l.Account, l.Heartbeat, l.Expires, released)
+		}
+	}
+}
+
+// takeBehind has a take ls (AcquireLeases, for an hour) while other holds
+// key's key-pair lock in a transaction of its own until the take waits
+// for it (store.HoldKeyPair), and returns the leases taken, every one of
+// ls, and when that lock was given up.
+func takeBehind(t *testing.T, a, other *store.Store, key string, ls []locator.Lease) ([]locator.Lease, time.Time) {
+	t.Helper()
 	type outcome struct {
 		taken []locator.Lease
 		err   error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		taken, _, err := a.AcquireLeases(ctx, []locator.Lease{
-			{Account: "A", Owner: "p1-a", PID: 1, Host: "h", Endpoint: "e-a", PacingKey: "K", Process: "p1"},
-			{Account: "B", Owner: "p1-b", PID: 1, Host: "h", Endpoint: "e-b", PacingKey: "K", Process: "p1"},
-		}, time.Hour)
+		taken, _, err := a.AcquireLeases(t.Context(), ls, time.Hour)
 		done <- outcome{taken, err}
 	}()
-	released, err := store.HoldKeyPair(ctx, other, "K")
+	released, err := store.HoldKeyPair(t.Context(), other, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := <-done
-	if got.err != nil || len(got.taken) != 2 {
-		t.Fatalf("the take behind the other: %v, %v; want both accounts", got.taken, got.err)
+	if got.err != nil || len(got.taken) != len(ls) {
+		t.Fatalf("the take behind the other: %v, %v; want every account", got.taken, got.err)
 	}
-	for _, l := range got.taken {
-		if l.Heartbeat.Before(released) || l.Expires.Before(released.Add(time.Hour)) {
-			t.Errorf("%s: taken at %s, lapses at %s; want timed from the lock's release at %s or later", l.Account, l.Heartbeat, l.Expires, released)
-		}
-	}
+	return got.taken, released
 }
 
 // A take of several key pairs locks each of them (one statement for them
@@ -863,28 +872,11 @@ func TestAcquireLeasesTimesItsLeasesOnceItHoldsTheKeyPair(t *testing.T) {
 func TestAcquireLeasesLocksEachKeyPair(t *testing.T) {
 	t.Parallel()
 	a, other, _ := onePostgres(t)
-	ctx := t.Context()
-	type outcome struct {
-		taken []locator.Lease
-		err   error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		taken, _, err := a.AcquireLeases(ctx, []locator.Lease{
-			{Account: "A", Owner: "p1-a", PID: 1, Host: "h", Endpoint: "e-a", PacingKey: "K1", Process: "p1"},
-			{Account: "B", Owner: "p1-b", PID: 1, Host: "h", Endpoint: "e-b", PacingKey: "K2", Process: "p1"},
-		}, time.Hour)
-		done <- outcome{taken, err}
-	}()
-	released, err := store.HoldKeyPair(ctx, other, "K2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := <-done
-	if got.err != nil || len(got.taken) != 2 {
-		t.Fatalf("the take behind the other: %v, %v; want both accounts", got.taken, got.err)
-	}
-	for _, l := range got.taken {
+	taken, released := takeBehind(t, a, other, "K2", []locator.Lease{
+		{Account: "A", Owner: "p1-a", PID: 1, Host: "h", Endpoint: "e-a", PacingKey: "K1", Process: "p1"},
+		{Account: "B", Owner: "p1-b", PID: 1, Host: "h", Endpoint: "e-b", PacingKey: "K2", Process: "p1"},
+	})
+	for _, l := range taken {
 		if l.Heartbeat.Before(released) {
 			t.Errorf("%s: taken at %s; want once K2's lock was released at %s or later", l.Account, l.Heartbeat, released)
 		}
