@@ -277,14 +277,7 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		return err
 	}
 	o.serve(remote)
-	if checked := (store.EnvCheck{PacingKey: ec.Client.PacingKey(), Env: string(ec.Env)}); o.eng.Detail() != nil && (rec == nil || rec.Checked != checked) {
-		// For the owner that takes over from this one (see open); a
-		// check the store already holds (rec, a fleet's start) is not
-		// written again, a statement an account at each start.
-		if err := o.st.NoteEnvChecked(ctx, lease.Account, checked.PacingKey, checked.Env); err != nil {
-			o.log.Warn("the account's check not recorded: a takeover will read its detail again", "account", lease.Account, "err", err)
-		}
-	}
+	o.noteChecked(ctx, rec)
 	if o.cfg.Role == wire.RoleDaemon {
 		o.wg.Add(1)
 		go o.syncLedger()
@@ -294,6 +287,22 @@ func (o *Owner) start(ctx context.Context, sockPath string) error {
 		go o.keepRenewed()
 	}
 	return nil
+}
+
+// noteChecked records the check of the account's detail its engine
+// passed at its start, if it made one, for the owner that takes over
+// from this one (see open); a check the store already holds (rec, a
+// fleet's start) is not written again, a statement an account at each
+// start.
+func (o *Owner) noteChecked(ctx context.Context, rec *store.Recovery) {
+	ec := o.cfg.Engine
+	checked := store.EnvCheck{PacingKey: ec.Client.PacingKey(), Env: string(ec.Env)}
+	if o.eng.Detail() == nil || (rec != nil && rec.Checked == checked) {
+		return
+	}
+	if err := o.st.NoteEnvChecked(ctx, o.lease.Account, checked.PacingKey, checked.Env); err != nil {
+		o.log.Warn("the account's check not recorded: a takeover will read its detail again", "account", o.lease.Account, "err", err)
+	}
 }
 
 // open starts what the owner serves once it holds the lease: the pacer
