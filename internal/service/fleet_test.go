@@ -470,7 +470,8 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 // statement takes it for one of them, and the other's take, refused,
 // names that fleet's leases, which it then stands by for, taking the key
 // pair once that fleet gives it up. Postgres only (a dead owner is known
-// at once by its session there).
+// at once by its session there). The two fleets are of one process, as
+// two daemons' would not be: each tells what it holds (Fleet.Say).
 func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 	t.Parallel()
 	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
@@ -491,7 +492,7 @@ func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 	if old, _, err := other.AcquireLeases(t.Context(), leases, time.Hour); err != nil || len(old) != 2 {
 		t.Fatalf("the other process's leases: %v, %v", old, err)
 	}
-	open := func() (*service.Fleet, *store.Store, func()) {
+	open := func() (*service.Fleet, func()) {
 		st := o.store(t)
 		var cfgs []service.Config
 		for _, acct := range accounts {
@@ -510,10 +511,10 @@ func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		waited := make(chan error, 1)
 		go func() { waited <- f.Wait(ctx) }()
-		return f, st, func() { cancel(); <-waited; f.Close() }
+		return f, func() { cancel(); <-waited; f.Close() }
 	}
-	f1, st1, close1 := open()
-	f2, st2, close2 := open()
+	f1, close1 := open()
+	f2, close2 := open()
 	defer close2()
 	closed1 := false
 	defer func() {
@@ -522,58 +523,45 @@ func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 		}
 	}()
 	storetest.EndSession(t, o.db, dead)
-	// Whichever fleet won, its store's owners hold both leases under
-	// owner ids of their own (each fleet's owners are its own), and the
-	// other fleet stands by for them.
-	held := func(st *store.Store) bool {
+	// Both fleets are of this process: which one won is what each says
+	// (a handle of the other, following the winner, is served too).
+	says := func(f *service.Fleet, what string) bool {
+		var said strings.Builder
+		f.Say(t.Context(), &said)
 		for _, acct := range accounts {
-			if s, err := st.LiveLease(t.Context(), acct); err != nil || s.Process != service.Process() || strings.HasSuffix(s.Owner, "dead-"+acct) || s.Endpoint == leases[0].Endpoint {
+			if !strings.Contains(said.String(), what+acct) {
 				return false
 			}
 		}
 		return true
 	}
-	won := func(f *service.Fleet) bool {
-		for _, acct := range accounts {
-			if s, err := f.ByAccount()[acct].Status(t.Context(), account.StatusRequest{}); err != nil || !s.Held {
-				return false
+	await := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); !ok(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 2 minutes", what)
+			}
+			if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return true
 	}
 	var winner, loser *service.Fleet
-	for deadline := time.Now().Add(2 * time.Minute); winner == nil; {
+	await("either fleet serving the dead process's accounts", func() bool {
 		switch {
-		case held(st1) && won(f1):
+		case says(f1, "serving "):
 			winner, loser = f1, f2
-		case held(st2) && won(f2):
+		case says(f2, "serving "):
 			winner, loser = f2, f1
-		case time.Now().After(deadline):
-			t.Fatal("neither fleet served the dead process's accounts after 2 minutes")
 		}
-		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); winner == nil && err != nil {
-			t.Fatal(err)
-		}
-	}
-	var said strings.Builder
-	loser.Say(t.Context(), &said)
-	for _, acct := range accounts {
-		if !strings.Contains(said.String(), "standing by for "+acct) {
-			t.Errorf("the fleet that lost the race says %q; want it standing by for %s", said.String(), acct)
-		}
-	}
+		return winner != nil
+	})
+	await("the fleet that lost the race standing by for the winner's leases", func() bool { return says(loser, "standing by for ") })
 	if winner == f1 {
 		close1()
 		closed1 = true
 	} else {
 		close2()
 	}
-	for deadline := time.Now().Add(2 * time.Minute); !won(loser); {
-		if time.Now().After(deadline) {
-			t.Fatal("the fleet that lost the race does not serve the accounts 2 minutes after the winner gave them up")
-		}
-		if err := clock.Sleep(t.Context(), clock.Real{}, 50*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-	}
+	await("the fleet that lost the race serving the accounts once the winner gave them up", func() bool { return says(loser, "serving ") })
 }
