@@ -92,7 +92,7 @@ func (c *Client) GuardWrites(ctx context.Context, accountID string, want Env) (*
 	if err != nil {
 		return acct, err
 	}
-	return acct, CheckWrites(acct, want)
+	return acct, checkActive(acct)
 }
 
 // CheckWrites is GuardWrites's check of an account already read: its row
@@ -106,6 +106,11 @@ func CheckWrites(acct *Account, want Env) error {
 	if err := checkEnv(acct, want); err != nil {
 		return err
 	}
+	return checkActive(acct)
+}
+
+// checkActive is an *AccountNotActiveError when acct is not Active.
+func checkActive(acct *Account) error {
 	if !acct.IsActive() {
 		return &AccountNotActiveError{AccountID: acct.Account, Status: acct.AccountStatus}
 	}
