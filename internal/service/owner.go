@@ -214,14 +214,23 @@ func ownerPaths(cfg OwnerConfig) (lockPath, sockPath string, err error) {
 	return lockPath, sockPath, err
 }
 
+// servingLease is the lease of cfg's account for its owner in this
+// process serving on sock, under owner (empty: a new id of cfg's role):
+// what a fleet's take writes for the owner it reserves it for (reserve),
+// and what an owner takes (Owner.start), which takes on a reserved lease
+// only as written so (renewals.takeOn).
+func servingLease(cfg OwnerConfig, owner, sock string) locator.Lease {
+	host, _ := os.Hostname()
+	if owner == "" {
+		owner = string(cfg.Role) + ":" + uuid.NewString()
+	}
+	return locator.Lease{Account: cfg.Engine.Account, Owner: owner, PID: os.Getpid(), Host: host, Endpoint: sock,
+		PacingKey: cfg.Engine.Client.PacingKey(), Process: process}
+}
+
 func (o *Owner) start(ctx context.Context, sockPath string) error {
 	ec := o.cfg.Engine
-	host, _ := os.Hostname()
-	want := locator.Lease{Account: ec.Account, Owner: o.cfg.owner, PID: os.Getpid(), Host: host, Endpoint: sockPath,
-		PacingKey: ec.Client.PacingKey(), Process: process}
-	if want.Owner == "" {
-		want.Owner = string(o.cfg.Role) + ":" + uuid.NewString()
-	}
+	want := servingLease(o.cfg, o.cfg.owner, sockPath)
 	var remote net.Listener
 	if n := o.cfg.Network; n != nil {
 		var err error

@@ -2,16 +2,12 @@ package service
 
 import (
 	"context"
-	"os"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/locatorhq/locator"
 	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/store"
-	"github.com/locatorhq/locator/internal/wire"
 )
 
 // A fleet takes the leases of whole key pairs at once: the pairs it opens
@@ -31,18 +27,15 @@ import (
 // once (store.Recoveries: after the take, so that an earlier owner can
 // write nothing of it any more), not by each engine on its own.
 func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]store.Term, map[*Handle]error) {
-	host, _ := os.Hostname()
 	var leases []locator.Lease
 	byAccount := map[string]*Handle{}
 	for _, h := range handles {
-		ec := h.cfg.Engine
 		_, sock, err := ownerPaths(h.cfg.OwnerConfig)
 		if err != nil {
 			continue // Own says why
 		}
-		byAccount[ec.Account] = h
-		leases = append(leases, locator.Lease{Account: ec.Account, Owner: string(wire.RoleDaemon) + ":" + uuid.NewString(), PID: os.Getpid(),
-			Host: host, Endpoint: sock, PacingKey: ec.Client.PacingKey(), Process: process})
+		byAccount[h.cfg.Engine.Account] = h
+		leases = append(leases, servingLease(h.cfg.OwnerConfig, "", sock))
 	}
 	out, refusals := map[*Handle]store.Term{}, map[*Handle]error{}
 	if len(leases) < 2 {
