@@ -142,8 +142,27 @@ func TestPaceAfterStartsEmpty(t *testing.T) {
 	if !c.LastRequest().IsZero() {
 		t.Fatal("LastRequest before any request")
 	}
+	// History at its whole 2/s (marginOf): a token every 500 ms, 100 ms
+	// of which had passed.
+	if waited := waitAfterPaceAfter(t, b, c); waited != 400*time.Millisecond {
+		t.Errorf("the first request waited %v, want 400 ms", waited)
+	}
+	if last := c.LastRequest(); !last.Equal(b.Clock.Now()) {
+		t.Errorf("LastRequest %v, want %v", last, b.Clock.Now())
+	}
+	if k := c.PacingKey(); len(k) != 24 || k != b.Client(t, b.Live).PacingKey() || k == b.Client(t, b.Paper).PacingKey() {
+		t.Errorf("PacingKey %q: want one per key pair", k)
+	}
+}
+
+// waitAfterPaceAfter has c start its buckets as if another process (the
+// key pair's previous owner) drew on them until 100 ms ago (PaceAfter),
+// reads history, which waits on b's clock for its token, and returns how
+// long it waited.
+func waitAfterPaceAfter(t *testing.T, b *simtest.Bundle, c *brokerclient.Client) time.Duration {
+	t.Helper()
 	start := b.Clock.Now()
-	c.PaceAfter(start.Add(-100 * time.Millisecond)) // the previous owner's last request
+	c.PaceAfter(start.Add(-100 * time.Millisecond))
 	done := make(chan error, 1)
 	go func() {
 		_, _, err := c.Locates.History(t.Context(), "LV100001")
@@ -154,17 +173,7 @@ func TestPaceAfterStartsEmpty(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	// History at its whole 2/s (marginOf): a token every 500 ms, 100 ms
-	// of which had passed.
-	if waited := b.Clock.Now().Sub(start); waited != 400*time.Millisecond {
-		t.Errorf("the first request waited %v, want 400 ms", waited)
-	}
-	if last := c.LastRequest(); !last.Equal(b.Clock.Now()) {
-		t.Errorf("LastRequest %v, want %v", last, b.Clock.Now())
-	}
-	if k := c.PacingKey(); len(k) != 24 || k != b.Client(t, b.Live).PacingKey() || k == b.Client(t, b.Paper).PacingKey() {
-		t.Errorf("PacingKey %q: want one per key pair", k)
-	}
+	return b.Clock.Now().Sub(start)
 }
 
 // Spec: Limits, "Rate limits" are per key pair. A client whose bucket is
@@ -179,19 +188,7 @@ func TestPaceAfterDrainsABucketInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Clock.Advance(5 * time.Second) // full again
-	start := b.Clock.Now()
-	c.PaceAfter(start.Add(-100 * time.Millisecond)) // the other owner's last request
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := c.Locates.History(t.Context(), "LV100001")
-		done <- err
-	}()
-	<-b.Clock.BlockUntil(1) // paced: the bucket is refilling
-	b.Clock.AdvanceToNext()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if waited := b.Clock.Now().Sub(start); waited != 400*time.Millisecond {
+	if waited := waitAfterPaceAfter(t, b, c); waited != 400*time.Millisecond {
 		t.Errorf("the first request after PaceAfter waited %v, want 400 ms", waited)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,14 +115,7 @@ func TestFleetServesPastARefusedAccount(t *testing.T) {
 // read the list once and neither account's detail.
 func TestFleetChecksAKeyPairOnItsList(t *testing.T) {
 	t.Parallel()
-	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
-		for i := range sc.Accounts {
-			sc.Accounts[i].Status = "Active"
-			if sc.Accounts[i].ID == "LV100002" {
-				sc.Accounts[i].Status = "Restricted"
-			}
-		}
-	}))
+	o := newOpener(t, activeBut("LV100002"))
 	st := o.store(t)
 	client := o.sim.Client(t, o.sim.Live)
 	var cfgs []service.Config
@@ -311,6 +305,20 @@ func TestFleetLeavesAKeyPairListedFirstElsewhere(t *testing.T) {
 	}
 }
 
+// activeBut makes every account of the simulator's scenario Active, the
+// status that trades (spec "Account"), but those of restricted, which it
+// makes Restricted.
+func activeBut(restricted ...string) simtest.Option {
+	return simtest.WithScenario(func(sc *brokersim.Scenario) {
+		for i := range sc.Accounts {
+			sc.Accounts[i].Status = "Active"
+			if slices.Contains(restricted, sc.Accounts[i].ID) {
+				sc.Accounts[i].Status = "Restricted"
+			}
+		}
+	})
+}
+
 // store opens the opener's database, closed when t ends.
 func (o *opener) store(t *testing.T) *store.Store {
 	t.Helper()
@@ -334,11 +342,7 @@ func (o *opener) store(t *testing.T) *store.Store {
 // owner is known at once by its session there).
 func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 	t.Parallel()
-	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
-		for i := range sc.Accounts {
-			sc.Accounts[i].Status = "Active"
-		}
-	}))
+	o := newOpener(t, activeBut())
 	o.db = storetest.Postgres(t)
 	st, other := o.store(t), o.store(t)
 	clients := map[string]*brokerclient.Client{}
@@ -474,11 +478,7 @@ func TestFleetTakesADeadProcesssKeyPairAtOnce(t *testing.T) {
 // two daemons' would not be: each tells what it holds (Fleet.Say).
 func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 	t.Parallel()
-	o := newOpener(t, simtest.WithScenario(func(sc *brokersim.Scenario) {
-		for i := range sc.Accounts {
-			sc.Accounts[i].Status = "Active"
-		}
-	}))
+	o := newOpener(t, activeBut())
 	o.db = storetest.Postgres(t)
 	other := o.store(t)
 	client := o.sim.Client(t, o.sim.Live)
