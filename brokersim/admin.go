@@ -31,10 +31,18 @@ type RequestRecord struct {
 
 type requestLog struct{ entries []RequestRecord }
 
-// logRequest appends the request to the log and returns its index. Secrets
-// are never logged: only the public key id, and of the partner login and
-// token bodies only the form with its secrets redacted.
+// logRequest appends the request to the log and returns its index.
 func (s *Sim) logRequest(r *http.Request, body []byte) int {
+	rec := s.requestRecord(r, body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logLocked(rec, s.clockNow())
+}
+
+// requestRecord is the log's record of a request, but its time. Secrets are
+// never logged: only the public key id, and of the partner login and token
+// bodies only the form with its secrets redacted.
+func (s *Sim) requestRecord(r *http.Request, body []byte) RequestRecord {
 	keyID := r.Header.Get(s.sc.KeyHeaderPrefix + "-API-KEY-ID")
 	auth := ""
 	if _, ok := bearerToken(r); ok {
@@ -47,19 +55,21 @@ func (s *Sim) logRequest(r *http.Request, body []byte) int {
 	if p := s.sc.Partner; p != nil && (r.URL.Path == TokenPath || r.URL.Path == p.LoginPath) && len(body) > 0 {
 		text = redactedForm(r, body)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log.entries = append(s.log.entries, RequestRecord{
-		Time:   s.clockNow(),
-		KeyID:  keyID,
-		Auth:   auth,
-		Method: r.Method,
-		Path:   r.URL.Path,
-		Query:  r.URL.RawQuery,
-		Body:   text,
-
+	return RequestRecord{
+		KeyID:     keyID,
+		Auth:      auth,
+		Method:    r.Method,
+		Path:      r.URL.Path,
+		Query:     r.URL.RawQuery,
+		Body:      text,
 		UserAgent: r.UserAgent(),
-	})
+	}
+}
+
+// logLocked appends rec, arrived at at, to the log and returns its index.
+func (s *Sim) logLocked(rec RequestRecord, at time.Time) int {
+	rec.Time = at
+	s.log.entries = append(s.log.entries, rec)
 	return len(s.log.entries) - 1
 }
 

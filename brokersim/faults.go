@@ -106,10 +106,8 @@ func (s *Sim) pushLost() bool {
 	return f.pushRng.Float64() < f.cfg.RatePushLoss
 }
 
-// drawFault decides the fault, if any, for one broker request.
-func (s *Sim) drawFault(r *http.Request) faultKind {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// drawFaultLocked decides the fault, if any, for one broker request.
+func (s *Sim) drawFaultLocked(r *http.Request) faultKind {
 	f := &s.faults
 	line := r.Method + " " + r.URL.Path
 	for i := range f.cfg.Script {

@@ -59,6 +59,22 @@ type call struct {
 	acct *account // the owned {accountId} for authRead routes
 }
 
+// principalLocked is the key a request acts as: its key pair, or the one a
+// partner's valid access token acts for; nil for neither.
+func (s *Sim) principalLocked(r *http.Request) *simKey {
+	prefix := s.sc.KeyHeaderPrefix
+	keyID := r.Header.Get(prefix + "-API-KEY-ID")
+	secret := r.Header.Get(prefix + "-API-SECRET-KEY")
+	key := s.keys[keyID]
+	if key != nil && key.secret != secret {
+		key = nil
+	}
+	if tok, ok := bearerToken(r); ok && keyID == "" && secret == "" {
+		key = s.bearerPrincipal(tok)
+	}
+	return key
+}
+
 // reply is a response computed under the lock and written after it.
 type reply struct {
 	status int
@@ -148,64 +164,111 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
-	s.mu.Lock()
-	now := s.clockNow()
-	s.mu.Unlock()
-	// The broker's own time, which a client may compare with its clock.
-	w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
 	if r.Method == http.MethodGet && (r.URL.Path == "/stream/"+streamPnL || r.URL.Path == "/stream/"+streamPortfolio) {
+		w.Header().Set("Date", s.Now().UTC().Format(http.TimeFormat))
 		s.serveStream(w, r, strings.TrimPrefix(r.URL.Path, "/stream/"))
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	entry := s.logRequest(r, body)
+	rec := s.requestRecord(r, body)
 
 	p := r.URL.Path
 	if len(p) > 1 && strings.HasSuffix(p, "/") {
 		p = strings.TrimSuffix(p, "/") // "A trailing slash is accepted."
 	}
-	if p == "" || path.Clean(p) != p {
-		s.finish(w, r, entry, pageNotFound())
+	clean := p != "" && path.Clean(p) == p
+	var rt *route
+	if clean {
+		r.URL.Path, r.URL.RawPath = p, ""
+		h, _ := s.mux.Handler(r)
+		if h, ok := h.(*routeHandler); ok {
+			rt = &h.rt
+		}
+	}
+	a := s.admit(rec, r, clean, rt)
+	// The broker's own time, which a client may compare with its clock.
+	w.Header().Set("Date", a.at.UTC().Format(http.TimeFormat))
+	if !clean {
+		s.finish(w, r, a.entry, pageNotFound())
 		return
 	}
-	r.URL.Path, r.URL.RawPath = p, ""
 
-	f := s.drawFault(r)
-	switch f {
+	switch a.fault {
 	case faultReset:
-		s.setStatus(entry, 0)
+		s.setStatus(a.entry, 0)
 		resetConn(w)
 		return
 	case fault500:
-		s.finish(w, r, entry, textReply(http.StatusInternalServerError, "Internal Server Error"))
+		s.finish(w, r, a.entry, textReply(http.StatusInternalServerError, "Internal Server Error"))
 		return
 	case fault503:
-		s.finish(w, r, entry, textReply(http.StatusServiceUnavailable, "Service Unavailable"))
+		s.finish(w, r, a.entry, textReply(http.StatusServiceUnavailable, "Service Unavailable"))
 		return
 	case fault429:
-		s.finish(w, r, entry, reply{status: http.StatusTooManyRequests, noBody: true})
+		s.finish(w, r, a.entry, reply{status: http.StatusTooManyRequests, noBody: true})
 		return
 	case fault403:
-		s.finish(w, r, entry, reply{status: http.StatusForbidden, ctype: "text/html; charset=utf-8",
+		s.finish(w, r, a.entry, reply{status: http.StatusForbidden, ctype: "text/html; charset=utf-8",
 			body: []byte("<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1></body></html>")})
 		return
 	case faultDelay:
 		s.delay(r)
 	}
 
-	if _, pattern := s.mux.Handler(r); pattern == "" {
-		s.finish(w, r, entry, s.unmatched(r))
+	if rt == nil {
+		s.finish(w, r, a.entry, s.unmatched(r))
 		return
 	}
-	rw := &capture{header: http.Header{}}
+	rw := &capture{header: http.Header{}, throttled: a.throttled}
 	s.mux.ServeHTTP(rw, r)
-	if f == faultResetAfter {
-		s.setStatus(entry, 0)
+	if a.fault == faultResetAfter {
+		s.setStatus(a.entry, 0)
 		resetConn(w)
 		return
 	}
-	s.finish(w, r, entry, rw.reply())
+	s.finish(w, r, a.entry, rw.reply())
+}
+
+// arrival is what the simulator settles about a broker request as it comes
+// in, under one hold of its lock: the time (the Date header's, the log's and
+// the rate limit's), the log entry, the fault drawn, and whether the route's
+// bucket of the request's key pair was empty. A bucket so judges requests at
+// their arrival and in its order, as the log shows them, as the broker's
+// does, however long the simulator then takes to serve them: judged when its
+// lock let each through, requests a client had paced could reach the bucket
+// bunched, and be answered 429 where the broker would let them pass.
+type arrival struct {
+	at        time.Time
+	entry     int
+	fault     faultKind
+	throttled bool
+}
+
+// admit logs rec, and for a clean path draws its fault and, for a broker
+// route rt the fault lets through, takes a token from the bucket of the key
+// pair the request acts as.
+func (s *Sim) admit(rec RequestRecord, r *http.Request, clean bool, rt *route) arrival {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := arrival{at: s.clockNow()}
+	a.entry = s.logLocked(rec, a.at)
+	if !clean {
+		return a
+	}
+	a.fault = s.drawFaultLocked(r)
+	switch a.fault {
+	case faultNone, faultDelay, faultResetAfter: // the request is served
+	default:
+		return a
+	}
+	if rt == nil || rt.auth == authNone || rt.auth == authPartner {
+		return a
+	}
+	if key := s.principalLocked(r); key != nil {
+		a.throttled = !s.limits.allow(key.id, rt.bucket, a.at)
+	}
+	return a
 }
 
 // unmatched tells a wrong method (405) from an unknown path (404).
@@ -220,18 +283,25 @@ func (s *Sim) unmatched(r *http.Request) reply {
 	return pageNotFound()
 }
 
-// wrap turns a route into an http.Handler: credentials, rate limit, then the
-// handler under the lock after the world has been advanced to now.
-func (s *Sim) wrap(rt route) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rp := s.serveRoute(rt, r, body)
-		rw := w.(*capture)
-		rw.r = rp
-	})
+// routeHandler is a route on the simulator's mux, which ServeHTTP also asks
+// for the route of a request before admitting it.
+type routeHandler struct {
+	s  *Sim
+	rt route
 }
 
-func (s *Sim) serveRoute(rt route, r *http.Request, body []byte) reply {
+// ServeHTTP answers the route into ServeHTTP's capture: credentials, the
+// rate limit admit judged, then the handler under the lock after the world
+// has been advanced to now.
+func (h *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rw := w.(*capture)
+	rw.r = h.s.serveRoute(h.rt, r, body, rw.throttled)
+}
+
+// serveRoute answers a request admit has logged and judged: throttled when
+// its key pair's bucket for the route was empty as it arrived.
+func (s *Sim) serveRoute(rt route, r *http.Request, body []byte, throttled bool) reply {
 	if rt.auth == authNone {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -249,13 +319,7 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte) reply {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := s.keys[keyID]
-	if key != nil && key.secret != secret {
-		key = nil
-	}
-	if tok, ok := bearerToken(r); ok && keyID == "" && secret == "" {
-		key = s.bearerPrincipal(tok)
-	}
+	key := s.principalLocked(r)
 	if key == nil {
 		switch rt.auth {
 		case authRead, authLedger:
@@ -267,7 +331,7 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte) reply {
 			return jsonReply(http.StatusUnauthorized, errorJSON{StatusCode: "Unauthorized", Message: "The provided credentials are not valid."})
 		}
 	}
-	if key != nil && !s.limits.allow(key.id, rt.bucket, s.clockNow()) {
+	if key != nil && throttled {
 		return reply{status: http.StatusTooManyRequests, noBody: true}
 	}
 	s.advanceLocked()
@@ -286,8 +350,9 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte) reply {
 // capture collects what a route handler decided, so the front handler can
 // apply fault injection and logging before anything reaches the wire.
 type capture struct {
-	header http.Header
-	r      reply
+	header    http.Header
+	throttled bool // admit's rate-limit verdict
+	r         reply
 }
 
 func (c *capture) Header() http.Header         { return c.header }

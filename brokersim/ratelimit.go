@@ -43,7 +43,8 @@ func newRateLimits(sc Scenario) rateLimits {
 	return rateLimits{on: sc.RateLimits, def: sc.DefaultRate, buckets: map[[2]string]*rate.Limiter{}}
 }
 
-// allow takes a token from the key's bucket for the route at now.
+// allow takes a token from the key's bucket for the route for a request that
+// arrived at now; Sim.admit calls it in the order requests arrive.
 func (l *rateLimits) allow(keyID, bucket string, now time.Time) bool {
 	if !l.on {
 		return true

@@ -1,6 +1,8 @@
 package brokersim_test
 
 import (
+	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -61,4 +63,55 @@ func TestRateLimits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Spec: "Rate limits" — a bucket judges a request as it arrives, however long
+// the service then takes to answer it. The first of three inventory reads
+// arrives, then waits 0.6 s to be served (a delay fault); the two after it
+// find the token it took given back at 2 a second, and the first is answered
+// with its arrival's verdict. Judged when served, it would find the bucket
+// the later two emptied.
+func TestRateLimitJudgesAtArrival(t *testing.T) {
+	t.Parallel()
+	b := simtest.New(t)
+	const inv = "/v1/api/accounts/LV100001/locates/inventory"
+	if r := b.Do(t, simtest.Key{}, "PUT", "/_sim/faults", brokersim.Faults{
+		Delay:  brokersim.Duration(time.Hour),
+		Script: []brokersim.FaultStep{{Match: "/locates/inventory", Kind: "delay", Count: 1}},
+	}); r.Status != 204 {
+		t.Fatalf("faults: %d %s", r.Status, r.Body)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		req, _ := http.NewRequestWithContext(ctx, "GET", b.URL+inv, nil)
+		b.Sign(req, b.Live)
+		if resp, err := b.Server.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	// The log shows the first read once it is admitted, judged with it.
+	for len(b.Sim.Requests()) == 0 {
+		select {
+		case <-first:
+			t.Fatal("the delayed read ended before it was logged")
+		case <-time.After(time.Millisecond):
+		}
+	}
+
+	b.Advance(600 * time.Millisecond)
+	for i := range 2 {
+		if r := b.Do(t, b.Live, "GET", inv, nil); r.Status != 200 {
+			t.Fatalf("read %d after 0.6 s: %d, want 200", i+2, r.Status)
+		}
+	}
+	cancel() // the delay ends; the first read is served
+	<-first
+	b.Server.Close() // waits for its handler
+	if got := b.Sim.Requests()[0]; got.Status != 200 {
+		t.Errorf("the first read, served after the other two: %d, want 200 (its bucket had a token as it arrived)", got.Status)
+	}
 }

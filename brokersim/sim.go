@@ -104,7 +104,7 @@ func New(sc Scenario, opts ...Option) (*Sim, error) {
 	s.str.conns = map[*streamConn]bool{}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
-		s.mux.Handle(rt.pattern, s.wrap(rt))
+		s.mux.Handle(rt.pattern, &routeHandler{s, rt})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
