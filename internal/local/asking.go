@@ -6,8 +6,6 @@ package local
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,7 +90,7 @@ func (l *Account) ask(ctx context.Context, id string, q account.Question) bool {
 }
 
 // put asks fn, withdrawing the question when its workflow's offer is
-// answered elsewhere first.
+// answered elsewhere first (see withdrawWhenAnswered).
 func (l *Account) put(ctx context.Context, fn func(context.Context, account.Question) bool, q account.Question) bool {
 	l.mu.Lock()
 	l.waiting++
@@ -108,58 +106,41 @@ func (l *Account) put(ctx context.Context, fn func(context.Context, account.Ques
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	id := q.Offer.WorkflowID
-	l.mu.Lock()
-	l.asking[id] = cancel
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		delete(l.asking, id)
-		l.mu.Unlock()
-	}()
+	// The engine's updates are watched while the question is out, and only
+	// then: an idle account holds no subscription (its feed and its reader
+	// were two goroutines of each owned account's nine). Watched from before
+	// the store is asked below, so that no change slips between.
+	go l.withdrawWhenAnswered(ctx, cancel, id, l.subscribe(ctx))
 	// An answer that came before the question was out (the dashboard's,
-	// as the offer showed) was published before withdrawAnswered could
-	// find the question: it is not put at all, or it waited on a person
-	// until the offer's deadline, which virtual time never reached while
-	// it waited (TestActionsBothWays hung 60 s in one run in five).
+	// as the offer showed) was published before the question could be
+	// withdrawn: it is not put at all, or it waited on a person until the
+	// offer's deadline, which virtual time never reached while it waited
+	// (TestActionsBothWays hung 60 s in one run in five).
 	if w, err := l.st.Get(ctx, id); err == nil && w.State != states.Offered {
 		return false
 	}
 	return fn(ctx, q)
 }
 
-// withdrawAnswered withdraws the question of a workflow that left Offered
-// (answered elsewhere, expired, cancelled), until ctx ends. Behind on its
-// subscription, it subscribes again and asks the store about each
-// question still out.
-func (l *Account) withdrawAnswered(ctx context.Context) {
-	updates := l.eng.Subscribe(ctx)
+// withdrawWhenAnswered withdraws the question on workflow id (cancels it
+// with account.ErrAnsweredElsewhere) once the workflow leaves Offered
+// (answered elsewhere, expired, cancelled), as updates tell, until ctx
+// ends. Behind on its subscription, it subscribes again and asks the store.
+func (l *Account) withdrawWhenAnswered(ctx context.Context, withdraw context.CancelCauseFunc, id string, updates <-chan engine.Update) {
 	for {
 		u, ok := <-updates
 		switch {
 		case !ok:
 			return
 		case u.FellBehind:
-			updates = l.eng.Subscribe(ctx) // before the reads: no change slips between
-			l.mu.Lock()
-			out := slices.Collect(maps.Keys(l.asking))
-			l.mu.Unlock()
-			for _, id := range out {
-				if w, err := l.st.Get(ctx, id); err == nil && w.State != states.Offered {
-					l.withdraw(id)
-				}
+			updates = l.subscribe(ctx) // before the read: no change slips between
+			if w, err := l.st.Get(ctx, id); err == nil && w.State != states.Offered {
+				withdraw(account.ErrAnsweredElsewhere)
+				return
 			}
-		case u.Workflow != nil && u.Workflow.State != states.Offered:
-			l.withdraw(u.Workflow.ID)
+		case u.Workflow != nil && u.Workflow.ID == id && u.Workflow.State != states.Offered:
+			withdraw(account.ErrAnsweredElsewhere)
+			return
 		}
-	}
-}
-
-// withdraw withdraws the question of workflow id, if one is out.
-func (l *Account) withdraw(id string) {
-	l.mu.Lock()
-	cancel := l.asking[id]
-	l.mu.Unlock()
-	if cancel != nil {
-		cancel(account.ErrAnsweredElsewhere)
 	}
 }

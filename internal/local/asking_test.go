@@ -10,6 +10,7 @@ import (
 
 	"github.com/locatorhq/locator/account"
 	"github.com/locatorhq/locator/clock"
+	"github.com/locatorhq/locator/engine"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/states"
 	"github.com/locatorhq/locator/workflow"
@@ -37,7 +38,14 @@ func TestNoQuestionAboutAnAnsweredOffer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := &Account{st: st, clk: clk, asking: map[string]context.CancelCauseFunc{}}
+	subscribed := 0
+	subscribe := func(ctx context.Context) <-chan engine.Update {
+		subscribed++
+		ch := make(chan engine.Update)
+		context.AfterFunc(ctx, func() { close(ch) })
+		return ch
+	}
+	l := &Account{st: st, clk: clk, subscribe: subscribe}
 	asked := 0
 	person := func(context.Context, account.Question) bool { asked++; return true }
 	if l.put(t.Context(), person, account.Question{Offer: &workflow.Offer{WorkflowID: "wf-declined"}}) || asked != 0 {
@@ -46,7 +54,7 @@ func TestNoQuestionAboutAnAnsweredOffer(t *testing.T) {
 	if !l.put(t.Context(), person, account.Question{Offer: &workflow.Offer{WorkflowID: "wf-offered"}}) || asked != 1 {
 		t.Errorf("the waiting offer's question: asked %d times; want once, and its yes", asked)
 	}
-	if l.waiting != 0 || len(l.asking) != 0 {
-		t.Errorf("after both: %d waiting, %d asking; want none", l.waiting, len(l.asking))
+	if l.waiting != 0 || subscribed != 2 {
+		t.Errorf("after both: %d waiting, %d subscriptions; want none waiting, one subscription a question", l.waiting, subscribed)
 	}
 }

@@ -63,9 +63,9 @@ type Account struct {
 	askers  map[string]*asker
 	left    map[string]time.Time // when a caller's asker went away, for leftKept
 	changed chan struct{}
-	// asking holds the cancel of the question waiting on each workflow,
-	// so that an answer given elsewhere withdraws it.
-	asking map[string]context.CancelCauseFunc
+	// subscribe is the engine's Subscribe: what put watches while a
+	// question on an offer is out.
+	subscribe func(context.Context) <-chan engine.Update
 	// waiting counts the questions put to callers and not yet answered
 	// (drivers of virtual time hold it still on it: Asking).
 	waiting int
@@ -126,8 +126,7 @@ func New(ctx context.Context, cfg Config) (*Account, error) {
 	l := &Account{eng: cfg.Engine, st: cfg.Store, client: cfg.Client, clk: cfg.Clock, log: cfg.Logger, account: cfg.Account, gate: cfg.Gate,
 		env: env, lease: cfg.Lease, held: cfg.Held, notifier: cfg.Notifier,
 		askers: map[string]*asker{}, left: map[string]time.Time{},
-		changed: make(chan struct{}), asking: map[string]context.CancelCauseFunc{}}
-	go l.withdrawAnswered(ctx)
+		changed: make(chan struct{}), subscribe: cfg.Engine.Subscribe}
 	return l, nil
 }
 
