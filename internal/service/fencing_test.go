@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"strings"
@@ -58,13 +59,8 @@ func TestTakeoverFencesTheOldOwner(t *testing.T) {
 			if n := quotesSent(o); n != 0 {
 				t.Fatalf("%d quotes sent by the replaced owner", n)
 			}
-			select {
-			case err := <-o.owner.Fatal():
-				if err == nil || !strings.Contains(err.Error(), "lease was lost") {
-					t.Fatalf("why it stepped down: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the replaced owner never stepped down")
+			if err := waitOwner(t, o.owner); !strings.Contains(err.Error(), "lease was lost") {
+				t.Fatalf("why it stepped down: %v", err)
 			}
 			// Closing, the stepped-down owner does not record
 			// its last request in the pacing row either: the account's
@@ -116,13 +112,8 @@ func TestNoBrokerRequestWithoutTrust(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no longer sure it owns the account") {
 		t.Fatalf("locate without trust: %v", err)
 	}
-	select {
-	case err := <-o.owner.Fatal():
-		if err == nil || !strings.Contains(err.Error(), "stepped down") {
-			t.Fatalf("why it stepped down: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the owner never stepped down")
+	if err := waitOwner(t, o.owner); !strings.Contains(err.Error(), "stepped down") {
+		t.Fatalf("why it stepped down: %v", err)
 	}
 	// The locate's reads never left. A read of the engine's own that
 	// passed the gate just before trust ran out may arrive after it (the
@@ -152,13 +143,8 @@ func TestSessionEndStepsTheOwnerDown(t *testing.T) {
 	dsn := storetest.Postgres(t)
 	o := ownOn(t, dsn, nil)
 	storetest.EndSession(t, dsn, service.Process())
-	select {
-	case err := <-o.owner.Fatal():
-		if !errors.Is(err, service.ErrSteppedDown) || !strings.Contains(err.Error(), "database session ended") {
-			t.Fatalf("why it stepped down: %v", err)
-		}
-	case <-time.After(30 * time.Second): // a hang guard
-		t.Fatal("the owner whose session ended never stepped down")
+	if err := waitOwner(t, o.owner); !errors.Is(err, service.ErrSteppedDown) || !strings.Contains(err.Error(), "database session ended") {
+		t.Fatalf("why it stepped down: %v", err)
 	}
 	if o.owner.Held() {
 		t.Fatal("the owner whose session ended still holds the account")
@@ -173,4 +159,17 @@ func TestSessionEndStepsTheOwnerDown(t *testing.T) {
 	if n := quotesSent(o); n != 0 {
 		t.Fatalf("%d quotes sent by the owner whose session ended", n)
 	}
+}
+
+// waitOwner is why o stepped down (Owner.Wait), failing the test if it
+// has not within 30 s: a hang guard.
+func waitOwner(t *testing.T, o *service.Owner) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err := o.Wait(ctx)
+	if err == nil {
+		t.Fatal("the owner never stepped down")
+	}
+	return err
 }

@@ -541,26 +541,26 @@ func (h *Handle) keep(ctx context.Context) {
 	for ctx.Err() == nil {
 		freed := false // the lease stood by for may be free: see takePair
 		if o := h.Owner(); o != nil {
-			select {
-			case <-ctx.Done():
+			err := o.Wait(ctx)
+			if err == nil {
+				<-ctx.Done() // closed: by the fleet, which ends ctx
 				return
-			case err := <-o.Fatal():
-				// Recorded as the account's next owner before its lease
-				// goes: a command meanwhile waits for this process to own
-				// it again rather than being refused it, this process
-				// owning other accounts of its key pair (Fleet.announce
-				// keeps the record from its next round on).
-				host, _ := os.Hostname()
-				if err := h.cfg.Engine.Store.StandBy(ctx, h.standby(host), StandbyTTL); err != nil && ctx.Err() == nil {
-					log.Warn("cannot record this process as the account's next owner", "account", h.cfg.Engine.Account, "err", err)
-				}
-				h.mu.Lock()
-				h.steppedDown = true
-				h.mu.Unlock()
-				if errors.Is(err, ErrSteppedDown) {
-					log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
-					break
-				}
+			}
+			// Recorded as the account's next owner before its lease
+			// goes: a command meanwhile waits for this process to own
+			// it again rather than being refused it, this process
+			// owning other accounts of its key pair (Fleet.announce
+			// keeps the record from its next round on).
+			host, _ := os.Hostname()
+			if err := h.cfg.Engine.Store.StandBy(ctx, h.standby(host), StandbyTTL); err != nil && ctx.Err() == nil {
+				log.Warn("cannot record this process as the account's next owner", "account", h.cfg.Engine.Account, "err", err)
+			}
+			h.mu.Lock()
+			h.steppedDown = true
+			h.mu.Unlock()
+			if errors.Is(err, ErrSteppedDown) {
+				log.Warn("stepped down; the account will be owned again or followed", "account", h.cfg.Engine.Account, "err", err)
+			} else {
 				log.Error("the account's engine stopped; it will be owned again", "account", h.cfg.Engine.Account, "err", err)
 				h.drop(nil)
 				h.setNotYet(fmt.Errorf("engine stopped: %w", err), reopenWait)

@@ -746,7 +746,7 @@ func (o *Owner) sessionEnded() error {
 	return fmt.Errorf("account %s: this process's database session ended, and with it the proof that it lives: another process may take the account at once", o.lease.Account)
 }
 
-// ErrSteppedDown is matched by the error Fatal delivers when the owner
+// ErrSteppedDown is matched by the error Wait returns when the owner
 // stepped down (its lease lost, or not sure of it any more), as opposed to
 // its engine stopping on an error.
 var ErrSteppedDown = errors.New("stepped down")
@@ -760,23 +760,22 @@ func (o *Owner) stepDown(why error) {
 	})
 }
 
-// Fatal delivers why this owner can no longer drive the account: its
-// lease was lost, or its engine stopped on an error. Nothing comes when
-// it is closed.
-func (o *Owner) Fatal() <-chan error {
-	ch := make(chan error, 1)
-	go func() {
-		select {
-		case <-o.lost:
-			ch <- o.lostWhy
-		case <-o.session:
-			ch <- fmt.Errorf("%w: %w", ErrSteppedDown, o.sessionEnded())
-		case err := <-o.eng.Err():
-			ch <- fmt.Errorf("account %s: the engine stopped: %w", o.lease.Account, err)
-		case <-o.stop:
-		}
-	}()
-	return ch
+// Wait returns why this owner can no longer drive the account: its lease
+// was lost, or its engine stopped on an error; nil once ctx ends or the
+// owner is closed. It waits in its caller's goroutine: a fleet's handle
+// waits on each of its owners for as long as the owner lives.
+func (o *Owner) Wait(ctx context.Context) error {
+	select {
+	case <-o.lost:
+		return o.lostWhy
+	case <-o.session:
+		return fmt.Errorf("%w: %w", ErrSteppedDown, o.sessionEnded())
+	case err := <-o.eng.Err():
+		return fmt.Errorf("account %s: the engine stopped: %w", o.lease.Account, err)
+	case <-o.stop:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // Close stops taking requests and the engine, and releases the lease and
