@@ -667,11 +667,21 @@ func (o *Owner) Held() bool {
 	}
 }
 
+// term is the term of the owner's lease, as renewals renew it.
+func (o *Owner) term() store.Term {
+	return store.Term{Account: o.lease.Account, Owner: o.lease.Owner, Term: o.lease.Term}
+}
+
 // trust extends this owner's trust from a successful renewal attempt
 // that started at attempt (time.Now: see LeaseTTL), and wakes whoever
-// waits for it (see maySend).
+// waits for it (see maySend). Trust never moves back: an attempt older
+// than one trusted already (a reservation's, see renewals.join) tells
+// nothing more.
 func (o *Owner) trust(attempt time.Time) {
-	o.trustUntil.Store(attempt.Add(LeaseTTL - TrustMargin).UnixNano())
+	until := attempt.Add(LeaseTTL - TrustMargin).UnixNano()
+	for cur := o.trustUntil.Load(); until > cur && !o.trustUntil.CompareAndSwap(cur, until); {
+		cur = o.trustUntil.Load()
+	}
 	o.trustMu.Lock()
 	defer o.trustMu.Unlock()
 	if o.renewed != nil {
@@ -724,11 +734,15 @@ func (o *Owner) maySend(accept bool) error {
 	if left := o.trusted(); left <= need && o.Held() {
 		// Trust runs out with the time since the last renewal, not with
 		// the requests' wait for the key pair's pacer: a renewal is asked
-		// for at once, and waited for while trust lasts, or for one
-		// renewal's spacing when none is left (the lease may live on in
-		// the database: an owner just started, whose taking of the lease
-		// waited for the database, has none).
-		o.awaitRenewal(max(left, RenewEvery))
+		// for at once, and waited for while trust lasts, or, when none is
+		// left, for as long as trust from a renewal lasts (the lease may
+		// live on in the database: an owner just started, whose taking of
+		// the lease waited for the database, has none; and a round on a
+		// database a takeover loads takes longer than the renewals'
+		// spacing, which it was waited for until 52 owners just taken
+		// over stepped down at one kill of 10,000 accounts). Nothing is
+		// sent meanwhile.
+		o.awaitRenewal(max(left, LeaseTTL-TrustMargin))
 	}
 	if left := o.trusted(); left <= need || !o.Held() {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)

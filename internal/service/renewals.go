@@ -57,11 +57,15 @@ func newRenewals() *renewals {
 }
 
 // join adds o, whose lease was just taken, to the heartbeat, in place of
-// the reservation it took on, if any.
+// the reservation it took on, if any: trusted from that reservation's last
+// renewal, which a round may have made since o took it on (see takeOn).
 func (r *renewals) join(o *Owner) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.owners[o] = true
+	if res, ok := r.reserved[o.lease.Owner]; ok && res.term() == o.term() {
+		o.trust(res.trusted)
+	}
 	delete(r.reserved, o.lease.Owner)
 	r.start()
 }
@@ -77,14 +81,18 @@ func (r *renewals) reserve(st *store.Store, leases []locator.Lease, attempt time
 	r.start()
 }
 
-// takeOn takes off the heartbeat the lease reserved for want.Owner, if it
-// was taken for an owner serving where want does (its pid, host, socket,
-// and neither an address nor a pin for other hosts), and returns it, and
-// when the owner may trust it from (see Owner.trust): the owner joins the
-// heartbeat in its place with no statement of its own (TakeOnLease would
-// write what the lease holds already, and renew it). The 2,500 accounts
-// of a process killed at 10,000 each took their lease on so, as the take
-// that lost the race for them held their rows, waiting up to seconds.
+// takeOn returns the lease reserved for want.Owner, if it was taken for an
+// owner serving where want does (its pid, host, socket, and neither an
+// address nor a pin for other hosts), and when the owner may trust it from
+// (see Owner.trust): the owner joins the heartbeat in its place (join) with
+// no statement of its own (TakeOnLease would write what the lease holds
+// already, and renew it). The 2,500 accounts of a process killed at 10,000
+// each took their lease on so, as the take that lost the race for them
+// held their rows, waiting up to seconds. The reservation is renewed until
+// the owner joins, and a round in flight as it does is the owner's too
+// (renewAll): a round's renewal of a lease the owner had taken on from
+// under it counted for nobody, and trust that started from the take ran
+// out as 2,500 accounts opened, 64 at a time (52 stepped down at one kill).
 func (r *renewals) takeOn(want locator.Lease) (locator.Lease, time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -94,7 +102,6 @@ func (r *renewals) takeOn(want locator.Lease) (locator.Lease, time.Time, bool) {
 		l.PacingKey != want.PacingKey || want.Address != "" || want.Pin != "" {
 		return locator.Lease{}, time.Time{}, false
 	}
-	delete(r.reserved, want.Owner)
 	return l, res.trusted, true
 }
 
@@ -186,15 +193,25 @@ type renewal struct {
 func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.Term) {
 	terms := make([]store.Term, len(owners), len(owners)+len(reserved))
 	for i, o := range owners {
-		terms[i] = store.Term{Account: o.lease.Account, Owner: o.lease.Owner, Term: o.lease.Term}
+		terms[i] = o.term()
 	}
 	attempt := time.Now()
 	renewed, lost, err := st.RenewLeases(context.Background(), append(terms, reserved...), LeaseTTL)
+	var joined []*Owner // in place of a reservation this round renewed
+	var byTerm map[store.Term]*Owner
 	r.mu.Lock()
 	for _, t := range reserved {
 		res, ok := r.reserved[t.Owner]
 		switch {
-		case !ok || res.term() != t: // taken on meanwhile
+		case !ok || res.term() != t: // its owner joined meanwhile
+			if err == nil && renewed[t] {
+				if byTerm == nil {
+					byTerm = r.byTerm()
+				}
+				if o := byTerm[t]; o != nil {
+					joined = append(joined, o)
+				}
+			}
 		case err == nil && lost[t]:
 			delete(r.reserved, t.Owner)
 		case err == nil && renewed[t]:
@@ -203,6 +220,9 @@ func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.T
 		}
 	}
 	r.mu.Unlock()
+	for _, o := range joined {
+		o.trust(attempt)
+	}
 	for i, o := range owners {
 		switch {
 		case !o.Held(): // stepped down or closing meanwhile
@@ -217,6 +237,15 @@ func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.T
 			o.renewalDone(attempt, err)
 		}
 	}
+}
+
+// byTerm is the heartbeat's owners by the term each holds; r.mu held.
+func (r *renewals) byTerm() map[store.Term]*Owner {
+	out := make(map[store.Term]*Owner, len(r.owners))
+	for o := range r.owners {
+		out[o.term()] = o
+	}
+	return out
 }
 
 // renewalDone takes the outcome of a renewal of o's lease attempted at
