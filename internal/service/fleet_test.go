@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -511,17 +512,13 @@ func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		waited := make(chan error, 1)
 		go func() { waited <- f.Wait(ctx) }()
-		return f, func() { cancel(); <-waited; f.Close() }
+		// Once: the test closes the winner, and the defers both.
+		return f, sync.OnceFunc(func() { cancel(); <-waited; f.Close() })
 	}
 	f1, close1 := open()
+	defer close1()
 	f2, close2 := open()
 	defer close2()
-	closed1 := false
-	defer func() {
-		if !closed1 {
-			close1()
-		}
-	}()
 	storetest.EndSession(t, o.db, dead)
 	// Both fleets are of this process: which one won is what each says
 	// (a handle of the other, following the winner, is served too).
@@ -559,7 +556,6 @@ func TestFleetLosingATakeoverStandsByForItsWinner(t *testing.T) {
 	await("the fleet that lost the race standing by for the winner's leases", func() bool { return says(loser, "standing by for ") })
 	if winner == f1 {
 		close1()
-		closed1 = true
 	} else {
 		close2()
 	}
