@@ -8,11 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,7 +23,6 @@ import (
 	"github.com/locatorhq/locator/internal/local"
 	"github.com/locatorhq/locator/internal/store"
 	"github.com/locatorhq/locator/internal/wire"
-	"github.com/locatorhq/locator/market"
 )
 
 // Ownership's timing, in real time whatever clock the engine runs on
@@ -468,173 +465,6 @@ func (o *Owner) syncLedger() {
 	}
 }
 
-// acquire takes the account's lease in the database. A lease held by a
-// process of this host that does not answer is a dead owner's (or a
-// stopped one's, whose trust in its lease is running out): taken over at
-// once. One that answers serves the account at another broker address
-// (refused), or, on Postgres, is the owner to follow (its
-// *store.LeaseHeldError is returned).
-func (o *Owner) acquire(ctx context.Context, want locator.Lease) (locator.Lease, bool, error) {
-	if o.cfg.owner != "" {
-		// The lease the fleet took for it (see reserve), live and this
-		// process's, with what this owner serves at to write (another
-		// host's address; else renewals.takeOn took it on): taken on in
-		// one statement. One that lapsed or moved meanwhile is taken as
-		// any other.
-		lease, err := o.st.TakeOnLease(ctx, want, LeaseTTL)
-		if !errors.Is(err, store.ErrLeaseLost) {
-			return lease, false, err
-		}
-	}
-	cur, err := o.st.LiveLease(ctx, want.Account)
-	if errors.Is(err, store.ErrNotFound) {
-		if err := o.leaveToStandby(ctx); err != nil {
-			return locator.Lease{}, false, err
-		}
-	}
-	lease := want
-	if err == nil && cur.Owner != want.Owner {
-		// Another owner's live lease, which AcquireLease would refuse
-		// naming it, in a transaction of its own (for each of the
-		// thousands of accounts a desk's daemons stand by for).
-		err = &store.LeaseHeldError{Holder: *cur}
-	} else {
-		lease, err = o.st.AcquireLease(ctx, want, LeaseTTL)
-	}
-	if errors.Is(err, store.ErrKeyPairHeld) {
-		// A daemon that lists the account may have announced itself and
-		// taken its key pair's accounts since leaveToStandby looked (a
-		// command started with the serve): the command waits for it, as
-		// it would have a moment later, rather than being refused.
-		if serr := o.leaveToStandby(ctx); serr != nil {
-			return locator.Lease{}, false, serr
-		}
-		return lease, false, err
-	}
-	var held *store.LeaseHeldError
-	if !errors.As(err, &held) {
-		return lease, false, err
-	}
-	return o.fromHolder(ctx, want, held)
-}
-
-// fromHolder is acquire's outcome for an account whose lease another
-// owner holds live (held): taken over when that owner is gone, else held
-// returned (the owner to follow), or a refusal.
-func (o *Owner) fromHolder(ctx context.Context, want locator.Lease, held *store.LeaseHeldError) (locator.Lease, bool, error) {
-	// The holder's database session says at once whether its process
-	// lives, on any host (a process stopped keeps it: its lease's time
-	// frees the account then, by which its trust has run out).
-	session, serr := o.st.Session(ctx, held.Holder.Process)
-	switch {
-	case serr == nil && session == store.SessionEnded:
-		return o.takeOver(ctx, want, held.Holder)
-	case serr == nil && session == store.SessionLive:
-		// The owner to follow (following it checks what it serves): a
-		// stopped one is not waited for here (its hello never comes).
-		return want, false, held
-	}
-	if held.Holder.Host != want.Host || held.Holder.Endpoint == "" || checkSocketPath(o.cfg.RuntimeDir, held.Holder.Endpoint) != nil {
-		// A socket outside the runtime folder is never dialled nor
-		// removed: following the lease then says why.
-		return want, false, held
-	}
-	if hello, herr := wire.HelloAt(ctx, held.Holder.Endpoint, helloWait); herr == nil {
-		if o.st.Postgres() && hello.BaseURL == o.cfg.BaseURL {
-			return want, false, held
-		}
-		return want, false, account.Errorf(account.KindRefused, fmt.Sprintf("%s at broker address %s; this process uses %s: one owner per account", held.Holder, hello.BaseURL, o.cfg.BaseURL))
-	}
-	if o.st.Postgres() && !refused(held.Holder.Endpoint) {
-		// Without a machine lock, a holder that does not answer may be one
-		// that has just taken the lease and listens a moment later (its
-		// socket is not there yet), or one stopped: one of a locator that
-		// holds no session is taken for dead once it has missed two
-		// renewals. A socket that refuses connections is a dead
-		// process's: taken over at once.
-		if serr != nil {
-			return want, false, held
-		}
-		if now, nerr := o.st.LeaseNow(ctx); nerr != nil || now.Sub(held.Holder.Heartbeat) < 2*RenewEvery || o.processLives(ctx, held.Holder, now) {
-			return want, false, held
-		}
-	}
-	return o.takeOver(ctx, want, held.Holder)
-}
-
-// takeOver takes the account from dead, the holder of its lease, found
-// gone (see acquire).
-func (o *Owner) takeOver(ctx context.Context, want, dead locator.Lease) (locator.Lease, bool, error) {
-	if err := o.leaveToStandby(ctx); err != nil {
-		return locator.Lease{}, false, err
-	}
-	lease, err := o.st.TakeOverLease(ctx, want, dead.Owner, LeaseTTL)
-	if err == nil && dead.Endpoint != want.Endpoint && dead.Host == want.Host && checkSocketPath(o.cfg.RuntimeDir, dead.Endpoint) == nil {
-		os.Remove(dead.Endpoint) // the dead owner's
-	}
-	return lease, err == nil, err
-}
-
-// processLives reports whether the process holding l renews another lease
-// of its key pair: it lives (l's account is starting there, or its
-// renewal is late), and its accounts are not taken from it one by one.
-func (o *Owner) processLives(ctx context.Context, l locator.Lease, now time.Time) bool {
-	if l.Process == "" {
-		return false
-	}
-	ls, err := o.st.Leases(ctx)
-	if err != nil {
-		return true // unknown: not taken for dead
-	}
-	for _, x := range ls {
-		if x.Process == l.Process && x.Account != l.Account && x.PacingKey == l.PacingKey && now.Sub(x.Heartbeat) < 2*RenewEvery {
-			return true
-		}
-	}
-	return false
-}
-
-// refused reports whether the unix socket at path refuses connections: it
-// is there, but no process listens on it any more.
-func refused(path string) bool {
-	c, err := net.DialTimeout("unix", path, helloWait)
-	if err != nil {
-		return errors.Is(err, syscall.ECONNREFUSED)
-	}
-	c.Close()
-	return false
-}
-
-// errStandby: a daemon stands by to take the account over; a command
-// waits for it rather than taking the account for its run.
-var errStandby = errors.New("service: a standby daemon takes the account over")
-
-// leaveToStandby is errStandby for a command about to take an account
-// whose owner is gone, when a live standby daemon waits for it: the
-// account goes to the daemon meant to carry it, and the command follows
-// it once it owns. A daemon that lists the account but was refused it
-// (its keys rejected: see Fleet.announce) is not waited for: when every
-// standby says so, the command is refused with why, at once. One that
-// cannot serve it for a while (its database down) is waited for.
-func (o *Owner) leaveToStandby(ctx context.Context) error {
-	if o.cfg.Role != wire.RoleCommand {
-		return nil
-	}
-	sbs, err := o.st.Standbys(ctx, o.cfg.Engine.Account)
-	if err != nil {
-		return err
-	}
-	switch {
-	case len(sbs) == 0:
-		return nil
-	case !slices.ContainsFunc(sbs, func(sb locator.Standby) bool { return sb.NotServed == "" }):
-		sb := sbs[0]
-		return account.Errorf(account.KindRefused, fmt.Sprintf("account %s: pid %d on %s serves it but cannot now: %s (not served since %s, tried again at %s); nothing was sent",
-			sb.Account, sb.PID, sb.Host, sb.NotServed, market.DateTime(sb.NotServedSince), market.TimeOfDay(sb.Retry)))
-	}
-	return errStandby
-}
-
 func (o *Owner) hello() wire.Hello {
 	return wire.Hello{Account: o.lease.Account, BaseURL: o.cfg.BaseURL, DB: store.Redact(o.cfg.DB), Role: o.cfg.Role, Lease: o.lease}
 }
@@ -665,113 +495,6 @@ func (o *Owner) Held() bool {
 	default:
 		return true
 	}
-}
-
-// term is the term of the owner's lease, as renewals renew it.
-func (o *Owner) term() store.Term {
-	return store.Term{Account: o.lease.Account, Owner: o.lease.Owner, Term: o.lease.Term}
-}
-
-// trust extends this owner's trust from a successful renewal attempt
-// that started at attempt (time.Now: see LeaseTTL), and wakes whoever
-// waits for it (see maySend). Trust never moves back: an attempt older
-// than one trusted already (a reservation's, see renewals.join) tells
-// nothing more.
-func (o *Owner) trust(attempt time.Time) {
-	until := attempt.Add(LeaseTTL - TrustMargin).UnixNano()
-	for cur := o.trustUntil.Load(); until > cur && !o.trustUntil.CompareAndSwap(cur, until); {
-		cur = o.trustUntil.Load()
-	}
-	o.trustMu.Lock()
-	defer o.trustMu.Unlock()
-	if o.renewed != nil {
-		close(o.renewed)
-		o.renewed = nil
-	}
-}
-
-// awaitRenewal asks the heartbeat to renew now and waits at most d for a
-// successful renewal; it reports whether one came.
-func (o *Owner) awaitRenewal(d time.Duration) bool {
-	o.trustMu.Lock()
-	if o.renewed == nil {
-		o.renewed = make(chan struct{})
-	}
-	renewed := o.renewed
-	o.trustMu.Unlock()
-	o.renewals.now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-renewed:
-		return true
-	case <-t.C:
-	case <-o.stop:
-	}
-	return false
-}
-
-// trusted is how much longer this owner trusts itself to own the account.
-func (o *Owner) trusted() time.Duration {
-	return time.Until(time.Unix(0, o.trustUntil.Load()))
-}
-
-// maySend is the owner's brokerclient.Gate on Postgres: a request of its
-// engine leaves only while the owner trusts its lease, an accept only with
-// AcceptBudget of trust left, waiting for a renewal asked for at once when
-// less is left. (On SQLite the machine lock alone makes the owner: no
-// other process can take the account while it lives.)
-func (o *Owner) maySend(accept bool) error {
-	select {
-	case <-o.session:
-		o.stepDown(o.sessionEnded()) // the reason, before any other
-	default:
-	}
-	need := time.Duration(0)
-	if accept {
-		need = AcceptBudget
-	}
-	if left := o.trusted(); left <= need && o.Held() {
-		// Trust runs out with the time since the last renewal, not with
-		// the requests' wait for the key pair's pacer: a renewal is asked
-		// for at once, and waited for while trust lasts, or, when none is
-		// left, for as long as trust from a renewal lasts (the lease may
-		// live on in the database: an owner just started, whose taking of
-		// the lease waited for the database, has none; and a round on a
-		// database a takeover loads takes longer than the renewals'
-		// spacing, which it was waited for until 52 owners just taken
-		// over stepped down at one kill of 10,000 accounts). Nothing is
-		// sent meanwhile.
-		o.awaitRenewal(max(left, LeaseTTL-TrustMargin))
-	}
-	if left := o.trusted(); left <= need || !o.Held() {
-		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
-		// A request held back is work this owner cannot finish: it steps
-		// down, and the next owner takes the workflow up from the store.
-		o.stepDown(fmt.Errorf("%w: a request to the broker was held back", err))
-		return err
-	}
-	return nil
-}
-
-// sessionEnded is why an owner whose process's database session ended
-// holds its account no longer.
-func (o *Owner) sessionEnded() error {
-	return fmt.Errorf("account %s: this process's database session ended, and with it the proof that it lives: another process may take the account at once", o.lease.Account)
-}
-
-// ErrSteppedDown is matched by the error Wait returns when the owner
-// stepped down (its lease lost, or not sure of it any more), as opposed to
-// its engine stopping on an error.
-var ErrSteppedDown = errors.New("stepped down")
-
-// stepDown gives the account up for why: Held turns false and Fatal
-// says why. Only the first reason counts.
-func (o *Owner) stepDown(why error) {
-	o.lostOnce.Do(func() {
-		o.lostWhy = fmt.Errorf("%w: %w", ErrSteppedDown, why)
-		close(o.lost)
-	})
 }
 
 // Wait returns why this owner can no longer drive the account: its lease
