@@ -78,15 +78,14 @@ func (o *Owner) maySend(accept bool) error {
 	if left := o.trusted(); left <= need && o.Held() {
 		// Trust runs out with the time since the last renewal, not with
 		// the requests' wait for the key pair's pacer: a renewal is asked
-		// for at once, and waited for while trust lasts, or, when none is
-		// left, for as long as trust from a renewal lasts (the lease may
-		// live on in the database: an owner just started, whose taking of
-		// the lease waited for the database, has none; and a round on a
-		// database a takeover loads takes longer than the renewals'
-		// spacing, which it was waited for until 52 owners just taken
-		// over stepped down at one kill of 10,000 accounts). Nothing is
-		// sent meanwhile.
-		o.awaitRenewal(max(left, LeaseTTL-TrustMargin))
+		// for at once and waited for as long as a renewal's trust lasts,
+		// more than any left (the lease may live on in the database: an
+		// owner just started, whose taking of the lease waited for the
+		// database, has none; and a round on a database a takeover loads
+		// takes longer than the renewals' spacing, which an owner with
+		// none left waited until 52 owners just taken over stepped down
+		// at one kill of 10,000 accounts). Nothing is sent meanwhile.
+		o.awaitRenewal(LeaseTTL - TrustMargin)
 	}
 	if left := o.trusted(); left <= need || !o.Held() {
 		err := fmt.Errorf("account %s: this process is no longer sure it owns the account (%s of trust in its lease left, %s needed)", o.lease.Account, max(left, 0).Round(time.Millisecond), need)
