@@ -47,11 +47,6 @@ type reservation struct {
 	trusted time.Time
 }
 
-// term is the reservation's term, as RenewLeases renews it.
-func (res reservation) term() store.Term {
-	return store.Term{Account: res.lease.Account, Owner: res.lease.Owner, Term: res.lease.Term}
-}
-
 func newRenewals() *renewals {
 	return &renewals{kick: make(chan struct{}, 1), owners: map[*Owner]bool{}, reserved: map[string]reservation{}}
 }
@@ -63,7 +58,7 @@ func (r *renewals) join(o *Owner) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.owners[o] = true
-	if res, ok := r.reserved[o.lease.Owner]; ok && res.term() == o.term() {
+	if res, ok := r.reserved[o.lease.Owner]; ok && store.TermOf(res.lease) == store.TermOf(o.lease) {
 		o.trust(res.trusted)
 	}
 	delete(r.reserved, o.lease.Owner)
@@ -169,7 +164,7 @@ func (r *renewals) loop() {
 			of(o.st).owners = append(of(o.st).owners, o)
 		}
 		for _, res := range r.reserved {
-			of(res.st).reserved = append(of(res.st).reserved, res.term())
+			of(res.st).reserved = append(of(res.st).reserved, store.TermOf(res.lease))
 		}
 		r.mu.Unlock()
 		for st, rn := range byStore {
@@ -193,7 +188,7 @@ type renewal struct {
 func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.Term) {
 	terms := make([]store.Term, len(owners), len(owners)+len(reserved))
 	for i, o := range owners {
-		terms[i] = o.term()
+		terms[i] = store.TermOf(o.lease)
 	}
 	attempt := time.Now()
 	renewed, lost, err := st.RenewLeases(context.Background(), append(terms, reserved...), LeaseTTL)
@@ -203,7 +198,7 @@ func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.T
 	for _, t := range reserved {
 		res, ok := r.reserved[t.Owner]
 		switch {
-		case !ok || res.term() != t: // its owner joined meanwhile
+		case !ok || store.TermOf(res.lease) != t: // its owner joined meanwhile
 			if err == nil && renewed[t] {
 				if byTerm == nil {
 					byTerm = r.byTerm()
@@ -243,7 +238,7 @@ func (r *renewals) renewAll(st *store.Store, owners []*Owner, reserved []store.T
 func (r *renewals) byTerm() map[store.Term]*Owner {
 	out := make(map[store.Term]*Owner, len(r.owners))
 	for o := range r.owners {
-		out[o.term()] = o
+		out[store.TermOf(o.lease)] = o
 	}
 	return out
 }

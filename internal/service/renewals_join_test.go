@@ -52,7 +52,7 @@ func TestTakenOnLeaseIsTrustedFromItsLastRenewal(t *testing.T) {
 
 	// A round ends before the first owner joins: the reservation it
 	// renewed is the owner's as it joins.
-	r.renewAll(st, nil, []store.Term{reservation{lease: taken[0]}.term()})
+	r.renewAll(st, nil, []store.Term{store.TermOf(taken[0])})
 	r.join(owners["LV100001"])
 	if l := left(owners["LV100001"]); l < time.Second {
 		t.Errorf("an owner joining after a round renewed its reservation: %v of trust left, want that round's", l)
@@ -63,7 +63,7 @@ func TestTakenOnLeaseIsTrustedFromItsLastRenewal(t *testing.T) {
 	if l := left(owners["LV100002"]); l > time.Second {
 		t.Fatalf("trust left before the round: %v", l)
 	}
-	r.renewAll(st, nil, []store.Term{reservation{lease: taken[1]}.term()})
+	r.renewAll(st, nil, []store.Term{store.TermOf(taken[1])})
 	if l := left(owners["LV100002"]); l < time.Second {
 		t.Errorf("an owner that joined as a round renewed its reservation: %v of trust left, want that round's", l)
 	}

@@ -43,7 +43,7 @@ func TestReservedLeasesAreKeptUntilGivenUp(t *testing.T) {
 			}
 			terms := make([]store.Term, len(taken))
 			for i, l := range taken {
-				terms[i] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+				terms[i] = store.TermOf(l)
 			}
 			unreserve := service.Reserve(st, taken)
 			defer unreserve(terms[1].Owner)

@@ -69,7 +69,7 @@ func reserve(ctx context.Context, handles []*Handle, over bool) (map[*Handle]sto
 		h.mu.Lock()
 		h.reserved, h.reservedOver, h.recovery = l.Owner, over, recs[l.Account]
 		h.mu.Unlock()
-		out[h] = store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+		out[h] = store.TermOf(l)
 	}
 	return out, refusals
 }

@@ -7,14 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/locatorhq/locator/internal/store"
 )
-
-// term is the term of the owner's lease, as renewals renew it.
-func (o *Owner) term() store.Term {
-	return store.Term{Account: o.lease.Account, Owner: o.lease.Owner, Term: o.lease.Term}
-}
 
 // trust extends this owner's trust from a successful renewal attempt
 // that started at attempt (time.Now: see LeaseTTL), and wakes whoever

@@ -22,6 +22,11 @@ type Term struct {
 	Term    int64
 }
 
+// TermOf is the term lease l holds.
+func TermOf(l locator.Lease) Term {
+	return Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+}
+
 // renewBatch is the most records one statement of a batch write names
 // (the standbys' records, the accounts they leave), well under either
 // database's limit of parameters.

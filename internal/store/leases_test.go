@@ -456,7 +456,7 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+			terms = append(terms, store.TermOf(l))
 		}
 		before, err := b.store.LiveLease(ctx, terms[0].Account)
 		if err != nil {
@@ -468,7 +468,7 @@ func TestRenewLeasesAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pairMoved := store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term}
+		pairMoved := store.TermOf(l)
 		terms = append(terms, pairMoved)
 		// The second lapses; the third lapses and another owner takes it.
 		lapsed, moved := terms[1], terms[2]
@@ -740,7 +740,7 @@ func heldByP1(t *testing.T, s *store.Store, accountKeys ...string) []store.Term 
 		if err != nil {
 			t.Fatal(err)
 		}
-		terms = append(terms, store.Term{Account: l.Account, Owner: l.Owner, Term: l.Term})
+		terms = append(terms, store.TermOf(l))
 	}
 	return terms
 }
