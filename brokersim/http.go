@@ -220,7 +220,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.finish(w, r, a.entry, s.unmatched(r))
 		return
 	}
-	rw := &capture{header: http.Header{}, throttled: a.throttled}
+	rw := &capture{header: http.Header{}, in: a}
 	s.mux.ServeHTTP(rw, r)
 	if a.fault == faultResetAfter {
 		s.setStatus(a.entry, 0)
@@ -232,8 +232,8 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // arrival is what the simulator settles about a broker request as it comes
 // in, under one hold of its lock: the time (the Date header's, the log's and
-// the rate limit's), the log entry, the fault drawn, and whether the route's
-// bucket of the request's key pair was empty. A bucket so judges requests at
+// the rate limit's), the log entry, the fault drawn, the key pair the
+// request acts as, and whether the route's bucket of that key pair was empty. A bucket so judges requests at
 // their arrival and in its order, as the log shows them, as the broker's
 // does, however long the simulator then takes to serve them: judged when its
 // lock let each through, requests a client had paced could reach the bucket
@@ -242,12 +242,13 @@ type arrival struct {
 	at        time.Time
 	entry     int
 	fault     faultKind
+	key       *simKey // nil: none, or not asked (see admit)
 	throttled bool
 }
 
 // admit logs rec, and for a clean path draws its fault and, for a broker
-// route rt the fault lets through, takes a token from the bucket of the key
-// pair the request acts as.
+// route rt the fault lets through, finds the key pair the request acts as
+// and takes a token from its bucket.
 func (s *Sim) admit(rec RequestRecord, r *http.Request, clean bool, rt *route) arrival {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,8 +266,8 @@ func (s *Sim) admit(rec RequestRecord, r *http.Request, clean bool, rt *route) a
 	if rt == nil || rt.auth == authNone || rt.auth == authPartner {
 		return a
 	}
-	if key := s.principalLocked(r); key != nil {
-		a.throttled = !s.limits.allow(key.id, rt.bucket, a.at)
+	if a.key = s.principalLocked(r); a.key != nil {
+		a.throttled = !s.limits.allow(a.key.id, rt.bucket, a.at)
 	}
 	return a
 }
@@ -290,18 +291,19 @@ type routeHandler struct {
 	rt route
 }
 
-// ServeHTTP answers the route into ServeHTTP's capture: credentials, the
-// rate limit admit judged, then the handler under the lock after the world
-// has been advanced to now.
+// ServeHTTP answers the route into ServeHTTP's capture: the credentials
+// and the rate limit admit judged, then the handler under the lock after
+// the world has been advanced to now.
 func (h *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rw := w.(*capture)
-	rw.r = h.s.serveRoute(h.rt, r, body, rw.throttled)
+	rw.r = h.s.serveRoute(h.rt, r, body, rw.in)
 }
 
-// serveRoute answers a request admit has logged and judged: throttled when
-// its key pair's bucket for the route was empty as it arrived.
-func (s *Sim) serveRoute(rt route, r *http.Request, body []byte, throttled bool) reply {
+// serveRoute answers a request as admit found it: acting as a.key, and
+// throttled when that key pair's bucket for the route was empty as it
+// arrived.
+func (s *Sim) serveRoute(rt route, r *http.Request, body []byte, a arrival) reply {
 	if rt.auth == authNone {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -319,7 +321,7 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte, throttled bool)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := s.principalLocked(r)
+	key := a.key
 	if key == nil {
 		switch rt.auth {
 		case authRead, authLedger:
@@ -331,7 +333,7 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte, throttled bool)
 			return jsonReply(http.StatusUnauthorized, errorJSON{StatusCode: "Unauthorized", Message: "The provided credentials are not valid."})
 		}
 	}
-	if key != nil && throttled {
+	if key != nil && a.throttled {
 		return reply{status: http.StatusTooManyRequests, noBody: true}
 	}
 	s.advanceLocked()
@@ -350,9 +352,9 @@ func (s *Sim) serveRoute(rt route, r *http.Request, body []byte, throttled bool)
 // capture collects what a route handler decided, so the front handler can
 // apply fault injection and logging before anything reaches the wire.
 type capture struct {
-	header    http.Header
-	throttled bool // admit's rate-limit verdict
-	r         reply
+	header http.Header
+	in     arrival // what admit settled about the request
+	r      reply
 }
 
 func (c *capture) Header() http.Header         { return c.header }
